@@ -1,0 +1,533 @@
+package skill
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Frontmatter holds every field of a SKILL.md header. The fields of the
+// open format and of loadout's extensions are typed; Raw keeps every key as
+// written, in order, so nothing is lost. Scalars keep their written text:
+// "version: 1.0" is the string "1.0", never a float.
+type Frontmatter struct {
+	Name          string            `json:"name,omitempty"`
+	Description   string            `json:"description,omitempty"`
+	License       string            `json:"license,omitempty"`
+	Compatibility string            `json:"compatibility,omitempty"`
+	AllowedTools  []string          `json:"allowedTools,omitempty"`
+	Metadata      map[string]string `json:"metadata,omitempty"`
+
+	// Extensions from the design documents.
+	Version       string   `json:"version,omitempty"`
+	Tags          []string `json:"tags,omitempty"`
+	Category      string   `json:"category,omitempty"`
+	RequiresTools []string `json:"requiresTools,omitempty"`
+
+	// Claude Code's switch: hide the skill from the model's listing.
+	DisableModelInvocation bool `json:"disableModelInvocation,omitempty"`
+
+	// Raw is the whole frontmatter as written: every key in order, scalars
+	// as their text, sequences as []any, mappings as Fields.
+	Raw Fields `json:"raw,omitempty"`
+}
+
+// Field is one key of a YAML mapping.
+type Field struct {
+	Key   string
+	Value any // string, []any or Fields
+}
+
+// Fields is an ordered mapping. It marshals to a JSON object in key order.
+type Fields []Field
+
+// Get returns the value of key and whether it is present.
+func (f Fields) Get(key string) (any, bool) {
+	for _, kv := range f {
+		if kv.Key == key {
+			return kv.Value, true
+		}
+	}
+	return nil, false
+}
+
+// Keys lists the keys in order.
+func (f Fields) Keys() []string {
+	keys := make([]string, len(f))
+	for i, kv := range f {
+		keys[i] = kv.Key
+	}
+	return keys
+}
+
+// MarshalJSON writes the fields as a JSON object, in order.
+func (f Fields) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, kv := range f {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(kv.Key)
+		b.Write(k)
+		b.WriteByte(':')
+		v, err := json.Marshal(kv.Value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads a JSON object, keeping key order. Numbers, booleans
+// and null keep their JSON text, as scalars do in YAML.
+func (f *Fields) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := decodeOrdered(dec)
+	if err != nil {
+		return err
+	}
+	fs, ok := v.(Fields)
+	if !ok {
+		return errors.New("frontmatter must be a JSON object")
+	}
+	*f = fs
+	return nil
+}
+
+func decodeOrdered(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			fs := Fields{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				v, err := decodeOrdered(dec)
+				if err != nil {
+					return nil, err
+				}
+				fs = append(fs, Field{Key: kt.(string), Value: v})
+			}
+			_, err := dec.Token()
+			return fs, err
+		case '[':
+			list := []any{}
+			for dec.More() {
+				v, err := decodeOrdered(dec)
+				if err != nil {
+					return nil, err
+				}
+				list = append(list, v)
+			}
+			_, err := dec.Token()
+			return list, err
+		}
+	case string:
+		return t, nil
+	case json.Number:
+		return t.String(), nil
+	case bool:
+		return strconv.FormatBool(t), nil
+	case nil:
+		return "", nil
+	}
+	return nil, fmt.Errorf("unexpected JSON token %v", tok)
+}
+
+// Split separates a SKILL.md into its frontmatter text and its body. CRLF
+// and lone CR line ends are normalised to LF first. The frontmatter sits
+// between a first line "---" and the next line that is "---" (trailing
+// blanks allowed); both fences are anchored at line starts. The body is
+// everything after the closing fence line. hadBOM reports a UTF-8 byte
+// order mark, which Split skips.
+func Split(data []byte) (front, body string, hadBOM bool, err error) {
+	text := normalizeNewlines(data)
+	if strings.HasPrefix(text, "\uFEFF") {
+		text = text[len("\uFEFF"):]
+		hadBOM = true
+	}
+	first, rest, ok := strings.Cut(text, "\n")
+	if strings.TrimRight(first, " \t") != "---" {
+		return "", text, hadBOM, errNoFrontmatter
+	}
+	if !ok {
+		return "", "", hadBOM, errUnclosed
+	}
+	pos := 0
+	for pos <= len(rest) {
+		end := strings.IndexByte(rest[pos:], '\n')
+		line := rest[pos:]
+		if end >= 0 {
+			line = rest[pos : pos+end]
+		}
+		if strings.TrimRight(line, " \t") == "---" {
+			front = rest[:pos]
+			if end >= 0 {
+				body = rest[pos+end+1:]
+			}
+			return front, body, hadBOM, nil
+		}
+		if end < 0 {
+			break
+		}
+		pos += end + 1
+	}
+	return "", "", hadBOM, errUnclosed
+}
+
+var (
+	errNoFrontmatter = errors.New("SKILL.md must start with a frontmatter fence (---) on its first line")
+	errUnclosed      = errors.New("SKILL.md frontmatter is not closed: add a line holding only --- after the last field")
+)
+
+func normalizeNewlines(data []byte) string {
+	if bytes.IndexByte(data, '\r') < 0 {
+		return string(data)
+	}
+	s := strings.ReplaceAll(string(data), "\r\n", "\n")
+	return strings.ReplaceAll(s, "\r", "\n")
+}
+
+// Document is a leniently parsed SKILL.md.
+type Document struct {
+	Frontmatter
+	// Body is the Markdown after the frontmatter, as written.
+	Body string
+}
+
+// Parse reads a SKILL.md leniently, the way discovery does. dirName is the
+// name of the skill's folder (used when the name is missing and to check it).
+// ok is false when the skill must be skipped: no usable description, or
+// frontmatter that cannot be parsed even after quoting values that contain
+// ": ". Diagnostics carry path, which may be empty.
+func Parse(data []byte, path, dirName string) (doc *Document, diags []Diagnostic, ok bool) {
+	report := func(sev Severity, code, field, format string, args ...any) {
+		diags = append(diags, Diagnostic{Severity: sev, Code: code, Path: path, Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	front, body, bom, err := Split(data)
+	if bom {
+		report(Warning, CodeBOM, "", "file starts with a UTF-8 byte order mark; it was skipped, but other tools reject it: save the file without a BOM")
+	}
+	if err != nil {
+		code := CodeNoFrontmatter
+		if err == errUnclosed {
+			code = CodeFrontmatterUnclosed
+		}
+		report(Error, code, "", "%v; skill skipped", err)
+		return nil, diags, false
+	}
+	root, retried, err := parseYAML(front)
+	if err != nil {
+		report(Error, CodeYAMLInvalid, "", "invalid YAML in frontmatter: %v; skill skipped (quote values that contain \": \" or start with a special character)", err)
+		return nil, diags, false
+	}
+	if retried != "" {
+		report(Warning, CodeYAMLQuoted, retried, "frontmatter is not valid YAML as written; it loaded after quoting the value of %q: quote values that contain \": \"", retried)
+	}
+	doc = &Document{Body: body}
+	if root != nil && root.Kind != yaml.MappingNode {
+		report(Error, CodeNotMapping, "", "frontmatter must be a YAML mapping of fields (key: value), not a %s; skill skipped", kindName(root))
+		return nil, diags, false
+	}
+	fieldDiags := doc.Frontmatter.fill(root)
+	for _, d := range fieldDiags {
+		d.Path = path
+		diags = append(diags, d)
+	}
+	fm := &doc.Frontmatter
+	if strings.TrimSpace(fm.Description) == "" {
+		if _, present := fm.Raw.Get("description"); present && !hasDiag(fieldDiags, "description") {
+			report(Error, CodeDescriptionMissing, "description", "description is empty; skill skipped: say what the skill does and when to use it")
+		} else if !present {
+			report(Error, CodeDescriptionMissing, "description", "description is required; skill skipped: add a description field saying what the skill does and when to use it")
+		}
+		return doc, diags, false
+	}
+	if n := runeCount(fm.Description); n > MaxDescriptionLen {
+		report(Warning, CodeDescriptionLong, "description", "description exceeds %d characters (%d); agents may cut it", MaxDescriptionLen, n)
+	}
+	if strings.TrimSpace(fm.Name) == "" {
+		if !hasDiag(fieldDiags, "name") {
+			report(Warning, CodeNameMissing, "name", "name is missing; using the directory name %q: add name: %s", dirName, dirName)
+		}
+		fm.Name = dirName
+	} else {
+		fm.Name = strings.TrimSpace(fm.Name)
+		for _, p := range NameProblems(fm.Name) {
+			report(Warning, p.Code, "name", "%s", p.Message)
+		}
+		if dirName != "" && !SameName(fm.Name, dirName) {
+			report(Warning, CodeNameMismatch, "name", "name %q does not match parent directory %q: rename one of them", fm.Name, dirName)
+		}
+	}
+	if n := runeCount(fm.Compatibility); n > MaxCompatibilityLen {
+		report(Warning, CodeCompatibilityLong, "compatibility", "compatibility exceeds %d characters (%d)", MaxCompatibilityLen, n)
+	}
+	return doc, diags, true
+}
+
+func hasDiag(ds []Diagnostic, field string) bool {
+	for _, d := range ds {
+		if d.Field == field {
+			return true
+		}
+	}
+	return false
+}
+
+// parseYAML parses frontmatter text into its root node (nil when empty).
+// On failure it retries once with unquoted values that contain ": " quoted;
+// retried names the first key it quoted.
+func parseYAML(front string) (root *yaml.Node, retried string, err error) {
+	root, err = decodeNode(front)
+	if err == nil {
+		return root, "", nil
+	}
+	fixed, key := quoteColonValues(front)
+	if key == "" {
+		return nil, "", cleanYAMLError(err)
+	}
+	if root, err2 := decodeNode(fixed); err2 == nil {
+		return root, key, nil
+	}
+	return nil, "", cleanYAMLError(err)
+}
+
+func decodeNode(text string) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
+		return nil, err
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, nil
+	}
+	return doc.Content[0], nil
+}
+
+func cleanYAMLError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	// Line numbers count from the first line after the opening fence;
+	// shift them so they match the file.
+	if m := yamlLineRE.FindStringSubmatchIndex(msg); m != nil {
+		n, _ := strconv.Atoi(msg[m[2]:m[3]])
+		msg = msg[:m[2]] + strconv.Itoa(n+1) + msg[m[3]:]
+	}
+	return errors.New(msg)
+}
+
+var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+
+var plainKeyValue = regexp.MustCompile(`^([A-Za-z0-9_.-]+):[ \t]+(.*\S)[ \t]*$`)
+
+// quoteColonValues double-quotes top-level plain values that contain ": "
+// or " #", the commonest reason hand-written frontmatter fails to parse.
+func quoteColonValues(front string) (string, string) {
+	lines := strings.Split(front, "\n")
+	first := ""
+	for i, line := range lines {
+		m := plainKeyValue.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		v := m[2]
+		if strings.ContainsAny(v[:1], `"'[{|>&*!%@`+"`") {
+			continue
+		}
+		if !strings.Contains(v, ": ") && !strings.Contains(v, " #") && !strings.HasSuffix(v, ":") {
+			continue
+		}
+		lines[i] = m[1] + ": " + strconv.Quote(v)
+		if first == "" {
+			first = m[1]
+		}
+	}
+	return strings.Join(lines, "\n"), first
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "null"
+		}
+		return "single value"
+	case yaml.AliasNode:
+		return "alias"
+	}
+	return "document"
+}
+
+// fill sets the typed fields and Raw from a mapping node. It never fails:
+// a field of the wrong type is reported and left empty.
+func (fm *Frontmatter) fill(root *yaml.Node) []Diagnostic {
+	if root == nil {
+		return nil
+	}
+	var diags []Diagnostic
+	wrong := func(key, want string, n *yaml.Node) {
+		diags = append(diags, Diagnostic{Severity: Warning, Code: CodeFieldType, Field: key,
+			Message: fmt.Sprintf("field %q must be %s, not a %s (line %d); it was ignored", key, want, kindName(n), n.Line+1)})
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		kn, vn := root.Content[i], resolveAlias(root.Content[i+1])
+		key := kn.Value
+		fm.Raw = append(fm.Raw, Field{Key: key, Value: nodeValue(vn)})
+		switch key {
+		case "name", "description", "license", "compatibility", "version", "category":
+			s, ok := scalarText(vn)
+			if !ok {
+				wrong(key, "a string", vn)
+				if key == "description" {
+					diags[len(diags)-1].Severity = Error
+					diags[len(diags)-1].Code = CodeDescriptionMissing
+					diags[len(diags)-1].Message = fmt.Sprintf("description must be a string, not a %s (line %d); skill skipped: write it as one line of text", kindName(vn), vn.Line+1)
+				}
+				if key == "name" {
+					diags[len(diags)-1].Message = fmt.Sprintf("name must be a string, not a %s (line %d); using the directory name instead", kindName(vn), vn.Line+1)
+				}
+				continue
+			}
+			switch key {
+			case "name":
+				fm.Name = s
+			case "description":
+				fm.Description = s
+			case "license":
+				fm.License = s
+			case "compatibility":
+				fm.Compatibility = s
+			case "version":
+				fm.Version = s
+			case "category":
+				fm.Category = s
+			}
+		case "allowed-tools", "tags", "requires-tools":
+			list, ok := stringList(vn, key == "allowed-tools")
+			if !ok {
+				wrong(key, "a string or a list of strings", vn)
+				continue
+			}
+			switch key {
+			case "allowed-tools":
+				fm.AllowedTools = list
+			case "tags":
+				fm.Tags = list
+			case "requires-tools":
+				fm.RequiresTools = list
+			}
+		case "metadata":
+			if vn.Kind != yaml.MappingNode {
+				if vn.Kind == yaml.ScalarNode && vn.Tag == "!!null" {
+					continue
+				}
+				wrong(key, "a mapping of strings", vn)
+				continue
+			}
+			fm.Metadata = make(map[string]string, len(vn.Content)/2)
+			for j := 0; j+1 < len(vn.Content); j += 2 {
+				v, ok := scalarText(resolveAlias(vn.Content[j+1]))
+				if !ok {
+					wrong("metadata."+vn.Content[j].Value, "a string", vn.Content[j+1])
+					continue
+				}
+				fm.Metadata[vn.Content[j].Value] = v
+			}
+		case "disable-model-invocation":
+			s, ok := scalarText(vn)
+			b, err := strconv.ParseBool(strings.ToLower(s))
+			if !ok || err != nil {
+				wrong(key, "true or false", vn)
+				continue
+			}
+			fm.DisableModelInvocation = b
+		}
+	}
+	return diags
+}
+
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// scalarText returns the written text of a scalar; null is "" and ok.
+func scalarText(n *yaml.Node) (string, bool) {
+	if n.Kind != yaml.ScalarNode {
+		return "", false
+	}
+	if n.Tag == "!!null" && n.Style == 0 {
+		return "", true
+	}
+	return n.Value, true
+}
+
+// stringList accepts a list of scalars or one string; a string is split on
+// whitespace when spaceSep, else on commas and whitespace.
+func stringList(n *yaml.Node, spaceSep bool) ([]string, bool) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		s, _ := scalarText(n)
+		var parts []string
+		if spaceSep {
+			parts = strings.Fields(s)
+		} else {
+			parts = strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+		}
+		return parts, true
+	case yaml.SequenceNode:
+		out := make([]string, 0, len(n.Content))
+		for _, c := range n.Content {
+			s, ok := scalarText(resolveAlias(c))
+			if !ok {
+				return nil, false
+			}
+			out = append(out, s)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// nodeValue converts a node to string, []any or Fields.
+func nodeValue(n *yaml.Node) any {
+	n = resolveAlias(n)
+	switch n.Kind {
+	case yaml.SequenceNode:
+		out := make([]any, len(n.Content))
+		for i, c := range n.Content {
+			out[i] = nodeValue(c)
+		}
+		return out
+	case yaml.MappingNode:
+		out := make(Fields, 0, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			out = append(out, Field{Key: n.Content[i].Value, Value: nodeValue(n.Content[i+1])})
+		}
+		return out
+	}
+	s, _ := scalarText(n)
+	return s
+}

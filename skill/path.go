@@ -1,0 +1,105 @@
+package skill
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Path limits, in bytes.
+const (
+	MaxPathLen    = 1024
+	MaxSegmentLen = 255
+)
+
+// PathError says why a relative path was refused. Code is stable.
+type PathError struct {
+	Path   string
+	Code   string
+	Reason string
+}
+
+func (e *PathError) Error() string {
+	return fmt.Sprintf("path %q refused: %s", e.Path, e.Reason)
+}
+
+// Path refusal codes.
+const (
+	CodePathEmpty    = "path-empty"
+	CodePathAbsolute = "path-absolute"
+	CodePathDotDot   = "path-dotdot"
+	CodePathChars    = "path-invalid-chars"
+	CodePathSegment  = "path-empty-segment"
+	CodePathLong     = "path-too-long"
+	CodePathSkillMD  = "path-second-skill-md"
+)
+
+// CleanPath is the one check every path from outside goes through before it
+// touches a skill: request parameters, archive entries, manifest entries,
+// config values naming files inside a skill. It takes a path relative to
+// the skill folder, written with forward slashes, and returns it in clean
+// form ("./a/b" becomes "a/b"). It refuses absolute paths (including drive
+// letters), ".." segments, backslashes, NUL and other control characters,
+// invalid UTF-8, empty segments, and paths or segments that are too long.
+//
+// CleanPath is lexical. Symlinks are the file system's business: folder
+// skills are read through os.Root, which refuses links that leave the skill.
+func CleanPath(p string) (string, error) {
+	refuse := func(code, reason string) (string, error) {
+		return "", &PathError{Path: p, Code: code, Reason: reason}
+	}
+	if p == "" {
+		return refuse(CodePathEmpty, "it is empty: give a path relative to the skill folder, like references/guide.md")
+	}
+	if len(p) > MaxPathLen {
+		return refuse(CodePathLong, fmt.Sprintf("it is %d bytes long; the limit is %d", len(p), MaxPathLen))
+	}
+	if !utf8.ValidString(p) {
+		return refuse(CodePathChars, "it is not valid UTF-8")
+	}
+	for _, r := range p {
+		switch {
+		case r == '\\':
+			return refuse(CodePathChars, "it contains a backslash: use / between folders")
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			return refuse(CodePathChars, fmt.Sprintf("it contains the control character %U", r))
+		}
+	}
+	if p[0] == '/' || len(p) >= 2 && p[1] == ':' && (p[0] >= 'A' && p[0] <= 'Z' || p[0] >= 'a' && p[0] <= 'z') {
+		return refuse(CodePathAbsolute, "it is absolute: give a path relative to the skill folder")
+	}
+	segs := strings.Split(p, "/")
+	out := segs[:0]
+	for i, s := range segs {
+		switch {
+		case s == "..":
+			return refuse(CodePathDotDot, `it contains "..": paths may not leave the skill folder`)
+		case s == ".":
+			continue
+		case s == "":
+			return refuse(CodePathSegment, fmt.Sprintf("segment %d is empty (a doubled or trailing /)", i+1))
+		case len(s) > MaxSegmentLen:
+			return refuse(CodePathLong, fmt.Sprintf("segment %d is %d bytes long; the limit is %d", i+1, len(s), MaxSegmentLen))
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return refuse(CodePathEmpty, "it names the skill folder itself, not a file")
+	}
+	return strings.Join(out, "/"), nil
+}
+
+// CleanFilePath is CleanPath for a supporting file being written into a
+// skill: it also refuses a second SKILL.md, at the top or below, because a
+// nested SKILL.md is a different skill.
+func CleanFilePath(p string) (string, error) {
+	c, err := CleanPath(p)
+	if err != nil {
+		return "", err
+	}
+	base := c[strings.LastIndexByte(c, '/')+1:]
+	if strings.EqualFold(base, "SKILL.md") {
+		return "", &PathError{Path: p, Code: CodePathSkillMD, Reason: "a skill has one SKILL.md, its entry point: send it as the skill's content, not as a file"}
+	}
+	return c, nil
+}

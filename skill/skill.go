@@ -1,0 +1,173 @@
+package skill
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"sync"
+)
+
+// Origin says where a skill came from. It travels with the skill into
+// listings, activation results, exports and receipts.
+type Origin struct {
+	// Kind is "folder", "store" or "plugin".
+	Kind string `json:"kind"`
+	// Root is the configured folder the skill was found under (folder
+	// skills), or the plugin's folder (plugin skills).
+	Root string `json:"root,omitempty"`
+	// Plugin and Trust are set for plugin skills.
+	Plugin string `json:"plugin,omitempty"`
+	Trust  string `json:"trust,omitempty"`
+	// Version is the store's version number, when there is one.
+	Version int `json:"version,omitempty"`
+}
+
+// File is one supporting file of a skill, as listed in its manifest. Files
+// are listed, never read, at discovery.
+type File struct {
+	// Path is relative to the skill folder, with forward slashes.
+	Path        string `json:"path"`
+	Size        int64  `json:"size"`
+	ContentType string `json:"contentType"`
+	Binary      bool   `json:"binary,omitempty"`
+	Executable  bool   `json:"executable,omitempty"`
+	// Script marks files meant to be run by the agent: executable, under
+	// scripts/, or a shell script by extension.
+	Script bool `json:"script,omitempty"`
+}
+
+// Reader reads a skill's files. Paths given to it have passed CleanPath.
+// Folder skills read through os.Root; stored skills from the database.
+type Reader interface {
+	ReadFile(path string) ([]byte, error)
+}
+
+// Skill is one loaded skill: its metadata, where it lives and its manifest.
+// It does not hold the body; Body reads it on demand, so a catalog of ten
+// thousand skills stays small. A Skill is immutable once built, and safe for
+// concurrent use.
+type Skill struct {
+	Name        string
+	Description string
+	Meta        *Frontmatter
+	// Dir is the absolute, symlink-free path of the skill folder, or a
+	// virtual location (store://…, plugin://…) for skills that do not live
+	// on disk.
+	Dir string
+	// Location is the entry file: Dir + "/SKILL.md" (or skill.md).
+	Location string
+	// Entry is the name of the entry file inside Dir: "SKILL.md" or "skill.md".
+	Entry string
+	// Files is the manifest of supporting files, sorted by path. The entry
+	// file is not in it.
+	Files  []File
+	Origin Origin
+	// Virtual is true when Dir is not a real folder, so the model must read
+	// files through the read_skill_file tool, not the file system.
+	Virtual bool
+
+	reader  Reader
+	body    string // set for skills whose body is held in memory
+	hasBody bool
+	digests sync.Map // path -> "sha256:<hex>"
+}
+
+// New builds a Skill. reader serves its files (including the entry file).
+func New(doc *Document, dir, entry string, files []File, origin Origin, reader Reader) *Skill {
+	s := &Skill{
+		Name:        doc.Name,
+		Description: doc.Description,
+		Meta:        &doc.Frontmatter,
+		Dir:         dir,
+		Entry:       entry,
+		Location:    dir + "/" + entry,
+		Files:       files,
+		Origin:      origin,
+		reader:      reader,
+	}
+	return s
+}
+
+// KeepBody makes the skill hold its body in memory, for skills whose text is
+// not cheap to read again (stored, inline) or that a prompt inlines.
+func (s *Skill) KeepBody(body string) {
+	s.body, s.hasBody = body, true
+}
+
+// Body returns the Markdown after the frontmatter. It reads the entry file
+// unless the body is held in memory.
+func (s *Skill) Body() (string, error) {
+	if s.hasBody {
+		return s.body, nil
+	}
+	data, err := s.ReadFile(s.Entry)
+	if err != nil {
+		return "", err
+	}
+	_, body, _, err := Split(data)
+	if err != nil {
+		return "", err
+	}
+	return body, nil
+}
+
+// ErrNotListed is returned for a path that is not in the skill's manifest.
+var ErrNotListed = errors.New("not a file of this skill")
+
+// File returns the manifest entry for a clean path.
+func (s *Skill) File(path string) (File, bool) {
+	lo, hi := 0, len(s.Files)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if s.Files[m].Path < path {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(s.Files) && s.Files[lo].Path == path {
+		return s.Files[lo], true
+	}
+	return File{}, false
+}
+
+// ReadFile reads one file of the skill: the entry file or a listed
+// supporting file. path must already be clean (CleanPath). Files not in the
+// manifest are refused with ErrNotListed wrapped in a fs.PathError.
+func (s *Skill) ReadFile(path string) ([]byte, error) {
+	if path != s.Entry {
+		if _, ok := s.File(path); !ok {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: ErrNotListed}
+		}
+	}
+	if s.reader == nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fs.ErrNotExist}
+	}
+	return s.reader.ReadFile(path)
+}
+
+// Digest returns "sha256:<hex>" of a file's bytes, computed on first use
+// and cached for the life of this Skill value.
+func (s *Skill) Digest(path string) (string, error) {
+	if d, ok := s.digests.Load(path); ok {
+		return d.(string), nil
+	}
+	data, err := s.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	d := DigestBytes(data)
+	s.digests.Store(path, d)
+	return d, nil
+}
+
+// DigestBytes formats the sha256 of data as "sha256:<hex>".
+func DigestBytes(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Hidden reports whether the skill must be left out of model-facing
+// listings (disable-model-invocation: true).
+func (s *Skill) Hidden() bool { return s.Meta != nil && s.Meta.DisableModelInvocation }
