@@ -1,0 +1,419 @@
+// Package source finds skills. ScanFolder walks a folder on disk; later
+// sources (the store, plugins) produce the same *skill.Skill values, so the
+// catalog treats every source alike.
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/loadout/loadout/internal/ignore"
+	"github.com/loadout/loadout/skill"
+)
+
+// Defaults for Options.
+const (
+	DefaultMaxDepth = 16
+	DefaultMaxDirs  = 100_000
+	DefaultMaxFiles = 5_000
+)
+
+// Options bound and tune a folder scan. The zero value is ready to use.
+type Options struct {
+	// MaxDepth is how many folders below the root are entered, counting
+	// folders inside skills too. Deeper folders are reported, not walked.
+	MaxDepth int
+	// MaxDirs is how many folders are searched for skills per root (folders
+	// inside a skill do not count; MaxFiles bounds those).
+	MaxDirs int
+	// MaxFiles is how many supporting files (and folders) one skill's
+	// manifest may list.
+	MaxFiles int
+	// Workers is the number of folders read at once (default 2×GOMAXPROCS).
+	Workers int
+	// Cache, when set, keeps parsed SKILL.md metadata between scans: a
+	// rescan reads only the files whose size, time or inode changed.
+	Cache *Cache
+	// Origin is copied into every skill found; Kind defaults to "folder"
+	// and Root to the scanned root.
+	Origin skill.Origin
+}
+
+func (o *Options) defaults() {
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = DefaultMaxDepth
+	}
+	if o.MaxDirs <= 0 {
+		o.MaxDirs = DefaultMaxDirs
+	}
+	if o.MaxFiles <= 0 {
+		o.MaxFiles = DefaultMaxFiles
+	}
+	if o.Workers <= 0 {
+		o.Workers = 2 * runtime.GOMAXPROCS(0)
+	}
+}
+
+// Result is what a scan found.
+type Result struct {
+	// Skills are in walk order: a depth-first walk of the root with each
+	// folder's entries sorted bytewise. Collisions and duplicates are
+	// already resolved (the first in walk order wins).
+	Skills      []*skill.Skill
+	Diagnostics []skill.Diagnostic
+}
+
+// Errors reports whether any diagnostic is an error.
+func (r *Result) Errors() bool {
+	for _, d := range r.Diagnostics {
+		if d.Severity == skill.Error {
+			return true
+		}
+	}
+	return false
+}
+
+// ignoreFiles are read in every folder searched, like Pi does.
+var ignoreFiles = []string{".gitignore", ".ignore", ".fdignore"}
+
+// task is one folder to search for skills.
+type task struct {
+	path  string // as reached: root-joined, may run through symlinks
+	real  string // symlink-free absolute path
+	rel   string // slash path relative to the root ("" for the root)
+	depth int
+	rules *ignore.Rules
+	up    *chain // real paths of the folders above, for loop detection
+}
+
+type chain struct {
+	real string
+	up   *chain
+}
+
+func (c *chain) has(real string) bool {
+	for ; c != nil; c = c.up {
+		if c.real == real {
+			return true
+		}
+	}
+	return false
+}
+
+// found is a candidate skill or a diagnostic, keyed by walk position.
+type found struct {
+	rel   string
+	skill *skill.Skill
+	diags []skill.Diagnostic
+}
+
+// ScanFolder finds every skill under root. It never fails: problems are
+// diagnostics in the result. The result is the same for the same tree,
+// whatever the number of workers.
+func ScanFolder(ctx context.Context, root string, opt Options) *Result {
+	opt.defaults()
+	res := &Result{}
+	abs, err := filepath.Abs(expandHome(root))
+	if err != nil {
+		res.Diagnostics = append(res.Diagnostics, diag(skill.Error, skill.CodeRootUnreadable, root, "cannot resolve the folder: %v", err))
+		return res
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		code, sev, msg := skill.CodeRootUnreadable, skill.Error, "cannot read the folder: "+errText(err)
+		if errors.Is(err, fs.ErrNotExist) {
+			code, sev, msg = skill.CodeRootMissing, skill.Warning, "skills folder does not exist; no skills loaded from it"
+		}
+		res.Diagnostics = append(res.Diagnostics, diag(sev, code, abs, "%s", msg))
+		return res
+	}
+	if st, err := os.Stat(real); err != nil || !st.IsDir() {
+		res.Diagnostics = append(res.Diagnostics, diag(skill.Error, skill.CodeRootUnreadable, abs, "not a folder: give the folder that holds the skills"))
+		return res
+	}
+	origin := opt.Origin
+	if origin.Kind == "" {
+		origin.Kind = "folder"
+	}
+	if origin.Root == "" {
+		origin.Root = abs
+	}
+	s := &scan{opt: opt, origin: origin}
+
+	var out []found
+	level := []task{{path: abs, real: real, depth: 0, up: &chain{real: real}}}
+	dirs := 0
+	limitHit := false
+	for len(level) > 0 && ctx.Err() == nil {
+		if dirs+len(level) > opt.MaxDirs {
+			keep := opt.MaxDirs - dirs
+			if keep < 0 {
+				keep = 0
+			}
+			if !limitHit {
+				out = append(out, found{rel: "\xff", diags: []skill.Diagnostic{diag(skill.Warning, skill.CodeLimitDirs, abs,
+					"searched %d folders, the limit (max_dirs); %d folders at depth %d and below were not searched: raise limits.maxDirs or point the root at a smaller folder",
+					opt.MaxDirs, len(level)-keep, level[0].depth)}})
+				limitHit = true
+			}
+			level = level[:keep]
+		}
+		dirs += len(level)
+		results := make([]levelResult, len(level))
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		workers := min(opt.Workers, len(level))
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					i := int(next.Add(1)) - 1
+					if i >= len(level) || ctx.Err() != nil {
+						return
+					}
+					results[i] = s.visit(level[i])
+				}
+			}()
+		}
+		wg.Wait()
+		level = level[:0:0]
+		for _, r := range results {
+			out = append(out, r.found...)
+			level = append(level, r.children...)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		res.Diagnostics = append(res.Diagnostics, diag(skill.Error, skill.CodeReadError, abs, "scan stopped: %v", err))
+	}
+
+	sort.SliceStable(out, func(i, j int) bool { return walkLess(out[i].rel, out[j].rel) })
+	byReal := map[string]*skill.Skill{}
+	byName := map[string]*skill.Skill{}
+	for _, f := range out {
+		res.Diagnostics = append(res.Diagnostics, f.diags...)
+		sk := f.skill
+		if sk == nil {
+			continue
+		}
+		if first, dup := byReal[sk.Dir]; dup {
+			res.Diagnostics = append(res.Diagnostics, skill.Diagnostic{Severity: skill.Info, Code: skill.CodeDuplicateSkill,
+				Path: filepath.Join(abs, filepath.FromSlash(f.rel)), Skill: sk.Name,
+				Message: fmt.Sprintf("the skill folder %s is reached twice (through a symlink); it counts once", sk.Dir),
+				Winner:  first.Location, Loser: filepath.Join(abs, filepath.FromSlash(f.rel), sk.Entry)})
+			continue
+		}
+		byReal[sk.Dir] = sk
+		if first, dup := byName[sk.Name]; dup {
+			res.Diagnostics = append(res.Diagnostics, skill.Diagnostic{Severity: skill.Warning, Code: skill.CodeNameCollision,
+				Path: sk.Location, Skill: sk.Name,
+				Message: fmt.Sprintf("name %q collision: the first skill found keeps the name; rename one of them", sk.Name),
+				Winner:  first.Location, Loser: sk.Location})
+			continue
+		}
+		byName[sk.Name] = sk
+		res.Skills = append(res.Skills, sk)
+	}
+	return res
+}
+
+// walkLess orders slash paths as a depth-first walk with sorted entries
+// visits them: segment by segment, bytewise.
+func walkLess(a, b string) bool {
+	for {
+		ai, bi := strings.IndexByte(a, '/'), strings.IndexByte(b, '/')
+		as, bs := a, b
+		if ai >= 0 {
+			as = a[:ai]
+		}
+		if bi >= 0 {
+			bs = b[:bi]
+		}
+		if as != bs {
+			if a == "" || b == "" {
+				return a == ""
+			}
+			return as < bs
+		}
+		if ai < 0 || bi < 0 {
+			return ai < 0 && bi >= 0
+		}
+		a, b = a[ai+1:], b[bi+1:]
+	}
+}
+
+type scan struct {
+	opt    Options
+	origin skill.Origin
+}
+
+type levelResult struct {
+	found    []found
+	children []task
+}
+
+func diag(sev skill.Severity, code, path, format string, args ...any) skill.Diagnostic {
+	return skill.Diagnostic{Severity: sev, Code: code, Path: path, Message: fmt.Sprintf(format, args...)}
+}
+
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// visit reads one folder: a skill if it holds SKILL.md, else a folder to
+// search further.
+func (s *scan) visit(t task) levelResult {
+	var r levelResult
+	entries, err := readDir(t.path)
+	if err != nil {
+		code := skill.CodeReadError
+		if t.rel == "" {
+			code = skill.CodeRootUnreadable
+		}
+		r.found = append(r.found, found{rel: t.rel, diags: []skill.Diagnostic{diag(skill.Error, code, t.path, "cannot list the folder: %s; its skills were not loaded", errText(err))}})
+		return r
+	}
+	if entry := entryFile(t.path, entries); entry != "" {
+		r.found = append(r.found, s.loadSkill(t, entry, entries))
+		return r
+	}
+	rules := t.rules
+	for _, name := range ignoreFiles {
+		if hasEntry(entries, name) {
+			data, err := os.ReadFile(filepath.Join(t.path, name))
+			if err != nil {
+				r.found = append(r.found, found{rel: t.rel, diags: []skill.Diagnostic{diag(skill.Warning, skill.CodeReadError, filepath.Join(t.path, name), "cannot read ignore file: %s; its patterns were not applied", errText(err))}})
+				continue
+			}
+			rules = rules.Add(t.rel, data)
+		}
+	}
+	var diags []skill.Diagnostic
+	for _, e := range entries {
+		name := e.Name()
+		if skipName(name) {
+			continue
+		}
+		childPath := t.path + string(filepath.Separator) + name
+		childRel := joinRel(t.rel, name)
+		typ := e.Type()
+		childReal := t.real + string(filepath.Separator) + name
+		if typ&fs.ModeSymlink != 0 {
+			st, err := os.Stat(childPath)
+			if err != nil {
+				diags = append(diags, diag(skill.Warning, skill.CodeSymlinkBroken, childPath, "broken symlink: %s; skipped", linkTarget(childPath, err)))
+				continue
+			}
+			if !st.IsDir() {
+				continue
+			}
+			childReal, err = filepath.EvalSymlinks(childPath)
+			if err != nil {
+				diags = append(diags, diag(skill.Warning, skill.CodeSymlinkBroken, childPath, "cannot resolve symlink: %s; skipped", errText(err)))
+				continue
+			}
+			if t.up.has(childReal) {
+				diags = append(diags, diag(skill.Warning, skill.CodeSymlinkLoop, childPath, "symlink loop: it leads back to %s, a folder above it; not followed", childReal))
+				continue
+			}
+		} else if !typ.IsDir() {
+			continue
+		}
+		if rules.Ignored(childRel, true) {
+			continue
+		}
+		if t.depth+1 > s.opt.MaxDepth {
+			diags = append(diags, diag(skill.Warning, skill.CodeLimitDepth, childPath, "folder is %d levels below the root, deeper than the limit (max_depth %d); not searched", t.depth+1, s.opt.MaxDepth))
+			continue
+		}
+		r.children = append(r.children, task{path: childPath, real: childReal, rel: childRel, depth: t.depth + 1, rules: rules, up: &chain{real: childReal, up: t.up}})
+	}
+	if len(diags) > 0 {
+		r.found = append(r.found, found{rel: t.rel, diags: diags})
+	}
+	return r
+}
+
+func skipName(name string) bool {
+	return name == "" || name[0] == '.' || name == "node_modules"
+}
+
+func joinRel(rel, name string) string {
+	if rel == "" {
+		return name
+	}
+	return rel + "/" + name
+}
+
+func hasEntry(entries []fs.DirEntry, name string) bool {
+	i := sort.Search(len(entries), func(i int) bool { return entries[i].Name() >= name })
+	return i < len(entries) && entries[i].Name() == name
+}
+
+// entryFile returns "SKILL.md", or "skill.md" when only that exists, if the
+// folder is a skill; symlinks to files count.
+func entryFile(dir string, entries []fs.DirEntry) string {
+	for _, name := range []string{"SKILL.md", "skill.md"} {
+		i := sort.Search(len(entries), func(i int) bool { return entries[i].Name() >= name })
+		if i == len(entries) || entries[i].Name() != name {
+			continue
+		}
+		typ := entries[i].Type()
+		if typ.IsRegular() {
+			return name
+		}
+		if typ&fs.ModeSymlink != 0 {
+			if st, err := os.Stat(filepath.Join(dir, name)); err == nil && st.Mode().IsRegular() {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+func readDir(path string) ([]fs.DirEntry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	return entries, nil
+}
+
+func linkTarget(path string, err error) string {
+	if target, lerr := os.Readlink(path); lerr == nil {
+		return fmt.Sprintf("it points to %s, which %s", target, strings.TrimPrefix(errText(err), "stat "))
+	}
+	return errText(err)
+}
+
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, p[1:])
+		}
+	}
+	return p
+}
+
+// ExpandHome replaces a leading ~ with the user's home folder.
+func ExpandHome(p string) string { return expandHome(p) }
