@@ -1,0 +1,173 @@
+package skill
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func codesOf(ds []Diagnostic) []string {
+	out := []string{}
+	for _, d := range ds {
+		out = append(out, string(d.Severity)+" "+d.Code)
+	}
+	return out
+}
+
+func TestParseLenient(t *testing.T) {
+	cases := []struct {
+		name, dir, text string
+		ok              bool
+		wantName        string
+		wantDesc        string
+		codes           []string
+	}{
+		{"plain", "pdf", "---\nname: pdf\ndescription: Fill PDFs.\n---\nbody", true, "pdf", "Fill PDFs.", []string{}},
+		{"crlf", "pdf", "---\r\nname: pdf\r\ndescription: Fill PDFs.\r\n---\r\nbody\r\n", true, "pdf", "Fill PDFs.", []string{}},
+		{"bom", "pdf", "\uFEFF---\nname: pdf\ndescription: d\n---\n", true, "pdf", "d", []string{"warning bom"}},
+		{"no frontmatter", "x", "# just markdown\n", false, "", "", []string{"error frontmatter-missing"}},
+		{"unclosed", "x", "---\nname: x\ndescription: d\n", false, "", "", []string{"error frontmatter-unclosed"}},
+		{"fence must be at line start", "x", "---\nname: x\ndescription: \"a --- b\"\n---\n", true, "x", "a --- b", []string{}},
+		{"missing description", "x", "---\nname: x\n---\n", false, "", "", []string{"error description-missing"}},
+		{"empty description", "x", "---\nname: x\ndescription: \"  \"\n---\n", false, "", "", []string{"error description-missing"}},
+		{"null description", "x", "---\nname: x\ndescription:\n---\n", false, "", "", []string{"error description-missing"}},
+		{"list description", "x", "---\nname: x\ndescription: [a, b]\n---\n", false, "", "", []string{"error description-missing"}},
+		{"number description is text", "x", "---\nname: x\ndescription: 123\n---\n", true, "x", "123", []string{}},
+		{"missing name falls back", "my-dir", "---\ndescription: d\n---\n", true, "my-dir", "d", []string{"warning name-missing"}},
+		{"map name falls back", "my-dir", "---\nname: {a: b}\ndescription: d\n---\n", true, "my-dir", "d", []string{"warning field-type"}},
+		{"name mismatch loads", "dir", "---\nname: other\ndescription: d\n---\n", true, "other", "d", []string{"warning name-mismatch"}},
+		{"bad chars load", "Bad_Name", "---\nname: Bad_Name\ndescription: d\n---\n", true, "Bad_Name", "d", []string{"warning name-invalid-chars"}},
+		{"hyphens", "-a--b-", "---\nname: -a--b-\ndescription: d\n---\n", true, "-a--b-", "d", []string{"warning name-hyphen-edge", "warning name-consecutive-hyphens"}},
+		{"long name", strings.Repeat("a", 65), "---\nname: " + strings.Repeat("a", 65) + "\ndescription: d\n---\n", true, strings.Repeat("a", 65), "d", []string{"warning name-too-long"}},
+		{"unicode name", "навык", "---\nname: навык\ndescription: d\n---\n", true, "навык", "d", []string{}},
+		{"decomposed name matches composed dir", "caf\u00e9", "---\nname: cafe\u0301\ndescription: d\n---\n", true, "cafe\u0301", "d", []string{}},
+		{"long description loads", "x", "---\nname: x\ndescription: " + strings.Repeat("é", 1025) + "\n---\n", true, "x", strings.Repeat("é", 1025), []string{"warning description-too-long"}},
+		{"colon retry", "x", "---\nname: x\ndescription: Use when: the user asks\n---\n", true, "x", "Use when: the user asks", []string{"warning yaml-quoted-retry"}},
+		{"hopeless yaml", "x", "---\nname: x\ndescription: d\n  bad: [\n---\n", false, "", "", []string{"error yaml-invalid"}},
+		{"not a mapping", "x", "---\n- a\n- b\n---\n", false, "", "", []string{"error frontmatter-not-map"}},
+		{"wrong type tags", "x", "---\nname: x\ndescription: d\ntags: {a: b}\n---\n", true, "x", "d", []string{"warning field-type"}},
+		{"wrong type disable", "x", "---\nname: x\ndescription: d\ndisable-model-invocation: maybe\n---\n", true, "x", "d", []string{"warning field-type"}},
+		{"long compatibility", "x", "---\nname: x\ndescription: d\ncompatibility: " + strings.Repeat("c", 501) + "\n---\n", true, "x", "d", []string{"warning compatibility-too-long"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			doc, diags, ok := Parse([]byte(c.text), "/s/"+c.dir+"/SKILL.md", c.dir)
+			if ok != c.ok {
+				t.Fatalf("ok = %v, want %v; diags %v", ok, c.ok, diags)
+			}
+			if diff := cmp.Diff(c.codes, codesOf(diags)); diff != "" {
+				t.Errorf("diagnostics (-want +got):\n%s\n%v", diff, diags)
+			}
+			for _, d := range diags {
+				if d.Path != "/s/"+c.dir+"/SKILL.md" || d.Message == "" {
+					t.Errorf("diagnostic without path or message: %+v", d)
+				}
+			}
+			if !ok {
+				return
+			}
+			if doc.Name != c.wantName || doc.Description != c.wantDesc {
+				t.Errorf("name, description = %q, %q; want %q, %q", doc.Name, doc.Description, c.wantName, c.wantDesc)
+			}
+		})
+	}
+}
+
+func TestParseKeepsEveryField(t *testing.T) {
+	text := `---
+name: deploy
+description: Deploy it.
+version: 1.0
+tags: [deployment, ops]
+category: ops
+requires-tools: bash, read_file
+allowed-tools: Bash(git:*) Read
+license: MIT
+metadata:
+  author: me
+  yes: yes
+disable-model-invocation: true
+when_to_use: on Fridays
+hooks:
+  pre: [a, b]
+---
+# Body
+`
+	doc, diags, ok := Parse([]byte(text), "p", "deploy")
+	if !ok || len(diags) != 0 {
+		t.Fatalf("ok=%v diags=%v", ok, diags)
+	}
+	fm := doc.Frontmatter
+	if fm.Version != "1.0" || fm.Category != "ops" || fm.License != "MIT" || !fm.DisableModelInvocation {
+		t.Errorf("typed fields wrong: %+v", fm)
+	}
+	if diff := cmp.Diff([]string{"deployment", "ops"}, fm.Tags); diff != "" {
+		t.Error(diff)
+	}
+	if diff := cmp.Diff([]string{"bash", "read_file"}, fm.RequiresTools); diff != "" {
+		t.Error(diff)
+	}
+	if diff := cmp.Diff([]string{"Bash(git:*)", "Read"}, fm.AllowedTools); diff != "" {
+		t.Error(diff)
+	}
+	if fm.Metadata["yes"] != "yes" {
+		t.Errorf("metadata yes = %q", fm.Metadata["yes"])
+	}
+	raw, _ := json.Marshal(fm.Raw)
+	want := `{"name":"deploy","description":"Deploy it.","version":"1.0","tags":["deployment","ops"],"category":"ops","requires-tools":"bash, read_file","allowed-tools":"Bash(git:*) Read","license":"MIT","metadata":{"author":"me","yes":"yes"},"disable-model-invocation":"true","when_to_use":"on Fridays","hooks":{"pre":["a","b"]}}`
+	if string(raw) != want {
+		t.Errorf("raw =\n%s\nwant\n%s", raw, want)
+	}
+	var back Fields
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(fm.Raw, back); diff != "" {
+		t.Errorf("raw JSON round trip (-want +got):\n%s", diff)
+	}
+	if doc.Body != "# Body\n" {
+		t.Errorf("body = %q", doc.Body)
+	}
+}
+
+func TestSplit(t *testing.T) {
+	front, body, bom, err := Split([]byte("---\r\na: 1\r\n---  \r\nx\ry\n"))
+	if err != nil || bom || front != "a: 1\n" || body != "x\ny\n" {
+		t.Errorf("Split = %q %q %v %v", front, body, bom, err)
+	}
+	if _, _, _, err := Split([]byte("---")); err == nil {
+		t.Error("a lone fence should be unclosed")
+	}
+	front, body, _, err = Split([]byte("---\n---"))
+	if err != nil || front != "" || body != "" {
+		t.Errorf("empty frontmatter: %q %q %v", front, body, err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("---\nname: a\ndescription: b\n---\nbody"), "a")
+	f.Add([]byte("\uFEFF---\r\nname: x\r\ndescription: Use when: y\r\n---\r\n"), "x")
+	f.Add([]byte("---\nname: &a x\ndescription: *a\ntags: [1, {b: c}]\n---\n"), "x")
+	f.Add([]byte("---\n- a\n---\n"), "")
+	f.Fuzz(func(t *testing.T, data []byte, dir string) {
+		doc, diags, ok := Parse(data, "SKILL.md", dir)
+		if ok {
+			if doc == nil || strings.TrimSpace(doc.Description) == "" {
+				t.Fatalf("ok with no description: %+v", doc)
+			}
+			if doc.Name == "" && dir != "" {
+				t.Fatalf("ok with no name")
+			}
+			if _, err := json.Marshal(doc.Raw); err != nil {
+				t.Fatalf("raw does not marshal: %v", err)
+			}
+		}
+		for _, d := range diags {
+			if d.Code == "" || d.Message == "" || d.Severity == "" {
+				t.Fatalf("incomplete diagnostic %+v", d)
+			}
+		}
+	})
+}
