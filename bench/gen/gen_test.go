@@ -1,0 +1,102 @@
+package gen_test
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/loadout/loadout/bench/gen"
+	"github.com/loadout/loadout/skill"
+)
+
+// TestTreeIsValid checks that every generated skill parses with no
+// diagnostics at all, that names match folders and are unique, and that
+// descriptions and files have the sizes the package promises.
+func TestTreeIsValid(t *testing.T) {
+	const n = 500
+	dir := t.TempDir()
+	st, err := gen.TreeStats(dir, n, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Skills != n || st.Files != 4*n {
+		t.Fatalf("stats = %+v, want %d skills and %d files", st, n, 4*n)
+	}
+	names := map[string]bool{}
+	minDesc, maxDesc := 1<<30, 0
+	var withMeta, withTags, folded int
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.Name() != "SKILL.md" {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if len(data) < 2500 || len(data) > 3600 {
+			t.Errorf("%s: %d bytes, want about 3 KB", path, len(data))
+		}
+		folder := filepath.Base(filepath.Dir(path))
+		doc, diags, ok := skill.Parse(data, path, folder)
+		if !ok || len(diags) > 0 {
+			t.Errorf("%s: ok=%v diags=%v", path, ok, diags)
+			return nil
+		}
+		if doc.Name != folder {
+			t.Errorf("%s: name %q, folder %q", path, doc.Name, folder)
+		}
+		if names[doc.Name] {
+			t.Errorf("duplicate name %q", doc.Name)
+		}
+		names[doc.Name] = true
+		l := len([]rune(doc.Description))
+		minDesc, maxDesc = min(minDesc, l), max(maxDesc, l)
+		if l < 50 || l > 900 {
+			t.Errorf("%s: description of %d chars", path, l)
+		}
+		if len(doc.Metadata) > 0 {
+			withMeta++
+		}
+		if len(doc.Tags) > 0 {
+			withTags++
+		}
+		if bytes.Contains(data, []byte("\ndescription: >-\n")) {
+			folded++
+		}
+		sk := filepath.Dir(path)
+		fi, err := os.Stat(filepath.Join(sk, "scripts", "run.sh"))
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&0o100 == 0 {
+			t.Errorf("%s: run.sh not executable", sk)
+		}
+		for _, f := range []string{"references/guide.md", "assets/data.json"} {
+			if _, err := os.Stat(filepath.Join(sk, f)); err != nil {
+				t.Error(err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != n {
+		t.Fatalf("found %d skills, want %d", len(names), n)
+	}
+	if maxDesc-minDesc < 500 || withMeta == 0 || withTags == 0 || folded == 0 {
+		t.Errorf("too little variety: descriptions %d-%d chars, %d with metadata, %d with tags, %d folded", minDesc, maxDesc, withMeta, withTags, folded)
+	}
+	t.Logf("descriptions %d-%d chars; %d with metadata, %d with tags, %d folded", minDesc, maxDesc, withMeta, withTags, folded)
+}
+
+func TestTreeRefusesNonEmpty(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "x"), nil, 0o644)
+	if err := gen.Tree(dir, 1, 1); !errors.Is(err, gen.ErrNotEmpty) {
+		t.Fatalf("err = %v, want ErrNotEmpty", err)
+	}
+}

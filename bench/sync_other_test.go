@@ -1,0 +1,5 @@
+//go:build !unix
+
+package bench_test
+
+func syncDisk() {}
