@@ -1,0 +1,366 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	"github.com/loadout/loadout/skill"
+	"github.com/loadout/loadout/source"
+)
+
+// Options configure a Catalog.
+type Options struct {
+	// Scan bounds folder scans. Its Cache is created if nil, so reloads
+	// reparse only the SKILL.md files that changed.
+	Scan source.Options
+	// Budget and Format are the defaults for agents that set neither.
+	Budget int
+	Format string
+}
+
+// Catalog holds every agent's loadout. It is safe for concurrent use: each
+// Reload builds a new immutable snapshot and swaps it in, so readers never
+// see a half-built catalog.
+type Catalog struct {
+	specs []AgentSpec
+	opt   Options
+	snap  atomic.Pointer[snapshot]
+}
+
+type snapshot struct {
+	agents map[string]*Loadout
+	order  []*Loadout
+	global *Loadout
+	diags  []skill.Diagnostic
+}
+
+// GlobalID is the id of the catalog of every configured source.
+const GlobalID = "*"
+
+// New validates the agent specs and scans their sources. It fails only for
+// specs that are wrong (a missing agentId, a malformed pattern, a duplicate
+// id); problems with skills are diagnostics.
+func New(ctx context.Context, agents []AgentSpec, opt Options) (*Catalog, error) {
+	seen := map[string]bool{}
+	for i := range agents {
+		if err := agents[i].Validate(); err != nil {
+			return nil, err
+		}
+		if seen[agents[i].AgentID] {
+			return nil, &SpecError{Agent: agents[i].AgentID, Field: "agentId", Msg: "is used by two agents: agent ids must be unique"}
+		}
+		seen[agents[i].AgentID] = true
+	}
+	if opt.Scan.Cache == nil {
+		opt.Scan.Cache = source.NewCache()
+	}
+	c := &Catalog{specs: agents, opt: opt}
+	c.Reload(ctx)
+	return c, nil
+}
+
+// Reload rescans every source and rebuilds every loadout. Unchanged
+// SKILL.md files are not parsed again.
+func (c *Catalog) Reload(ctx context.Context) {
+	scans := map[string]*source.Result{}
+	var rootOrder []string
+	scan := func(root string) *source.Result {
+		key := absRoot(root)
+		if r, ok := scans[key]; ok {
+			return r
+		}
+		r := source.ScanFolder(ctx, key, c.opt.Scan)
+		scans[key] = r
+		rootOrder = append(rootOrder, key)
+		return r
+	}
+	snap := &snapshot{agents: map[string]*Loadout{}}
+	for _, spec := range c.specs {
+		l := c.build(spec, scan)
+		snap.agents[spec.AgentID] = l
+		snap.order = append(snap.order, l)
+	}
+	// The global catalog: every root any agent names, in order of first
+	// appearance, everything available, nothing inline.
+	var gspec AgentSpec
+	gspec.AgentID = GlobalID
+	gspec.DisplayName = "All skills"
+	for _, root := range rootOrder {
+		gspec.Skills = append(gspec.Skills, SourceSpec{Root: root})
+	}
+	snap.global = c.build(gspec, scan)
+	for _, root := range rootOrder {
+		snap.diags = append(snap.diags, scans[root].Diagnostics...)
+	}
+	for _, l := range snap.order {
+		snap.diags = append(snap.diags, l.agentDiags...)
+	}
+	snap.diags = append(snap.diags, snap.global.agentDiags...)
+	c.snap.Store(snap)
+}
+
+func absRoot(root string) string {
+	p := source.ExpandHome(root)
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+// Agent returns an agent's loadout; GlobalID returns the global catalog.
+func (c *Catalog) Agent(id string) (*Loadout, bool) {
+	s := c.snap.Load()
+	if id == GlobalID {
+		return s.global, true
+	}
+	l, ok := s.agents[id]
+	return l, ok
+}
+
+// Agents returns every agent's loadout in config order.
+func (c *Catalog) Agents() []*Loadout { return c.snap.Load().order }
+
+// Global returns the catalog of every configured source.
+func (c *Catalog) Global() *Loadout { return c.snap.Load().global }
+
+// AgentIDs lists the configured agent ids in order.
+func (c *Catalog) AgentIDs() []string {
+	var ids []string
+	for _, l := range c.snap.Load().order {
+		ids = append(ids, l.Spec.AgentID)
+	}
+	return ids
+}
+
+// Diagnostics returns every diagnostic: each root's scan once, then each
+// agent's selection diagnostics.
+func (c *Catalog) Diagnostics() []skill.Diagnostic { return c.snap.Load().diags }
+
+// Entry is a skill as one agent has it.
+type Entry struct {
+	Skill *skill.Skill
+	// Source is the index of the agent's skills entry the skill came from,
+	// or -1 for a skill preloaded by path.
+	Source int
+	// Listed: in the reference listing. Inline: full body in the prompt.
+	Listed, Inline bool
+	body           string
+}
+
+// Loadout is one agent's set of skills. It is immutable.
+type Loadout struct {
+	Spec AgentSpec
+	// entries in prompt order: sources in config order, names sorted
+	// within a source, preloads by path last. Every selected skill,
+	// including ones shadowed by an earlier source of the same name.
+	entries []*Entry
+	byName  map[string]*Entry
+	names   []string
+	// diagnostics: the scans of this agent's roots plus its own.
+	scanDiags  []skill.Diagnostic
+	agentDiags []skill.Diagnostic
+}
+
+// Entries returns every selected skill in prompt order.
+func (l *Loadout) Entries() []*Entry { return l.entries }
+
+// Names returns the names the agent can load, sorted.
+func (l *Loadout) Names() []string { return l.names }
+
+// Lookup finds the skill the agent gets for a name: the first source in
+// config order wins.
+func (l *Loadout) Lookup(name string) (*Entry, bool) {
+	e, ok := l.byName[name]
+	return e, ok
+}
+
+// Diagnostics returns the diagnostics of the agent's sources and of its
+// selection.
+func (l *Loadout) Diagnostics() []skill.Diagnostic {
+	out := make([]skill.Diagnostic, 0, len(l.scanDiags)+len(l.agentDiags))
+	out = append(out, l.scanDiags...)
+	return append(out, l.agentDiags...)
+}
+
+func (c *Catalog) build(spec AgentSpec, scan func(string) *source.Result) *Loadout {
+	l := &Loadout{Spec: spec, byName: map[string]*Entry{}}
+	if l.Spec.Budget == 0 {
+		l.Spec.Budget = c.opt.Budget
+	}
+	if l.Spec.Format == "" {
+		l.Spec.Format = c.opt.Format
+	}
+	report := func(d skill.Diagnostic) {
+		d.Agent = spec.AgentID
+		l.agentDiags = append(l.agentDiags, d)
+	}
+	seenRoot := map[string]bool{}
+	// Which source first selected each name, for the cross-source warning.
+	firstFrom := map[string]*Entry{}
+	add := func(e *Entry) {
+		l.entries = append(l.entries, e)
+		name := e.Skill.Name
+		if first, ok := firstFrom[name]; ok {
+			report(skill.Diagnostic{Severity: skill.Warning, Code: CodeSameNameSources, Skill: name, Path: e.Skill.Location,
+				Message: fmt.Sprintf("skill %q is selected from more than one source; both are in the prompt, and %s wins activation by name", name, first.Skill.Location),
+				Winner:  first.Skill.Location, Loser: e.Skill.Location})
+			return
+		}
+		firstFrom[name] = e
+		l.byName[name] = e
+	}
+	for i, src := range spec.Skills {
+		key := absRoot(src.Root)
+		res := scan(src.Root)
+		if !seenRoot[key] {
+			seenRoot[key] = true
+			l.scanDiags = append(l.scanDiags, res.Diagnostics...)
+		}
+		avail, inline := src.Available, src.Inline
+		if avail == nil && inline == nil {
+			avail = []string{"*"}
+		}
+		skills := append([]*skill.Skill(nil), res.Skills...)
+		sort.SliceStable(skills, func(a, b int) bool { return skills[a].Name < skills[b].Name })
+		for _, sk := range skills {
+			inAvail, inInline := matchAny(avail, sk.Name), matchAny(inline, sk.Name)
+			if !inAvail && !inInline {
+				continue
+			}
+			if inAvail && inInline {
+				report(skill.Diagnostic{Severity: skill.Warning, Code: CodeInlineOverlap, Skill: sk.Name, Path: sk.Location,
+					Field:   fmt.Sprintf("skills[%d]", i),
+					Message: fmt.Sprintf("skill %q matches both available and inline patterns of skills[%d]; inline wins", sk.Name, i)})
+			}
+			add(&Entry{Skill: sk, Source: i, Inline: inInline, Listed: !inInline})
+		}
+	}
+	c.preload(l, scan, add, report)
+	for _, e := range l.entries {
+		if e.Inline {
+			body, err := e.Skill.Body()
+			if err != nil {
+				report(skill.Diagnostic{Severity: skill.Error, Code: skill.CodeReadError, Skill: e.Skill.Name, Path: e.Skill.Location,
+					Message: fmt.Sprintf("cannot read the body of inline skill %q: %v; it is left out of the prompt", e.Skill.Name, err)})
+				e.Inline = false
+				continue
+			}
+			e.body = strings.TrimSpace(body)
+		}
+	}
+	if spec.Tools != nil {
+		have := map[string]bool{}
+		for _, t := range spec.Tools {
+			have[t] = true
+		}
+		for _, e := range l.entries {
+			var missing []string
+			for _, t := range e.Skill.Meta.RequiresTools {
+				if !have[t] {
+					missing = append(missing, t)
+				}
+			}
+			if len(missing) > 0 {
+				report(skill.Diagnostic{Severity: skill.Warning, Code: CodeToolsMissing, Skill: e.Skill.Name, Path: e.Skill.Location, Field: "requires-tools",
+					Message: fmt.Sprintf("skill %q requires tools the agent does not list: %s; add them to the agent's tools or expect the skill to fail", e.Skill.Name, strings.Join(missing, ", "))})
+			}
+		}
+	}
+	for name := range l.byName {
+		l.names = append(l.names, name)
+	}
+	sort.Strings(l.names)
+	return l
+}
+
+// preload adds the agent's preloaded skills as inline entries. A name is
+// looked up among the skills of the agent's sources; a path (anything with
+// a slash, or starting with ~ or .) is loaded as a skill folder.
+func (c *Catalog) preload(l *Loadout, scan func(string) *source.Result, add func(*Entry), report func(skill.Diagnostic)) {
+	for i, p := range l.Spec.Preload {
+		field := fmt.Sprintf("preload[%d]", i)
+		if isPath(p) {
+			res := scan(p)
+			real, _ := filepath.EvalSymlinks(absRoot(p))
+			var found *skill.Skill
+			for _, sk := range res.Skills {
+				if sk.Dir == real {
+					found = sk
+				}
+			}
+			if found == nil {
+				for _, d := range res.Diagnostics {
+					report(d)
+				}
+				report(skill.Diagnostic{Severity: skill.Error, Code: CodePreloadMissing, Field: field, Path: absRoot(p),
+					Message: fmt.Sprintf("preload %q is not a loadable skill folder (a folder holding SKILL.md with a description)", p)})
+				continue
+			}
+			if e, ok := l.byName[found.Name]; ok && e.Skill.Dir == found.Dir {
+				e.Inline, e.Listed = true, false
+				continue
+			}
+			add(&Entry{Skill: found, Source: -1, Inline: true})
+			continue
+		}
+		if e, ok := l.byName[p]; ok {
+			e.Inline, e.Listed = true, false
+			continue
+		}
+		// Not selected by any pattern: look in the agent's sources.
+		var found *Entry
+		for si, src := range l.Spec.Skills {
+			for _, sk := range scan(src.Root).Skills {
+				if sk.Name == p {
+					found = &Entry{Skill: sk, Source: si, Inline: true}
+					break
+				}
+			}
+			if found != nil {
+				break
+			}
+		}
+		if found == nil {
+			report(skill.Diagnostic{Severity: skill.Error, Code: CodePreloadMissing, Field: field, Skill: p,
+				Message: fmt.Sprintf("preload %q names no skill in the agent's sources%s", p, suggestText(closest(p, allNames(l, scan))))})
+			continue
+		}
+		add(found)
+	}
+}
+
+func allNames(l *Loadout, scan func(string) *source.Result) []string {
+	var names []string
+	for _, src := range l.Spec.Skills {
+		for _, sk := range scan(src.Root).Skills {
+			names = append(names, sk.Name)
+		}
+	}
+	return names
+}
+
+func suggestText(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return "; did you mean " + strings.Join(names, ", ") + "?"
+}
+
+func isPath(p string) bool {
+	return strings.ContainsRune(p, '/') || strings.HasPrefix(p, "~") || strings.HasPrefix(p, ".") || strings.ContainsRune(p, os.PathSeparator)
+}
+
+// Diagnostic codes of the catalog.
+const (
+	CodeInlineOverlap   = "inline-overlap"
+	CodeSameNameSources = "same-name-sources"
+	CodeToolsMissing    = "requires-tools-missing"
+	CodePreloadMissing  = "preload-missing"
+	CodeBudgetShortened = "budget-shortened"
+	CodeBudgetOmitted   = "budget-omitted"
+)

@@ -1,0 +1,115 @@
+// Package catalog turns sources of skills into per-agent loadouts: which
+// skills an agent sees listed, which it gets inline, which it may load, and
+// how each is activated. It is transport-independent; the CLI, HTTP and MCP
+// servers all wrap it.
+package catalog
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// AgentSpec is one agent's configuration: the seed's shape (agentId,
+// displayName, description, skills) plus loadout's additions.
+type AgentSpec struct {
+	AgentID     string `json:"agentId"`
+	DisplayName string `json:"displayName,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Skills are the agent's sources, processed in order.
+	Skills []SourceSpec `json:"skills,omitempty"`
+	// Preload names skills (by name, or by a path to a skill folder) whose
+	// full text goes into the agent's prompt.
+	Preload []string `json:"preload,omitempty"`
+	// Tools the agent has. When set, a selected skill whose requires-tools
+	// names a tool not in this list gets a compatibility warning.
+	Tools []string `json:"tools,omitempty"`
+	// Budget is the listing budget in characters (0: the default, 8000;
+	// -1: unlimited).
+	Budget int `json:"budget,omitempty"`
+	// Format is the prompt format: pi (default), catalog or progressive.
+	Format string `json:"format,omitempty"`
+}
+
+// SourceSpec is one entry of an agent's skills list.
+type SourceSpec struct {
+	// Root is a folder scanned recursively for SKILL.md. A leading ~ is the
+	// home folder; a relative root resolves against the config file's folder.
+	Root string `json:"root,omitempty"`
+	// Available are glob patterns (* and ?, case-sensitive) over skill names
+	// to put in the reference listing. Inline are patterns for skills whose
+	// body goes into the prompt. When both are omitted, Available is ["*"].
+	Available []string `json:"available,omitempty"`
+	Inline    []string `json:"inline,omitempty"`
+}
+
+func (s SourceSpec) String() string {
+	return "root " + s.Root
+}
+
+// Validate checks the spec's own fields. It does not touch the file system.
+func (a *AgentSpec) Validate() error {
+	if strings.TrimSpace(a.AgentID) == "" {
+		return &SpecError{Field: "agentId", Msg: "is required: give the agent an id"}
+	}
+	for i, s := range a.Skills {
+		field := fmt.Sprintf("skills[%d]", i)
+		if strings.TrimSpace(s.Root) == "" {
+			return &SpecError{Agent: a.AgentID, Field: field + ".root", Msg: "is required: name the folder to scan for skills"}
+		}
+		for name, pats := range map[string][]string{"available": s.Available, "inline": s.Inline} {
+			for j, p := range pats {
+				if err := checkPattern(p); err != nil {
+					return &SpecError{Agent: a.AgentID, Field: fmt.Sprintf("%s.%s[%d]", field, name, j), Msg: err.Error()}
+				}
+			}
+		}
+	}
+	switch a.Format {
+	case "", "pi", "catalog", "progressive":
+	default:
+		return &SpecError{Agent: a.AgentID, Field: "format", Msg: fmt.Sprintf("%q is not a prompt format: use pi, catalog or progressive", a.Format)}
+	}
+	if a.Budget < -1 {
+		return &SpecError{Agent: a.AgentID, Field: "budget", Msg: "must be a number of characters, 0 for the default or -1 for no limit"}
+	}
+	for i, p := range a.Preload {
+		if strings.TrimSpace(p) == "" {
+			return &SpecError{Agent: a.AgentID, Field: fmt.Sprintf("preload[%d]", i), Msg: "is empty: give a skill name or a path to a skill folder"}
+		}
+	}
+	return nil
+}
+
+// SpecError names the agent and field at fault.
+type SpecError struct {
+	Agent, Field, Msg string
+}
+
+func (e *SpecError) Error() string {
+	if e.Agent == "" {
+		return e.Field + " " + e.Msg
+	}
+	return fmt.Sprintf("agent %q: %s %s", e.Agent, e.Field, e.Msg)
+}
+
+func checkPattern(p string) error {
+	if p == "" {
+		return fmt.Errorf("is an empty pattern: use * for every skill")
+	}
+	if _, err := path.Match(p, ""); err != nil {
+		return fmt.Errorf("pattern %q is malformed: %v", p, err)
+	}
+	return nil
+}
+
+// matchAny reports whether name matches one of the glob patterns. Patterns
+// are checked by Validate; a malformed one matches nothing.
+func matchAny(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
+}
