@@ -64,21 +64,21 @@ func (d Diagnostic) String() string {
 // output); add new ones rather than changing these.
 const (
 	// Parsing a SKILL.md (lenient loading).
-	CodeReadError           = "read-error"            // a file or folder could not be read
-	CodeNoFrontmatter       = "frontmatter-missing"   // SKILL.md does not start with ---
-	CodeFrontmatterUnclosed = "frontmatter-unclosed"  // no closing --- line
-	CodeYAMLInvalid         = "yaml-invalid"          // frontmatter is not valid YAML, even after the quoting retry
-	CodeYAMLQuoted          = "yaml-quoted-retry"     // loaded only after quoting values containing ": "
-	CodeNotMapping          = "frontmatter-not-map"   // frontmatter is YAML but not a mapping
-	CodeBOM                 = "bom"                   // a UTF-8 byte order mark was skipped
-	CodeDescriptionMissing  = "description-missing"   // skill skipped
-	CodeDescriptionLong     = "description-too-long"  // over 1024 code points
-	CodeFieldType           = "field-type"            // a field has the wrong YAML type
-	CodeNameMissing         = "name-missing"          // fell back to the directory name
-	CodeNameMismatch        = "name-mismatch"         // name differs from the directory
-	CodeNameLong            = "name-too-long"         // over 64 code points
-	CodeNameChars           = "name-invalid-chars"    // not lowercase letters, digits, hyphens
-	CodeNameHyphenEdge      = "name-hyphen-edge"      // starts or ends with -
+	CodeReadError           = "read-error"           // a file or folder could not be read
+	CodeNoFrontmatter       = "frontmatter-missing"  // SKILL.md does not start with ---
+	CodeFrontmatterUnclosed = "frontmatter-unclosed" // no closing --- line
+	CodeYAMLInvalid         = "yaml-invalid"         // frontmatter is not valid YAML, even after the quoting retry
+	CodeYAMLQuoted          = "yaml-quoted-retry"    // loaded only after quoting values containing ": "
+	CodeNotMapping          = "frontmatter-not-map"  // frontmatter is YAML but not a mapping
+	CodeBOM                 = "bom"                  // a UTF-8 byte order mark was skipped
+	CodeDescriptionMissing  = "description-missing"  // skill skipped
+	CodeDescriptionLong     = "description-too-long" // over 1024 code points
+	CodeFieldType           = "field-type"           // a field has the wrong YAML type
+	CodeNameMissing         = "name-missing"         // fell back to the directory name
+	CodeNameMismatch        = "name-mismatch"        // name differs from the directory
+	CodeNameLong            = "name-too-long"        // over 64 code points
+	CodeNameChars           = "name-invalid-chars"   // not lowercase letters, digits, hyphens
+	CodeNameHyphenEdge      = "name-hyphen-edge"     // starts or ends with -
 	CodeNameDoubleHyphen    = "name-consecutive-hyphens"
 	CodeCompatibilityLong   = "compatibility-too-long"
 
@@ -87,7 +87,7 @@ const (
 	CodeRootUnreadable   = "root-unreadable"
 	CodeSymlinkBroken    = "symlink-broken"
 	CodeSymlinkLoop      = "symlink-loop"
-	CodeSymlinkEscapes   = "symlink-escapes"   // a link inside a skill points outside it
+	CodeSymlinkEscapes   = "symlink-escapes"    // a link inside a skill points outside it
 	CodeDuplicateSkill   = "duplicate-realpath" // the same real skill folder reached twice
 	CodeNestedSkill      = "nested-skill"       // SKILL.md inside another skill
 	CodeNameCollision    = "name-collision"

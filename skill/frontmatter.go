@@ -311,6 +311,13 @@ func parseYAML(front string) (root *yaml.Node, retried string, err error) {
 }
 
 func decodeNode(text string) (*yaml.Node, error) {
+	if n, ok := fastNode(text); ok {
+		return n, nil
+	}
+	return decodeFull(text)
+}
+
+func decodeFull(text string) (*yaml.Node, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
 		return nil, err

@@ -2,10 +2,12 @@ package skill
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
 )
 
 func codesOf(ds []Diagnostic) []string {
@@ -170,4 +172,56 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzFastYAML checks the fast frontmatter path against the real decoder:
+// whenever the fast path accepts a text, both must give the same fields,
+// values, kinds and lines.
+func FuzzFastYAML(f *testing.F) {
+	for _, s := range []string{
+		"name: a\ndescription: b\n",
+		"name: 'it''s'\ndescription: \"q\"\ntags: [a, b, c]\n",
+		"tags:\n  - a\n  - b\nmetadata:\n  author: x\n  version: 1.0\n",
+		"a: ~\nb: null\nc:\nd: yes\ne: 0x1F\n",
+		"# comment\nname: x # not a comment?\n",
+		"name: a:b\nurl: http://x\n",
+		"k: [a, 'b']\nl: []\n",
+		"list:\n- a\n- b\nafter: 1\n",
+		"m:\n  a: 1\n    b: 2\n",
+		"k: -x\nk2: - x\n",
+		"k: v\n\n\n#c\nj: w\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		fast, ok := fastNode(text)
+		if !ok {
+			return
+		}
+		full, err := decodeFull(text)
+		if err != nil {
+			t.Fatalf("fast path accepted what YAML rejects (%v):\n%q", err, text)
+		}
+		if full == nil || full.Kind != yaml.MappingNode {
+			t.Fatalf("fast path made a mapping of a non-mapping:\n%q", text)
+		}
+		if d := cmp.Diff(describe(full), describe(fast)); d != "" {
+			t.Fatalf("fast path differs from YAML for %q (-yaml +fast):\n%s", text, d)
+		}
+	})
+}
+
+// describe reduces a node to what Parse uses of it.
+func describe(n *yaml.Node) []string {
+	var out []string
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		null := n.Kind == yaml.ScalarNode && n.Tag == "!!null" && n.Style == 0
+		out = append(out, fmt.Sprintf("%s kind=%d null=%v line=%d value=%q", path, n.Kind, null, n.Line, map[bool]string{true: "", false: n.Value}[null || n.Kind != yaml.ScalarNode]))
+		for i, c := range n.Content {
+			walk(c, fmt.Sprintf("%s/%d", path, i))
+		}
+	}
+	walk(n, "")
+	return out
 }

@@ -333,7 +333,7 @@ func (s *scan) visit(t task) levelResult {
 		} else if !typ.IsDir() {
 			continue
 		}
-		if rules.Ignored(childRel, true) {
+		if rules.IgnoredEntry(childRel, true) {
 			continue
 		}
 		if t.depth+1 > s.opt.MaxDepth {

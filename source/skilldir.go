@@ -195,7 +195,7 @@ func (m *manifest) walk(path, real, rel string, depth int, rules *ignore.Rules, 
 			}
 		}
 		ignoreRel := m.rootRel(childRel)
-		if rules.Ignored(ignoreRel, info.IsDir()) {
+		if rules.IgnoredEntry(ignoreRel, info.IsDir()) {
 			continue
 		}
 		m.count++

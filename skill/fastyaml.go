@@ -1,0 +1,249 @@
+package skill
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// fastNode parses the plain frontmatter almost every skill uses, without
+// the full YAML decoder: top-level "key: value" lines whose values are
+// plain, single- or double-quoted (no escapes) scalars, flow lists of plain
+// scalars ([a, b]), block lists ("- item") and one level of nested
+// "key: value" mappings. Blank lines and full-line comments are allowed.
+// Anything else (block scalars, anchors, tags, multi-line scalars, escapes,
+// trailing comments, duplicate keys) makes it return ok=false, and the
+// caller uses the real decoder. FuzzFastYAML checks that whenever ok is
+// true the result equals the real decoder's.
+func fastNode(front string) (root *yaml.Node, ok bool) {
+	if !yamlPrintable(front) {
+		return nil, false
+	}
+	root = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1, Column: 1}
+	lines := strings.Split(front, "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	seen := map[string]bool{}
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		if blankOrComment(line) {
+			continue
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			return nil, false
+		}
+		key, rest, found := strings.Cut(line, ":")
+		if !found || !plainKey(key) || seen[key] {
+			return nil, false
+		}
+		seen[key] = true
+		if len(root.Content) == 0 {
+			root.Line = i + 1
+		}
+		k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key, Line: i + 1, Column: 1}
+		if rest != "" && rest[0] != ' ' && rest[0] != '\t' {
+			return nil, false
+		}
+		val := strings.Trim(rest, " \t")
+		col := len(line) - len(strings.TrimLeft(rest, " \t")) + 1
+		if val != "" {
+			v, ok := fastValue(val, i+1, col, true)
+			if !ok {
+				return nil, false
+			}
+			root.Content = append(root.Content, k, v)
+			continue
+		}
+		// An empty value: a block list, a nested mapping, or null.
+		j := i + 1
+		for j < len(lines) && blankOrComment(lines[j]) {
+			j++
+		}
+		if j == len(lines) || !(strings.HasPrefix(lines[j], " ") || strings.HasPrefix(lines[j], "- ") || lines[j] == "-") {
+			root.Content = append(root.Content, k, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: i + 1, Column: col})
+			continue
+		}
+		child, next, ok := fastBlock(lines, j)
+		if !ok {
+			return nil, false
+		}
+		root.Content = append(root.Content, k, child)
+		i = next - 1
+	}
+	if len(root.Content) == 0 {
+		return nil, false
+	}
+	return root, true
+}
+
+// fastBlock reads a block list or a nested mapping starting at line j; it
+// returns the node and the index of the first line after it.
+func fastBlock(lines []string, j int) (*yaml.Node, int, bool) {
+	first := lines[j]
+	indent := len(first) - len(strings.TrimLeft(first, " "))
+	body := first[indent:]
+	if strings.HasPrefix(body, "- ") || body == "-" {
+		seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: j + 1, Column: indent + 1}
+		for ; j < len(lines); j++ {
+			l := lines[j]
+			if blankOrComment(l) {
+				continue
+			}
+			in := len(l) - len(strings.TrimLeft(l, " "))
+			if in != indent || !(strings.HasPrefix(l[in:], "- ") || l[in:] == "-") {
+				if in > indent || in < indent && in != 0 || in == indent && indent > 0 {
+					return nil, 0, false
+				}
+				break
+			}
+			item := strings.Trim(l[in+1:], " \t")
+			if item == "" {
+				return nil, 0, false
+			}
+			v, ok := fastValue(item, j+1, in+3, false)
+			if !ok || v.Kind != yaml.ScalarNode {
+				return nil, 0, false
+			}
+			seq.Content = append(seq.Content, v)
+		}
+		return seq, j, true
+	}
+	if indent == 0 {
+		return nil, 0, false
+	}
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: j + 1, Column: indent + 1}
+	seen := map[string]bool{}
+	for ; j < len(lines); j++ {
+		l := lines[j]
+		if blankOrComment(l) {
+			continue
+		}
+		in := len(l) - len(strings.TrimLeft(l, " "))
+		if in == 0 {
+			break
+		}
+		if in != indent {
+			return nil, 0, false
+		}
+		key, rest, found := strings.Cut(l[in:], ":")
+		if !found || !plainKey(key) || seen[key] || rest == "" || rest[0] != ' ' {
+			return nil, 0, false
+		}
+		seen[key] = true
+		val := strings.Trim(rest, " \t")
+		if val == "" {
+			return nil, 0, false
+		}
+		v, ok := fastValue(val, j+1, in+len(key)+3, false)
+		if !ok || v.Kind != yaml.ScalarNode {
+			return nil, 0, false
+		}
+		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key, Line: j + 1, Column: in + 1}, v)
+	}
+	return m, j, true
+}
+
+func blankOrComment(l string) bool {
+	t := strings.TrimLeft(l, " \t")
+	return t == "" || t[0] == '#'
+}
+
+func plainKey(k string) bool {
+	if k == "" || len(k) > 128 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' && i > 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// fastValue parses one scalar, or (when flow is allowed) a flow list of
+// plain scalars.
+func fastValue(v string, line, col int, flow bool) (*yaml.Node, bool) {
+	switch v[0] {
+	case '"':
+		if len(v) < 2 || v[len(v)-1] != '"' || strings.ContainsAny(v[1:len(v)-1], "\"\\") {
+			return nil, false
+		}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.DoubleQuotedStyle, Value: v[1 : len(v)-1], Line: line, Column: col}, true
+	case '\'':
+		if len(v) < 2 || v[len(v)-1] != '\'' {
+			return nil, false
+		}
+		inner := v[1 : len(v)-1]
+		if strings.Count(inner, "'")%2 != 0 || strings.Contains(strings.ReplaceAll(inner, "''", ""), "'") {
+			return nil, false
+		}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.SingleQuotedStyle, Value: strings.ReplaceAll(inner, "''", "'"), Line: line, Column: col}, true
+	case '[':
+		if !flow || v[len(v)-1] != ']' {
+			return nil, false
+		}
+		seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: line, Column: col}
+		inner := strings.TrimSpace(v[1 : len(v)-1])
+		if inner == "" {
+			return seq, true
+		}
+		for _, item := range strings.Split(inner, ",") {
+			item = strings.Trim(item, " \t")
+			if item == "" || strings.ContainsAny(item, "[]{}") {
+				return nil, false
+			}
+			n, ok := plainScalar(item, line, col, true)
+			if !ok {
+				return nil, false
+			}
+			seq.Content = append(seq.Content, n)
+		}
+		return seq, true
+	}
+	return plainScalar(v, line, col, false)
+}
+
+// plainScalar accepts a plain scalar that cannot mean anything but its
+// text (or null).
+func plainScalar(v string, line, col int, inFlow bool) (*yaml.Node, bool) {
+	if strings.ContainsAny(v[:1], "-?:,[]{}#&*!|>'\"%@`") {
+		return nil, false
+	}
+	if strings.Contains(v, ": ") || strings.Contains(v, " #") || strings.HasSuffix(v, ":") || strings.Contains(v, "\t") {
+		return nil, false
+	}
+	if inFlow && strings.ContainsAny(v, ":'\"") {
+		return nil, false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] == 0x7f {
+			return nil, false
+		}
+	}
+	if strings.ContainsRune(v, '\uFEFF') || !validUTF8([]byte(v)) {
+		return nil, false
+	}
+	switch v {
+	case "~", "null", "Null", "NULL":
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: v, Line: line, Column: col}, true
+	}
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v, Line: line, Column: col}, true
+}
+
+// yamlPrintable reports whether text is valid UTF-8 made only of the
+// characters YAML allows, without tabs (which YAML treats specially).
+func yamlPrintable(text string) bool {
+	for i, r := range text {
+		switch {
+		case r == '\n':
+		case r == utf8.RuneError && !strings.HasPrefix(text[i:], "\uFFFD"):
+			return false
+		case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0, r == 0xFEFF, r == 0xFFFE, r == 0xFFFF:
+			return false
+		}
+	}
+	return true
+}
