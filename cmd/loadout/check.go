@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/skill"
+)
+
+func init() {
+	commands["check"] = command{"report every problem with the configured skills (for CI)", runCheck}
+}
+
+func runCheck(ctx context.Context, e *env, args []string) int {
+	var cf catalogFlags
+	var failOn string
+	fs := newFlags(e, "check", "[--config F] [--root DIR]... [--json] [--fail-on error|warning]",
+		"Loads every configured source and prints every diagnostic. Exits 1 when there is an error\n(or, with --fail-on warning, a warning), so skill authors can run it in CI.")
+	cf.register(fs, false)
+	fs.BoolVar(&cf.json, "json", false, `print {"skills":N,"diagnostics":[…]} on stdout`)
+	fs.StringVar(&failOn, "fail-on", "error", "lowest severity that fails the check: error or warning")
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	if failOn != "error" && failOn != "warning" {
+		return fail(e, fmt.Errorf("--fail-on %q: use error or warning", failOn))
+	}
+	cat, _, err := cf.open(ctx, e, false)
+	if err != nil {
+		return fail(e, err)
+	}
+	diags := cat.Diagnostics()
+	// A folder named on the command line must exist.
+	for i, d := range diags {
+		if d.Code == skill.CodeRootMissing && len(cf.roots) > 0 {
+			diags[i].Severity = skill.Error
+		}
+	}
+	skills := len(cat.Global().Names())
+	errs, warns := 0, 0
+	for _, d := range diags {
+		switch d.Severity {
+		case skill.Error:
+			errs++
+		case skill.Warning:
+			warns++
+		}
+	}
+	if cf.json {
+		writeJSON(e.stdout, map[string]any{"skills": skills, "errors": errs, "warnings": warns, "diagnostics": diagsOrEmpty(diags)})
+	} else {
+		printDiags(e.stdout, diags)
+		fmt.Fprintf(e.stdout, "%d skills, %d errors, %d warnings\n", skills, errs, warns)
+	}
+	if errs > 0 || failOn == "warning" && warns > 0 {
+		return 1
+	}
+	return 0
+}
+
+var _ = catalog.GlobalID

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func runCLI(t *testing.T, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb, stdin: strings.NewReader(""), getenv: func(string) string { return "" }}
+	code := run(context.Background(), e, args)
+	return result{code, out.String(), errb.String()}
+}
+
+// examples returns the absolute path of the shipped example folder.
+func examples(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/loadout -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from golden file %s:\n--- got ---\n%s\n--- want ---\n%s", name, path, got, want)
+	}
+}
+
+func TestPromptGolden(t *testing.T) {
+	ex := examples(t)
+	cfg := filepath.Join(ex, "loadout.json")
+	for _, c := range []struct{ agent, format string }{
+		{"coder", ""}, {"reviewer", ""}, {"ops", ""},
+		{"coder", "catalog"}, {"coder", "progressive"},
+	} {
+		args := []string{"prompt", "--config", cfg, "--agent", c.agent}
+		if c.format != "" {
+			args = append(args, "--format", c.format)
+		}
+		r := runCLI(t, args...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
+		}
+		name := c.agent
+		if c.format != "" {
+			name += "-" + c.format
+		}
+		golden(t, "prompt-"+name+".txt", strings.ReplaceAll(r.stdout, ex, "$EXAMPLES"))
+	}
+}
+
+func TestPromptBudgetSaysWhatWasCut(t *testing.T) {
+	cfg := filepath.Join(examples(t), "loadout.json")
+	r := runCLI(t, "prompt", "--config", cfg, "--agent", "coder", "--budget", "900")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "budget-") || !strings.Contains(r.stderr, "deploy") {
+		t.Errorf("stderr should name the skills the budget touched:\n%s", r.stderr)
+	}
+}
+
+func TestList(t *testing.T) {
+	ex := examples(t)
+	cfg := filepath.Join(ex, "loadout.json")
+	r := runCLI(t, "list", "--config", cfg, "--agent", "coder", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var out struct {
+		Skills []struct {
+			Name, Description, Location, Mode string
+			Source                            struct{ Kind, Root string }
+			Files                             []struct{ Path string }
+		}
+		Diagnostics []struct{ Severity, Code, Message, Path string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	var names []string
+	for _, s := range out.Skills {
+		names = append(names, s.Name+":"+s.Mode)
+		if s.Source.Kind != "folder" || s.Source.Root != filepath.Join(ex, "skills") || !strings.HasPrefix(s.Location, ex) {
+			t.Errorf("source of %s: %+v %s", s.Name, s.Source, s.Location)
+		}
+	}
+	if got := strings.Join(names, " "); got != "code-review:listed commit-messages:inline deploy:listed pdf-forms:listed" {
+		t.Errorf("skills = %s", got)
+	}
+	if out.Diagnostics == nil {
+		t.Error("diagnostics must be an array, not null")
+	}
+	// The table.
+	r = runCLI(t, "list", "--root", filepath.Join(ex, "skills"))
+	if r.code != 0 || !strings.Contains(r.stdout, "release-checklist  hidden") || !strings.Contains(r.stdout, "5 skills") {
+		t.Errorf("table:\n%s\n%s", r.stdout, r.stderr)
+	}
+}
+
+func TestLoadAndRead(t *testing.T) {
+	root := filepath.Join(examples(t), "skills")
+	r := runCLI(t, "load", "--root", root, "deploy")
+	if r.code != 0 || !strings.Contains(r.stdout, "<skill_context name=\"deploy\"") || !strings.Contains(r.stdout, "scripts/deploy.sh") {
+		t.Errorf("load: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, "load", "--root", root, "deplyo")
+	if r.code != 1 || !strings.Contains(r.stderr, "Closest names: deploy") {
+		t.Errorf("load unknown: %d %q", r.code, r.stderr)
+	}
+	r = runCLI(t, "read", "--root", root, "deploy", "references/environments.md")
+	want, _ := os.ReadFile(filepath.Join(root, "deploy", "references", "environments.md"))
+	if r.code != 0 || r.stdout != string(want) {
+		t.Errorf("read: %d %q", r.code, r.stdout)
+	}
+	r = runCLI(t, "read", "--root", root, "deploy", "scripts/deploy.sh", "--offset", "2", "--length", "12")
+	if r.code != 0 || r.stdout != "/usr/bin/env" {
+		t.Errorf("range read: %d %q", r.code, r.stdout)
+	}
+	for _, p := range []string{"../pdf-forms/SKILL.md", "/etc/passwd", "a\\b"} {
+		r = runCLI(t, "read", "--root", root, "deploy", p)
+		if r.code != 1 || !strings.Contains(r.stderr, "refused") || r.stdout != "" {
+			t.Errorf("read %q: %d %q %q", p, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "good"), 0o755)
+	os.WriteFile(filepath.Join(dir, "good", "SKILL.md"), []byte("---\nname: good\ndescription: Good.\n---\n"), 0o644)
+	r := runCLI(t, "check", "--root", dir)
+	if r.code != 0 || !strings.Contains(r.stdout, "1 skills, 0 errors, 0 warnings") {
+		t.Errorf("clean check: %d %s", r.code, r.stdout)
+	}
+	os.MkdirAll(filepath.Join(dir, "odd"), 0o755)
+	os.WriteFile(filepath.Join(dir, "odd", "SKILL.md"), []byte("---\nname: other\ndescription: Odd.\n---\n"), 0o644)
+	r = runCLI(t, "check", "--root", dir)
+	if r.code != 0 || !strings.Contains(r.stdout, "name-mismatch") {
+		t.Errorf("warning check: %d %s", r.code, r.stdout)
+	}
+	r = runCLI(t, "check", "--root", dir, "--fail-on", "warning")
+	if r.code != 1 {
+		t.Errorf("--fail-on warning: exit %d", r.code)
+	}
+	os.MkdirAll(filepath.Join(dir, "bad"), 0o755)
+	os.WriteFile(filepath.Join(dir, "bad", "SKILL.md"), []byte("---\nname: bad\n---\n"), 0o644)
+	r = runCLI(t, "check", "--root", dir, "--json")
+	var out struct {
+		Errors      int
+		Diagnostics []struct{ Severity, Code, Path, Field string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 1 || out.Errors != 1 {
+		t.Fatalf("error check: %d %v %s", r.code, err, r.stdout)
+	}
+	found := false
+	for _, d := range out.Diagnostics {
+		if d.Code == "description-missing" && d.Field == "description" && strings.HasSuffix(d.Path, filepath.Join("bad", "SKILL.md")) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no description-missing diagnostic naming the file and field: %s", r.stdout)
+	}
+	if r := runCLI(t, "check", "--root", filepath.Join(dir, "nope")); r.code != 1 || !strings.Contains(r.stdout, "root-missing") {
+		t.Errorf("missing root: %d %s", r.code, r.stdout)
+	}
+}
+
+func TestUsageAndConfigErrors(t *testing.T) {
+	for name := range commands {
+		r := runCLI(t, name, "--help")
+		if r.code != 0 || !strings.Contains(r.stderr+r.stdout, "sage: ") {
+			t.Errorf("%s --help: %d %q", name, r.code, r.stderr)
+		}
+	}
+	if r := runCLI(t, "frobnicate"); r.code != 2 || !strings.Contains(r.stderr, `unknown command "frobnicate"`) {
+		t.Errorf("unknown command: %d %q", r.code, r.stderr)
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "loadout.json")
+	os.WriteFile(cfg, []byte("{\n  // comment\n  \"agents\": [{\"agentId\": \"a\", \"skills\": [{\"root\": \".\", \"inlin\": []}]}]\n}\n"), 0o644)
+	r := runCLI(t, "list", "--config", cfg)
+	if r.code != 2 || !strings.Contains(r.stderr, cfg) || !strings.Contains(r.stderr, `agents[0].skills[0]`) || !strings.Contains(r.stderr, `"inlin"`) || !strings.Contains(r.stderr, `"inline"`) {
+		t.Errorf("unknown key: %d %q", r.code, r.stderr)
+	}
+	r = runCLI(t, "prompt", "--config", cfg)
+	if r.code != 2 {
+		t.Errorf("prompt without --agent: %d %q", r.code, r.stderr)
+	}
+	os.WriteFile(cfg, []byte(`{"agents": [{"agentId": "a"}]}`), 0o644)
+	if r := runCLI(t, "prompt", "--config", cfg, "--agent", "b"); r.code != 2 || !strings.Contains(r.stderr, `no agent "b"`) {
+		t.Errorf("unknown agent: %d %q", r.code, r.stderr)
+	}
+}

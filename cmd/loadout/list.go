@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/skill"
+)
+
+func init() {
+	commands["list"] = command{"list an agent's skills (or every configured skill)", runList}
+}
+
+// listedSkill is one row of `list --json`.
+type listedSkill struct {
+	Name        string       `json:"name"`
+	Description string       `json:"description"`
+	Location    string       `json:"location"`
+	Dir         string       `json:"dir"`
+	Source      skill.Origin `json:"source"`
+	// Mode is how the agent has it: listed, inline, or hidden (loadable
+	// but kept out of the listing by disable-model-invocation).
+	Mode     string       `json:"mode"`
+	Shadowed bool         `json:"shadowed,omitempty"`
+	Version  string       `json:"version,omitempty"`
+	Category string       `json:"category,omitempty"`
+	Tags     []string     `json:"tags,omitempty"`
+	Files    []skill.File `json:"files"`
+}
+
+func runList(ctx context.Context, e *env, args []string) int {
+	var cf catalogFlags
+	fs := newFlags(e, "list", "[--config F] [--agent ID] [--root DIR]... [--json]",
+		"Lists the skills an agent has (with no --agent, every skill of every configured source),\nwith their source. Diagnostics go to stderr.")
+	cf.register(fs, true)
+	fs.BoolVar(&cf.json, "json", false, `print {"skills":[…],"diagnostics":[…]} on stdout`)
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	_, l, err := cf.open(ctx, e, false)
+	if err != nil {
+		return fail(e, err)
+	}
+	rows := listRows(l)
+	if cf.json {
+		if err := writeJSON(e.stdout, map[string]any{"skills": rows, "diagnostics": diagsOrEmpty(l.Diagnostics())}); err != nil {
+			return fail(e, err)
+		}
+		return 0
+	}
+	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tMODE\tSOURCE\tFILES\tDESCRIPTION")
+	for _, r := range rows {
+		mode := r.Mode
+		if r.Shadowed {
+			mode += " (shadowed)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.Name, mode, sourceText(r.Source), len(r.Files), clip(oneLine(r.Description), 60))
+	}
+	tw.Flush()
+	fmt.Fprintf(e.stdout, "\n%d skills", len(rows))
+	if l.Spec.AgentID != catalog.GlobalID {
+		fmt.Fprintf(e.stdout, " for agent %s", l.Spec.AgentID)
+	}
+	fmt.Fprintln(e.stdout)
+	printDiags(e.stderr, l.Diagnostics())
+	return 0
+}
+
+func listRows(l *catalog.Loadout) []listedSkill {
+	rows := []listedSkill{}
+	for _, en := range l.Entries() {
+		sk := en.Skill
+		mode := "listed"
+		switch {
+		case en.Inline:
+			mode = "inline"
+		case sk.Hidden():
+			mode = "hidden"
+		}
+		winner, _ := l.Lookup(sk.Name)
+		files := sk.Files
+		if files == nil {
+			files = []skill.File{}
+		}
+		rows = append(rows, listedSkill{Name: sk.Name, Description: sk.Description, Location: sk.Location, Dir: sk.Dir,
+			Source: sk.Origin, Mode: mode, Shadowed: winner != en, Version: sk.Meta.Version, Category: sk.Meta.Category,
+			Tags: sk.Meta.Tags, Files: files})
+	}
+	return rows
+}
+
+func sourceText(o skill.Origin) string {
+	switch o.Kind {
+	case "plugin":
+		return fmt.Sprintf("plugin:%s (%s)", o.Plugin, o.Trust)
+	case "folder":
+		return o.Root
+	}
+	return o.Kind
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/config"
+	"github.com/loadout/loadout/skill"
+)
+
+// listFlag collects a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// catalogFlags are the flags every catalog command shares.
+type catalogFlags struct {
+	config string
+	agent  string
+	roots  listFlag
+	json   bool
+}
+
+func (c *catalogFlags) register(fs *flag.FlagSet, withAgent bool) {
+	fs.StringVar(&c.config, "config", "", "config `file` (default: $LOADOUT_CONFIG, else ./loadout.json if present)")
+	if withAgent {
+		fs.StringVar(&c.agent, "agent", "", "agent `id` from the config")
+	}
+	fs.Var(&c.roots, "root", "skills `folder` to scan (repeatable); used instead of an agent's sources")
+}
+
+// newFlags makes a FlagSet that prints its usage on the command's stderr.
+func newFlags(e *env, name, args, about string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: loadout %s %s\n\n%s\n\nFlags:\n", name, args, about)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args, allowing flags after positional arguments (as
+// people type them: loadout read NAME PATH --json); "--" ends the flags.
+// It returns -1 to continue, else an exit code.
+func parseFlags(fs *flag.FlagSet, args []string) int {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+	fs.Parse(append([]string{"--"}, positional...))
+	return -1
+}
+
+// rootsAgent is the id of the agent made from --root flags.
+const rootsAgent = "roots"
+
+// open builds the catalog the flags describe and picks the loadout:
+// --root folders (an agent of their own), else the config's agent, else
+// the config's global catalog.
+func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*catalog.Catalog, *catalog.Loadout, error) {
+	var specs []catalog.AgentSpec
+	var opts catalog.Options
+	path := c.config
+	if path == "" {
+		path = e.getenv("LOADOUT_CONFIG")
+	}
+	if path == "" && len(c.roots) == 0 {
+		if _, err := os.Stat(config.DefaultName); err == nil {
+			path = config.DefaultName
+		}
+	}
+	if path != "" {
+		f, err := config.Load(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		specs, opts = f.Agents, f.CatalogOptions()
+	}
+	if len(c.roots) > 0 {
+		cwd, _ := os.Getwd()
+		spec := catalog.AgentSpec{AgentID: rootsAgent, DisplayName: "--root folders"}
+		for _, r := range c.roots {
+			spec.Skills = append(spec.Skills, catalog.SourceSpec{Root: config.Resolve(cwd, r)})
+		}
+		specs = append(specs, spec)
+		if c.agent == "" {
+			c.agent = rootsAgent
+		}
+	}
+	if path == "" && len(c.roots) == 0 {
+		return nil, nil, errors.New("no skills to work on: pass --config FILE, or --root DIR, or run where a loadout.json is")
+	}
+	cat, err := catalog.New(ctx, specs, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	id := c.agent
+	if id == "" {
+		if needAgent {
+			return nil, nil, fmt.Errorf("--agent is required: one of %s", strings.Join(cat.AgentIDs(), ", "))
+		}
+		id = catalog.GlobalID
+	}
+	l, ok := cat.Agent(id)
+	if !ok {
+		return nil, nil, fmt.Errorf("no agent %q in %s: agents are %s", id, path, strings.Join(cat.AgentIDs(), ", "))
+	}
+	return cat, l, nil
+}
+
+// fail prints an error for a person and returns the usage/config exit code.
+func fail(e *env, err error) int {
+	fmt.Fprintf(e.stderr, "loadout: %v\n", err)
+	return 2
+}
+
+func printDiags(w io.Writer, diags []skill.Diagnostic) {
+	for _, d := range diags {
+		fmt.Fprintln(w, d.String())
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// diagsOrEmpty keeps JSON output an array, never null.
+func diagsOrEmpty(d []skill.Diagnostic) []skill.Diagnostic {
+	if d == nil {
+		return []skill.Diagnostic{}
+	}
+	return d
+}

@@ -1,0 +1,80 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseResolvesPathsAndAcceptsComments(t *testing.T) {
+	home, _ := os.UserHomeDir()
+	text := `// agents for the team
+{
+  "$schema": "./loadout.schema.json",
+  "budget": 6000,
+  "agents": [
+    {
+      "agentId": "coding",
+      "displayName": "Coding",
+      "description": "Writes and edits code.",
+      /* the seed's example */
+      "skills": [
+        { "root": "~/skills", "available": ["*"], "inline": ["my-critical-*"] },
+        { "root": "worktrees/assistant/skills" },
+        { "root": "/abs/skills", },
+      ],
+      "preload": ["java-expert", "./adhoc/new-skill"],
+      "tools": ["bash"],
+    },
+  ],
+  "limits": { "maxDepth": 8 },
+}`
+	f, err := Parse([]byte(text), "/etc/loadout/loadout.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := f.Agents[0]
+	got := []string{a.Skills[0].Root, a.Skills[1].Root, a.Skills[2].Root, a.Preload[0], a.Preload[1]}
+	want := []string{filepath.Join(home, "skills"), "/etc/loadout/worktrees/assistant/skills", "/abs/skills", "java-expert", "/etc/loadout/adhoc/new-skill"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("path %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+	if a.Skills[1].Available != nil || a.Skills[1].Inline != nil {
+		t.Error("omitted patterns must stay nil so the default applies")
+	}
+	opts := f.CatalogOptions()
+	if opts.Budget != 6000 || opts.Scan.MaxDepth != 8 {
+		t.Errorf("options: %+v", opts)
+	}
+}
+
+func TestParseErrorsNameFileAndField(t *testing.T) {
+	cases := map[string]string{
+		`{"agents": [{"agentId": "a", "skils": []}]}`:                                    `agents[0]: unknown key "skils" (did you mean "skills"?)`,
+		`{"agents": [{"agentId": "a", "skills": [{"root": "x", "inline": "y"}]}]}`:       `agents[0].skills[0].inline`,
+		`{"agents": [{"displayName": "x"}]}`:                                             `agents[0].agentId: is required`,
+		`{"agents": [{"agentId": "a"}, {"agentId": "a"}]}`:                               `agents[1].agentId: "a" is already the id of agents[0]`,
+		`{"agents": [{"agentId": "a", "skills": [{"available": ["*"]}]}]}`:               `agents[0].skills[0].root: is required`,
+		`{"agents": [{"agentId": "a", "format": "yaml"}]}`:                               `agents[0].format: "yaml" is not a prompt format`,
+		`{"agents": [{"agentId": "a", "skills": [{"root": "x", "available": ["[a"]}]}]}`: `agents[0].skills[0].available[0]: pattern "[a" is malformed`,
+		"{\n  \"agents\": [\n    {\"agentId\": \"a\",,}\n  ]\n}":                         `/cfg/loadout.json:3:`,
+		`{"limits": {"maxDirs": -1}}`:                                                    `limits: limits must be positive`,
+		`{"agent": []}`:                                                                  `unknown key "agent" (did you mean "agents"?)`,
+	}
+	for text, want := range cases {
+		_, err := Parse([]byte(text), "/cfg/loadout.json")
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "/cfg/loadout.json") {
+			t.Errorf("Parse(%s)\n  = %v\n  want it to contain %q and the file name", text, err, want)
+		}
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "loadout.json"))
+	if err == nil || !strings.Contains(err.Error(), "no such config file") {
+		t.Errorf("err = %v", err)
+	}
+}
