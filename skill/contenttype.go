@@ -1,7 +1,7 @@
 package skill
 
 import (
-	"net/http"
+	"bytes"
 	"path"
 	"strings"
 )
@@ -73,11 +73,33 @@ func Sniff(head []byte) (mime string, binary bool) {
 	if looksText(head) {
 		return "text/plain", false
 	}
-	m := http.DetectContentType(head)
-	if strings.HasPrefix(m, "text/") {
-		m = "application/octet-stream"
+	for _, sig := range signatures {
+		if bytes.HasPrefix(head, sig.magic) {
+			return sig.mime, true
+		}
 	}
-	return m, true
+	return "application/octet-stream", true
+}
+
+// signatures are the magic numbers of the binary formats skills carry.
+var signatures = []struct {
+	magic []byte
+	mime  string
+}{
+	{[]byte("\x89PNG\r\n\x1a\n"), "image/png"},
+	{[]byte("\xff\xd8\xff"), "image/jpeg"},
+	{[]byte("GIF87a"), "image/gif"},
+	{[]byte("GIF89a"), "image/gif"},
+	{[]byte("%PDF-"), "application/pdf"},
+	{[]byte("PK\x03\x04"), "application/zip"},
+	{[]byte("\x1f\x8b"), "application/gzip"},
+	{[]byte("\x00\x01\x00\x00"), "font/ttf"},
+	{[]byte("OTTO"), "font/otf"},
+	{[]byte("wOFF"), "font/woff"},
+	{[]byte("wOF2"), "font/woff2"},
+	{[]byte("\x7fELF"), "application/x-executable"},
+	{[]byte("\x00asm"), "application/wasm"},
+	{[]byte("SQLite format 3\x00"), "application/vnd.sqlite3"},
 }
 
 func looksText(b []byte) bool {
