@@ -18,7 +18,8 @@
 // heap_inuse and heap_sys are read right after the scan, with the result
 // still alive; retained is the live heap after a GC with the result still
 // held: what keeping the catalog costs. With -floor it runs floor.Walk
-// instead, for comparison. With -n it exits 1 unless exactly N skills were
+// instead, for comparison. -memprofile writes the retained heap as a pprof
+// profile (go tool pprof -sample_index=inuse_space). With -n it exits 1 unless exactly N skills were
 // found with no error diagnostics.
 package main
 
@@ -28,6 +29,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -70,6 +72,7 @@ func vmHWM() float64 {
 func main() {
 	useFloor := flag.Bool("floor", false, "run the serial floor walk instead of discovery")
 	want := flag.Int("n", 0, "exit 1 unless exactly this many skills are found (0: no check)")
+	memprofile := flag.String("memprofile", "", "write a heap profile here after the scan and a GC, with the result still held")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: peakmem [-n N] [-floor] DIR")
 		flag.PrintDefaults()
@@ -119,6 +122,19 @@ func main() {
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	retained := ms.HeapAlloc
+	if *memprofile != "" {
+		f, err := os.Create(*memprofile)
+		if err == nil {
+			err = pprof.Lookup("heap").WriteTo(f, 0)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "peakmem:", err)
+			os.Exit(1)
+		}
+	}
 	runtime.KeepAlive(res)
 
 	mb := func(b uint64) string { return fmt.Sprintf("%.1fMB", float64(b)/(1<<20)) }
