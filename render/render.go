@@ -1,0 +1,326 @@
+// Package render turns skills into the text a model reads: the listing that
+// goes into a system prompt (Prompt) and the result of activating one skill
+// (Envelope).
+//
+// Everything here is a pure function of its arguments. Nothing reads files,
+// nothing keeps state, so the same input always gives the same bytes, which
+// the golden files under testdata/golden pin down.
+//
+// # Formats
+//
+// "pi" (the default) writes the <available_skills> block byte for byte as
+// Pi's coding agent does, preamble included, followed by Pi-style inline
+// <skill name="…" location="…"> blocks for preloaded skills. "catalog" writes
+// a Markdown "## Agent Skills" section (skill catalog, rules for resolving
+// relative paths, details of preloaded skills). "progressive" writes an
+// "## Agent Skills" section listing only ids and descriptions, sorted by id,
+// and asks the model to call the load tool for the rest.
+//
+// # Budget
+//
+// Options.Budget limits the listing part of the prompt: all the text that
+// comes before the first preloaded (inline) skill. Bodies of inline skills
+// are never cut, since the caller asked for them explicitly; they are counted
+// in Report.Total but not in Report.Chars. Lengths are counted in Unicode
+// code points. See Prompt for how a listing is made to fit.
+package render
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/loadout/loadout/skill"
+)
+
+// Format names accepted in Options.Format.
+const (
+	FormatPi          = "pi"
+	FormatCatalog     = "catalog"
+	FormatProgressive = "progressive"
+)
+
+// Defaults for Options and EnvelopeInput.
+const (
+	DefaultBudget     = 8000
+	DefaultLoadTool   = "load_skill"
+	DefaultReadTool   = "read_skill_file"
+	DefaultSearchTool = "search_skills"
+	DefaultMaxFiles   = 200
+)
+
+// NoSearchTool, given as Options.SearchTool, says the model has no search
+// tool: the note about skills left out of the listing then mentions only the
+// `loadout list` command.
+const NoSearchTool = "-"
+
+// Ellipsis marks a description that was shortened to fit the budget.
+const Ellipsis = "…"
+
+// Entry is one skill as a prompt sees it.
+type Entry struct {
+	Name, Description string
+	// Location is the absolute path of SKILL.md, or a virtual location.
+	Location string
+	// Dir is the skill folder (root path), or a virtual location.
+	Dir string
+	// Body is the Markdown after the frontmatter. Only inline (preloaded)
+	// entries and envelopes use it.
+	Body string
+	// Virtual is true when the skill's files are not on the file system, so
+	// the model must read them with the read tool (read_skill_file).
+	Virtual bool
+	Origin  skill.Origin
+}
+
+// NewEntry builds an Entry from a loaded skill. body is the skill's body
+// when the entry is to be inlined or enveloped, else "". It reads nothing.
+func NewEntry(s *skill.Skill, body string) Entry {
+	return Entry{
+		Name:        s.Name,
+		Description: s.Description,
+		Location:    s.Location,
+		Dir:         s.Dir,
+		Body:        body,
+		Virtual:     s.Virtual,
+		Origin:      s.Origin,
+	}
+}
+
+// Options control Prompt.
+type Options struct {
+	// Format is "pi" (default), "catalog" or "progressive". An unknown name
+	// falls back to "pi"; Report.Format says which was used, and
+	// ValidFormat lets callers reject bad names earlier.
+	Format string
+	// Budget is the listing budget in characters (code points): 0 means
+	// DefaultBudget, a negative value means unlimited.
+	Budget int
+	// Tool names to mention. Empty means the default: "load_skill",
+	// "read_skill_file", "search_skills". SearchTool NoSearchTool ("-")
+	// means there is no search tool.
+	LoadTool, ReadTool, SearchTool string
+}
+
+// Report says what Prompt rendered and what the budget cost.
+type Report struct {
+	// Format is the format used.
+	Format string
+	// Budget is the budget applied: DefaultBudget for 0, -1 for unlimited.
+	Budget int
+	// Chars is the length of the listing part in code points; it never
+	// exceeds a non-negative Budget.
+	Chars int
+	// Total is the length of the whole output, inline skills included.
+	Total int
+	// Listed is how many listing entries were rendered.
+	Listed int
+	// Inlined is how many inline entries were rendered.
+	Inlined int
+	// Shortened names the listed skills whose descriptions were cut.
+	Shortened []string
+	// Omitted names the skills left out of the listing, in listing order.
+	Omitted []string
+}
+
+// ValidFormat reports whether name is a format Prompt knows ("" included,
+// meaning the default).
+func ValidFormat(name string) bool {
+	switch name {
+	case "", FormatPi, FormatCatalog, FormatProgressive:
+		return true
+	}
+	return false
+}
+
+// settings are Options with defaults applied.
+type settings struct {
+	format             string
+	budget             int
+	load, read, search string // search is "" when there is no search tool
+}
+
+func (o Options) settings() settings {
+	s := settings{
+		format: o.Format,
+		budget: o.Budget,
+		load:   o.LoadTool,
+		read:   o.ReadTool,
+		search: o.SearchTool,
+	}
+	if s.format != FormatCatalog && s.format != FormatProgressive {
+		s.format = FormatPi
+	}
+	switch {
+	case s.budget == 0:
+		s.budget = DefaultBudget
+	case s.budget < 0:
+		s.budget = -1
+	}
+	if s.load == "" {
+		s.load = DefaultLoadTool
+	}
+	if s.read == "" {
+		s.read = DefaultReadTool
+	}
+	switch s.search {
+	case "":
+		s.search = DefaultSearchTool
+	case NoSearchTool:
+		s.search = ""
+	}
+	return s
+}
+
+// Prompt renders the skills part of a system prompt: a listing of the
+// listing entries, in the order given (the progressive format sorts by
+// name), followed by the full bodies of the inline entries. The caller has
+// already removed hidden skills. With no entries at all it returns "".
+//
+// When the listing does not fit in the budget, Prompt first shortens
+// descriptions, water-filling: it finds the largest cap L such that the
+// listing fits when every description longer than L code points is cut to
+// its first L code points (trailing white space dropped) plus "…"; left-over
+// room then lets descriptions, in listing order, keep one code point more.
+// Names are never dropped while all of them fit with descriptions cut to
+// "…". Only then are skills left out, from the end of the listing, as few as
+// possible, and a line says how many are missing and how to find them (the
+// search tool, `loadout list`); the remaining descriptions are water-filled
+// again. If not even that line fits, the listing is left out entirely. The
+// Report names every shortened and omitted skill.
+//
+// The budget covers the listing part: everything written before the inline
+// part, frame text included (Pi's preamble; the catalog's heading, load
+// sentence and Critical Rules; the progressive heading and intro). With no
+// listing entries, the frame the inline part needs goes with it, unbudgeted.
+func Prompt(listing, inline []Entry, opt Options) (string, Report) {
+	s := opt.settings()
+	rep := Report{Format: s.format, Budget: s.budget}
+	if len(listing) == 0 && len(inline) == 0 {
+		return "", rep
+	}
+	lay := layoutFor(s.format)
+	if lay.sorted() {
+		listing = sortedByName(listing)
+		inline = sortedByName(inline)
+	}
+	c := frameCtx{s: s, hasInline: len(inline) > 0, inlineVirtual: anyVirtual(inline)}
+
+	var b strings.Builder
+	b.Grow(estimate(listing, inline, s.budget))
+	if len(listing) > 0 {
+		p := fit(lay, listing, c)
+		if p.kept >= 0 {
+			writeListing(&b, lay, listing, c, p)
+			c.hasListing = true
+			rep.Listed = p.kept
+			for i := 0; i < p.kept; i++ {
+				if p.caps[i] >= 0 {
+					rep.Shortened = append(rep.Shortened, listing[i].Name)
+				}
+			}
+		}
+		for i := max(p.kept, 0); i < len(listing); i++ {
+			rep.Omitted = append(rep.Omitted, listing[i].Name)
+		}
+		rep.Chars = utf8.RuneCountInString(b.String())
+	}
+	rep.Total = rep.Chars
+	if len(inline) > 0 {
+		start := b.Len()
+		lay.inline(&b, inline, c)
+		rep.Inlined = len(inline)
+		rep.Total += utf8.RuneCountInString(b.String()[start:])
+	}
+	return b.String(), rep
+}
+
+func sortedByName(es []Entry) []Entry {
+	if slices.IsSortedFunc(es, byName) {
+		return es
+	}
+	es = slices.Clone(es)
+	slices.SortStableFunc(es, byName)
+	return es
+}
+
+func byName(a, b Entry) int { return strings.Compare(a.Name, b.Name) }
+
+func anyVirtual(es []Entry) bool {
+	for _, e := range es {
+		if e.Virtual {
+			return true
+		}
+	}
+	return false
+}
+
+// estimate guesses the output size in bytes, to allocate once. Escaping
+// makes text longer, so it allows a quarter more; a budget bounds the
+// listing part (at two bytes per character, generous for most text).
+func estimate(listing, inline []Entry, budget int) int {
+	n := 1024
+	for _, e := range listing {
+		n += 100 + len(e.Name) + len(e.Description) + len(e.Location)
+	}
+	n += n / 4
+	if budget >= 0 {
+		n = min(n, 2*budget+256)
+	}
+	for _, e := range inline {
+		n += 200 + len(e.Name) + len(e.Location) + len(e.Dir) + len(e.Body)
+	}
+	return n
+}
+
+// writeListing writes the first p.kept entries with their descriptions cut
+// as planned, between the format's head and tail.
+func writeListing(b *strings.Builder, lay layout, listing []Entry, c frameCtx, p plan) {
+	fc := c.withKept(listing, p.kept)
+	b.WriteString(lay.head(fc))
+	for i := 0; i < p.kept; i++ {
+		d := lay.prepDesc(listing[i].Description)
+		L := p.caps[i]
+		if L >= 0 {
+			d = cut(d, L)
+		}
+		lay.entry(b, listing[i], d, L >= 0)
+	}
+	b.WriteString(lay.tail(fc, p.kept, len(listing)-p.kept))
+}
+
+// cut keeps the first L code points of s and drops trailing white space;
+// the caller appends the ellipsis. Cutting on code points keeps UTF-8 valid; a
+// combining mark may lose its base character, which is harmless here.
+func cut(s string, L int) string {
+	i, n := 0, 0
+	for i < len(s) && n < L {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		n++
+	}
+	return strings.TrimRight(s[:i], " \t\r\n")
+}
+
+// omittedNote is the line that says how many skills the listing leaves out.
+func omittedNote(s settings, n int) string {
+	what := "skills are"
+	if n == 1 {
+		what = "skill is"
+	}
+	var b strings.Builder
+	b.Grow(160 + len(s.search))
+	b.WriteString(strconv.Itoa(n))
+	b.WriteString(" more ")
+	b.WriteString(what)
+	b.WriteString(" not listed here. ")
+	if s.search != "" {
+		b.WriteString("Find them with the `")
+		b.WriteString(s.search)
+		b.WriteString("` tool or the `loadout list` command.")
+	} else {
+		b.WriteString("Find them with the `loadout list` command.")
+	}
+	return b.String()
+}
