@@ -17,7 +17,9 @@ import (
 // caller uses the real decoder. FuzzFastYAML checks that whenever ok is
 // true the result equals the real decoder's.
 func fastNode(front string) (root *yaml.Node, ok bool) {
-	if !yamlPrintable(front) {
+	// Split's frontmatter always ends with a line break; block scalar
+	// chomping depends on it, so other text goes to the real decoder.
+	if !strings.HasSuffix(front, "\n") || !yamlPrintable(front) {
 		return nil, false
 	}
 	root = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1, Column: 1}
@@ -48,6 +50,15 @@ func fastNode(front string) (root *yaml.Node, ok bool) {
 		}
 		val := strings.Trim(rest, " \t")
 		col := len(line) - len(strings.TrimLeft(rest, " \t")) + 1
+		if val == ">" || val == ">-" || val == "|" || val == "|-" {
+			v, next, ok := fastBlockScalar(lines, i+1, val, i+1, col)
+			if !ok {
+				return nil, false
+			}
+			root.Content = append(root.Content, k, v)
+			i = next - 1
+			continue
+		}
 		if val != "" {
 			v, ok := fastValue(val, i+1, col, true)
 			if !ok {
@@ -246,4 +257,66 @@ func yamlPrintable(text string) bool {
 		}
 	}
 	return true
+}
+
+// fastBlockScalar reads a literal (|) or folded (>) block scalar whose lines
+// all share one indentation, with clip or strip chomping. It returns the
+// node and the index of the first line after it.
+func fastBlockScalar(lines []string, j int, header string, line, col int) (*yaml.Node, int, bool) {
+	if j >= len(lines) || strings.TrimLeft(lines[j], " ") == "" {
+		return nil, 0, false
+	}
+	indent := len(lines[j]) - len(strings.TrimLeft(lines[j], " "))
+	if indent == 0 {
+		return nil, 0, false
+	}
+	var content []string // "" for a blank line
+	for ; j < len(lines); j++ {
+		l := lines[j]
+		if strings.TrimLeft(l, " ") == "" {
+			if len(l) > indent {
+				return nil, 0, false
+			}
+			content = append(content, "")
+			continue
+		}
+		in := len(l) - len(strings.TrimLeft(l, " "))
+		if in < indent {
+			if l[in] == '#' || in > 0 {
+				return nil, 0, false
+			}
+			break
+		}
+		if in > indent {
+			return nil, 0, false
+		}
+		content = append(content, l[indent:])
+	}
+	// Trailing blank lines belong to chomping, not content.
+	for len(content) > 0 && content[len(content)-1] == "" {
+		content = content[:len(content)-1]
+	}
+	var b strings.Builder
+	folded := header[0] == '>'
+	for i, c := range content {
+		if i > 0 {
+			switch {
+			case !folded:
+				b.WriteByte('\n')
+			case c == "":
+				b.WriteByte('\n')
+			case content[i-1] != "":
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteString(c)
+	}
+	if !strings.HasSuffix(header, "-") && len(content) > 0 {
+		b.WriteByte('\n')
+	}
+	style := yaml.LiteralStyle
+	if folded {
+		style = yaml.FoldedStyle
+	}
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: style, Value: b.String(), Line: line, Column: col}, j, true
 }

@@ -190,6 +190,10 @@ func FuzzFastYAML(f *testing.F) {
 		"m:\n  a: 1\n    b: 2\n",
 		"k: -x\nk2: - x\n",
 		"k: v\n\n\n#c\nj: w\n",
+		"d: >-\n  one\n  two\n\n  three\nn: x\n",
+		"d: |\n  a\n   b\n",
+		"d: >\n  a\n\n\n  b\n\n",
+		"d: |-\n  # not a comment\n  x  \n",
 	} {
 		f.Add(s)
 	}

@@ -193,15 +193,28 @@ func decodeStrict(front string) (v any, err error) {
 	return d.value(root, true)
 }
 
-var emptyKeyLine = regexp.MustCompile(`(?m)^( *(?:- +)*):( |$)`)
+var emptyKeyLine = regexp.MustCompile(`^( *(?:- +)*):( |$)`)
 
-// quoteEmptyKeys writes the empty implicit keys of text as "". ok is false
-// when there are none.
+// quoteEmptyKeys writes the empty implicit keys of text as "". A ":" line
+// right after a "?" line at the same indentation is the value of that
+// explicit key and is left alone. ok is false when nothing was changed.
 func quoteEmptyKeys(text string) (string, bool) {
-	if !emptyKeyLine.MatchString(text) {
-		return text, false
+	lines := strings.Split(text, "\n")
+	changed := false
+	prev := ""
+	for i, line := range lines {
+		if m := emptyKeyLine.FindStringSubmatchIndex(line); m != nil {
+			indent := line[:m[3]]
+			if !strings.HasPrefix(prev, indent+"?") {
+				lines[i] = indent + `"":` + line[m[3]+1:]
+				changed = true
+			}
+		}
+		if strings.TrimSpace(line) != "" {
+			prev = line
+		}
 	}
-	return emptyKeyLine.ReplaceAllString(text, `$1"":$2`), true
+	return strings.Join(lines, "\n"), changed
 }
 
 func (d *strictDoc) collect(n *yaml.Node) {
