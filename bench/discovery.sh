@@ -145,6 +145,11 @@ cold_rss=$(field peak_rss <"$work/peak-disc.txt" | median)
 floor_rss=$(field peak_rss <"$work/peak-floor.txt" | median)
 retained=$(field retained <"$work/peak-disc.txt" | median)
 pi_rss=$(grep '^pi summary' "$work/pi.txt" | field rss_one_load | median)
+# CPU time of one scan (fresh process), less sensitive to a busy machine.
+cpu_s() { awk '{ if ($1 ~ /ms$/) { sub(/ms$/, "", $1); print $1 } else if ($1 ~ /s$/) { sub(/s$/, "", $1); print $1 * 1000 } else print $1 }'; }
+floor_cpu=$(sed -n 's/.* cpu=\([^ ]*\).*/\1/p' "$work/peak-floor.txt" | cpu_s | median)
+cold_cpu=$(sed -n 's/.* cpu=\([^ ]*\).*/\1/p' "$work/peak-disc.txt" | cpu_s | median)
+pi_cpu=$(grep '^pi run=' "$work/pi.txt" | grep -v '^pi run=1 ' | field cpu | median)
 
 verdict() { # verdict CONDITION (an awk expression)
 	if awk "BEGIN { exit !($1) }"; then echo "ok"; else echo "MISSED"; fi
@@ -173,6 +178,7 @@ load_end=$(load_note end)
 		"target < 60 MB: $v_rss; retained heap $retained MB"
 	printf '  %-30s %7s MB\n' "peak RSS floor" "$floor_rss"
 	printf '  %-30s %7s MB %10s   %s\n' "peak RSS pi (1 load)" "$pi_rss" "" "Node's baseline included"
+	printf '  %-30s %s\n' "cpu time per scan (median)" "floor $floor_cpu ms, loadout $cold_cpu ms, pi (warm) $pi_cpu ms"
 }
 if [[ "${STRICT:-}" == 1 && "$v_floor $v_pi $v_rss" == *MISSED* ]]; then
 	exit 1

@@ -9,7 +9,8 @@
 // loads' garbage and later runs pay for it).
 // Only dist/core/skills.js is imported (by file URL): importing the package
 // root would load the whole agent. The import is done before timing.
-// rss_peak is process.resourceUsage().maxRSS after the run: the process's
+// cpu is user+system time of the whole process (all threads) during the
+// load. rss_peak is process.resourceUsage().maxRSS after the run: the process's
 // peak so far, so on run 1 it is the peak of one cold load (plus Node's own
 // baseline, reported as base_rss).
 import { existsSync } from "node:fs";
@@ -42,14 +43,17 @@ const walls = [];
 let count = -1;
 let rssFirst = 0;
 for (let i = 1; i <= k; i++) {
+  const c0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   const { skills, diagnostics } = loadSkillsFromDir({ dir, source: "path" });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  const c = process.cpuUsage(c0);
+  const cpuMs = (c.user + c.system) / 1000;
   walls.push(ms);
   if (i === 1) rssFirst = process.resourceUsage().maxRSS;
   count = skills.length;
   const warnings = diagnostics.length;
-  console.log(`pi run=${i} skills=${skills.length} diagnostics=${warnings} wall=${ms.toFixed(1)}ms rss_peak=${mb(process.resourceUsage().maxRSS)}MB heap_used=${(process.memoryUsage().heapUsed / 1048576).toFixed(1)}MB`);
+  console.log(`pi run=${i} skills=${skills.length} diagnostics=${warnings} wall=${ms.toFixed(1)}ms cpu=${cpuMs.toFixed(0)}ms rss_peak=${mb(process.resourceUsage().maxRSS)}MB heap_used=${(process.memoryUsage().heapUsed / 1048576).toFixed(1)}MB`);
   if (warnings > 0 && i === 1) {
     for (const d of diagnostics.slice(0, 3)) console.log(`  ${d.type}: ${d.path}: ${d.message}`);
   }

@@ -2,11 +2,12 @@
 
 // Command peakmem runs one cold discovery of a skills tree in a fresh
 // process and prints its wall time, peak RSS and Go heap figures on one
-// line:
+// line (cpu is user+system time of the whole process during the scan,
+// less sensitive than wall time to other work on the machine):
 //
 //	go run ./bench/cmd/peakmem [-n N] [-floor] DIR
 //
-//	discovery skills=10000 errors=0 warnings=0 wall=123ms peak_rss=41.2MB base_rss=4.1MB heap_inuse=... retained=...
+//	discovery skills=10000 errors=0 warnings=0 wall=123ms cpu=200ms peak_rss=41.2MB base_rss=4.1MB heap_inuse=... retained=...
 //
 // peak_rss is getrusage's Maxrss for the whole process (Go runtime
 // included; base_rss is the same figure taken just before the scan). Linux
@@ -39,16 +40,19 @@ import (
 	"github.com/loadout/loadout/source"
 )
 
-func maxRSS() float64 {
+// usage returns getrusage's Maxrss in MB and the CPU time (user+system)
+// used so far.
+func usage() (rssMB float64, cpu time.Duration) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return -1
+		return -1, 0
 	}
 	mb := float64(ru.Maxrss) / 1024 // Linux and the BSDs: kilobytes
 	if runtime.GOOS == "darwin" || runtime.GOOS == "ios" {
 		mb /= 1024 // bytes there
 	}
-	return mb
+	cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return mb, cpu
 }
 
 // vmHWM is the peak RSS of this process image from /proc/self/status, in
@@ -84,7 +88,7 @@ func main() {
 	}
 	dir := flag.Arg(0)
 
-	base := maxRSS()
+	base, cpu0 := usage()
 	var (
 		label            = "discovery"
 		skills, errs, ws int
@@ -115,7 +119,8 @@ func main() {
 		}
 	}
 	wall := time.Since(start)
-	peak, hwm := maxRSS(), vmHWM()
+	peak, cpu1 := usage()
+	hwm := vmHWM()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	inuse, sys, total, gcs := ms.HeapInuse, ms.HeapSys, ms.TotalAlloc, ms.NumGC
@@ -138,8 +143,8 @@ func main() {
 	runtime.KeepAlive(res)
 
 	mb := func(b uint64) string { return fmt.Sprintf("%.1fMB", float64(b)/(1<<20)) }
-	fmt.Printf("%s skills=%d errors=%d warnings=%d wall=%s peak_rss=%.1fMB base_rss=%.1fMB hwm=%.1fMB heap_inuse=%s heap_sys=%s total_alloc=%s retained=%s gc=%d gomaxprocs=%d\n",
-		label, skills, errs, ws, wall.Round(100*time.Microsecond), peak, base, hwm,
+	fmt.Printf("%s skills=%d errors=%d warnings=%d wall=%s cpu=%s peak_rss=%.1fMB base_rss=%.1fMB hwm=%.1fMB heap_inuse=%s heap_sys=%s total_alloc=%s retained=%s gc=%d gomaxprocs=%d\n",
+		label, skills, errs, ws, wall.Round(100*time.Microsecond), (cpu1 - cpu0).Round(time.Millisecond), peak, base, hwm,
 		mb(inuse), mb(sys), mb(total), mb(retained), gcs, runtime.GOMAXPROCS(0))
 	if *want > 0 && (skills != *want || errs > 0) {
 		os.Exit(1)
