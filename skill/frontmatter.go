@@ -158,26 +158,38 @@ func decodeOrdered(dec *json.Decoder) (any, error) {
 // everything after the closing fence line. hadBOM reports a UTF-8 byte
 // order mark, which Split skips.
 func Split(data []byte) (front, body string, hadBOM bool, err error) {
-	text := normalizeNewlines(data)
-	if strings.HasPrefix(text, "\uFEFF") {
-		text = text[len("\uFEFF"):]
+	f, b, hadBOM, err := splitBytes(data)
+	if err == errNoFrontmatter {
+		return "", string(b), hadBOM, err
+	}
+	return string(f), string(b), hadBOM, err
+}
+
+// splitBytes is Split without copying: front and body share data's
+// memory unless line ends had to be normalised.
+func splitBytes(data []byte) (front, body []byte, hadBOM bool, err error) {
+	if bytes.IndexByte(data, '\r') >= 0 {
+		data = bytes.ReplaceAll(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")), []byte("\r"), []byte("\n"))
+	}
+	if bytes.HasPrefix(data, bom) {
+		data = data[len(bom):]
 		hadBOM = true
 	}
-	first, rest, ok := strings.Cut(text, "\n")
-	if strings.TrimRight(first, " \t") != "---" {
-		return "", text, hadBOM, errNoFrontmatter
+	first, rest, ok := bytes.Cut(data, []byte("\n"))
+	if string(bytes.TrimRight(first, " \t")) != "---" {
+		return nil, data, hadBOM, errNoFrontmatter
 	}
 	if !ok {
-		return "", "", hadBOM, errUnclosed
+		return nil, nil, hadBOM, errUnclosed
 	}
 	pos := 0
 	for pos <= len(rest) {
-		end := strings.IndexByte(rest[pos:], '\n')
+		end := bytes.IndexByte(rest[pos:], '\n')
 		line := rest[pos:]
 		if end >= 0 {
 			line = rest[pos : pos+end]
 		}
-		if strings.TrimRight(line, " \t") == "---" {
+		if string(bytes.TrimRight(line, " \t")) == "---" {
 			front = rest[:pos]
 			if end >= 0 {
 				body = rest[pos+end+1:]
@@ -189,21 +201,15 @@ func Split(data []byte) (front, body string, hadBOM bool, err error) {
 		}
 		pos += end + 1
 	}
-	return "", "", hadBOM, errUnclosed
+	return nil, nil, hadBOM, errUnclosed
 }
+
+var bom = []byte("\uFEFF")
 
 var (
 	errNoFrontmatter = errors.New("SKILL.md must start with a frontmatter fence (---) on its first line")
 	errUnclosed      = errors.New("SKILL.md frontmatter is not closed: add a line holding only --- after the last field")
 )
-
-func normalizeNewlines(data []byte) string {
-	if bytes.IndexByte(data, '\r') < 0 {
-		return string(data)
-	}
-	s := strings.ReplaceAll(string(data), "\r\n", "\n")
-	return strings.ReplaceAll(s, "\r", "\n")
-}
 
 // Document is a leniently parsed SKILL.md.
 type Document struct {
@@ -218,11 +224,22 @@ type Document struct {
 // frontmatter that cannot be parsed even after quoting values that contain
 // ": ". Diagnostics carry path, which may be empty.
 func Parse(data []byte, path, dirName string) (doc *Document, diags []Diagnostic, ok bool) {
+	return parse(data, path, dirName, true)
+}
+
+// ParseHeader is Parse without the body (Document.Body is empty). It is
+// what discovery uses: bodies are read again on activation, so a catalog
+// of many skills does not hold them.
+func ParseHeader(data []byte, path, dirName string) (doc *Document, diags []Diagnostic, ok bool) {
+	return parse(data, path, dirName, false)
+}
+
+func parse(data []byte, path, dirName string, keepBody bool) (doc *Document, diags []Diagnostic, ok bool) {
 	report := func(sev Severity, code, field, format string, args ...any) {
 		diags = append(diags, Diagnostic{Severity: sev, Code: code, Path: path, Field: field, Message: fmt.Sprintf(format, args...)})
 	}
-	front, body, bom, err := Split(data)
-	if bom {
+	frontB, bodyB, hadBOM, err := splitBytes(data)
+	if hadBOM {
 		report(Warning, CodeBOM, "", "file starts with a UTF-8 byte order mark; it was skipped, but other tools reject it: save the file without a BOM")
 	}
 	if err != nil {
@@ -233,7 +250,7 @@ func Parse(data []byte, path, dirName string) (doc *Document, diags []Diagnostic
 		report(Error, code, "", "%v; skill skipped", err)
 		return nil, diags, false
 	}
-	root, retried, err := parseYAML(front)
+	root, retried, err := parseYAML(string(frontB))
 	if err != nil {
 		report(Error, CodeYAMLInvalid, "", "invalid YAML in frontmatter: %v; skill skipped (quote values that contain \": \" or start with a special character)", err)
 		return nil, diags, false
@@ -241,7 +258,10 @@ func Parse(data []byte, path, dirName string) (doc *Document, diags []Diagnostic
 	if retried != "" {
 		report(Warning, CodeYAMLQuoted, retried, "frontmatter is not valid YAML as written; it loaded after quoting the value of %q: quote values that contain \": \"", retried)
 	}
-	doc = &Document{Body: body}
+	doc = &Document{}
+	if keepBody {
+		doc.Body = string(bodyB)
+	}
 	if root != nil && root.Kind != yaml.MappingNode {
 		report(Error, CodeNotMapping, "", "frontmatter must be a YAML mapping of fields (key: value), not a %s; skill skipped", kindName(root))
 		return nil, diags, false
@@ -537,4 +557,13 @@ func nodeValue(n *yaml.Node) any {
 	}
 	s, _ := scalarText(n)
 	return s
+}
+
+// normalizeNewlines returns data as text with CRLF and lone CR made LF.
+func normalizeNewlines(data []byte) string {
+	if bytes.IndexByte(data, '\r') < 0 {
+		return string(data)
+	}
+	s := strings.ReplaceAll(string(data), "\r\n", "\n")
+	return strings.ReplaceAll(s, "\r", "\n")
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -278,7 +277,7 @@ func errText(err error) string {
 // search further.
 func (s *scan) visit(t task) levelResult {
 	var r levelResult
-	entries, err := readDir(t.path)
+	d, err := openDir(t.path)
 	if err != nil {
 		code := skill.CodeReadError
 		if t.rel == "" {
@@ -287,38 +286,33 @@ func (s *scan) visit(t task) levelResult {
 		r.found = append(r.found, found{rel: t.rel, diags: []skill.Diagnostic{diag(skill.Error, code, t.path, "cannot list the folder: %s; its skills were not loaded", errText(err))}})
 		return r
 	}
-	if entry := entryFile(t.path, entries); entry != "" {
-		r.found = append(r.found, s.loadSkill(t, entry, entries))
+	defer d.close()
+	if entry := entryFile(d); entry != "" {
+		r.found = append(r.found, s.loadSkill(t, d, entry))
 		return r
 	}
-	rules := t.rules
-	for _, name := range ignoreFiles {
-		if hasEntry(entries, name) {
-			data, err := os.ReadFile(filepath.Join(t.path, name))
-			if err != nil {
-				r.found = append(r.found, found{rel: t.rel, diags: []skill.Diagnostic{diag(skill.Warning, skill.CodeReadError, filepath.Join(t.path, name), "cannot read ignore file: %s; its patterns were not applied", errText(err))}})
-				continue
-			}
-			rules = rules.Add(t.rel, data)
-		}
-	}
-	var diags []skill.Diagnostic
-	for _, e := range entries {
-		name := e.Name()
+	rules, diags := readIgnoreFiles(d, t.rel, t.rules)
+	for _, e := range d.entries {
+		name := e.name
 		if skipName(name) {
 			continue
 		}
 		childPath := t.path + string(filepath.Separator) + name
 		childRel := joinRel(t.rel, name)
-		typ := e.Type()
 		childReal := t.real + string(filepath.Separator) + name
-		if typ&fs.ModeSymlink != 0 {
-			st, err := os.Stat(childPath)
+		typ := e.typ
+		if typ == typUnknown {
+			typ = typeOf(d, name)
+		}
+		switch typ {
+		case typDir:
+		case typLink:
+			st, err := d.statFollow(name)
 			if err != nil {
 				diags = append(diags, diag(skill.Warning, skill.CodeSymlinkBroken, childPath, "broken symlink: %s; skipped", linkTarget(childPath, err)))
 				continue
 			}
-			if !st.IsDir() {
+			if !st.isDir() {
 				continue
 			}
 			childReal, err = filepath.EvalSymlinks(childPath)
@@ -330,7 +324,7 @@ func (s *scan) visit(t task) levelResult {
 				diags = append(diags, diag(skill.Warning, skill.CodeSymlinkLoop, childPath, "symlink loop: it leads back to %s, a folder above it; not followed", childReal))
 				continue
 			}
-		} else if !typ.IsDir() {
+		default:
 			continue
 		}
 		if rules.IgnoredEntry(childRel, true) {
@@ -348,6 +342,39 @@ func (s *scan) visit(t task) levelResult {
 	return r
 }
 
+// readIgnoreFiles adds the patterns of the folder's ignore files to rules.
+func readIgnoreFiles(d *dirHandle, rel string, rules *ignore.Rules) (*ignore.Rules, []skill.Diagnostic) {
+	var diags []skill.Diagnostic
+	for _, name := range ignoreFiles {
+		if find(d.entries, name) < 0 {
+			continue
+		}
+		data, _, err := d.readFile(name)
+		if err != nil {
+			diags = append(diags, diag(skill.Warning, skill.CodeReadError, filepath.Join(d.path, name), "cannot read ignore file: %s; its patterns were not applied", errText(err)))
+			continue
+		}
+		rules = rules.Add(rel, data)
+	}
+	return rules, diags
+}
+
+// typeOf stats an entry whose type the listing did not give.
+func typeOf(d *dirHandle, name string) entType {
+	st, err := d.lstat(name)
+	switch {
+	case err != nil:
+		return typOther
+	case st.mode&fs.ModeSymlink != 0:
+		return typLink
+	case st.isDir():
+		return typDir
+	case st.isRegular():
+		return typFile
+	}
+	return typOther
+}
+
 func skipName(name string) bool {
 	return name == "" || name[0] == '.' || name == "node_modules"
 }
@@ -359,44 +386,24 @@ func joinRel(rel, name string) string {
 	return rel + "/" + name
 }
 
-func hasEntry(entries []fs.DirEntry, name string) bool {
-	i := sort.Search(len(entries), func(i int) bool { return entries[i].Name() >= name })
-	return i < len(entries) && entries[i].Name() == name
-}
-
 // entryFile returns "SKILL.md", or "skill.md" when only that exists, if the
 // folder is a skill; symlinks to files count.
-func entryFile(dir string, entries []fs.DirEntry) string {
+func entryFile(d *dirHandle) string {
 	for _, name := range []string{"SKILL.md", "skill.md"} {
-		i := sort.Search(len(entries), func(i int) bool { return entries[i].Name() >= name })
-		if i == len(entries) || entries[i].Name() != name {
+		i := find(d.entries, name)
+		if i < 0 {
 			continue
 		}
-		typ := entries[i].Type()
-		if typ.IsRegular() {
+		switch d.entries[i].typ {
+		case typFile:
 			return name
-		}
-		if typ&fs.ModeSymlink != 0 {
-			if st, err := os.Stat(filepath.Join(dir, name)); err == nil && st.Mode().IsRegular() {
+		case typLink, typUnknown:
+			if st, err := d.statFollow(name); err == nil && st.isRegular() {
 				return name
 			}
 		}
 	}
 	return ""
-}
-
-func readDir(path string) ([]fs.DirEntry, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	entries, err := f.ReadDir(-1)
-	if err != nil && err != io.EOF {
-		return nil, err
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
-	return entries, nil
 }
 
 func linkTarget(path string, err error) string {

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
-	"time"
 
 	"github.com/loadout/loadout/internal/ignore"
 	"github.com/loadout/loadout/skill"
@@ -22,7 +20,7 @@ type Cache struct {
 
 type cached struct {
 	size  int64
-	mtime time.Time
+	mtime int64
 	ino   uint64
 	doc   *skill.Document
 	diags []skill.Diagnostic
@@ -32,34 +30,39 @@ type cached struct {
 // NewCache returns an empty cache.
 func NewCache() *Cache { return &Cache{m: map[string]cached{}} }
 
-func (c *Cache) get(path string, st fs.FileInfo) (cached, bool) {
+func (c *Cache) get(path string, st fileStat) (cached, bool) {
 	if c == nil {
 		return cached{}, false
 	}
 	c.mu.Lock()
 	e, ok := c.m[path]
 	c.mu.Unlock()
-	if !ok || e.size != st.Size() || !e.mtime.Equal(st.ModTime()) || e.ino != inode(st) {
+	if !ok || e.size != st.size || e.mtime != st.mtime || e.ino != st.ino {
 		return cached{}, false
 	}
 	return e, true
 }
 
-func (c *Cache) put(path string, st fs.FileInfo, e cached) {
+// has reports whether path is in the cache, so a cold scan can skip the
+// stat that a cache check needs.
+func (c *Cache) has(path string) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	_, ok := c.m[path]
+	c.mu.Unlock()
+	return ok
+}
+
+func (c *Cache) put(path string, st fileStat, e cached) {
 	if c == nil {
 		return
 	}
-	e.size, e.mtime, e.ino = st.Size(), st.ModTime(), inode(st)
+	e.size, e.mtime, e.ino = st.size, st.mtime, st.ino
 	c.mu.Lock()
 	c.m[path] = e
 	c.mu.Unlock()
-}
-
-func inode(st fs.FileInfo) uint64 {
-	if s, ok := st.Sys().(*syscall.Stat_t); ok {
-		return uint64(s.Ino)
-	}
-	return 0
 }
 
 // folderReader reads a folder skill's files through os.Root, so a symlink
@@ -79,31 +82,29 @@ func (r folderReader) ReadFile(p string) ([]byte, error) {
 func NewFolderReader(dir string) skill.Reader { return folderReader{dir: dir} }
 
 // loadSkill parses the entry file and lists the supporting files of the
-// skill in folder t.
-func (s *scan) loadSkill(t task, entry string, entries []fs.DirEntry) found {
+// skill in folder d.
+func (s *scan) loadSkill(t task, d *dirHandle, entry string) found {
 	f := found{rel: t.rel}
-	entryPath := filepath.Join(t.path, entry)
-	report := func(d skill.Diagnostic) { f.diags = append(f.diags, d) }
+	entryPath := t.path + string(filepath.Separator) + entry
+	report := func(dg skill.Diagnostic) { f.diags = append(f.diags, dg) }
 	if entry != "SKILL.md" {
 		report(diag(skill.Info, skill.CodeSkillMDLowercase, entryPath, "entry file is named skill.md; SKILL.md is the standard name and some agents only look for it"))
 	}
-	st, err := os.Stat(entryPath)
-	if err != nil {
-		report(diag(skill.Error, skill.CodeReadError, entryPath, "cannot read: %s; skill skipped", errText(err)))
-		return f
-	}
 	dirName := filepath.Base(t.path)
-	c, hit := s.opt.Cache.get(entryPath, st)
+	var c cached
+	hit := false
+	if s.opt.Cache.has(entryPath) {
+		if st, err := d.statFollow(entry); err == nil {
+			c, hit = s.opt.Cache.get(entryPath, st)
+		}
+	}
 	if !hit {
-		data, err := os.ReadFile(entryPath)
+		data, st, err := d.readFile(entry)
 		if err != nil {
 			report(diag(skill.Error, skill.CodeReadError, entryPath, "cannot read: %s; skill skipped", errText(err)))
 			return f
 		}
-		c.doc, c.diags, c.ok = skill.Parse(data, entryPath, dirName)
-		if c.ok {
-			c.doc.Body = "" // bodies are read on demand; do not hold them
-		}
+		c.doc, c.diags, c.ok = skill.ParseHeader(data, entryPath, dirName)
 		s.opt.Cache.put(entryPath, st, c)
 	}
 	f.diags = append(f.diags, c.diags...)
@@ -116,10 +117,9 @@ func (s *scan) loadSkill(t task, entry string, entries []fs.DirEntry) found {
 		}
 	}
 	m := manifest{scan: s, skillReal: t.real, base: t.rel, name: c.doc.Name}
-	m.walk(t.path, t.real, "", t.depth, t.rules, t.up, entries, entry)
+	m.walk(d, t.real, "", t.depth, t.rules, t.up, entry)
 	f.diags = append(f.diags, m.diags...)
-	origin := s.origin
-	f.skill = skill.New(c.doc, t.real, entry, m.files, origin, folderReader{dir: t.real})
+	f.skill = skill.New(c.doc, t.real, entry, m.files, s.origin, folderReader{dir: t.real})
 	return f
 }
 
@@ -140,90 +140,89 @@ func (m *manifest) report(sev skill.Severity, code, path, format string, args ..
 	m.diags = append(m.diags, d)
 }
 
-// walk lists a folder of the skill; rel is its path inside the skill.
+// walk lists folder d of the skill; rel is its path inside the skill.
 // Entries come sorted, so the manifest comes out sorted by path.
-func (m *manifest) walk(path, real, rel string, depth int, rules *ignore.Rules, up *chain, entries []fs.DirEntry, entry string) {
-	for _, name := range ignoreFiles {
-		if hasEntry(entries, name) {
-			if data, err := os.ReadFile(filepath.Join(path, name)); err == nil {
-				rules = rules.Add(m.rootRel(rel), data)
-			}
-		}
+func (m *manifest) walk(d *dirHandle, real, rel string, depth int, rules *ignore.Rules, up *chain, entry string) {
+	rules, diags := readIgnoreFiles(d, m.rootRel(rel), rules)
+	for _, dg := range diags {
+		dg.Skill = m.name
+		m.diags = append(m.diags, dg)
 	}
-	for _, e := range entries {
-		name := e.Name()
+	for _, e := range d.entries {
+		name := e.name
 		if skipName(name) || rel == "" && name == entry {
 			continue
 		}
 		if m.count >= m.scan.opt.MaxFiles {
 			if !m.capped {
-				m.report(skill.Warning, skill.CodeLimitFiles, path, "skill %q has more than %d files and folders (max_files); the rest are not listed", m.name, m.scan.opt.MaxFiles)
+				m.report(skill.Warning, skill.CodeLimitFiles, d.path, "skill %q has more than %d files and folders (max_files); the rest are not listed", m.name, m.scan.opt.MaxFiles)
 				m.capped = true
 			}
 			return
 		}
-		childPath := path + string(filepath.Separator) + name
 		childRel := joinRel(rel, name)
-		typ := e.Type()
-		var info fs.FileInfo
-		var err error
+		childPath := func() string { return d.path + string(filepath.Separator) + name }
 		childReal := real + string(filepath.Separator) + name
-		if typ&fs.ModeSymlink != 0 {
-			info, err = os.Stat(childPath)
+		var st fileStat
+		var err error
+		if e.typ == typLink || e.typ == typUnknown && typeOf(d, name) == typLink {
+			st, err = d.statFollow(name)
 			if err != nil {
-				m.report(skill.Warning, skill.CodeSymlinkBroken, childPath, "broken symlink: %s; not listed", linkTarget(childPath, err))
+				m.report(skill.Warning, skill.CodeSymlinkBroken, childPath(), "broken symlink: %s; not listed", linkTarget(childPath(), err))
 				continue
 			}
-			childReal, err = filepath.EvalSymlinks(childPath)
+			childReal, err = filepath.EvalSymlinks(childPath())
 			if err != nil {
-				m.report(skill.Warning, skill.CodeSymlinkBroken, childPath, "cannot resolve symlink: %s; not listed", errText(err))
+				m.report(skill.Warning, skill.CodeSymlinkBroken, childPath(), "cannot resolve symlink: %s; not listed", errText(err))
 				continue
 			}
 			if !within(childReal, m.skillReal) {
-				m.report(skill.Warning, skill.CodeSymlinkEscapes, childPath, "symlink points outside the skill folder (to %s); not listed and never served", childReal)
+				m.report(skill.Warning, skill.CodeSymlinkEscapes, childPath(), "symlink points outside the skill folder (to %s); not listed and never served", childReal)
 				continue
 			}
-			if info.IsDir() && up.has(childReal) {
-				m.report(skill.Warning, skill.CodeSymlinkLoop, childPath, "symlink loop: it leads back to %s; not followed", childReal)
+			if st.isDir() && up.has(childReal) {
+				m.report(skill.Warning, skill.CodeSymlinkLoop, childPath(), "symlink loop: it leads back to %s; not followed", childReal)
 				continue
 			}
+		} else if e.typ == typDir {
+			st.mode = fs.ModeDir
 		} else {
-			info, err = e.Info()
+			st, err = d.lstat(name)
 			if err != nil {
-				m.report(skill.Warning, skill.CodeReadError, childPath, "cannot read: %s; not listed", errText(err))
+				m.report(skill.Warning, skill.CodeReadError, childPath(), "cannot read: %s; not listed", errText(err))
 				continue
 			}
 		}
-		ignoreRel := m.rootRel(childRel)
-		if rules.IgnoredEntry(ignoreRel, info.IsDir()) {
+		if rules.IgnoredEntry(m.rootRel(childRel), st.isDir()) {
 			continue
 		}
 		m.count++
-		if info.IsDir() {
+		if st.isDir() {
 			if depth+1 > m.scan.opt.MaxDepth {
-				m.report(skill.Warning, skill.CodeLimitDepth, childPath, "folder is deeper than the limit (max_depth %d); its files are not listed", m.scan.opt.MaxDepth)
+				m.report(skill.Warning, skill.CodeLimitDepth, childPath(), "folder is deeper than the limit (max_depth %d); its files are not listed", m.scan.opt.MaxDepth)
 				continue
 			}
-			sub, err := readDir(childPath)
+			sub, err := openDir(childPath())
 			if err != nil {
-				m.report(skill.Warning, skill.CodeReadError, childPath, "cannot list the folder: %s; its files are not listed", errText(err))
+				m.report(skill.Warning, skill.CodeReadError, childPath(), "cannot list the folder: %s; its files are not listed", errText(err))
 				continue
 			}
-			if hasEntry(sub, "SKILL.md") || hasEntry(sub, "skill.md") {
-				m.report(skill.Warning, skill.CodeNestedSkill, childPath, "a SKILL.md inside skill %q is not a separate skill; it is listed as one of %q's files. Move the folder out to make it a skill", m.name, m.name)
+			if find(sub.entries, "SKILL.md") >= 0 || find(sub.entries, "skill.md") >= 0 {
+				m.report(skill.Warning, skill.CodeNestedSkill, childPath(), "a SKILL.md inside skill %q is not a separate skill; it is listed as one of %q's files. Move the folder out to make it a skill", m.name, m.name)
 			}
-			m.walk(childPath, childReal, childRel, depth+1, rules, &chain{real: childReal, up: up}, sub, "")
+			m.walk(sub, childReal, childRel, depth+1, rules, &chain{real: childReal, up: up}, "")
+			sub.close()
 			continue
 		}
-		if !info.Mode().IsRegular() {
+		if !st.isRegular() {
 			continue
 		}
-		exec := info.Mode().Perm()&0o111 != 0
+		exec := st.mode.Perm()&0o111 != 0
 		ct, bin, known := skill.TypeByName(name)
 		if !known {
-			ct, bin = sniffFile(childPath)
+			ct, bin = sniffFile(childPath())
 		}
-		m.files = append(m.files, skill.File{Path: childRel, Size: info.Size(), ContentType: ct, Binary: bin, Executable: exec, Script: skill.IsScript(childRel, exec)})
+		m.files = append(m.files, skill.File{Path: childRel, Size: st.size, ContentType: ct, Binary: bin, Executable: exec, Script: skill.IsScript(childRel, exec)})
 	}
 }
 

@@ -1,0 +1,47 @@
+package source
+
+import (
+	"io/fs"
+	"sort"
+)
+
+// dirent is one directory entry as listed: its name and, when the file
+// system says so without a stat, its type.
+type dirent struct {
+	name string
+	typ  entType
+}
+
+type entType uint8
+
+const (
+	typUnknown entType = iota
+	typFile
+	typDir
+	typLink
+	typOther
+)
+
+// fileStat is what discovery needs of a stat.
+type fileStat struct {
+	size  int64
+	mode  fs.FileMode
+	mtime int64 // nanoseconds
+	ino   uint64
+}
+
+func (s fileStat) isDir() bool     { return s.mode.IsDir() }
+func (s fileStat) isRegular() bool { return s.mode.IsRegular() }
+
+func sortEntries(es []dirent) {
+	sort.Slice(es, func(i, j int) bool { return es[i].name < es[j].name })
+}
+
+// find returns the index of name in sorted entries, or -1.
+func find(es []dirent, name string) int {
+	i := sort.Search(len(es), func(i int) bool { return es[i].name >= name })
+	if i < len(es) && es[i].name == name {
+		return i
+	}
+	return -1
+}
