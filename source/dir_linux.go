@@ -167,4 +167,3 @@ func (d *dirHandle) statFollow(name string) (fileStat, error) {
 	}
 	return toStat(&st), nil
 }
-
