@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/loadout/loadout/internal/textdist"
 	"github.com/loadout/loadout/render"
 	"github.com/loadout/loadout/skill"
 )
@@ -242,7 +243,7 @@ func closest(name string, cands []string) []string {
 	var out []scored
 	limit := max(2, utf8.RuneCountInString(name)/3)
 	for _, c := range cands {
-		d := editDistance(name, c)
+		d := textdist.Levenshtein(name, c)
 		if strings.Contains(c, name) || strings.Contains(name, c) {
 			d = min(d, 1)
 		}
@@ -261,25 +262,4 @@ func closest(name string, cands []string) []string {
 		names = append(names, out[i].s)
 	}
 	return names
-}
-
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

@@ -3,10 +3,10 @@ package skill
 import (
 	"errors"
 	"fmt"
+	"github.com/loadout/loadout/internal/pyrepr"
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -208,7 +208,7 @@ func pyStr(v any) string {
 func pyRepr(v any) string {
 	switch t := v.(type) {
 	case string:
-		return pyStrRepr(t)
+		return pyrepr.String(t)
 	case []any:
 		parts := make([]string, len(t))
 		for i, e := range t {
@@ -218,46 +218,11 @@ func pyRepr(v any) string {
 	case Fields:
 		parts := make([]string, len(t))
 		for i, kv := range t {
-			parts[i] = pyStrRepr(kv.Key) + ": " + pyRepr(kv.Value)
+			parts[i] = pyrepr.String(kv.Key) + ": " + pyRepr(kv.Value)
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	}
 	return "None"
-}
-
-// pyStrRepr is Python's repr() of a str.
-func pyStrRepr(s string) string {
-	quote := byte('\'')
-	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
-		quote = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(quote)
-	for _, r := range s {
-		switch {
-		case r == rune(quote) || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r < 0x80 || unicode.IsPrint(r):
-			b.WriteRune(r)
-		case r < 0x100:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r < 0x10000:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
-		}
-	}
-	b.WriteByte(quote)
-	return b.String()
 }
 
 // ToPrompt renders the <available_skills> block of "skills-ref to-prompt"

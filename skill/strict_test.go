@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"github.com/loadout/loadout/internal/pyrepr"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -460,8 +461,8 @@ func TestPyHelpers(t *testing.T) {
 		"t\tn\n\x01\\":  `'t\tn\n\x01\\'`,
 		"é\u00a0\u200b": `'é\xa0\u200b'`,
 	} {
-		if got := pyStrRepr(in); got != want {
-			t.Errorf("pyStrRepr(%q) = %s, want %s", in, got, want)
+		if got := pyrepr.String(in); got != want {
+			t.Errorf("pyrepr.String(%q) = %s, want %s", in, got, want)
 		}
 	}
 	if got := pyStrip("\x1c\u3000 x \t\u00a0"); got != "x" {

@@ -10,10 +10,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/loadout/loadout/internal/pyrepr"
 	"io"
 	"os"
 	"strings"
-	"unicode"
 
 	"github.com/loadout/loadout/skill"
 )
@@ -161,7 +161,7 @@ func (c refCommand) parse(e *env, args []string) (paths []string, code int, done
 	}
 	for _, p := range check {
 		if _, err := os.Stat(p); err != nil {
-			return nil, c.usageError(e, fmt.Sprintf("Invalid value for '%s': Path %s does not exist.", c.metavar, refRepr(p))), true
+			return nil, c.usageError(e, fmt.Sprintf("Invalid value for '%s': Path %s does not exist.", c.metavar, pyrepr.String(p))), true
 		}
 	}
 	if !c.many && len(paths) > 1 {
@@ -221,39 +221,4 @@ func refMatchingChars(a, b []rune) int {
 		return 0
 	}
 	return best + refMatchingChars(a[:bestI], b[:bestJ]) + refMatchingChars(a[bestI+best:], b[bestJ+best:])
-}
-
-// refRepr is Python's repr() of a str, which click uses to quote a path.
-func refRepr(s string) string {
-	quote := '\''
-	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
-		quote = '"'
-	}
-	var b strings.Builder
-	b.WriteRune(quote)
-	for _, r := range s {
-		switch {
-		case r == quote || r == '\\':
-			b.WriteRune('\\')
-			b.WriteRune(r)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r < 0x80 || unicode.IsPrint(r):
-			b.WriteRune(r)
-		case r < 0x100:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r < 0x10000:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
-		}
-	}
-	b.WriteRune(quote)
-	return b.String()
 }

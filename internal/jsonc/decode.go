@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/loadout/loadout/internal/textdist"
 	"reflect"
 	"strconv"
 	"strings"
@@ -489,32 +490,10 @@ func suggest(key string, names []string) string {
 	}
 	best, bestD := "", 3
 	for _, n := range names {
-		d := editDistance(key, n)
+		d := textdist.Levenshtein(key, n)
 		if d < bestD && d*2 <= utf8.RuneCountInString(key)+1 {
 			best, bestD = n, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/loadout/loadout/internal/textdist"
 	"reflect"
 	"strings"
 	"testing"
@@ -372,7 +373,7 @@ func TestEditDistance(t *testing.T) {
 		a, b string
 		d    int
 	}{{"", "", 0}, {"a", "", 1}, {"kitten", "sitting", 3}, {"inlin", "inline", 1}, {"ü", "u", 1}, {"ab", "ba", 2}} {
-		if got := editDistance(tt.a, tt.b); got != tt.d {
+		if got := textdist.Levenshtein(tt.a, tt.b); got != tt.d {
 			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.d)
 		}
 	}
