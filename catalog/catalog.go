@@ -13,8 +13,27 @@ import (
 	"github.com/loadout/loadout/source"
 )
 
+// Provider supplies skills that are not found by scanning a folder: the
+// store, or one plugin. Skills come in the provider's own order, which is
+// its precedence. The catalog calls it on every Reload.
+type Provider interface {
+	Skills(ctx context.Context) ([]*skill.Skill, []skill.Diagnostic)
+}
+
+// ProviderFunc adapts a function to Provider.
+type ProviderFunc func(ctx context.Context) ([]*skill.Skill, []skill.Diagnostic)
+
+// Skills calls f.
+func (f ProviderFunc) Skills(ctx context.Context) ([]*skill.Skill, []skill.Diagnostic) { return f(ctx) }
+
 // Options configure a Catalog.
 type Options struct {
+	// Store serves {"store": true} sources; nil means no store is configured.
+	Store Provider
+	// Plugins serve {"plugin": ID} sources, by plugin id, and PluginOrder
+	// is their configured order (for the global catalog).
+	Plugins     map[string]Provider
+	PluginOrder []string
 	// Scan bounds folder scans. Its Cache is created if nil, so reloads
 	// reparse only the SKILL.md files that changed.
 	Scan source.Options
@@ -67,41 +86,75 @@ func New(ctx context.Context, agents []AgentSpec, opt Options) (*Catalog, error)
 // Reload rescans every source and rebuilds every loadout. Unchanged
 // SKILL.md files are not parsed again.
 func (c *Catalog) Reload(ctx context.Context) {
-	scans := map[string]*source.Result{}
-	var rootOrder []string
-	scan := func(root string) *source.Result {
-		key := absRoot(root)
-		if r, ok := scans[key]; ok {
+	results := map[string]*source.Result{}
+	var order []SourceSpec
+	fetch := func(spec SourceSpec) *source.Result {
+		key := spec.key()
+		if r, ok := results[key]; ok {
 			return r
 		}
-		r := source.ScanFolder(ctx, key, c.opt.Scan)
-		scans[key] = r
-		rootOrder = append(rootOrder, key)
+		r := c.read(ctx, spec)
+		results[key] = r
+		order = append(order, spec)
 		return r
 	}
 	snap := &snapshot{agents: map[string]*Loadout{}}
 	for _, spec := range c.specs {
-		l := c.build(spec, scan)
+		l := c.build(spec, fetch)
 		snap.agents[spec.AgentID] = l
 		snap.order = append(snap.order, l)
 	}
-	// The global catalog: every root any agent names, in order of first
-	// appearance, everything available, nothing inline.
-	var gspec AgentSpec
-	gspec.AgentID = GlobalID
-	gspec.DisplayName = "All skills"
-	for _, root := range rootOrder {
-		gspec.Skills = append(gspec.Skills, SourceSpec{Root: root})
-	}
-	snap.global = c.build(gspec, scan)
-	for _, root := range rootOrder {
-		snap.diags = append(snap.diags, scans[root].Diagnostics...)
+	snap.global = c.build(c.globalSpec(order), fetch)
+	for _, spec := range order {
+		snap.diags = append(snap.diags, results[spec.key()].Diagnostics...)
 	}
 	for _, l := range snap.order {
 		snap.diags = append(snap.diags, l.agentDiags...)
 	}
 	snap.diags = append(snap.diags, snap.global.agentDiags...)
 	c.snap.Store(snap)
+}
+
+// globalSpec is the global catalog: every folder any agent names (in order
+// of first appearance), then the store, then every configured plugin in
+// config order. Everything is available and nothing inline; the first
+// source wins a name, and every shadowed skill is reported.
+func (c *Catalog) globalSpec(seen []SourceSpec) AgentSpec {
+	g := AgentSpec{AgentID: GlobalID, DisplayName: "All skills"}
+	for _, s := range seen {
+		if s.Root != "" {
+			g.Skills = append(g.Skills, SourceSpec{Root: s.Root})
+		}
+	}
+	if c.opt.Store != nil {
+		g.Skills = append(g.Skills, SourceSpec{Store: true})
+	}
+	for _, id := range c.opt.PluginOrder {
+		g.Skills = append(g.Skills, SourceSpec{Plugin: id})
+	}
+	return g
+}
+
+// read reads one source.
+func (c *Catalog) read(ctx context.Context, spec SourceSpec) *source.Result {
+	switch {
+	case spec.Store:
+		if c.opt.Store == nil {
+			return &source.Result{Diagnostics: []skill.Diagnostic{{Severity: skill.Error, Code: CodeNoStore, Field: "store",
+				Message: `a {"store": true} source is configured but there is no store: set "store" in the config, --db or LOADOUT_DB`}}}
+		}
+		sk, d := c.opt.Store.Skills(ctx)
+		return &source.Result{Skills: sk, Diagnostics: d}
+	case spec.Plugin != "":
+		p, ok := c.opt.Plugins[spec.Plugin]
+		if !ok {
+			return &source.Result{Diagnostics: []skill.Diagnostic{{Severity: skill.Error, Code: CodeNoPlugin, Field: "plugin",
+				Message: fmt.Sprintf("no plugin with id %q is loaded: add its folder to \"plugins\" in the config (loaded: %s)", spec.Plugin, strings.Join(c.opt.PluginOrder, ", "))}}}
+		}
+		sk, d := p.Skills(ctx)
+		return &source.Result{Skills: sk, Diagnostics: d}
+	}
+	return source.ScanFolder(ctx, absRoot(spec.Root), c.opt.Scan)
 }
 
 func absRoot(root string) string {
@@ -187,7 +240,7 @@ func (l *Loadout) Diagnostics() []skill.Diagnostic {
 	return append(out, l.agentDiags...)
 }
 
-func (c *Catalog) build(spec AgentSpec, scan func(string) *source.Result) *Loadout {
+func (c *Catalog) build(spec AgentSpec, fetch func(SourceSpec) *source.Result) *Loadout {
 	l := &Loadout{Spec: spec, byName: map[string]*Entry{}}
 	if l.Spec.Budget == 0 {
 		l.Spec.Budget = c.opt.Budget
@@ -215,8 +268,8 @@ func (c *Catalog) build(spec AgentSpec, scan func(string) *source.Result) *Loado
 		l.byName[name] = e
 	}
 	for i, src := range spec.Skills {
-		key := absRoot(src.Root)
-		res := scan(src.Root)
+		key := src.key()
+		res := fetch(src)
 		if !seenRoot[key] {
 			seenRoot[key] = true
 			l.scanDiags = append(l.scanDiags, res.Diagnostics...)
@@ -227,6 +280,12 @@ func (c *Catalog) build(spec AgentSpec, scan func(string) *source.Result) *Loado
 		}
 		skills := append([]*skill.Skill(nil), res.Skills...)
 		sort.SliceStable(skills, func(a, b int) bool { return skills[a].Name < skills[b].Name })
+		// A source may hold a name twice (a plugin, or two roots of a
+		// store); only the first is selected, and the rest is reported.
+		skills = dedupeNames(skills, func(winner, loser *skill.Skill) {
+			report(skill.Diagnostic{Severity: skill.Warning, Code: skill.CodeNameCollision, Skill: winner.Name, Path: loser.Location,
+				Message: fmt.Sprintf("%s holds two skills named %q; the first is used", src, winner.Name), Winner: winner.Location, Loser: loser.Location})
+		})
 		for _, sk := range skills {
 			inAvail, inInline := matchAny(avail, sk.Name), matchAny(inline, sk.Name)
 			if !inAvail && !inInline {
@@ -240,7 +299,7 @@ func (c *Catalog) build(spec AgentSpec, scan func(string) *source.Result) *Loado
 			add(&Entry{Skill: sk, Source: i, Inline: inInline, Listed: !inInline})
 		}
 	}
-	c.preload(l, scan, add, report)
+	c.preload(l, fetch, add, report)
 	for _, e := range l.entries {
 		if e.Inline {
 			body, err := e.Skill.Body()
@@ -281,11 +340,11 @@ func (c *Catalog) build(spec AgentSpec, scan func(string) *source.Result) *Loado
 // preload adds the agent's preloaded skills as inline entries. A name is
 // looked up among the skills of the agent's sources; a path (anything with
 // a slash, or starting with ~ or .) is loaded as a skill folder.
-func (c *Catalog) preload(l *Loadout, scan func(string) *source.Result, add func(*Entry), report func(skill.Diagnostic)) {
+func (c *Catalog) preload(l *Loadout, fetch func(SourceSpec) *source.Result, add func(*Entry), report func(skill.Diagnostic)) {
 	for i, p := range l.Spec.Preload {
 		field := fmt.Sprintf("preload[%d]", i)
 		if isPath(p) {
-			res := scan(p)
+			res := fetch(SourceSpec{Root: p})
 			real, _ := filepath.EvalSymlinks(absRoot(p))
 			var found *skill.Skill
 			for _, sk := range res.Skills {
@@ -315,7 +374,7 @@ func (c *Catalog) preload(l *Loadout, scan func(string) *source.Result, add func
 		// Not selected by any pattern: look in the agent's sources.
 		var found *Entry
 		for si, src := range l.Spec.Skills {
-			for _, sk := range scan(src.Root).Skills {
+			for _, sk := range fetch(src).Skills {
 				if sk.Name == p {
 					found = &Entry{Skill: sk, Source: si, Inline: true}
 					break
@@ -327,17 +386,17 @@ func (c *Catalog) preload(l *Loadout, scan func(string) *source.Result, add func
 		}
 		if found == nil {
 			report(skill.Diagnostic{Severity: skill.Error, Code: CodePreloadMissing, Field: field, Skill: p,
-				Message: fmt.Sprintf("preload %q names no skill in the agent's sources%s", p, suggestText(closest(p, allNames(l, scan))))})
+				Message: fmt.Sprintf("preload %q names no skill in the agent's sources%s", p, suggestText(closest(p, allNames(l, fetch))))})
 			continue
 		}
 		add(found)
 	}
 }
 
-func allNames(l *Loadout, scan func(string) *source.Result) []string {
+func allNames(l *Loadout, fetch func(SourceSpec) *source.Result) []string {
 	var names []string
 	for _, src := range l.Spec.Skills {
-		for _, sk := range scan(src.Root).Skills {
+		for _, sk := range fetch(src).Skills {
 			names = append(names, sk.Name)
 		}
 	}
@@ -363,4 +422,20 @@ const (
 	CodePreloadMissing  = "preload-missing"
 	CodeBudgetShortened = "budget-shortened"
 	CodeBudgetOmitted   = "budget-omitted"
+	CodeNoStore         = "store-missing"
+	CodeNoPlugin        = "plugin-missing"
 )
+
+// dedupeNames keeps the first skill of each name (the input is sorted by
+// name, stably) and calls lost for the others.
+func dedupeNames(skills []*skill.Skill, lost func(winner, loser *skill.Skill)) []*skill.Skill {
+	out := skills[:0]
+	for _, sk := range skills {
+		if n := len(out); n > 0 && out[n-1].Name == sk.Name {
+			lost(out[n-1], sk)
+			continue
+		}
+		out = append(out, sk)
+	}
+	return out
+}

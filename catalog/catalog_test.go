@@ -194,10 +194,11 @@ func TestPreloadAndTools(t *testing.T) {
 
 func TestSpecErrors(t *testing.T) {
 	cases := map[string]AgentSpec{
-		"agentId is required":                          {},
-		`skills[0].root is required`:                   {AgentID: "a", Skills: []SourceSpec{{}}},
-		`skills[0].inline[1] pattern "[" is malformed`: {AgentID: "a", Skills: []SourceSpec{{Root: "x", Inline: []string{"a", "["}}}},
-		`format "xml" is not a prompt format`:          {AgentID: "a", Format: "xml"},
+		"agentId is required":                             {},
+		`skills[0] must name exactly one source`:          {AgentID: "a", Skills: []SourceSpec{{}}},
+		`skills[0] must name exactly one source: {"root"`: {AgentID: "a", Skills: []SourceSpec{{Root: "x", Store: true}}},
+		`skills[0].inline[1] pattern "[" is malformed`:    {AgentID: "a", Skills: []SourceSpec{{Root: "x", Inline: []string{"a", "["}}}},
+		`format "xml" is not a prompt format`:             {AgentID: "a", Format: "xml"},
 	}
 	for want, spec := range cases {
 		_, err := New(context.Background(), []AgentSpec{spec}, Options{})

@@ -31,11 +31,16 @@ type AgentSpec struct {
 	Format string `json:"format,omitempty"`
 }
 
-// SourceSpec is one entry of an agent's skills list.
+// SourceSpec is one entry of an agent's skills list. Exactly one of Root,
+// Store and Plugin is set.
 type SourceSpec struct {
 	// Root is a folder scanned recursively for SKILL.md. A leading ~ is the
 	// home folder; a relative root resolves against the config file's folder.
 	Root string `json:"root,omitempty"`
+	// Store selects the skills kept in the database.
+	Store bool `json:"store,omitempty"`
+	// Plugin selects the skills a plugin contributes, by plugin id.
+	Plugin string `json:"plugin,omitempty"`
 	// Available are glob patterns (* and ?, case-sensitive) over skill names
 	// to put in the reference listing. Inline are patterns for skills whose
 	// body goes into the prompt. When both are omitted, Available is ["*"].
@@ -44,7 +49,24 @@ type SourceSpec struct {
 }
 
 func (s SourceSpec) String() string {
+	switch {
+	case s.Store:
+		return "store"
+	case s.Plugin != "":
+		return "plugin " + s.Plugin
+	}
 	return "root " + s.Root
+}
+
+// key identifies the source, so each is read once however many agents use it.
+func (s SourceSpec) key() string {
+	switch {
+	case s.Store:
+		return "store"
+	case s.Plugin != "":
+		return "plugin:" + s.Plugin
+	}
+	return "root:" + absRoot(s.Root)
 }
 
 // Validate checks the spec's own fields. It does not touch the file system.
@@ -54,8 +76,14 @@ func (a *AgentSpec) Validate() error {
 	}
 	for i, s := range a.Skills {
 		field := fmt.Sprintf("skills[%d]", i)
-		if strings.TrimSpace(s.Root) == "" {
-			return &SpecError{Agent: a.AgentID, Field: field + ".root", Msg: "is required: name the folder to scan for skills"}
+		n := 0
+		for _, set := range []bool{strings.TrimSpace(s.Root) != "", s.Store, strings.TrimSpace(s.Plugin) != ""} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			return &SpecError{Agent: a.AgentID, Field: field, Msg: `must name exactly one source: {"root": DIR}, {"store": true} or {"plugin": ID}`}
 		}
 		for name, pats := range map[string][]string{"available": s.Available, "inline": s.Inline} {
 			for j, p := range pats {

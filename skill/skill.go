@@ -21,6 +21,10 @@ type Origin struct {
 	Trust  string `json:"trust,omitempty"`
 	// Version is the store's version number, when there is one.
 	Version int `json:"version,omitempty"`
+	// Provenance says where the skill's bytes came from, when known: the
+	// file, archive or URL a stored skill was imported from, or the
+	// plugin's version.
+	Provenance string `json:"provenance,omitempty"`
 }
 
 // File is one supporting file of a skill, as listed in its manifest. Files
