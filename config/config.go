@@ -29,6 +29,15 @@ type File struct {
 	Format string `json:"format,omitempty"`
 	// Limits bound folder discovery.
 	Limits Limits `json:"limits,omitempty"`
+	// Store is where stored skills live: a file path means SQLite, a
+	// postgres:// URL means PostgreSQL. Default: loadout.db next to this
+	// file. --db and LOADOUT_DB override it.
+	Store string `json:"store,omitempty"`
+	// StoreLimits bound what may be stored.
+	StoreLimits StoreLimits `json:"storeLimits,omitempty"`
+	// Plugins are plugin folders (each holding plugin.json), in precedence
+	// order.
+	Plugins []string `json:"plugins,omitempty"`
 
 	// Path is the absolute path the file was read from.
 	Path string `json:"-"`
@@ -39,6 +48,41 @@ type Limits struct {
 	MaxDepth int `json:"maxDepth,omitempty"`
 	MaxDirs  int `json:"maxDirs,omitempty"`
 	MaxFiles int `json:"maxFiles,omitempty"`
+}
+
+// StoreLimits bound what the store accepts; zero means the default.
+type StoreLimits struct {
+	MaxFileSize  int64 `json:"maxFileSize,omitempty"`
+	MaxTotalSize int64 `json:"maxTotalSize,omitempty"`
+	MaxFiles     int   `json:"maxFiles,omitempty"`
+	WarnTextSize int64 `json:"warnTextSize,omitempty"`
+}
+
+// DefaultStoreName is the SQLite file used when no store is configured.
+const DefaultStoreName = "loadout.db"
+
+// StoreDSN returns the store to open: a postgres:// URL as given, or an
+// absolute SQLite path (relative paths resolve against the config's folder;
+// empty means loadout.db beside the config).
+func (f *File) StoreDSN() string {
+	return ResolveStore(filepath.Dir(f.Path), f.Store)
+}
+
+// ResolveStore resolves a store setting against dir: URLs stay as they
+// are, "" is dir/loadout.db, and a relative file path joins dir.
+func ResolveStore(dir, dsn string) string {
+	if IsPostgres(dsn) {
+		return dsn
+	}
+	if dsn == "" {
+		dsn = DefaultStoreName
+	}
+	return Resolve(dir, dsn)
+}
+
+// IsPostgres reports whether a store setting names PostgreSQL.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
 // Error is a config problem, naming the file, and the field when there is one.
@@ -95,6 +139,9 @@ func Parse(data []byte, path string) (*File, error) {
 	}
 	f.Path = path
 	dir := filepath.Dir(path)
+	for i, p := range f.Plugins {
+		f.Plugins[i] = Resolve(dir, p)
+	}
 	for i := range f.Agents {
 		a := &f.Agents[i]
 		for j := range a.Skills {
@@ -147,6 +194,14 @@ func (f *File) Validate() error {
 	case "", "pi", "catalog", "progressive":
 	default:
 		return &Error{File: f.Path, Field: "format", Msg: fmt.Sprintf("%q is not a prompt format: use pi, catalog or progressive", f.Format)}
+	}
+	if f.StoreLimits.MaxFileSize < 0 || f.StoreLimits.MaxTotalSize < 0 || f.StoreLimits.MaxFiles < 0 || f.StoreLimits.WarnTextSize < 0 {
+		return &Error{File: f.Path, Field: "storeLimits", Msg: "limits must be positive numbers (0 or absent for the defaults)"}
+	}
+	for i, p := range f.Plugins {
+		if strings.TrimSpace(p) == "" {
+			return &Error{File: f.Path, Field: fmt.Sprintf("plugins[%d]", i), Msg: "is empty: give the folder holding plugin.json"}
+		}
 	}
 	if f.Limits.MaxDepth < 0 || f.Limits.MaxDirs < 0 || f.Limits.MaxFiles < 0 {
 		return &Error{File: f.Path, Field: "limits", Msg: "limits must be positive numbers (0 or absent for the defaults)"}

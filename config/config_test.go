@@ -57,7 +57,7 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		`{"agents": [{"agentId": "a", "skills": [{"root": "x", "inline": "y"}]}]}`:       `agents[0].skills[0].inline`,
 		`{"agents": [{"displayName": "x"}]}`:                                             `agents[0].agentId: is required`,
 		`{"agents": [{"agentId": "a"}, {"agentId": "a"}]}`:                               `agents[1].agentId: "a" is already the id of agents[0]`,
-		`{"agents": [{"agentId": "a", "skills": [{"available": ["*"]}]}]}`:               `agents[0].skills[0].root: is required`,
+		`{"agents": [{"agentId": "a", "skills": [{"available": ["*"]}]}]}`:               `agents[0].skills[0]: must name exactly one source`,
 		`{"agents": [{"agentId": "a", "format": "yaml"}]}`:                               `agents[0].format: "yaml" is not a prompt format`,
 		`{"agents": [{"agentId": "a", "skills": [{"root": "x", "available": ["[a"]}]}]}`: `agents[0].skills[0].available[0]: pattern "[a" is malformed`,
 		"{\n  \"agents\": [\n    {\"agentId\": \"a\",,}\n  ]\n}":                         `/cfg/loadout.json:3:`,
@@ -76,5 +76,28 @@ func TestLoadMissingFile(t *testing.T) {
 	_, err := Load(filepath.Join(t.TempDir(), "loadout.json"))
 	if err == nil || !strings.Contains(err.Error(), "no such config file") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+func TestStoreAndPlugins(t *testing.T) {
+	f, err := Parse([]byte(`{"plugins": ["plugins/acme", "/opt/p"], "storeLimits": {"maxFiles": 10}}`), "/srv/loadout.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.StoreDSN() != "/srv/loadout.db" || f.Plugins[0] != "/srv/plugins/acme" || f.Plugins[1] != "/opt/p" || f.StoreLimits.MaxFiles != 10 {
+		t.Errorf("got %q %v %+v", f.StoreDSN(), f.Plugins, f.StoreLimits)
+	}
+	for in, want := range map[string]string{
+		"data/skills.db":              "/srv/data/skills.db",
+		"postgres://u@h/db":           "postgres://u@h/db",
+		"postgresql://u@h/db?x=y":     "postgresql://u@h/db?x=y",
+		"/var/lib/loadout/loadout.db": "/var/lib/loadout/loadout.db",
+	} {
+		if got := ResolveStore("/srv", in); got != want {
+			t.Errorf("ResolveStore(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if _, err := Parse([]byte(`{"plugins": [""]}`), "/x/loadout.json"); err == nil || !strings.Contains(err.Error(), "plugins[0]") {
+		t.Errorf("empty plugin: %v", err)
 	}
 }
