@@ -239,3 +239,22 @@ func NewVirtual(doc *Document, loc string, files []File, origin Origin, reader R
 	s.Virtual = true
 	return s
 }
+
+// Bundle reads every file of the skill into a Bundle: the entry file and
+// each file of the manifest, with their executable bits. It is how any
+// skill, whatever its source, is exported.
+func (s *Skill) Bundle() (*Bundle, error) {
+	content, err := s.ReadFile(s.Entry)
+	if err != nil {
+		return nil, err
+	}
+	b := &Bundle{Content: content}
+	for _, f := range s.Files {
+		data, err := s.ReadFile(f.Path)
+		if err != nil {
+			return nil, err
+		}
+		b.Files = append(b.Files, BundleFile{Path: f.Path, Data: data, Executable: f.Executable, ContentType: f.ContentType, Binary: f.Binary})
+	}
+	return b, nil
+}
