@@ -114,7 +114,7 @@ func Load(dir string) (*Plugin, []skill.Diagnostic) {
 		dir:    real,
 		file:   file,
 		m:      m,
-		origin: skill.Origin{Kind: "plugin", Root: real, Plugin: m.ID, Trust: m.Trust},
+		origin: skill.Origin{Kind: "plugin", Root: real, Plugin: m.ID, Trust: m.Trust, Provenance: m.ID + " " + m.Version},
 	}
 	p := &Plugin{Manifest: *m, Dir: real}
 	type named struct{ field, loc string }

@@ -144,7 +144,7 @@ func TestLoadEverySourceKind(t *testing.T) {
 	if got, want := names(p), []string{"deploy", "notes", "review", "own-front"}; !slices.Equal(got, want) {
 		t.Fatalf("skills = %v, want %v", got, want)
 	}
-	wantOrigin := skill.Origin{Kind: "plugin", Root: real, Plugin: "acme-ops", Trust: "self_host_guarded"}
+	wantOrigin := skill.Origin{Kind: "plugin", Root: real, Plugin: "acme-ops", Trust: "self_host_guarded", Provenance: "acme-ops 1.4.0"}
 	for _, s := range p.Skills {
 		if s.Origin != wantOrigin {
 			t.Errorf("%s: origin %+v, want %+v", s.Name, s.Origin, wantOrigin)
