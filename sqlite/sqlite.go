@@ -5,40 +5,66 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/loadout/loadout/store/sqlstore"
-
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
-// BusyTimeoutMillis is how long a connection waits for another writer.
-const BusyTimeoutMillis = 10_000
+// BusyTimeout is how long a connection waits for another writer.
+const BusyTimeout = 10 * time.Second
 
 // Open opens (creating if need be) the store in the SQLite file at path
-// and brings its schema up to date. Connections use WAL, enforce foreign
-// keys, wait BusyTimeoutMillis for a busy database, and begin write
-// transactions IMMEDIATE, so a transaction never has to upgrade a read lock
-// (which SQLite may refuse, busy timeout or not).
+// and brings its schema up to date. The file is put in WAL mode;
+// connections enforce foreign keys, wait up to BusyTimeout for a busy
+// database, and begin write transactions IMMEDIATE, so a transaction never
+// has to upgrade a read lock (which SQLite may refuse, busy timeout or not).
+// Several processes may open one file at once.
 func Open(path string) (*sqlstore.Store, error) {
 	db, err := sql.Open("sqlite", DSN(path))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
 	}
-	s, err := sqlstore.Open(context.Background(), db, sqlstore.SQLite)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+	// Switching a new file to WAL takes an exclusive lock, and SQLite
+	// answers a connection that arrives meanwhile with SQLITE_BUSY without
+	// waiting, so the set-up is retried until BusyTimeout.
+	deadline := time.Now().Add(BusyTimeout)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		var s *sqlstore.Store
+		_, err = db.Exec("PRAGMA journal_mode = WAL")
+		if err == nil {
+			s, err = sqlstore.Open(context.Background(), db, sqlstore.SQLite)
+		}
+		if err == nil {
+			return s, nil
+		}
+		if !busy(err) || time.Now().After(deadline) {
+			db.Close()
+			return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+		}
+		time.Sleep(wait)
 	}
-	return s, nil
 }
 
-// DSN is the driver's connection string for path, with loadout's settings.
+func busy(err error) bool {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	code := e.Code() & 0xff
+	return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
+}
+
+// DSN is the driver's connection string for path, with loadout's
+// per-connection settings.
 func DSN(path string) string {
 	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeoutMillis))
-	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Set("_txlock", "immediate")

@@ -143,3 +143,50 @@ func TestReopenAndConcurrentOpen(t *testing.T) {
 		t.Errorf("schema_migrations rows: %d %v", n, err)
 	}
 }
+
+// Versions share blobs; deleting a skill removes the blobs only it held.
+func TestBlobsSharedAndCollected(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	blobs := func() int {
+		t.Helper()
+		var n int
+		if err := s.DB().QueryRow(`SELECT count(*) FROM blobs`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	shared := skill.BundleFile{Path: "shared.md", Data: []byte("the same bytes")}
+	one := &skill.Bundle{Content: []byte("---\nname: one\ndescription: One.\n---\n"), Files: []skill.BundleFile{shared, {Path: "own.md", Data: []byte("one's own")}}}
+	two := &skill.Bundle{Content: []byte("---\nname: two\ndescription: Two.\n---\n"), Files: []skill.BundleFile{shared}}
+	if _, err := s.Put(ctx, one, store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(ctx, two, store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := blobs(); n != 5 { // two SKILL.md, shared, own
+		t.Logf("blobs: %d", n)
+	}
+	before := blobs()
+	// A new version that repeats bytes adds only what is new.
+	if _, err := s.PutFile(ctx, "one", "extra.md", []byte("the same bytes"), false, 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := blobs(); n != before {
+		t.Errorf("a version repeating bytes added %d blobs", n-before)
+	}
+	if err := s.Delete(ctx, "one", -1); err != nil {
+		t.Fatal(err)
+	}
+	if n := blobs(); n != 2 { // two's SKILL.md and the shared file
+		t.Errorf("after deleting one: %d blobs, want 2", n)
+	}
+	if data, err := s.ReadFile(ctx, "two", 0, "shared.md"); err != nil || string(data) != "the same bytes" {
+		t.Errorf("two's shared file: %q %v", data, err)
+	}
+}

@@ -134,6 +134,8 @@ type Version struct {
 type ImportItem struct {
 	Bundle             *skill.Bundle
 	Source, Provenance string
+	// Limits bound the skill; zero fields take the store's defaults.
+	Limits skill.Limits
 }
 
 // Import actions.

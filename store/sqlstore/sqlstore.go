@@ -96,7 +96,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlstore: migrate: %w", err)
+		return fmt.Errorf("sqlstore: migrate: begin: %w", err)
 	}
 	defer tx.Rollback()
 	if s.d.MigrationLock != "" {
@@ -154,7 +154,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlstore: migrate: %w", err)
+		return fmt.Errorf("sqlstore: migrate: commit: %w", err)
 	}
 	return nil
 }

@@ -573,11 +573,10 @@ func (s *Store) Import(ctx context.Context, items []store.ImportItem) ([]store.I
 	}
 	var ok []accepted
 	byName := map[string]int{}
-	lim := s.limits(skill.Limits{})
 	for i, it := range items {
 		res := &results[i]
 		res.Provenance = it.Provenance
-		doc, warnings, err := check(it.Bundle, lim)
+		doc, warnings, err := check(it.Bundle, s.limits(it.Limits))
 		res.Problems = warnings
 		if err != nil {
 			res.Action, res.Error = store.ActionRefused, err

@@ -585,8 +585,9 @@ func testLimits(t *testing.T, s store.Store) {
 	if e := wantCode(t, err, store.Invalid); !hasProblem(e, skill.CodeTooLarge, "") {
 		t.Errorf("caller's limit: %v", e.Problems)
 	}
-	res, err := s.Import(ctx, []store.ImportItem{{Bundle: bundle("huge", over)}})
-	if err != nil || res[0].Action != store.ActionRefused || !hasProblem(res[0].Error.(*store.Error), skill.CodeTooLarge, "") {
+	res, err := s.Import(ctx, []store.ImportItem{{Bundle: bundle("huge", over)}, {Bundle: bundle("tight", file("a.txt", "12345")), Limits: skill.Limits{MaxFiles: 1, MaxFileSize: 4}}})
+	if err != nil || res[0].Action != store.ActionRefused || !hasProblem(res[0].Error.(*store.Error), skill.CodeTooLarge, "") ||
+		res[1].Action != store.ActionRefused || !hasProblem(res[1].Error.(*store.Error), skill.CodeTooLarge, "a.txt") {
 		t.Errorf("import over the limit: %+v %v", res, err)
 	}
 	sameState(t, "over-limit writes", before, snapshot(t, s))
