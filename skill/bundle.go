@@ -173,6 +173,29 @@ func (b *Bundle) Check(lim Limits) (*Document, []Diagnostic, error) {
 				Message: fmt.Sprintf("%s is a %d-byte text file; agents read text over %d bytes in pieces, so consider splitting it", clean, size, lim.WarnTextSize)})
 		}
 	}
+	// A file cannot also be a folder of another file's path, and paths that
+	// differ only in case collide on case-insensitive file systems.
+	lower := map[string]string{}
+	for p := range seen {
+		for d := p; ; {
+			i := strings.LastIndexByte(d, '/')
+			if i < 0 {
+				break
+			}
+			d = d[:i]
+			if j, clash := seen[d]; clash {
+				refuse(CodeDuplicatePath, fmt.Sprintf("files[%d]", j), d, "%q is a file, but %q needs it to be a folder", d, p)
+			}
+		}
+		if other, ok := lower[strings.ToLower(p)]; ok {
+			a, b := min(p, other), max(p, other)
+			warnings = append(warnings, Diagnostic{Severity: Warning, Code: CodeDuplicatePath, Path: b,
+				Message: fmt.Sprintf("%q and %q differ only in case; on macOS and Windows they are the same file", a, b)})
+		}
+		lower[strings.ToLower(p)] = p
+	}
+	sort.Slice(problems, func(i, j int) bool { return problems[i].Field < problems[j].Field })
+	sort.Slice(warnings, func(i, j int) bool { return warnings[i].Path < warnings[j].Path })
 	if total > lim.MaxTotalSize {
 		refuse(CodeTooLarge, "files", "", "the skill is %d bytes in all, over the limit of %d", total, lim.MaxTotalSize)
 	}

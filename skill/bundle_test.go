@@ -55,6 +55,7 @@ func TestBundleCheck(t *testing.T) {
 		{"no description", func(b *Bundle) { b.Content = []byte("---\nname: pdf\n---\n") }, CodeDescriptionMissing, "description"},
 		{"bad yaml", func(b *Bundle) { b.Content = []byte("---\nname: [\n---\n") }, CodeYAMLInvalid, "content"},
 		{"bad name", func(b *Bundle) { b.Content = []byte("---\nname: PDF_Tools\ndescription: d\n---\n") }, CodeNameInvalid, "name"},
+		{"file and folder", func(b *Bundle) { b.Files[2].Path = "scripts" }, CodeDuplicatePath, "files[2]"},
 		{"no name", func(b *Bundle) { b.Content = []byte("---\ndescription: d\n---\n") }, CodeNameInvalid, "name"},
 	}
 	for _, c := range cases {
@@ -85,5 +86,13 @@ func TestBundleCheck(t *testing.T) {
 	}
 	if _, _, err := good().Check(Limits{MaxTotalSize: 30}); err == nil || !strings.Contains(err.Error(), "in all") {
 		t.Errorf("total limit: %v", err)
+	}
+}
+
+func TestBundleCaseWarning(t *testing.T) {
+	b := &Bundle{Content: []byte("---\nname: x\ndescription: d\n---\n"), Files: []BundleFile{{Path: "Read.md", Data: []byte("a")}, {Path: "read.md", Data: []byte("b")}}}
+	_, warns, err := b.Check(Limits{})
+	if err != nil || len(warns) != 1 || warns[0].Code != CodeDuplicatePath {
+		t.Errorf("%v %v", err, warns)
 	}
 }
