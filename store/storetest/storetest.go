@@ -602,6 +602,21 @@ func testLimits(t *testing.T, s store.Store) {
 	if len(rec.Warnings) != 1 || rec.Warnings[0].Code != skill.CodeLargeText || rec.Warnings[0].Path != "references/long.md" || rec.Warnings[0].Severity != skill.Warning {
 		t.Errorf("warnings: %v", rec.Warnings)
 	}
+	// Exactly 512 files, each with bytes of its own.
+	full := bundle("full")
+	for i := range skill.DefaultMaxFiles {
+		full.Files = append(full.Files, file(fmt.Sprintf("f/%03d.txt", i), fmt.Sprintf("file %d\n", i)))
+	}
+	if rec := put(t, s, full, 0); len(rec.Files) != skill.DefaultMaxFiles || rec.Files[511].Path != "f/511.txt" {
+		t.Errorf("512 files: %d listed", len(rec.Files))
+	}
+	got, _, err := s.Bundle(ctx, "full", 1)
+	if err != nil || got.Digest() != digest(t, full) {
+		t.Errorf("512 files read back: %v", err)
+	}
+	if data, err := s.ReadFile(ctx, "full", 0, "f/300.txt"); err != nil || string(data) != "file 300\n" {
+		t.Errorf("f/300.txt: %q %v", data, err)
+	}
 	res, err = s.Import(ctx, []store.ImportItem{{Bundle: bundle("long", file("long.md", text))}})
 	if err != nil || res[0].Action != store.ActionCreated || len(res[0].Problems) != 1 || res[0].Problems[0].Code != skill.CodeLargeText {
 		t.Errorf("import with a warning: %+v %v", res, err)
