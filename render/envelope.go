@@ -30,7 +30,7 @@ type EnvelopeInput struct {
 // escaped; the body is passed through as written, trimmed.
 //
 //	<skill_context name="NAME" root="DIR">
-//	<origin kind="KIND" plugin="P" trust="T" version="V"/>
+//	<origin kind="KIND" plugin="P" trust="T" version="V" provenance="WHERE"/>
 //	<instructions>
 //	BODY
 //	</instructions>
@@ -96,6 +96,7 @@ func Envelope(in EnvelopeInput) string {
 		if o.Version != 0 {
 			attr(&b, "version", strconv.Itoa(o.Version))
 		}
+		attr(&b, "provenance", o.Provenance)
 		b.WriteString("/>\n")
 	}
 

@@ -66,7 +66,7 @@ var (
 		Location:    "/srv/skills/Tom & Jerry's/q&a/SKILL.md",
 		Dir:         "/srv/skills/Tom & Jerry's/q&a",
 		Body:        "Use <b>bold</b> & keep \"quotes\".",
-		Origin:      skill.Origin{Kind: "plugin", Plugin: "acme <tools>", Trust: "untrusted"},
+		Origin:      skill.Origin{Kind: "plugin", Plugin: "acme <tools>", Trust: "untrusted", Provenance: "acme & co 1.0"},
 	}
 )
 
