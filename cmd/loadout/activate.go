@@ -25,10 +25,12 @@ func runLoad(ctx context.Context, e *env, args []string) int {
 		fs.Usage()
 		return 2
 	}
-	_, l, err := cf.open(ctx, e, false)
+	sess, err := cf.open(ctx, e, false)
 	if err != nil {
 		return fail(e, err)
 	}
+	defer sess.close()
+	l := sess.l
 	res := l.Load(fs.Arg(0))
 	if cf.json {
 		writeJSON(e.stdout, res)
@@ -60,10 +62,12 @@ func runRead(ctx context.Context, e *env, args []string) int {
 		fs.Usage()
 		return 2
 	}
-	_, l, err := cf.open(ctx, e, false)
+	sess, err := cf.open(ctx, e, false)
 	if err != nil {
 		return fail(e, err)
 	}
+	defer sess.close()
+	l := sess.l
 	res := l.ReadFile(fs.Arg(0), fs.Arg(1), opt)
 	if cf.json {
 		writeJSON(e.stdout, res)

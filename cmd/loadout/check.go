@@ -26,10 +26,12 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	if failOn != "error" && failOn != "warning" {
 		return fail(e, fmt.Errorf("--fail-on %q: use error or warning", failOn))
 	}
-	cat, _, err := cf.open(ctx, e, false)
+	sess, err := cf.open(ctx, e, false)
 	if err != nil {
 		return fail(e, err)
 	}
+	defer sess.close()
+	cat := sess.cat
 	diags := cat.Diagnostics()
 	// A folder named on the command line must exist.
 	for i, d := range diags {

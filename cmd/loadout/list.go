@@ -41,13 +41,15 @@ func runList(ctx context.Context, e *env, args []string) int {
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
-	_, l, err := cf.open(ctx, e, false)
+	sess, err := cf.open(ctx, e, false)
 	if err != nil {
 		return fail(e, err)
 	}
+	defer sess.close()
+	l := sess.l
 	rows := listRows(l)
 	if cf.json {
-		if err := writeJSON(e.stdout, map[string]any{"skills": rows, "diagnostics": diagsOrEmpty(l.Diagnostics())}); err != nil {
+		if err := writeJSON(e.stdout, map[string]any{"skills": rows, "diagnostics": diagsOrEmpty(sess.diagnostics())}); err != nil {
 			return fail(e, err)
 		}
 		return 0
@@ -67,7 +69,7 @@ func runList(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, " for agent %s", l.Spec.AgentID)
 	}
 	fmt.Fprintln(e.stdout)
-	printDiags(e.stderr, l.Diagnostics())
+	printDiags(e.stderr, sess.diagnostics())
 	return 0
 }
 
@@ -94,14 +96,24 @@ func listRows(l *catalog.Loadout) []listedSkill {
 	return rows
 }
 
+// sourceText says where a skill came from, for people: the folder, the
+// store version and what it was imported from, or the plugin and its trust.
 func sourceText(o skill.Origin) string {
+	var s string
 	switch o.Kind {
 	case "plugin":
-		return fmt.Sprintf("plugin:%s (%s)", o.Plugin, o.Trust)
+		s = fmt.Sprintf("plugin:%s (%s)", o.Plugin, o.Trust)
 	case "folder":
-		return o.Root
+		s = o.Root
+	case "store":
+		s = fmt.Sprintf("store v%d", o.Version)
+	default:
+		s = o.Kind
 	}
-	return o.Kind
+	if o.Provenance != "" {
+		s += " from " + o.Provenance
+	}
+	return s
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -13,6 +13,7 @@ import (
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/config"
 	"github.com/loadout/loadout/skill"
+	"github.com/loadout/loadout/store"
 )
 
 // listFlag collects a repeatable string flag.
@@ -25,6 +26,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 type catalogFlags struct {
 	config string
 	agent  string
+	db     string
 	roots  listFlag
 	json   bool
 }
@@ -35,6 +37,7 @@ func (c *catalogFlags) register(fs *flag.FlagSet, withAgent bool) {
 		fs.StringVar(&c.agent, "agent", "", "agent `id` from the config")
 	}
 	fs.Var(&c.roots, "root", "skills `folder` to scan (repeatable); used instead of an agent's sources")
+	fs.StringVar(&c.db, "db", "", "store: a SQLite `file` or a postgres:// URL (default: $LOADOUT_DB, the config's \"store\", else loadout.db beside the config)")
 }
 
 // newFlags makes a FlagSet that prints its usage on the command's stderr.
@@ -78,12 +81,22 @@ func parseFlags(fs *flag.FlagSet, args []string) int {
 // rootsAgent is the id of the agent made from --root flags.
 const rootsAgent = "roots"
 
-// open builds the catalog the flags describe and picks the loadout:
-// --root folders (an agent of their own), else the config's agent, else
-// the config's global catalog.
-func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*catalog.Catalog, *catalog.Loadout, error) {
-	var specs []catalog.AgentSpec
-	var opts catalog.Options
+// session is what a catalog command works on. close releases the store.
+type session struct {
+	cfg   *config.File
+	cat   *catalog.Catalog
+	l     *catalog.Loadout
+	store store.Store
+}
+
+func (s *session) close() {
+	if s.store != nil {
+		s.store.Close()
+	}
+}
+
+// loadConfig reads the config the flags name, if any.
+func (c *catalogFlags) loadConfig(e *env) (*config.File, error) {
 	path := c.config
 	if path == "" {
 		path = e.getenv("LOADOUT_CONFIG")
@@ -93,11 +106,25 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*catal
 			path = config.DefaultName
 		}
 	}
-	if path != "" {
-		f, err := config.Load(path)
-		if err != nil {
-			return nil, nil, err
-		}
+	if path == "" {
+		return nil, nil
+	}
+	return config.Load(path)
+}
+
+// open builds the catalog the flags describe and picks the loadout:
+// --root folders (an agent of their own), else the config's agent, else
+// the config's global catalog. The store is opened when something names
+// it (--db, $LOADOUT_DB, "store" in the config, a {"store": true} source)
+// or its default file exists; opening never creates one as a side effect.
+func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*session, error) {
+	f, err := c.loadConfig(e)
+	if err != nil {
+		return nil, err
+	}
+	var specs []catalog.AgentSpec
+	var opts catalog.Options
+	if f != nil {
 		specs, opts = f.Agents, f.CatalogOptions()
 	}
 	if len(c.roots) > 0 {
@@ -111,25 +138,72 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*catal
 			c.agent = rootsAgent
 		}
 	}
-	if path == "" && len(c.roots) == 0 {
-		return nil, nil, errors.New("no skills to work on: pass --config FILE, or --root DIR, or run where a loadout.json is")
+	if f == nil && len(c.roots) == 0 && c.db == "" && e.getenv("LOADOUT_DB") == "" {
+		return nil, errors.New("no skills to work on: pass --config FILE, --root DIR or --db STORE, or run where a loadout.json is")
+	}
+	sess := &session{cfg: f}
+	dsn, explicit := storeDSN(e, c.db, f)
+	wantStore := explicit || usesStore(specs)
+	if !wantStore && !config.IsPostgres(dsn) {
+		if _, err := os.Stat(dsn); err == nil && f != nil {
+			wantStore = true
+		}
+	}
+	if wantStore {
+		st, err := openStore(ctx, dsn)
+		if err != nil {
+			return nil, fmt.Errorf("store %s: %w", dsn, err)
+		}
+		sess.store = st
+		opts.Store = storeProvider(st)
+	}
+	var pluginDiags []skill.Diagnostic
+	if f != nil && len(f.Plugins) > 0 {
+		opts.Plugins, opts.PluginOrder, pluginDiags = pluginProviders(ctx, f.Plugins, sess.store)
+	}
+	if f == nil && len(c.roots) == 0 {
+		// Only a store: the global catalog is the store.
+		specs = nil
 	}
 	cat, err := catalog.New(ctx, specs, opts)
 	if err != nil {
-		return nil, nil, err
+		sess.close()
+		return nil, err
 	}
+	sess.cat = cat
+	cat.AddDiagnostics(pluginDiags)
 	id := c.agent
 	if id == "" {
 		if needAgent {
-			return nil, nil, fmt.Errorf("--agent is required: one of %s", strings.Join(cat.AgentIDs(), ", "))
+			sess.close()
+			return nil, fmt.Errorf("--agent is required: one of %s", strings.Join(cat.AgentIDs(), ", "))
 		}
 		id = catalog.GlobalID
 	}
 	l, ok := cat.Agent(id)
 	if !ok {
-		return nil, nil, fmt.Errorf("no agent %q in %s: agents are %s", id, path, strings.Join(cat.AgentIDs(), ", "))
+		sess.close()
+		return nil, fmt.Errorf("no agent %q in %s: agents are %s", id, f.Path, strings.Join(cat.AgentIDs(), ", "))
 	}
-	return cat, l, nil
+	sess.l = l
+	return sess, nil
+}
+
+// diagnostics are what a command about one loadout reports: problems
+// outside the sources (plugin manifests), then the loadout's own.
+func (s *session) diagnostics() []skill.Diagnostic {
+	return append(append([]skill.Diagnostic(nil), s.cat.Added()...), s.l.Diagnostics()...)
+}
+
+func usesStore(specs []catalog.AgentSpec) bool {
+	for _, a := range specs {
+		for _, s := range a.Skills {
+			if s.Store {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // fail prints an error for a person and returns the usage/config exit code.

@@ -28,15 +28,32 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	default:
 		return fail(e, fmt.Errorf("--format %q: use pi, catalog or progressive", format))
 	}
-	_, l, err := cf.open(ctx, e, true)
+	sess, err := cf.open(ctx, e, true)
 	if err != nil {
 		return fail(e, err)
 	}
-	text, _, diags := l.Prompt(catalog.PromptOptions{Format: format, Budget: budget})
+	defer sess.close()
+	l := sess.l
+	text, rep, diags := l.Prompt(catalog.PromptOptions{Format: format, Budget: budget})
 	fmt.Fprint(e.stdout, text)
 	if text != "" && text[len(text)-1] != '\n' {
 		fmt.Fprintln(e.stdout)
 	}
-	printDiags(e.stderr, append(l.Diagnostics(), diags...))
+	printDiags(e.stderr, append(sess.diagnostics(), diags...))
+	// Where each skill in the prompt came from, so nothing is a mystery.
+	omitted := map[string]bool{}
+	for _, n := range rep.Omitted {
+		omitted[n] = true
+	}
+	for _, r := range listRows(l) {
+		if r.Mode == "hidden" {
+			continue
+		}
+		mode := r.Mode
+		if omitted[r.Name] && mode == "listed" {
+			mode = "omitted by budget"
+		}
+		fmt.Fprintf(e.stderr, "skill %s: %s, from %s\n", r.Name, mode, sourceText(r.Source))
+	}
 	return 0
 }

@@ -1,0 +1,434 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/loadout/loadout/config"
+	"github.com/loadout/loadout/portable"
+	"github.com/loadout/loadout/skill"
+	"github.com/loadout/loadout/source"
+	"github.com/loadout/loadout/store"
+)
+
+func init() {
+	commands["import"] = command{"import skills (folders, .json, .zip) into the store", runImport}
+	commands["export"] = command{"export a skill as JSON, a zip or a folder", runExport}
+	commands["versions"] = command{"list a stored skill's versions", runVersions}
+	commands["restore"] = command{"make an earlier version of a stored skill current", runRestore}
+	commands["enable"] = command{"enable a stored or plugin skill", func(ctx context.Context, e *env, a []string) int { return runEnable(ctx, e, a, true) }}
+	commands["disable"] = command{"disable a stored or plugin skill", func(ctx context.Context, e *env, a []string) int { return runEnable(ctx, e, a, false) }}
+}
+
+// storeFlags are the flags of commands that work on the store.
+type storeFlags struct {
+	catalogFlags
+}
+
+func (s *storeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.config, "config", "", "config `file` (for its \"store\", \"storeLimits\" and plugins; default: $LOADOUT_CONFIG, else ./loadout.json if present)")
+	fs.StringVar(&s.db, "db", "", "store: a SQLite `file` or a postgres:// URL (default: $LOADOUT_DB, the config's \"store\", else loadout.db beside the config or here)")
+}
+
+// openStoreOnly opens the store the flags name, creating a SQLite file if
+// needed.
+func (s *storeFlags) openStoreOnly(ctx context.Context, e *env) (store.Store, *config.File, string, error) {
+	f, err := s.loadConfig(e)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	dsn, _ := storeDSN(e, s.db, f)
+	st, err := openStore(ctx, dsn)
+	if err != nil {
+		return nil, nil, dsn, fmt.Errorf("store %s: %w", dsn, err)
+	}
+	return st, f, dsn, nil
+}
+
+func limitsOf(f *config.File) skill.Limits {
+	if f == nil {
+		return skill.Limits{}
+	}
+	l := f.StoreLimits
+	return skill.Limits{MaxFileSize: l.MaxFileSize, MaxTotalSize: l.MaxTotalSize, MaxFiles: l.MaxFiles, WarnTextSize: l.WarnTextSize}
+}
+
+func runImport(ctx context.Context, e *env, args []string) int {
+	var sf storeFlags
+	var asJSON bool
+	fs := newFlags(e, "import", "[--db D] [--config F] [--json] SOURCE...",
+		"Imports skills into the store. A SOURCE is a skill folder (or a folder of skill folders),\na .json file (portable format v1 or v2) or a .zip (one top folder with SKILL.md).\nEach skill is reported as created, updated, unchanged or refused (with why). Refused\nskills change nothing; the rest are written in one transaction, all or nothing.\nExits 1 when anything was refused.")
+	sf.register(fs)
+	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return 2
+	}
+	st, f, dsn, err := sf.openStoreOnly(ctx, e)
+	if err != nil {
+		return fail(e, err)
+	}
+	defer st.Close()
+	var items []store.ImportItem
+	var results []store.ImportResult
+	for _, src := range fs.Args() {
+		bundles, errs := readSource(ctx, src)
+		for _, b := range bundles {
+			items = append(items, store.ImportItem{Bundle: b.bundle, Source: "import", Provenance: b.provenance})
+		}
+		for _, err := range errs {
+			results = append(results, store.ImportResult{Action: "refused", Provenance: src, Error: err})
+		}
+	}
+	for i := range items {
+		items[i].Limits = limitsOf(f)
+	}
+	if len(items) > 0 {
+		res, err := st.Import(ctx, items)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "loadout: import failed, nothing was changed: %v\n", err)
+			return 1
+		}
+		results = append(results, res...)
+	}
+	refused := 0
+	for _, r := range results {
+		if r.Action == "refused" {
+			refused++
+		}
+	}
+	if asJSON {
+		type row struct {
+			Name       string             `json:"name,omitempty"`
+			Action     string             `json:"action"`
+			Version    int                `json:"version,omitempty"`
+			Provenance string             `json:"provenance,omitempty"`
+			Error      string             `json:"error,omitempty"`
+			Problems   []skill.Diagnostic `json:"problems,omitempty"`
+		}
+		rows := []row{}
+		for _, r := range results {
+			rr := row{Name: r.Name, Action: r.Action, Version: r.Version, Provenance: r.Provenance, Problems: r.Problems}
+			if r.Error != nil {
+				rr.Error = r.Error.Error()
+			}
+			rows = append(rows, rr)
+		}
+		writeJSON(e.stdout, map[string]any{"store": dsn, "results": rows})
+	} else {
+		for _, r := range results {
+			switch r.Action {
+			case "refused":
+				fmt.Fprintf(e.stdout, "refused    %s (%s): %v\n", orDash(r.Name), r.Provenance, r.Error)
+				for _, p := range r.Problems {
+					fmt.Fprintf(e.stdout, "             - %s\n", p.String())
+				}
+			default:
+				fmt.Fprintf(e.stdout, "%-10s %s v%d (%s)\n", r.Action, r.Name, r.Version, r.Provenance)
+			}
+		}
+		fmt.Fprintf(e.stdout, "%d skills imported into %s, %d refused\n", len(results)-refused, dsn, refused)
+	}
+	if refused > 0 {
+		return 1
+	}
+	return 0
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+type sourced struct {
+	bundle     *skill.Bundle
+	provenance string
+}
+
+// readSource reads one import source into bundles: a .json or .zip file, a
+// skill folder, or a folder of skill folders (found as discovery finds them).
+func readSource(ctx context.Context, src string) ([]sourced, []error) {
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		return nil, []error{err}
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil, []error{fmt.Errorf("%s: %w", src, err)}
+	}
+	switch {
+	case st.IsDir():
+		if _, err := os.Stat(filepath.Join(abs, "SKILL.md")); err == nil {
+			b, err := portable.ImportDir(abs)
+			if err != nil {
+				return nil, []error{err}
+			}
+			return []sourced{{b, abs}}, nil
+		}
+		res := source.ScanFolder(ctx, abs, source.Options{})
+		var out []sourced
+		var errs []error
+		for _, d := range res.Diagnostics {
+			if d.Severity == skill.Error {
+				errs = append(errs, errors.New(d.String()))
+			}
+		}
+		for _, sk := range res.Skills {
+			b, err := portable.ImportDir(sk.Dir)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			out = append(out, sourced{b, sk.Dir})
+		}
+		if len(out) == 0 && len(errs) == 0 {
+			errs = append(errs, fmt.Errorf("%s: no skills found (no folder below it holds a SKILL.md)", src))
+		}
+		return out, errs
+	case strings.EqualFold(filepath.Ext(abs), ".zip"):
+		f, err := os.Open(abs)
+		if err != nil {
+			return nil, []error{err}
+		}
+		defer f.Close()
+		b, err := portable.ImportZip(f, st.Size(), portable.ZipLimits{})
+		if err != nil {
+			return nil, []error{err}
+		}
+		return []sourced{{b, abs}}, nil
+	case strings.EqualFold(filepath.Ext(abs), ".json"):
+		data, err := os.ReadFile(abs)
+		if err != nil {
+			return nil, []error{err}
+		}
+		b, err := portable.ImportJSON(data)
+		if err != nil {
+			return nil, []error{fmt.Errorf("%s: %w", src, err)}
+		}
+		return []sourced{{b, abs}}, nil
+	}
+	return nil, []error{fmt.Errorf("%s: not a folder, .json or .zip: give a skill folder, a portable JSON file or a zip", src)}
+}
+
+func runExport(ctx context.Context, e *env, args []string) int {
+	var sf storeFlags
+	var format, out string
+	var version int
+	fs := newFlags(e, "export", "[--db D] [--config F] NAME --format json|zip|dir --out PATH [--version N]",
+		"Exports a skill: from the store (any version), or else any skill of the configured\nfolders and plugins, with its source and trust in the metadata.")
+	sf.register(fs)
+	fs.StringVar(&format, "format", "json", "json, zip or dir")
+	fs.StringVar(&out, "out", "", "where to write (a file for json and zip, a new folder for dir; - for stdout)")
+	fs.IntVar(&version, "version", 0, "stored version to export (default: the current one)")
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	if fs.NArg() != 1 || out == "" {
+		fs.Usage()
+		return 2
+	}
+	name := fs.Arg(0)
+	b, origin, err := exportBundle(ctx, e, &sf, name, version)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "loadout: %v\n", err)
+		return 1
+	}
+	switch format {
+	case "json":
+		data, err := portable.ExportJSON(b, portable.ExportMeta{ExportedAt: time.Now().UTC(), ExportedFrom: "loadout", Origin: origin})
+		if err != nil {
+			return fail(e, err)
+		}
+		err = writeOut(e, out, data)
+		if err != nil {
+			return fail(e, err)
+		}
+	case "zip":
+		var buf bytes.Buffer
+		if err := portable.ExportZip(&buf, name, b); err != nil {
+			return fail(e, err)
+		}
+		if err := writeOut(e, out, buf.Bytes()); err != nil {
+			return fail(e, err)
+		}
+	case "dir":
+		if err := portable.ExportDir(out, b); err != nil {
+			return fail(e, err)
+		}
+	default:
+		return fail(e, fmt.Errorf("--format %q: use json, zip or dir", format))
+	}
+	if out != "-" {
+		fmt.Fprintf(e.stderr, "exported %s (%s, %d files) to %s\n", name, b.Digest(), len(b.Files)+1, out)
+	}
+	return 0
+}
+
+// exportBundle finds NAME in the store, else in the configured catalog.
+func exportBundle(ctx context.Context, e *env, sf *storeFlags, name string, version int) (*skill.Bundle, *skill.Origin, error) {
+	f, err := sf.loadConfig(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	dsn, explicit := storeDSN(e, sf.db, f)
+	tryStore := explicit || config.IsPostgres(dsn)
+	if !tryStore {
+		if _, err := os.Stat(dsn); err == nil {
+			tryStore = true
+		}
+	}
+	if tryStore {
+		st, err := openStore(ctx, dsn)
+		if err != nil {
+			return nil, nil, fmt.Errorf("store %s: %w", dsn, err)
+		}
+		defer st.Close()
+		b, rec, err := st.Bundle(ctx, name, version)
+		if err == nil {
+			return b, &skill.Origin{Kind: "store", Version: rec.Version, Provenance: rec.Provenance}, nil
+		}
+		if store.ErrorCode(err) != "not_found" || version != 0 {
+			return nil, nil, err
+		}
+	}
+	if f == nil {
+		return nil, nil, fmt.Errorf("no stored skill %q in %s, and no config to look further", name, dsn)
+	}
+	sess, err := sf.catalogFlags.open(ctx, e, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer sess.close()
+	en, ok := sess.cat.Global().Lookup(name)
+	if !ok {
+		return nil, nil, fmt.Errorf("no skill %q in the store or the configured sources", name)
+	}
+	b, err := en.Skill.Bundle()
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, _, err := b.Check(skill.Limits{}); err != nil {
+		return nil, nil, fmt.Errorf("skill %q cannot be exported: %w", name, err)
+	}
+	o := en.Skill.Origin
+	return b, &o, nil
+}
+
+func writeOut(e *env, out string, data []byte) error {
+	if out == "-" {
+		_, err := e.stdout.Write(data)
+		return err
+	}
+	return os.WriteFile(out, data, 0o644)
+}
+
+func runVersions(ctx context.Context, e *env, args []string) int {
+	var sf storeFlags
+	var asJSON bool
+	fs := newFlags(e, "versions", "[--db D] [--json] NAME", "Lists a stored skill's versions, newest first.")
+	sf.register(fs)
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	st, _, _, err := sf.openStoreOnly(ctx, e)
+	if err != nil {
+		return fail(e, err)
+	}
+	defer st.Close()
+	vs, err := st.Versions(ctx, fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "loadout: %v\n", err)
+		return 1
+	}
+	if asJSON {
+		writeJSON(e.stdout, map[string]any{"name": fs.Arg(0), "versions": vs})
+		return 0
+	}
+	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "VERSION\tCREATED\tFILES\tSIZE\tDIGEST\tSOURCE\tNOTE")
+	for _, v := range vs {
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%s\n", v.Version, v.CreatedAt.UTC().Format(time.RFC3339), v.Files, v.Size, v.Digest, v.Source, v.Note)
+	}
+	tw.Flush()
+	return 0
+}
+
+func runRestore(ctx context.Context, e *env, args []string) int {
+	var sf storeFlags
+	fs := newFlags(e, "restore", "[--db D] NAME VERSION", "Makes an earlier version current again, as a new version (history is never rewritten).")
+	sf.register(fs)
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return 2
+	}
+	v, err := strconv.Atoi(fs.Arg(1))
+	if err != nil || v <= 0 {
+		return fail(e, fmt.Errorf("VERSION %q: give a version number from 'loadout versions %s'", fs.Arg(1), fs.Arg(0)))
+	}
+	st, _, _, err := sf.openStoreOnly(ctx, e)
+	if err != nil {
+		return fail(e, err)
+	}
+	defer st.Close()
+	rec, err := st.Restore(ctx, fs.Arg(0), v, -1)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "loadout: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(e.stdout, "restored %s to the content of version %d as version %d (%s)\n", rec.Name, v, rec.Version, rec.Digest)
+	return 0
+}
+
+func runEnable(ctx context.Context, e *env, args []string, on bool) int {
+	var sf storeFlags
+	verb := map[bool]string{true: "enable", false: "disable"}[on]
+	fs := newFlags(e, verb, "[--db D] NAME | plugin:ID/NAME",
+		"Enables or disables a stored skill (NAME) or a plugin skill (plugin:ID/NAME). A disabled\nskill is in no agent's loadout; the setting is kept in the store.")
+	sf.register(fs)
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	st, _, _, err := sf.openStoreOnly(ctx, e)
+	if err != nil {
+		return fail(e, err)
+	}
+	defer st.Close()
+	key := fs.Arg(0)
+	if strings.HasPrefix(key, "plugin:") {
+		err = st.SetOverride(ctx, key, on)
+	} else {
+		err = st.SetEnabled(ctx, key, on)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "loadout: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(e.stdout, "%sd %s\n", verb, key)
+	return 0
+}
