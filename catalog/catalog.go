@@ -49,6 +49,7 @@ type Catalog struct {
 	specs []AgentSpec
 	opt   Options
 	snap  atomic.Pointer[snapshot]
+	extra atomic.Pointer[[]skill.Diagnostic]
 }
 
 type snapshot struct {
@@ -190,9 +191,38 @@ func (c *Catalog) AgentIDs() []string {
 	return ids
 }
 
-// Diagnostics returns every diagnostic: each root's scan once, then each
-// agent's selection diagnostics.
-func (c *Catalog) Diagnostics() []skill.Diagnostic { return c.snap.Load().diags }
+// Diagnostics returns every diagnostic: those added with AddDiagnostics,
+// each source's once, then each agent's selection diagnostics.
+func (c *Catalog) Diagnostics() []skill.Diagnostic {
+	var out []skill.Diagnostic
+	if x := c.extra.Load(); x != nil {
+		out = append(out, *x...)
+	}
+	return append(out, c.snap.Load().diags...)
+}
+
+// Added returns the diagnostics recorded with AddDiagnostics.
+func (c *Catalog) Added() []skill.Diagnostic {
+	if x := c.extra.Load(); x != nil {
+		return *x
+	}
+	return nil
+}
+
+// AddDiagnostics records problems found outside the catalog's sources
+// (loading plugin manifests, opening the store) so they are reported with
+// the rest. They survive reloads.
+func (c *Catalog) AddDiagnostics(d []skill.Diagnostic) {
+	if len(d) == 0 {
+		return
+	}
+	var all []skill.Diagnostic
+	if x := c.extra.Load(); x != nil {
+		all = append(all, *x...)
+	}
+	all = append(all, d...)
+	c.extra.Store(&all)
+}
 
 // Entry is a skill as one agent has it.
 type Entry struct {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: formatting, vet, module tidiness, then the whole Go test
-# suite with the race detector (fuzz seed corpora included). Run from
-# anywhere; .ci/run calls it after installing what the tests need.
+# suite with the race detector (fuzz seed corpora included), against a real
+# PostgreSQL as well as SQLite. On a fresh Debian machine it installs what
+# the tests need (the postgresql package) and starts a throwaway server on
+# loopback; with LOADOUT_TEST_POSTGRES already set it uses that server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,13 +14,29 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 go vet ./...
-cp go.mod /tmp/loadout-go.mod.$$ && cp go.sum /tmp/loadout-go.sum.$$
+tmp=$(mktemp -d)
+cp go.mod go.sum "$tmp/"
 go mod tidy
-if ! cmp -s go.mod /tmp/loadout-go.mod.$$ || ! cmp -s go.sum /tmp/loadout-go.sum.$$; then
+if ! cmp -s go.mod "$tmp/go.mod" || ! cmp -s go.sum "$tmp/go.sum"; then
   echo "go mod tidy changed go.mod or go.sum: run it and commit the result" >&2
-  cp /tmp/loadout-go.mod.$$ go.mod; cp /tmp/loadout-go.sum.$$ go.sum
-  rm -f /tmp/loadout-go.mod.$$ /tmp/loadout-go.sum.$$
+  cp "$tmp/go.mod" "$tmp/go.sum" .
+  rm -rf "$tmp"
   exit 1
 fi
-rm -f /tmp/loadout-go.mod.$$ /tmp/loadout-go.sum.$$
+rm -rf "$tmp"
+
+# A throwaway PostgreSQL for the store tests, unless one is given.
+if [ -z "${LOADOUT_TEST_POSTGRES:-}" ]; then
+  if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+    sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo"
+    echo "installing postgresql (Debian package) for the store tests"
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+  fi
+  eval "$(scripts/pg.sh start)"
+  trap 'scripts/pg.sh stop "$LOADOUT_PG_DIR"' EXIT
+  echo "PostgreSQL for the tests: ${LOADOUT_TEST_POSTGRES##*@}"
+fi
+
 go test -race -count=1 ./...
