@@ -39,6 +39,24 @@ func (s *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.db, "db", "", "store: a SQLite `file` or a postgres:// URL (default: $LOADOUT_DB, the config's \"store\", else loadout.db beside the config or here)")
 }
 
+// run parses args, wants exactly nargs arguments, opens the store and
+// calls fn with it.
+func (s *storeFlags) run(ctx context.Context, e *env, fs *flag.FlagSet, args []string, nargs int, fn func(store.Store) int) int {
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	if fs.NArg() != nargs {
+		fs.Usage()
+		return 2
+	}
+	st, _, _, err := s.openStoreOnly(ctx, e)
+	if err != nil {
+		return fail(e, err)
+	}
+	defer st.Close()
+	return fn(st)
+}
+
 // openStoreOnly opens the store the flags name, creating a SQLite file if
 // needed.
 func (s *storeFlags) openStoreOnly(ctx context.Context, e *env) (store.Store, *config.File, string, error) {
@@ -342,25 +360,19 @@ func runVersions(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "versions", "[--db D] [--json] NAME", "Lists a stored skill's versions, newest first.")
 	sf.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
-	if code := parseFlags(fs, args); code >= 0 {
-		return code
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
-	}
-	st, _, _, err := sf.openStoreOnly(ctx, e)
-	if err != nil {
-		return fail(e, err)
-	}
-	defer st.Close()
-	vs, err := st.Versions(ctx, fs.Arg(0))
+	return sf.run(ctx, e, fs, args, 1, func(st store.Store) int {
+		return listVersions(ctx, e, st, fs.Arg(0), asJSON)
+	})
+}
+
+func listVersions(ctx context.Context, e *env, st store.Store, name string, asJSON bool) int {
+	vs, err := st.Versions(ctx, name)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "loadout: %v\n", err)
 		return 1
 	}
 	if asJSON {
-		writeJSON(e.stdout, map[string]any{"name": fs.Arg(0), "versions": vs})
+		writeJSON(e.stdout, map[string]any{"name": name, "versions": vs})
 		return 0
 	}
 	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
@@ -376,29 +388,19 @@ func runRestore(ctx context.Context, e *env, args []string) int {
 	var sf storeFlags
 	fs := newFlags(e, "restore", "[--db D] NAME VERSION", "Makes an earlier version current again, as a new version (history is never rewritten).")
 	sf.register(fs)
-	if code := parseFlags(fs, args); code >= 0 {
-		return code
-	}
-	if fs.NArg() != 2 {
-		fs.Usage()
-		return 2
-	}
-	v, err := strconv.Atoi(fs.Arg(1))
-	if err != nil || v <= 0 {
-		return fail(e, fmt.Errorf("VERSION %q: give a version number from 'loadout versions %s'", fs.Arg(1), fs.Arg(0)))
-	}
-	st, _, _, err := sf.openStoreOnly(ctx, e)
-	if err != nil {
-		return fail(e, err)
-	}
-	defer st.Close()
-	rec, err := st.Restore(ctx, fs.Arg(0), v, -1)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "loadout: %v\n", err)
-		return 1
-	}
-	fmt.Fprintf(e.stdout, "restored %s to the content of version %d as version %d (%s)\n", rec.Name, v, rec.Version, rec.Digest)
-	return 0
+	return sf.run(ctx, e, fs, args, 2, func(st store.Store) int {
+		v, err := strconv.Atoi(fs.Arg(1))
+		if err != nil || v <= 0 {
+			return fail(e, fmt.Errorf("VERSION %q: give a version number from 'loadout versions %s'", fs.Arg(1), fs.Arg(0)))
+		}
+		rec, err := st.Restore(ctx, fs.Arg(0), v, -1)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "loadout: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(e.stdout, "restored %s to the content of version %d as version %d (%s)\n", rec.Name, v, rec.Version, rec.Digest)
+		return 0
+	})
 }
 
 func runEnable(ctx context.Context, e *env, args []string, on bool) int {
@@ -407,28 +409,19 @@ func runEnable(ctx context.Context, e *env, args []string, on bool) int {
 	fs := newFlags(e, verb, "[--db D] NAME | plugin:ID/NAME",
 		"Enables or disables a stored skill (NAME) or a plugin skill (plugin:ID/NAME). A disabled\nskill is in no agent's loadout; the setting is kept in the store.")
 	sf.register(fs)
-	if code := parseFlags(fs, args); code >= 0 {
-		return code
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
-	}
-	st, _, _, err := sf.openStoreOnly(ctx, e)
-	if err != nil {
-		return fail(e, err)
-	}
-	defer st.Close()
-	key := fs.Arg(0)
-	if strings.HasPrefix(key, "plugin:") {
-		err = st.SetOverride(ctx, key, on)
-	} else {
-		err = st.SetEnabled(ctx, key, on)
-	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "loadout: %v\n", err)
-		return 1
-	}
-	fmt.Fprintf(e.stdout, "%sd %s\n", verb, key)
-	return 0
+	return sf.run(ctx, e, fs, args, 1, func(st store.Store) int {
+		key := fs.Arg(0)
+		var err error
+		if strings.HasPrefix(key, "plugin:") {
+			err = st.SetOverride(ctx, key, on)
+		} else {
+			err = st.SetEnabled(ctx, key, on)
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "loadout: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(e.stdout, "%sd %s\n", verb, key)
+		return 0
+	})
 }
