@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/loadout/loadout/skill"
@@ -247,6 +248,9 @@ type Loadout struct {
 	// diagnostics: the scans of this agent's roots plus its own.
 	scanDiags  []skill.Diagnostic
 	agentDiags []skill.Diagnostic
+
+	searchOnce sync.Once
+	search     *searchIndex
 }
 
 // Entries returns every selected skill in prompt order.
