@@ -70,6 +70,9 @@ type Skill struct {
 	// Virtual is true when Dir is not a real folder, so the model must read
 	// files through the read_skill_file tool, not the file system.
 	Virtual bool
+	// VersionDigest identifies the exact version, when the source knows it
+	// (the store's bundle digest). See ContentDigest.
+	VersionDigest string
 
 	reader  Reader
 	body    string // set for skills whose body is held in memory
@@ -175,3 +178,14 @@ func DigestBytes(data []byte) string {
 // Hidden reports whether the skill must be left out of model-facing
 // listings (disable-model-invocation: true).
 func (s *Skill) Hidden() bool { return s.Meta != nil && s.Meta.DisableModelInvocation }
+
+// ContentDigest identifies the version of the skill that is served: the
+// source's version digest when it has one, else the digest of the entry
+// file. Receipts carry it.
+func (s *Skill) ContentDigest() string {
+	if s.VersionDigest != "" {
+		return s.VersionDigest
+	}
+	d, _ := s.Digest(s.Entry)
+	return d
+}

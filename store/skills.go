@@ -51,6 +51,7 @@ func SkillOf(s Store, rec *Record) (*skill.Skill, []skill.Diagnostic) {
 	copy(files, rec.Files)
 	origin := skill.Origin{Kind: "store", Version: rec.Version, Provenance: provenance(rec)}
 	sk := skill.NewVirtual(doc, loc, files, origin, versionReader{s: s, name: rec.Name, version: rec.Version})
+	sk.VersionDigest = rec.Digest
 	sk.KeepBody(doc.Body)
 	return sk, ds
 }
