@@ -1,0 +1,82 @@
+package service
+
+import (
+	"context"
+	"time"
+
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/skill"
+	"github.com/loadout/loadout/store"
+)
+
+// Transports, as receipts name them.
+const (
+	TransportHTTP     = "http"
+	TransportMCPHTTP  = "mcp-http"
+	TransportMCPStdio = "mcp-stdio"
+)
+
+// Load activates a skill for an agent and records a receipt.
+func (s *Service) Load(ctx context.Context, p Principal, agentID, name, transport string) (catalog.LoadResult, error) {
+	l, err := s.Loadout(p, agentID)
+	if err != nil {
+		return catalog.LoadResult{}, err
+	}
+	res := l.Load(name)
+	s.record(p, l, res.Skill, name, "load", "", res.Status, transport)
+	return res, nil
+}
+
+// ReadFile reads a file of a skill for an agent and records a receipt.
+func (s *Service) ReadFile(ctx context.Context, p Principal, agentID, name, path string, opt catalog.ReadOptions, transport string) (catalog.FileResult, error) {
+	l, err := s.Loadout(p, agentID)
+	if err != nil {
+		return catalog.FileResult{}, err
+	}
+	res := l.ReadFile(name, path, opt)
+	s.record(p, l, res.Entry, name, "read", res.Path, res.Status, transport)
+	return res, nil
+}
+
+// Search ranks an agent's skills for a query.
+func (s *Service) Search(ctx context.Context, p Principal, agentID, query string, limit int) ([]catalog.Hit, error) {
+	l, err := s.Loadout(p, agentID)
+	if err != nil {
+		return nil, err
+	}
+	return l.Search(query, limit), nil
+}
+
+func (s *Service) record(p Principal, l *catalog.Loadout, sk *skill.Skill, name, action, path, outcome, transport string) {
+	r := store.Receipt{Time: time.Now().UTC(), Agent: l.Spec.AgentID, Skill: name, Action: action, Path: path,
+		Transport: transport, Outcome: outcome, Token: p.TokenID}
+	if sk != nil {
+		r.Source, r.Plugin, r.Trust = sk.Origin.Kind, sk.Origin.Plugin, sk.Origin.Trust
+		r.Digest = sk.ContentDigest()
+	}
+	s.rcpt.add(r)
+}
+
+// Receipts lists recent receipts (admin only). Receipts not yet written
+// are flushed first, so a receipt is visible as soon as its request ends.
+func (s *Service) Receipts(ctx context.Context, p Principal, q store.ReceiptQuery) ([]store.Receipt, error) {
+	if err := s.requireAdmin(p); err != nil {
+		return nil, err
+	}
+	if err := s.rcpt.flush(); err != nil {
+		return nil, AsError(err)
+	}
+	if s.opt.Server == nil {
+		return s.rcpt.memory(q), nil
+	}
+	rs, err := s.opt.Server.Receipts(ctx, q)
+	return rs, AsErrorOrNil(err)
+}
+
+// AsErrorOrNil is AsError that keeps nil as a nil error interface.
+func AsErrorOrNil(err error) error {
+	if err == nil {
+		return nil
+	}
+	return AsError(err)
+}

@@ -1,0 +1,113 @@
+package service
+
+import (
+	"context"
+	"strings"
+
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/store"
+)
+
+// Principal is who is calling.
+type Principal struct {
+	TokenID string
+	Name    string
+	Scopes  []string
+	// Open is set when no token was needed (a loopback server without
+	// RequireTokens and no bearer given): everything is allowed.
+	Open bool
+}
+
+// Admin reports whether the principal may write and read everything.
+func (p Principal) Admin() bool {
+	if p.Open {
+		return true
+	}
+	for _, s := range p.Scopes {
+		if s == "admin" {
+			return true
+		}
+	}
+	return false
+}
+
+// CanAgent reports whether the principal may read an agent's loadout.
+func (p Principal) CanAgent(id string) bool {
+	if p.Admin() {
+		return true
+	}
+	for _, s := range p.Scopes {
+		if s == "agent:"+id {
+			return true
+		}
+	}
+	return false
+}
+
+// Authenticate resolves a bearer secret ("" for none) to a principal. An
+// unknown token is refused even when tokens are optional, so a typo never
+// silently runs with full access.
+func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, error) {
+	if bearer == "" {
+		if s.opt.RequireTokens {
+			return Principal{}, errorf(CodeUnauthorized, "a bearer token is required: create one with 'loadout token create --scope admin' (or --scope agent:ID) and send Authorization: Bearer TOKEN")
+		}
+		return Principal{Open: true}, nil
+	}
+	if s.opt.Server == nil {
+		return Principal{}, errorf(CodeUnauthorized, "this server has no token store, so bearer tokens cannot be checked")
+	}
+	tok, err := s.opt.Server.TokenBySecret(ctx, bearer)
+	if err != nil {
+		if store.ErrorCode(err) == store.NotFound {
+			return Principal{}, errorf(CodeUnauthorized, "unknown or revoked token")
+		}
+		return Principal{}, AsError(err)
+	}
+	return Principal{TokenID: tok.ID, Name: tok.Name, Scopes: tok.Scopes}, nil
+}
+
+// Loadout returns the loadout a principal may see: an agent's (agent:ID or
+// admin), or the global catalog for "" or "*" (admin only). A refusal
+// reveals nothing about whether the agent exists.
+func (s *Service) Loadout(p Principal, agentID string) (*catalog.Loadout, error) {
+	if agentID == "" {
+		agentID = catalog.GlobalID
+	}
+	if agentID == catalog.GlobalID {
+		if !p.Admin() {
+			return nil, errorf(CodeForbidden, "the global catalog needs an admin token; agent tokens use /agents/ID/…")
+		}
+		return s.cat.Global(), nil
+	}
+	if !p.CanAgent(agentID) {
+		return nil, errorf(CodeForbidden, "this token may not read that agent")
+	}
+	l, ok := s.cat.Agent(agentID)
+	if !ok {
+		return nil, errorf(CodeNotFound, "no agent %q: agents are %s", agentID, strings.Join(s.cat.AgentIDs(), ", "))
+	}
+	return l, nil
+}
+
+func (s *Service) requireAdmin(p Principal) error {
+	if !p.Admin() {
+		return errorf(CodeForbidden, "this needs an admin token")
+	}
+	return nil
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns ctx carrying p; transports set it once per request
+// (the HTTP auth middleware, the stdio MCP server) and handlers read it.
+func WithPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the principal in ctx; without one it is the zero
+// Principal, which may do nothing.
+func PrincipalFrom(ctx context.Context) Principal {
+	p, _ := ctx.Value(principalKey{}).(Principal)
+	return p
+}
