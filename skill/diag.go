@@ -95,4 +95,5 @@ const (
 	CodeLimitDirs        = "limit-dirs"
 	CodeLimitFiles       = "limit-files"
 	CodeSkillMDLowercase = "skill-md-lowercase" // skill.md used instead of SKILL.md
+	CodeKeptLastGood     = "kept-last-good"     // a broken edit; the previous version is served
 )

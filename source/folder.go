@@ -46,6 +46,9 @@ type Options struct {
 	// Origin is copied into every skill found; Kind defaults to "folder"
 	// and Root to the scanned root.
 	Origin skill.Origin
+	// KeepBodies holds each skill's body in memory (servers do: loads read
+	// no files, and a broken edit can keep serving the last good version).
+	KeepBodies bool
 }
 
 func (o *Options) defaults() {
@@ -70,6 +73,10 @@ type Result struct {
 	// already resolved (the first in walk order wins).
 	Skills      []*skill.Skill
 	Diagnostics []skill.Diagnostic
+	// Dirs are the skills' folders as reached from the root (through any
+	// symlinks), parallel to Skills; live reload matches changed paths
+	// against them.
+	Dirs []string
 }
 
 // Errors reports whether any diagnostic is an error.
@@ -222,6 +229,7 @@ func ScanFolder(ctx context.Context, root string, opt Options) *Result {
 		}
 		byName[sk.Name] = sk
 		res.Skills = append(res.Skills, sk)
+		res.Dirs = append(res.Dirs, filepath.Join(abs, filepath.FromSlash(f.rel)))
 	}
 	return res
 }

@@ -399,3 +399,60 @@ func TestRescanUsesCache(t *testing.T) {
 		t.Errorf("changed skill b not reparsed: %q", r2.Skills[1].Description)
 	}
 }
+
+func TestReloadSkillAndKeepLastGood(t *testing.T) {
+	dir := t.TempDir()
+	tree(t, dir, map[string]string{
+		".gitignore":          "*.tmp\n",
+		"g/s/SKILL.md":        md("s", "First."),
+		"g/s/notes.tmp":       "ignored",
+		"g/s/references/a.md": "a",
+	})
+	c := NewCache()
+	opt := Options{Cache: c, KeepBodies: true}
+	r := scanT(t, dir, opt)
+	if len(r.Skills) != 1 || len(r.Dirs) != 1 || r.Dirs[0] != filepath.Join(dir, "g", "s") {
+		t.Fatalf("scan: %v %v", names(r), r.Dirs)
+	}
+	// An edit: only this skill is read again, with the root's ignore rules.
+	os.WriteFile(filepath.Join(dir, "g", "s", "SKILL.md"), []byte(md("s", "Second.")), 0o644)
+	os.WriteFile(filepath.Join(dir, "g", "s", "references", "b.md"), []byte("b"), 0o644)
+	sk, diags := ReloadSkill(context.Background(), dir, filepath.Join(dir, "g", "s"), opt)
+	if sk == nil || sk.Description != "Second." || len(diags) != 0 {
+		t.Fatalf("reload: %+v %v", sk, diags)
+	}
+	var files []string
+	for _, f := range sk.Files {
+		files = append(files, f.Path)
+	}
+	if diff := cmp.Diff([]string{"references/a.md", "references/b.md"}, files); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	// A broken edit keeps the last good version, body included, and says so.
+	os.WriteFile(filepath.Join(dir, "g", "s", "SKILL.md"), []byte("---\nname: s\ndescription: [broken\n---\nnew body\n"), 0o644)
+	sk, diags = ReloadSkill(context.Background(), dir, filepath.Join(dir, "g", "s"), opt)
+	if sk == nil || sk.Description != "Second." {
+		t.Fatalf("broken edit dropped the skill: %+v %v", sk, diags)
+	}
+	if body, _ := sk.Body(); body != "# s\nbody\n" {
+		t.Errorf("body of the last good version: %q", body)
+	}
+	if len(diags) != 1 || diags[0].Code != skill.CodeKeptLastGood || !strings.Contains(diags[0].Message, "yaml-invalid") {
+		t.Errorf("diagnostics: %v", diags)
+	}
+	// A full rescan agrees.
+	r = scanT(t, dir, opt)
+	if len(r.Skills) != 1 || r.Skills[0].Description != "Second." || findDiag(r, skill.CodeKeptLastGood) == nil {
+		t.Errorf("rescan: %v %v", names(r), r.Diagnostics)
+	}
+	// Fixed: the new version is served.
+	os.WriteFile(filepath.Join(dir, "g", "s", "SKILL.md"), []byte(md("s", "Third.")), 0o644)
+	if sk, _ := ReloadSkill(context.Background(), dir, filepath.Join(dir, "g", "s"), opt); sk == nil || sk.Description != "Third." {
+		t.Errorf("fixed: %+v", sk)
+	}
+	// Removed: nil.
+	os.Remove(filepath.Join(dir, "g", "s", "SKILL.md"))
+	if sk, _ := ReloadSkill(context.Background(), dir, filepath.Join(dir, "g", "s"), opt); sk != nil {
+		t.Errorf("removed skill still loads")
+	}
+}

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ type cached struct {
 	doc   *skill.Document
 	diags []skill.Diagnostic
 	ok    bool
+	stale bool // doc is an earlier good version; the file is broken
 }
 
 // NewCache returns an empty cache.
@@ -41,6 +43,17 @@ func (c *Cache) get(path string, st fileStat) (cached, bool) {
 		return cached{}, false
 	}
 	return e, true
+}
+
+// lastGood returns the last good parse of path, if any.
+func (c *Cache) lastGood(path string) (cached, bool) {
+	if c == nil {
+		return cached{}, false
+	}
+	c.mu.Lock()
+	e, ok := c.m[path]
+	c.mu.Unlock()
+	return e, ok && e.ok
 }
 
 // has reports whether path is in the cache, so a cold scan can skip the
@@ -104,7 +117,16 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string) found {
 			report(diag(skill.Error, skill.CodeReadError, entryPath, "cannot read: %s; skill skipped", errText(err)))
 			return f
 		}
-		c.doc, c.diags, c.ok = skill.ParseHeader(data, entryPath, dirName)
+		if s.opt.KeepBodies {
+			c.doc, c.diags, c.ok = skill.Parse(data, entryPath, dirName)
+		} else {
+			c.doc, c.diags, c.ok = skill.ParseHeader(data, entryPath, dirName)
+		}
+		if !c.ok {
+			if prev, ok := s.opt.Cache.lastGood(entryPath); ok {
+				c = keepLastGood(prev, c, entryPath)
+			}
+		}
 		s.opt.Cache.put(entryPath, st, c)
 	}
 	f.diags = append(f.diags, c.diags...)
@@ -120,7 +142,25 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string) found {
 	m.walk(d, t.real, "", t.depth, t.rules, t.up, entry)
 	f.diags = append(f.diags, m.diags...)
 	f.skill = skill.New(c.doc, t.real, entry, m.files, s.origin, folderReader{dir: t.real})
+	if s.opt.KeepBodies {
+		f.skill.KeepBody(c.doc.Body)
+	}
 	return f
+}
+
+// keepLastGood serves the previous good parse of a SKILL.md whose new
+// content is broken, and says so: one error naming what broke.
+func keepLastGood(prev, broken cached, path string) cached {
+	var why []string
+	for _, d := range broken.diags {
+		if d.Severity == skill.Error {
+			why = append(why, d.Code+": "+d.Message)
+		}
+	}
+	prev.diags = []skill.Diagnostic{{Severity: skill.Error, Code: skill.CodeKeptLastGood, Path: path, Skill: prev.doc.Name,
+		Message: fmt.Sprintf("the edited SKILL.md is broken (%s); the last good version of %q is still served until it is fixed", strings.Join(why, "; "), prev.doc.Name)}}
+	prev.stale = true
+	return prev
 }
 
 type manifest struct {
