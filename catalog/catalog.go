@@ -54,10 +54,12 @@ type Catalog struct {
 }
 
 type snapshot struct {
-	agents map[string]*Loadout
-	order  []*Loadout
-	global *Loadout
-	diags  []skill.Diagnostic
+	// results are each source's last read, by SourceSpec.key.
+	results map[string]*source.Result
+	agents  map[string]*Loadout
+	order   []*Loadout
+	global  *Loadout
+	diags   []skill.Diagnostic
 }
 
 // GlobalID is the id of the catalog of every configured source.
@@ -88,6 +90,69 @@ func New(ctx context.Context, agents []AgentSpec, opt Options) (*Catalog, error)
 // Reload rescans every source and rebuilds every loadout. Unchanged
 // SKILL.md files are not parsed again.
 func (c *Catalog) Reload(ctx context.Context) {
+	c.rebuild(ctx, map[string]*source.Result{})
+}
+
+// Refresh brings the catalog up to date after the files at paths changed
+// (what a file watcher reports). An edit inside a skill folder reads that
+// skill again and nothing else; any other change under a root (a skill
+// folder added or removed, an ignore file edited) rescans that root, with
+// unchanged SKILL.md files taken from the cache. Other sources, and roots
+// no path falls under, are reused as they are. The store and plugins are
+// read again (they are cheap, and their own change feeds call Refresh too).
+func (c *Catalog) Refresh(ctx context.Context, paths []string) {
+	prev := c.snap.Load()
+	keep := map[string]*source.Result{}
+	for key, res := range prev.results {
+		if strings.HasPrefix(key, "root:") {
+			keep[key] = res
+		}
+	}
+	for _, p := range paths {
+		for key, res := range keep {
+			root := strings.TrimPrefix(key, "root:")
+			if p != root && !strings.HasPrefix(p, root+string(filepath.Separator)) {
+				continue
+			}
+			if next, ok := c.refreshSkill(ctx, root, res, p); ok {
+				keep[key] = next
+			} else {
+				delete(keep, key) // rescan this root
+			}
+		}
+	}
+	c.rebuild(ctx, keep)
+}
+
+// refreshSkill handles a change at path inside one of res's skill folders
+// by reading that skill again. ok is false when the change is not inside a
+// skill, or changes which skills exist: the root must be rescanned.
+func (c *Catalog) refreshSkill(ctx context.Context, root string, res *source.Result, path string) (*source.Result, bool) {
+	for i, dir := range res.Dirs {
+		if path != dir && !strings.HasPrefix(path, dir+string(filepath.Separator)) {
+			continue
+		}
+		sk, diags := source.ReloadSkill(ctx, root, dir, c.opt.Scan)
+		if sk == nil || sk.Name != res.Skills[i].Name {
+			return nil, false // removed or renamed: collisions may change
+		}
+		next := &source.Result{Skills: append([]*skill.Skill(nil), res.Skills...), Dirs: res.Dirs}
+		next.Skills[i] = sk
+		// Replace this skill's diagnostics, keep the others.
+		for _, d := range res.Diagnostics {
+			if d.Skill == res.Skills[i].Name && (d.Path == dir || strings.HasPrefix(d.Path, dir+string(filepath.Separator))) {
+				continue
+			}
+			next.Diagnostics = append(next.Diagnostics, d)
+		}
+		next.Diagnostics = append(next.Diagnostics, diags...)
+		return next, true
+	}
+	return nil, false
+}
+
+// rebuild reads every source not in have, then builds every loadout.
+func (c *Catalog) rebuild(ctx context.Context, have map[string]*source.Result) {
 	results := map[string]*source.Result{}
 	var order []SourceSpec
 	fetch := func(spec SourceSpec) *source.Result {
@@ -95,12 +160,15 @@ func (c *Catalog) Reload(ctx context.Context) {
 		if r, ok := results[key]; ok {
 			return r
 		}
-		r := c.read(ctx, spec)
+		r, ok := have[key]
+		if !ok {
+			r = c.read(ctx, spec)
+		}
 		results[key] = r
 		order = append(order, spec)
 		return r
 	}
-	snap := &snapshot{agents: map[string]*Loadout{}}
+	snap := &snapshot{agents: map[string]*Loadout{}, results: results}
 	for _, spec := range c.specs {
 		l := c.build(spec, fetch)
 		snap.agents[spec.AgentID] = l
@@ -115,6 +183,18 @@ func (c *Catalog) Reload(ctx context.Context) {
 	}
 	snap.diags = append(snap.diags, snap.global.agentDiags...)
 	c.snap.Store(snap)
+}
+
+// Roots lists the folders the catalog scans, for a watcher.
+func (c *Catalog) Roots() []string {
+	var roots []string
+	for key := range c.snap.Load().results {
+		if r, ok := strings.CutPrefix(key, "root:"); ok {
+			roots = append(roots, r)
+		}
+	}
+	sort.Strings(roots)
+	return roots
 }
 
 // globalSpec is the global catalog: every folder any agent names (in order
