@@ -3,6 +3,7 @@ module github.com/loadout/loadout
 go 1.26.8
 
 require (
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/google/go-cmp v0.7.0
 	github.com/jackc/pgx/v5 v5.12.0
 	go.yaml.in/yaml/v3 v3.0.6
