@@ -83,6 +83,18 @@ func (s *Service) Reload(ctx context.Context, why string) {
 	s.notify()
 }
 
+// Refresh updates the catalog after the files at paths changed (nil: only
+// the store and plugins changed, as after a write or a change by another
+// instance), reading only what changed, and tells subscribers.
+func (s *Service) Refresh(ctx context.Context, paths []string, why string) {
+	s.reloadMu.Lock()
+	start := time.Now()
+	s.cat.Refresh(ctx, paths)
+	s.reloadMu.Unlock()
+	s.log.Info("catalog refreshed", "why", why, "paths", len(paths), "took", time.Since(start).Round(time.Microsecond))
+	s.notify()
+}
+
 // Subscribe returns a channel that receives (coalesced) after every reload,
 // and a function to stop.
 func (s *Service) Subscribe() (<-chan struct{}, func()) {

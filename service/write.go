@@ -118,7 +118,7 @@ func (s *Service) Import(ctx context.Context, p Principal, items []store.ImportI
 	if err != nil {
 		return nil, AsError(err)
 	}
-	s.Reload(ctx, "import")
+	s.Refresh(ctx, nil, "import")
 	return res, nil
 }
 
@@ -150,6 +150,6 @@ func (s *Service) after(ctx context.Context, what string, rec *store.Record, err
 	if err != nil {
 		return nil, AsError(err)
 	}
-	s.Reload(ctx, what)
+	s.Refresh(ctx, nil, what)
 	return rec, nil
 }
