@@ -49,7 +49,7 @@ func (p Principal) CanAgent(id string) bool {
 // silently runs with full access.
 func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, error) {
 	if bearer == "" {
-		if s.opt.RequireTokens {
+		if s.tokensRequired() {
 			return Principal{}, errorf(CodeUnauthorized, "a bearer token is required: create one with 'loadout token create --scope admin' (or --scope agent:ID) and send Authorization: Bearer TOKEN")
 		}
 		return Principal{Open: true}, nil

@@ -15,10 +15,11 @@ import (
 type receiptLog struct {
 	srv  store.Server
 	log  *slog.Logger
-	in   chan store.Receipt
+	stop chan struct{}
 	done chan struct{}
 
 	mu      sync.Mutex
+	room    *sync.Cond // signalled when pending drains
 	pending []store.Receipt
 	ring    []store.Receipt // without a store: the last 10,000, in memory
 	flushMu sync.Mutex
@@ -29,15 +30,29 @@ const (
 	receiptBatch = 1000
 	receiptEvery = 200 * time.Millisecond
 	receiptRing  = 10_000
+	maxPending   = 64 << 10
 )
 
 func newReceiptLog(srv store.Server, log *slog.Logger) *receiptLog {
-	r := &receiptLog{srv: srv, log: log, in: make(chan store.Receipt, 64<<10), done: make(chan struct{})}
+	r := &receiptLog{srv: srv, log: log, stop: make(chan struct{}), done: make(chan struct{})}
+	r.room = sync.NewCond(&r.mu)
 	go r.loop()
 	return r
 }
 
-func (r *receiptLog) add(rc store.Receipt) { r.in <- rc }
+// add queues a receipt. It waits only when 64k receipts are pending.
+func (r *receiptLog) add(rc store.Receipt) {
+	r.mu.Lock()
+	for len(r.pending) >= maxPending && !r.closed {
+		r.room.Wait()
+	}
+	r.pending = append(r.pending, rc)
+	n := len(r.pending)
+	r.mu.Unlock()
+	if n == receiptBatch {
+		go r.flush()
+	}
+}
 
 func (r *receiptLog) loop() {
 	defer close(r.done)
@@ -45,43 +60,24 @@ func (r *receiptLog) loop() {
 	defer t.Stop()
 	for {
 		select {
-		case rc, ok := <-r.in:
-			if !ok {
-				r.flush()
-				return
-			}
-			r.mu.Lock()
-			r.pending = append(r.pending, rc)
-			n := len(r.pending)
-			r.mu.Unlock()
-			if n >= receiptBatch {
-				r.flush()
-			}
 		case <-t.C:
 			r.flush()
+		case <-r.stop:
+			r.flush()
+			return
 		}
 	}
 }
 
-// flush writes what is pending, including what is still in the channel.
+// flush writes everything pending. Whatever add has returned for is
+// included, so a receipt is visible as soon as its request ends.
 func (r *receiptLog) flush() error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	r.mu.Lock()
-	for drained := false; !drained; {
-		select {
-		case rc, ok := <-r.in:
-			if !ok {
-				drained = true
-				break
-			}
-			r.pending = append(r.pending, rc)
-		default:
-			drained = true
-		}
-	}
 	batch := r.pending
 	r.pending = nil
+	r.room.Broadcast()
 	r.mu.Unlock()
 	if len(batch) == 0 {
 		return nil
@@ -136,8 +132,9 @@ func (r *receiptLog) close() error {
 		return nil
 	}
 	r.closed = true
+	r.room.Broadcast()
 	r.mu.Unlock()
-	close(r.in)
+	close(r.stop)
 	<-r.done
 	return nil
 }

@@ -57,6 +57,20 @@ func New(cat *catalog.Catalog, opt Options) *Service {
 	return s
 }
 
+// RequireTokens switches token checking on or off (a server turns it on
+// when any token exists).
+func (s *Service) RequireTokens(on bool) {
+	s.subMu.Lock()
+	s.opt.RequireTokens = on
+	s.subMu.Unlock()
+}
+
+func (s *Service) tokensRequired() bool {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	return s.opt.RequireTokens
+}
+
 // Close flushes pending receipts.
 func (s *Service) Close() error { return s.rcpt.close() }
 
