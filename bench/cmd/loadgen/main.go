@@ -1,0 +1,179 @@
+// Command loadgen drives a running loadout server on loopback and prints
+// throughput and latency: `loadgen -url URL [-c 64] [-d 10s]` for plain
+// GETs, or `loadgen -mcp URL -tool NAME -args JSON` for MCP tool calls over
+// streamable HTTP (each connection initializes its own session first).
+// It stops by itself after -d or -n requests.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+func main() {
+	url := flag.String("url", "", "GET this URL")
+	mcpURL := flag.String("mcp", "", "MCP streamable HTTP endpoint")
+	tool := flag.String("tool", "read_skill_file", "MCP tool to call")
+	args := flag.String("args", `{}`, "MCP tool arguments (JSON)")
+	conns := flag.Int("c", 64, "connections")
+	dur := flag.Duration("d", 10*time.Second, "duration")
+	maxReq := flag.Int64("n", 0, "stop after this many requests (0: no limit)")
+	token := flag.String("token", "", "bearer token")
+	label := flag.String("label", "", "label for the result line")
+	flag.Parse()
+	if (*url == "") == (*mcpURL == "") {
+		fmt.Fprintln(os.Stderr, "loadgen: give -url or -mcp")
+		os.Exit(2)
+	}
+	for _, u := range []string{*url, *mcpURL} {
+		if u != "" && !strings.HasPrefix(u, "http://127.") && !strings.HasPrefix(u, "http://localhost") && !strings.HasPrefix(u, "http://[::1]") {
+			fmt.Fprintln(os.Stderr, "loadgen: only loopback targets are allowed")
+			os.Exit(2)
+		}
+	}
+	tr := &http.Transport{MaxIdleConns: *conns, MaxIdleConnsPerHost: *conns, MaxConnsPerHost: *conns, DisableCompression: true}
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+
+	var total, failed atomic.Int64
+	lat := make([][]time.Duration, *conns)
+	deadline := time.Now().Add(*dur)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for c := 0; c < *conns; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			var do func() error
+			if *url != "" {
+				do = func() error { return get(client, *url, *token) }
+			} else {
+				sess, err := initialize(client, *mcpURL, *token)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "loadgen: initialize:", err)
+					failed.Add(1)
+					return
+				}
+				body := []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, *tool, *args))
+				do = func() error { return call(client, *mcpURL, *token, sess, body) }
+			}
+			for time.Now().Before(deadline) {
+				if *maxReq > 0 && total.Load() >= *maxReq {
+					return
+				}
+				t0 := time.Now()
+				err := do()
+				lat[c] = append(lat[c], time.Since(t0))
+				total.Add(1)
+				if err != nil {
+					if failed.Add(1) == 1 {
+						fmt.Fprintln(os.Stderr, "loadgen: first error:", err)
+					}
+				}
+			}
+		}(c)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	pct := func(p float64) time.Duration {
+		if len(all) == 0 {
+			return 0
+		}
+		return all[int(float64(len(all)-1)*p)]
+	}
+	fmt.Printf("%s requests=%d errors=%d conns=%d duration=%s rps=%.0f p50=%s p99=%s max=%s\n", *label, total.Load(), failed.Load(), *conns,
+		elapsed.Round(time.Millisecond), float64(total.Load())/elapsed.Seconds(), pct(0.50).Round(time.Microsecond), pct(0.99).Round(time.Microsecond), pct(1).Round(time.Microsecond))
+	if failed.Load() > 0 {
+		os.Exit(1)
+	}
+}
+
+func get(c *http.Client, url, token string) error {
+	req, _ := http.NewRequest("GET", url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+func post(c *http.Client, url, token, sess string, body []byte) (*http.Response, error) {
+	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if sess != "" {
+		req.Header.Set("Mcp-Session-Id", sess)
+	}
+	return c.Do(req)
+}
+
+func initialize(c *http.Client, url, token string) (string, error) {
+	resp, err := post(c, url, token, "", []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"loadgen","version":"1"}}}`))
+	if err != nil {
+		return "", err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return "", fmt.Errorf("initialize: status %d", resp.StatusCode)
+	}
+	sess := resp.Header.Get("Mcp-Session-Id")
+	r2, err := post(c, url, token, sess, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	if err == nil {
+		io.Copy(io.Discard, r2.Body)
+		r2.Body.Close()
+	}
+	return sess, err
+}
+
+func call(c *http.Client, url, token, sess string, body []byte) error {
+	resp, err := post(c, url, token, sess, body)
+	if err != nil {
+		return err
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("status %d: %s", resp.StatusCode, data)
+	}
+	// The reply may be JSON or one SSE event; either way it must hold a
+	// result without isError.
+	if i := bytes.Index(data, []byte("data: ")); i >= 0 {
+		data = data[i+6:]
+	}
+	var msg struct {
+		Result *struct {
+			IsError bool `json:"isError"`
+		} `json:"result"`
+		Error *json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(data), &msg); err != nil || msg.Result == nil || msg.Result.IsError {
+		return fmt.Errorf("bad reply: %.200s", data)
+	}
+	return nil
+}

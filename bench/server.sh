@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# server.sh: the serving figures. For each tree size (100 and 10,000 skills)
+# it starts `loadout serve` on loopback over a generated tree, then drives it
+# with bench/cmd/loadgen at 64 connections:
+#   - GET /v1/agents/bench/skills/NAME        (a cached load over HTTP)
+#   - read_skill_file over MCP streamable HTTP
+#   - search_skills over MCP streamable HTTP
+# and reads the server's peak memory (VmHWM) from /proc.
+#
+#   bench/server.sh                 # 10 s per figure
+#   DUR=5s CONNS=64 bench/server.sh
+#   SIZES="100" bench/server.sh
+#
+# Targets (2 cores): > 20,000 req/s and p99 < 10 ms for the cached load;
+# > 3,000 tool calls/s over MCP HTTP; search_skills p99 < 20 ms at 10,000
+# skills; server memory < 150 MB at 10,000 skills.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DUR=${DUR:-10s}
+CONNS=${CONNS:-64}
+SIZES=${SIZES:-"100 10000"}
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+
+go build -o "$work/loadout" ./cmd/loadout
+go build -o "$work/loadgen" ./bench/cmd/loadgen
+go build -o "$work/gentree" ./bench/cmd/gentree
+
+summary=()
+for n in $SIZES; do
+  tree="$work/tree$n"
+  "$work/gentree" -n "$n" -out "$tree" >/dev/null
+  cfg="$work/cfg$n.json"
+  printf '{"agents":[{"agentId":"bench","skills":[{"root":"%s"}]}],"store":"%s"}\n' "$tree" "$work/bench$n.db" > "$cfg"
+  port=$((17000 + RANDOM % 2000))
+  "$work/loadout" serve --config "$cfg" --addr "127.0.0.1:$port" --no-watch >"$work/serve$n.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 600); do
+    curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null
+  name=$(find "$tree" -name SKILL.md | sort | head -n 1 | xargs dirname | xargs basename)
+  file="references/guide.md"
+  echo "== $n skills (server pid $pid, skill $name)"
+  load=$("$work/loadgen" -label "load-http-$n" -url "http://127.0.0.1:$port/v1/agents/bench/skills/$name" -c "$CONNS" -d "$DUR")
+  echo "$load"
+  read=$("$work/loadgen" -label "read-mcp-$n" -mcp "http://127.0.0.1:$port/agents/bench/mcp" -tool read_skill_file -args "{\"name\":\"$name\",\"path\":\"$file\"}" -c "$CONNS" -d "$DUR")
+  echo "$read"
+  search=$("$work/loadgen" -label "search-mcp-$n" -mcp "http://127.0.0.1:$port/agents/bench/mcp" -tool search_skills -args '{"query":"release notes for the api","limit":10}' -c "$CONNS" -d "$DUR")
+  echo "$search"
+  hwm=$(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$pid/status")
+  rss=$(awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$pid/status")
+  echo "server memory: peak ${hwm} MB, now ${rss} MB"
+  kill -INT "$pid"; wait "$pid" || true
+  summary+=("$n skills: $(echo "$load" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (HTTP load) | $(echo "$read" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (MCP read_skill_file) | $(echo "$search" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (MCP search_skills) | peak RSS ${hwm} MB")
+done
+echo
+echo "summary ($(nproc) cpus, $CONNS connections, $DUR each):"
+printf '  %s\n' "${summary[@]}"
