@@ -1,0 +1,374 @@
+package wellknown
+
+import (
+	"bytes"
+	"container/list"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/service"
+	"github.com/loadout/loadout/skill"
+)
+
+const (
+	pathV2 = ".well-known/agent-skills/"
+	pathV1 = ".well-known/skills/"
+	marker = "/.well-known/"
+
+	cacheControl = "private, no-cache"
+)
+
+// Handler serves agentID's skills (catalog.GlobalID or "" for the global
+// catalog) at the well-known paths described in the package documentation,
+// relative to wherever it is mounted. It finds the "/.well-known/" part of
+// the request path itself, so it works with or without http.StripPrefix.
+// The caller puts the principal in the request context.
+func Handler(svc *service.Service, agentID string) http.Handler {
+	if agentID == "" {
+		agentID = catalog.GlobalID
+	}
+	return &handler{svc: svc, agent: agentID, log: slog.Default()}
+}
+
+type handler struct {
+	svc   *service.Service
+	agent string
+	log   *slog.Logger
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	i := strings.Index(r.URL.Path, marker)
+	if i < 0 {
+		writeError(w, http.StatusNotFound, service.CodeNotFound, "not found: skills are listed at .well-known/agent-skills/index.json and .well-known/skills/index.json")
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "only GET and HEAD are served here")
+		return
+	}
+	rest := r.URL.Path[i+1:]
+	switch {
+	case rest == pathV2+"index.json":
+		h.serveIndex(w, r, true)
+	case rest == pathV1+"index.json":
+		h.serveIndex(w, r, false)
+	case strings.HasPrefix(rest, pathV2):
+		rest = strings.TrimPrefix(rest, pathV2)
+		if name, ok := strings.CutSuffix(rest, ".tar.gz"); ok && !strings.Contains(name, "/") {
+			h.serveArchive(w, r, name)
+			return
+		}
+		h.serveFile(w, r, rest, true)
+	case strings.HasPrefix(rest, pathV1):
+		h.serveFile(w, r, strings.TrimPrefix(rest, pathV1), false)
+	default:
+		writeError(w, http.StatusNotFound, service.CodeNotFound, "not found: skills are listed at .well-known/agent-skills/index.json and .well-known/skills/index.json")
+	}
+}
+
+// loadout checks the principal's access and returns the loadout with the
+// generation read just before it.
+func (h *handler) loadout(w http.ResponseWriter, r *http.Request) (*catalog.Loadout, uint64, bool) {
+	gen := h.svc.Generation()
+	l, err := h.svc.Loadout(service.PrincipalFrom(r.Context()), h.agent)
+	if err != nil {
+		writeServiceError(w, err)
+		return nil, 0, false
+	}
+	return l, gen, true
+}
+
+// snapshot returns the cached indexes of the loadout, building them if the
+// cache describes another generation or another loadout value.
+func (h *handler) snapshot(w http.ResponseWriter, r *http.Request) (*snapshot, *slot, bool) {
+	l, gen, ok := h.loadout(w, r)
+	if !ok {
+		return nil, nil, false
+	}
+	sl := slotFor(h.svc, h.agent)
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if s := sl.snap; s != nil && s.gen == gen && s.l == l {
+		return s, sl, true
+	}
+	start := time.Now()
+	s := build(l, gen, h.agent, h.log, func(_ string, data []byte) { archives.put(skill.DigestBytes(data), data) })
+	h.log.Debug("well-known indexes built", "agent", h.agent, "generation", gen, "skills", len(s.items), "took", time.Since(start))
+	sl.snap = s
+	return s, sl, true
+}
+
+func (h *handler) serveIndex(w http.ResponseWriter, r *http.Request, v2 bool) {
+	s, _, ok := h.snapshot(w, r)
+	if !ok {
+		return
+	}
+	d := s.v1
+	if v2 {
+		d = s.v2
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json; charset=utf-8")
+	hd.Set(warningsHeaderName, strconv.Itoa(d.warnings))
+	serveBytes(w, r, d.etag, d.body)
+}
+
+func (h *handler) serveArchive(w http.ResponseWriter, r *http.Request, name string) {
+	s, sl, ok := h.snapshot(w, r)
+	if !ok {
+		return
+	}
+	it, ok := s.items[name]
+	if !ok || it.kind != "archive" {
+		writeError(w, http.StatusNotFound, service.CodeNotFound, "no archive for skill "+strconv.Quote(name)+" in this index: see .well-known/agent-skills/index.json")
+		return
+	}
+	data, ok := archives.get(it.digest)
+	if !ok {
+		b, err := it.sk.Bundle()
+		if err == nil {
+			data, err = writeArchive(b)
+		}
+		if err != nil || skill.DigestBytes(data) != it.digest {
+			sl.drop(s)
+			h.log.Warn("well-known archive changed since its index was built; the index is rebuilt on next request", "agent", h.agent, "skill", name, "err", err)
+			writeError(w, http.StatusConflict, "changed", "skill "+strconv.Quote(name)+" changed since the index was built: fetch the index again")
+			return
+		}
+		archives.put(it.digest, data)
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "application/gzip")
+	hd.Set("Content-Disposition", `attachment; filename="`+name+`.tar.gz"`)
+	serveBytes(w, r, `"`+strings.TrimPrefix(it.digest, "sha256:")+`"`, data)
+}
+
+// serveFile serves NAME/PATH raw. SKILL.md always means the skill's entry
+// file, whatever its case on disk.
+func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, rest string, v2 bool) {
+	name, p, ok := strings.Cut(rest, "/")
+	if !ok || name == "" || p == "" {
+		writeError(w, http.StatusNotFound, service.CodeNotFound, "not found: file URLs are SKILL-NAME/PATH")
+		return
+	}
+	l, gen, ok := h.loadout(w, r)
+	if !ok {
+		return
+	}
+	e, ok := l.Lookup(name)
+	if !ok {
+		writeError(w, http.StatusNotFound, service.CodeNotFound, "no skill "+strconv.Quote(name)+" here")
+		return
+	}
+	sk := e.Skill
+	clean, err := skill.CleanPath(p)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, service.CodeRefused, err.Error())
+		return
+	}
+	isEntry := clean == "SKILL.md" || clean == sk.Entry
+	if isEntry {
+		clean = sk.Entry
+	}
+	data, err := sk.ReadFile(clean)
+	switch {
+	case err == nil:
+	case errors.Is(err, skill.ErrNotListed) || errors.Is(err, fs.ErrNotExist):
+		writeError(w, http.StatusNotFound, service.CodeNotFound, "skill "+strconv.Quote(name)+" has no file "+strconv.Quote(clean))
+		return
+	case strings.Contains(err.Error(), "path escapes from parent"):
+		writeError(w, http.StatusForbidden, service.CodeRefused, clean+" is a link that leaves the skill folder; it is never served")
+		return
+	default:
+		writeError(w, http.StatusInternalServerError, service.CodeInternal, clean+" could not be read")
+		h.log.Error("well-known: reading a skill file failed", "agent", h.agent, "skill", name, "path", clean, "err", err)
+		return
+	}
+	digest := skill.DigestBytes(data)
+	// A skill-md entry's digest is this file's: if a cached index says
+	// otherwise, the file changed before a reload. Refuse rather than serve
+	// bytes the index does not describe, and drop that index.
+	if v2 && isEntry {
+		sl := slotFor(h.svc, h.agent)
+		sl.mu.Lock()
+		s := sl.snap
+		sl.mu.Unlock()
+		if s != nil && s.gen == gen && s.l == l {
+			if it, ok := s.items[name]; ok && it.kind == "skill-md" && it.digest != digest {
+				sl.drop(s)
+				writeError(w, http.StatusConflict, "changed", "skill "+strconv.Quote(name)+" changed since the index was built: fetch the index again")
+				return
+			}
+		}
+	}
+	ct := "text/markdown; charset=utf-8"
+	if !isEntry {
+		f, _ := sk.File(clean)
+		ct = f.ContentType
+		if ct == "" {
+			ct = "application/octet-stream"
+		}
+		if !f.Binary && strings.HasPrefix(ct, "text/") && !strings.Contains(ct, "charset") {
+			ct += "; charset=utf-8"
+		}
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", ct)
+	// Skill files are served for installers, never rendered as pages of
+	// this server: an HTML file must not run script in its origin.
+	hd.Set("Content-Security-Policy", "sandbox")
+	if f, ok := sk.File(clean); ok && f.Executable {
+		hd.Set("Loadout-Executable", "true")
+	}
+	serveBytes(w, r, `"`+strings.TrimPrefix(digest, "sha256:")+`"`, data)
+}
+
+func serveBytes(w http.ResponseWriter, r *http.Request, etag string, body []byte) {
+	hd := w.Header()
+	hd.Set("ETag", etag)
+	hd.Set("Cache-Control", cacheControl)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+}
+
+type errorBody struct {
+	Error *service.Error `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSONError(w, status, &service.Error{Code: code, Message: msg})
+}
+
+func writeJSONError(w http.ResponseWriter, status int, e *service.Error) {
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json; charset=utf-8")
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(errorBody{Error: e})
+}
+
+// writeServiceError maps a service refusal to its status.
+func writeServiceError(w http.ResponseWriter, err error) {
+	e := service.AsError(err)
+	status := http.StatusInternalServerError
+	switch e.Code {
+	case service.CodeUnauthorized:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="loadout"`)
+		status = http.StatusUnauthorized
+	case service.CodeForbidden:
+		status = http.StatusForbidden
+	case service.CodeNotFound:
+		status = http.StatusNotFound
+	}
+	writeJSONError(w, status, e)
+}
+
+// The index cache: one slot per (service, agent), shared by every handler
+// of that pair, so a Handler made per request still hits it.
+
+type slotKey struct {
+	svc   *service.Service
+	agent string
+}
+
+type slot struct {
+	mu   sync.Mutex
+	snap *snapshot
+}
+
+func (sl *slot) drop(s *snapshot) {
+	sl.mu.Lock()
+	if sl.snap == s {
+		sl.snap = nil
+	}
+	sl.mu.Unlock()
+}
+
+const maxSlots = 4096
+
+var (
+	slotsMu sync.Mutex
+	slots   = map[slotKey]*slot{}
+)
+
+func slotFor(svc *service.Service, agent string) *slot {
+	slotsMu.Lock()
+	defer slotsMu.Unlock()
+	k := slotKey{svc, agent}
+	if sl, ok := slots[k]; ok {
+		return sl
+	}
+	if len(slots) >= maxSlots {
+		clear(slots) // many services or agents: start again rather than grow
+	}
+	sl := &slot{}
+	slots[k] = sl
+	return sl
+}
+
+// The archive cache: archive bytes by their digest (content-addressed, so
+// a hit is always exactly what an index advertised), least recently used
+// dropped first once over archiveCacheBytes.
+
+const archiveCacheBytes = 256 << 20
+
+var archives = newByteCache(archiveCacheBytes)
+
+type byteCache struct {
+	mu    sync.Mutex
+	max   int
+	size  int
+	order *list.List // front: most recent; values are *cached
+	byKey map[string]*list.Element
+}
+
+type cached struct {
+	key  string
+	data []byte
+}
+
+func newByteCache(max int) *byteCache {
+	return &byteCache{max: max, order: list.New(), byKey: map[string]*list.Element{}}
+}
+
+func (c *byteCache) get(key string) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.byKey[key]
+	if !ok {
+		return nil, false
+	}
+	c.order.MoveToFront(el)
+	return el.Value.(*cached).data, true
+}
+
+func (c *byteCache) put(key string, data []byte) {
+	if len(data) > c.max {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byKey[key]; ok {
+		c.order.MoveToFront(el)
+		return
+	}
+	c.byKey[key] = c.order.PushFront(&cached{key: key, data: data})
+	c.size += len(data)
+	for c.size > c.max {
+		el := c.order.Back()
+		v := el.Value.(*cached)
+		c.order.Remove(el)
+		delete(c.byKey, v.key)
+		c.size -= len(v.data)
+	}
+}

@@ -1,0 +1,286 @@
+package wellknown
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/skill"
+)
+
+// SchemaV2 identifies the 0.2.0 discovery index; clients match it exactly.
+const SchemaV2 = "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
+
+// Installer limits: a skill over them is left out of both indexes, with a
+// warning. The file count includes SKILL.md; the byte limit applies to the
+// files' bytes and to the archive's.
+const (
+	MaxFiles       = 1000
+	MaxBytes       = 50 << 20
+	MaxDescription = 1024 // UTF-16 code units, as JavaScript counts
+)
+
+// Warning codes, in the index's "warnings" array.
+const (
+	WarnTooManyFiles   = "too-many-files"
+	WarnTooLarge       = "too-large"
+	WarnName           = "name-unsupported"
+	WarnReadError      = "read-error"
+	WarnArchivePath    = "archive-path"
+	WarnLegacyPath     = "legacy-path"
+	WarnDescription    = "description-shortened"
+	WarnLegacyNotText  = "legacy-not-text"
+	WarnLegacyBOM      = "legacy-bom"
+	warningsHeaderName = "Loadout-Warnings"
+)
+
+// Warning is one skill left out of (or changed in) an index, and why.
+type Warning struct {
+	Skill   string `json:"skill"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+type entryV2 struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Description string `json:"description"`
+	URL         string `json:"url"`
+	Digest      string `json:"digest"`
+}
+
+type indexV2 struct {
+	Schema   string    `json:"$schema"`
+	Skills   []entryV2 `json:"skills"`
+	Warnings []Warning `json:"warnings,omitempty"`
+}
+
+type entryV1 struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Files       []string `json:"files"`
+}
+
+type indexV1 struct {
+	Skills   []entryV1 `json:"skills"`
+	Warnings []Warning `json:"warnings,omitempty"`
+}
+
+// doc is one built index: its bytes, ETag and warning count.
+type doc struct {
+	body     []byte
+	etag     string
+	warnings int
+}
+
+// item is what a snapshot knows of one skill in the 0.2.0 index.
+type item struct {
+	sk     *skill.Skill
+	kind   string // "skill-md" or "archive"
+	digest string
+}
+
+// snapshot is both indexes of one loadout at one generation.
+type snapshot struct {
+	gen   uint64
+	l     *catalog.Loadout
+	v2    doc
+	v1    doc
+	items map[string]item // by name: the 0.2.0 entries
+}
+
+// validName is the installers' name check (skills 1.7.4; 1.3.9 is looser,
+// but rejects its whole index if an entry fails any check).
+func validName(n string) bool {
+	if len(n) < 1 || len(n) > 64 || n[0] == '-' || n[len(n)-1] == '-' || strings.Contains(n, "--") {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// legacyPathProblem says why a path cannot go into the 0.1.0 index: the
+// installers refuse "..", a leading / or \ and NUL, and they put the path
+// into the file's URL unescaped, so ?, # and % would fetch something else.
+func legacyPathProblem(p string) string {
+	switch {
+	case strings.Contains(p, ".."):
+		return `it contains ".." (installers refuse any path containing it)`
+	case strings.ContainsAny(p, `?#%\`):
+		return `it contains ?, #, % or \, which installers put into the URL unescaped`
+	}
+	return ""
+}
+
+// shorten cuts s to at most max UTF-16 code units, on a rune boundary.
+func shorten(s string, max int) (string, bool) {
+	n := 0
+	for i, r := range s {
+		n += len(utf16.Encode([]rune{r}))
+		if n > max {
+			return strings.TrimRight(s[:i], " \t\r\n"), true
+		}
+	}
+	return s, false
+}
+
+func etagOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return `"` + hex.EncodeToString(sum[:16]) + `"`
+}
+
+func marshal(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		panic(err) // plain structs of strings: cannot fail
+	}
+	return buf.Bytes()
+}
+
+// build reads every skill of the loadout and makes both indexes. Archives
+// it builds are offered to the archive cache.
+func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer func(name string, data []byte)) *snapshot {
+	s := &snapshot{gen: gen, l: l, items: map[string]item{}}
+	v2 := indexV2{Schema: SchemaV2, Skills: []entryV2{}}
+	v1 := indexV1{Skills: []entryV1{}}
+	warn := func(list *[]Warning, index, name, code, format string, args ...any) {
+		w := Warning{Skill: name, Code: code, Message: fmt.Sprintf(format, args...)}
+		*list = append(*list, w)
+		log.Warn("well-known index: "+w.Message, "index", index, "agent", agent, "skill", name, "code", code)
+	}
+	both := func(name, code, format string, args ...any) {
+		warn(&v2.Warnings, "agent-skills", name, code, format, args...)
+		warn(&v1.Warnings, "skills", name, code, format, args...)
+	}
+	for _, name := range l.Names() {
+		e, ok := l.Lookup(name)
+		if !ok {
+			continue
+		}
+		sk := e.Skill
+		if !validName(name) {
+			both(name, WarnName, "skill %q is left out: installers accept only names of 1-64 characters a-z, 0-9 and single inner hyphens", name)
+			continue
+		}
+		if n := len(sk.Files) + 1; n > MaxFiles {
+			both(name, WarnTooManyFiles, "skill %q is left out: it has %d files (SKILL.md included), over the installers' limit of %d", name, n, MaxFiles)
+			continue
+		}
+		var listed int64
+		for _, f := range sk.Files {
+			listed += f.Size
+		}
+		if listed > MaxBytes {
+			both(name, WarnTooLarge, "skill %q is left out: its files are %d bytes, over the installers' limit of %d", name, listed, MaxBytes)
+			continue
+		}
+		b, err := sk.Bundle()
+		if err != nil {
+			both(name, WarnReadError, "skill %q is left out: it could not be read: %v", name, err)
+			continue
+		}
+		total := int64(len(b.Content))
+		for _, f := range b.Files {
+			total += int64(len(f.Data))
+		}
+		if total > MaxBytes {
+			both(name, WarnTooLarge, "skill %q is left out: its files are %d bytes, over the installers' limit of %d", name, total, MaxBytes)
+			continue
+		}
+
+		// 0.2.0: one artifact with its digest.
+		desc, cut := shorten(sk.Description, MaxDescription)
+		it := item{sk: sk}
+		var skipV2 bool
+		if len(b.Files) == 0 {
+			it.kind, it.digest = "skill-md", skill.DigestBytes(b.Content)
+		} else {
+			data, err := writeArchive(b)
+			switch {
+			case err != nil:
+				warn(&v2.Warnings, "agent-skills", name, WarnArchivePath, "skill %q is left out: %v", name, err)
+				skipV2 = true
+			case len(data) > MaxBytes:
+				warn(&v2.Warnings, "agent-skills", name, WarnTooLarge, "skill %q is left out: its archive is %d bytes, over the installers' limit of %d", name, len(data), MaxBytes)
+				skipV2 = true
+			default:
+				it.kind, it.digest = "archive", skill.DigestBytes(data)
+				offer(name, data)
+			}
+		}
+		if !skipV2 {
+			if cut {
+				warn(&v2.Warnings, "agent-skills", name, WarnDescription, "skill %q: its description is over %d characters, the installers' limit, and is shortened in this index", name, MaxDescription)
+			}
+			url := name + ".tar.gz"
+			if it.kind == "skill-md" {
+				url = name + "/SKILL.md"
+			}
+			v2.Skills = append(v2.Skills, entryV2{Name: name, Type: it.kind, Description: desc, URL: url, Digest: it.digest})
+			s.items[name] = it
+		}
+
+		// 0.1.0: the file list.
+		files := []string{"SKILL.md"}
+		bad := ""
+		for _, f := range b.Files {
+			if p := legacyPathProblem(f.Path); p != "" {
+				bad = fmt.Sprintf("skill %q is left out: file %q cannot be listed: %s", name, f.Path, p)
+				break
+			}
+			files = append(files, f.Path)
+		}
+		if bad != "" {
+			warn(&v1.Warnings, "skills", name, WarnLegacyPath, "%s", bad)
+			continue
+		}
+		var notText, bom []string
+		for _, f := range append([]skill.BundleFile{{Path: "SKILL.md", Data: b.Content}}, b.Files...) {
+			if !utf8.Valid(f.Data) {
+				notText = append(notText, f.Path)
+			} else if bytes.HasPrefix(f.Data, []byte("\xef\xbb\xbf")) {
+				bom = append(bom, f.Path)
+			}
+		}
+		if len(notText) > 0 {
+			warn(&v1.Warnings, "skills", name, WarnLegacyNotText, "skill %q: files that are not UTF-8 text (%s) are corrupted by installers that decode downloads as text (skills 1.3.x); install from /.well-known/agent-skills/ instead", name, quoteList(notText))
+		}
+		if len(bom) > 0 {
+			warn(&v1.Warnings, "skills", name, WarnLegacyBOM, "skill %q: files starting with a byte order mark (%s) lose it with installers that decode downloads as text (skills 1.3.x)", name, quoteList(bom))
+		}
+		v1.Skills = append(v1.Skills, entryV1{Name: name, Description: sk.Description, Files: files})
+	}
+	s.v2 = doc{body: marshal(v2), warnings: len(v2.Warnings)}
+	s.v2.etag = etagOf(s.v2.body)
+	s.v1 = doc{body: marshal(v1), warnings: len(v1.Warnings)}
+	s.v1.etag = etagOf(s.v1.body)
+	return s
+}
+
+func quoteList(ps []string) string {
+	const max = 5
+	q := make([]string, 0, max+1)
+	for i, p := range ps {
+		if i == max {
+			q = append(q, fmt.Sprintf("and %d more", len(ps)-max))
+			break
+		}
+		q = append(q, fmt.Sprintf("%q", p))
+	}
+	return strings.Join(q, ", ")
+}
