@@ -1,0 +1,322 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/render"
+	"github.com/loadout/loadout/service"
+	"github.com/loadout/loadout/skill"
+	"github.com/loadout/loadout/store"
+)
+
+func (a *api) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, struct {
+		Status     string `json:"status"`
+		Skills     int    `json:"skills"`
+		Generation uint64 `json:"generation"`
+	}{"ok", len(a.svc.Catalog().Global().Names()), a.svc.Generation()})
+}
+
+type agentView struct {
+	ID          string `json:"id"`
+	DisplayName string `json:"displayName,omitempty"`
+	Description string `json:"description,omitempty"`
+	Skills      int    `json:"skills"`
+	Format      string `json:"format"`
+	Budget      int    `json:"budget"`
+}
+
+// listAgents lists the agents the caller may read (all of them for admin).
+func (a *api) listAgents(w http.ResponseWriter, r *http.Request) {
+	p := principal(r)
+	out := []agentView{}
+	for _, l := range a.svc.Catalog().Agents() {
+		if !p.CanAgent(l.Spec.AgentID) {
+			continue
+		}
+		f := l.Spec.Format
+		if f == "" {
+			f = render.FormatPi
+		}
+		out = append(out, agentView{ID: l.Spec.AgentID, DisplayName: l.Spec.DisplayName, Description: l.Spec.Description,
+			Skills: len(l.Names()), Format: f, Budget: l.Spec.Budget})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
+}
+
+func intParam(w http.ResponseWriter, r *http.Request, name string) (int64, bool) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return 0, true
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		writeErr(w, badRequest(name, "%s=%q is not an integer", name, s))
+		return 0, false
+	}
+	return n, true
+}
+
+func wantsText(r *http.Request) bool {
+	acc := r.Header.Get("Accept")
+	return strings.Contains(acc, "text/plain") && !strings.Contains(acc, "application/json")
+}
+
+func (a *api) agentPrompt(w http.ResponseWriter, r *http.Request) {
+	l, err := a.svc.Loadout(principal(r), r.PathValue("id"))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	format := r.URL.Query().Get("format")
+	if !render.ValidFormat(format) {
+		writeErr(w, badRequest("format", "format %q: use pi, catalog or progressive", format))
+		return
+	}
+	budget, ok := intParam(w, r, "budget")
+	if !ok {
+		return
+	}
+	if budget < -1 || budget > 1<<30 {
+		writeErr(w, badRequest("budget", "budget %d: use a number of characters, or -1 for none", budget))
+		return
+	}
+	text, rep, diags := l.Prompt(catalog.PromptOptions{Format: format, Budget: int(budget)})
+	if wantsText(r) {
+		writeRaw(w, http.StatusOK, ctText, []byte(text))
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Prompt      string             `json:"prompt"`
+		Report      promptReport       `json:"report"`
+		Diagnostics []skill.Diagnostic `json:"diagnostics"`
+	}{text, promptReport{rep.Format, rep.Budget, rep.Chars, rep.Total, rep.Listed, rep.Inlined, orEmpty(rep.Shortened), orEmpty(rep.Omitted)}, orEmpty(diags)})
+}
+
+type promptReport struct {
+	Format    string   `json:"format"`
+	Budget    int      `json:"budget"`
+	Chars     int      `json:"chars"`
+	Total     int      `json:"total"`
+	Listed    int      `json:"listed"`
+	Inlined   int      `json:"inlined"`
+	Shortened []string `json:"shortened"`
+	Omitted   []string `json:"omitted"`
+}
+
+// loadCache keeps the encoded JSON of successful loads. An entry is used
+// only when the catalog generation and the rendered text both match, so a
+// folder skill edited on disk is never answered from a stale entry; what
+// it saves is encoding the envelope (escaping kilobytes of text) on every
+// request. Only ok results are kept, so its size is bounded by the
+// catalog, not by what callers ask for.
+type loadCache struct {
+	mu sync.RWMutex
+	m  map[loadKey]*loadEntry
+}
+
+type loadKey struct{ agent, name string }
+
+type loadEntry struct {
+	gen  uint64
+	text string
+	body []byte
+}
+
+func (c *loadCache) get(k loadKey, gen uint64, text string) []byte {
+	c.mu.RLock()
+	e := c.m[k]
+	c.mu.RUnlock()
+	if e != nil && e.gen == gen && e.text == text {
+		return e.body
+	}
+	return nil
+}
+
+func (c *loadCache) put(k loadKey, gen uint64, text string, body []byte) {
+	c.mu.Lock()
+	c.m[k] = &loadEntry{gen: gen, text: text, body: body}
+	c.mu.Unlock()
+}
+
+// loadStatus maps a load or read status to an HTTP status.
+func loadStatus(s string) int {
+	switch s {
+	case catalog.StatusOK:
+		return http.StatusOK
+	case catalog.StatusNotFound:
+		return http.StatusNotFound
+	case catalog.StatusRefused:
+		return http.StatusBadRequest
+	case catalog.StatusTooLarge:
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusInternalServerError
+}
+
+type loadBody struct {
+	Status      string   `json:"status"`
+	Name        string   `json:"name"`
+	Text        string   `json:"text"`
+	Suggestions []string `json:"suggestions"`
+}
+
+// agentLoad is load_skill over HTTP: the envelope as JSON, 404 (with the
+// closest names) for an unknown skill. It is the hot path.
+func (a *api) agentLoad(w http.ResponseWriter, r *http.Request) {
+	id, name := r.PathValue("id"), r.PathValue("name")
+	gen := a.svc.Generation()
+	res, err := a.svc.Load(r.Context(), principal(r), id, name, service.TransportHTTP)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	status := loadStatus(res.Status)
+	if res.Status == catalog.StatusOK {
+		k := loadKey{id, name}
+		body := a.loads.get(k, gen, res.Text)
+		if body == nil {
+			body, err = marshal(loadBody{res.Status, res.Name, res.Text, []string{}})
+			if err != nil {
+				a.fail(w, r, err)
+				return
+			}
+			a.loads.put(k, gen, res.Text, body)
+		}
+		writeRaw(w, status, ctJSON, body)
+		return
+	}
+	writeJSON(w, status, loadBody{res.Status, res.Name, res.Text, orEmpty(res.Suggestions)})
+}
+
+// agentReadFile is read_skill_file over HTTP: the FileResult as JSON (its
+// status mapped to the HTTP status), or with raw=1 the bytes themselves
+// (206 with Content-Range for a part of the file).
+func (a *api) agentReadFile(w http.ResponseWriter, r *http.Request) {
+	path, ok := cleanParam(w, r)
+	if !ok {
+		return
+	}
+	off, ok := intParam(w, r, "offset")
+	if !ok {
+		return
+	}
+	length, ok := intParam(w, r, "length")
+	if !ok {
+		return
+	}
+	raw := false
+	if s := r.URL.Query().Get("raw"); s != "" {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			writeErr(w, badRequest("raw", "raw=%q: use 1 or 0", s))
+			return
+		}
+		raw = b
+	}
+	res, err := a.svc.ReadFile(r.Context(), principal(r), r.PathValue("id"), r.PathValue("name"), path,
+		catalog.ReadOptions{Offset: off, Length: length}, service.TransportHTTP)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	status := loadStatus(res.Status)
+	if !raw {
+		writeJSON(w, status, res)
+		return
+	}
+	if res.Status != catalog.StatusOK {
+		writeErr(w, fileError(res))
+		return
+	}
+	h := w.Header()
+	h.Set("X-Skill-Size", strconv.FormatInt(res.Size, 10))
+	if res.Offset > 0 || res.More {
+		end := res.Offset + int64(len(res.Data)) - 1
+		if len(res.Data) == 0 {
+			end = res.Offset
+		}
+		h.Set("Content-Range", "bytes "+strconv.FormatInt(res.Offset, 10)+"-"+strconv.FormatInt(end, 10)+"/"+strconv.FormatInt(res.Size, 10))
+		status = http.StatusPartialContent
+	}
+	writeRaw(w, status, []string{res.ContentType}, res.Data)
+}
+
+func (a *api) agentSearch(w http.ResponseWriter, r *http.Request) {
+	limit, ok := intParam(w, r, "limit")
+	if !ok {
+		return
+	}
+	if limit < 0 || limit > 1000 {
+		writeErr(w, badRequest("limit", "limit %d: use 1 to 1000", limit))
+		return
+	}
+	q := r.URL.Query().Get("q")
+	hits, err := a.svc.Search(r.Context(), principal(r), r.PathValue("id"), q, int(limit))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"query": q, "hits": orEmpty(hits)})
+}
+
+func (a *api) diagnostics(w http.ResponseWriter, r *http.Request) {
+	if _, ok := a.global(w, r); !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"diagnostics": orEmpty(a.svc.Catalog().Diagnostics())})
+}
+
+func (a *api) reload(w http.ResponseWriter, r *http.Request) {
+	if _, ok := a.global(w, r); !ok {
+		return
+	}
+	start := time.Now()
+	a.svc.Reload(r.Context(), "POST /v1/reload")
+	writeJSON(w, http.StatusOK, map[string]any{
+		"generation": a.svc.Generation(),
+		"skills":     len(a.svc.Catalog().Global().Names()),
+		"took":       time.Since(start).Round(time.Microsecond).String(),
+	})
+}
+
+func (a *api) receipts(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	rq := store.ReceiptQuery{Agent: q.Get("agent"), Skill: q.Get("skill")}
+	if s := q.Get("since"); s != "" {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			d, derr := time.ParseDuration(s)
+			if derr != nil || d < 0 {
+				writeErr(w, badRequest("since", "since=%q: give an RFC 3339 time (2026-01-02T15:04:05Z) or a duration back from now (1h)", s))
+				return
+			}
+			t = time.Now().Add(-d)
+		}
+		rq.Since = t
+	}
+	limit, ok := intParam(w, r, "limit")
+	if !ok {
+		return
+	}
+	if limit < 0 || limit > 10_000 {
+		writeErr(w, badRequest("limit", "limit %d: use 1 to 10000", limit))
+		return
+	}
+	rq.Limit = int(limit)
+	rs, err := a.svc.Receipts(r.Context(), principal(r), rq)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"receipts": orEmpty(rs)})
+}
+
+func (a *api) openAPI(w http.ResponseWriter, r *http.Request) {
+	writeRaw(w, http.StatusOK, ctJSON, a.openapi)
+}

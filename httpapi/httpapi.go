@@ -1,0 +1,214 @@
+// Package httpapi is loadout's REST API over net/http: skills in the store
+// (create, update, files, versions, restore, import, export), read-only
+// views of folder and plugin skills, and each agent's prompt, activation
+// (load), file reads and search. Every request goes through the service
+// layer, so authorization, receipts and the write-time checks are the same
+// as over MCP.
+//
+// New does not authenticate: the server wraps the mux that holds New's
+// handler (and the MCP and well-known handlers) in Auth, which puts the
+// caller's service.Principal in the request context. A handler without a
+// principal in its context acts for the zero Principal, which may do
+// nothing. RequestID and Log are the other middlewares.
+//
+// Errors are JSON:
+//
+//	{"error": {"code", "message", "field"?, "path"?, "currentVersion"?, "problems"?}}
+//
+// The codes are service.Error's, plus "bad_request" (a malformed body,
+// header or parameter) and "precondition_required" (an update without
+// If-Match). StatusOf gives the HTTP status of each code.
+//
+// Versions and ETags: a stored skill's ETag is "v<version>" (the store's
+// version number). PUT /v1/skills/{name}, file PUT and DELETE and restore
+// need If-Match: "vN" when the skill is stored (428 without it); a stale
+// one is a 409 with the current version, and nothing changes. If-Match: *
+// skips the check. DELETE /v1/skills/{name} honours If-Match but does not
+// require it. A file's ETag is its digest ("sha256:<hex>").
+package httpapi
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/loadout/loadout/service"
+	"github.com/loadout/loadout/skill"
+)
+
+// Options configure the API.
+type Options struct {
+	// Limits should be the service's (service.Options.Limits); zero fields
+	// take skill's defaults. They size the body caps: a file PUT may carry
+	// MaxFileSize bytes; a zip MaxTotalSize plus 1 MiB; a JSON document
+	// MaxTotalSize*4/3 (base64) plus 1 MiB.
+	Limits skill.Limits
+	// Logger is used when the request context carries none (see Log).
+	Logger *slog.Logger
+}
+
+// Error codes the HTTP layer adds to service's.
+const (
+	CodeBadRequest           = "bad_request"
+	CodePreconditionRequired = "precondition_required"
+)
+
+// StatusOf maps an error code to its HTTP status:
+//
+//	unauthorized 401, forbidden 403, read_only 403, not_found 404,
+//	conflict 409 (a stale If-Match, or the name exists), invalid 422,
+//	refused 400 (a path refused by skill.CleanPath, in the URL or a body),
+//	bad_request 400, too_large 413, precondition_required 428,
+//	no_store 409 (the server has no store: a state of the server that
+//	retrying will not change, so not 503), internal 500.
+func StatusOf(code string) int {
+	switch code {
+	case service.CodeUnauthorized:
+		return http.StatusUnauthorized
+	case service.CodeForbidden, service.CodeReadOnly:
+		return http.StatusForbidden
+	case service.CodeNotFound:
+		return http.StatusNotFound
+	case service.CodeConflict, service.CodeNoStore:
+		return http.StatusConflict
+	case service.CodeInvalid:
+		return http.StatusUnprocessableEntity
+	case service.CodeRefused, CodeBadRequest:
+		return http.StatusBadRequest
+	case service.CodeTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case CodePreconditionRequired:
+		return http.StatusPreconditionRequired
+	}
+	return http.StatusInternalServerError
+}
+
+// api holds what the handlers share.
+type api struct {
+	svc      *service.Service
+	opt      Options
+	lim      skill.Limits
+	fileCap  int64 // bytes of a file PUT
+	zipCap   int64 // bytes of a zip import
+	docCap   int64 // bytes of a JSON document (or array) body
+	loads    loadCache
+	openapi  []byte
+	patterns []string
+}
+
+// New returns the API's handler. It does not authenticate: wrap it (or the
+// mux holding it) in Auth.
+func New(svc *service.Service, opt Options) http.Handler {
+	a := newAPI(svc, opt)
+	mux := http.NewServeMux()
+	for _, rt := range routes {
+		h := rt.handle
+		mux.HandleFunc(rt.Method+" "+rt.Pattern, func(w http.ResponseWriter, r *http.Request) { h(a, w, r) })
+	}
+	return mux
+}
+
+func newAPI(svc *service.Service, opt Options) *api {
+	lim := opt.Limits
+	if lim.MaxFileSize <= 0 {
+		lim.MaxFileSize = skill.DefaultMaxFileSize
+	}
+	if lim.MaxTotalSize <= 0 {
+		lim.MaxTotalSize = skill.DefaultMaxTotalSize
+	}
+	if lim.MaxFiles <= 0 {
+		lim.MaxFiles = skill.DefaultMaxFiles
+	}
+	a := &api{svc: svc, opt: opt, lim: lim,
+		fileCap: lim.MaxFileSize,
+		zipCap:  lim.MaxTotalSize + 1<<20,
+		docCap:  lim.MaxTotalSize + lim.MaxTotalSize/3 + 1<<20,
+	}
+	a.loads.m = map[loadKey]*loadEntry{}
+	doc, err := json.MarshalIndent(openAPIDoc(), "", "  ")
+	if err != nil {
+		panic("httpapi: the OpenAPI document does not marshal: " + err.Error())
+	}
+	a.openapi = doc
+	return a
+}
+
+func (a *api) logger(r *http.Request) *slog.Logger {
+	if l := LoggerFrom(r.Context()); l != nil {
+		return l
+	}
+	if a.opt.Logger != nil {
+		return a.opt.Logger
+	}
+	return slog.Default()
+}
+
+var (
+	ctJSON  = []string{"application/json"}
+	ctText  = []string{"text/plain; charset=utf-8"}
+	nosniff = []string{"nosniff"}
+)
+
+// writeJSON writes v as JSON with a status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, err := marshal(v)
+	if err != nil {
+		writeErr(w, &service.Error{Code: service.CodeInternal, Message: "the response could not be encoded"})
+		return
+	}
+	writeRaw(w, status, ctJSON, data)
+}
+
+func writeRaw(w http.ResponseWriter, status int, ct []string, data []byte) {
+	h := w.Header()
+	h["Content-Type"] = ct
+	h["X-Content-Type-Options"] = nosniff
+	h["Content-Length"] = []string{strconv.Itoa(len(data))}
+	w.WriteHeader(status)
+	w.Write(data)
+}
+
+// marshal is json.Marshal without HTML escaping (skill text is full of < and
+// >), with a final newline.
+func marshal(v any) ([]byte, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return []byte(b.String()), nil
+}
+
+type errorBody struct {
+	Error *service.Error `json:"error"`
+}
+
+func writeErr(w http.ResponseWriter, e *service.Error) {
+	if e.Code == service.CodeUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="loadout"`)
+	}
+	writeJSON(w, StatusOf(e.Code), errorBody{e})
+}
+
+// fail writes err as the error envelope. Internal errors are logged in
+// full and answered with a generic message and the request id, so database
+// paths and driver text never reach the client.
+func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
+	e := service.AsError(err)
+	if e.Code == service.CodeInternal || StatusOf(e.Code) == http.StatusInternalServerError {
+		a.logger(r).Error("request failed", "method", r.Method, "path", r.URL.Path, "err", e.Message, "request_id", RequestIDFrom(r.Context()))
+		msg := "internal error"
+		if id := RequestIDFrom(r.Context()); id != "" {
+			msg += " (request id " + id + ")"
+		}
+		e = &service.Error{Code: service.CodeInternal, Message: msg}
+	}
+	writeErr(w, e)
+}
+
+func badRequest(field, format string, args ...any) *service.Error {
+	return &service.Error{Code: CodeBadRequest, Field: field, Message: sprintf(format, args...)}
+}

@@ -1,0 +1,181 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/loadout/loadout/service"
+)
+
+// Auth authenticates every request but GET /healthz: it reads
+// "Authorization: Bearer TOKEN" (none is passed to the service as ""),
+// asks svc.Authenticate, and on success puts the principal in the request
+// context (service.WithPrincipal). A refusal is a 401 JSON error with
+// WWW-Authenticate: Bearer.
+func Auth(svc *service.Service, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		bearer := ""
+		if h := r.Header.Get("Authorization"); h != "" {
+			scheme, tok, ok := strings.Cut(h, " ")
+			tok = strings.TrimSpace(tok)
+			if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
+				writeErr(w, &service.Error{Code: service.CodeUnauthorized, Message: "the Authorization header must be \"Bearer TOKEN\""})
+				return
+			}
+			bearer = tok
+		}
+		p, err := svc.Authenticate(r.Context(), bearer)
+		if err != nil {
+			e := service.AsError(err)
+			if e.Code != service.CodeUnauthorized {
+				// A token store failure: say so without details.
+				if l := LoggerFrom(r.Context()); l != nil {
+					l.Error("authentication failed", "err", e.Message)
+				} else {
+					slog.Error("authentication failed", "err", e.Message)
+				}
+				e = &service.Error{Code: service.CodeInternal, Message: "the token could not be checked"}
+				writeErr(w, e)
+				return
+			}
+			writeErr(w, e)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(service.WithPrincipal(r.Context(), p)))
+	})
+}
+
+type requestIDKey struct{}
+type loggerKey struct{}
+
+// RequestIDFrom returns the request id RequestID stored, or "".
+func RequestIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// WithLogger returns ctx carrying a logger; Log sets one per request (with
+// the request id), and handlers log through it.
+func WithLogger(ctx context.Context, l *slog.Logger) context.Context {
+	return context.WithValue(ctx, loggerKey{}, l)
+}
+
+// LoggerFrom returns the logger in ctx, or nil.
+func LoggerFrom(ctx context.Context) *slog.Logger {
+	l, _ := ctx.Value(loggerKey{}).(*slog.Logger)
+	return l
+}
+
+var (
+	idPrefix  = newIDPrefix()
+	idCounter atomic.Uint64
+)
+
+func newIDPrefix() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// validID accepts an incoming X-Request-Id of up to 128 visible ASCII
+// characters; anything else is replaced, so ids are safe to log.
+func validID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// RequestID gives every request an id: the incoming X-Request-Id when it is
+// sensible, else a new one (a per-process random prefix and a counter). It
+// is echoed in the response's X-Request-Id and stored in the context
+// (RequestIDFrom).
+func RequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !validID(id) {
+			id = idPrefix + "-" + strconv.FormatUint(idCounter.Add(1), 36)
+		}
+		w.Header()["X-Request-Id"] = []string{id}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+	})
+}
+
+// Log logs one line per request (method, path, status, bytes, duration,
+// request id) and puts logger, with the request id attached, in the
+// request context for handlers. Put it inside RequestID.
+func Log(logger *slog.Logger, next http.Handler) http.Handler {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := RequestIDFrom(r.Context())
+		l := logger
+		if id != "" {
+			l = logger.With("request_id", id)
+		}
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r.WithContext(WithLogger(r.Context(), l)))
+		if sw.status == 0 {
+			sw.status = http.StatusOK
+		}
+		level := slog.LevelInfo
+		if sw.status >= 500 {
+			level = slog.LevelError
+		}
+		logger.LogAttrs(r.Context(), level, "http request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", sw.status), slog.Int64("bytes", sw.bytes),
+			slog.Duration("duration", time.Since(start)), slog.String("request_id", id))
+	})
+}
+
+// statusWriter records the status and size of a response. It passes
+// Flush through (streamed MCP responses need it) and unwraps for
+// http.ResponseController.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(p []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	n, err := s.ResponseWriter.Write(p)
+	s.bytes += int64(n)
+	return n, err
+}
+
+func (s *statusWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

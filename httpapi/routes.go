@@ -1,0 +1,127 @@
+package httpapi
+
+import "net/http"
+
+// route is one row of the API: New builds the mux from this table and the
+// OpenAPI document is generated from it, so the two cannot drift apart.
+type route struct {
+	Method, Pattern string
+	handle          func(*api, http.ResponseWriter, *http.Request)
+	op              operation
+}
+
+// operation is what the OpenAPI document says about a route.
+type operation struct {
+	ID, Summary, Tag string
+	// Scope: "none" (no token needed), "any" (any valid token), "agent"
+	// (admin or agent:ID), "admin".
+	Scope   string
+	Query   []param
+	Headers []param
+	Body    *reqBody
+	OK      []response
+	// Errors are the error statuses the route answers with (401 and 403
+	// are added from Scope, 500 always).
+	Errors []int
+}
+
+type param struct {
+	Name, Type, Desc string
+	Required         bool
+	Enum             []string
+}
+
+type reqBody struct {
+	Desc    string
+	Content map[string]string // media type -> schema name, or "binary"
+}
+
+type response struct {
+	Status  int
+	Desc    string
+	Content map[string]string // media type -> schema name, or "binary"
+	Headers []string          // response header names
+}
+
+var (
+	jsonOf = func(schema string) map[string]string { return map[string]string{"application/json": schema} }
+	ifm    = param{Name: "If-Match", Type: "string", Desc: `the version you read, "vN" (the skill's ETag), or * to skip the check`}
+)
+
+// routes is every route of the API.
+var routes = []route{
+	{"GET", "/healthz", (*api).healthz, operation{ID: "health", Summary: "Liveness, skill count and catalog generation", Tag: "server", Scope: "none",
+		OK: []response{{200, "the server is up", jsonOf("Health"), nil}}}},
+	{"GET", "/v1/openapi.json", (*api).openAPI, operation{ID: "openapi", Summary: "This document", Tag: "server", Scope: "any",
+		OK: []response{{200, "the OpenAPI 3.1 document", jsonOf("Object"), nil}}}},
+
+	{"GET", "/v1/skills", (*api).listSkills, operation{ID: "listSkills", Summary: "Every skill of the global catalog, and disabled stored skills", Tag: "skills", Scope: "admin",
+		OK: []response{{200, "the skills", jsonOf("SkillList"), nil}}, Errors: []int{409}}},
+	{"POST", "/v1/skills", (*api).createSkill, operation{ID: "createSkill", Summary: "Create a stored skill from a portable JSON document", Tag: "skills", Scope: "admin",
+		Body: &reqBody{"a portable JSON document (schema version 2, or 1)", jsonOf("PortableDocument")},
+		OK:   []response{{201, "created", jsonOf("SkillDetail"), []string{"ETag", "Location"}}}, Errors: []int{400, 409, 413, 422}}},
+	{"GET", "/v1/skills/{name}", (*api).getSkill, operation{ID: "getSkill", Summary: "A skill's record and manifest (folder and plugin skills read-only)", Tag: "skills", Scope: "admin",
+		OK: []response{{200, "the skill", jsonOf("SkillDetail"), []string{"ETag"}}}, Errors: []int{404}}},
+	{"PUT", "/v1/skills/{name}", (*api).putSkill, operation{ID: "putSkill", Summary: "Replace a stored skill (If-Match required), or create it", Tag: "skills", Scope: "admin",
+		Headers: []param{ifm, {Name: "If-None-Match", Type: "string", Desc: "* to create only", Enum: []string{"*"}}},
+		Body:    &reqBody{"a portable JSON document whose skill name equals {name}", jsonOf("PortableDocument")},
+		OK:      []response{{200, "updated", jsonOf("SkillDetail"), []string{"ETag"}}, {201, "created", jsonOf("SkillDetail"), []string{"ETag", "Location"}}},
+		Errors:  []int{400, 403, 404, 409, 413, 422, 428}}},
+	{"DELETE", "/v1/skills/{name}", (*api).deleteSkill, operation{ID: "deleteSkill", Summary: "Delete a stored skill and its versions", Tag: "skills", Scope: "admin",
+		Headers: []param{ifm}, OK: []response{{204, "deleted", nil, nil}}, Errors: []int{400, 403, 404, 409}}},
+
+	{"GET", "/v1/skills/{name}/files", (*api).listFiles, operation{ID: "listFiles", Summary: "A skill's file manifest", Tag: "files", Scope: "admin",
+		OK: []response{{200, "the manifest", jsonOf("Manifest"), []string{"ETag"}}}, Errors: []int{404}}},
+	{"GET", "/v1/skills/{name}/files/{path...}", (*api).getFile, operation{ID: "getFile", Summary: "One file's bytes (SKILL.md included)", Tag: "files", Scope: "admin",
+		Headers: []param{{Name: "If-None-Match", Type: "string", Desc: "the file's ETag (its digest): 304 when unchanged"}},
+		OK:      []response{{200, "the bytes, with the file's content type", map[string]string{"*/*": "binary"}, []string{"ETag"}}, {304, "not modified", nil, nil}},
+		Errors:  []int{400, 404}}},
+	{"PUT", "/v1/skills/{name}/files/{path...}", (*api).putFile, operation{ID: "putFile", Summary: "Add or replace one file of a stored skill (the body is its bytes)", Tag: "files", Scope: "admin",
+		Headers: []param{ifm, {Name: "X-Executable", Type: "boolean", Desc: "true sets the executable bit"}},
+		Body:    &reqBody{"the file's bytes (SKILL.md replaces the content)", map[string]string{"application/octet-stream": "binary"}},
+		OK:      []response{{200, "the skill after the write", jsonOf("SkillDetail"), []string{"ETag"}}}, Errors: []int{400, 403, 404, 409, 413, 422, 428}}},
+	{"DELETE", "/v1/skills/{name}/files/{path...}", (*api).deleteFile, operation{ID: "deleteFile", Summary: "Remove one file of a stored skill", Tag: "files", Scope: "admin",
+		Headers: []param{ifm}, OK: []response{{200, "the skill after the write", jsonOf("SkillDetail"), []string{"ETag"}}}, Errors: []int{400, 403, 404, 409, 422, 428}}},
+
+	{"GET", "/v1/skills/{name}/versions", (*api).listVersions, operation{ID: "listVersions", Summary: "A stored skill's versions, newest first", Tag: "versions", Scope: "admin",
+		OK: []response{{200, "the versions", jsonOf("VersionList"), nil}}, Errors: []int{404}}},
+	{"GET", "/v1/skills/{name}/versions/{v}", (*api).getVersion, operation{ID: "getVersion", Summary: "One version as a portable JSON document", Tag: "versions", Scope: "admin",
+		OK: []response{{200, "the version", jsonOf("PortableDocument"), []string{"ETag"}}}, Errors: []int{400, 404}}},
+	{"POST", "/v1/skills/{name}/versions/{v}/restore", (*api).restoreVersion, operation{ID: "restoreVersion", Summary: "Make an earlier version current, as a new version", Tag: "versions", Scope: "admin",
+		Headers: []param{ifm}, OK: []response{{200, "the skill after the restore", jsonOf("SkillDetail"), []string{"ETag"}}}, Errors: []int{400, 403, 404, 409, 428}}},
+	{"GET", "/v1/skills/{name}/export", (*api).exportSkill, operation{ID: "exportSkill", Summary: "Export any skill (stored at any version, folder or plugin) as JSON or zip", Tag: "portable", Scope: "admin",
+		Query:  []param{{Name: "format", Type: "string", Desc: "json (default) or zip", Enum: []string{"json", "zip"}}, {Name: "version", Type: "integer", Desc: "a stored version (default: the current one)"}},
+		OK:     []response{{200, "the export; zips come with Content-Disposition", map[string]string{"application/json": "PortableDocument", "application/zip": "binary"}, []string{"Content-Disposition"}}},
+		Errors: []int{400, 404}}},
+	{"POST", "/v1/import", (*api).importSkills, operation{ID: "importSkills", Summary: "Import portable JSON documents or one zip, in one transaction", Tag: "portable", Scope: "admin",
+		Body: &reqBody{"one portable JSON document, an array of them, or one zip with a single top folder", map[string]string{
+			"application/json": "PortableDocumentOrArray", "application/zip": "binary"}},
+		OK:     []response{{200, "every skill imported (created, updated or unchanged)", jsonOf("ImportResults"), nil}, {422, "something was refused (the same body; refused items were not written)", jsonOf("ImportResults"), nil}},
+		Errors: []int{400, 409, 413, 415}}},
+
+	{"GET", "/v1/agents", (*api).listAgents, operation{ID: "listAgents", Summary: "The agents this token may read", Tag: "agents", Scope: "any",
+		OK: []response{{200, "the agents", jsonOf("AgentList"), nil}}}},
+	{"GET", "/v1/agents/{id}/prompt", (*api).agentPrompt, operation{ID: "agentPrompt", Summary: "The agent's system-prompt section, within its budget", Tag: "agents", Scope: "agent",
+		Query:  []param{{Name: "format", Type: "string", Desc: "override the agent's format", Enum: []string{"pi", "catalog", "progressive"}}, {Name: "budget", Type: "integer", Desc: "override the budget in characters; -1 for none"}},
+		OK:     []response{{200, "the prompt (text/plain when the Accept header asks for it)", map[string]string{"application/json": "PromptResult", "text/plain": "string"}, nil}},
+		Errors: []int{400, 404}}},
+	{"GET", "/v1/agents/{id}/skills/{name}", (*api).agentLoad, operation{ID: "loadSkill", Summary: "load_skill: the skill's activation envelope (records a receipt)", Tag: "agents", Scope: "agent",
+		OK: []response{{200, "the envelope", jsonOf("LoadResult"), nil}, {404, "no such skill for this agent (or no such agent): the closest names", jsonOf("LoadResult"), nil}}}},
+	{"GET", "/v1/agents/{id}/skills/{name}/files/{path...}", (*api).agentReadFile, operation{ID: "readSkillFile", Summary: "read_skill_file: one file of the skill (records a receipt)", Tag: "agents", Scope: "agent",
+		Query: []param{{Name: "raw", Type: "boolean", Desc: "1: the bytes themselves instead of JSON"}, {Name: "offset", Type: "integer", Desc: "first byte"}, {Name: "length", Type: "integer", Desc: "bytes to read (0: to the end)"}},
+		OK: []response{{200, "the file: JSON (text or base64), or its bytes with raw=1", map[string]string{"application/json": "FileResult", "*/*": "binary"}, []string{"X-Skill-Size"}},
+			{206, "part of the file (raw=1 with a range)", map[string]string{"*/*": "binary"}, []string{"Content-Range", "X-Skill-Size"}}},
+		Errors: []int{400, 404, 413}}},
+	{"GET", "/v1/agents/{id}/search", (*api).agentSearch, operation{ID: "searchSkills", Summary: "search_skills: rank the agent's skills for a query", Tag: "agents", Scope: "agent",
+		Query: []param{{Name: "q", Type: "string", Desc: "the query", Required: true}, {Name: "limit", Type: "integer", Desc: "most hits (default 10)"}},
+		OK:    []response{{200, "the hits, best first", jsonOf("SearchResult"), nil}}, Errors: []int{400, 404}}},
+
+	{"GET", "/v1/diagnostics", (*api).diagnostics, operation{ID: "diagnostics", Summary: "Every diagnostic of every source", Tag: "server", Scope: "admin",
+		OK: []response{{200, "the diagnostics", jsonOf("DiagnosticList"), nil}}}},
+	{"POST", "/v1/reload", (*api).reload, operation{ID: "reload", Summary: "Rescan every source now", Tag: "server", Scope: "admin",
+		OK: []response{{200, "reloaded", jsonOf("ReloadResult"), nil}}}},
+	{"GET", "/v1/receipts", (*api).receipts, operation{ID: "receipts", Summary: "Recent activation and read receipts, newest first", Tag: "server", Scope: "admin",
+		Query: []param{{Name: "agent", Type: "string", Desc: "only this agent"}, {Name: "skill", Type: "string", Desc: "only this skill"},
+			{Name: "since", Type: "string", Desc: "an RFC 3339 time, or a duration back from now (1h)"}, {Name: "limit", Type: "integer", Desc: "most receipts (default 100, at most 10000)"}},
+		OK: []response{{200, "the receipts", jsonOf("ReceiptList"), nil}}, Errors: []int{400}}},
+}

@@ -1,0 +1,876 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/portable"
+	"github.com/loadout/loadout/service"
+	"github.com/loadout/loadout/skill"
+	"github.com/loadout/loadout/store"
+)
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+func principal(r *http.Request) service.Principal { return service.PrincipalFrom(r.Context()) }
+
+// global returns the global catalog, which only an admin may see; it is how
+// admin routes refuse other tokens before they look anything up, so a
+// refusal says the same whether or not the skill exists.
+func (a *api) global(w http.ResponseWriter, r *http.Request) (*catalog.Loadout, bool) {
+	l, err := a.svc.Loadout(principal(r), catalog.GlobalID)
+	if err != nil {
+		a.fail(w, r, err)
+		return nil, false
+	}
+	return l, true
+}
+
+// skillSummary is one row of GET /v1/skills.
+type skillSummary struct {
+	Name        string       `json:"name"`
+	Description string       `json:"description"`
+	Source      skill.Origin `json:"source"`
+	Version     int          `json:"version,omitempty"`
+	Digest      string       `json:"digest,omitempty"`
+	Mode        string       `json:"mode"`
+	Shadowed    bool         `json:"shadowed,omitempty"`
+	Files       int          `json:"files"`
+	Enabled     bool         `json:"enabled"`
+	ReadOnly    bool         `json:"readOnly"`
+}
+
+func modeOf(e *catalog.Entry) string {
+	switch {
+	case e.Inline:
+		return "inline"
+	case e.Skill.Hidden():
+		return "hidden"
+	case !e.Listed:
+		return "hidden"
+	}
+	return "listed"
+}
+
+// listSkills: every skill of the global catalog (shadowed ones marked), then
+// the stored skills that are disabled (so not in the catalog).
+func (a *api) listSkills(w http.ResponseWriter, r *http.Request) {
+	l, ok := a.global(w, r)
+	if !ok {
+		return
+	}
+	out := make([]skillSummary, 0, len(l.Entries()))
+	seenStored := map[string]bool{}
+	for _, e := range l.Entries() {
+		sk := e.Skill
+		win, _ := l.Lookup(sk.Name)
+		out = append(out, skillSummary{Name: sk.Name, Description: sk.Description, Source: sk.Origin,
+			Version: sk.Origin.Version, Digest: sk.ContentDigest(), Mode: modeOf(e), Shadowed: win != e,
+			Files: len(sk.Files), Enabled: true, ReadOnly: sk.Origin.Kind != "store"})
+		if sk.Origin.Kind == "store" {
+			seenStored[sk.Name] = true
+		}
+	}
+	if st := a.svc.Store(); st != nil {
+		recs, err := st.List(r.Context())
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		for _, rec := range recs {
+			if seenStored[rec.Name] {
+				continue
+			}
+			out = append(out, skillSummary{Name: rec.Name, Description: rec.Description, Source: storeOrigin(rec),
+				Version: rec.Version, Digest: rec.Digest, Mode: "disabled", Files: len(rec.Files), Enabled: rec.Enabled})
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"skills": out})
+}
+
+func storeOrigin(rec *store.Record) skill.Origin {
+	prov := rec.Provenance
+	switch {
+	case rec.Source != "" && rec.Provenance != "":
+		prov = rec.Source + ": " + rec.Provenance
+	case rec.Source != "":
+		prov = rec.Source
+	}
+	return skill.Origin{Kind: "store", Version: rec.Version, Provenance: prov}
+}
+
+// skillDetail is GET /v1/skills/{name} and the answer to every write.
+type skillDetail struct {
+	Name          string             `json:"name"`
+	Description   string             `json:"description"`
+	Source        skill.Origin       `json:"source"`
+	Version       int                `json:"version,omitempty"`
+	Digest        string             `json:"digest,omitempty"`
+	Enabled       bool               `json:"enabled"`
+	ReadOnly      bool               `json:"readOnly"`
+	Reason        string             `json:"reason,omitempty"`
+	ShadowedBy    *skill.Origin      `json:"shadowedBy,omitempty"`
+	Category      string             `json:"category,omitempty"`
+	SkillVersion  string             `json:"skillVersion,omitempty"`
+	Tags          []string           `json:"tags,omitempty"`
+	RequiresTools []string           `json:"requiresTools,omitempty"`
+	Frontmatter   skill.Fields       `json:"frontmatter,omitempty"`
+	Entry         string             `json:"entry"`
+	Files         []skill.File       `json:"files"`
+	Size          int64              `json:"size"`
+	Content       string             `json:"content"`
+	CreatedAt     *time.Time         `json:"createdAt,omitempty"`
+	UpdatedAt     *time.Time         `json:"updatedAt,omitempty"`
+	Warnings      []skill.Diagnostic `json:"warnings,omitempty"`
+}
+
+func recordDetail(rec *store.Record, l *catalog.Loadout) skillDetail {
+	d := skillDetail{Name: rec.Name, Description: rec.Description, Source: storeOrigin(rec), Version: rec.Version,
+		Digest: rec.Digest, Enabled: rec.Enabled, Category: rec.Category, SkillVersion: rec.SkillVersion,
+		Tags: rec.Tags, RequiresTools: rec.RequiresTools, Frontmatter: rec.Frontmatter, Entry: "SKILL.md",
+		Files: rec.Files, Size: rec.Size, Content: string(rec.Content), Warnings: rec.Warnings}
+	if !rec.CreatedAt.IsZero() {
+		c, u := rec.CreatedAt, rec.UpdatedAt
+		d.CreatedAt, d.UpdatedAt = &c, &u
+	}
+	if d.Files == nil {
+		d.Files = []skill.File{}
+	}
+	if l != nil {
+		if e, ok := l.Lookup(rec.Name); ok && e.Skill.Origin.Kind != "store" {
+			o := e.Skill.Origin
+			d.ShadowedBy = &o
+		}
+	}
+	return d
+}
+
+// readOnlyReason says why a folder or plugin skill cannot be written here.
+func readOnlyReason(sk *skill.Skill) string {
+	if sk.Origin.Kind == "plugin" {
+		return fmt.Sprintf("contributed by plugin %s (trust %s): change the plugin, or disable the skill with 'loadout disable plugin:%s/%s'", sk.Origin.Plugin, sk.Origin.Trust, sk.Origin.Plugin, sk.Name)
+	}
+	return fmt.Sprintf("a folder skill at %s: edit its files on disk", sk.Dir)
+}
+
+func catalogDetail(sk *skill.Skill) (skillDetail, error) {
+	content, err := sk.ReadFile(sk.Entry)
+	if err != nil {
+		return skillDetail{}, err
+	}
+	size := int64(len(content))
+	for _, f := range sk.Files {
+		size += f.Size
+	}
+	d := skillDetail{Name: sk.Name, Description: sk.Description, Source: sk.Origin, Version: sk.Origin.Version,
+		Digest: sk.ContentDigest(), Enabled: true, ReadOnly: sk.Origin.Kind != "store", Entry: sk.Entry,
+		Files: sk.Files, Size: size, Content: string(content)}
+	if d.ReadOnly {
+		d.Reason = readOnlyReason(sk)
+	}
+	if m := sk.Meta; m != nil {
+		d.Category, d.SkillVersion, d.Tags, d.RequiresTools, d.Frontmatter = m.Category, m.Version, m.Tags, m.RequiresTools, m.Raw
+	}
+	if d.Files == nil {
+		d.Files = []skill.File{}
+	}
+	return d, nil
+}
+
+func etag(version int) string { return `"v` + strconv.Itoa(version) + `"` }
+
+// notFound answers a name that is neither stored nor in the global
+// catalog, with the closest names.
+func notFound(w http.ResponseWriter, l *catalog.Loadout, name string) {
+	res := l.Load(name)
+	e := &service.Error{Code: service.CodeNotFound, Message: res.Text}
+	writeJSON(w, http.StatusNotFound, struct {
+		Error       *service.Error `json:"error"`
+		Suggestions []string       `json:"suggestions"`
+	}{e, orEmpty(res.Suggestions)})
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// lookup finds a skill for the admin routes: the store first (disabled
+// skills too), then the global catalog. It writes the error itself.
+func (a *api) lookup(w http.ResponseWriter, r *http.Request, l *catalog.Loadout, name string) (*store.Record, *skill.Skill, bool) {
+	rec, err := a.svc.Get(r.Context(), principal(r), name)
+	if err == nil {
+		return rec, nil, true
+	}
+	if service.AsError(err).Code != service.CodeNotFound {
+		a.fail(w, r, err)
+		return nil, nil, false
+	}
+	if e, ok := l.Lookup(name); ok {
+		return nil, e.Skill, true
+	}
+	notFound(w, l, name)
+	return nil, nil, false
+}
+
+func (a *api) getSkill(w http.ResponseWriter, r *http.Request) {
+	l, ok := a.global(w, r)
+	if !ok {
+		return
+	}
+	rec, sk, ok := a.lookup(w, r, l, r.PathValue("name"))
+	if !ok {
+		return
+	}
+	if rec != nil {
+		w.Header().Set("ETag", etag(rec.Version))
+		writeJSON(w, http.StatusOK, recordDetail(rec, l))
+		return
+	}
+	d, err := catalogDetail(sk)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// ifMatch parses If-Match: "vN" (or W/"vN") gives N, * gives -1 (no check).
+func ifMatch(r *http.Request) (v int, present bool, err *service.Error) {
+	h := strings.TrimSpace(r.Header.Get("If-Match"))
+	if h == "" {
+		return 0, false, nil
+	}
+	if h == "*" {
+		return -1, true, nil
+	}
+	t := strings.TrimPrefix(h, "W/")
+	if len(t) >= 4 && t[0] == '"' && t[1] == 'v' && t[len(t)-1] == '"' {
+		if n, e := strconv.Atoi(t[2 : len(t)-1]); e == nil && n > 0 {
+			return n, true, nil
+		}
+	}
+	return 0, true, badRequest("If-Match", "If-Match %q is not a version ETag: send the ETag of the skill as you read it, like \"v3\", or *", h)
+}
+
+// precondition decides the ifVersion of an update of an existing skill:
+// If-Match when given; else 428 if the store holds the skill, and -1 when
+// it does not (the service then refuses a folder or plugin skill as
+// read-only, or an unknown one as not found).
+func (a *api) precondition(w http.ResponseWriter, r *http.Request, name string) (int, bool) {
+	v, present, e := ifMatch(r)
+	if e != nil {
+		writeErr(w, e)
+		return 0, false
+	}
+	if present {
+		return v, true
+	}
+	rec, err := a.svc.Get(r.Context(), principal(r), name)
+	if err == nil {
+		writeErr(w, &service.Error{Code: CodePreconditionRequired, Current: rec.Version,
+			Message: fmt.Sprintf("updating stored skill %q needs If-Match: send the ETag you read (its current version is %s), or * to overwrite", name, etag(rec.Version))})
+		return 0, false
+	}
+	if c := service.AsError(err).Code; c != service.CodeNotFound {
+		a.fail(w, r, err)
+		return 0, false
+	}
+	return -1, true
+}
+
+// readBody reads a request body of at most limit bytes; more is too_large.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, what string) ([]byte, *service.Error) {
+	tooLarge := &service.Error{Code: service.CodeTooLarge, Message: fmt.Sprintf("%s is over the limit of %d bytes", what, limit)}
+	if r.ContentLength > limit {
+		return nil, tooLarge
+	}
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return nil, tooLarge
+		}
+		return nil, badRequest("", "the request body could not be read: %v", err)
+	}
+	return data, nil
+}
+
+// importError turns a portable refusal into an API error: malformed JSON is
+// bad_request, a path refusal refused, a size refusal too_large, anything
+// else the document says invalid.
+func importError(err error) *service.Error {
+	var ce *skill.CheckError
+	if errors.As(err, &ce) {
+		e := service.AsError(ce)
+		var pe *portable.Error
+		if errors.As(err, &pe) {
+			e.Message = pe.Error()
+		}
+		return e
+	}
+	var pe *portable.Error
+	if errors.As(err, &pe) {
+		code := service.CodeInvalid
+		switch {
+		case pe.Code == portable.CodeJSONInvalid:
+			code = CodeBadRequest
+		case strings.HasPrefix(pe.Code, "path-"):
+			code = service.CodeRefused
+		case pe.Code == skill.CodeTooLarge, pe.Code == skill.CodeTooManyFiles, pe.Code == portable.CodeTooManyEntries:
+			code = service.CodeTooLarge
+		}
+		return &service.Error{Code: code, Message: pe.Error(), Field: pe.Entry,
+			Problems: []skill.Diagnostic{{Severity: skill.Error, Code: pe.Code, Message: pe.Msg, Path: pe.Entry}}}
+	}
+	return service.AsError(err)
+}
+
+// readDoc reads a body holding one portable JSON document.
+func (a *api) readDoc(w http.ResponseWriter, r *http.Request) (*skill.Bundle, *skill.Document, bool) {
+	data, e := readBody(w, r, a.docCap, "the skill document")
+	if e != nil {
+		writeErr(w, e)
+		return nil, nil, false
+	}
+	b, err := portable.ImportJSON(data)
+	if err != nil {
+		writeErr(w, importError(err))
+		return nil, nil, false
+	}
+	doc, _, err := b.Check(a.lim)
+	if err != nil {
+		writeErr(w, service.AsError(err))
+		return nil, nil, false
+	}
+	return b, doc, true
+}
+
+func (a *api) writeRecord(w http.ResponseWriter, r *http.Request, status int, rec *store.Record) {
+	w.Header().Set("ETag", etag(rec.Version))
+	if status == http.StatusCreated {
+		w.Header().Set("Location", "/v1/skills/"+rec.Name)
+	}
+	writeJSON(w, status, recordDetail(rec, a.svc.Catalog().Global()))
+}
+
+// createSkill: POST /v1/skills creates a stored skill (409 if the store
+// has one of that name). A folder or plugin skill of the same name keeps
+// winning the name; the stored copy is reported as shadowed.
+func (a *api) createSkill(w http.ResponseWriter, r *http.Request) {
+	if _, ok := a.global(w, r); !ok {
+		return
+	}
+	b, _, ok := a.readDoc(w, r)
+	if !ok {
+		return
+	}
+	rec, err := a.svc.Put(r.Context(), principal(r), b, 0, "api", "POST /v1/skills")
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.writeRecord(w, r, http.StatusCreated, rec)
+}
+
+// putSkill: PUT /v1/skills/{name} replaces a stored skill (If-Match
+// required) or creates it (If-None-Match: * or no header). A name served by
+// a folder or plugin skill is refused as read-only.
+func (a *api) putSkill(w http.ResponseWriter, r *http.Request) {
+	l, ok := a.global(w, r)
+	if !ok {
+		return
+	}
+	name := r.PathValue("name")
+	v, present, e := ifMatch(r)
+	if e != nil {
+		writeErr(w, e)
+		return
+	}
+	b, doc, ok := a.readDoc(w, r)
+	if !ok {
+		return
+	}
+	if doc.Name != name {
+		writeErr(w, &service.Error{Code: service.CodeInvalid, Field: "name",
+			Message: fmt.Sprintf("the document is skill %q but the URL names %q: PUT it to /v1/skills/%s", doc.Name, name, doc.Name)})
+		return
+	}
+	status := http.StatusOK
+	if !present {
+		rec, err := a.svc.Get(r.Context(), principal(r), name)
+		switch {
+		case err == nil:
+			if strings.TrimSpace(r.Header.Get("If-None-Match")) == "*" {
+				writeErr(w, &service.Error{Code: service.CodeConflict, Current: rec.Version,
+					Message: fmt.Sprintf("skill %q exists (version %d) and If-None-Match: * asked to create it", name, rec.Version)})
+				return
+			}
+			writeErr(w, &service.Error{Code: CodePreconditionRequired, Current: rec.Version,
+				Message: fmt.Sprintf("skill %q exists: updating it needs If-Match: %s (the version you read), or * to overwrite", name, etag(rec.Version))})
+			return
+		case service.AsError(err).Code != service.CodeNotFound:
+			a.fail(w, r, err)
+			return
+		}
+		if e, ok := l.Lookup(name); ok && e.Skill.Origin.Kind != "store" {
+			// Let the service refuse it: a write that is not a creation
+			// of a name it holds read-only.
+			v = -1
+		} else {
+			v, status = 0, http.StatusCreated
+		}
+	}
+	rec, err := a.svc.Put(r.Context(), principal(r), b, v, "api", "PUT /v1/skills/"+name)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.writeRecord(w, r, status, rec)
+}
+
+func (a *api) deleteSkill(w http.ResponseWriter, r *http.Request) {
+	if _, ok := a.global(w, r); !ok {
+		return
+	}
+	v, present, e := ifMatch(r)
+	if e != nil {
+		writeErr(w, e)
+		return
+	}
+	if !present {
+		v = -1
+	}
+	if err := a.svc.Delete(r.Context(), principal(r), r.PathValue("name"), v); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type manifest struct {
+	Name    string       `json:"name"`
+	Version int          `json:"version,omitempty"`
+	Entry   string       `json:"entry"`
+	Files   []skill.File `json:"files"`
+}
+
+func (a *api) listFiles(w http.ResponseWriter, r *http.Request) {
+	l, ok := a.global(w, r)
+	if !ok {
+		return
+	}
+	rec, sk, ok := a.lookup(w, r, l, r.PathValue("name"))
+	if !ok {
+		return
+	}
+	if rec != nil {
+		w.Header().Set("ETag", etag(rec.Version))
+		writeJSON(w, http.StatusOK, manifest{Name: rec.Name, Version: rec.Version, Entry: "SKILL.md", Files: orEmpty(rec.Files)})
+		return
+	}
+	writeJSON(w, http.StatusOK, manifest{Name: sk.Name, Version: sk.Origin.Version, Entry: sk.Entry, Files: orEmpty(sk.Files)})
+}
+
+// cleanParam runs the path parameter through the one path check.
+func cleanParam(w http.ResponseWriter, r *http.Request) (string, bool) {
+	p, err := skill.CleanPath(r.PathValue("path"))
+	if err != nil {
+		e := &service.Error{Code: service.CodeRefused, Field: "path", Message: err.Error()}
+		var pe *skill.PathError
+		if errors.As(err, &pe) {
+			e.Problems = []skill.Diagnostic{{Severity: skill.Error, Code: pe.Code, Message: pe.Reason, Path: pe.Path}}
+		}
+		writeErr(w, e)
+		return "", false
+	}
+	return p, true
+}
+
+func (a *api) getFile(w http.ResponseWriter, r *http.Request) {
+	path, ok := cleanParam(w, r)
+	if !ok {
+		return
+	}
+	l, ok := a.global(w, r)
+	if !ok {
+		return
+	}
+	name := r.PathValue("name")
+	rec, sk, ok := a.lookup(w, r, l, name)
+	if !ok {
+		return
+	}
+	var data []byte
+	ct := "application/octet-stream"
+	if rec != nil {
+		var err error
+		data, err = a.svc.Store().ReadFile(r.Context(), name, rec.Version, path)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		if path == "SKILL.md" {
+			ct = "text/markdown; charset=utf-8"
+		}
+		for _, f := range rec.Files {
+			if f.Path == path {
+				ct = f.ContentType
+			}
+		}
+		w.Header().Set("X-Skill-Version", strconv.Itoa(rec.Version))
+	} else {
+		res := l.ReadFile(name, path, catalog.ReadOptions{Max: a.lim.MaxTotalSize})
+		if res.Status != catalog.StatusOK {
+			writeErr(w, fileError(res))
+			return
+		}
+		if res.Entry != sk {
+			// The catalog's winner is what the admin view describes.
+			writeErr(w, &service.Error{Code: service.CodeNotFound, Message: "the skill changed while it was read; retry"})
+			return
+		}
+		data, ct = res.Data, res.ContentType
+		if path == sk.Entry {
+			ct = "text/markdown; charset=utf-8"
+		}
+	}
+	tag := `"` + skill.DigestBytes(data) + `"`
+	w.Header().Set("ETag", tag)
+	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == tag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	writeRaw(w, http.StatusOK, []string{ct}, data)
+}
+
+// fileError maps a FileResult that is not ok to an error.
+func fileError(res catalog.FileResult) *service.Error {
+	e := &service.Error{Message: res.Message, Path: res.Path}
+	switch res.Status {
+	case catalog.StatusNotFound:
+		e.Code = service.CodeNotFound
+	case catalog.StatusRefused:
+		e.Code = service.CodeRefused
+		if res.Code == "range-invalid" {
+			e.Code = CodeBadRequest
+		}
+	case catalog.StatusTooLarge:
+		e.Code = service.CodeTooLarge
+	default:
+		e.Code = service.CodeInternal
+	}
+	return e
+}
+
+func (a *api) putFile(w http.ResponseWriter, r *http.Request) {
+	path, ok := cleanParam(w, r)
+	if !ok {
+		return
+	}
+	if _, ok := a.global(w, r); !ok {
+		return
+	}
+	name := r.PathValue("name")
+	exec := false
+	if x := r.Header.Get("X-Executable"); x != "" {
+		b, err := strconv.ParseBool(x)
+		if err != nil {
+			writeErr(w, badRequest("X-Executable", "X-Executable %q is not true or false", x))
+			return
+		}
+		exec = b
+	}
+	v, ok := a.precondition(w, r, name)
+	if !ok {
+		return
+	}
+	data, e := readBody(w, r, a.fileCap, "the file")
+	if e != nil {
+		writeErr(w, e)
+		return
+	}
+	rec, err := a.svc.PutFile(r.Context(), principal(r), name, path, data, exec, v)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.writeRecord(w, r, http.StatusOK, rec)
+}
+
+func (a *api) deleteFile(w http.ResponseWriter, r *http.Request) {
+	path, ok := cleanParam(w, r)
+	if !ok {
+		return
+	}
+	if _, ok := a.global(w, r); !ok {
+		return
+	}
+	name := r.PathValue("name")
+	v, ok := a.precondition(w, r, name)
+	if !ok {
+		return
+	}
+	rec, err := a.svc.DeleteFile(r.Context(), principal(r), name, path, v)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.writeRecord(w, r, http.StatusOK, rec)
+}
+
+type versionView struct {
+	Version    int       `json:"version"`
+	Digest     string    `json:"digest"`
+	Size       int64     `json:"size"`
+	Files      int       `json:"files"`
+	Note       string    `json:"note,omitempty"`
+	Source     string    `json:"source,omitempty"`
+	Provenance string    `json:"provenance,omitempty"`
+	CreatedAt  time.Time `json:"createdAt"`
+}
+
+func (a *api) listVersions(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	vs, err := a.svc.Versions(r.Context(), principal(r), name)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	out := make([]versionView, len(vs))
+	for i, v := range vs {
+		out[i] = versionView(v)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"name": name, "versions": out})
+}
+
+func versionParam(w http.ResponseWriter, r *http.Request) (int, bool) {
+	s := r.PathValue("v")
+	n, err := strconv.Atoi(strings.TrimPrefix(s, "v"))
+	if err != nil || n < 1 {
+		writeErr(w, badRequest("v", "version %q is not a version number (1, 2, …)", s))
+		return 0, false
+	}
+	return n, true
+}
+
+func (a *api) getVersion(w http.ResponseWriter, r *http.Request) {
+	n, ok := versionParam(w, r)
+	if !ok {
+		return
+	}
+	b, rec, err := a.svc.Bundle(r.Context(), principal(r), r.PathValue("name"), n)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	o := storeOrigin(rec)
+	data, err := portable.ExportJSON(b, portable.ExportMeta{ExportedAt: time.Now().UTC(), ExportedFrom: "loadout", Origin: &o})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	w.Header().Set("ETag", etag(rec.Version))
+	writeRaw(w, http.StatusOK, ctJSON, data)
+}
+
+func (a *api) restoreVersion(w http.ResponseWriter, r *http.Request) {
+	n, ok := versionParam(w, r)
+	if !ok {
+		return
+	}
+	if _, ok := a.global(w, r); !ok {
+		return
+	}
+	name := r.PathValue("name")
+	v, ok := a.precondition(w, r, name)
+	if !ok {
+		return
+	}
+	rec, err := a.svc.Restore(r.Context(), principal(r), name, n, v)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.writeRecord(w, r, http.StatusOK, rec)
+}
+
+// exportSkill exports a stored skill (any version) or else any skill of
+// the global catalog, with its origin in the metadata.
+func (a *api) exportSkill(w http.ResponseWriter, r *http.Request) {
+	l, ok := a.global(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	format := q.Get("format")
+	if format == "" {
+		format = "json"
+	}
+	if format != "json" && format != "zip" {
+		writeErr(w, badRequest("format", "format %q: use json or zip", format))
+		return
+	}
+	version := 0
+	if s := q.Get("version"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			writeErr(w, badRequest("version", "version %q is not a version number (1, 2, …)", s))
+			return
+		}
+		version = n
+	}
+	name := r.PathValue("name")
+	var b *skill.Bundle
+	var origin skill.Origin
+	sb, rec, err := a.svc.Bundle(r.Context(), principal(r), name, version)
+	switch {
+	case err == nil:
+		b, origin = sb, storeOrigin(rec)
+	case service.AsError(err).Code != service.CodeNotFound:
+		a.fail(w, r, err)
+		return
+	default:
+		e, found := l.Lookup(name)
+		if !found || version != 0 {
+			if version != 0 && found {
+				writeErr(w, &service.Error{Code: service.CodeNotFound, Field: "version",
+					Message: fmt.Sprintf("skill %q is a %s skill, which has no stored versions: export it without version", name, e.Skill.Origin.Kind)})
+				return
+			}
+			notFound(w, l, name)
+			return
+		}
+		if b, err = e.Skill.Bundle(); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		origin = e.Skill.Origin
+	}
+	if format == "zip" {
+		var buf bytes.Buffer
+		if err := portable.ExportZip(&buf, name, b); err != nil {
+			a.fail(w, r, importError(err))
+			return
+		}
+		w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.zip"`)
+		writeRaw(w, http.StatusOK, []string{"application/zip"}, buf.Bytes())
+		return
+	}
+	data, err := portable.ExportJSON(b, portable.ExportMeta{ExportedAt: time.Now().UTC(), ExportedFrom: "loadout", Origin: &origin})
+	if err != nil {
+		a.fail(w, r, importError(err))
+		return
+	}
+	writeRaw(w, http.StatusOK, ctJSON, data)
+}
+
+// importResult is one row of POST /v1/import's answer.
+type importResult struct {
+	Name     string             `json:"name"`
+	Action   string             `json:"action"`
+	Version  int                `json:"version,omitempty"`
+	Error    string             `json:"error,omitempty"`
+	Problems []skill.Diagnostic `json:"problems,omitempty"`
+}
+
+// importSkills: POST /v1/import with one portable JSON document or an
+// array of them (application/json), or one zip (application/zip). Each
+// document that does not parse is refused on its own; the others are
+// imported in one transaction. 200 when nothing was refused, else 422 with
+// the same body.
+func (a *api) importSkills(w http.ResponseWriter, r *http.Request) {
+	if _, ok := a.global(w, r); !ok {
+		return
+	}
+	ct := r.Header.Get("Content-Type")
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	ct = strings.ToLower(strings.TrimSpace(ct))
+	var (
+		results []importResult
+		slots   []int // index into results of each item
+		items   []store.ImportItem
+	)
+	refuse := func(err error) {
+		e := importError(err)
+		results = append(results, importResult{Action: store.ActionRefused, Error: e.Message, Problems: e.Problems})
+	}
+	switch ct {
+	case "application/json":
+		data, e := readBody(w, r, a.docCap, "the import")
+		if e != nil {
+			writeErr(w, e)
+			return
+		}
+		var docs []json.RawMessage
+		if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+			if err := json.Unmarshal(data, &docs); err != nil {
+				writeErr(w, badRequest("", "the body is not a JSON array of documents: %v", err))
+				return
+			}
+		} else {
+			docs = []json.RawMessage{data}
+		}
+		for i, d := range docs {
+			b, err := portable.ImportJSON(d)
+			if err != nil {
+				refuse(err)
+				continue
+			}
+			slots = append(slots, len(results))
+			results = append(results, importResult{})
+			items = append(items, store.ImportItem{Bundle: b, Source: "import", Provenance: fmt.Sprintf("POST /v1/import [%d]", i)})
+		}
+	case "application/zip", "application/x-zip-compressed":
+		data, e := readBody(w, r, a.zipCap, "the zip")
+		if e != nil {
+			writeErr(w, e)
+			return
+		}
+		b, err := portable.ImportZip(bytes.NewReader(data), int64(len(data)), portable.ZipLimits{MaxFileSize: a.lim.MaxFileSize, MaxTotalSize: a.lim.MaxTotalSize})
+		if err != nil {
+			refuse(err)
+		} else {
+			slots = append(slots, 0)
+			results = append(results, importResult{})
+			items = append(items, store.ImportItem{Bundle: b, Source: "import", Provenance: "POST /v1/import (zip)"})
+		}
+	default:
+		writeJSON(w, http.StatusUnsupportedMediaType, errorBody{&service.Error{Code: CodeBadRequest, Field: "Content-Type",
+			Message: fmt.Sprintf("Content-Type %q: send application/json (a portable document or an array of them) or application/zip", ct)}})
+		return
+	}
+	if len(items) > 0 {
+		res, err := a.svc.Import(r.Context(), principal(r), items)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		for i, ir := range res {
+			out := importResult{Name: ir.Name, Action: ir.Action, Version: ir.Version, Problems: ir.Problems}
+			if ir.Error != nil {
+				out.Error = ir.Error.Error()
+			}
+			results[slots[i]] = out
+		}
+	}
+	status := http.StatusOK
+	for _, res := range results {
+		if res.Action == store.ActionRefused {
+			status = http.StatusUnprocessableEntity
+		}
+	}
+	writeJSON(w, status, map[string]any{"results": results})
+}
