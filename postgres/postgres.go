@@ -15,7 +15,9 @@ import (
 
 // Open connects to the database at url (a postgres:// URL or a key=value
 // DSN), checks the connection and brings the schema up to date. Tables go
-// in the first schema of the connection's search_path.
+// in the first schema of the connection's search_path. The store's change
+// feed (Changes) LISTENs on a connection of its own to the same URL. The store's change
+// feed (Changes) LISTENs on a connection of its own to the same URL.
 func Open(ctx context.Context, url string) (*sqlstore.Store, error) {
 	db, err := sql.Open("pgx", url)
 	if err != nil {
@@ -30,5 +32,6 @@ func Open(ctx context.Context, url string) (*sqlstore.Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
+	s.SetListener(listener(url))
 	return s, nil
 }

@@ -71,8 +71,9 @@ func withParam(t *testing.T, raw, key, value string) string {
 	return u.String()
 }
 
-// open gives each test a fresh schema, dropped afterwards.
-func open(t *testing.T) store.Store {
+// freshSchema makes a schema, dropped afterwards, and returns the URL of
+// the server with it as the search_path.
+func freshSchema(t *testing.T) string {
 	t.Helper()
 	db := adminDB(t)
 	schema := randomName("loadout_test_")
@@ -80,7 +81,13 @@ func open(t *testing.T) store.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Exec(`DROP SCHEMA ` + schema + ` CASCADE`) })
-	s, err := postgres.Open(context.Background(), withParam(t, serverURL(t), "search_path", schema))
+	return withParam(t, serverURL(t), "search_path", schema)
+}
+
+// open gives each test a fresh schema, dropped afterwards.
+func open(t *testing.T) store.Store {
+	t.Helper()
+	s, err := postgres.Open(context.Background(), freshSchema(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +99,27 @@ func TestStore(t *testing.T) {
 	serverURL(t)
 	storetest.Run(t, open)
 }
+
+// Each instance is another postgres.Open of one schema, as another
+// process would be.
+func TestServer(t *testing.T) {
+	serverURL(t)
+	storetest.RunServer(t, func(t *testing.T) func(t *testing.T) store.Store {
+		u := freshSchema(t)
+		return func(t *testing.T) store.Store {
+			t.Helper()
+			s, err := postgres.Open(context.Background(), u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+	})
+}
+
+// migrations is how many migrations store/sqlstore/migrations/postgres holds.
+const migrations = 2
 
 // Several instances starting at once on a fresh database all succeed: the
 // migrations run under an advisory lock, once.
@@ -127,7 +155,7 @@ func TestConcurrentOpen(t *testing.T) {
 			}
 		}
 		var applied int
-		if err := stores[0].(interface{ DB() *sql.DB }).DB().QueryRow(`SELECT count(*) FROM schema_migrations`).Scan(&applied); err != nil || applied != 1 {
+		if err := stores[0].(interface{ DB() *sql.DB }).DB().QueryRow(`SELECT count(*) FROM schema_migrations`).Scan(&applied); err != nil || applied != migrations {
 			t.Errorf("round %d: schema_migrations has %d rows (%v)", round, applied, err)
 		}
 		// Every instance works on the one schema.

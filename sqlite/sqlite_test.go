@@ -25,6 +25,23 @@ func open(t *testing.T) store.Store {
 
 func TestStore(t *testing.T) { storetest.Run(t, open) }
 
+// Each instance is another sqlite.Open of one file, as another process
+// would be.
+func TestServer(t *testing.T) {
+	storetest.RunServer(t, func(t *testing.T) func(t *testing.T) store.Store {
+		path := filepath.Join(t.TempDir(), "shared.db")
+		return func(t *testing.T) store.Store {
+			t.Helper()
+			s, err := sqlite.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+	})
+}
+
 // One SQL text serves both engines because modernc.org/sqlite binds $1, $2
 // by number, as PostgreSQL does, including a number used twice.
 func TestNumberedParameters(t *testing.T) {
@@ -41,6 +58,9 @@ func TestNumberedParameters(t *testing.T) {
 		t.Errorf("got %q, want b-a-b", got)
 	}
 }
+
+// migrations is how many migrations store/sqlstore/migrations/sqlite holds.
+const migrations = 2
 
 func TestPragmas(t *testing.T) {
 	s, err := sqlite.Open(filepath.Join(t.TempDir(), "p.db"))
@@ -139,7 +159,7 @@ func TestReopenAndConcurrentOpen(t *testing.T) {
 		t.Fatalf("after reopening: %v %v", rec, err)
 	}
 	var n int
-	if err := s.DB().QueryRow(`SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != 1 {
+	if err := s.DB().QueryRow(`SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != migrations {
 		t.Errorf("schema_migrations rows: %d %v", n, err)
 	}
 }

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"errors"
+	"strings"
 )
 
 // Dialect is everything that differs between the engines. The queries
@@ -22,6 +23,30 @@ type Dialect struct {
 	migrations string
 	// uniqueViolation reports whether err is a unique-constraint failure.
 	uniqueViolation func(error) bool
+	// maxParams is the most parameters one statement may bind.
+	maxParams int
+	// changed is run in every write transaction that changed skills,
+	// files or overrides, just before the commit, with the store's
+	// instance id as $1: it tells other instances (see Changes). For
+	// PostgreSQL a NOTIFY, delivered at commit; for SQLite a counter
+	// that the pollers read when the database's data_version moves.
+	changed string
+	// changedCounts says changed returns the new counter value.
+	changedCounts bool
+	// anonymousParams says bulkParams writes "?" rather than "$N". SQLite
+	// looks every named parameter ("$N" is one) up in a list, both when it
+	// prepares a statement and when it binds one, which makes a statement
+	// of thousands of them quadratic: 1,000 rows/s for receipts.
+	anonymousParams bool
+}
+
+// bulkParams returns n parameters numbered from from, for statements
+// of many rows, where every parameter is used once and in order.
+func (d Dialect) bulkParams(from, n int) string {
+	if !d.anonymousParams {
+		return placeholders(from, n)
+	}
+	return strings.Repeat("?, ", n-1) + "?"
 }
 
 // The two dialects.
@@ -30,6 +55,10 @@ var (
 		Name:            "sqlite",
 		migrations:      "migrations/sqlite",
 		uniqueViolation: sqliteUnique,
+		maxParams:       32766, // SQLITE_MAX_VARIABLE_NUMBER since 3.32
+		changed:         `UPDATE change_seq SET n = n + 1, instance = $1 WHERE id = 1 RETURNING n`,
+		changedCounts:   true,
+		anonymousParams: true,
 	}
 	Postgres = Dialect{
 		Name:      "postgres",
@@ -38,6 +67,8 @@ var (
 		MigrationLock:   "SELECT pg_advisory_xact_lock(30521761572287860)",
 		migrations:      "migrations/postgres",
 		uniqueViolation: postgresUnique,
+		maxParams:       65535, // the wire protocol's 16-bit count
+		changed:         `SELECT pg_notify('` + NotifyChannel + `', current_schema() || ' ' || $1)`,
 	}
 )
 

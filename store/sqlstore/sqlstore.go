@@ -43,14 +43,20 @@ type Store struct {
 	Limits skill.Limits
 
 	fault atomic.Pointer[func(stmt string) error]
+
+	feed feed
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store  = (*Store)(nil)
+	_ store.Server = (*Store)(nil)
+)
 
 // Open runs the dialect's pending migrations on db and returns the store.
 // The store owns db: Close closes it.
 func Open(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
 	s := &Store{db: db, d: d}
+	s.feed.init()
 	if err := s.migrate(ctx); err != nil {
 		return nil, err
 	}
@@ -63,8 +69,12 @@ func (s *Store) DB() *sql.DB { return s.db }
 // Dialect returns the store's dialect.
 func (s *Store) Dialect() Dialect { return s.d }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close ends every change feed (their channels close) and closes the
+// database.
+func (s *Store) Close() error {
+	s.feed.close()
+	return s.db.Close()
+}
 
 // SetFault installs a hook called before every statement the store runs
 // inside a transaction (and with "COMMIT" before each commit); a non-nil
@@ -164,11 +174,17 @@ type conn struct {
 	ctx context.Context
 	s   *Store
 	tx  *sql.Tx
+	// wrote, when not nil, is set by every exec: the transaction changed
+	// what the change feed covers.
+	wrote *bool
 }
 
 func (c conn) exec(q string, args ...any) (sql.Result, error) {
 	if err := c.s.injected(q); err != nil {
 		return nil, err
+	}
+	if c.wrote != nil {
+		*c.wrote = true
 	}
 	return c.tx.ExecContext(c.ctx, q, args...)
 }
@@ -197,15 +213,45 @@ func (c conn) one(q string, args []any, dest ...any) (found bool, err error) {
 }
 
 // write runs fn in a read-write transaction and commits it, or rolls it
-// back if fn or the commit fails.
+// back if fn or the commit fails. It is for writes to skills, files and
+// overrides: when fn wrote anything, the transaction also tells the other
+// instances (Dialect.changed), and after the commit this instance's change
+// feeds get a send.
 func (s *Store) write(ctx context.Context, fn func(c conn) error) error {
+	return s.writeTx(ctx, true, fn)
+}
+
+// quiet is write for what the change feed does not cover: tokens,
+// receipts and the collection of unused blobs.
+func (s *Store) quiet(ctx context.Context, fn func(c conn) error) error {
+	return s.writeTx(ctx, false, fn)
+}
+
+func (s *Store) writeTx(ctx context.Context, announce bool, fn func(c conn) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return internal("begin", err)
 	}
-	if err := fn(conn{ctx, s, tx}); err != nil {
+	c := conn{ctx: ctx, s: s, tx: tx}
+	if announce {
+		c.wrote = new(bool)
+	}
+	if err := fn(c); err != nil {
 		tx.Rollback()
 		return asStoreError(err)
+	}
+	changed := c.wrote != nil && *c.wrote
+	var seq int64
+	if changed {
+		if s.d.changedCounts {
+			_, err = c.one(s.d.changed, []any{s.feed.instance}, &seq)
+		} else {
+			_, err = c.exec(s.d.changed, s.feed.instance)
+		}
+		if err != nil {
+			tx.Rollback()
+			return internal("announcing the change", err)
+		}
 	}
 	if err := s.injected("COMMIT"); err != nil {
 		tx.Rollback()
@@ -213,6 +259,9 @@ func (s *Store) write(ctx context.Context, fn func(c conn) error) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return internal("commit", err)
+	}
+	if changed {
+		s.feed.committed(seq)
 	}
 	return nil
 }
@@ -224,7 +273,7 @@ func (s *Store) read(ctx context.Context, fn func(c conn) error) error {
 		return internal("begin", err)
 	}
 	defer tx.Rollback()
-	if err := fn(conn{ctx, s, tx}); err != nil {
+	if err := fn(conn{ctx: ctx, s: s, tx: tx}); err != nil {
 		return asStoreError(err)
 	}
 	if err := tx.Commit(); err != nil {

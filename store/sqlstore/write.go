@@ -513,7 +513,8 @@ UNION SELECT blob_sha256 FROM skill_version_files WHERE skill_id = $1`, cur.id)
 	}
 	// Best effort: a blob a concurrent save has just started to use is
 	// kept by its foreign key, which fails this statement, and that is fine.
-	s.write(ctx, func(c conn) error {
+	// Nothing a reader sees changes, so the change feed is not told.
+	s.quiet(ctx, func(c conn) error {
 		sort.Strings(hashes)
 		for i := 0; i < len(hashes); i += 500 {
 			chunk := hashes[i:min(i+500, len(hashes))]

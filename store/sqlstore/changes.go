@@ -1,0 +1,233 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/loadout/loadout/store"
+)
+
+// NotifyChannel is the PostgreSQL channel every write to skills, files or
+// overrides notifies, in its own transaction. The payload is the schema
+// the store lives in (current_schema()), a space, and the id of the store
+// instance that wrote (Store.Instance), so that a listener can ignore
+// other schemas of the database and its own instance's writes, which the
+// instance signals directly.
+const NotifyChannel = "loadout_changes"
+
+// PollInterval is how often a SQLite change feed looks at the database's
+// data_version.
+const PollInterval = 200 * time.Millisecond
+
+// A Listener watches for the changes other instances commit, for an
+// engine whose notifications need a connection of their own (PostgreSQL's
+// LISTEN; the postgres package installs one). It returns once it is
+// listening, or with an error; from then on it calls notify for every
+// change another instance commits to this store's schema (instance is this
+// store's id: the payload of its own notifications), and, having
+// reconnected after losing its connection, once in case it missed one. It
+// keeps going until ctx ends, and then closes done.
+type Listener func(ctx context.Context, instance string, notify func()) (done <-chan struct{}, err error)
+
+// SetListener installs the listener Changes uses on engines that need one.
+// Set it before calling Changes.
+func (s *Store) SetListener(l Listener) { s.feed.listener = l }
+
+// Instance returns this store's random id, the one its writes carry to the
+// other instances (see NotifyChannel).
+func (s *Store) Instance() string { return s.feed.instance }
+
+// feed is the store's side of Changes: the subscribers to signal after a
+// local commit, and what Close must end.
+type feed struct {
+	instance string
+	listener Listener
+	// seq is the highest change counter this instance has committed and
+	// signalled (SQLite): a poller that finds the counter at or below it
+	// has nothing new to tell.
+	seq atomic.Int64
+
+	mu      sync.Mutex
+	subs    map[chan struct{}]struct{}
+	closed  bool
+	closing context.Context
+	stop    context.CancelFunc
+	running sync.WaitGroup
+}
+
+func (f *feed) init() {
+	f.instance = newID()[:16]
+	f.subs = map[chan struct{}]struct{}{}
+	f.closing, f.stop = context.WithCancel(context.Background())
+}
+
+// committed records a local commit (seq: the counter it wrote, if any)
+// and signals every subscriber.
+func (f *feed) committed(seq int64) {
+	for {
+		cur := f.seq.Load()
+		if seq <= cur || f.seq.CompareAndSwap(cur, seq) {
+			break
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for ch := range f.subs {
+		send(ch)
+	}
+}
+
+// close ends every feed and waits for their goroutines.
+func (f *feed) close() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	f.stop()
+	f.running.Wait()
+}
+
+func send(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// Changes returns a channel that receives after every committed write to
+// skills, files or overrides, by this instance (at once, after the commit)
+// or by any other sharing the database: on PostgreSQL through
+// LISTEN/NOTIFY (SetListener; postgres.Open installs it), on SQLite by
+// polling PRAGMA data_version every PollInterval and then the counter
+// every such write bumps. Writes of tokens and receipts do not count.
+// Sends coalesce: the channel holds at most one. It closes when ctx ends
+// or the store is closed.
+func (s *Store) Changes(ctx context.Context) (<-chan struct{}, error) {
+	f := &s.feed
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil, &store.Error{Code: store.Internal, Message: "store: change feed: the store is closed"}
+	}
+	f.running.Add(1)
+	f.mu.Unlock()
+
+	ctx, cancel := context.WithCancel(ctx)
+	unhook := context.AfterFunc(f.closing, cancel)
+	ch := make(chan struct{}, 1)
+	notify := func() { send(ch) }
+	var done <-chan struct{}
+	var err error
+	switch {
+	case s.d.changedCounts:
+		done, err = s.poll(ctx, notify)
+	case f.listener != nil:
+		done, err = f.listener(ctx, f.instance, notify)
+	default:
+		err = errors.New("no listener for " + s.d.Name + ": open the store with postgres.Open, or call SetListener")
+	}
+	if err != nil {
+		unhook()
+		cancel()
+		f.running.Done()
+		return nil, internal("change feed", err)
+	}
+	f.mu.Lock()
+	f.subs[ch] = struct{}{}
+	f.mu.Unlock()
+	go func() {
+		defer f.running.Done()
+		<-done
+		unhook()
+		cancel()
+		f.mu.Lock()
+		delete(f.subs, ch)
+		f.mu.Unlock()
+		close(ch)
+	}()
+	return ch, nil
+}
+
+// poll is SQLite's listener: on a connection of its own (data_version is
+// per connection: it moves when another connection commits), it reads
+// PRAGMA data_version every PollInterval, and when that moved, the change
+// counter. A counter past what this instance has signalled itself is
+// another instance's change.
+func (s *Store) poll(ctx context.Context, notify func()) (<-chan struct{}, error) {
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var dv, last int64
+	if dv, err = dataVersion(ctx, c); err == nil {
+		last, err = changeSeq(ctx, c)
+	}
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if c != nil {
+				c.Close()
+			}
+		}()
+		t := time.NewTicker(PollInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			fresh := false
+			if c == nil {
+				if c, err = s.db.Conn(ctx); err != nil {
+					c = nil
+					continue
+				}
+				fresh = true
+			}
+			v, err := dataVersion(ctx, c)
+			if err != nil {
+				c.Close()
+				c = nil
+				continue
+			}
+			if v == dv && !fresh {
+				continue
+			}
+			dv = v
+			n, err := changeSeq(ctx, c)
+			if err != nil {
+				c.Close()
+				c = nil
+				continue
+			}
+			if n != last {
+				last = n
+				if n > s.feed.seq.Load() {
+					notify()
+				}
+			}
+		}
+	}()
+	return done, nil
+}
+
+func dataVersion(ctx context.Context, c *sql.Conn) (int64, error) {
+	var v int64
+	err := c.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v)
+	return v, err
+}
+
+func changeSeq(ctx context.Context, c *sql.Conn) (int64, error) {
+	var n int64
+	err := c.QueryRowContext(ctx, `SELECT n FROM change_seq WHERE id = 1`).Scan(&n)
+	return n, err
+}

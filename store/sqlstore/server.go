@@ -1,0 +1,294 @@
+package sqlstore
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/loadout/loadout/store"
+)
+
+// TokenPrefix starts every token secret.
+const TokenPrefix = "lo_"
+
+// lastUsedEvery is how often at most TokenBySecret records a token's use:
+// authenticating is a read, and only about once a minute also a write.
+const lastUsedEvery = time.Minute
+
+// CheckScopes checks token scopes: "admin" or "agent:ID", ID non-empty and
+// without spaces; at least one.
+func CheckScopes(scopes []string) error {
+	if len(scopes) == 0 {
+		return &store.Error{Code: store.Invalid, Field: "scopes", Message: `a token needs at least one scope: "admin" or "agent:ID"`}
+	}
+	for _, sc := range scopes {
+		if sc == "admin" {
+			continue
+		}
+		id, ok := strings.CutPrefix(sc, "agent:")
+		if ok && id != "" && !strings.ContainsFunc(id, unicode.IsSpace) {
+			continue
+		}
+		return &store.Error{Code: store.Invalid, Field: "scopes",
+			Message: fmt.Sprintf(`scope %q: give "admin" or "agent:ID" (an agent id, without spaces)`, sc)}
+	}
+	return nil
+}
+
+func hashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// CreateToken makes a token and returns its secret: "lo_" and 32 random
+// bytes in unpadded base64url. Only the secret's sha256 is stored.
+func (s *Store) CreateToken(ctx context.Context, name string, scopes []string) (string, store.Token, error) {
+	if err := CheckScopes(scopes); err != nil {
+		return "", store.Token{}, err
+	}
+	var dedup []string
+	seen := map[string]bool{}
+	for _, sc := range scopes {
+		if !seen[sc] {
+			seen[sc] = true
+			dedup = append(dedup, sc)
+		}
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", store.Token{}, internal("token secret", err)
+	}
+	secret := TokenPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	scopesJSON, _ := json.Marshal(dedup)
+	t := now()
+	tok := store.Token{ID: newID()[:12], Name: name, Scopes: dedup, CreatedAt: fromMicros(t)}
+	err := s.quiet(ctx, func(c conn) error {
+		_, err := c.exec(`INSERT INTO tokens (id, name, secret_sha256, scopes, created_at, revoked) VALUES ($1, $2, $3, $4, $5, $6)`,
+			tok.ID, name, hashSecret(secret), string(scopesJSON), t, false)
+		return err
+	})
+	if err != nil {
+		return "", store.Token{}, err
+	}
+	return secret, tok, nil
+}
+
+const tokenCols = `id, name, scopes, created_at, last_used`
+
+func scanToken(scan func(...any) error) (store.Token, error) {
+	var tok store.Token
+	var scopes string
+	var created int64
+	var last *int64
+	if err := scan(&tok.ID, &tok.Name, &scopes, &created, &last); err != nil {
+		return tok, err
+	}
+	if err := json.Unmarshal([]byte(scopes), &tok.Scopes); err != nil {
+		return tok, fmt.Errorf("token %s: scopes: %w", tok.ID, err)
+	}
+	tok.CreatedAt = fromMicros(created)
+	if last != nil {
+		t := fromMicros(*last)
+		tok.LastUsed = &t
+	}
+	return tok, nil
+}
+
+// TokenBySecret finds the live token a secret belongs to, by the secret's
+// hash, and records its use (at most once a minute per token).
+func (s *Store) TokenBySecret(ctx context.Context, secret string) (*store.Token, error) {
+	nf := &store.Error{Code: store.NotFound, Field: "token", Message: "no such token (or it was revoked)"}
+	if !strings.HasPrefix(secret, TokenPrefix) {
+		return nil, nf
+	}
+	var tok store.Token
+	found := false
+	err := s.read(ctx, func(c conn) error {
+		rows, err := c.query(`SELECT `+tokenCols+` FROM tokens WHERE secret_sha256 = $1 AND revoked = $2`, hashSecret(secret), false)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		if rows.Next() {
+			if tok, err = scanToken(rows.Scan); err != nil {
+				return err
+			}
+			found = true
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, nf
+	}
+	t := time.Now()
+	if tok.LastUsed == nil || t.Sub(*tok.LastUsed) >= lastUsedEvery {
+		us := t.UnixMicro()
+		err := s.quiet(ctx, func(c conn) error {
+			// The condition keeps concurrent requests from all writing.
+			_, err := c.exec(`UPDATE tokens SET last_used = $1 WHERE id = $2 AND (last_used IS NULL OR last_used <= $3)`,
+				us, tok.ID, us-lastUsedEvery.Microseconds())
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		lu := fromMicros(us)
+		tok.LastUsed = &lu
+	}
+	return &tok, nil
+}
+
+// Tokens lists the live (unrevoked) tokens, newest first, without secrets.
+func (s *Store) Tokens(ctx context.Context) ([]store.Token, error) {
+	out := []store.Token{}
+	err := s.read(ctx, func(c conn) error {
+		rows, err := c.query(`SELECT `+tokenCols+` FROM tokens WHERE revoked = $1 ORDER BY created_at DESC, id`, false)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			tok, err := scanToken(rows.Scan)
+			if err != nil {
+				return err
+			}
+			out = append(out, tok)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RevokeToken revokes a token for good: its secret no longer
+// authenticates. Revoking a revoked token changes nothing; an unknown id
+// is not_found.
+func (s *Store) RevokeToken(ctx context.Context, id string) error {
+	return s.quiet(ctx, func(c conn) error {
+		res, err := c.exec(`UPDATE tokens SET revoked = $1 WHERE id = $2`, true, id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return &store.Error{Code: store.NotFound, Field: "id", Message: fmt.Sprintf("no token has the id %q", id)}
+		}
+		return nil
+	})
+}
+
+// Receipt limits.
+const (
+	DefaultReceiptLimit = 100
+	MaxReceiptLimit     = 10000
+)
+
+const receiptCols = `time, agent, skill, action, path, source, plugin, trust, digest, transport, outcome, token`
+
+// AddReceipts appends receipts in one transaction, with multi-row inserts
+// of up to 1,000 rows. A zero Time is now.
+func (s *Store) AddReceipts(ctx context.Context, rs []store.Receipt) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	const ncols = 12
+	// Rows per statement: within the engine's parameter limit, and no
+	// more than 1,000, past which neither engine gets faster.
+	per := min(1000, s.d.maxParams/ncols)
+	t := now()
+	return s.quiet(ctx, func(c conn) error {
+		var b strings.Builder
+		args := make([]any, 0, min(len(rs), per)*ncols)
+		for i := 0; i < len(rs); i += per {
+			chunk := rs[i:min(i+per, len(rs))]
+			b.Reset()
+			args = args[:0]
+			b.WriteString(`INSERT INTO receipts (` + receiptCols + `) VALUES `)
+			for j, r := range chunk {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteByte('(')
+				b.WriteString(s.d.bulkParams(len(args)+1, ncols))
+				b.WriteByte(')')
+				us := t
+				if !r.Time.IsZero() {
+					us = r.Time.UnixMicro()
+				}
+				args = append(args, us, r.Agent, r.Skill, r.Action, r.Path, r.Source, r.Plugin, r.Trust, r.Digest, r.Transport, r.Outcome, r.Token)
+			}
+			if _, err := c.exec(b.String(), args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Receipts lists receipts, newest first (by time, then by id), filtered
+// by agent, skill and a time they are not older than. Limit defaults to
+// DefaultReceiptLimit and is at most MaxReceiptLimit.
+func (s *Store) Receipts(ctx context.Context, q store.ReceiptQuery) ([]store.Receipt, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultReceiptLimit
+	}
+	limit = min(limit, MaxReceiptLimit)
+	var where []string
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if q.Agent != "" {
+		add("agent = $%d", q.Agent)
+	}
+	if q.Skill != "" {
+		add("skill = $%d", q.Skill)
+	}
+	if !q.Since.IsZero() {
+		add("time >= $%d", q.Since.UnixMicro())
+	}
+	text := `SELECT id, ` + receiptCols + ` FROM receipts`
+	if len(where) > 0 {
+		text += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	args = append(args, limit)
+	text += fmt.Sprintf(` ORDER BY time DESC, id DESC LIMIT $%d`, len(args))
+	out := []store.Receipt{}
+	err := s.read(ctx, func(c conn) error {
+		rows, err := c.query(text, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r store.Receipt
+			var us int64
+			if err := rows.Scan(&r.ID, &us, &r.Agent, &r.Skill, &r.Action, &r.Path, &r.Source, &r.Plugin, &r.Trust,
+				&r.Digest, &r.Transport, &r.Outcome, &r.Token); err != nil {
+				return err
+			}
+			r.Time = fromMicros(us)
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
