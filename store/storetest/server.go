@@ -404,7 +404,10 @@ func testChangesAcrossInstances(t *testing.T, open func(t *testing.T) store.Stor
 		name string
 		fn   func() error
 	}{
-		{"Put", func() error { _, err := a.Put(ctx, bundle("feed", file("a.md", "A")), store.PutOptions{IfVersion: 0}); return err }},
+		{"Put", func() error {
+			_, err := a.Put(ctx, bundle("feed", file("a.md", "A")), store.PutOptions{IfVersion: 0})
+			return err
+		}},
 		{"PutFile", func() error { _, err := a.PutFile(ctx, "feed", "b.md", []byte("B"), false, -1); return err }},
 		{"DeleteFile", func() error { _, err := a.DeleteFile(ctx, "feed", "b.md", -1); return err }},
 		{"Restore", func() error { _, err := a.Restore(ctx, "feed", 1, -1); return err }},
