@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/loadout/loadout/postgres"
 	"github.com/loadout/loadout/skill"
@@ -196,5 +197,77 @@ WHERE table_schema = current_schema() AND column_name IN ('content', 'data', 'fr
 	}
 	if seen < 5 {
 		t.Errorf("found %d columns", seen)
+	}
+}
+
+// The change feed's connection comes back after the server drops it, and
+// says so with a send; it hears only its own schema.
+func TestChangesReconnectAndSchemas(t *testing.T) {
+	ctx := context.Background()
+	db := adminDB(t)
+	app := randomName("loadout_listen_")
+	u := withParam(t, freshSchema(t), "application_name", app)
+	a, err := postgres.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := postgres.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	other := open(t) // another schema of the same database
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch, err := a.Changes(cctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := func(what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: no change", what)
+		}
+	}
+	quiet := func(what string) {
+		t.Helper()
+		select {
+		case <-ch:
+			t.Fatalf("%s: the feed fired", what)
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	put := func(s store.Store, name string) {
+		t.Helper()
+		if _, err := s.Put(ctx, &skill.Bundle{Content: []byte("---\nname: " + name + "\ndescription: A skill.\n---\n")}, store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(other, "elsewhere")
+	quiet("a write to another schema")
+
+	var n int
+	if err := db.QueryRow(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+WHERE application_name = $1 AND query LIKE 'LISTEN%'`, app).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("terminated %d listeners (%v)", n, err)
+	}
+	wait("the reconnection")
+	put(b, "after")
+	wait("a write after the reconnection")
+
+	// Close ends the feed.
+	a.Close()
+	select {
+	case _, ok := <-ch:
+		if ok {
+			if _, ok := <-ch; ok {
+				t.Fatal("the channel is open after Close")
+			}
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the channel is open after Close")
 	}
 }

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/loadout/loadout/store"
+)
+
+func init() {
+	commands["token"] = command{"create, list and revoke the server's bearer tokens", runToken}
+}
+
+// serverStore is the store's server side (tokens, receipts), or an error
+// saying the store has none.
+func serverStore(st store.Store) (store.Server, error) {
+	srv, ok := st.(store.Server)
+	if !ok {
+		return nil, fmt.Errorf("this store (%T) keeps no tokens or receipts: use a SQLite or PostgreSQL store", st)
+	}
+	return srv, nil
+}
+
+func runToken(ctx context.Context, e *env, args []string) int {
+	usage := func() int {
+		fmt.Fprint(e.stderr, `Usage:
+  loadout token create --scope admin|agent:ID [--scope ...] [--name N] [--db D]
+  loadout token list [--json] [--db D]
+  loadout token revoke [--db D] ID
+
+Bearer tokens for 'loadout serve'. A token's scopes are "admin" (everything)
+or "agent:ID" (that agent's skills). Only a hash of the secret is stored: it
+is printed once, by create.
+`)
+		return 2
+	}
+	if len(args) == 0 {
+		return usage()
+	}
+	switch args[0] {
+	case "create":
+		return runTokenCreate(ctx, e, args[1:])
+	case "list":
+		return runTokenList(ctx, e, args[1:])
+	case "revoke":
+		return runTokenRevoke(ctx, e, args[1:])
+	case "-h", "--help", "help":
+		usage()
+		return 0
+	}
+	fmt.Fprintf(e.stderr, "loadout token: unknown subcommand %q\n\n", args[0])
+	return usage()
+}
+
+// serverRun is storeFlags.run for commands that need the store's server
+// side.
+func serverRun(ctx context.Context, e *env, sf *storeFlags, fs *flag.FlagSet, args []string, nargs int, fn func(store.Server) int) int {
+	return sf.run(ctx, e, fs, args, nargs, func(st store.Store) int {
+		srv, err := serverStore(st)
+		if err != nil {
+			return fail(e, err)
+		}
+		return fn(srv)
+	})
+}
+
+func runTokenCreate(ctx context.Context, e *env, args []string) int {
+	var sf storeFlags
+	var scopes listFlag
+	var name string
+	fs := newFlags(e, "token create", "--scope admin|agent:ID [--scope ...] [--name N] [--db D]",
+		"Creates a bearer token and prints its secret on stdout, once: only its hash is kept.")
+	sf.register(fs)
+	fs.Var(&scopes, "scope", "`scope`: admin, or agent:ID (repeatable; at least one)")
+	fs.StringVar(&name, "name", "", "a `name` to recognise the token by")
+	return serverRun(ctx, e, &sf, fs, args, 0, func(srv store.Server) int {
+		if len(scopes) == 0 {
+			return fail(e, fmt.Errorf("token create: give at least one --scope (admin, or agent:ID)"))
+		}
+		secret, tok, err := srv.CreateToken(ctx, name, scopes)
+		if err != nil {
+			if store.ErrorCode(err) == store.Invalid {
+				return fail(e, err)
+			}
+			fmt.Fprintf(e.stderr, "loadout: %v\n", err)
+			return 1
+		}
+		fmt.Fprintln(e.stdout, secret)
+		fmt.Fprintf(e.stderr, "created token %s (%s) with scopes %s. The secret above cannot be shown again: keep it now.\n",
+			tok.ID, orDash(tok.Name), strings.Join(tok.Scopes, ", "))
+		return 0
+	})
+}
+
+func runTokenList(ctx context.Context, e *env, args []string) int {
+	var sf storeFlags
+	var asJSON bool
+	fs := newFlags(e, "token list", "[--json] [--db D]", "Lists the tokens that are not revoked, newest first (never their secrets).")
+	sf.register(fs)
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	return serverRun(ctx, e, &sf, fs, args, 0, func(srv store.Server) int {
+		toks, err := srv.Tokens(ctx)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "loadout: %v\n", err)
+			return 1
+		}
+		if asJSON {
+			writeJSON(e.stdout, map[string]any{"tokens": toks})
+			return 0
+		}
+		tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tNAME\tSCOPES\tCREATED\tLAST USED")
+		for _, t := range toks {
+			last := "never"
+			if t.LastUsed != nil {
+				last = t.LastUsed.UTC().Format(time.RFC3339)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, orDash(t.Name), strings.Join(t.Scopes, ","), t.CreatedAt.UTC().Format(time.RFC3339), last)
+		}
+		tw.Flush()
+		return 0
+	})
+}
+
+func runTokenRevoke(ctx context.Context, e *env, args []string) int {
+	var sf storeFlags
+	fs := newFlags(e, "token revoke", "[--db D] ID", "Revokes a token (by the ID 'loadout token list' shows): its secret stops working at once.")
+	sf.register(fs)
+	return serverRun(ctx, e, &sf, fs, args, 1, func(srv store.Server) int {
+		if err := srv.RevokeToken(ctx, fs.Arg(0)); err != nil {
+			fmt.Fprintf(e.stderr, "loadout: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(e.stdout, "revoked token %s\n", fs.Arg(0))
+		return 0
+	})
+}
