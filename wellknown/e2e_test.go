@@ -1,0 +1,317 @@
+package wellknown
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/service"
+)
+
+// installerVersion is the skills CLI that e2e/package.json pins.
+const installerVersion = "1.3.9"
+
+// e2eSkills is the skill the installer fetches: text at several depths, an
+// executable script, a binary file and a text file with a byte order mark,
+// plus a second skill it must leave alone.
+func e2eSkills() map[string]file {
+	return map[string]file{
+		"toolkit/SKILL.md":                 {md("toolkit", "A multi-file skill for the installer test."), 0o644},
+		"toolkit/references/guide.md":      {"# Guide\n\nUnicode: héllo wörld ✓\n", 0o644},
+		"toolkit/references/deep/more.txt": {"line 1\r\nline 2\n", 0o644},
+		"toolkit/scripts/run.sh":           {"#!/bin/sh\necho ran \"$@\"\n", 0o755},
+		"toolkit/assets/template.json":     {"{\"x\": 1}\n", 0o644},
+		"toolkit/assets/logo.png":          {string(pngBytes), 0o644},
+		"toolkit/assets/bom.txt":           {"\xef\xbb\xbfstarts with a BOM\n", 0o644},
+		"other/SKILL.md":                   {md("other", "Not installed."), 0o644},
+	}
+}
+
+// TestSkillsInstallerE2E installs a multi-file skill from this handler with
+// the real `skills` CLI (pinned in e2e/package.json) and compares what it
+// wrote with the source.
+//
+// skills@1.3.9 reads only the 0.1.0 index (/.well-known/skills/index.json),
+// fetches BASE/.well-known/skills/NAME/FILE for each listed file, decodes
+// every response as UTF-8 text and writes it back as UTF-8 with the default
+// file mode. So text files arrive byte-identical; a file that is not UTF-8
+// (the PNG) has each invalid sequence replaced by U+FFFD, a leading byte
+// order mark is dropped, and no file keeps its executable bit. The server
+// cannot change that (it is the client's decoding), so the test checks those
+// files against exactly that behaviour and logs it, and checks that the
+// index warns about them.
+func TestSkillsInstallerE2E(t *testing.T) {
+	node, errNode := exec.LookPath("node")
+	npm, errNPM := exec.LookPath("npm")
+	if errNode != nil || errNPM != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("node and npm are needed under CI: %v %v", errNode, errNPM)
+		}
+		t.Skip("node or npm not found; set CI to make this a failure")
+	}
+	dir, err := filepath.Abs("e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli := filepath.Join(dir, "node_modules", "skills", "bin", "cli.mjs")
+	if !installed(dir) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
+		}
+		if !installed(dir) {
+			t.Fatalf("npm ci did not install skills@%s", installerVersion)
+		}
+	}
+
+	root := t.TempDir()
+	writeTree(t, root, e2eSkills())
+	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{
+		{AgentID: "coder", Skills: []catalog.SourceSpec{{Root: root, Available: []string{"toolkit"}}}},
+		{AgentID: "writer", Skills: []catalog.SourceSpec{{Root: root, Available: []string{"other"}}}},
+	}, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(cat, service.Options{})
+	defer svc.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var requests []string
+	// Handlers made per request, as a router might: the cache is shared.
+	m := http.NewServeMux()
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { Handler(svc, catalog.GlobalID).ServeHTTP(w, r) })
+	m.HandleFunc("/agents/{id}/", func(w http.ResponseWriter, r *http.Request) { Handler(svc, r.PathValue("id")).ServeHTTP(w, r) })
+	srv := httptest.NewUnstartedServer(withPrincipal(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requests = append(requests, r.URL.Path)
+		mu.Unlock()
+		m.ServeHTTP(w, r)
+	})))
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	defer srv.Close()
+
+	for _, c := range []struct {
+		name, url string
+		args      []string
+		prefix    string
+	}{
+		// The global catalog has two skills: --skill picks one.
+		{"global", srv.URL + "/", []string{"--skill", "toolkit"}, "/.well-known/skills/"},
+		// An agent mount with one skill: the installer takes it unasked.
+		{"agent", srv.URL + "/agents/coder/", nil, "/agents/coder/.well-known/skills/"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			mu.Lock()
+			requests = nil
+			mu.Unlock()
+			work := runInstaller(t, node, cli, dir, c.url, c.args...)
+			mu.Lock()
+			seen := append([]string(nil), requests...)
+			mu.Unlock()
+			t.Logf("requests: %s", strings.Join(seen, ", "))
+			for _, p := range seen {
+				if !strings.HasPrefix(p, c.prefix) {
+					t.Errorf("request %s outside %s", p, c.prefix)
+				}
+			}
+			compareInstalled(t, filepath.Join(work, ".agents", "skills", "toolkit"), filepath.Join(root, "toolkit"))
+			if _, err := os.Stat(filepath.Join(work, ".agents", "skills", "other")); !os.IsNotExist(err) {
+				t.Errorf("the skill not asked for was installed (%v)", err)
+			}
+		})
+	}
+
+	// What the installer cannot keep is announced in the index it read.
+	var idx v1Index
+	if err := json.Unmarshal(get(t, srv.URL+"/agents/coder/.well-known/skills/index.json").body, &idx); err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	for _, w := range idx.Warnings {
+		codes = append(codes, w.Skill+":"+w.Code)
+	}
+	if got, want := strings.Join(codes, ","), "toolkit:"+WarnLegacyNotText+",toolkit:"+WarnLegacyBOM; got != want {
+		t.Errorf("index warnings %s, want %s", got, want)
+	}
+}
+
+// knownBlocked are the non-loopback fetches skills@1.3.9 makes for a
+// well-known install from 127.0.0.1: before sending install telemetry it
+// asks GitHub whether the "repository" is private, and for a host of
+// 127.0.0.1 its source identifier is "0/1". Telemetry is off, so the
+// answer (a failure, here) changes nothing.
+var knownBlocked = map[string]bool{"https://api.github.com/repos/0/1": true}
+
+// runInstaller runs `skills add URL ARGS... --agent amp -y` in a new working
+// folder and returns it. A project install for a universal agent (amp,
+// whose folder is .agents/skills) makes the canonical copy the only copy:
+// WORK/.agents/skills/NAME. -y answers every prompt (scope: project;
+// method: symlink, a no-op here). HOME and XDG_CONFIG_HOME are empty
+// folders, so no agent is detected and nothing is written outside the
+// test's folders. Telemetry is off (DO_NOT_TRACK, DISABLE_TELEMETRY), and
+// no-network.mjs makes every fetch that is not loopback fail.
+func runInstaller(t *testing.T, node, cli, dir, url string, args ...string) string {
+	t.Helper()
+	work, home := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	argv := append([]string{"--import", "file://" + filepath.ToSlash(filepath.Join(dir, "no-network.mjs")), cli, "add", url}, args...)
+	argv = append(argv, "--agent", "amp", "-y")
+	cmd := exec.CommandContext(ctx, node, argv...)
+	cmd.Dir = work
+	cmd.Env = append(cleanEnv(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"DO_NOT_TRACK=1", "DISABLE_TELEMETRY=1", "NO_COLOR=1", "FORCE_COLOR=0", "NODE_DISABLE_COMPILE_CACHE=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	t.Logf("skills add %s %s:\n%s", url, strings.Join(args, " "), stdout.String())
+	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		if u, ok := strings.CutPrefix(line, "loadout-e2e: blocked fetch "); ok {
+			if knownBlocked[u] {
+				t.Logf("blocked, as expected: %s", u)
+			} else {
+				t.Errorf("the installer tried the network beyond loopback: %s", u)
+			}
+		} else if line != "" {
+			t.Logf("stderr: %s", line)
+		}
+	}
+	if err != nil {
+		t.Fatalf("skills add: %v", err)
+	}
+	_ = filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			t.Logf("written under HOME: %s", strings.TrimPrefix(p, home))
+		}
+		return nil
+	})
+	return work
+}
+
+// compareInstalled checks every file of the source skill against what the
+// installer wrote: byte-identical, or exactly what decoding as UTF-8 text
+// (WHATWG, as fetch's Response.text does: BOM dropped, each maximal
+// ill-formed subsequence replaced by U+FFFD) makes of it, which is logged.
+func compareInstalled(t *testing.T, installedDir, sourceDir string) {
+	t.Helper()
+	got := sourceFiles(t, installedDir)
+	want := sourceFiles(t, sourceDir)
+	for p := range got {
+		if _, ok := want[p]; !ok {
+			t.Errorf("installed %s, which the skill does not have", p)
+		}
+	}
+	for p, w := range want {
+		g, ok := got[p]
+		if !ok {
+			t.Errorf("%s was not installed", p)
+			continue
+		}
+		switch {
+		case bytes.Equal(g.data, w.data):
+		case bytes.Equal(g.data, decodeText(w.data)):
+			t.Logf("%s: installed as its UTF-8 text decoding (%d bytes for %d): skills@%s reads every file with Response.text()", p, len(g.data), len(w.data), installerVersion)
+		default:
+			t.Errorf("%s: installed bytes differ from the source (%d vs %d bytes)", p, len(g.data), len(w.data))
+		}
+		if w.mode&0o111 != 0 && g.mode&0o111 == 0 {
+			t.Logf("%s: executable in the source, installed as %o: skills@%s writes files with the default mode", p, g.mode, installerVersion)
+		} else if w.mode&0o111 == 0 && g.mode&0o111 != 0 {
+			t.Errorf("%s: installed executable (%o), the source is not", p, g.mode)
+		}
+	}
+}
+
+// decodeText is the WHATWG UTF-8 decode (TextDecoder, Response.text)
+// followed by UTF-8 encoding.
+func decodeText(b []byte) []byte {
+	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		if r, n := utf8.DecodeRune(b[i:]); r != utf8.RuneError || n > 1 {
+			out = append(out, b[i:i+n]...)
+			i += n
+			continue
+		}
+		// An ill-formed sequence: one U+FFFD for its maximal subpart, the
+		// lead byte plus the continuation bytes that could still belong.
+		c := b[i]
+		need, lo, hi := 0, byte(0x80), byte(0xbf)
+		switch {
+		case c >= 0xc2 && c <= 0xdf:
+			need = 1
+		case c == 0xe0:
+			need, lo = 2, 0xa0
+		case c >= 0xe1 && c <= 0xec, c == 0xee, c == 0xef:
+			need = 2
+		case c == 0xed:
+			need, hi = 2, 0x9f
+		case c == 0xf0:
+			need, lo = 3, 0x90
+		case c >= 0xf1 && c <= 0xf3:
+			need = 3
+		case c == 0xf4:
+			need, hi = 3, 0x8f
+		}
+		j := i + 1
+		for k := 0; k < need && j < len(b); k++ {
+			if b[j] < lo || b[j] > hi {
+				break
+			}
+			lo, hi = 0x80, 0xbf
+			j++
+		}
+		out = append(out, "\uFFFD"...)
+		i = j
+	}
+	return out
+}
+
+// installed reports whether e2e/node_modules holds the pinned installer.
+func installed(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "node_modules", "skills", "package.json"))
+	if err != nil {
+		return false
+	}
+	var p struct{ Version string }
+	return json.Unmarshal(b, &p) == nil && p.Version == installerVersion
+}
+
+// cleanEnv is the environment without anything that could point the
+// installer elsewhere (tokens, proxies, its own settings).
+func cleanEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "HOME", k == "XDG_CONFIG_HOME", k == "CODEX_HOME", k == "CLAUDE_CONFIG_DIR",
+			k == "GITHUB_TOKEN", k == "GH_TOKEN", k == "INSTALL_INTERNAL_SKILLS", k == "SKILLS_API_URL",
+			k == "NODE_OPTIONS", strings.HasSuffix(strings.ToLower(k), "_proxy"):
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
