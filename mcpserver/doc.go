@@ -1,0 +1,49 @@
+// Package mcpserver serves one agent's loadout over the Model Context
+// Protocol, on the go-sdk (github.com/modelcontextprotocol/go-sdk).
+//
+// A server has two faces, because many hosts never let the model read
+// resources while others read nothing else:
+//
+//   - Four tools, whatever the number of skills: load_skill (and its alias
+//     use_skill), read_skill_file and search_skills. The name argument is a
+//     JSON-schema enum of the agent's skill names while there are at most
+//     Options.EnumLimit of them. The agent's listing (its prompt section in
+//     the progressive format, within its budget) goes into the server
+//     instructions.
+//   - The MCP Skills extension (SEP-2640, io.modelcontextprotocol/skills):
+//     every file of every skill is a resource skill://<name>/<path>, and the
+//     methods skills/list, skills/get and resources/directory/read.
+//
+// # Custom methods
+//
+// skills/list, skills/get and resources/directory/read are not MCP base
+// methods. The go-sdk (v1.8) registers them with mcp.AddReceivingCustomMethod:
+// the params are decoded into our own types, the handler runs through the
+// same receiving middleware as tools/call, and a *jsonrpc.Error returned by
+// the handler reaches the wire with its code (-32602 for an unknown skill or
+// a URI that is not a directory). The streamable HTTP transport consults the
+// same method table when it pre-checks a POST, so the methods work over
+// stdio, HTTP and the in-memory transport alike.
+//
+// resources/list is answered by a receiving middleware rather than by the
+// SDK's own list: the listing is built from the catalog page by page, so ten
+// thousand skills never become ten thousand registered resources. Reads go
+// through one resource template, skill://{name}/{+path}.
+//
+// # Who is calling
+//
+// Every request runs with a service.Principal in its context, put there by
+// a receiving middleware. Over HTTP it comes from the request that carried
+// the message (HTTPHandler bridges it through the SDK's per-request token
+// info, so a long-lived session never runs with the principal of the request
+// that opened it); over stdio and in-memory transports it is the principal
+// in the context given to Server.Connect or Server.Run.
+//
+// # Changes
+//
+// The server subscribes to the service. After every reload it replaces its
+// three name-taking tools (new enum) and its resource template, which makes
+// the SDK send notifications/tools/list_changed and
+// notifications/resources/list_changed to every session. SEP-2640 defines
+// no notification of its own: a host re-lists skills when resources change.
+package mcpserver

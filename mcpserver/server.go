@@ -1,0 +1,289 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/service"
+)
+
+// Options configure a server for one agent view.
+type Options struct {
+	// Agent is the agent id, or catalog.GlobalID ("" means the same).
+	Agent string
+	// Stateless makes HTTPHandler keep no sessions, for several instances
+	// behind a load balancer. Notifications then reach a client only
+	// within a request.
+	Stateless bool
+	Logger    *slog.Logger
+	// EnumLimit is the most skill names the tools' name argument lists as
+	// an enum; beyond it the argument is a plain string (default 200).
+	EnumLimit int
+	// PageSize is the number of skills a skills/list page covers (default
+	// 100). resources/list and resources/directory/read pages hold ten times
+	// as many entries.
+	PageSize int
+}
+
+// Limits of the MCP Skills extension, per skill.
+const (
+	MaxSkillFiles = 512      // SKILL.md included
+	MaxSkillBytes = 16 << 20 // the sum of the files' sizes
+)
+
+const (
+	defaultEnumLimit = 200
+	defaultPageSize  = 100
+	// ExtensionID is the MCP Skills extension's capability key.
+	ExtensionID = "io.modelcontextprotocol/skills"
+	// codeForbidden is the JSON-RPC error code for a principal that may not
+	// read this agent: an implementation-defined server error, clear of
+	// the codes the SDK gives meanings (-32001 to -32005, -32020 to -32022,
+	// -32042).
+	codeForbidden = -32030
+)
+
+// server is one agent view: an mcp.Server plus what it derives from the
+// agent's current loadout.
+type server struct {
+	svc   *service.Service
+	opt   Options
+	agent string
+	log   *slog.Logger
+	mcp   *mcp.Server
+
+	view atomic.Pointer[view]
+}
+
+// view is what the server derives from one immutable loadout; a reload
+// makes a new loadout and so a new view.
+type view struct {
+	l            *catalog.Loadout // nil when the agent does not exist
+	instructions string
+	enum         []string // names for the tools' enum (visible skills)
+	manifests    sync.Map // *skill.Skill -> *manifest
+	// warned remembers skills already logged as left out of skills/list,
+	// so paging through a listing does not log the same reason again.
+	warned sync.Map
+}
+
+// NewServer builds the MCP server of one agent view. It follows the
+// service's reloads for the life of the process; HTTPHandler and ServeStdio
+// are the usual ways to run it.
+func NewServer(svc *service.Service, opt Options) *mcp.Server {
+	return newServer(context.Background(), svc, opt).mcp
+}
+
+func newServer(ctx context.Context, svc *service.Service, opt Options) *server {
+	if opt.Agent == "" {
+		opt.Agent = catalog.GlobalID
+	}
+	if opt.EnumLimit <= 0 {
+		opt.EnumLimit = defaultEnumLimit
+	}
+	if opt.PageSize <= 0 {
+		opt.PageSize = defaultPageSize
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	s := &server{svc: svc, opt: opt, agent: opt.Agent, log: opt.Logger.With("agent", opt.Agent)}
+	title := "loadout: skills of agent " + opt.Agent
+	if opt.Agent == catalog.GlobalID {
+		title = "loadout: every skill"
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "loadout", Title: title, Version: "1"}, &mcp.ServerOptions{
+		Logger: opt.Logger,
+		Capabilities: &mcp.ServerCapabilities{
+			Logging:    &mcp.LoggingCapabilities{},
+			Tools:      &mcp.ToolCapabilities{ListChanged: true},
+			Resources:  &mcp.ResourceCapabilities{ListChanged: true},
+			Extensions: map[string]any{ExtensionID: map[string]any{"directoryRead": true}},
+		},
+		PageSize: opt.PageSize * 10,
+	})
+	s.mcp.AddReceivingMiddleware(s.middleware)
+	s.installTools(s.current())
+	s.installTemplate()
+	mustAdd(mcp.AddReceivingCustomMethod(s.mcp, "skills/list", s.listSkills))
+	mustAdd(mcp.AddReceivingCustomMethod(s.mcp, "skills/get", s.getSkill))
+	mustAdd(mcp.AddReceivingCustomMethod(s.mcp, "resources/directory/read", s.readDirectory))
+	go s.follow(ctx)
+	return s
+}
+
+func mustAdd(err error) {
+	if err != nil {
+		panic(err) // only if the SDK took one of these names as standard
+	}
+}
+
+// follow replaces the tools and the resource template after every reload,
+// so the SDK tells every session that both lists changed.
+func (s *server) follow(ctx context.Context) {
+	ch, stop := s.svc.Subscribe()
+	defer stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ch:
+			v := s.current()
+			s.installTools(v)
+			s.installTemplate()
+			s.log.Debug("mcp: catalog changed; list_changed sent", "skills", len(v.enum))
+		}
+	}
+}
+
+// current returns the view of the agent's current loadout, building it
+// when the catalog has been reloaded since.
+func (s *server) current() *view {
+	l, _ := s.svc.Catalog().Agent(s.agent)
+	if v := s.view.Load(); v != nil && v.l == l {
+		return v
+	}
+	v := &view{l: l}
+	if l != nil {
+		for _, name := range l.Names() {
+			if e, ok := l.Lookup(name); ok && !e.Skill.Hidden() {
+				v.enum = append(v.enum, name)
+			}
+		}
+		v.instructions = s.instructions(l)
+	}
+	// Several requests may build the same view at once; any of them is
+	// correct, and the last one stored wins.
+	s.view.Store(v)
+	return v
+}
+
+// instructions is the agent's listing in the progressive format within its
+// budget, behind a short note on the tools. What the budget cut is logged.
+func (s *server) instructions(l *catalog.Loadout) string {
+	text, _, diags := l.Prompt(catalog.PromptOptions{Format: "progressive"})
+	for _, d := range diags {
+		s.log.Info("mcp instructions: " + d.Message)
+	}
+	var b strings.Builder
+	b.WriteString("This server holds the skills of ")
+	if l.Spec.AgentID == catalog.GlobalID {
+		b.WriteString("every configured agent")
+	} else {
+		fmt.Fprintf(&b, "agent %q", l.Spec.AgentID)
+	}
+	b.WriteString(". Call load_skill with a skill's name to activate it, read_skill_file for its other files, and search_skills to find a skill not listed below. Hosts with the MCP Skills extension can also use skills/list and the skill:// resources.\n\n")
+	b.WriteString(text)
+	return b.String()
+}
+
+// call is what the middleware learns about a request and handlers need.
+type call struct {
+	transport string
+}
+
+type callKey struct{}
+
+func callFrom(ctx context.Context) call {
+	c, _ := ctx.Value(callKey{}).(call)
+	if c.transport == "" {
+		c.transport = service.TransportMCPStdio
+	}
+	return c
+}
+
+// principalExtraKey carries the principal through the SDK's per-request
+// token info (see HTTPHandler).
+const principalExtraKey = "loadout.principal"
+
+// middleware sets the principal and transport of every request, fills in
+// the instructions of initialize and server/discover from the current
+// loadout, and answers resources/list from the catalog.
+func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		c := call{transport: service.TransportMCPStdio}
+		if ex := req.GetExtra(); ex != nil {
+			if ex.Header != nil {
+				c.transport = service.TransportMCPHTTP
+			}
+			// Over HTTP the principal is the one of the request carrying
+			// this message; without the bridge it is the zero principal,
+			// which may do nothing.
+			var p service.Principal
+			if ex.TokenInfo != nil {
+				p, _ = ex.TokenInfo.Extra[principalExtraKey].(service.Principal)
+			}
+			if ex.Header != nil || ex.TokenInfo != nil {
+				ctx = service.WithPrincipal(ctx, p)
+			}
+		}
+		ctx = context.WithValue(ctx, callKey{}, c)
+		switch method {
+		case "resources/list":
+			if r, ok := req.(*mcp.ListResourcesRequest); ok {
+				return s.listResources(ctx, r)
+			}
+		case "initialize", "server/discover":
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
+			}
+			switch r := res.(type) {
+			case *mcp.InitializeResult:
+				r.Instructions = s.current().instructions
+			case *mcp.DiscoverResult:
+				r.Instructions = s.current().instructions
+			}
+			return res, nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// loadout returns the agent's loadout for the caller, or a JSON-RPC error.
+func (s *server) loadout(ctx context.Context) (*catalog.Loadout, *view, error) {
+	p := service.PrincipalFrom(ctx)
+	l, err := s.svc.Loadout(p, s.agent)
+	if err != nil {
+		return nil, nil, rpcError(err)
+	}
+	v := s.current()
+	if v.l != l {
+		// A reload landed between the two reads; use the newer loadout.
+		v = &view{l: l}
+	}
+	return l, v, nil
+}
+
+// rpcError maps a service refusal to a JSON-RPC error.
+func rpcError(err error) error {
+	e := service.AsError(err)
+	code := int64(jsonrpc.CodeInternalError)
+	switch e.Code {
+	case service.CodeForbidden, service.CodeUnauthorized:
+		code = codeForbidden
+	case service.CodeNotFound, service.CodeInvalid, service.CodeRefused, service.CodeTooLarge:
+		code = jsonrpc.CodeInvalidParams
+	}
+	return &jsonrpc.Error{Code: code, Message: e.Message}
+}
+
+// warnOnce logs a skill left out of a listing to slog, once per loadout,
+// and to the session's MCP log.
+func (s *server) warnOnce(ctx context.Context, ss *mcp.ServerSession, v *view, name, reason string) {
+	if _, dup := v.warned.LoadOrStore(name, true); !dup {
+		s.log.Warn("mcp skills/list: skill left out", "skill", name, "reason", reason)
+	}
+	if ss != nil {
+		_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Logger: "loadout",
+			Data: fmt.Sprintf("skill %q left out of skills/list: %s", name, reason)})
+	}
+}

@@ -1,0 +1,196 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/service"
+)
+
+// ReadCap is the most read_skill_file returns in one call.
+const ReadCap = catalog.DefaultReadCap
+
+// installTools adds (or replaces) the four tools. The three that take a
+// skill name get the view's enum, so replacing them after a reload both
+// updates the enum and makes the SDK send tools/list_changed.
+func (s *server) installTools(v *view) {
+	nameProp := s.nameSchema(v)
+	ro := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}
+
+	load := &mcp.Tool{
+		Name:        "load_skill",
+		Description: "Activate a skill: returns its instructions (the body of SKILL.md), its folder, how its relative paths resolve, and its file manifest. Call it before following a skill.",
+		InputSchema: objectSchema(map[string]any{"name": nameProp}, "name"),
+		Annotations: ro,
+	}
+	s.mcp.AddTool(load, s.loadSkill)
+	use := *load
+	use.Name = "use_skill"
+	use.Description = "The same as load_skill (kept for clients that know this name)."
+	s.mcp.AddTool(&use, s.loadSkill)
+
+	s.mcp.AddTool(&mcp.Tool{
+		Name: "read_skill_file",
+		Description: fmt.Sprintf("Read one file of a skill, by a path relative to the skill folder (as listed by load_skill). "+
+			"Text comes back as text, binary files as an embedded resource with its MIME type. At most %d KiB per call: "+
+			"use offset and length for larger files.", ReadCap>>10),
+		InputSchema: objectSchema(map[string]any{
+			"name":   nameProp,
+			"path":   map[string]any{"type": "string", "description": "the file's path relative to the skill folder, e.g. references/guide.md"},
+			"offset": map[string]any{"type": "integer", "minimum": 0, "description": "first byte to return (default 0)"},
+			"length": map[string]any{"type": "integer", "minimum": 0, "description": fmt.Sprintf("bytes to return (default: to the end, at most %d)", ReadCap)},
+		}, "name", "path"),
+		Annotations: ro,
+	}, s.readSkillFile)
+
+	s.mcp.AddTool(&mcp.Tool{
+		Name:        "search_skills",
+		Description: "Search this agent's skills by words in their names, descriptions and tags. Returns short entries (name, description, score, source), never bodies; load one with load_skill.",
+		InputSchema: objectSchema(map[string]any{
+			"query": map[string]any{"type": "string", "description": "words to look for"},
+			"limit": map[string]any{"type": "integer", "minimum": 1, "maximum": 50, "description": "most results (default 10)"},
+		}, "query"),
+		Annotations: ro,
+	}, s.searchSkills)
+}
+
+// nameSchema is the schema of a name argument: an enum of the agent's
+// skill names while they are few enough, else a plain string.
+func (s *server) nameSchema(v *view) map[string]any {
+	if len(v.enum) > 0 && len(v.enum) <= s.opt.EnumLimit {
+		return map[string]any{"type": "string", "enum": v.enum, "description": "the skill's name"}
+	}
+	return map[string]any{"type": "string", "description": "the skill's name (search_skills finds names)"}
+}
+
+func objectSchema(props map[string]any, required ...string) json.RawMessage {
+	b, err := json.Marshal(map[string]any{"type": "object", "properties": props, "required": required, "additionalProperties": false})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func toolError(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+func decodeArgs(req *mcp.CallToolRequest, into any) *mcp.CallToolResult {
+	raw := req.Params.Arguments
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	if err := json.Unmarshal(raw, into); err != nil {
+		return toolError(fmt.Sprintf("invalid arguments for %s: %v", req.Params.Name, err))
+	}
+	return nil
+}
+
+type nameArgs struct {
+	Name string `json:"name"`
+}
+
+func (s *server) loadSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a nameArgs
+	if bad := decodeArgs(req, &a); bad != nil {
+		return bad, nil
+	}
+	if strings.TrimSpace(a.Name) == "" {
+		return toolError("name is required: give the name of a skill (search_skills finds names)"), nil
+	}
+	res, err := s.svc.Load(ctx, service.PrincipalFrom(ctx), s.agent, a.Name, callFrom(ctx).transport)
+	if err != nil {
+		return toolError(service.AsError(err).Message), nil
+	}
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}}
+	out.IsError = res.Status != catalog.StatusOK
+	return out, nil
+}
+
+type readArgs struct {
+	Name   string `json:"name"`
+	Path   string `json:"path"`
+	Offset int64  `json:"offset"`
+	Length int64  `json:"length"`
+}
+
+func (s *server) readSkillFile(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a readArgs
+	if bad := decodeArgs(req, &a); bad != nil {
+		return bad, nil
+	}
+	if strings.TrimSpace(a.Name) == "" || a.Path == "" {
+		return toolError("name and path are required: the skill's name and a path relative to its folder, as load_skill lists them"), nil
+	}
+	opt := catalog.ReadOptions{Offset: a.Offset, Length: a.Length, Max: ReadCap}
+	if opt.Length == 0 {
+		// A large file comes back in pieces rather than being refused.
+		opt.Length = ReadCap
+	}
+	res, err := s.svc.ReadFile(ctx, service.PrincipalFrom(ctx), s.agent, a.Name, a.Path, opt, callFrom(ctx).transport)
+	if err != nil {
+		return toolError(service.AsError(err).Message), nil
+	}
+	if res.Status != catalog.StatusOK {
+		return toolError(res.Message), nil
+	}
+	out := &mcp.CallToolResult{}
+	if res.Encoding == "base64" {
+		out.Content = append(out.Content, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
+			URI: fileURI(a.Name, res.Path), MIMEType: res.ContentType, Blob: res.Data}})
+	} else {
+		out.Content = append(out.Content, &mcp.TextContent{Text: res.Content})
+	}
+	if res.More {
+		end := res.Offset + int64(len(res.Data))
+		out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf(
+			"[more: this is bytes %d to %d of %d of %s; call read_skill_file again with offset %d for the rest]",
+			res.Offset, end, res.Size, res.Path, end)})
+	}
+	return out, nil
+}
+
+type searchArgs struct {
+	Query string `json:"query"`
+	Limit int    `json:"limit"`
+}
+
+type searchResult struct {
+	Skills []catalog.Hit `json:"skills"`
+}
+
+func (s *server) searchSkills(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a searchArgs
+	if bad := decodeArgs(req, &a); bad != nil {
+		return bad, nil
+	}
+	if strings.TrimSpace(a.Query) == "" {
+		return toolError("query is required: give a few words describing the task"), nil
+	}
+	if a.Limit <= 0 {
+		a.Limit = 10
+	}
+	a.Limit = min(a.Limit, 50)
+	hits, err := s.svc.Search(ctx, service.PrincipalFrom(ctx), s.agent, a.Query, a.Limit)
+	if err != nil {
+		return toolError(service.AsError(err).Message), nil
+	}
+	if hits == nil {
+		hits = []catalog.Hit{}
+	}
+	r := searchResult{Skills: hits}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: r}
+	if len(hits) == 0 {
+		out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf("No skill matches %q; try other words.", a.Query)})
+	}
+	return out, nil
+}
