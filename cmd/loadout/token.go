@@ -27,7 +27,8 @@ func serverStore(st store.Store) (store.Server, error) {
 
 func runToken(ctx context.Context, e *env, args []string) int {
 	usage := func() int {
-		fmt.Fprint(e.stderr, `Usage:
+		fmt.Fprint(e.stderr, `Usage: loadout token create|list|revoke [flags]
+
   loadout token create --scope admin|agent:ID [--scope ...] [--name N] [--db D]
   loadout token list [--json] [--db D]
   loadout token revoke [--db D] ID
