@@ -84,9 +84,28 @@
 // always exactly the bytes an index advertised) in a least-recently-used
 // cache of at most 256 MiB shared by every handler. Responses carry a strong
 // ETag (If-None-Match gives 304, Range works) and Cache-Control: private,
-// no-cache. If an
-// archive has to be rebuilt (evicted) or a skill-md entry's SKILL.md is read
-// again and the bytes no longer match the digest in the index (files changed
-// on disk before a reload), the request gets 409 and the cached index is
-// dropped, so the next index request describes the new bytes.
+// no-cache. If an archive has to be rebuilt (evicted) or a skill-md entry's
+// SKILL.md is read again and the bytes no longer match the digest in the
+// index (files changed on disk before a reload), the request gets 409 and
+// the cached index is dropped, so the next index request describes the new
+// bytes. Raw files are served with Content-Security-Policy: sandbox and
+// X-Content-Type-Options: nosniff, so a skill's HTML cannot run as a page of
+// this server. Downloads here are not activations: no receipts are recorded.
+//
+// # What installers do with it
+//
+// TestSkillsInstallerE2E runs the real `skills` CLI (pinned in e2e/) against
+// this handler on 127.0.0.1:
+//
+//   - skills@1.3.9 reads only /.well-known/skills/index.json, at the URL's
+//     path and then at the host's root; it rejects the whole index if one
+//     entry fails its checks. It fetches SKILL.md and each listed file,
+//     decodes every response as UTF-8 text and writes it back, with the
+//     default file mode: text arrives byte-identical, other bytes become
+//     U+FFFD, a byte order mark is dropped and executable bits are lost.
+//   - skills@1.5.26 (the last release for Node 20) reads
+//     /.well-known/agent-skills/index.json first, verifies the digest and
+//     unpacks the archive (zip or tar.gz, files at the root, links refused,
+//     50 MiB and 1,000 files at most): every file arrives byte-identical,
+//     but its tar reader ignores modes, so executable bits are lost too.
 package wellknown

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,8 +22,11 @@ import (
 	"github.com/loadout/loadout/service"
 )
 
-// installerVersion is the skills CLI that e2e/package.json pins.
-const installerVersion = "1.3.9"
+// The skills CLIs that e2e/package.json pins, by their folder in
+// node_modules: 1.3.9 (the one the brief names) and, under the alias
+// skills-v2, 1.5.26, the last release that runs on Node 20 and the first
+// line that reads the 0.2.0 index.
+var installers = map[string]string{"skills": "1.3.9", "skills-v2": "1.5.26"}
 
 // e2eSkills is the skill the installer fetches: text at several depths, an
 // executable script, a binary file and a text file with a byte order mark,
@@ -42,7 +46,12 @@ func e2eSkills() map[string]file {
 
 // TestSkillsInstallerE2E installs a multi-file skill from this handler with
 // the real `skills` CLI (pinned in e2e/package.json) and compares what it
-// wrote with the source.
+// wrote with the source, from the global mount and from an agent's.
+//
+// skills@1.5.26 reads /.well-known/agent-skills/index.json (0.2.0) first: it
+// downloads the archive, checks its sha256 digest and unpacks it, so every
+// file arrives byte-identical. Its tar reader ignores modes, so executable
+// bits are lost (logged).
 //
 // skills@1.3.9 reads only the 0.1.0 index (/.well-known/skills/index.json),
 // fetches BASE/.well-known/skills/NAME/FILE for each listed file, decodes
@@ -66,7 +75,6 @@ func TestSkillsInstallerE2E(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli := filepath.Join(dir, "node_modules", "skills", "bin", "cli.mjs")
 	if !installed(dir) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
@@ -76,7 +84,7 @@ func TestSkillsInstallerE2E(t *testing.T) {
 			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
 		}
 		if !installed(dir) {
-			t.Fatalf("npm ci did not install skills@%s", installerVersion)
+			t.Fatalf("npm ci did not install %v", installers)
 		}
 	}
 
@@ -113,30 +121,55 @@ func TestSkillsInstallerE2E(t *testing.T) {
 	defer srv.Close()
 
 	for _, c := range []struct {
-		name, url string
-		args      []string
-		prefix    string
+		name, pkg, url string
+		args           []string
+		// fetched: the paths the installer must ask for, in any order.
+		fetched []string
+		// text: files may arrive as their UTF-8 text decoding.
+		text bool
 	}{
 		// The global catalog has two skills: --skill picks one.
-		{"global", srv.URL + "/", []string{"--skill", "toolkit"}, "/.well-known/skills/"},
+		{"0.1.0/global", "skills", srv.URL + "/", []string{"--skill", "toolkit"}, []string{
+			"/.well-known/skills/index.json", "/.well-known/skills/toolkit/SKILL.md",
+			"/.well-known/skills/toolkit/scripts/run.sh", "/.well-known/skills/toolkit/assets/logo.png",
+		}, true},
 		// An agent mount with one skill: the installer takes it unasked.
-		{"agent", srv.URL + "/agents/coder/", nil, "/agents/coder/.well-known/skills/"},
+		{"0.1.0/agent", "skills", srv.URL + "/agents/coder/", nil, []string{
+			"/agents/coder/.well-known/skills/index.json", "/agents/coder/.well-known/skills/toolkit/SKILL.md",
+			"/agents/coder/.well-known/skills/toolkit/assets/logo.png",
+		}, true},
+		{"0.2.0/global", "skills-v2", srv.URL + "/", []string{"--skill", "toolkit"}, []string{
+			"/.well-known/agent-skills/index.json", "/.well-known/agent-skills/toolkit.tar.gz",
+		}, false},
+		{"0.2.0/agent", "skills-v2", srv.URL + "/agents/coder/", nil, []string{
+			"/agents/coder/.well-known/agent-skills/index.json", "/agents/coder/.well-known/agent-skills/toolkit.tar.gz",
+		}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			mu.Lock()
 			requests = nil
 			mu.Unlock()
+			cli := filepath.Join(dir, "node_modules", c.pkg, "bin", "cli.mjs")
 			work := runInstaller(t, node, cli, dir, c.url, c.args...)
 			mu.Lock()
 			seen := append([]string(nil), requests...)
 			mu.Unlock()
 			t.Logf("requests: %s", strings.Join(seen, ", "))
+			// Installers probe every index location they know (1.5.26
+			// also the host's root ones); everything else must come from
+			// the mount and index that were found.
+			prefix := c.fetched[0][:strings.LastIndex(c.fetched[0], "/")+1]
 			for _, p := range seen {
-				if !strings.HasPrefix(p, c.prefix) {
-					t.Errorf("request %s outside %s", p, c.prefix)
+				if !strings.HasSuffix(p, "/index.json") && !strings.HasPrefix(p, prefix) {
+					t.Errorf("request %s outside %s", p, prefix)
 				}
 			}
-			compareInstalled(t, filepath.Join(work, ".agents", "skills", "toolkit"), filepath.Join(root, "toolkit"))
+			for _, p := range c.fetched {
+				if !slices.Contains(seen, p) {
+					t.Errorf("the installer did not fetch %s", p)
+				}
+			}
+			compareInstalled(t, filepath.Join(work, ".agents", "skills", "toolkit"), filepath.Join(root, "toolkit"), installers[c.pkg], c.text)
 			if _, err := os.Stat(filepath.Join(work, ".agents", "skills", "other")); !os.IsNotExist(err) {
 				t.Errorf("the skill not asked for was installed (%v)", err)
 			}
@@ -214,7 +247,7 @@ func runInstaller(t *testing.T, node, cli, dir, url string, args ...string) stri
 // installer wrote: byte-identical, or exactly what decoding as UTF-8 text
 // (WHATWG, as fetch's Response.text does: BOM dropped, each maximal
 // ill-formed subsequence replaced by U+FFFD) makes of it, which is logged.
-func compareInstalled(t *testing.T, installedDir, sourceDir string) {
+func compareInstalled(t *testing.T, installedDir, sourceDir, version string, text bool) {
 	t.Helper()
 	got := sourceFiles(t, installedDir)
 	want := sourceFiles(t, sourceDir)
@@ -231,13 +264,13 @@ func compareInstalled(t *testing.T, installedDir, sourceDir string) {
 		}
 		switch {
 		case bytes.Equal(g.data, w.data):
-		case bytes.Equal(g.data, decodeText(w.data)):
-			t.Logf("%s: installed as its UTF-8 text decoding (%d bytes for %d): skills@%s reads every file with Response.text()", p, len(g.data), len(w.data), installerVersion)
+		case text && bytes.Equal(g.data, decodeText(w.data)):
+			t.Logf("%s: installed as its UTF-8 text decoding (%d bytes for %d): skills@%s reads every file with Response.text()", p, len(g.data), len(w.data), version)
 		default:
 			t.Errorf("%s: installed bytes differ from the source (%d vs %d bytes)", p, len(g.data), len(w.data))
 		}
 		if w.mode&0o111 != 0 && g.mode&0o111 == 0 {
-			t.Logf("%s: executable in the source, installed as %o: skills@%s writes files with the default mode", p, g.mode, installerVersion)
+			t.Logf("%s: executable in the source, installed as %o: skills@%s writes files with the default mode", p, g.mode, version)
 		} else if w.mode&0o111 == 0 && g.mode&0o111 != 0 {
 			t.Errorf("%s: installed executable (%o), the source is not", p, g.mode)
 		}
@@ -289,14 +322,19 @@ func decodeText(b []byte) []byte {
 	return out
 }
 
-// installed reports whether e2e/node_modules holds the pinned installer.
+// installed reports whether e2e/node_modules holds the pinned installers.
 func installed(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, "node_modules", "skills", "package.json"))
-	if err != nil {
-		return false
+	for pkg, version := range installers {
+		b, err := os.ReadFile(filepath.Join(dir, "node_modules", pkg, "package.json"))
+		if err != nil {
+			return false
+		}
+		var p struct{ Version string }
+		if json.Unmarshal(b, &p) != nil || p.Version != version {
+			return false
+		}
 	}
-	var p struct{ Version string }
-	return json.Unmarshal(b, &p) == nil && p.Version == installerVersion
+	return true
 }
 
 // cleanEnv is the environment without anything that could point the
