@@ -27,7 +27,7 @@ func runCLI(t *testing.T, args ...string) result {
 }
 
 // examples returns the absolute path of the shipped example folder.
-func examples(t *testing.T) string {
+func examplesDir(t *testing.T) string {
 	t.Helper()
 	p, err := filepath.Abs("../../examples")
 	if err != nil {
@@ -60,7 +60,7 @@ func golden(t *testing.T, name, got string) {
 }
 
 func TestPromptGolden(t *testing.T) {
-	ex := examples(t)
+	ex := examplesDir(t)
 	cfg := filepath.Join(ex, "loadout.json")
 	for _, c := range []struct{ agent, format string }{
 		{"coder", ""}, {"reviewer", ""}, {"ops", ""},
@@ -83,7 +83,7 @@ func TestPromptGolden(t *testing.T) {
 }
 
 func TestPromptBudgetSaysWhatWasCut(t *testing.T) {
-	cfg := filepath.Join(examples(t), "loadout.json")
+	cfg := filepath.Join(examplesDir(t), "loadout.json")
 	r := runCLI(t, "prompt", "--config", cfg, "--agent", "coder", "--budget", "900")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -94,7 +94,7 @@ func TestPromptBudgetSaysWhatWasCut(t *testing.T) {
 }
 
 func TestList(t *testing.T) {
-	ex := examples(t)
+	ex := examplesDir(t)
 	cfg := filepath.Join(ex, "loadout.json")
 	r := runCLI(t, "list", "--config", cfg, "--agent", "coder", "--json")
 	if r.code != 0 {
@@ -132,7 +132,7 @@ func TestList(t *testing.T) {
 }
 
 func TestLoadAndRead(t *testing.T) {
-	root := filepath.Join(examples(t), "skills")
+	root := filepath.Join(examplesDir(t), "skills")
 	r := runCLI(t, "load", "--root", root, "deploy")
 	if r.code != 0 || !strings.Contains(r.stdout, "<skill_context name=\"deploy\"") || !strings.Contains(r.stdout, "scripts/deploy.sh") {
 		t.Errorf("load: %d\n%s%s", r.code, r.stdout, r.stderr)

@@ -180,7 +180,7 @@ func TestStoreCommands(t *testing.T) {
 }
 
 func TestPluginsAndMixedSources(t *testing.T) {
-	ex := examples(t)
+	ex := examplesDir(t)
 	work := t.TempDir()
 	cfg := filepath.Join(work, "loadout.json")
 	os.WriteFile(cfg, []byte(`{
