@@ -33,7 +33,7 @@ const bridgeToken = "Bearer loadout-principal"
 func HTTPHandler(svc *service.Service, opt Options) http.Handler {
 	s := newServer(context.Background(), svc, opt)
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Stateless: opt.Stateless, Logger: opt.Logger})
+		&mcp.StreamableHTTPOptions{Stateless: opt.Stateless, Logger: opt.Logger, JSONResponse: true})
 	bridged := auth.RequireBearerToken(func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		p := service.PrincipalFrom(r.Context())
 		return &auth.TokenInfo{Scopes: p.Scopes, UserID: p.TokenID, Extra: map[string]any{principalExtraKey: p}}, nil
