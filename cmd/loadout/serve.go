@@ -44,6 +44,7 @@ type serverFlags struct {
 func (f *serverFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "config `file` (default: $LOADOUT_CONFIG, ./loadout.json, ./examples/loadout.json, else the examples built into loadout)")
 	fs.StringVar(&f.db, "db", "", "store: a SQLite `file` or a postgres:// URL (default: $LOADOUT_DB, the config's \"store\", else loadout.db beside the config)")
+	fs.Var(&f.roots, "root", "skills `folder` to serve as an agent named \"roots\" (repeatable; with no --config, only these)")
 	fs.BoolVar(&f.noWatch, "no-watch", false, "do not watch skill folders for changes")
 	fs.BoolVar(&f.logJSON, "log-json", false, "log JSON lines instead of text")
 }
@@ -200,7 +201,7 @@ func redact(dsn string) string {
 
 func runServe(ctx context.Context, e *env, args []string) int {
 	var f serverFlags
-	fs := newFlags(e, "serve", "[--addr HOST:PORT] [--config F] [--db D] [--stateless] [--no-watch]",
+	fs := newFlags(e, "serve", "[--addr HOST:PORT] [--config F | --root DIR...] [--db D] [--stateless] [--no-watch]",
 		"Serves every agent its loadout: the HTTP API under /v1, MCP at /mcp (every skill) and\n/agents/ID/mcp (one agent), and the well-known skills indexes. With no flags it uses\n./loadout.json (else the examples), SQLite beside it, and 127.0.0.1:7777. It refuses a\nnon-loopback address unless tokens exist ('loadout token create'); once any token exists,\nevery request needs one. Stops cleanly on SIGINT/SIGTERM.")
 	f.register(fs)
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:7777", "address to listen on")
