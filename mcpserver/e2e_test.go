@@ -59,7 +59,7 @@ func TestNodeClient(t *testing.T) {
 			})
 		}
 		mux := http.NewServeMux()
-		mux.Handle("/agents/coder/mcp", HTTPHandler(f.svc, Options{Agent: "coder", Logger: quiet, PageSize: 1}) // pages of one skill)
+		mux.Handle("/agents/coder/mcp", HTTPHandler(f.svc, Options{Agent: "coder", Logger: quiet, PageSize: 1}))
 		srv := httptest.NewServer(scoped(mux))
 		defer srv.Close()
 		runNode(t, dir, func() {
