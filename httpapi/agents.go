@@ -116,8 +116,9 @@ type promptReport struct {
 // request. Only ok results are kept, so its size is bounded by the
 // catalog, not by what callers ask for.
 type loadCache struct {
-	mu sync.RWMutex
-	m  map[loadKey]*loadEntry
+	mu  sync.RWMutex
+	gen uint64 // the newest generation put; older entries are dropped
+	m   map[loadKey]*loadEntry
 }
 
 type loadKey struct{ agent, name string }
@@ -140,8 +141,16 @@ func (c *loadCache) get(k loadKey, gen uint64, text string) []byte {
 
 func (c *loadCache) put(k loadKey, gen uint64, text string, body []byte) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen < c.gen {
+		return
+	}
+	if gen > c.gen {
+		// A reload: skills may have gone, so start afresh.
+		c.gen = gen
+		clear(c.m)
+	}
 	c.m[k] = &loadEntry{gen: gen, text: text, body: body}
-	c.mu.Unlock()
 }
 
 // loadStatus maps a load or read status to an HTTP status.

@@ -30,6 +30,7 @@ import (
 type env struct {
 	t     *testing.T
 	srv   *httptest.Server
+	h     http.Handler // Auth(New(...))
 	svc   *service.Service
 	st    store.Store
 	root  string
@@ -70,7 +71,9 @@ func pluginSkill(t testing.TB) *skill.Skill {
 	return sk
 }
 
-func newEnv(t testing.TB, files map[string]string) *env {
+func newEnv(t testing.TB, files map[string]string) *env { return newEnvOpt(t, files, true) }
+
+func newEnvOpt(t testing.TB, files map[string]string, requireTokens bool) *env {
 	ctx := context.Background()
 	root := t.TempDir()
 	writeFiles(t, root, files)
@@ -105,7 +108,7 @@ func newEnv(t testing.TB, files map[string]string) *env {
 		t.Fatal("the sqlite store does not implement store.Server")
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := service.New(cat, service.Options{Store: st, Server: srv, RequireTokens: true, Logger: quiet})
+	svc := service.New(cat, service.Options{Store: st, Server: srv, RequireTokens: requireTokens, Logger: quiet})
 	t.Cleanup(func() { svc.Close() })
 	e := &env{svc: svc, st: st, root: root}
 	if tt, ok := t.(*testing.T); ok {
@@ -119,8 +122,8 @@ func newEnv(t testing.TB, files map[string]string) *env {
 		return secret
 	}
 	e.admin, e.coder, e.other = mk("admin", "admin"), mk("coder", "agent:coder"), mk("writer", "agent:writer")
-	h := httpapi.RequestID(httpapi.Log(quiet, httpapi.Auth(svc, httpapi.New(svc, httpapi.Options{Logger: quiet}))))
-	e.srv = httptest.NewServer(h)
+	e.h = httpapi.Auth(svc, httpapi.New(svc, httpapi.Options{Logger: quiet}))
+	e.srv = httptest.NewServer(httpapi.RequestID(httpapi.Log(quiet, e.h)))
 	t.Cleanup(e.srv.Close)
 	return e
 }
@@ -980,5 +983,34 @@ func TestLogMiddleware(t *testing.T) {
 	}
 	if line["method"] != "GET" || line["path"] != "/x" || line["status"] != float64(418) || line["bytes"] != float64(5) || line["request_id"] != id || line["duration"] == nil {
 		t.Errorf("log line: %s", buf.String())
+	}
+}
+
+// TestNoStore: without a store, reads work and writes are refused with
+// no_store (409).
+func TestNoStore(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, baseFiles)
+	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{{AgentID: "coder", Skills: []catalog.SourceSpec{{Root: root}}}}, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(cat, service.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer svc.Close()
+	srv := httptest.NewServer(httpapi.Auth(svc, httpapi.New(svc, httpapi.Options{})))
+	defer srv.Close()
+	e := &env{srv: srv, svc: svc}
+	want(t, e.do(t, "GET", "/v1/skills", "", nil), 200)
+	want(t, e.do(t, "GET", "/v1/skills/alpha", "", nil), 200)
+	wantErr(t, e.do(t, "POST", "/v1/skills", "", doc(t, "gamma", "G.", "g")), 409, "no_store")
+	wantErr(t, e.do(t, "POST", "/v1/import", "", doc(t, "gamma", "G.", "g")), 409, "no_store")
+	wantErr(t, e.do(t, "GET", "/v1/skills/alpha/versions", "", nil), 404, "not_found")
+	// A bearer token cannot be checked without a token store.
+	wantErr(t, e.do(t, "GET", "/v1/agents", "abc", nil), 401, "unauthorized")
+	want(t, e.do(t, "GET", "/v1/agents/coder/skills/alpha", "", nil), 200)
+	r := e.do(t, "GET", "/v1/receipts", "", nil)
+	want(t, r, 200)
+	if !strings.Contains(string(r.body), `"skill":"alpha"`) {
+		t.Errorf("in-memory receipts: %s", r.body)
 	}
 }

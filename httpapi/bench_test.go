@@ -1,0 +1,84 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/loadout/loadout/httpapi"
+)
+
+// benchFiles is a catalog of 200 folder skills with bodies of a few
+// kilobytes and a handful of files each.
+func benchFiles() map[string]string {
+	files := map[string]string{}
+	body := strings.Repeat("Follow these steps carefully; see references/guide.md for <details>.\n", 40)
+	for i := range 200 {
+		n := fmt.Sprintf("skill-%03d", i)
+		files[n+"/SKILL.md"] = md(n, "Does thing number "+n+" for the benchmark.", body)
+		for j := range 5 {
+			files[fmt.Sprintf("%s/references/ref%d.md", n, j)] = "# ref\n"
+		}
+	}
+	return files
+}
+
+type nopWriter struct{ h http.Header }
+
+func (w *nopWriter) Header() http.Header         { return w.h }
+func (w *nopWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (w *nopWriter) WriteHeader(int)             {}
+
+// BenchmarkLoad measures GET /v1/agents/{id}/skills/{name}, the cached
+// load, with receipts recorded into the SQLite store:
+//   - handler: Auth(New(...)).ServeHTTP in process, no network;
+//   - handler-token: the same with a bearer token (a token lookup per request);
+//   - full-chain: RequestID(Log(Auth(New(...)))) with a discarding logger;
+//   - tcp: over loopback through httptest.NewServer with keep-alive.
+func BenchmarkLoad(b *testing.B) {
+	e := newEnvOpt(b, benchFiles(), false)
+	url := "/v1/agents/coder/skills/skill-042"
+	serve := func(b *testing.B, h http.Handler, token string) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			req := httptest.NewRequest("GET", url, nil)
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			w := &nopWriter{h: http.Header{}}
+			for pb.Next() {
+				clear(w.h)
+				h.ServeHTTP(w, req)
+			}
+		})
+	}
+	b.Run("handler", func(b *testing.B) { serve(b, e.h, "") })
+	b.Run("handler-token", func(b *testing.B) { serve(b, e.h, e.admin) })
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	b.Run("full-chain", func(b *testing.B) { serve(b, httpapi.RequestID(httpapi.Log(quiet, e.h)), "") })
+	b.Run("tcp", func(b *testing.B) {
+		tr := &http.Transport{MaxIdleConnsPerHost: 256}
+		c := &http.Client{Transport: tr}
+		defer tr.CloseIdleConnections()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				res, err := c.Get(e.srv.URL + url)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode != 200 {
+					b.Errorf("status %d", res.StatusCode)
+					return
+				}
+			}
+		})
+	})
+}
