@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"sort"
@@ -228,6 +229,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	srv.svc = withTokens(srv, tokens)
 
+	if addr := e.getenv("LOADOUT_PPROF"); addr != "" {
+		startPprof(srv.logger, addr)
+	}
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return fail(e, err)
@@ -352,4 +356,25 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// startPprof serves Go's profiler on a separate address, loopback only, for
+// measuring the server (LOADOUT_PPROF=127.0.0.1:6060).
+func startPprof(logger *slog.Logger, addr string) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || !loopback(host) {
+		logger.Warn("LOADOUT_PPROF must be a loopback HOST:PORT; profiler not started", "addr", addr)
+		return
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	go func() {
+		logger.Info("profiler listening", "addr", addr)
+		if err := http.ListenAndServe(addr, mux); err != nil {
+			logger.Warn("profiler stopped", "err", err)
+		}
+	}()
 }
