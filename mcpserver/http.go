@@ -30,6 +30,11 @@ const bridgeToken = "Bearer loadout-principal"
 // caller's, even on a session another request opened. The token id is the
 // session's user id, so a session opened with one token cannot be used
 // with another.
+//
+// Responses to POSTs are single JSON bodies (the SDK's JSONResponse
+// option), not SSE streams: it roughly doubled tool calls per second in
+// BenchmarkReadSkillFileHTTP. Notifications still flow on the GET stream
+// (and on subscriptions/listen, which the SDK always streams).
 func HTTPHandler(svc *service.Service, opt Options) http.Handler {
 	s := newServer(context.Background(), svc, opt)
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
