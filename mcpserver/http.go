@@ -32,8 +32,9 @@ const bridgeToken = "Bearer loadout-principal"
 // with another.
 //
 // Responses to POSTs are single JSON bodies (the SDK's JSONResponse
-// option), not SSE streams: it roughly doubled tool calls per second in
-// BenchmarkReadSkillFileHTTP. Notifications still flow on the GET stream
+// option), not SSE streams, which gave more tool calls per second in
+// BenchmarkReadSkillFileHTTP (about 4,300-5,200 against 1,800-3,600 on a
+// shared 2-core machine). Notifications still flow on the GET stream
 // (and on subscriptions/listen, which the SDK always streams).
 func HTTPHandler(svc *service.Service, opt Options) http.Handler {
 	s := newServer(context.Background(), svc, opt)
