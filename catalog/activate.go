@@ -53,20 +53,30 @@ func (l *Loadout) Load(name string) LoadResult {
 		return LoadResult{Status: StatusNotFound, Name: name, Text: msg, Suggestions: sugg}
 	}
 	sk := e.Skill
-	body := e.body
-	if !e.Inline {
-		var err error
-		body, err = sk.Body()
-		if err != nil {
-			return LoadResult{Status: StatusError, Name: name, Skill: sk, Err: err,
-				Text: fmt.Sprintf("Skill %q exists but its SKILL.md could not be read (%v). Tell the user; do not guess its instructions.", name, readErrText(err))}
-		}
+	if e.Inline || sk.HasBody() {
+		e.envOnce.Do(func() {
+			body := e.body
+			if !e.Inline {
+				body, _ = sk.Body()
+			}
+			e.env = envelope(sk, body)
+		})
+		return LoadResult{Status: StatusOK, Name: name, Skill: sk, Text: e.env}
 	}
-	return LoadResult{Status: StatusOK, Name: name, Skill: sk, Text: render.Envelope(render.EnvelopeInput{
+	body, err := sk.Body()
+	if err != nil {
+		return LoadResult{Status: StatusError, Name: name, Skill: sk, Err: err,
+			Text: fmt.Sprintf("Skill %q exists but its SKILL.md could not be read (%v). Tell the user; do not guess its instructions.", name, readErrText(err))}
+	}
+	return LoadResult{Status: StatusOK, Name: name, Skill: sk, Text: envelope(sk, body)}
+}
+
+func envelope(sk *skill.Skill, body string) string {
+	return render.Envelope(render.EnvelopeInput{
 		Entry: render.Entry{Name: sk.Name, Description: sk.Description, Dir: sk.Dir, Location: sk.Location,
 			Body: strings.TrimSpace(body), Virtual: sk.Virtual, Origin: sk.Origin},
 		Files: sk.Files,
-	})}
+	})
 }
 
 // ReadOptions bound a file read.

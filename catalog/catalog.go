@@ -314,6 +314,11 @@ type Entry struct {
 	// Listed: in the reference listing. Inline: full body in the prompt.
 	Listed, Inline bool
 	body           string
+
+	// The envelope is rendered once when nothing it holds can change
+	// (the body is in memory); entries are immutable.
+	envOnce sync.Once
+	env     string
 }
 
 // Loadout is one agent's set of skills. It is immutable.

@@ -127,8 +127,10 @@ func Log(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := RequestIDFrom(r.Context())
+		// The request's logger gets the request id only when it is used:
+		// With allocates, and most requests never log.
 		l := logger
-		if id != "" {
+		if id != "" && logger.Enabled(r.Context(), slog.LevelInfo) {
 			l = logger.With("request_id", id)
 		}
 		sw := &statusWriter{ResponseWriter: w}
@@ -136,9 +138,20 @@ func Log(logger *slog.Logger, next http.Handler) http.Handler {
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
-		level := slog.LevelInfo
-		if sw.status >= 500 {
+		// Successful requests log at debug level: at tens of thousands of
+		// requests a second a line each would cost more than the request.
+		// Client errors are info, server errors and slow requests errors.
+		level := slog.LevelDebug
+		switch took := time.Since(start); {
+		case sw.status >= 500:
 			level = slog.LevelError
+		case took > time.Second:
+			level = slog.LevelWarn
+		case sw.status >= 400:
+			level = slog.LevelInfo
+		}
+		if !logger.Enabled(r.Context(), level) {
+			return
 		}
 		logger.LogAttrs(r.Context(), level, "http request",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),

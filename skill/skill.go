@@ -102,6 +102,9 @@ func (s *Skill) KeepBody(body string) {
 	s.body, s.hasBody = body, true
 }
 
+// HasBody reports whether the body is held in memory (Body reads no file).
+func (s *Skill) HasBody() bool { return s.hasBody }
+
 // Body returns the Markdown after the frontmatter. It reads the entry file
 // unless the body is held in memory.
 func (s *Skill) Body() (string, error) {

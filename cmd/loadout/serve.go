@@ -40,6 +40,7 @@ type serverFlags struct {
 	stateless bool
 	noWatch   bool
 	logJSON   bool
+	logLevel  string
 }
 
 func (f *serverFlags) register(fs *flag.FlagSet) {
@@ -48,6 +49,7 @@ func (f *serverFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.roots, "root", "skills `folder` to serve as an agent named \"roots\" (repeatable; with no --config, only these)")
 	fs.BoolVar(&f.noWatch, "no-watch", false, "do not watch skill folders for changes")
 	fs.BoolVar(&f.logJSON, "log-json", false, "log JSON lines instead of text")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug (every request), info, warn or error")
 }
 
 // server is a running service and what it holds open.
@@ -84,9 +86,13 @@ func defaultConfig(e *env) (string, error) {
 // startServer builds the catalog, store, plugins and service the flags
 // describe, with live reload.
 func startServer(ctx context.Context, e *env, f *serverFlags, transport string) (*server, error) {
-	var handler slog.Handler = slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo})
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", f.logLevel)
+	}
+	var handler slog.Handler = slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level})
 	if f.logJSON {
-		handler = slog.NewJSONHandler(e.stderr, nil)
+		handler = slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: level})
 	}
 	logger := slog.New(handler)
 	if f.config == "" && e.getenv("LOADOUT_CONFIG") == "" && len(f.roots) == 0 {
