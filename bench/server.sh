@@ -40,7 +40,7 @@ for n in $SIZES; do
     sleep 0.1
   done
   curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null
-  name=$(find "$tree" -name SKILL.md | sort | head -n 1 | xargs dirname | xargs basename)
+  name=$(find "$tree" -name SKILL.md | sort | awk 'NR==1' | xargs dirname | xargs basename)
   file="references/guide.md"
   echo "== $n skills (server pid $pid, skill $name)"
   load=$("$work/loadgen" -label "load-http-$n" -url "http://127.0.0.1:$port/v1/agents/bench/skills/$name" -c "$CONNS" -d "$DUR")

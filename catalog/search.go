@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -100,10 +101,10 @@ func (l *Loadout) index() *searchIndex {
 }
 
 // Search ranks the skills the agent can load against a query, by BM25 over
-// names, descriptions and tags (names weigh most, and a word that starts a
-// name or a whole-name match ranks first). Listed, inline and
-// budget-omitted skills are all searchable: this is how skills left out of
-// the listing are reached. limit defaults to 10.
+// names, descriptions and tags (names weigh most, and a whole-name match
+// ranks first). Listed, inline and budget-omitted skills are all
+// searchable: this is how skills left out of the listing are reached.
+// limit defaults to 10.
 func (l *Loadout) Search(query string, limit int) []Hit {
 	if limit <= 0 {
 		limit = 10
@@ -113,62 +114,133 @@ func (l *Loadout) Search(query string, limit int) []Hit {
 	if len(q) == 0 || len(ix.entries) == 0 {
 		return []Hit{}
 	}
-	scores := map[int32]float64{}
+	sc := scorePool.Get().(*scores)
+	defer scorePool.Put(sc)
+	sc.reset(len(ix.entries))
 	n := float64(len(ix.entries))
 	const k1, b = 1.2, 0.75
-	for _, t := range q {
-		posts := ix.terms[t]
-		// Prefix matches count too (a query "deplo" finds "deploy"), at
-		// half weight, for terms of three or more letters.
-		var prefix []posting
-		if len(t) >= 3 {
-			for i := sort.SearchStrings(ix.sorted, t); i < len(ix.sorted) && strings.HasPrefix(ix.sorted[i], t); i++ {
-				if ix.sorted[i] != t {
-					prefix = append(prefix, ix.terms[ix.sorted[i]]...)
-				}
+	add := func(ps []posting, w float64) {
+		idf := logf(1 + (n-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
+		for _, p := range ps {
+			tf := float64(p.tf)
+			v := w * idf * tf * (k1 + 1) / (tf + k1*(1-b+b*float64(ix.lens[p.doc])/ix.avgLen))
+			if p.name {
+				v *= 1.5
 			}
+			sc.add(p.doc, v)
 		}
-		for pass, ps := range [][]posting{posts, prefix} {
-			if len(ps) == 0 {
-				continue
-			}
-			idf := logf(1 + (n-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
-			w := 1.0
-			if pass == 1 {
-				w = 0.5
-			}
-			for _, p := range ps {
-				tf := float64(p.tf)
-				norm := tf * (k1 + 1) / (tf + k1*(1-b+b*float64(ix.lens[p.doc])/ix.avgLen))
-				s := w * idf * norm
-				if p.name {
-					s *= 1.5
+	}
+	for _, t := range q {
+		add(ix.terms[t], 1)
+		// Prefix matches count at half weight ("deplo" finds "deploy"),
+		// for terms of four or more letters, and for the first 32 longer
+		// terms only, so a short prefix cannot make a query slow.
+		if len(t) >= 4 {
+			i := sort.SearchStrings(ix.sorted, t)
+			for k := 0; i < len(ix.sorted) && k < 32 && strings.HasPrefix(ix.sorted[i], t); i++ {
+				if ix.sorted[i] != t {
+					add(ix.terms[ix.sorted[i]], 0.5)
+					k++
 				}
-				scores[p.doc] += s
 			}
 		}
 	}
 	whole := strings.ToLower(strings.TrimSpace(query))
-	for doc := range ix.entries {
-		if ix.entries[doc].Skill.Name == whole {
-			scores[int32(doc)] += 100
+	if e, ok := l.byName[whole]; ok {
+		for doc, en := range ix.entries {
+			if en == e {
+				sc.add(int32(doc), 100)
+			}
 		}
 	}
-	hits := make([]Hit, 0, len(scores))
-	for doc, sc := range scores {
-		e := ix.entries[doc]
-		hits = append(hits, Hit{Name: e.Skill.Name, Description: e.Skill.Description, Score: float64(int(sc*1000)) / 1000, Source: e.Skill.Origin.Kind})
-	}
-	sort.Slice(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
-		}
-		return hits[i].Name < hits[j].Name
-	})
-	if len(hits) > limit {
-		hits = hits[:limit]
+	top := sc.top(limit)
+	hits := make([]Hit, len(top))
+	for i, d := range top {
+		e := ix.entries[d.doc]
+		hits[i] = Hit{Name: e.Skill.Name, Description: e.Skill.Description, Score: float64(int(d.score*1000)) / 1000, Source: e.Skill.Origin.Kind}
 	}
 	return hits
+}
+
+// scores accumulates per-document scores densely, remembering which
+// documents were touched so reset and selection cost only those.
+type scores struct {
+	val     []float64
+	touched []int32
+}
+
+var scorePool = sync.Pool{New: func() any { return &scores{} }}
+
+func (s *scores) reset(n int) {
+	if cap(s.val) < n {
+		s.val = make([]float64, n)
+	} else {
+		for _, d := range s.touched {
+			s.val[d] = 0
+		}
+		s.val = s.val[:n]
+	}
+	s.touched = s.touched[:0]
+}
+
+func (s *scores) add(doc int32, v float64) {
+	if s.val[doc] == 0 {
+		s.touched = append(s.touched, doc)
+	}
+	s.val[doc] += v
+}
+
+type scored struct {
+	doc   int32
+	score float64
+}
+
+// better orders by score, then by document (documents are in name order).
+func better(a, b scored) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return a.doc < b.doc
+}
+
+// top selects the best k with a small heap: O(touched · log k).
+func (s *scores) top(k int) []scored {
+	h := make([]scored, 0, k)
+	for _, d := range s.touched {
+		c := scored{d, s.val[d]}
+		if len(h) < k {
+			h = append(h, c)
+			for i := len(h) - 1; i > 0; { // sift up: the worst at the root
+				p := (i - 1) / 2
+				if !better(h[p], h[i]) {
+					break
+				}
+				h[p], h[i] = h[i], h[p]
+				i = p
+			}
+			continue
+		}
+		if !better(c, h[0]) {
+			continue
+		}
+		h[0] = c
+		for i := 0; ; { // sift down
+			l, r, m := 2*i+1, 2*i+2, i
+			if l < len(h) && better(h[m], h[l]) {
+				m = l
+			}
+			if r < len(h) && better(h[m], h[r]) {
+				m = r
+			}
+			if m == i {
+				break
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j]) })
+	return h
 }
 
 func logf(x float64) float64 { return math.Log(x) }
