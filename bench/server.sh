@@ -4,7 +4,8 @@
 # with bench/cmd/loadgen at 64 connections:
 #   - GET /v1/agents/bench/skills/NAME        (a cached load over HTTP)
 #   - read_skill_file over MCP streamable HTTP
-#   - search_skills over MCP streamable HTTP
+#   - search_skills over MCP streamable HTTP (at 64 connections, and at 4
+#     for latency without queueing)
 # and reads the server's peak memory (VmHWM) from /proc.
 #
 #   bench/server.sh                 # 10 s per figure
@@ -49,11 +50,13 @@ for n in $SIZES; do
   echo "$read"
   search=$("$work/loadgen" -label "search-mcp-$n" -mcp "http://127.0.0.1:$port/agents/bench/mcp" -tool search_skills -args '{"query":"release notes for the api","limit":10}' -c "$CONNS" -d "$DUR")
   echo "$search"
+  search4=$("$work/loadgen" -label "search-mcp-c4-$n" -mcp "http://127.0.0.1:$port/agents/bench/mcp" -tool search_skills -args '{"query":"release notes for the api","limit":10}' -c 4 -d "$DUR")
+  echo "$search4"
   hwm=$(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$pid/status")
   rss=$(awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$pid/status")
   echo "server memory: peak ${hwm} MB, now ${rss} MB"
   kill -INT "$pid"; wait "$pid" || true
-  summary+=("$n skills: $(echo "$load" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (HTTP load) | $(echo "$read" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (MCP read_skill_file) | $(echo "$search" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (MCP search_skills) | peak RSS ${hwm} MB")
+  summary+=("$n skills: $(echo "$load" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (HTTP load) | $(echo "$read" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (MCP read_skill_file) | $(echo "$search" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (MCP search_skills, $CONNS conns) | $(echo "$search4" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (MCP search_skills, 4 conns) | peak RSS ${hwm} MB, after ${rss} MB")
 done
 echo
 echo "summary ($(nproc) cpus, $CONNS connections, $DUR each):"

@@ -123,6 +123,11 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		specs = append(specs, spec)
 	}
 	opts.Scan.KeepBodies = true
+	if e.getenv("GOMEMLIMIT") == "" {
+		// Keep discovery's garbage from inflating the process; tuneMemory
+		// sets the lasting limit once the catalog is loaded.
+		debug.SetMemoryLimit(96 << 20)
+	}
 	dsn, _ := storeDSN(e, f.db, cfg)
 	st, err := openStore(ctx, dsn)
 	if err != nil {
@@ -391,7 +396,7 @@ func startPprof(logger *slog.Logger, addr string) {
 // tuneMemory runs after the first load. Discovery leaves garbage several
 // times the size of what it keeps; it is handed back to the system at once,
 // and a soft memory limit (unless GOMEMLIMIT is set) keeps the heap near
-// what the catalog needs: 2.5 times the live heap, at least 96 MiB. Go's
+// what the catalog needs: twice the live heap, at least 80 MiB. Go's
 // collector gives up at most half the CPU to meet it, so it never stalls
 // the server.
 func tuneMemory(logger *slog.Logger, e *env) {
@@ -401,7 +406,7 @@ func tuneMemory(logger *slog.Logger, e *env) {
 	if e.getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	limit := max(int64(ms.HeapAlloc)*5/2, 96<<20)
+	limit := max(int64(ms.HeapAlloc)*2, 80<<20)
 	debug.SetMemoryLimit(limit)
 	logger.Info("memory", "live_heap_mb", ms.HeapAlloc>>20, "soft_limit_mb", limit>>20)
 }
