@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// nodeClient returns the folder of the TypeScript MCP client script
+// (mcpserver/e2e), installing its pinned packages if needed.
+func nodeClient(t *testing.T) string {
+	t.Helper()
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is not installed, and CI is set: the end-to-end test must run", tool)
+			}
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	dir, _ := filepath.Abs("../../mcpserver/e2e")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("npm ci: %v\n%s", err, out)
+		}
+	}
+	return dir
+}
+
+// runClient runs client.mjs; when it prints READY, change runs.
+func runClient(t *testing.T, dir string, change func(), args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", append([]string{"client.mjs"}, args...)...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if sc.Text() == "READY" {
+			change()
+		}
+	}
+	err := cmd.Wait()
+	last := ""
+	if len(lines) > 0 {
+		last = lines[len(lines)-1]
+	}
+	if err != nil || !strings.HasPrefix(last, "OK ") {
+		t.Fatalf("node client: %v\nstdout:\n%s\nstderr:\n%s", err, strings.Join(lines, "\n"), stderr.String())
+	}
+	return last
+}
+
+func mcpFixture(t *testing.T) (cfg, skills string) {
+	dir := t.TempDir()
+	skills = filepath.Join(dir, "skills")
+	os.MkdirAll(filepath.Join(skills, "alpha", "references"), 0o755)
+	os.MkdirAll(filepath.Join(skills, "alpha", "assets"), 0o755)
+	os.WriteFile(filepath.Join(skills, "alpha", "SKILL.md"), []byte("---\nname: alpha\ndescription: Fill pdf forms from structured data.\n---\nRead references/guide.md first.\n"), 0o644)
+	os.WriteFile(filepath.Join(skills, "alpha", "references", "guide.md"), []byte("# Guide\n\nStep one.\n"), 0o644)
+	os.WriteFile(filepath.Join(skills, "alpha", "assets", "logo.png"), []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x01\xff"), 0o644)
+	os.MkdirAll(filepath.Join(skills, "beta"), 0o755)
+	os.WriteFile(filepath.Join(skills, "beta", "SKILL.md"), []byte("---\nname: beta\ndescription: Review changes.\n---\nReview.\n"), 0o644)
+	cfg = filepath.Join(dir, "loadout.json")
+	os.WriteFile(cfg, []byte(`{"agents": [{"agentId": "coder", "skills": [{"root": "skills"}]}]}`), 0o644)
+	return cfg, skills
+}
+
+func addSkill(t *testing.T, skills, name string) func() {
+	return func() {
+		os.MkdirAll(filepath.Join(skills, name), 0o755)
+		os.WriteFile(filepath.Join(skills, name, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: Added while the client waits.\n---\nNew.\n"), 0o644)
+	}
+}
+
+// TestMCPAgainstRunningServer runs the official TypeScript MCP client
+// against `loadout serve` over streamable HTTP and `loadout mcp` over
+// stdio: every tool, skill:// resources, skills/list with digests checked
+// against the bytes read, skills/get, directory reads, and list_changed
+// after a skill folder is added (seen by the live-reload watcher).
+func TestMCPAgainstRunningServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	client := nodeClient(t)
+	args := []string{"--skill", "alpha", "--text", "references/guide.md", "--binary", "assets/logo.png", "--query", "pdf forms"}
+	t.Run("http", func(t *testing.T) {
+		cfg, skills := mcpFixture(t)
+		srv := startServe(t, "--config", cfg)
+		out := runClient(t, client, addSkill(t, skills, "gamma"), append(args, "--wait-change", "gamma", "--http", srv.base+"/agents/coder/mcp")...)
+		t.Log(out)
+		_, body := httpDo(t, "GET", srv.base+"/v1/receipts?agent=coder", "", nil)
+		if !strings.Contains(body, `"transport":"mcp-http"`) {
+			t.Errorf("no mcp-http receipts: %.300s", body)
+		}
+	})
+	t.Run("stdio", func(t *testing.T) {
+		cfg, skills := mcpFixture(t)
+		out := runClient(t, client, addSkill(t, skills, "delta"), append(args, "--wait-change", "delta", "--stdio", loadoutBinary(t), "mcp", "--config", cfg, "--agent", "coder")...)
+		t.Log(out)
+	})
+}
