@@ -10,7 +10,7 @@ import (
 )
 
 // receiptLog batches receipts so that recording one never costs a
-// request a database write: they are written every 200 ms or 1,000 at a
+// request a database write: they are written every 50 ms or 250 at a
 // time. When the buffer is full, requests wait: receipts are never dropped.
 type receiptLog struct {
 	srv  store.Server
@@ -27,8 +27,8 @@ type receiptLog struct {
 }
 
 const (
-	receiptBatch = 1000
-	receiptEvery = 200 * time.Millisecond
+	receiptBatch = 250
+	receiptEvery = 50 * time.Millisecond
 	receiptRing  = 10_000
 	maxPending   = 64 << 10
 )

@@ -30,6 +30,7 @@ func main() {
 	maxReq := flag.Int64("n", 0, "stop after this many requests (0: no limit)")
 	token := flag.String("token", "", "bearer token")
 	label := flag.String("label", "", "label for the result line")
+	rate := flag.Float64("rate", 0, "offered load in requests/s across all connections (0: as fast as possible); latency is measured from each request's scheduled time, so queueing counts")
 	flag.Parse()
 	if (*url == "") == (*mcpURL == "") {
 		fmt.Fprintln(os.Stderr, "loadgen: give -url or -mcp")
@@ -66,11 +67,24 @@ func main() {
 				body := []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, *tool, *args))
 				do = func() error { return call(client, *mcpURL, *token, sess, body) }
 			}
+			var interval time.Duration
+			next := time.Now()
+			if *rate > 0 {
+				interval = time.Duration(float64(*conns) / *rate * float64(time.Second))
+				next = next.Add(time.Duration(c) * interval / time.Duration(*conns))
+			}
 			for time.Now().Before(deadline) {
 				if *maxReq > 0 && total.Load() >= *maxReq {
 					return
 				}
 				t0 := time.Now()
+				if interval > 0 {
+					if d := time.Until(next); d > 0 {
+						time.Sleep(d)
+					}
+					t0 = next // count time spent waiting behind a slow request
+					next = next.Add(interval)
+				}
 				err := do()
 				lat[c] = append(lat[c], time.Since(t0))
 				total.Add(1)
