@@ -17,6 +17,12 @@ func TestLibraryDependencies(t *testing.T) {
 		"./source":  {"github.com/loadout/loadout/catalog", "github.com/loadout/loadout/render", "github.com/loadout/loadout/config"},
 		"./catalog": {"github.com/loadout/loadout/config"},
 		"./config":  {},
+		// The service sits between the transports and the catalog: no HTTP,
+		// no MCP, no database driver (it uses the store's interface).
+		"./service":  {"github.com/loadout/loadout/httpapi", "github.com/loadout/loadout/mcpserver", "github.com/loadout/loadout/wellknown", "github.com/loadout/loadout/sqlite", "github.com/loadout/loadout/postgres"},
+		"./store":    {"github.com/loadout/loadout/catalog", "github.com/loadout/loadout/service"},
+		"./portable": {"github.com/loadout/loadout/catalog", "github.com/loadout/loadout/store"},
+		"./plugin":   {"github.com/loadout/loadout/catalog", "github.com/loadout/loadout/store"},
 	}
 	for pkg, above := range layers {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
