@@ -19,23 +19,8 @@ func TestSkillsInstallerAgainstServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is not installed, and CI is set", tool)
-			}
-			t.Skipf("%s is not installed", tool)
-		}
-	}
-	e2e, _ := filepath.Abs("../../wellknown/e2e")
+	e2e := npmFolder(t, "../../wellknown/e2e", filepath.Join("node_modules", "skills", "bin", "cli.mjs"))
 	cli := filepath.Join(e2e, "node_modules", "skills", "bin", "cli.mjs")
-	if _, err := os.Stat(cli); err != nil {
-		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-		cmd.Dir = e2e
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci: %v\n%s", err, out)
-		}
-	}
 	dir := t.TempDir()
 	files := map[string]string{
 		"SKILL.md":                     "---\nname: toolkit\ndescription: Tools for release work.\n---\nRun scripts/run.sh, then read references/guide.md.\n",

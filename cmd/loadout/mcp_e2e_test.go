@@ -16,6 +16,14 @@ import (
 // (mcpserver/e2e), installing its pinned packages if needed.
 func nodeClient(t *testing.T) string {
 	t.Helper()
+	return npmFolder(t, "../../mcpserver/e2e", filepath.Join("node_modules", "@modelcontextprotocol", "sdk"))
+}
+
+// npmFolder returns the absolute path of a folder of pinned npm packages,
+// running npm ci there if want is missing. Without node and npm the test
+// skips, unless CI is set: then it fails, so CI never skips it.
+func npmFolder(t *testing.T, rel, want string) string {
+	t.Helper()
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("CI") != "" {
@@ -24,12 +32,12 @@ func nodeClient(t *testing.T) string {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
-	dir, _ := filepath.Abs("../../mcpserver/e2e")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+	dir, _ := filepath.Abs(rel)
+	if _, err := os.Stat(filepath.Join(dir, want)); err != nil {
+		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci: %v\n%s", err, out)
+			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
 		}
 	}
 	return dir

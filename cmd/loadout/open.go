@@ -122,21 +122,9 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*sessi
 	if err != nil {
 		return nil, err
 	}
-	var specs []catalog.AgentSpec
-	var opts catalog.Options
-	if f != nil {
-		specs, opts = f.Agents, f.CatalogOptions()
-	}
-	if len(c.roots) > 0 {
-		cwd, _ := os.Getwd()
-		spec := catalog.AgentSpec{AgentID: rootsAgent, DisplayName: "--root folders"}
-		for _, r := range c.roots {
-			spec.Skills = append(spec.Skills, catalog.SourceSpec{Root: config.Resolve(cwd, r)})
-		}
-		specs = append(specs, spec)
-		if c.agent == "" {
-			c.agent = rootsAgent
-		}
+	specs, opts := c.agentSpecs(f)
+	if len(c.roots) > 0 && c.agent == "" {
+		c.agent = rootsAgent
 	}
 	if f == nil && len(c.roots) == 0 && c.db == "" && e.getenv("LOADOUT_DB") == "" {
 		return nil, errors.New("no skills to work on: pass --config FILE, --root DIR or --db STORE, or run where a loadout.json is")
@@ -193,6 +181,26 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*sessi
 // outside the sources (plugin manifests), then the loadout's own.
 func (s *session) diagnostics() []skill.Diagnostic {
 	return append(append([]skill.Diagnostic(nil), s.cat.Added()...), s.l.Diagnostics()...)
+}
+
+// agentSpecs are the config's agents, plus one agent named "roots" for the
+// --root folders (relative to the working folder), and the config's
+// catalog options.
+func (c *catalogFlags) agentSpecs(f *config.File) ([]catalog.AgentSpec, catalog.Options) {
+	var specs []catalog.AgentSpec
+	var opts catalog.Options
+	if f != nil {
+		specs, opts = f.Agents, f.CatalogOptions()
+	}
+	if len(c.roots) > 0 {
+		cwd, _ := os.Getwd()
+		spec := catalog.AgentSpec{AgentID: rootsAgent, DisplayName: "--root folders"}
+		for _, r := range c.roots {
+			spec.Skills = append(spec.Skills, catalog.SourceSpec{Root: config.Resolve(cwd, r)})
+		}
+		specs = append(specs, spec)
+	}
+	return specs, opts
 }
 
 func usesStore(specs []catalog.AgentSpec) bool {

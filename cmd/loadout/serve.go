@@ -109,19 +109,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		return nil, err
 	}
 	srv := &server{cfg: cfg, logger: logger}
-	var specs []catalog.AgentSpec
-	var opts catalog.Options
-	if cfg != nil {
-		specs, opts = cfg.Agents, cfg.CatalogOptions()
-	}
-	if len(f.roots) > 0 {
-		cwd, _ := os.Getwd()
-		spec := catalog.AgentSpec{AgentID: rootsAgent, DisplayName: "--root folders"}
-		for _, r := range f.roots {
-			spec.Skills = append(spec.Skills, catalog.SourceSpec{Root: config.Resolve(cwd, r)})
-		}
-		specs = append(specs, spec)
-	}
+	specs, opts := f.agentSpecs(cfg)
 	opts.Scan.KeepBodies = true
 	if e.getenv("GOMEMLIMIT") == "" {
 		// Keep discovery's garbage from inflating the process; tuneMemory
