@@ -322,7 +322,7 @@ func printURLs(e *env, svc *service.Service, base string, tokens bool) {
 	ids := svc.Catalog().AgentIDs()
 	sort.Strings(ids)
 	for _, id := range ids {
-		fmt.Fprintf(e.stderr, "  MCP %-10s %s/agents/%s/mcp\n", id+":", base, id)
+		fmt.Fprintf(e.stderr, "  %-14s%s/agents/%s/mcp\n", "MCP "+id+":", base, id)
 	}
 	fmt.Fprintf(e.stderr, "  index:        %s/.well-known/agent-skills/index.json\n", base)
 	if tokens {
