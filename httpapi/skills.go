@@ -613,6 +613,15 @@ func (a *api) deleteFile(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	a.guardedWrite(w, r, func(name string, v int) (*store.Record, error) {
+		return a.svc.DeleteFile(r.Context(), principal(r), name, path, v)
+	})
+}
+
+// guardedWrite is the shape of every conditional write to one stored skill:
+// an admin check, the If-Match precondition on {name}, the write, and the
+// record (with its new ETag) or the error.
+func (a *api) guardedWrite(w http.ResponseWriter, r *http.Request, write func(name string, ifVersion int) (*store.Record, error)) {
 	if _, ok := a.global(w, r); !ok {
 		return
 	}
@@ -621,7 +630,7 @@ func (a *api) deleteFile(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	rec, err := a.svc.DeleteFile(r.Context(), principal(r), name, path, v)
+	rec, err := write(name, v)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -689,20 +698,9 @@ func (a *api) restoreVersion(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, ok := a.global(w, r); !ok {
-		return
-	}
-	name := r.PathValue("name")
-	v, ok := a.precondition(w, r, name)
-	if !ok {
-		return
-	}
-	rec, err := a.svc.Restore(r.Context(), principal(r), name, n, v)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.writeRecord(w, r, http.StatusOK, rec)
+	a.guardedWrite(w, r, func(name string, v int) (*store.Record, error) {
+		return a.svc.Restore(r.Context(), principal(r), name, n, v)
+	})
 }
 
 // exportSkill exports a stored skill (any version) or else any skill of
