@@ -343,6 +343,20 @@ func (s *Store) Put(ctx context.Context, b *skill.Bundle, opt store.PutOptions) 
 // edit applies change to the current bytes of a skill, checks the result
 // and saves it as a new version (unless the bytes did not change).
 func (s *Store) edit(ctx context.Context, name string, ifVersion int, note string, change func(b *skill.Bundle) error) (*store.Record, error) {
+	return s.replace(ctx, name, ifVersion, note, false, func(c conn, cur *skillRow) (*skill.Bundle, error) {
+		b, err := c.currentBundle(cur)
+		if err != nil {
+			return nil, err
+		}
+		return b, change(b)
+	})
+}
+
+// replace is every write that turns one stored skill into new bytes, in one
+// transaction: the version guard, next (which gives the new bundle), the
+// check, a rename refusal, and a new version (when the bytes changed, or
+// always).
+func (s *Store) replace(ctx context.Context, name string, ifVersion int, note string, always bool, next func(c conn, cur *skillRow) (*skill.Bundle, error)) (*store.Record, error) {
 	if ifVersion < -1 {
 		return nil, &store.Error{Code: store.Invalid, Field: "ifVersion", Message: fmt.Sprintf("ifVersion %d: give the version the edit started from, or -1", ifVersion)}
 	}
@@ -356,11 +370,8 @@ func (s *Store) edit(ctx context.Context, name string, ifVersion int, note strin
 		if err := guard(name, cur, ifVersion); err != nil {
 			return err
 		}
-		b, err := c.currentBundle(cur)
+		b, err := next(c, cur)
 		if err != nil {
-			return err
-		}
-		if err := change(b); err != nil {
 			return err
 		}
 		doc, w, err := check(b, s.limits(skill.Limits{}))
@@ -372,7 +383,7 @@ func (s *Store) edit(ctx context.Context, name string, ifVersion int, note strin
 			return &store.Error{Code: store.Invalid, Field: "name", Path: "SKILL.md",
 				Message: fmt.Sprintf("the new SKILL.md names the skill %q, not %q: renaming is a Put of the new name and a Delete of the old", doc.Name, name)}
 		}
-		if b.Digest() != cur.digest {
+		if always || b.Digest() != cur.digest {
 			if err := c.save(cur, b, doc, saveInfo{cur.source, cur.provenance, note}); err != nil {
 				return err
 			}
@@ -435,42 +446,16 @@ func (s *Store) DeleteFile(ctx context.Context, name, p string, ifVersion int) (
 // Restore makes a new version whose bytes equal those of version, even when
 // they equal the current bytes.
 func (s *Store) Restore(ctx context.Context, name string, version, ifVersion int) (*store.Record, error) {
-	if ifVersion < -1 {
-		return nil, &store.Error{Code: store.Invalid, Field: "ifVersion", Message: fmt.Sprintf("ifVersion %d: give the version the edit started from, or -1", ifVersion)}
-	}
-	var rec *store.Record
-	var warnings []skill.Diagnostic
-	err := s.write(ctx, func(c conn) error {
-		cur, err := c.skillByName(name, true)
-		if err != nil {
-			return err
-		}
-		if err := guard(name, cur, ifVersion); err != nil {
-			return err
-		}
+	return s.replace(ctx, name, ifVersion, fmt.Sprintf("restored from version %d", version), true, func(c conn, cur *skillRow) (*skill.Bundle, error) {
 		b, _, ok, err := c.snapshot(cur.id, version)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
-			return noVersion(name, version, cur.version)
+			return nil, noVersion(name, version, cur.version)
 		}
-		doc, w, err := check(b, s.limits(skill.Limits{}))
-		if err != nil {
-			return err
-		}
-		warnings = w
-		if err := c.save(cur, b, doc, saveInfo{cur.source, cur.provenance, fmt.Sprintf("restored from version %d", version)}); err != nil {
-			return err
-		}
-		rec, err = c.recordByName(name)
-		return err
+		return b, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	rec.Warnings = warnings
-	return rec, nil
 }
 
 // Delete removes a skill, its files and its history. Blobs no other
