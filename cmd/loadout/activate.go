@@ -18,31 +18,21 @@ func runLoad(ctx context.Context, e *env, args []string) int {
 		"Activates a skill and prints the <skill_context> envelope load_skill returns.\nExits 1 when there is no such skill (the closest names are suggested).")
 	cf.register(fs, true)
 	fs.BoolVar(&cf.json, "json", false, "print the result as JSON")
-	if code := parseFlags(fs, args); code >= 0 {
-		return code
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
-	}
-	sess, err := cf.open(ctx, e, false)
-	if err != nil {
-		return fail(e, err)
-	}
-	defer sess.close()
-	l := sess.l
-	res := l.Load(fs.Arg(0))
-	if cf.json {
-		writeJSON(e.stdout, res)
-	} else if res.Status == catalog.StatusOK {
-		fmt.Fprintln(e.stdout, res.Text)
-	} else {
-		fmt.Fprintf(e.stderr, "loadout: %s\n", res.Text)
-	}
-	if res.Status != catalog.StatusOK {
-		return 1
-	}
-	return 0
+	return cf.run(ctx, e, fs, args, 1, false, func(sess *session) int {
+		l := sess.l
+		res := l.Load(fs.Arg(0))
+		if cf.json {
+			writeJSON(e.stdout, res)
+		} else if res.Status == catalog.StatusOK {
+			fmt.Fprintln(e.stdout, res.Text)
+		} else {
+			fmt.Fprintf(e.stderr, "loadout: %s\n", res.Text)
+		}
+		if res.Status != catalog.StatusOK {
+			return 1
+		}
+		return 0
+	})
 }
 
 func runRead(ctx context.Context, e *env, args []string) int {
@@ -55,29 +45,19 @@ func runRead(ctx context.Context, e *env, args []string) int {
 	fs.Int64Var(&opt.Offset, "offset", 0, "first byte to read")
 	fs.Int64Var(&opt.Length, "length", 0, "bytes to read (0: to the end)")
 	fs.Int64Var(&opt.Max, "max", 0, fmt.Sprintf("most bytes to print (default %d)", catalog.DefaultReadCap))
-	if code := parseFlags(fs, args); code >= 0 {
-		return code
-	}
-	if fs.NArg() != 2 {
-		fs.Usage()
-		return 2
-	}
-	sess, err := cf.open(ctx, e, false)
-	if err != nil {
-		return fail(e, err)
-	}
-	defer sess.close()
-	l := sess.l
-	res := l.ReadFile(fs.Arg(0), fs.Arg(1), opt)
-	if cf.json {
-		writeJSON(e.stdout, res)
-	} else if res.Status == catalog.StatusOK {
-		e.stdout.Write(res.Data)
-	} else {
-		fmt.Fprintf(e.stderr, "loadout: %s: %s\n", res.Status, res.Message)
-	}
-	if res.Status != catalog.StatusOK {
-		return 1
-	}
-	return 0
+	return cf.run(ctx, e, fs, args, 2, false, func(sess *session) int {
+		l := sess.l
+		res := l.ReadFile(fs.Arg(0), fs.Arg(1), opt)
+		if cf.json {
+			writeJSON(e.stdout, res)
+		} else if res.Status == catalog.StatusOK {
+			e.stdout.Write(res.Data)
+		} else {
+			fmt.Fprintf(e.stderr, "loadout: %s: %s\n", res.Status, res.Message)
+		}
+		if res.Status != catalog.StatusOK {
+			return 1
+		}
+		return 0
+	})
 }

@@ -95,6 +95,24 @@ func (s *session) close() {
 	}
 }
 
+// run parses args, wants exactly nargs arguments, opens the session and
+// calls fn with it.
+func (c *catalogFlags) run(ctx context.Context, e *env, fs *flag.FlagSet, args []string, nargs int, needAgent bool, fn func(*session) int) int {
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	if fs.NArg() != nargs {
+		fs.Usage()
+		return 2
+	}
+	sess, err := c.open(ctx, e, needAgent)
+	if err != nil {
+		return fail(e, err)
+	}
+	defer sess.close()
+	return fn(sess)
+}
+
 // loadConfig reads the config the flags name, if any.
 func (c *catalogFlags) loadConfig(e *env) (*config.File, error) {
 	path := c.config
