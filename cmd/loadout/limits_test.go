@@ -1,0 +1,396 @@
+package main
+
+// The resource-limit suite: attacks from the hardening review, each run
+// against the real `loadout serve` binary. Every case asserts two things:
+// the server's peak resident memory (VmHWM from /proc) stays under a bound,
+// and /healthz keeps answering. Client timeouts here are liveness bounds
+// (a hung server fails the test instead of hanging it), not speed targets.
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// peakRSS is the process's peak resident set size in bytes (Linux VmHWM).
+func peakRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatalf("no VmHWM in /proc/%d/status", pid)
+	return 0
+}
+
+// limitsServer starts serve over a folder of ordinary skills plus the store,
+// with tight, test-sized limits given as flags.
+func limitsServer(t *testing.T, extra ...string) (*running, string) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("the resource-limit suite reads /proc")
+	}
+	dir := t.TempDir()
+	skills := filepath.Join(dir, "skills")
+	for _, name := range []string{"deploy", "lint"} {
+		os.MkdirAll(filepath.Join(skills, name, "references"), 0o755)
+		os.WriteFile(filepath.Join(skills, name, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: Use when you "+name+".\n---\nBody of "+name+".\n"), 0o644)
+		os.WriteFile(filepath.Join(skills, name, "references", "guide.md"), []byte("# Guide\n"), 0o644)
+	}
+	cfg := filepath.Join(dir, "loadout.json")
+	os.WriteFile(cfg, []byte(`{"agents": [{"agentId": "dev", "skills": [{"root": "skills"}, {"store": true}]}]}`), 0o644)
+	args := append([]string{"--config", cfg, "--db", filepath.Join(dir, "loadout.db")}, extra...)
+	return startServe(t, args...), skills
+}
+
+// healthy fails the test unless /healthz answers 200 within a few seconds
+// on a fresh connection.
+func healthy(t *testing.T, srv *running, when string) {
+	t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := c.Get(srv.base + "/healthz")
+	if err != nil {
+		t.Fatalf("%s: /healthz: %v\n%s", when, err, tail(srv.log(), 2000))
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s: /healthz answered %d", when, resp.StatusCode)
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// underRSS asserts the server's peak memory is below limit MB.
+func underRSS(t *testing.T, srv *running, limitMB int64, what string) {
+	t.Helper()
+	peak := peakRSS(t, srv.cmd.Process.Pid)
+	t.Logf("%s: server peak RSS %.1f MB", what, float64(peak)/(1<<20))
+	if peak > limitMB<<20 {
+		t.Errorf("%s: server peak RSS %.1f MB, bound %d MB", what, float64(peak)/(1<<20), limitMB)
+	}
+}
+
+// aliasBomb is a SKILL.md whose frontmatter expands to 9^9 strings if
+// aliases are expanded without a bound.
+func aliasBomb(name string) string {
+	var b strings.Builder
+	b.WriteString("---\nname: " + name + "\ndescription: Use when testing alias bombs.\n")
+	b.WriteString(`l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]` + "\n")
+	for i := 1; i <= 9; i++ {
+		ref := fmt.Sprintf("*l%d", i-1)
+		fmt.Fprintf(&b, "l%d: &l%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(ref+",", 9), ","))
+	}
+	b.WriteString("---\nBody.\n")
+	return b.String()
+}
+
+func jsonString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func TestLimitsAliasBomb(t *testing.T) {
+	srv, skills := limitsServer(t)
+	bomb := aliasBomb("bomb")
+	if len(bomb) > 600 {
+		t.Fatalf("bomb is %d bytes; the attack is a few hundred", len(bomb))
+	}
+	// 1. Dropped into a watched folder.
+	os.MkdirAll(filepath.Join(skills, "bomb"), 0o755)
+	os.WriteFile(filepath.Join(skills, "bomb", "SKILL.md"), []byte(bomb), 0o644)
+	// 2. Created through the API.
+	doc := `{"schemaVersion": 2, "skill": {"name": "bomb2", "content": ` + jsonString(aliasBomb("bomb2")) + `, "files": []}}`
+	code, body := httpDo(t, "POST", srv.base+"/v1/skills", "", strings.NewReader(doc), "Content-Type", "application/json")
+	if code < 400 || code >= 500 {
+		t.Errorf("POST of an alias bomb: %d %s", code, body)
+	}
+	// 3. Imported as a zip.
+	var zb bytes.Buffer
+	zw := zip.NewWriter(&zb)
+	f, _ := zw.Create("bomb3/SKILL.md")
+	f.Write([]byte(aliasBomb("bomb3")))
+	zw.Close()
+	code, body = httpDo(t, "POST", srv.base+"/v1/import", "", &zb, "Content-Type", "application/zip")
+	if code < 400 || code >= 500 {
+		t.Errorf("zip import of an alias bomb: %d %s", code, body)
+	}
+	// The folder skill is reported, not expanded.
+	eventually(t, 5*time.Second, "the bomb in the folder being diagnosed", func() bool {
+		_, body := httpDo(t, "GET", srv.base+"/v1/diagnostics", "", nil)
+		return strings.Contains(body, "bomb")
+	})
+	healthy(t, srv, "after alias bombs")
+	underRSS(t, srv, 100, "alias bombs")
+}
+
+func TestLimitsHugeNames(t *testing.T) {
+	srv, _ := limitsServer(t)
+	name := strings.Repeat("a", 100_000)
+	c := &http.Client{Timeout: 10 * time.Second}
+	for _, path := range []string{
+		"/v1/agents/dev/skills/" + name,
+		"/v1/agents/dev/skills/" + name + "/files/SKILL.md",
+	} {
+		for i := 0; i < 4; i++ {
+			resp, err := c.Get(srv.base + path)
+			if err != nil {
+				t.Fatalf("unknown 100 KB name: %v", errors.Unwrap(err)) // the error's URL is 100 KB
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode < 400 || resp.StatusCode >= 500 {
+				t.Errorf("unknown 100 KB name: %d", resp.StatusCode)
+			}
+		}
+	}
+	healthy(t, srv, "after huge names")
+	underRSS(t, srv, 100, "huge names")
+}
+
+func TestLimitsHugeRangedReads(t *testing.T) {
+	srv, skills := limitsServer(t)
+	big := filepath.Join(skills, "deploy", "references", "big.bin")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(1 << 30) // sparse: costs no disk
+	f.Close()
+	t.Cleanup(func() { os.Remove(big) })
+	eventually(t, 5*time.Second, "the big file being listed", func() bool {
+		_, body := httpDo(t, "GET", srv.base+"/v1/agents/dev/skills/deploy", "", nil, "Accept", "application/json")
+		return strings.Contains(body, "big.bin")
+	})
+	c := &http.Client{Timeout: 20 * time.Second}
+	for i := 0; i < 4; i++ {
+		url := fmt.Sprintf("%s/v1/agents/dev/skills/deploy/files/references/big.bin?offset=%d&length=100", srv.base, int64(i)<<28)
+		resp, err := c.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("ranged read %d: %d %s", i, resp.StatusCode, tail(string(data), 300))
+		}
+	}
+	// A whole read of a file over the serve-time cap is refused, not loaded.
+	resp, err := c.Get(srv.base + "/v1/agents/dev/skills/deploy/files/references/big.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	if resp.StatusCode < 400 || resp.StatusCode >= 500 {
+		t.Errorf("whole read of a 1 GB file: %d", resp.StatusCode)
+	}
+	healthy(t, srv, "after 1 GB ranged reads")
+	underRSS(t, srv, 100, "ranged reads of a 1 GB file")
+}
+
+func TestLimitsManyAgentIDs(t *testing.T) {
+	srv, _ := limitsServer(t)
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	for i := 0; i < 20_000; i++ {
+		path := fmt.Sprintf("/agents/nobody-%d/mcp", i)
+		if i%2 == 1 {
+			path = fmt.Sprintf("/agents/nobody-%d/.well-known/agent-skills/index.json", i)
+		}
+		resp, err := c.Post(srv.base+path, "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 404 && resp.StatusCode != 405 {
+			t.Fatalf("unknown agent %d: %d", i, resp.StatusCode)
+		}
+	}
+	healthy(t, srv, "after 20,000 unknown agent ids")
+	underRSS(t, srv, 60, "20,000 unknown agent ids")
+}
+
+func TestLimitsFIFOAndFolderSwap(t *testing.T) {
+	srv, skills := limitsServer(t)
+	// A FIFO swapped in for a listed file after the scan.
+	guide := filepath.Join(skills, "lint", "references", "guide.md")
+	os.Remove(guide)
+	if err := syscall.Mkfifo(guide, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	c := &http.Client{Timeout: 10 * time.Second}
+	for _, path := range []string{
+		"/v1/agents/dev/skills/lint/files/references/guide.md",
+		"/.well-known/agent-skills/index.json",
+		"/.well-known/skills/index.json",
+	} {
+		resp, err := c.Get(srv.base + path)
+		if err != nil {
+			t.Fatalf("%s with a FIFO in a skill: %v", path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.HasSuffix(path, "guide.md") && resp.StatusCode < 400 {
+			t.Errorf("reading a FIFO: %d %s", resp.StatusCode, body)
+		}
+	}
+	// The skill folder swapped for a link to a folder holding a secret under
+	// the same file name.
+	secret := filepath.Join(t.TempDir(), "secret")
+	os.MkdirAll(filepath.Join(secret, "references"), 0o755)
+	os.WriteFile(filepath.Join(secret, "SKILL.md"), []byte("---\nname: deploy\ndescription: Use when you deploy.\n---\nBody of deploy.\n"), 0o644)
+	os.WriteFile(filepath.Join(secret, "references", "guide.md"), []byte("TOP-SECRET\n"), 0o644)
+	deploy := filepath.Join(skills, "deploy")
+	if err := os.Rename(deploy, deploy+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, deploy); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		for _, path := range []string{
+			"/v1/agents/dev/skills/deploy/files/references/guide.md",
+			"/.well-known/skills/deploy/references/guide.md",
+		} {
+			_, body := httpDo(t, "GET", srv.base+path, "", nil)
+			if strings.Contains(body, "TOP-SECRET") {
+				t.Fatalf("%s served a file through a swapped-in link", path)
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	healthy(t, srv, "after FIFO and folder swaps")
+}
+
+func TestLimitsSlowBody(t *testing.T) {
+	srv, _ := limitsServer(t, "--read-timeout", "2s")
+	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/skills HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{", strings.TrimPrefix(srv.base, "http://"))
+	// Trickle a byte a second; the server must cut the connection.
+	closed := make(chan struct{})
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+			if _, err := conn.Read(buf); err != nil {
+				close(closed)
+				return
+			}
+		}
+	}()
+	for i := 0; i < 30; i++ {
+		select {
+		case <-closed:
+			healthy(t, srv, "after a slow body")
+			return
+		case <-time.After(time.Second):
+			conn.Write([]byte(" "))
+		}
+	}
+	t.Fatal("a body trickling a byte a second was still open after 30 s")
+}
+
+func TestLimitsIdleConnections(t *testing.T) {
+	srv, _ := limitsServer(t, "--max-conns", "200", "--read-header-timeout", "2s")
+	addr := strings.TrimPrefix(srv.base, "http://")
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := 0; i < 1000; i++ {
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err != nil {
+			break // the kernel's backlog is full: that is the point
+		}
+		conns = append(conns, c)
+	}
+	t.Logf("opened %d idle connections", len(conns))
+	// Idle connections that never send a request are cut by the header
+	// timeout, so the server answers again.
+	eventually(t, 15*time.Second, "/healthz answering with 1,000 idle connections open", func() bool {
+		c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := c.Get(srv.base + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	underRSS(t, srv, 100, "1,000 idle connections")
+}
+
+func TestLimitsManySessions(t *testing.T) {
+	srv, _ := limitsServer(t, "--max-sessions", "50")
+	c := &http.Client{Timeout: 10 * time.Second}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	refused := 0
+	for i := 0; i < 500; i++ {
+		req, _ := http.NewRequest("POST", srv.base+"/mcp", strings.NewReader(init))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			refused++
+		}
+	}
+	t.Logf("%d of 500 initializations refused with a cap of 50", refused)
+	if refused == 0 {
+		// Eviction instead of refusal is also a bound; then the count of
+		// live sessions must be at the cap, which the server reports.
+		_, body := httpDo(t, "GET", srv.base+"/healthz", "", nil)
+		if !strings.Contains(body, "sessions") {
+			t.Errorf("500 sessions opened with a cap of 50, and /healthz does not report sessions: %s", body)
+		}
+	}
+	healthy(t, srv, "after 500 sessions")
+	underRSS(t, srv, 100, "500 MCP sessions")
+}
