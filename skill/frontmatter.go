@@ -93,7 +93,7 @@ func (f Fields) MarshalJSON() ([]byte, error) {
 func (f *Fields) UnmarshalJSON(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	v, err := decodeOrdered(dec)
+	v, err := decodeOrdered(dec, 0)
 	if err != nil {
 		return err
 	}
@@ -105,13 +105,22 @@ func (f *Fields) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-func decodeOrdered(dec *json.Decoder) (any, error) {
+// maxJSONDepth bounds the nesting decodeOrdered follows, as
+// encoding/json bounds its own (json.Decoder.Token does not). Frontmatter
+// stored before MaxFrontmatterDepth existed may nest deeper than it, so
+// this is the looser bound of the JSON package.
+const maxJSONDepth = 10000
+
+func decodeOrdered(dec *json.Decoder, depth int) (any, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
 	}
 	switch t := tok.(type) {
 	case json.Delim:
+		if depth++; depth > maxJSONDepth {
+			return nil, fmt.Errorf("frontmatter JSON nests more than %d deep", maxJSONDepth)
+		}
 		switch t {
 		case '{':
 			fs := Fields{}
@@ -120,7 +129,7 @@ func decodeOrdered(dec *json.Decoder) (any, error) {
 				if err != nil {
 					return nil, err
 				}
-				v, err := decodeOrdered(dec)
+				v, err := decodeOrdered(dec, depth)
 				if err != nil {
 					return nil, err
 				}
@@ -131,7 +140,7 @@ func decodeOrdered(dec *json.Decoder) (any, error) {
 		case '[':
 			list := []any{}
 			for dec.More() {
-				v, err := decodeOrdered(dec)
+				v, err := decodeOrdered(dec, depth)
 				if err != nil {
 					return nil, err
 				}

@@ -229,3 +229,17 @@ func describe(n *yaml.Node) []string {
 	walk(n, "")
 	return out
 }
+
+func TestFieldsUnmarshalJSONDepth(t *testing.T) {
+	var f Fields
+	deep := `{"a":` + strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth) + `}`
+	// json.Unmarshal validates (and so bounds) first; a direct call must
+	// be bounded too.
+	if err := f.UnmarshalJSON([]byte(deep)); err == nil || !strings.Contains(err.Error(), "nests more than") {
+		t.Errorf("too deep: %v", err)
+	}
+	ok := `{"a":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`
+	if err := json.Unmarshal([]byte(ok), &f); err != nil {
+		t.Errorf("100 deep: %v", err)
+	}
+}
