@@ -75,20 +75,34 @@ func CleanPath(p string) (string, error) {
 	if p[0] == '/' || isDrive(p) {
 		return refuse(CodePathAbsolute, "it is absolute: give a path relative to the skill folder")
 	}
-	segs := strings.Split(p, "/")
-	out := segs[:0]
-	for i, s := range segs {
-		switch {
+	// Check the segments in place; only a path with "." segments is
+	// rebuilt (most paths come clean, and cost no allocation).
+	dots := false
+	for i, start, seg := 0, 0, 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		switch s := p[start:i]; {
 		case s == "..":
 			return refuse(CodePathDotDot, `it contains "..": paths may not leave the skill folder`)
 		case s == ".":
-			continue
+			dots = true
 		case s == "":
-			return refuse(CodePathSegment, fmt.Sprintf("segment %d is empty (a doubled or trailing /)", i+1))
+			return refuse(CodePathSegment, fmt.Sprintf("segment %d is empty (a doubled or trailing /)", seg))
 		case len(s) > MaxSegmentLen:
-			return refuse(CodePathLong, fmt.Sprintf("segment %d is %d bytes long; the limit is %d", i+1, len(s), MaxSegmentLen))
+			return refuse(CodePathLong, fmt.Sprintf("segment %d is %d bytes long; the limit is %d", seg, len(s), MaxSegmentLen))
 		}
-		out = append(out, s)
+		start, seg = i+1, seg+1
+	}
+	if !dots {
+		return p, nil
+	}
+	segs := strings.Split(p, "/")
+	out := segs[:0]
+	for _, s := range segs {
+		if s != "." {
+			out = append(out, s)
+		}
 	}
 	if len(out) == 0 {
 		return refuse(CodePathEmpty, "it names the skill folder itself, not a file")

@@ -20,6 +20,9 @@ func isControl(r rune, breaks bool) bool {
 	if breaks && (r == '\t' || r == '\n' || r == '\r') {
 		return false
 	}
+	if r < utf8.RuneSelf {
+		return r < 0x20 || r == 0x7f
+	}
 	return unicode.Is(unicode.Cc, r)
 }
 
@@ -28,7 +31,7 @@ func isControl(r rune, breaks bool) bool {
 // characters, the byte order mark, soft hyphens and the other characters
 // of Unicode's Cf category, and the line and paragraph separators.
 func isInvisible(r rune) bool {
-	return r == 0x2028 || r == 0x2029 || unicode.Is(unicode.Cf, r)
+	return r >= 0xad && (r == 0x2028 || r == 0x2029 || unicode.Is(unicode.Cf, r))
 }
 
 // firstControl returns the 1-based character position and the rune of the
@@ -74,6 +77,9 @@ func describeRune(r rune) string {
 // scalars hold them). Each problem names the field, as a path such as
 // "metadata.author" or "tags[2]", and the character position.
 func textProblems(raw Fields, sev Severity) []Diagnostic {
+	if !anyControl(raw) {
+		return nil // the common case, without building a field name
+	}
 	var out []Diagnostic
 	var walk func(field string, v any)
 	report := func(field, what string, pos int, r rune, count int) {
@@ -110,6 +116,29 @@ func textProblems(raw Fields, sev Severity) []Diagnostic {
 	}
 	walk("", raw)
 	return out
+}
+
+// anyControl reports whether a frontmatter value holds a control
+// character where textProblems would report one.
+func anyControl(v any) bool {
+	switch v := v.(type) {
+	case string:
+		_, _, n := firstControl(v, true)
+		return n > 0
+	case []any:
+		for _, c := range v {
+			if anyControl(c) {
+				return true
+			}
+		}
+	case Fields:
+		for _, kv := range v {
+			if _, _, n := firstControl(kv.Key, false); n > 0 || anyControl(kv.Value) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // contentControl finds the first control character in SKILL.md's text
