@@ -165,6 +165,11 @@ func FuzzParse(f *testing.F) {
 			if _, err := json.Marshal(doc.Raw); err != nil {
 				t.Fatalf("raw does not marshal: %v", err)
 			}
+			for _, r := range doc.Name {
+				if isControl(r, false) || isInvisible(r) {
+					t.Fatalf("loaded a name with %U: %q", r, doc.Name)
+				}
+			}
 		}
 		for _, d := range diags {
 			if d.Code == "" || d.Message == "" || d.Severity == "" {
