@@ -52,6 +52,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // skill.CodeNameInvalid, skill.CodeDescriptionMissing, ...).
 const (
 	CodeJSONInvalid    = "json-invalid"     // not JSON, or a field of the wrong type
+	CodeJSONTooDeep    = "json-too-deep"    // arrays and objects nested over MaxJSONDepth
 	CodeSchemaVersion  = "schema-version"   // schemaVersion other than 1 or 2
 	CodeEncoding       = "encoding-unknown" // a file's encoding is neither absent nor "base64"
 	CodeBase64         = "base64-invalid"   // a base64 file that does not decode

@@ -132,12 +132,15 @@ func ImportJSON(data []byte) (*skill.Bundle, error) {
 // ImportJSONMeta is ImportJSON that also returns the document's metadata.
 // An exportedAt that is not RFC 3339 is ignored (left zero).
 func ImportJSONMeta(data []byte) (*skill.Bundle, ExportMeta, error) {
+	if err := checkJSONDepth(data); err != nil {
+		return nil, ExportMeta{}, err
+	}
 	var raw json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, ExportMeta{}, jsonError("", err)
 	}
 	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 && t[0] == '[' {
-		return nil, ExportMeta{}, &Error{Source: "json", Code: CodeJSONInvalid, Msg: "the document is a JSON array: use ImportJSONMany for several skills"}
+		return nil, ExportMeta{}, &Error{Source: "json", Code: CodeJSONInvalid, Msg: "the document is a JSON array, but one skill document (a JSON object) is expected here: put each skill in a file of its own, or send the array to POST /v1/import, which takes several"}
 	}
 	return importDoc(raw, "")
 }
@@ -146,6 +149,9 @@ func ImportJSONMeta(data []byte) (*skill.Bundle, ExportMeta, error) {
 // and returns one bundle per document, in order. An error names the
 // document by index, e.g. Entry "[2].skill.files[0]".
 func ImportJSONMany(data []byte) ([]*skill.Bundle, error) {
+	if err := checkJSONDepth(data); err != nil {
+		return nil, err
+	}
 	var raw json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, jsonError("", err)
@@ -170,6 +176,40 @@ func ImportJSONMany(data []byte) ([]*skill.Bundle, error) {
 		out[i] = b
 	}
 	return out, nil
+}
+
+// MaxJSONDepth bounds how deeply arrays and objects nest in an imported
+// JSON document. A skill document needs 5 levels (an array of documents,
+// the document, skill, files, a file); anything much deeper is refused
+// before it is decoded. The document's size is bounded by the caller
+// (the server's request body limit).
+const MaxJSONDepth = 32
+
+// checkJSONDepth refuses data whose arrays and objects nest deeper than
+// MaxJSONDepth, in one pass over the bytes, before any decoding.
+func checkJSONDepth(data []byte) error {
+	depth, inString := 0, false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			if depth > MaxJSONDepth {
+				return &Error{Source: "json", Code: CodeJSONTooDeep, Msg: fmt.Sprintf("arrays and objects nest more than %d deep (at byte %d): a skill document needs a handful of levels; check that this is a loadout export", MaxJSONDepth, i+1)}
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return nil
 }
 
 // inDoc is what import reads: like jsonDoc, with schemaVersion kept raw so

@@ -4,9 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"mime"
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Bundle is a whole skill in memory: its SKILL.md and every supporting
@@ -72,7 +75,20 @@ const (
 	CodeDuplicatePath = "duplicate-path"
 	CodeNameInvalid   = "name-invalid" // the name breaks the spec's rules
 	CodeLargeText     = "large-text"   // warning: a text file over WarnTextSize
+	CodeContentType   = "content-type-invalid"
 )
+
+// validContentType accepts a media type as mime.ParseMediaType reads it,
+// written in printable ASCII: it is sent as a Content-Type header.
+func validContentType(ct string) bool {
+	for i := 0; i < len(ct); i++ {
+		if ct[i] < 0x20 || ct[i] > 0x7e {
+			return false
+		}
+	}
+	_, _, err := mime.ParseMediaType(ct)
+	return err == nil
+}
 
 // CheckError is a refused bundle. Every problem found is listed; Field is
 // "content" for SKILL.md, "files[i]" for a file, or a frontmatter field.
@@ -92,8 +108,14 @@ func (e *CheckError) Error() string {
 // paths go through CleanFilePath (the one path check, which also refuses a
 // second SKILL.md), files are sorted, content types and binary flags are
 // filled in. It refuses what lenient loading would skip (no description,
-// YAML that cannot be parsed), a name that breaks the spec's rules, and
-// anything over the limits. Every refusal names the field or file at fault.
+// YAML that cannot be parsed, frontmatter over the bounds of Parse), a
+// name that breaks the spec's rules, control characters in SKILL.md
+// (other than tab and line breaks) or in a frontmatter key or value, two
+// files whose names are equal in Unicode normal form C, a content type
+// that is not a media type, and anything over the limits. Every refusal
+// names the field or file at fault, and the character position for
+// control characters. It is the one write gate: every store refuses the
+// same bundles.
 // On success it returns the parsed document and any warnings.
 func (b *Bundle) Check(lim Limits) (*Document, []Diagnostic, error) {
 	lim = lim.withDefaults()
@@ -104,6 +126,9 @@ func (b *Bundle) Check(lim Limits) (*Document, []Diagnostic, error) {
 	doc, diags, ok := Parse(b.Content, "SKILL.md", "")
 	for _, d := range diags {
 		d.Path = "SKILL.md"
+		if d.Code == CodeControlChar {
+			d.Severity = Error // lenient loading warns; storing refuses
+		}
 		if d.Severity == Error {
 			if d.Field == "" {
 				d.Field = "content"
@@ -122,6 +147,9 @@ func (b *Bundle) Check(lim Limits) (*Document, []Diagnostic, error) {
 			}
 		}
 	}
+	if d := contentControl(b.Content); d != nil {
+		problems = append(problems, *d)
+	}
 	total := int64(len(b.Content))
 	if int64(len(b.Content)) > lim.MaxFileSize {
 		refuse(CodeTooLarge, "content", "SKILL.md", "SKILL.md is %d bytes, over the %d-byte limit per file", len(b.Content), lim.MaxFileSize)
@@ -130,6 +158,10 @@ func (b *Bundle) Check(lim Limits) (*Document, []Diagnostic, error) {
 		refuse(CodeTooManyFiles, "files", "", "the skill has %d files, over the limit of %d", len(b.Files), lim.MaxFiles)
 	}
 	seen := map[string]int{}
+	// nfc holds each path in Unicode normal form C: "é" written as one
+	// code point or as "e" and a combining accent are two names to Linux
+	// but one to macOS and to a person reading a listing.
+	nfc := map[string]int{}
 	for i := range b.Files {
 		f := &b.Files[i]
 		field := fmt.Sprintf("files[%d]", i)
@@ -144,7 +176,15 @@ func (b *Bundle) Check(lim Limits) (*Document, []Diagnostic, error) {
 			continue
 		}
 		seen[clean] = i
+		if j, dup := nfc[norm.NFC.String(clean)]; dup {
+			refuse(CodeDuplicatePath, field, clean, "files[%d] %q and files[%d] %q are the same name written in different Unicode forms (composed and decomposed accents): keep one of them", j, b.Files[j].Path, i, clean)
+			continue
+		}
+		nfc[norm.NFC.String(clean)] = i
 		f.Path = clean
+		if f.ContentType != "" && !validContentType(f.ContentType) {
+			refuse(CodeContentType, field+".contentType", clean, "%s: the content type %q is not a media type such as text/markdown: give a valid one, or leave it out to have it detected", clean, f.ContentType)
+		}
 		size := int64(len(f.Data))
 		total += size
 		if size > lim.MaxFileSize {
@@ -177,13 +217,13 @@ func (b *Bundle) Check(lim Limits) (*Document, []Diagnostic, error) {
 	// differ only in case collide on case-insensitive file systems.
 	lower := map[string]string{}
 	for p := range seen {
-		for d := p; ; {
+		for d := norm.NFC.String(p); ; {
 			i := strings.LastIndexByte(d, '/')
 			if i < 0 {
 				break
 			}
 			d = d[:i]
-			if j, clash := seen[d]; clash {
+			if j, clash := nfc[d]; clash {
 				refuse(CodeDuplicatePath, fmt.Sprintf("files[%d]", j), d, "%q is a file, but %q needs it to be a folder", d, p)
 			}
 		}

@@ -96,3 +96,101 @@ func TestBundleCaseWarning(t *testing.T) {
 		t.Errorf("%v %v", err, warns)
 	}
 }
+
+// TestBundleControlCharacters: the write gate refuses control characters
+// in SKILL.md and in every frontmatter field the same way for every store,
+// naming the field and where the character is.
+func TestBundleControlCharacters(t *testing.T) {
+	md := func(front, body string) []byte {
+		return []byte("---\nname: ctl\n" + front + "---\n" + body)
+	}
+	refused := []struct {
+		name    string
+		content []byte
+		field   string
+		want    string // in the message
+	}{
+		{"NUL in description", md("description: \"a\\0b\"\n", "# x\n"), "description", "character 2 of the value is the control character U+0000 (NUL)"},
+		{"ESC in description", md("description: \"red \\e[31m\"\n", ""), "description", "U+001B (ESC)"},
+		{"C1 in description", md("description: \"a\\x9bb\"\n", ""), "description", "U+009B (CSI)"},
+		{"DEL in license", md("description: d\nlicense: \"MIT\\x7f\"\n", ""), "license", "U+007F (DEL)"},
+		{"in a tag", md("description: d\ntags: [a, \"b\\x07\"]\n", ""), "tags[1]", "U+0007 (BEL)"},
+		{"in metadata", md("description: d\nmetadata:\n  author: \"x\\by\"\n", ""), "metadata.author", "U+0008 (BACKSPACE)"},
+		{"in an unknown nested field", md("description: d\nx:\n  y: [\"\\0\"]\n", ""), "x.y[0]", "U+0000 (NUL)"},
+		{"line break in a key", md("description: d\n\"a\\nb\": c\n", ""), `"a\nb"`, "of the key is the control character U+000A (LINE FEED)"},
+		{"NUL in the body", md("description: d\n", "# x\n\nline two \x00 here\n"), "content", "SKILL.md line 7, column 10: the control character U+0000 (NUL)"},
+		{"ESC in the body", md("description: d\n", "\x1b[2J\x1b[31m\n"), "content", "line 5, column 1: the control character U+001B (ESC) (and 1 more)"},
+		{"C1 in the body", md("description: d\n", "a\u0085b\n"), "content", "U+0085 (NEXT LINE)"},
+		{"ESC in the name", md("description: d\n", ""), "name", ""},
+	}
+	refused[len(refused)-1].content = []byte("---\nname: \"ctl\\e[0m\"\ndescription: d\n---\n")
+	for _, c := range refused {
+		b := &Bundle{Content: c.content}
+		_, _, err := b.Check(Limits{})
+		var ce *CheckError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: want a CheckError, got %v", c.name, err)
+			continue
+		}
+		p := ce.Problems[0]
+		if p.Code != CodeControlChar || p.Field != c.field || p.Path != "SKILL.md" || p.Severity != Error || !strings.Contains(p.Message, c.want) {
+			t.Errorf("%s: got %+v, want %s on %s saying %q", c.name, ce.Problems, CodeControlChar, c.field, c.want)
+		}
+	}
+	// Tabs and line breaks are text: in the body, and in values that block
+	// scalars or escapes spread over lines.
+	ok := &Bundle{Content: []byte("---\r\nname: ctl\r\ndescription: |\r\n  Two\tcolumns,\r\n  two lines.\r\nnote: \"a\\tb\\r\\nc\"\r\n---\r\n# Body\r\n\tindented\r\n")}
+	if _, warns, err := ok.Check(Limits{}); err != nil || len(warns) != 0 {
+		t.Errorf("tabs and line breaks: %v %v", err, warns)
+	}
+	// Lenient loading warns and still loads, except for the name.
+	_, diags, loaded := Parse(md("description: \"a\\0b\"\n", ""), "/s/ctl/SKILL.md", "ctl")
+	if !loaded || len(diags) != 1 || diags[0].Code != CodeControlChar || diags[0].Severity != Warning || diags[0].Path != "/s/ctl/SKILL.md" {
+		t.Errorf("lenient: %v %v", loaded, diags)
+	}
+	for _, dir := range []string{"ctl\x1b[31m", "c\u202etl"} {
+		if _, diags, loaded := Parse([]byte("---\ndescription: d\n---\n"), "/s/x/SKILL.md", dir); loaded || diags[len(diags)-1].Code != CodeControlChar {
+			t.Errorf("folder name %q: %v %v", dir, loaded, diags)
+		}
+	}
+}
+
+func TestBundleUnicodeDuplicates(t *testing.T) {
+	content := []byte("---\nname: u\ndescription: d\n---\n")
+	b := &Bundle{Content: content, Files: []BundleFile{
+		{Path: "caf\u00e9.md", Data: []byte("composed")},
+		{Path: "cafe\u0301.md", Data: []byte("decomposed")},
+	}}
+	_, _, err := b.Check(Limits{})
+	var ce *CheckError
+	if !errors.As(err, &ce) || len(ce.Problems) != 1 || ce.Problems[0].Code != CodeDuplicatePath || ce.Problems[0].Field != "files[1]" || !strings.Contains(ce.Problems[0].Message, "Unicode forms") {
+		t.Fatalf("NFC/NFD duplicate: %v", err)
+	}
+	// A file and a folder of the same name in two forms clash too.
+	b = &Bundle{Content: content, Files: []BundleFile{
+		{Path: "caf\u00e9", Data: []byte("file")},
+		{Path: "cafe\u0301/x.md", Data: []byte("in a folder")},
+	}}
+	if _, _, err := b.Check(Limits{}); !errors.As(err, &ce) || ce.Problems[0].Code != CodeDuplicatePath {
+		t.Fatalf("file and folder in two forms: %v", err)
+	}
+	// One form alone is fine.
+	b = &Bundle{Content: content, Files: []BundleFile{{Path: "cafe\u0301.md", Data: []byte("x")}}}
+	if _, _, err := b.Check(Limits{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBundleContentType(t *testing.T) {
+	for ct, ok := range map[string]bool{
+		"text/markdown": true, "text/plain; charset=utf-8": true,
+		"text/plain\r\nX-Evil: 1": false, "text/\x00plain": false, "not a type": false, "text/plain; x=\"\x1b\"": false, "text/plaïn": false,
+	} {
+		b := &Bundle{Content: []byte("---\nname: c\ndescription: d\n---\n"), Files: []BundleFile{{Path: "a.md", Data: []byte("x"), ContentType: ct}}}
+		_, _, err := b.Check(Limits{})
+		var ce *CheckError
+		if ok != (err == nil) || !ok && (!errors.As(err, &ce) || ce.Problems[0].Code != CodeContentType || ce.Problems[0].Field != "files[0].contentType") {
+			t.Errorf("content type %q: %v", ct, err)
+		}
+	}
+}

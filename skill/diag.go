@@ -81,6 +81,9 @@ const (
 	CodeNameHyphenEdge      = "name-hyphen-edge"     // starts or ends with -
 	CodeNameDoubleHyphen    = "name-consecutive-hyphens"
 	CodeCompatibilityLong   = "compatibility-too-long"
+	CodeFrontmatterTooLarge = "frontmatter-too-large" // over MaxFrontmatterBytes; skill skipped
+	CodeFrontmatterTooDeep  = "frontmatter-too-deep"  // nested over MaxFrontmatterDepth; skill skipped
+	CodeYAMLAliasLimit      = "yaml-alias-limit"      // aliases expand past MaxFrontmatterAliases or MaxFrontmatterExpanded, or into themselves; skill skipped
 
 	// Discovery.
 	CodeRootMissing      = "root-missing"

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -92,7 +93,7 @@ func (f Fields) MarshalJSON() ([]byte, error) {
 func (f *Fields) UnmarshalJSON(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	v, err := decodeOrdered(dec)
+	v, err := decodeOrdered(dec, 0)
 	if err != nil {
 		return err
 	}
@@ -104,13 +105,22 @@ func (f *Fields) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-func decodeOrdered(dec *json.Decoder) (any, error) {
+// maxJSONDepth bounds the nesting decodeOrdered follows, as
+// encoding/json bounds its own (json.Decoder.Token does not). Frontmatter
+// stored before MaxFrontmatterDepth existed may nest deeper than it, so
+// this is the looser bound of the JSON package.
+const maxJSONDepth = 10000
+
+func decodeOrdered(dec *json.Decoder, depth int) (any, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
 	}
 	switch t := tok.(type) {
 	case json.Delim:
+		if depth++; depth > maxJSONDepth {
+			return nil, fmt.Errorf("frontmatter JSON nests more than %d deep", maxJSONDepth)
+		}
 		switch t {
 		case '{':
 			fs := Fields{}
@@ -119,7 +129,7 @@ func decodeOrdered(dec *json.Decoder) (any, error) {
 				if err != nil {
 					return nil, err
 				}
-				v, err := decodeOrdered(dec)
+				v, err := decodeOrdered(dec, depth)
 				if err != nil {
 					return nil, err
 				}
@@ -130,7 +140,7 @@ func decodeOrdered(dec *json.Decoder) (any, error) {
 		case '[':
 			list := []any{}
 			for dec.More() {
-				v, err := decodeOrdered(dec)
+				v, err := decodeOrdered(dec, depth)
 				if err != nil {
 					return nil, err
 				}
@@ -250,7 +260,15 @@ func parse(data []byte, path, dirName string, keepBody bool) (doc *Document, dia
 		report(Error, code, "", "%v; skill skipped", err)
 		return nil, diags, false
 	}
+	if len(frontB) > MaxFrontmatterBytes {
+		report(Error, CodeFrontmatterTooLarge, "", "the frontmatter is %d bytes, over the %d-byte limit; skill skipped: keep the frontmatter to short fields and move long text into the body or a file of the skill", len(frontB), MaxFrontmatterBytes)
+		return nil, diags, false
+	}
 	root, retried, err := parseYAML(string(frontB))
+	if be, over := err.(*boundError); over {
+		report(Error, be.code, "", "%s; skill skipped", be.msg)
+		return nil, diags, false
+	}
 	if err != nil {
 		report(Error, CodeYAMLInvalid, "", "invalid YAML in frontmatter: %v; skill skipped (quote values that contain \": \" or start with a special character)", err)
 		return nil, diags, false
@@ -297,8 +315,20 @@ func parse(data []byte, path, dirName string, keepBody bool) (doc *Document, dia
 			report(Warning, CodeNameMismatch, "name", "name %q does not match parent directory %q: rename one of them", fm.Name, dirName)
 		}
 	}
+	if i := strings.IndexFunc(fm.Name, func(r rune) bool { return isControl(r, false) || isInvisible(r) }); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(fm.Name[i:])
+		report(Error, CodeControlChar, "name", "the name %q holds %s, an invisible or control character that would reach terminals and agents; skill skipped: use lowercase letters, digits and hyphens", fm.Name, describeRune(r))
+		return doc, diags, false
+	}
 	if n := runeCount(fm.Compatibility); n > MaxCompatibilityLen {
 		report(Warning, CodeCompatibilityLong, "compatibility", "compatibility exceeds %d characters (%d)", MaxCompatibilityLen, n)
+	}
+	for _, d := range textProblems(fm.Raw, Warning) {
+		if d.Field == "name" {
+			continue // the name check above had its say
+		}
+		d.Path = path
+		diags = append(diags, d)
 	}
 	return doc, diags, true
 }
@@ -320,21 +350,39 @@ func parseYAML(front string) (root *yaml.Node, retried string, err error) {
 	if err == nil {
 		return root, "", nil
 	}
+	if _, over := err.(*boundError); over {
+		return nil, "", err
+	}
 	fixed, key := quoteColonValues(front)
 	if key == "" {
 		return nil, "", cleanYAMLError(err)
 	}
-	if root, err2 := decodeNode(fixed); err2 == nil {
+	root, err2 := decodeNode(fixed)
+	if err2 == nil {
 		return root, key, nil
+	}
+	if _, over := err2.(*boundError); over {
+		return nil, "", err2
 	}
 	return nil, "", cleanYAMLError(err)
 }
 
+// decodeNode decodes frontmatter text. The fast path makes only flat,
+// alias-free trees; what the full decoder makes is measured (checkBounds)
+// before anything walks it, and a *boundError is returned when it is over
+// a bound.
 func decodeNode(text string) (*yaml.Node, error) {
 	if n, ok := fastNode(text); ok {
 		return n, nil
 	}
-	return decodeFull(text)
+	n, err := decodeFull(text)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkBounds(n); err != nil {
+		return nil, err
+	}
+	return n, nil
 }
 
 func decodeFull(text string) (*yaml.Node, error) {

@@ -165,6 +165,11 @@ func FuzzParse(f *testing.F) {
 			if _, err := json.Marshal(doc.Raw); err != nil {
 				t.Fatalf("raw does not marshal: %v", err)
 			}
+			for _, r := range doc.Name {
+				if isControl(r, false) || isInvisible(r) {
+					t.Fatalf("loaded a name with %U: %q", r, doc.Name)
+				}
+			}
 		}
 		for _, d := range diags {
 			if d.Code == "" || d.Message == "" || d.Severity == "" {
@@ -228,4 +233,18 @@ func describe(n *yaml.Node) []string {
 	}
 	walk(n, "")
 	return out
+}
+
+func TestFieldsUnmarshalJSONDepth(t *testing.T) {
+	var f Fields
+	deep := `{"a":` + strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth) + `}`
+	// json.Unmarshal validates (and so bounds) first; a direct call must
+	// be bounded too.
+	if err := f.UnmarshalJSON([]byte(deep)); err == nil || !strings.Contains(err.Error(), "nests more than") {
+		t.Errorf("too deep: %v", err)
+	}
+	ok := `{"a":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`
+	if err := json.Unmarshal([]byte(ok), &f); err != nil {
+		t.Errorf("100 deep: %v", err)
+	}
 }

@@ -39,8 +39,13 @@ const (
 // config values naming files inside a skill. It takes a path relative to
 // the skill folder, written with forward slashes, and returns it in clean
 // form ("./a/b" becomes "a/b"). It refuses absolute paths (including drive
-// letters), ".." segments, backslashes, NUL and other control characters,
-// invalid UTF-8, empty segments, and paths or segments that are too long.
+// letters, also after a "./"), ".." segments, backslashes, NUL, ESC and
+// every other control character (C0, DEL, C1), invisible formatting
+// characters (bidirectional controls, zero-width characters, the byte
+// order mark, U+2028 and U+2029: Unicode's Cf category), invalid UTF-8,
+// empty segments, and paths or segments that are too long. Cleaning is
+// idempotent: a clean path passes unchanged. Two names that differ only in
+// Unicode normalisation are refused within one skill by Bundle.Check.
 //
 // CleanPath is lexical. Symlinks are the file system's business: folder
 // skills are read through os.Root, which refuses links that leave the skill.
@@ -57,36 +62,62 @@ func CleanPath(p string) (string, error) {
 	if !utf8.ValidString(p) {
 		return refuse(CodePathChars, "it is not valid UTF-8")
 	}
-	for _, r := range p {
+	for i, r := range p {
 		switch {
 		case r == '\\':
 			return refuse(CodePathChars, "it contains a backslash: use / between folders")
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			return refuse(CodePathChars, fmt.Sprintf("it contains the control character %U", r))
+		case isControl(r, false):
+			return refuse(CodePathChars, fmt.Sprintf("byte %d is the control character %s: file names may not hold control characters", i+1, describeRune(r)))
+		case isInvisible(r):
+			return refuse(CodePathChars, fmt.Sprintf("byte %d is the invisible character %s: file names may not hold bidirectional controls, zero-width or other invisible formatting characters, which make a name look like another", i+1, describeRune(r)))
 		}
 	}
-	if p[0] == '/' || len(p) >= 2 && p[1] == ':' && (p[0] >= 'A' && p[0] <= 'Z' || p[0] >= 'a' && p[0] <= 'z') {
+	if p[0] == '/' || isDrive(p) {
 		return refuse(CodePathAbsolute, "it is absolute: give a path relative to the skill folder")
 	}
-	segs := strings.Split(p, "/")
-	out := segs[:0]
-	for i, s := range segs {
-		switch {
+	// Check the segments in place; only a path with "." segments is
+	// rebuilt (most paths come clean, and cost no allocation).
+	dots := false
+	for i, start, seg := 0, 0, 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		switch s := p[start:i]; {
 		case s == "..":
 			return refuse(CodePathDotDot, `it contains "..": paths may not leave the skill folder`)
 		case s == ".":
-			continue
+			dots = true
 		case s == "":
-			return refuse(CodePathSegment, fmt.Sprintf("segment %d is empty (a doubled or trailing /)", i+1))
+			return refuse(CodePathSegment, fmt.Sprintf("segment %d is empty (a doubled or trailing /)", seg))
 		case len(s) > MaxSegmentLen:
-			return refuse(CodePathLong, fmt.Sprintf("segment %d is %d bytes long; the limit is %d", i+1, len(s), MaxSegmentLen))
+			return refuse(CodePathLong, fmt.Sprintf("segment %d is %d bytes long; the limit is %d", seg, len(s), MaxSegmentLen))
 		}
-		out = append(out, s)
+		start, seg = i+1, seg+1
+	}
+	if !dots {
+		return p, nil
+	}
+	segs := strings.Split(p, "/")
+	out := segs[:0]
+	for _, s := range segs {
+		if s != "." {
+			out = append(out, s)
+		}
 	}
 	if len(out) == 0 {
 		return refuse(CodePathEmpty, "it names the skill folder itself, not a file")
 	}
+	// "./C:x" cleans to "C:x", which Windows reads as a path on drive C:
+	// refuse it as "C:x" itself is refused, so that cleaning is idempotent.
+	if isDrive(out[0]) {
+		return refuse(CodePathAbsolute, "it is absolute: give a path relative to the skill folder")
+	}
 	return strings.Join(out, "/"), nil
+}
+
+// isDrive reports whether p starts with a Windows drive letter ("C:").
+func isDrive(p string) bool {
+	return len(p) >= 2 && p[1] == ':' && (p[0] >= 'A' && p[0] <= 'Z' || p[0] >= 'a' && p[0] <= 'z')
 }
 
 // CleanFilePath is CleanPath for a supporting file being written into a

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestCleanPath(t *testing.T) {
@@ -36,6 +37,18 @@ func TestCleanPath(t *testing.T) {
 		"a\nb":                    CodePathChars,
 		"a\x7fb":                  CodePathChars,
 		"a\u0085b":                CodePathChars,
+		"\x1b[31mred.md":          CodePathChars,
+		"a\u009bb":                CodePathChars,
+		"evil\u202egnp.md":        CodePathChars,
+		"a\u200bb.md":             CodePathChars,
+		"a\u200db.md":             CodePathChars,
+		"\ufeffa.md":              CodePathChars,
+		"a\u2066b\u2069.md":       CodePathChars,
+		"a\u2028b":                CodePathChars,
+		"soft\u00adhyphen":        CodePathChars,
+		"./C:x":                   CodePathAbsolute,
+		"./A:":                    CodePathAbsolute,
+		"././c:/x":                CodePathAbsolute,
 		"\xff":                    CodePathChars,
 		"a//b":                    CodePathSegment,
 		"a/":                      CodePathSegment,
@@ -68,7 +81,7 @@ func TestCleanFilePath(t *testing.T) {
 }
 
 func FuzzCleanPath(f *testing.F) {
-	for _, s := range []string{"a", "./a/b", "../x", "/abs", "a//b", `a\b`, "a\x00", "C:x", "...", "a/./../b", "\u2028"} {
+	for _, s := range []string{"a", "./a/b", "../x", "/abs", "a//b", `a\b`, "a\x00", "C:x", "./C:x", "...", "a/./../b", "\u2028", "a\x1bb", "a\u202eb", "e\u0301.md"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
@@ -90,9 +103,12 @@ func FuzzCleanPath(f *testing.F) {
 			}
 		}
 		for _, r := range c {
-			if r < 0x20 || r == 0x7f {
-				t.Fatalf("control character in %q", c)
+			if unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029 {
+				t.Fatalf("control or invisible character %U in %q", r, c)
 			}
+		}
+		if isDrive(c) {
+			t.Fatalf("CleanPath(%q) = %q starts with a drive letter", p, c)
 		}
 		if again, err := CleanPath(c); err != nil || again != c {
 			t.Fatalf("not idempotent: %q -> %q -> %q, %v", p, c, again, err)

@@ -201,6 +201,15 @@ func (m *manifest) walk(d *dirHandle, real, rel string, depth int, rules *ignore
 			return
 		}
 		childRel := joinRel(rel, name)
+		// A name CleanPath refuses could never be read through it, and
+		// control or invisible characters would reach terminals and
+		// envelopes: leave it out, naming it quoted.
+		if _, err := skill.CleanPath(childRel); err != nil {
+			if pe, ok := err.(*skill.PathError); ok {
+				m.report(skill.Warning, pe.Code, d.path, "the name %q in this folder is refused: %s; not listed and never served: rename it", name, pe.Reason)
+			}
+			continue
+		}
 		childPath := func() string { return d.path + string(filepath.Separator) + name }
 		childReal := real + string(filepath.Separator) + name
 		var st fileStat

@@ -82,6 +82,9 @@ func Decode(data []byte, v any) error {
 	if open >= 0 {
 		return errorAt(data, open, "", "unterminated /* comment")
 	}
+	if off := tooDeep(clean); off >= 0 {
+		return errorAt(data, off, "", fmt.Sprintf("arrays and objects nest more than %d deep", MaxDepth))
+	}
 	if !json.Valid(clean) {
 		var x any
 		err := json.Unmarshal(clean, &x)
@@ -114,6 +117,37 @@ func Decode(data []byte, v any) error {
 		return &Error{Msg: err.Error(), err: err}
 	}
 	return nil
+}
+
+// MaxDepth bounds how deeply arrays and objects nest. Configuration needs
+// a handful of levels; the bound is checked in one pass before decoding,
+// so no deeper text reaches the decoders.
+const MaxDepth = 64
+
+// tooDeep returns the offset of the first "[" or "{" nested deeper than
+// MaxDepth in valid-or-not JSON text (comments already blanked), or -1.
+func tooDeep(data []byte) int {
+	depth, inString := 0, false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			if depth++; depth > MaxDepth {
+				return i
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return -1
 }
 
 // errorAt makes an Error located at byte offset off of the original text.

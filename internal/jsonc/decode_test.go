@@ -378,3 +378,17 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeDepth(t *testing.T) {
+	var v any
+	deep := "{\"a\": " + strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth) + "}"
+	err := Decode([]byte(deep), &v)
+	var e *Error
+	if !errors.As(err, &e) || e.Line != 1 || e.Col != 7+MaxDepth-1 || !strings.Contains(e.Msg, "nest more than 64 deep") {
+		t.Errorf("too deep: %v", err)
+	}
+	ok := "// brackets in strings and comments do not count: [[[[\n{\"a\": " + strings.Repeat("[", MaxDepth-1) + "\"" + strings.Repeat("[{", 100) + "\"" + strings.Repeat("]", MaxDepth-1) + "}"
+	if err := Decode([]byte(ok), &v); err != nil {
+		t.Errorf("at the limit: %v", err)
+	}
+}

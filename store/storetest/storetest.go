@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Conflicts", testConflicts},
 		{"PathRefusals", testPathRefusals},
 		{"Limits", testLimits},
+		{"TextRefusals", testTextRefusals},
 		{"Binary", testBinary},
 		{"Executable", testExecutable},
 		{"EnableDisable", testEnableDisable},
@@ -549,6 +550,50 @@ func testPathRefusals(t *testing.T, s store.Store) {
 	if _, err := s.Get(ctx, "other"); store.ErrorCode(err) != store.NotFound {
 		t.Errorf("a refused import was written: %v", err)
 	}
+}
+
+// testTextRefusals: control characters in SKILL.md or its fields, file
+// names equal after Unicode normalisation and frontmatter alias bombs are
+// refused by every store alike, as invalid input naming the field (a NUL
+// once got 200 from SQLite and 500 from PostgreSQL).
+func testTextRefusals(t *testing.T, s store.Store) {
+	put(t, s, bundle("text"), 0)
+	before := snapshot(t, s)
+	bomb := "a0: &a0 [lol]"
+	for i := 1; i <= 9; i++ {
+		bomb += fmt.Sprintf("\na%d: &a%d [%s]", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", i-1), 10), ", "))
+	}
+	cases := []struct {
+		name, code, field string
+		b                 *skill.Bundle
+	}{
+		{"NUL in description", skill.CodeControlChar, "description", &skill.Bundle{Content: md("text", `"a\0b"`)}},
+		{"ESC in category", skill.CodeControlChar, "category", &skill.Bundle{Content: md("text", "d", `category: "\e[31m"`)}},
+		{"NUL in a tag", skill.CodeControlChar, "tags[0]", &skill.Bundle{Content: md("text", "d", `tags: ["a\0"]`)}},
+		{"NUL in metadata", skill.CodeControlChar, "metadata.k", &skill.Bundle{Content: md("text", "d", "metadata:", `  k: "\0"`)}},
+		{"NUL in the body", skill.CodeControlChar, "content", &skill.Bundle{Content: append(md("text", "d"), "tail \x00\n"...)}},
+		{"NFC duplicate", skill.CodeDuplicatePath, "files[1]", bundle("text", file("caf\u00e9.md", "1"), file("cafe\u0301.md", "2"))},
+		{"bidi file name", skill.CodePathChars, "files[0]", bundle("text", file("a\u202egnp.md", "1"))},
+		{"alias bomb", skill.CodeYAMLAliasLimit, "content", &skill.Bundle{Content: md("text", "d", bomb)}},
+	}
+	for _, tc := range cases {
+		_, err := s.Put(ctx, clone(tc.b), store.PutOptions{IfVersion: -1})
+		e := wantCode(t, err, store.Invalid)
+		if !hasProblem(e, tc.code, "") || e.Field != tc.field {
+			t.Errorf("Put %s: field %q problems %v", tc.name, e.Field, e.Problems)
+		}
+		res, err := s.Import(ctx, []store.ImportItem{{Bundle: clone(tc.b)}})
+		if err != nil || len(res) != 1 || res[0].Action != store.ActionRefused || store.ErrorCode(res[0].Error) != store.Invalid {
+			t.Errorf("Import %s: %+v %v", tc.name, res, err)
+		}
+	}
+	_, err := s.PutFile(ctx, "text", "\x1b[31m.md", []byte("x"), false, -1)
+	if e := wantCode(t, err, store.Invalid); !hasProblem(e, skill.CodePathChars, "") {
+		t.Errorf("PutFile with ESC: %v", e.Problems)
+	}
+	sameState(t, "refused text", before, snapshot(t, s))
+	// Tabs and line breaks are text.
+	put(t, s, &skill.Bundle{Content: md("text", "|", "  two\tcolumns", "  and lines")}, -1)
 }
 
 func testLimits(t *testing.T, s store.Store) {
