@@ -40,3 +40,9 @@ if [ -z "${LOADOUT_TEST_POSTGRES:-}" ]; then
 fi
 
 go test -race -count=1 ./...
+
+# Every fuzz target for a short fixed time (FUZZTIME, 5s each by default),
+# with its committed seed corpus; FUZZTIME=0 skips this step.
+if [ "${FUZZTIME:-5s}" != "0" ]; then
+  scripts/fuzz.sh
+fi
