@@ -346,7 +346,10 @@ type Loadout struct {
 	shadowed map[string]bool
 
 	searchOnce sync.Once
-	search     *searchIndex
+	search     atomic.Pointer[searchIndex]
+	// base, when set, is the index to patch rather than build (see
+	// indexBase); the first search takes it.
+	base *indexBase
 }
 
 // Entries returns every selected skill in prompt order.

@@ -294,10 +294,12 @@ func diffResults(was, now *source.Result) (map[string]*skill.Skill, bool) {
 }
 
 // patch makes the loadout was would become after the changes: only the
-// entries of the changed names are made again, the others are kept. ok is
-// false when the change needs the loadout built again: a source read twice
-// by the agent, a change not known by name, preloads, or a changed name
-// the agent selects from more than one source.
+// entries of the changed names are made again, the others are kept, and
+// the work is a copy of the entry and name lists (plus a search per
+// changed name). ok is false when the change needs the loadout built
+// again: a source read twice by the agent, a change not known by name,
+// preloads, or a changed name the agent selects from more than one source.
+// A change that selects nothing here returns was itself.
 func (c *Catalog) patch(was *Loadout, fetch func(SourceSpec) *source.Result, dirty map[string]bool, changed map[string]map[string]*skill.Skill) (*Loadout, bool) {
 	spec := was.Spec
 	if len(spec.Preload) > 0 {
@@ -311,7 +313,7 @@ func (c *Catalog) patch(was *Loadout, fetch func(SourceSpec) *source.Result, dir
 	}
 	var srcs []srcChange
 	keys := map[string]bool{}
-	all := map[string]bool{}
+	var all []string
 	for i, src := range spec.Skills {
 		key := src.key()
 		if keys[key] {
@@ -327,63 +329,63 @@ func (c *Catalog) patch(was *Loadout, fetch func(SourceSpec) *source.Result, dir
 		}
 		sc := srcChange{i: i, ch: ch}
 		for name := range ch {
-			if all[name] || was.shadowed[name] {
+			if was.shadowed[name] {
 				return nil, false
 			}
-			all[name] = true
 			sc.names = append(sc.names, name)
 		}
 		sort.Strings(sc.names)
+		all = append(all, sc.names...)
 		srcs = append(srcs, sc)
 	}
+	sort.Strings(all)
+	for i := 1; i < len(all); i++ {
+		if all[i] == all[i-1] {
+			return nil, false // changed in two of the agent's sources
+		}
+	}
 	l := &Loadout{Spec: spec, srcDiags: was.srcDiags, preloadDiags: was.preloadDiags, shadowed: was.shadowed}
-	touched := false // an entry was removed or made
 	l.entries = make([]*Entry, 0, len(was.entries)+len(all))
-	l.byName = maps.Clone(was.byName)
+	var removed, made []*Entry
+	// Entries come by source, and by name within a source.
+	bySource := func(from, i int, after bool) int {
+		return from + sort.Search(len(was.entries)-from, func(j int) bool {
+			if after {
+				return was.entries[from+j].Source > i
+			}
+			return was.entries[from+j].Source >= i
+		})
+	}
 	pos := 0
 	for _, sc := range srcs {
-		// Entries of the sources before this one are kept as they are.
-		for ; pos < len(was.entries) && was.entries[pos].Source < sc.i; pos++ {
-			l.entries = append(l.entries, was.entries[pos])
-		}
-		// Merge this source's entries (sorted by name) with the changed names.
-		k := 0
-		emit := func(name string) {
+		start := bySource(pos, sc.i, false)
+		l.entries = append(l.entries, was.entries[pos:start]...)
+		end := bySource(start, sc.i, true)
+		seg := was.entries[start:end]
+		at := 0
+		for _, name := range sc.names {
+			j := at + sort.Search(len(seg)-at, func(x int) bool { return seg[at+x].Skill.Name >= name })
+			l.entries = append(l.entries, seg[at:j]...)
+			at = j
+			if at < len(seg) && seg[at].Skill.Name == name {
+				if was.byName[name] != seg[at] {
+					return nil, false
+				}
+				removed = append(removed, seg[at])
+				at++
+			} else if _, ok := was.byName[name]; ok {
+				return nil, false // selected from another source
+			}
 			if sk := sc.ch[name]; sk != nil {
 				if e := c.entry(spec, sc.i, sk); e != nil {
 					c.finish(spec, e)
 					l.entries = append(l.entries, e)
-					l.byName[name] = e
-					touched = true
+					made = append(made, e)
 				}
 			}
 		}
-		for ; pos < len(was.entries) && was.entries[pos].Source == sc.i; pos++ {
-			e := was.entries[pos]
-			for ; k < len(sc.names) && sc.names[k] < e.Skill.Name; k++ {
-				if _, ok := was.byName[sc.names[k]]; ok {
-					return nil, false // selected from another source
-				}
-				emit(sc.names[k])
-			}
-			if k < len(sc.names) && sc.names[k] == e.Skill.Name {
-				if was.byName[e.Skill.Name] != e {
-					return nil, false
-				}
-				delete(l.byName, e.Skill.Name)
-				touched = true
-				emit(sc.names[k])
-				k++
-				continue
-			}
-			l.entries = append(l.entries, e)
-		}
-		for ; k < len(sc.names); k++ {
-			if _, ok := was.byName[sc.names[k]]; ok {
-				return nil, false
-			}
-			emit(sc.names[k])
-		}
+		l.entries = append(l.entries, seg[at:]...)
+		pos = end
 	}
 	l.entries = append(l.entries, was.entries[pos:]...)
 	seenRoot := map[string]bool{}
@@ -393,30 +395,43 @@ func (c *Catalog) patch(was *Loadout, fetch func(SourceSpec) *source.Result, dir
 			l.scanDiags = append(l.scanDiags, fetch(src).Diagnostics...)
 		}
 	}
-	if !touched && slices.Equal(l.scanDiags, was.scanDiags) {
+	if len(removed) == 0 && len(made) == 0 && slices.Equal(l.scanDiags, was.scanDiags) {
 		return was, true // none of the changes is selected here
 	}
-	// The sorted names: the old ones less the changed, merged with the
-	// changed that are now selected.
-	var added []string
-	for name := range all {
+	l.byName = maps.Clone(was.byName)
+	for _, e := range removed {
+		delete(l.byName, e.Skill.Name)
+	}
+	for _, e := range made {
+		l.byName[e.Skill.Name] = e
+	}
+	// The sorted names: the old ones less the changed, and the changed
+	// that are selected now.
+	l.names = make([]string, 0, len(was.names)+len(made))
+	at := 0
+	for _, name := range all {
+		j := at + sort.Search(len(was.names)-at, func(x int) bool { return was.names[at+x] >= name })
+		l.names = append(l.names, was.names[at:j]...)
+		at = j
+		if at < len(was.names) && was.names[at] == name {
+			at++
+		}
 		if _, ok := l.byName[name]; ok {
-			added = append(added, name)
+			l.names = append(l.names, name)
 		}
 	}
-	sort.Strings(added)
-	l.names = make([]string, 0, len(was.names)+len(added))
-	k := 0
-	for _, name := range was.names {
-		for ; k < len(added) && added[k] < name; k++ {
-			l.names = append(l.names, added[k])
-		}
-		if all[name] {
-			continue
-		}
-		l.names = append(l.names, name)
+	l.names = append(l.names, was.names[at:]...)
+	if ix := was.search.Load(); ix != nil {
+		l.base = &indexBase{ix: ix, removed: removed, made: made}
 	}
-	l.names = append(l.names, added[k:]...)
-	l.assemble()
+	// The agent's diagnostics stay as they were unless an entry that
+	// comes or goes has some.
+	l.agentDiags = was.agentDiags
+	for _, e := range slices.Concat(removed, made) {
+		if len(e.selDiags) > 0 || e.bodyDiag != nil || e.toolDiag != nil {
+			l.assemble()
+			break
+		}
+	}
 	return l, true
 }

@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -91,6 +92,7 @@ type view struct {
 	Names   []string
 	Diags   []string
 	Prompt  string
+	Search  []string
 }
 
 func viewOf(l *Loadout) view {
@@ -103,6 +105,9 @@ func viewOf(l *Loadout) view {
 		v.Diags = append(v.Diags, d.String()+" agent="+d.Agent+" winner="+d.Winner+" loser="+d.Loser)
 	}
 	v.Prompt, _, _ = l.Prompt(PromptOptions{})
+	for _, q := range []string{"stored", "edit 3", "audit log", "pdf forms", "deplo", "b1", "notes plugin", "review"} {
+		v.Search = append(v.Search, fmt.Sprintf("%s: %+v", q, l.Search(q, 5)))
+	}
 	for _, n := range l.Names() {
 		if e, ok := l.Lookup(n); !ok || e.Skill.Name != n {
 			v.Diags = append(v.Diags, "lookup of "+n+" fails")
@@ -177,6 +182,12 @@ func TestRefreshStoredPatchesLikeABuild(t *testing.T) {
 		}
 		if step%2 == 0 {
 			changed = names // the unchanged ones must cost nothing either
+		}
+		// Index every loadout, so that the next ones patch the index.
+		if step%3 != 2 {
+			for _, l := range append(c.Agents(), c.Global()) {
+				l.Search("x", 1)
+			}
 		}
 		reads := f.reads
 		c.RefreshStored(context.Background(), changed...)
@@ -381,5 +392,134 @@ func TestOverlappingReloadAndRefresh(t *testing.T) {
 	<-refreshed
 	if e, _ := agent(t, c, "a").Lookup("deploy"); e == nil || e.Skill.Description != "Version two, longer." {
 		t.Errorf("after both changes the catalog serves %q; the file says %q", e.Skill.Description, "Version two, longer.")
+	}
+}
+
+// storedCatalog10k is a catalog over 10,000 stored skills with three
+// agents (one with every skill, two with patterns and inline skills) and
+// the global catalog, as the service benchmarks use.
+func storedCatalog10k(b *testing.B) (*Catalog, *fakeStore, []string) {
+	words := strings.Fields("deploy review pdf form data cache build test lint docs release notes backend frontend query index search report chart table import export audit")
+	f := &fakeStore{skills: map[string]*skill.Skill{}}
+	var names []string
+	for i := range 10_000 {
+		n := fmt.Sprintf("%s-%s-%05d", words[i%len(words)], words[(i/7)%len(words)], i)
+		names = append(names, n)
+		f.put(storedWith(b, n, fmt.Sprintf("Use when working on %s %s tasks.", words[(i/3)%len(words)], words[(i/11)%len(words)]), 1))
+	}
+	c, err := New(context.Background(), []AgentSpec{
+		{AgentID: "dev", Skills: []SourceSpec{{Store: true}}},
+		{AgentID: "ops", Skills: []SourceSpec{{Store: true, Available: []string{"deploy-*", "audit-*"}, Inline: []string{"deploy-review-*"}}}},
+		{AgentID: "docs", Skills: []SourceSpec{{Store: true, Available: []string{"docs-*", "report-*"}}}},
+	}, Options{Store: f})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, f, names
+}
+
+// BenchmarkRefreshStored10k is the catalog's part of a write to one stored
+// skill among 10,000: read it again, patch the loadouts that hold it.
+func BenchmarkRefreshStored10k(b *testing.B) {
+	c, f, names := storedCatalog10k(b)
+	ctx := context.Background()
+	skills := make([]*skill.Skill, 64)
+	for i := range skills {
+		n := names[(i*7919)%len(names)]
+		skills[i] = storedWith(b, n, "Edited "+n+".", 2+i)
+	}
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		sk := skills[i%len(skills)]
+		f.put(sk)
+		c.RefreshStored(ctx, sk.Name)
+		i++
+	}
+	if e, _ := c.Global().Lookup(skills[(i-1)%len(skills)].Name); e.Skill != skills[(i-1)%len(skills)] {
+		b.Fatal("the last write is not served")
+	}
+}
+
+// BenchmarkRebuild10k is what every write cost before: every loadout built
+// again from the store's skills (not counting the read of the store).
+func BenchmarkRebuild10k(b *testing.B) {
+	c, f, _ := storedCatalog10k(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		c.mu.Lock()
+		res := maps.Clone(c.snap.Load().results)
+		c.apply(ctx, nil, res, nil)
+		c.mu.Unlock()
+	}
+	_ = f
+}
+
+// BenchmarkSearchAfterWrite10k is a search right after a write: the first
+// search of a patched loadout indexes it again.
+func BenchmarkSearchAfterWrite10k(b *testing.B) {
+	c, f, names := storedCatalog10k(b)
+	ctx := context.Background()
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		n := names[(i*7919)%len(names)]
+		f.put(storedWith(b, n, fmt.Sprintf("Edited %s, %d.", n, i), 2+i))
+		c.RefreshStored(ctx, n)
+		l, _ := c.Agent("dev")
+		if hs := l.Search("release notes", 10); len(hs) == 0 {
+			b.Fatal("no hits")
+		}
+		i++
+	}
+}
+
+// A write after a search patches the search index rather than indexing
+// every skill again, and the patched index ranks exactly as a new one.
+func TestSearchIndexPatched(t *testing.T) {
+	f := &fakeStore{skills: map[string]*skill.Skill{}}
+	words := strings.Fields("deploy review pdf form data cache build test lint docs release notes")
+	for i := range 60 {
+		f.put(storedWith(t, fmt.Sprintf("%s-%s-%02d", words[i%len(words)], words[(i/5)%len(words)], i), fmt.Sprintf("Use for %s and %s.", words[(i/3)%len(words)], words[(i/7)%len(words)]), 1))
+	}
+	specs := []AgentSpec{{AgentID: "a", Skills: []SourceSpec{{Store: true}}}}
+	c, err := New(context.Background(), specs, Options{Store: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries := []string{"deploy", "release notes", "pdf form", "use", "lint-docs", "zebra", "uniqueword", "relea"}
+	for round := range 20 {
+		l := agent(t, c, "a")
+		l.Search("deploy", 3) // index it
+		name := fmt.Sprintf("%s-%s-%02d", words[round%len(words)], words[(round/5)%len(words)], round)
+		switch round % 3 {
+		case 0:
+			f.put(storedWith(t, name, fmt.Sprintf("Edited: uniqueword%d and release notes.", round), 2+round))
+		case 1:
+			f.remove(name)
+		default:
+			f.put(storedWith(t, fmt.Sprintf("zebra-%02d", round), "A zebra skill for release.", 1))
+			name = fmt.Sprintf("zebra-%02d", round)
+		}
+		c.RefreshStored(context.Background(), name)
+		p := agent(t, c, "a")
+		if p.base == nil {
+			t.Fatalf("round %d: the patched loadout does not start from the previous index", round)
+		}
+		fresh, _ := New(context.Background(), specs, Options{Store: plainStore{f}})
+		for _, q := range queries {
+			got, want := p.Search(q, 8), agent(t, fresh, "a").Search(q, 8)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("round %d, %q (-fresh +patched):\n%s", round, q, diff)
+			}
+		}
+		ix := p.search.Load()
+		if ix == nil || ix.live != len(p.Names()) {
+			t.Fatalf("round %d: index of %d live documents for %d names", round, ix.live, len(p.Names()))
+		}
+		if round%3 != 2 && len(ix.entries) == ix.live {
+			t.Fatalf("round %d: the index was built afresh (no removed document in it)", round)
+		}
 	}
 }
