@@ -523,3 +523,30 @@ func TestSearchIndexPatched(t *testing.T) {
 		}
 	}
 }
+
+// failingOne is a store whose reads of one skill fail.
+type failingOne struct{ *fakeStore }
+
+func (f failingOne) Skill(context.Context, string) (*skill.Skill, []skill.Diagnostic, error) {
+	return nil, nil, fmt.Errorf("database is locked")
+}
+
+// When a skill cannot be read alone, the whole store is read instead:
+// the change is never lost.
+func TestRefreshStoredFallsBack(t *testing.T) {
+	f := &fakeStore{skills: map[string]*skill.Skill{}}
+	f.put(storedWith(t, "one", "One.", 1))
+	c, err := New(context.Background(), []AgentSpec{{AgentID: "a", Skills: []SourceSpec{{Store: true}}}}, Options{Store: failingOne{f}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.put(storedWith(t, "one", "One, edited.", 2))
+	reads := f.reads
+	c.RefreshStored(context.Background(), "one")
+	if f.reads != reads+1 {
+		t.Errorf("the store was read whole %d times, want once", f.reads-reads)
+	}
+	if e, _ := agent(t, c, "a").Lookup("one"); e == nil || e.Skill.Description != "One, edited." {
+		t.Errorf("served %+v", e)
+	}
+}

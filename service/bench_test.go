@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -193,4 +194,26 @@ func followStore(ctx context.Context, b *testing.B, s *Service, st store.Server)
 		}
 	}()
 	return &n
+}
+
+// BenchmarkPutFile16Writers10k is BenchmarkPutFile10k with 16 writers at
+// once, each on skills of its own: ns/op is the time per write of the
+// whole server (its inverse is writes per second).
+func BenchmarkPutFile16Writers10k(b *testing.B) {
+	s, n, feed := benchService(b)
+	ctx := context.Background()
+	admin := Principal{Open: true}
+	b.SetParallelism((16 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			e := int(edits.Add(1))
+			if _, err := s.PutFile(ctx, admin, benchName((e*7919)%n), "references/guide.md", fmt.Appendf(nil, "# Guide\n\nEdit %d.\n", e), false, -1); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(feed.Load())/float64(b.N), "feed-refreshes/op")
 }
