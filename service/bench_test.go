@@ -96,7 +96,7 @@ func benchBundle(i, edit int) *skill.Bundle {
 // benchService is a server's service over the stored skills: the store as
 // cmd/loadout wires it, three agents and the global catalog, and the
 // store's change feed followed the way "loadout serve" follows it.
-func benchService(b *testing.B) (*Service, int, *atomic.Int64) {
+func benchService(b *testing.B, follow bool) (*Service, int, *atomic.Int64) {
 	b.Helper()
 	path, n := storedDB(b)
 	st, err := sqlite.Open(path)
@@ -119,6 +119,9 @@ func benchService(b *testing.B) (*Service, int, *atomic.Int64) {
 	}
 	s := New(cat, Options{Store: st, Server: st, Logger: slog.New(slog.DiscardHandler)})
 	b.Cleanup(func() { s.Close() })
+	if !follow {
+		return s, n, nil
+	}
 	return s, n, followStore(ctx, b, s, st)
 }
 
@@ -127,7 +130,7 @@ func benchService(b *testing.B) (*Service, int, *atomic.Int64) {
 // catalog refresh, and (in the background) whatever the store's change
 // feed makes the server do.
 func BenchmarkPutFile10k(b *testing.B) {
-	s, n, feed := benchService(b)
+	s, n, feed := benchService(b, true)
 	ctx := context.Background()
 	admin := Principal{Open: true}
 	var name, text string
@@ -154,7 +157,7 @@ func BenchmarkPutFile10k(b *testing.B) {
 // BenchmarkPut10k replaces a whole stored skill (a new description, so
 // the loadouts' listings change).
 func BenchmarkPut10k(b *testing.B) {
-	s, n, feed := benchService(b)
+	s, n, feed := benchService(b, true)
 	ctx := context.Background()
 	admin := Principal{Open: true}
 	var k, e int
@@ -200,7 +203,7 @@ func followStore(ctx context.Context, b *testing.B, s *Service, st store.Server)
 // once, each on skills of its own: ns/op is the time per write of the
 // whole server (its inverse is writes per second).
 func BenchmarkPutFile16Writers10k(b *testing.B) {
-	s, n, feed := benchService(b)
+	s, n, feed := benchService(b, true)
 	ctx := context.Background()
 	admin := Principal{Open: true}
 	b.SetParallelism((16 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
@@ -216,4 +219,37 @@ func BenchmarkPutFile16Writers10k(b *testing.B) {
 	})
 	b.StopTimer()
 	b.ReportMetric(float64(feed.Load())/float64(b.N), "feed-refreshes/op")
+}
+
+// BenchmarkOtherInstanceWrite10k is a write by another instance sharing
+// the database (another server, or the CLI): this server reads the whole
+// store again, compares, and patches the loadouts of what changed (the
+// write itself is not timed).
+func BenchmarkOtherInstanceWrite10k(b *testing.B) {
+	s, n, _ := benchService(b, false) // the refresh the feed would make is the one timed
+	path, _ := storedDB(b)
+	other, err := sqlite.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer other.Close()
+	ctx := context.Background()
+	var name, text string
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		e := int(edits.Add(1))
+		name, text = benchName((e*7919)%n), fmt.Sprintf("# Guide\n\nEdit %d.\n", e)
+		if _, err := other.PutFile(ctx, name, "references/guide.md", []byte(text), false, -1); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		s.Refresh(ctx, nil, "store changed")
+	}
+	l, _ := s.Catalog().Agent("dev")
+	if e, ok := l.Lookup(name); !ok {
+		b.Fatal("the last skill written is not in the catalog")
+	} else if data, _ := e.Skill.ReadFile("references/guide.md"); string(data) != text {
+		b.Fatalf("the catalog serves %q after the other instance wrote %q", data, text)
+	}
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -35,17 +36,29 @@ type built struct {
 // NewProvider serves s's skills.
 func NewProvider(s Store) *Provider { return &Provider{s: s, built: map[string]built{}} }
 
+// MaxStampedReads bounds the skills Provider.Skills reads one by one, after
+// the stamps of a Stamper say they changed; when more changed, it reads
+// the whole store at once.
+const MaxStampedReads = 256
+
 // Skills returns every enabled skill, as Skills does. A failure to read the
-// store is an error diagnostic (and no skills).
+// store is an error diagnostic (and no skills). Once it has read the store,
+// a Stamper's stamps tell it which skills changed since, and only those
+// are read again (up to MaxStampedReads of them).
 func (p *Provider) Skills(ctx context.Context) ([]*skill.Skill, []skill.Diagnostic) {
+	p.mu.Lock()
+	prev := p.built
+	p.mu.Unlock()
+	if st, ok := p.s.(Stamper); ok && len(prev) > 0 {
+		if out, diags, ok := p.stamped(ctx, st, prev); ok {
+			return out, diags
+		}
+	}
 	recs, err := p.s.List(ctx)
 	if err != nil {
 		return nil, []skill.Diagnostic{{Severity: skill.Error, Code: skill.CodeReadError, Field: "store",
 			Message: fmt.Sprintf("cannot read the store: %v; stored skills are left out until it can be read", err)}}
 	}
-	p.mu.Lock()
-	prev := p.built
-	p.mu.Unlock()
 	next := make(map[string]built, len(recs))
 	var out []*skill.Skill
 	var diags []skill.Diagnostic
@@ -64,6 +77,58 @@ func (p *Provider) Skills(ctx context.Context) ([]*skill.Skill, []skill.Diagnost
 	p.built = next
 	p.mu.Unlock()
 	return out, diags
+}
+
+// stamped is Skills through the stamps: the skills whose stamp is the one
+// they were built from are kept, the others read one by one. ok is false
+// when the whole store should be read instead.
+func (p *Provider) stamped(ctx context.Context, st Stamper, prev map[string]built) ([]*skill.Skill, []skill.Diagnostic, bool) {
+	stamps, err := st.Stamps(ctx)
+	if err != nil {
+		return nil, nil, false
+	}
+	sort.Slice(stamps, func(i, j int) bool { return stamps[i].Name < stamps[j].Name })
+	next := make(map[string]built, len(stamps))
+	var stale []string
+	for _, s := range stamps {
+		if !s.Enabled {
+			continue
+		}
+		if b, ok := prev[s.Name]; ok && b.version == s.Version && b.digest == s.Digest && b.updated.Equal(s.UpdatedAt) &&
+			b.source == s.Source && b.provenance == s.Provenance {
+			next[s.Name] = b
+			continue
+		}
+		if stale = append(stale, s.Name); len(stale) > MaxStampedReads {
+			return nil, nil, false
+		}
+	}
+	for _, name := range stale {
+		rec, err := p.s.Get(ctx, name)
+		if ErrorCode(err) == NotFound {
+			continue // deleted since the stamps were read
+		}
+		if err != nil {
+			return nil, nil, false
+		}
+		if rec.Enabled {
+			next[name] = build(p.s, prev, rec)
+		}
+	}
+	var out []*skill.Skill
+	var diags []skill.Diagnostic
+	for _, s := range stamps {
+		if b, ok := next[s.Name]; ok {
+			if b.sk != nil {
+				out = append(out, b.sk)
+			}
+			diags = append(diags, b.diags...)
+		}
+	}
+	p.mu.Lock()
+	p.built = next
+	p.mu.Unlock()
+	return out, diags, true
 }
 
 // Skill returns the skill called name as Skills would include it, or nil

@@ -3,11 +3,13 @@ package store_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/sqlite"
 	"github.com/loadout/loadout/store"
+	"github.com/loadout/loadout/store/sqlstore"
 )
 
 func TestProvider(t *testing.T) {
@@ -66,5 +68,71 @@ func TestProvider(t *testing.T) {
 	}
 	if _, _, err := p.Skill(ctx, "alpha"); err == nil {
 		t.Error("Skill on a closed store: no error")
+	}
+}
+
+// listCounting counts the reads of the whole store; it keeps Stamps.
+type listCounting struct {
+	*sqlstore.Store
+	lists int
+}
+
+func (l *listCounting) List(ctx context.Context) ([]*store.Record, error) {
+	l.lists++
+	return l.Store.List(ctx)
+}
+
+// Reading the store again after a change by another instance reads the
+// stamps and then only the skills that changed.
+func TestProviderStamps(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "loadout.db")
+	st, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	other, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	put := func(s store.Store, name, desc string) {
+		t.Helper()
+		b := &skill.Bundle{Content: []byte("---\nname: " + name + "\ndescription: " + desc + "\n---\nBody.\n")}
+		if _, err := s.Put(ctx, b, store.PutOptions{IfVersion: -1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []string{"a", "b", "c", "d"} {
+		put(st, n, "Start.")
+	}
+	lc := &listCounting{Store: st}
+	p := store.NewProvider(lc)
+	first, _ := p.Skills(ctx)
+	if lc.lists != 1 || len(first) != 4 {
+		t.Fatalf("first read: %d lists, %d skills", lc.lists, len(first))
+	}
+	put(other, "b", "Edited.")
+	put(other, "e", "New.")
+	if err := other.Delete(ctx, "c", -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.SetEnabled(ctx, "d", false); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := p.Skills(ctx)
+	if lc.lists != 1 {
+		t.Errorf("the second read listed the whole store")
+	}
+	var got []string
+	for _, sk := range again {
+		got = append(got, sk.Name+":"+sk.Description)
+	}
+	if strings.Join(got, " ") != "a:Start. b:Edited. e:New." {
+		t.Errorf("skills after the other instance's changes: %v", got)
+	}
+	if again[0] != first[0] {
+		t.Error("an unchanged skill was built again")
 	}
 }
