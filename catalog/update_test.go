@@ -550,3 +550,38 @@ func TestRefreshStoredFallsBack(t *testing.T) {
 		t.Errorf("served %+v", e)
 	}
 }
+
+// An edit inside a skill folder patches the loadouts too, and they show
+// what a catalog built afresh shows.
+func TestFolderEditPatchesLikeABuild(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 20 {
+		write(t, dir, map[string]string{fmt.Sprintf("s%02d/SKILL.md", i): md(fmt.Sprintf("s%02d", i), "Skill.", "requires-tools: [bash]\n")})
+	}
+	specs := []AgentSpec{
+		{AgentID: "all", Skills: []SourceSpec{{Root: dir}}},
+		{AgentID: "some", Skills: []SourceSpec{{Root: dir, Available: []string{"s0*"}, Inline: []string{"s1*"}}}, Tools: []string{"git"}},
+	}
+	c, err := New(context.Background(), specs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		all := agent(t, c, "all")
+		all.Search("skill", 1)
+		name := fmt.Sprintf("s%02d", i*3)
+		path := filepath.Join(dir, name, "SKILL.md")
+		write(t, dir, map[string]string{name + "/SKILL.md": md(name, fmt.Sprintf("Edited %d%s.", i, strings.Repeat("!", i)), "requires-tools: [git]\n")})
+		c.Refresh(context.Background(), []string{path})
+		if e, _ := agent(t, c, "all").Lookup("s19"); e == nil || e != func() *Entry { x, _ := all.Lookup("s19"); return x }() {
+			t.Errorf("step %d: an untouched entry was made again (not patched)", i)
+		}
+		fresh, err := New(context.Background(), specs, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(catalogView(fresh), catalogView(c)); diff != "" {
+			t.Fatalf("step %d (-fresh +refreshed):\n%s", i, diff)
+		}
+	}
+}
