@@ -423,10 +423,11 @@ func storedCatalog10k(b *testing.B) (*Catalog, *fakeStore, []string) {
 func BenchmarkRefreshStored10k(b *testing.B) {
 	c, f, names := storedCatalog10k(b)
 	ctx := context.Background()
-	skills := make([]*skill.Skill, 64)
+	// Two versions of 64 skills, in turn: every write changes its skill.
+	skills := make([]*skill.Skill, 128)
 	for i := range skills {
-		n := names[(i*7919)%len(names)]
-		skills[i] = storedWith(b, n, "Edited "+n+".", 2+i)
+		n := names[((i%64)*7919)%len(names)]
+		skills[i] = storedWith(b, n, fmt.Sprintf("Edited %s, %d.", n, i/64), 2+i)
 	}
 	i := 0
 	b.ReportAllocs()
