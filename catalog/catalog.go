@@ -18,7 +18,10 @@ import (
 
 // Provider supplies skills that are not found by scanning a folder: the
 // store, or one plugin. Skills come in the provider's own order, which is
-// its precedence. The catalog calls it on every Reload.
+// its precedence. The catalog calls it on every Reload, and on Refresh with
+// no paths; a store that is also a SkillProvider is read one skill at a
+// time by RefreshStored. A provider that returns the same *skill.Skill for
+// a skill that did not change lets the catalog keep that skill's entries.
 type Provider interface {
 	Skills(ctx context.Context) ([]*skill.Skill, []skill.Diagnostic)
 }
