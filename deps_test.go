@@ -2,39 +2,142 @@ package loadout_test
 
 import (
 	"os/exec"
+	"sort"
 	"strings"
 	"testing"
 )
 
-// The public library must stay importable by other Go agent frameworks
-// without pulling in a database, an HTTP server or MCP: arrows point from
-// transports to the catalog to the format, never back.
+const module = "github.com/loadout/loadout"
+
+// layers lists, for every package of the module, the packages of the module
+// it may import directly. It is an allowlist: an import not listed here, or
+// a new package not listed at all, fails the test, so every arrow is a
+// decision. The arrows point one way: transports (httpapi, mcpserver,
+// wellknown) → service → catalog → source → skill, and catalog → render →
+// skill. The store, plugins and portable formats never import the catalog
+// (it reaches them through its Provider interface, wired up by cmd), and
+// the catalog never imports them, config, the service or a transport.
+var layers = map[string][]string{
+	// The format and the library.
+	"skill":             {"internal/pyrepr"},
+	"render":            {"skill"},
+	"source":            {"skill", "internal/ignore"},
+	"catalog":           {"source", "render", "skill", "internal/textdist"},
+	"config":            {"catalog", "source", "internal/jsonc"},
+	"internal/ignore":   {},
+	"internal/jsonc":    {"internal/textdist"},
+	"internal/pyrepr":   {},
+	"internal/textdist": {},
+	"examples":          {},
+	"watch":             {},
+	// Stores, plugins and portable formats: the format (plugins scan their
+	// skill folders with source), never the catalog.
+	"store":           {"skill"},
+	"store/sqlstore":  {"store", "skill"},
+	"store/storetest": {"store", "skill"},
+	"sqlite":          {"store/sqlstore"},
+	"postgres":        {"store/sqlstore"},
+	"portable":        {"skill"},
+	"plugin":          {"skill", "source", "internal/jsonc"},
+	// The service sits between the transports and the catalog; it uses the
+	// store's interface, never a driver.
+	"service": {"catalog", "store", "skill"},
+	// Transports.
+	"httpapi":   {"service", "catalog", "store", "portable", "render", "skill"},
+	"mcpserver": {"service", "catalog", "store", "render", "skill"},
+	"wellknown": {"service", "catalog", "store", "render", "skill"},
+}
+
+// free are the packages that wire everything together (or measure it):
+// they may import anything.
+var free = []string{"cmd", "bench", "mcpserver/internal"}
+
+// library are the packages other Go agent frameworks import: they must not
+// pull in a database, an HTTP server or MCP, even indirectly.
+var library = []string{"skill", "render", "source", "catalog", "config", "store", "portable", "plugin", "service", "watch", "examples", "internal/ignore", "internal/jsonc", "internal/pyrepr", "internal/textdist"}
+
+// Drivers and protocols no library package may depend on; store/sqlstore
+// is the one user of database/sql outside the drivers.
+var (
+	forbiddenInLibrary   = []string{"net/http", "database/sql", "modernc.org/sqlite", "github.com/jackc/pgx", "github.com/modelcontextprotocol"}
+	forbiddenInTransport = []string{"database/sql", "modernc.org/sqlite", "github.com/jackc/pgx"}
+)
+
 func TestLibraryDependencies(t *testing.T) {
-	forbidden := []string{"net/http", "database/sql", "modernc.org/sqlite", "github.com/jackc/pgx", "github.com/modelcontextprotocol"}
-	layers := map[string][]string{
-		"./skill":   {"github.com/loadout/loadout/source", "github.com/loadout/loadout/catalog", "github.com/loadout/loadout/render", "github.com/loadout/loadout/config"},
-		"./render":  {"github.com/loadout/loadout/source", "github.com/loadout/loadout/catalog", "github.com/loadout/loadout/config"},
-		"./source":  {"github.com/loadout/loadout/catalog", "github.com/loadout/loadout/render", "github.com/loadout/loadout/config"},
-		"./catalog": {"github.com/loadout/loadout/config"},
-		"./config":  {},
-		// The service sits between the transports and the catalog: no HTTP,
-		// no MCP, no database driver (it uses the store's interface).
-		"./service":  {"github.com/loadout/loadout/httpapi", "github.com/loadout/loadout/mcpserver", "github.com/loadout/loadout/wellknown", "github.com/loadout/loadout/sqlite", "github.com/loadout/loadout/postgres"},
-		"./store":    {"github.com/loadout/loadout/catalog", "github.com/loadout/loadout/service"},
-		"./portable": {"github.com/loadout/loadout/catalog", "github.com/loadout/loadout/store"},
-		"./plugin":   {"github.com/loadout/loadout/catalog", "github.com/loadout/loadout/store"},
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}", "./...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
 	}
-	for pkg, above := range layers {
-		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		parts := strings.Split(line, "|")
+		if len(parts) != 3 {
+			t.Fatalf("go list: unexpected line %q", line)
 		}
-		for _, dep := range strings.Fields(string(out)) {
-			for _, f := range append(forbidden, above...) {
+		pkg := strings.TrimPrefix(strings.TrimPrefix(parts[0], module), "/")
+		imports, deps := strings.Fields(parts[1]), strings.Fields(parts[2])
+		if isFree(pkg) {
+			continue
+		}
+		allowed, ok := layers[pkg]
+		if !ok {
+			t.Errorf("package %s is not in deps_test.go's layers: add it with the packages it may import", parts[0])
+			continue
+		}
+		seen[pkg] = true
+		for _, imp := range imports {
+			rel, internal := strings.CutPrefix(imp, module+"/")
+			if !internal {
+				continue
+			}
+			if !contains(allowed, rel) {
+				t.Errorf("%s imports %s; it may import only %v (see README, Go library)", pkg, rel, allowed)
+			}
+		}
+		var forbidden []string
+		switch {
+		case contains(library, pkg):
+			forbidden = forbiddenInLibrary
+		case pkg == "httpapi" || pkg == "mcpserver" || pkg == "wellknown":
+			forbidden = forbiddenInTransport
+		}
+		for _, dep := range deps {
+			for _, f := range forbidden {
 				if dep == f || strings.HasPrefix(dep, f+"/") {
 					t.Errorf("%s depends on %s", pkg, dep)
 				}
 			}
 		}
 	}
+	var gone []string
+	for pkg := range layers {
+		if !seen[pkg] {
+			gone = append(gone, pkg)
+		}
+	}
+	sort.Strings(gone)
+	if len(gone) > 0 {
+		t.Errorf("deps_test.go's layers name packages that do not exist: %v", gone)
+	}
+}
+
+func isFree(pkg string) bool {
+	if pkg == "" { // the module's doc package
+		return true
+	}
+	for _, f := range free {
+		if pkg == f || strings.HasPrefix(pkg, f+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

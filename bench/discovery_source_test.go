@@ -2,14 +2,18 @@ package bench_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/source"
 )
 
-// checkResult fails the benchmark unless discovery found exactly n skills
-// and reported no error diagnostics.
+// checkResult fails the benchmark unless discovery found exactly n skills,
+// reported no error diagnostics, and listed every skill's manifest: the
+// three supporting files gen writes into each skill folder, with their
+// sizes and kinds. Without that last check, a scan that skipped the
+// manifest walk (the larger part of the work) would pass.
 func checkResult(b *testing.B, res *source.Result, n int) {
 	b.Helper()
 	var errs []skill.Diagnostic
@@ -29,6 +33,38 @@ func checkResult(b *testing.B, res *source.Result, n int) {
 		b.Fatalf("discovery found %d skills with %d error diagnostics (of %d); want %d skills, no errors",
 			len(res.Skills), len(errs), len(res.Diagnostics), n)
 	}
+	files := 0
+	for _, sk := range res.Skills {
+		files += len(sk.Files)
+		if err := checkManifest(sk); err != nil {
+			b.Fatalf("skill %s: %v", sk.Dir, err)
+		}
+	}
+	if files != 3*n {
+		b.Fatalf("discovery listed %d supporting files, want %d (3 per skill)", files, 3*n)
+	}
+}
+
+// checkManifest checks one skill's manifest against what gen writes:
+// assets/data.json, references/guide.md and scripts/run.sh (mode 0755),
+// sorted by path, none of them empty.
+func checkManifest(sk *skill.Skill) error {
+	want := []string{"assets/data.json", "references/guide.md", "scripts/run.sh"}
+	if len(sk.Files) != len(want) {
+		return fmt.Errorf("manifest lists %d files, want %d: %v", len(sk.Files), len(want), sk.Files)
+	}
+	for i, f := range sk.Files {
+		if f.Path != want[i] {
+			return fmt.Errorf("manifest[%d] is %q, want %q", i, f.Path, want[i])
+		}
+		if f.Size <= 0 {
+			return fmt.Errorf("%s has size %d in the manifest, want the file's size", f.Path, f.Size)
+		}
+		if script := f.Path == "scripts/run.sh"; f.Executable != script || f.Script != script {
+			return fmt.Errorf("%s: executable %v, script %v in the manifest; want %v", f.Path, f.Executable, f.Script, script)
+		}
+	}
+	return nil
 }
 
 // BenchmarkColdDiscovery10k scans the tree with no cache: every folder is

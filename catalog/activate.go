@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/loadout/loadout/internal/textdist"
 	"github.com/loadout/loadout/render"
 	"github.com/loadout/loadout/skill"
 )
@@ -43,11 +41,8 @@ type LoadResult struct {
 func (l *Loadout) Load(name string) LoadResult {
 	e, ok := l.byName[name]
 	if !ok {
-		sugg := closest(name, l.names)
-		msg := fmt.Sprintf("No skill named %q is available to this agent.", name)
-		if len(sugg) > 0 {
-			msg += " Closest names: " + strings.Join(sugg, ", ") + "."
-		} else if len(l.names) > 0 {
+		msg, sugg := l.unknownName(name)
+		if len(sugg) == 0 && len(l.names) > 0 {
 			msg += " Call search_skills to find one."
 		}
 		return LoadResult{Status: StatusNotFound, Name: name, Text: msg, Suggestions: sugg}
@@ -120,10 +115,7 @@ func (l *Loadout) ReadFile(name, p string, opt ReadOptions) FileResult {
 	e, ok := l.byName[name]
 	if !ok {
 		r.Status = StatusNotFound
-		r.Message = fmt.Sprintf("No skill named %q is available to this agent.", name)
-		if s := closest(name, l.names); len(s) > 0 {
-			r.Message += " Closest names: " + strings.Join(s, ", ") + "."
-		}
+		r.Message, _ = l.unknownName(name)
 		return r
 	}
 	sk := e.Skill
@@ -241,35 +233,4 @@ func fileHint(sk *skill.Skill, p string) string {
 		return " It has no supporting files."
 	}
 	return " Load the skill to see its file list."
-}
-
-// closest returns up to three candidates near name: by edit distance
-// (scaled to the length), or containing it, best first.
-func closest(name string, cands []string) []string {
-	type scored struct {
-		s string
-		d int
-	}
-	var out []scored
-	limit := max(2, utf8.RuneCountInString(name)/3)
-	for _, c := range cands {
-		d := textdist.Levenshtein(name, c)
-		if strings.Contains(c, name) || strings.Contains(name, c) {
-			d = min(d, 1)
-		}
-		if d <= limit {
-			out = append(out, scored{c, d})
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].d != out[j].d {
-			return out[i].d < out[j].d
-		}
-		return out[i].s < out[j].s
-	})
-	var names []string
-	for i := 0; i < len(out) && i < 3; i++ {
-		names = append(names, out[i].s)
-	}
-	return names
 }

@@ -3,8 +3,10 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -16,7 +18,10 @@ import (
 
 // Provider supplies skills that are not found by scanning a folder: the
 // store, or one plugin. Skills come in the provider's own order, which is
-// its precedence. The catalog calls it on every Reload.
+// its precedence. The catalog calls it on every Reload, and on Refresh with
+// no paths; a store that is also a SkillProvider is read one skill at a
+// time by RefreshStored. A provider that returns the same *skill.Skill for
+// a skill that did not change lets the catalog keep that skill's entries.
 type Provider interface {
 	Skills(ctx context.Context) ([]*skill.Skill, []skill.Diagnostic)
 }
@@ -44,13 +49,22 @@ type Options struct {
 }
 
 // Catalog holds every agent's loadout. It is safe for concurrent use: each
-// Reload builds a new immutable snapshot and swaps it in, so readers never
-// see a half-built catalog.
+// change builds a new immutable snapshot and swaps it in, so readers never
+// see a half-built catalog and never wait. Changes (Reload, Refresh,
+// RefreshStored) run one at a time, each from the snapshot the one before
+// it stored, so a slower change can never put back what a newer one
+// replaced.
 type Catalog struct {
 	specs []AgentSpec
 	opt   Options
-	snap  atomic.Pointer[snapshot]
-	extra atomic.Pointer[[]skill.Diagnostic]
+	// mu is held by every change from its first look at the current
+	// snapshot until it has stored the next.
+	mu   sync.Mutex
+	gen  atomic.Uint64
+	snap atomic.Pointer[snapshot]
+
+	extraMu sync.Mutex
+	extra   atomic.Pointer[[]skill.Diagnostic]
 }
 
 type snapshot struct {
@@ -87,10 +101,16 @@ func New(ctx context.Context, agents []AgentSpec, opt Options) (*Catalog, error)
 	return c, nil
 }
 
+// Generation counts the snapshots the catalog has stored: it moves when a
+// change changed something, and only then.
+func (c *Catalog) Generation() uint64 { return c.gen.Load() }
+
 // Reload rescans every source and rebuilds every loadout. Unchanged
 // SKILL.md files are not parsed again.
 func (c *Catalog) Reload(ctx context.Context) {
-	c.rebuild(ctx, map[string]*source.Result{})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.apply(ctx, nil, map[string]*source.Result{}, nil)
 }
 
 // Refresh brings the catalog up to date after the files at paths changed
@@ -98,43 +118,55 @@ func (c *Catalog) Reload(ctx context.Context) {
 // skill again and nothing else; any other change under a root (a skill
 // folder added or removed, an ignore file edited) rescans that root, with
 // unchanged SKILL.md files taken from the cache. Other sources, and roots
-// no path falls under, are reused as they are. The store and plugins are
-// read again (they are cheap, and their own change feeds call Refresh too).
+// no path falls under, are reused as they are. With no paths, the store
+// and the plugins are read again instead (after a change another process
+// made to the store, say); only the loadouts of the skills that changed
+// are touched.
 func (c *Catalog) Refresh(ctx context.Context, paths []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	prev := c.snap.Load()
-	keep := map[string]*source.Result{}
-	for key, res := range prev.results {
-		if strings.HasPrefix(key, "root:") {
-			keep[key] = res
+	keep := maps.Clone(prev.results)
+	changed := map[string]map[string]*skill.Skill{}
+	if len(paths) == 0 {
+		for key := range keep {
+			if !strings.HasPrefix(key, "root:") {
+				delete(keep, key) // read again, and compared
+			}
 		}
 	}
 	for _, p := range paths {
 		for key, res := range keep {
-			root := strings.TrimPrefix(key, "root:")
-			if p != root && !strings.HasPrefix(p, root+string(filepath.Separator)) {
+			root, ok := strings.CutPrefix(key, "root:")
+			if !ok || p != root && !strings.HasPrefix(p, root+string(filepath.Separator)) {
 				continue
 			}
-			if next, ok := c.refreshSkill(ctx, root, res, p); ok {
+			if next, sk, ok := c.refreshSkill(ctx, root, res, p); ok {
 				keep[key] = next
+				if changed[key] == nil {
+					changed[key] = map[string]*skill.Skill{}
+				}
+				changed[key][sk.Name] = sk
 			} else {
 				delete(keep, key) // rescan this root
+				delete(changed, key)
 			}
 		}
 	}
-	c.rebuild(ctx, keep)
+	c.apply(ctx, prev, keep, changed)
 }
 
 // refreshSkill handles a change at path inside one of res's skill folders
 // by reading that skill again. ok is false when the change is not inside a
 // skill, or changes which skills exist: the root must be rescanned.
-func (c *Catalog) refreshSkill(ctx context.Context, root string, res *source.Result, path string) (*source.Result, bool) {
+func (c *Catalog) refreshSkill(ctx context.Context, root string, res *source.Result, path string) (*source.Result, *skill.Skill, bool) {
 	for i, dir := range res.Dirs {
 		if path != dir && !strings.HasPrefix(path, dir+string(filepath.Separator)) {
 			continue
 		}
 		sk, diags := source.ReloadSkill(ctx, root, dir, c.opt.Scan)
 		if sk == nil || sk.Name != res.Skills[i].Name {
-			return nil, false // removed or renamed: collisions may change
+			return nil, nil, false // removed or renamed: collisions may change
 		}
 		next := &source.Result{Skills: append([]*skill.Skill(nil), res.Skills...), Dirs: res.Dirs}
 		next.Skills[i] = sk
@@ -146,43 +178,9 @@ func (c *Catalog) refreshSkill(ctx context.Context, root string, res *source.Res
 			next.Diagnostics = append(next.Diagnostics, d)
 		}
 		next.Diagnostics = append(next.Diagnostics, diags...)
-		return next, true
+		return next, sk, true
 	}
-	return nil, false
-}
-
-// rebuild reads every source not in have, then builds every loadout.
-func (c *Catalog) rebuild(ctx context.Context, have map[string]*source.Result) {
-	results := map[string]*source.Result{}
-	var order []SourceSpec
-	fetch := func(spec SourceSpec) *source.Result {
-		key := spec.key()
-		if r, ok := results[key]; ok {
-			return r
-		}
-		r, ok := have[key]
-		if !ok {
-			r = c.read(ctx, spec)
-		}
-		results[key] = r
-		order = append(order, spec)
-		return r
-	}
-	snap := &snapshot{agents: map[string]*Loadout{}, results: results}
-	for _, spec := range c.specs {
-		l := c.build(spec, fetch)
-		snap.agents[spec.AgentID] = l
-		snap.order = append(snap.order, l)
-	}
-	snap.global = c.build(c.globalSpec(order), fetch)
-	for _, spec := range order {
-		snap.diags = append(snap.diags, results[spec.key()].Diagnostics...)
-	}
-	for _, l := range snap.order {
-		snap.diags = append(snap.diags, l.agentDiags...)
-	}
-	snap.diags = append(snap.diags, snap.global.agentDiags...)
-	c.snap.Store(snap)
+	return nil, nil, false
 }
 
 // Roots lists the folders the catalog scans, for a watcher.
@@ -297,6 +295,8 @@ func (c *Catalog) AddDiagnostics(d []skill.Diagnostic) {
 	if len(d) == 0 {
 		return
 	}
+	c.extraMu.Lock()
+	defer c.extraMu.Unlock()
 	var all []skill.Diagnostic
 	if x := c.extra.Load(); x != nil {
 		all = append(all, *x...)
@@ -314,6 +314,13 @@ type Entry struct {
 	// Listed: in the reference listing. Inline: full body in the prompt.
 	Listed, Inline bool
 	body           string
+	// preloaded: added by the agent's preload list, after its sources.
+	preloaded bool
+	// The agent's diagnostics about this entry, by when build makes them:
+	// selection (inline-overlap, then same-name-sources when it is
+	// shadowed), the inline body, required tools.
+	selDiags           []skill.Diagnostic
+	bodyDiag, toolDiag *skill.Diagnostic
 
 	// The envelope is rendered once when nothing it holds can change
 	// (the body is in memory); entries are immutable.
@@ -333,9 +340,19 @@ type Loadout struct {
 	// diagnostics: the scans of this agent's roots plus its own.
 	scanDiags  []skill.Diagnostic
 	agentDiags []skill.Diagnostic
+	// The parts agentDiags is assembled from (see assemble), besides the
+	// entries' own: each source's name collisions, and the preloads'.
+	srcDiags     [][]skill.Diagnostic
+	preloadDiags []skill.Diagnostic
+	// shadowed are the names selected more than once (from two sources,
+	// or twice from one); a change to one of them rebuilds the loadout.
+	shadowed map[string]bool
 
 	searchOnce sync.Once
-	search     *searchIndex
+	search     atomic.Pointer[searchIndex]
+	// base, when set, is the index to patch rather than build (see
+	// indexBase); the first search takes it.
+	base *indexBase
 }
 
 // Entries returns every selected skill in prompt order.
@@ -360,31 +377,29 @@ func (l *Loadout) Diagnostics() []skill.Diagnostic {
 }
 
 func (c *Catalog) build(spec AgentSpec, fetch func(SourceSpec) *source.Result) *Loadout {
-	l := &Loadout{Spec: spec, byName: map[string]*Entry{}}
+	l := &Loadout{Spec: spec, byName: map[string]*Entry{}, srcDiags: make([][]skill.Diagnostic, len(spec.Skills))}
 	if l.Spec.Budget == 0 {
 		l.Spec.Budget = c.opt.Budget
 	}
 	if l.Spec.Format == "" {
 		l.Spec.Format = c.opt.Format
 	}
-	report := func(d skill.Diagnostic) {
-		d.Agent = spec.AgentID
-		l.agentDiags = append(l.agentDiags, d)
-	}
 	seenRoot := map[string]bool{}
 	// Which source first selected each name, for the cross-source warning.
 	firstFrom := map[string]*Entry{}
-	add := func(e *Entry) {
+	// add registers e; a name selected before is reported and returned.
+	add := func(e *Entry) *skill.Diagnostic {
 		l.entries = append(l.entries, e)
 		name := e.Skill.Name
 		if first, ok := firstFrom[name]; ok {
-			report(skill.Diagnostic{Severity: skill.Warning, Code: CodeSameNameSources, Skill: name, Path: e.Skill.Location,
+			l.shadow(name)
+			return &skill.Diagnostic{Severity: skill.Warning, Code: CodeSameNameSources, Skill: name, Path: e.Skill.Location, Agent: spec.AgentID,
 				Message: fmt.Sprintf("skill %q is selected from more than one source; both are in the prompt, and %s wins activation by name", name, first.Skill.Location),
-				Winner:  first.Skill.Location, Loser: e.Skill.Location})
-			return
+				Winner:  first.Skill.Location, Loser: e.Skill.Location}
 		}
 		firstFrom[name] = e
 		l.byName[name] = e
+		return nil
 	}
 	for i, src := range spec.Skills {
 		key := src.key()
@@ -393,67 +408,129 @@ func (c *Catalog) build(spec AgentSpec, fetch func(SourceSpec) *source.Result) *
 			seenRoot[key] = true
 			l.scanDiags = append(l.scanDiags, res.Diagnostics...)
 		}
-		avail, inline := src.Available, src.Inline
-		if avail == nil && inline == nil {
-			avail = []string{"*"}
-		}
 		skills := append([]*skill.Skill(nil), res.Skills...)
-		sort.SliceStable(skills, func(a, b int) bool { return skills[a].Name < skills[b].Name })
+		if !sort.SliceIsSorted(skills, func(a, b int) bool { return skills[a].Name < skills[b].Name }) {
+			sort.SliceStable(skills, func(a, b int) bool { return skills[a].Name < skills[b].Name })
+		}
 		// A source may hold a name twice (a plugin, or two roots of a
 		// store); only the first is selected, and the rest is reported.
 		skills = dedupeNames(skills, func(winner, loser *skill.Skill) {
-			report(skill.Diagnostic{Severity: skill.Warning, Code: skill.CodeNameCollision, Skill: winner.Name, Path: loser.Location,
+			l.shadow(winner.Name)
+			l.srcDiags[i] = append(l.srcDiags[i], skill.Diagnostic{Severity: skill.Warning, Code: skill.CodeNameCollision, Skill: winner.Name, Path: loser.Location, Agent: spec.AgentID,
 				Message: fmt.Sprintf("%s holds two skills named %q; the first is used", src, winner.Name), Winner: winner.Location, Loser: loser.Location})
 		})
 		for _, sk := range skills {
-			inAvail, inInline := matchAny(avail, sk.Name), matchAny(inline, sk.Name)
-			if !inAvail && !inInline {
+			e := c.entry(spec, i, sk)
+			if e == nil {
 				continue
 			}
-			if inAvail && inInline {
-				report(skill.Diagnostic{Severity: skill.Warning, Code: CodeInlineOverlap, Skill: sk.Name, Path: sk.Location,
-					Field:   fmt.Sprintf("skills[%d]", i),
-					Message: fmt.Sprintf("skill %q matches both available and inline patterns of skills[%d]; inline wins", sk.Name, i)})
+			if d := add(e); d != nil {
+				e.selDiags = append(e.selDiags, *d)
 			}
-			add(&Entry{Skill: sk, Source: i, Inline: inInline, Listed: !inInline})
 		}
 	}
-	c.preload(l, fetch, add, report)
+	c.preload(l, fetch, func(e *Entry) {
+		e.preloaded = true
+		if d := add(e); d != nil {
+			l.preloadDiags = append(l.preloadDiags, *d)
+		}
+	}, func(d skill.Diagnostic) {
+		d.Agent = spec.AgentID
+		l.preloadDiags = append(l.preloadDiags, d)
+	})
 	for _, e := range l.entries {
-		if e.Inline {
-			body, err := e.Skill.Body()
-			if err != nil {
-				report(skill.Diagnostic{Severity: skill.Error, Code: skill.CodeReadError, Skill: e.Skill.Name, Path: e.Skill.Location,
-					Message: fmt.Sprintf("cannot read the body of inline skill %q: %v; it is left out of the prompt", e.Skill.Name, err)})
-				e.Inline = false
-				continue
-			}
-			e.body = strings.TrimSpace(body)
-		}
-	}
-	if spec.Tools != nil {
-		have := map[string]bool{}
-		for _, t := range spec.Tools {
-			have[t] = true
-		}
-		for _, e := range l.entries {
-			var missing []string
-			for _, t := range e.Skill.Meta.RequiresTools {
-				if !have[t] {
-					missing = append(missing, t)
-				}
-			}
-			if len(missing) > 0 {
-				report(skill.Diagnostic{Severity: skill.Warning, Code: CodeToolsMissing, Skill: e.Skill.Name, Path: e.Skill.Location, Field: "requires-tools",
-					Message: fmt.Sprintf("skill %q requires tools the agent does not list: %s; add them to the agent's tools or expect the skill to fail", e.Skill.Name, strings.Join(missing, ", "))})
-			}
-		}
+		c.finish(spec, e)
 	}
 	for name := range l.byName {
 		l.names = append(l.names, name)
 	}
 	sort.Strings(l.names)
+	l.assemble()
 	return l
+}
+
+// entry is the entry source i of spec makes of sk, or nil when its
+// patterns do not select it. Its selection diagnostics are set; finish
+// does the rest.
+func (c *Catalog) entry(spec AgentSpec, i int, sk *skill.Skill) *Entry {
+	src := spec.Skills[i]
+	avail, inline := src.Available, src.Inline
+	if avail == nil && inline == nil {
+		avail = []string{"*"}
+	}
+	inAvail, inInline := matchAny(avail, sk.Name), matchAny(inline, sk.Name)
+	if !inAvail && !inInline {
+		return nil
+	}
+	e := &Entry{Skill: sk, Source: i, Inline: inInline, Listed: !inInline}
+	if inAvail && inInline {
+		e.selDiags = append(e.selDiags, skill.Diagnostic{Severity: skill.Warning, Code: CodeInlineOverlap, Skill: sk.Name, Path: sk.Location, Agent: spec.AgentID,
+			Field:   fmt.Sprintf("skills[%d]", i),
+			Message: fmt.Sprintf("skill %q matches both available and inline patterns of skills[%d]; inline wins", sk.Name, i)})
+	}
+	return e
+}
+
+// finish reads an inline entry's body, and checks the tools its skill
+// requires against the agent's.
+func (c *Catalog) finish(spec AgentSpec, e *Entry) {
+	if e.Inline {
+		body, err := e.Skill.Body()
+		if err != nil {
+			e.bodyDiag = &skill.Diagnostic{Severity: skill.Error, Code: skill.CodeReadError, Skill: e.Skill.Name, Path: e.Skill.Location, Agent: spec.AgentID,
+				Message: fmt.Sprintf("cannot read the body of inline skill %q: %v; it is left out of the prompt", e.Skill.Name, err)}
+			e.Inline = false
+		} else {
+			e.body = strings.TrimSpace(body)
+		}
+	}
+	if spec.Tools == nil {
+		return
+	}
+	var missing []string
+	for _, t := range e.Skill.Meta.RequiresTools {
+		if !slices.Contains(spec.Tools, t) {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) > 0 {
+		e.toolDiag = &skill.Diagnostic{Severity: skill.Warning, Code: CodeToolsMissing, Skill: e.Skill.Name, Path: e.Skill.Location, Field: "requires-tools", Agent: spec.AgentID,
+			Message: fmt.Sprintf("skill %q requires tools the agent does not list: %s; add them to the agent's tools or expect the skill to fail", e.Skill.Name, strings.Join(missing, ", "))}
+	}
+}
+
+// shadow records that name is selected more than once.
+func (l *Loadout) shadow(name string) {
+	if l.shadowed == nil {
+		l.shadowed = map[string]bool{}
+	}
+	l.shadowed[name] = true
+}
+
+// assemble puts the agent's diagnostics together in the order build makes
+// them: for each source, its collisions and then its entries' selection
+// diagnostics; the preloads'; the inline bodies'; the required tools'.
+func (l *Loadout) assemble() {
+	var out []skill.Diagnostic
+	pos := 0
+	for i := range l.Spec.Skills {
+		out = append(out, l.srcDiags[i]...)
+		for ; pos < len(l.entries) && !l.entries[pos].preloaded && l.entries[pos].Source == i; pos++ {
+			out = append(out, l.entries[pos].selDiags...)
+		}
+	}
+	out = append(out, l.preloadDiags...)
+	for _, e := range l.entries {
+		if e.bodyDiag != nil {
+			out = append(out, *e.bodyDiag)
+		}
+	}
+	for _, e := range l.entries {
+		if e.toolDiag != nil {
+			out = append(out, *e.toolDiag)
+		}
+	}
+	l.agentDiags = out
 }
 
 // preload adds the agent's preloaded skills as inline entries. A name is

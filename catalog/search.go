@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,12 +21,17 @@ type Hit struct {
 
 // searchIndex is an inverted index over the names and descriptions of a
 // loadout's skills, built on first search and kept with the immutable
-// loadout.
+// loadout. A loadout patched from one whose index was built gets a copy of
+// that index with only the changed entries' postings changed (patched),
+// so a search after a write does not index every skill again.
 type searchIndex struct {
+	// entries are the documents; nil is one removed by a patch.
 	entries []*Entry
+	live    int // documents not removed
 	terms   map[string][]posting
 	sorted  []string // the terms, sorted, for prefix matches
 	lens    []int
+	total   int
 	avgLen  float64
 }
 
@@ -35,6 +42,13 @@ type posting struct {
 }
 
 const maxDescTerms = 200
+
+// indexBase is what a patched loadout's index starts from: the index of
+// the loadout it was patched from, and the entries that went and came.
+type indexBase struct {
+	ix            *searchIndex
+	removed, made []*Entry
+}
 
 func tokenize(s string, out []string) []string {
 	start := -1
@@ -54,50 +68,171 @@ func tokenize(s string, out []string) []string {
 	return out
 }
 
+// docTerms are the terms of one entry with their weights (the name
+// counts three times, tags twice, the first maxDescTerms words of the
+// description once), which of them are in the name, and their total.
+func docTerms(e *Entry, toks []string) (counts map[string]int, inName map[string]bool, n int, _ []string) {
+	counts, inName = map[string]int{}, map[string]bool{}
+	toks = tokenize(e.Skill.Name, toks[:0])
+	for _, t := range toks {
+		counts[t] += 3
+		inName[t] = true
+	}
+	toks = tokenize(e.Skill.Description, toks[:0])
+	if len(toks) > maxDescTerms {
+		toks = toks[:maxDescTerms]
+	}
+	for _, t := range toks {
+		counts[t]++
+	}
+	for _, t := range e.Skill.Meta.Tags {
+		counts[strings.ToLower(t)] += 2
+	}
+	for _, c := range counts {
+		n += c
+	}
+	return counts, inName, n, toks
+}
+
 func (l *Loadout) index() *searchIndex {
 	l.searchOnce.Do(func() {
+		if b := l.base; b != nil {
+			l.base = nil
+			if ix := b.ix.patched(b.removed, b.made); ix != nil {
+				l.search.Store(ix)
+				return
+			}
+		}
 		ix := &searchIndex{terms: map[string][]posting{}}
 		var toks []string
-		total := 0
 		for _, name := range l.names {
 			e := l.byName[name]
 			doc := int32(len(ix.entries))
 			ix.entries = append(ix.entries, e)
-			counts := map[string]int{}
-			inName := map[string]bool{}
-			toks = tokenize(e.Skill.Name, toks[:0])
-			for _, t := range toks {
-				counts[t] += 3
-				inName[t] = true
-			}
-			toks = tokenize(e.Skill.Description, toks[:0])
-			if len(toks) > maxDescTerms {
-				toks = toks[:maxDescTerms]
-			}
-			for _, t := range toks {
-				counts[t]++
-			}
-			for _, t := range e.Skill.Meta.Tags {
-				counts[strings.ToLower(t)] += 2
-			}
-			n := 0
+			var counts map[string]int
+			var inName map[string]bool
+			var n int
+			counts, inName, n, toks = docTerms(e, toks)
 			for t, c := range counts {
 				ix.terms[t] = append(ix.terms[t], posting{doc: doc, tf: uint16(min(c, 65535)), name: inName[t]})
-				n += c
 			}
 			ix.lens = append(ix.lens, n)
-			total += n
+			ix.total += n
 		}
-		if len(ix.entries) > 0 {
-			ix.avgLen = float64(total) / float64(len(ix.entries))
-		}
+		ix.live = len(ix.entries)
 		for t := range ix.terms {
 			ix.sorted = append(ix.sorted, t)
 		}
 		sort.Strings(ix.sorted)
-		l.search = ix
+		ix.finish()
+		l.search.Store(ix)
 	})
-	return l.search
+	return l.search.Load()
+}
+
+func (ix *searchIndex) finish() {
+	ix.avgLen = 0
+	if ix.live > 0 {
+		ix.avgLen = float64(ix.total) / float64(ix.live)
+	}
+}
+
+// patched returns a copy of ix without the removed entries and with the
+// made ones: the postings of their terms change, the rest is shared. It
+// returns nil when building afresh is better: a removed entry is not in
+// ix, or removed documents would make a third of it.
+func (ix *searchIndex) patched(removed, made []*Entry) *searchIndex {
+	if (len(ix.entries)+len(made)-ix.live-len(removed))*3 > len(ix.entries)+len(made) {
+		return nil
+	}
+	nx := &searchIndex{entries: slices.Clone(ix.entries), live: ix.live, terms: maps.Clone(ix.terms), lens: slices.Clone(ix.lens), total: ix.total}
+	var toks []string
+	var newTerms, goneTerms []string
+	for _, e := range removed {
+		doc := int32(slices.Index(nx.entries, e))
+		if doc < 0 {
+			return nil
+		}
+		var counts map[string]int
+		counts, _, _, toks = docTerms(e, toks)
+		for t := range counts {
+			ps := nx.terms[t]
+			out := make([]posting, 0, len(ps))
+			for _, p := range ps {
+				if p.doc != doc {
+					out = append(out, p)
+				}
+			}
+			if len(out) == 0 {
+				delete(nx.terms, t)
+				goneTerms = append(goneTerms, t)
+			} else {
+				nx.terms[t] = out
+			}
+		}
+		nx.entries[doc] = nil
+		nx.total -= nx.lens[doc]
+		nx.lens[doc] = 0
+		nx.live--
+	}
+	for _, e := range made {
+		doc := int32(len(nx.entries))
+		nx.entries = append(nx.entries, e)
+		var counts map[string]int
+		var inName map[string]bool
+		var n int
+		counts, inName, n, toks = docTerms(e, toks)
+		for t, c := range counts {
+			ps := nx.terms[t]
+			if ps == nil {
+				newTerms = append(newTerms, t)
+			}
+			out := make([]posting, len(ps), len(ps)+1)
+			copy(out, ps)
+			nx.terms[t] = append(out, posting{doc: doc, tf: uint16(min(c, 65535)), name: inName[t]})
+		}
+		nx.lens = append(nx.lens, n)
+		nx.total += n
+		nx.live++
+	}
+	nx.sorted = ix.sorted
+	if len(newTerms)+len(goneTerms) > 0 {
+		nx.sorted = mergeTerms(ix.sorted, newTerms, goneTerms, nx.terms)
+	}
+	nx.finish()
+	return nx
+}
+
+// mergeTerms is sorted with the terms of gone that are no longer in terms
+// left out and those of fresh that are put in: a copy, and a search per
+// term that changed.
+func mergeTerms(sorted, fresh, gone []string, terms map[string][]posting) []string {
+	var edits []string
+	for _, t := range gone {
+		if _, back := terms[t]; !back {
+			edits = append(edits, t)
+		}
+	}
+	for _, t := range fresh {
+		if i, found := slices.BinarySearch(sorted, t); !found || sorted[i] != t {
+			edits = append(edits, t)
+		}
+	}
+	slices.Sort(edits)
+	edits = slices.Compact(edits)
+	out := make([]string, 0, len(sorted)+len(fresh))
+	at := 0
+	for _, t := range edits {
+		j := at + sort.SearchStrings(sorted[at:], t)
+		out = append(out, sorted[at:j]...)
+		at = j
+		if at < len(sorted) && sorted[at] == t {
+			at++ // gone
+			continue
+		}
+		out = append(out, t) // fresh
+	}
+	return append(out, sorted[at:]...)
 }
 
 // Search ranks the skills the agent can load against a query, by BM25 over
@@ -111,13 +246,13 @@ func (l *Loadout) Search(query string, limit int) []Hit {
 	}
 	ix := l.index()
 	q := tokenize(query, nil)
-	if len(q) == 0 || len(ix.entries) == 0 {
+	if len(q) == 0 || ix.live == 0 {
 		return []Hit{}
 	}
 	sc := scorePool.Get().(*scores)
 	defer scorePool.Put(sc)
 	sc.reset(len(ix.entries))
-	n := float64(len(ix.entries))
+	n := float64(ix.live)
 	const k1, b = 1.2, 0.75
 	add := func(ps []posting, w float64) {
 		idf := logf(1 + (n-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
@@ -153,7 +288,7 @@ func (l *Loadout) Search(query string, limit int) []Hit {
 			}
 		}
 	}
-	top := sc.top(limit)
+	top := sc.top(limit, ix.entries)
 	hits := make([]Hit, len(top))
 	for i, d := range top {
 		e := ix.entries[d.doc]
@@ -195,16 +330,16 @@ type scored struct {
 	score float64
 }
 
-// better orders by score, then by document (documents are in name order).
-func better(a, b scored) bool {
+// better orders by score, then by name.
+func better(a, b scored, entries []*Entry) bool {
 	if a.score != b.score {
 		return a.score > b.score
 	}
-	return a.doc < b.doc
+	return entries[a.doc].Skill.Name < entries[b.doc].Skill.Name
 }
 
 // top selects the best k with a small heap: O(touched · log k).
-func (s *scores) top(k int) []scored {
+func (s *scores) top(k int, entries []*Entry) []scored {
 	h := make([]scored, 0, k)
 	for _, d := range s.touched {
 		c := scored{d, s.val[d]}
@@ -212,7 +347,7 @@ func (s *scores) top(k int) []scored {
 			h = append(h, c)
 			for i := len(h) - 1; i > 0; { // sift up: the worst at the root
 				p := (i - 1) / 2
-				if !better(h[p], h[i]) {
+				if !better(h[p], h[i], entries) {
 					break
 				}
 				h[p], h[i] = h[i], h[p]
@@ -220,16 +355,16 @@ func (s *scores) top(k int) []scored {
 			}
 			continue
 		}
-		if !better(c, h[0]) {
+		if !better(c, h[0], entries) {
 			continue
 		}
 		h[0] = c
 		for i := 0; ; { // sift down
 			l, r, m := 2*i+1, 2*i+2, i
-			if l < len(h) && better(h[m], h[l]) {
+			if l < len(h) && better(h[m], h[l], entries) {
 				m = l
 			}
-			if r < len(h) && better(h[m], h[r]) {
+			if r < len(h) && better(h[m], h[r], entries) {
 				m = r
 			}
 			if m == i {
@@ -239,7 +374,7 @@ func (s *scores) top(k int) []scored {
 			i = m
 		}
 	}
-	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j]) })
+	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j], entries) })
 	return h
 }
 

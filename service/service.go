@@ -41,10 +41,9 @@ type Service struct {
 	log  *slog.Logger
 	rcpt *receiptLog
 
-	reloadMu sync.Mutex // one reload at a time
-	subMu    sync.Mutex
-	subs     map[chan struct{}]struct{}
-	gen      uint64 // catalog generation, bumped on every reload
+	subMu sync.Mutex
+	subs  map[chan struct{}]struct{}
+	gen   uint64 // bumped on every change to the catalog
 }
 
 // New wraps a catalog.
@@ -80,7 +79,8 @@ func (s *Service) Catalog() *catalog.Catalog { return s.cat }
 // Store returns the store, or nil.
 func (s *Service) Store() store.Store { return s.opt.Store }
 
-// Generation counts reloads; caches keyed by it stay correct.
+// Generation counts the changes to the catalog; caches keyed by it stay
+// correct.
 func (s *Service) Generation() uint64 {
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
@@ -89,24 +89,36 @@ func (s *Service) Generation() uint64 {
 
 // Reload rescans every source and tells subscribers the catalog changed.
 func (s *Service) Reload(ctx context.Context, why string) {
-	s.reloadMu.Lock()
-	start := time.Now()
-	s.cat.Reload(ctx)
-	s.reloadMu.Unlock()
-	s.log.Info("catalog reloaded", "why", why, "took", time.Since(start).Round(time.Microsecond))
-	s.notify()
+	s.change(why, 0, func() { s.cat.Reload(ctx) })
 }
 
-// Refresh updates the catalog after the files at paths changed (nil: only
-// the store and plugins changed, as after a write or a change by another
-// instance), reading only what changed, and tells subscribers.
+// Refresh updates the catalog after the files at paths changed, reading
+// only what changed, or, with no paths, after the store or the plugins
+// changed in ways not known (a change by another instance): then the
+// store and the plugins are read again and compared, and only the loadouts
+// of the skills that changed are touched. Subscribers are told when
+// anything changed.
 func (s *Service) Refresh(ctx context.Context, paths []string, why string) {
-	s.reloadMu.Lock()
+	s.change(why, len(paths), func() { s.cat.Refresh(ctx, paths) })
+}
+
+// RefreshStored updates the catalog after the stored skills of these
+// names changed: only they are read again (catalog.RefreshStored).
+func (s *Service) RefreshStored(ctx context.Context, why string, names ...string) {
+	s.change(why, 0, func() { s.cat.RefreshStored(ctx, names...) })
+}
+
+// change runs one change to the catalog (the catalog runs them one at a
+// time), logs it, and tells subscribers when it changed anything.
+func (s *Service) change(why string, paths int, fn func()) {
 	start := time.Now()
-	s.cat.Refresh(ctx, paths)
-	s.reloadMu.Unlock()
-	s.log.Info("catalog refreshed", "why", why, "paths", len(paths), "took", time.Since(start).Round(time.Microsecond))
-	s.notify()
+	gen := s.cat.Generation()
+	fn()
+	changed := s.cat.Generation() != gen
+	s.log.Info("catalog refreshed", "why", why, "paths", paths, "changed", changed, "took", time.Since(start).Round(time.Microsecond))
+	if changed {
+		s.notify()
+	}
 }
 
 // Subscribe returns a channel that receives (coalesced) after every reload,

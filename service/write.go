@@ -61,7 +61,7 @@ func (s *Service) Put(ctx context.Context, p Principal, b *skill.Bundle, ifVersi
 		return nil, err
 	}
 	rec, err := s.opt.Store.Put(ctx, b, store.PutOptions{IfVersion: ifVersion, Source: source, Provenance: provenance, Limits: s.opt.Limits})
-	return s.after(ctx, "put "+doc.Name, rec, err)
+	return s.after(ctx, "put "+doc.Name, doc.Name, rec, err)
 }
 
 // PutFile adds or replaces one file of a stored skill.
@@ -70,7 +70,7 @@ func (s *Service) PutFile(ctx context.Context, p Principal, name, path string, d
 		return nil, err
 	}
 	rec, err := s.opt.Store.PutFile(ctx, name, path, data, executable, ifVersion)
-	return s.after(ctx, "put file "+name+"/"+path, rec, err)
+	return s.after(ctx, "put file "+name+"/"+path, name, rec, err)
 }
 
 // DeleteFile removes one file of a stored skill.
@@ -79,7 +79,7 @@ func (s *Service) DeleteFile(ctx context.Context, p Principal, name, path string
 		return nil, err
 	}
 	rec, err := s.opt.Store.DeleteFile(ctx, name, path, ifVersion)
-	return s.after(ctx, "delete file "+name+"/"+path, rec, err)
+	return s.after(ctx, "delete file "+name+"/"+path, name, rec, err)
 }
 
 // Delete removes a stored skill and its versions.
@@ -88,7 +88,7 @@ func (s *Service) Delete(ctx context.Context, p Principal, name string, ifVersio
 		return err
 	}
 	err := s.opt.Store.Delete(ctx, name, ifVersion)
-	_, err = s.after(ctx, "delete "+name, nil, err)
+	_, err = s.after(ctx, "delete "+name, name, nil, err)
 	return err
 }
 
@@ -98,7 +98,7 @@ func (s *Service) Restore(ctx context.Context, p Principal, name string, version
 		return nil, err
 	}
 	rec, err := s.opt.Store.Restore(ctx, name, version, ifVersion)
-	return s.after(ctx, "restore "+name, rec, err)
+	return s.after(ctx, "restore "+name, name, rec, err)
 }
 
 // Import writes many skills in one transaction.
@@ -146,10 +146,16 @@ func (s *Service) Bundle(ctx context.Context, p Principal, name string, version 
 	return b, rec, AsErrorOrNil(err)
 }
 
-func (s *Service) after(ctx context.Context, what string, rec *store.Record, err error) (*store.Record, error) {
+// after a write: the error as the service's, or the catalog brought up to
+// date with the skill written (and only it), before the write returns.
+func (s *Service) after(ctx context.Context, what, name string, rec *store.Record, err error) (*store.Record, error) {
 	if err != nil {
 		return nil, AsError(err)
 	}
-	s.Refresh(ctx, nil, what)
+	names := []string{name}
+	if rec != nil && rec.Name != name {
+		names = append(names, rec.Name)
+	}
+	s.RefreshStored(ctx, what, names...)
 	return rec, nil
 }

@@ -169,7 +169,9 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		}
 	}
 	if server != nil {
-		ch, err := server.Changes(wctx)
+		// Writes through this server refresh the catalog themselves: follow
+		// only the other instances' changes, so none is applied twice.
+		ch, err := store.ChangesByOthers(wctx, server)
 		if err != nil {
 			logger.Warn("changes by other instances will not be seen until restart", "err", err)
 		} else {

@@ -43,16 +43,9 @@ func openStore(ctx context.Context, dsn string) (store.Store, error) {
 	return sqlite.Open(dsn)
 }
 
-// storeProvider serves the store's enabled skills to the catalog.
-func storeProvider(s store.Store) catalog.Provider {
-	return catalog.ProviderFunc(func(ctx context.Context) ([]*skill.Skill, []skill.Diagnostic) {
-		skills, diags, err := store.Skills(ctx, s)
-		if err != nil {
-			diags = append(diags, skill.Diagnostic{Severity: skill.Error, Code: skill.CodeReadError, Message: fmt.Sprintf("cannot read the store: %v", err)})
-		}
-		return skills, diags
-	})
-}
+// storeProvider serves the store's enabled skills to the catalog, one by
+// one after a write (catalog.SkillProvider).
+func storeProvider(s store.Store) catalog.Provider { return store.NewProvider(s) }
 
 // pluginProviders loads the configured plugin folders. Each plugin serves
 // its enabled skills: its default, unless the store holds an override.

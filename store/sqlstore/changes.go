@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,8 +52,17 @@ type feed struct {
 	// has nothing new to tell.
 	seq atomic.Int64
 
-	mu      sync.Mutex
-	subs    map[chan struct{}]struct{}
+	mu sync.Mutex
+	// subs are the feeds, each true when it leaves out this instance's
+	// own writes (ChangesByOthers).
+	subs map[chan struct{}]bool
+	// local are the change counters of this instance's latest commits
+	// (SQLite), sorted, at most maxLocal of them; localFloor is the
+	// highest one dropped. A poller of ChangesByOthers tells of a move of
+	// the counter only when some of it is not in local.
+	local      []int64
+	localFloor int64
+
 	closed  bool
 	closing context.Context
 	stop    context.CancelFunc
@@ -61,7 +71,7 @@ type feed struct {
 
 func (f *feed) init() {
 	f.instance = newID()[:16]
-	f.subs = map[chan struct{}]struct{}{}
+	f.subs = map[chan struct{}]bool{}
 	f.closing, f.stop = context.WithCancel(context.Background())
 }
 
@@ -76,9 +86,62 @@ func (f *feed) committed(seq int64) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for ch := range f.subs {
-		send(ch)
+	for ch, others := range f.subs {
+		if !others {
+			send(ch)
+		}
 	}
+}
+
+// committing records the change counter a local write is about to commit
+// (SQLite), before the commit, so that no poller can see the counter move
+// before it is known as local.
+func (f *feed) committing(seq int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i, _ := slices.BinarySearch(f.local, seq)
+	f.local = slices.Insert(f.local, i, seq)
+	if len(f.local) > maxLocal {
+		f.localFloor = max(f.localFloor, f.local[0])
+		f.local = slices.Delete(f.local, 0, 1)
+	}
+}
+
+// abandoned undoes committing after a commit failed. The counter value
+// may then be committed by another instance, so a poller whose range
+// holds it treats the whole range as another instance's change (at worst
+// a refresh too many, never a change missed).
+func (f *feed) abandoned(seq int64) {
+	if seq <= 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if i, ok := slices.BinarySearch(f.local, seq); ok {
+		f.local = slices.Delete(f.local, i, i+1)
+	}
+	f.localFloor = max(f.localFloor, seq)
+}
+
+// maxLocal bounds feed.local: a poller more than this many local commits
+// behind treats the gap as another instance's change, which costs a
+// refresh and loses nothing.
+const maxLocal = 4096
+
+// othersIn reports whether any change counter in (from, to] was committed
+// by another instance: one this instance did not commit itself.
+func (f *feed) othersIn(from, to int64) bool {
+	if to <= from {
+		return to != from // the counter went back: a restored database
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.localFloor > from {
+		return true // some of the local commits in the range are forgotten
+	}
+	lo, _ := slices.BinarySearch(f.local, from+1)
+	hi, _ := slices.BinarySearch(f.local, to+1)
+	return int64(hi-lo) < to-from
 }
 
 // close ends every feed and waits for their goroutines.
@@ -106,6 +169,19 @@ func send(ch chan struct{}) {
 // Sends coalesce: the channel holds at most one. It closes when ctx ends
 // or the store is closed.
 func (s *Store) Changes(ctx context.Context) (<-chan struct{}, error) {
+	return s.changes(ctx, false)
+}
+
+// ChangesByOthers is Changes without this instance's own writes: it sends
+// after every committed write by any other instance sharing the database
+// (another process, or another Store opened on it). A server that brings
+// its catalog up to date itself after each of its writes follows it, so
+// that no write is applied twice.
+func (s *Store) ChangesByOthers(ctx context.Context) (<-chan struct{}, error) {
+	return s.changes(ctx, true)
+}
+
+func (s *Store) changes(ctx context.Context, others bool) (<-chan struct{}, error) {
 	f := &s.feed
 	f.mu.Lock()
 	if f.closed {
@@ -123,7 +199,7 @@ func (s *Store) Changes(ctx context.Context) (<-chan struct{}, error) {
 	var err error
 	switch {
 	case s.d.changedCounts:
-		done, err = s.poll(ctx, notify)
+		done, err = s.poll(ctx, notify, others)
 	case f.listener != nil:
 		done, err = f.listener(ctx, f.instance, notify)
 	default:
@@ -136,7 +212,7 @@ func (s *Store) Changes(ctx context.Context) (<-chan struct{}, error) {
 		return nil, internal("change feed", err)
 	}
 	f.mu.Lock()
-	f.subs[ch] = struct{}{}
+	f.subs[ch] = others
 	f.mu.Unlock()
 	go func() {
 		defer f.running.Done()
@@ -155,8 +231,10 @@ func (s *Store) Changes(ctx context.Context) (<-chan struct{}, error) {
 // per connection: it moves when another connection commits), it reads
 // PRAGMA data_version every PollInterval, and when that moved, the change
 // counter. A counter past what this instance has signalled itself is
-// another instance's change.
-func (s *Store) poll(ctx context.Context, notify func()) (<-chan struct{}, error) {
+// another instance's change; for a feed of others' changes only (others),
+// any move of the counter that this instance's commits do not account
+// for is.
+func (s *Store) poll(ctx context.Context, notify func(), others bool) (<-chan struct{}, error) {
 	c, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, err
@@ -210,10 +288,10 @@ func (s *Store) poll(ctx context.Context, notify func()) (<-chan struct{}, error
 				continue
 			}
 			if n != last {
-				last = n
-				if n > s.feed.seq.Load() {
+				if others && s.feed.othersIn(last, n) || !others && n > s.feed.seq.Load() {
 					notify()
 				}
+				last = n
 			}
 		}
 	}()

@@ -253,11 +253,16 @@ func (s *Store) writeTx(ctx context.Context, announce bool, fn func(c conn) erro
 			return internal("announcing the change", err)
 		}
 	}
+	if seq > 0 {
+		s.feed.committing(seq)
+	}
 	if err := s.injected("COMMIT"); err != nil {
 		tx.Rollback()
+		s.feed.abandoned(seq)
 		return internal("commit", err)
 	}
 	if err := tx.Commit(); err != nil {
+		s.feed.abandoned(seq)
 		return internal("commit", err)
 	}
 	if changed {

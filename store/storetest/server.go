@@ -30,6 +30,8 @@ func RunServer(t *testing.T, fresh func(t *testing.T) (open func(t *testing.T) s
 		{"ChangesAcrossInstances", testChangesAcrossInstances},
 		{"ChangesQuiet", testChangesQuiet},
 		{"ChangesClose", testChangesClose},
+		{"ChangesByOthers", testChangesByOthers},
+		{"Stamps", testStamps},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, fresh(t)) })
