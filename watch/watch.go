@@ -15,7 +15,6 @@ package watch
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -514,45 +513,54 @@ func (w *Watcher) pollOnce() []string {
 
 // signature hashes what a change in dir would alter: the folder's own
 // modification time and, for each entry discovery reads, its name, size,
-// modification time and mode. It reads the folder and stats its entries,
-// nothing more.
+// modification time and mode. It opens the folder, reads it unsorted and
+// stats its entries, nothing more; entries are combined in any order.
 func signature(dir string) (uint64, error) {
-	st, err := os.Stat(dir)
+	f, err := os.Open(dir)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
 	if err != nil {
 		return 0, err
 	}
 	if !st.IsDir() {
 		return 0, fs.ErrNotExist
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := f.ReadDir(-1)
 	if err != nil {
 		return 0, err
 	}
-	h := fnv.New64a()
-	var buf [8 * 3]byte
-	put := func(name string, size, mtime int64, mode fs.FileMode) {
-		h.Write([]byte(name))
-		h.Write([]byte{0})
-		for i, v := range [3]uint64{uint64(size), uint64(mtime), uint64(mode)} {
-			for b := 0; b < 8; b++ {
-				buf[i*8+b] = byte(v >> (8 * b))
-			}
-		}
-		h.Write(buf[:])
-	}
-	put("", 0, st.ModTime().UnixNano(), st.Mode())
+	sum := entryHash("", 0, st.ModTime().UnixNano(), st.Mode())
 	for _, e := range entries {
 		if skipName(e.Name()) {
 			continue
 		}
 		info, err := e.Info()
 		if err != nil {
-			put(e.Name(), -1, 0, 0) // gone between the read and the stat
+			sum += entryHash(e.Name(), -1, 0, 0) // gone between the read and the stat
 			continue
 		}
-		put(e.Name(), info.Size(), info.ModTime().UnixNano(), info.Mode())
+		sum += entryHash(e.Name(), info.Size(), info.ModTime().UnixNano(), info.Mode())
 	}
-	return h.Sum64(), nil
+	return sum, nil
+}
+
+// entryHash is FNV-1a of one entry's name, size, time and mode.
+func entryHash(name string, size, mtime int64, mode fs.FileMode) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint64(name[i])) * prime
+	}
+	h = (h ^ 0) * prime // end of the name
+	for _, v := range [3]uint64{uint64(size), uint64(mtime), uint64(mode)} {
+		for b := 0; b < 64; b += 8 {
+			h = (h ^ (v >> b & 0xff)) * prime
+		}
+	}
+	return h
 }
 
 func mergeSorted(a, b []string) []string {

@@ -3,6 +3,7 @@ package watch
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -253,4 +254,31 @@ func TestSystemBudget(t *testing.T) {
 	if n != max/2 || !strings.Contains(from, "max_user_watches ("+strconv.Itoa(max)+")") {
 		t.Errorf("budget %d (%s), want half of %d", n, from, max)
 	}
+}
+
+// BenchmarkPoll measures one poll of folders beyond the budget (each with
+// SKILL.md and references/): the cost per folder bounds what polling a
+// large tree costs per PollInterval.
+func BenchmarkPoll(b *testing.B) {
+	root := b.TempDir()
+	const skills = 500
+	for i := 0; i < skills; i++ {
+		dir := filepath.Join(root, fmt.Sprintf("skill-%03d", i))
+		os.MkdirAll(filepath.Join(dir, "references"), 0o755)
+		os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("x"), 0o644)
+		os.WriteFile(filepath.Join(dir, "references", "r.md"), []byte("r"), 0o644)
+	}
+	w, err := New([]string{root}, Options{MaxWatches: 1, PollInterval: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	polled := w.Stats().Polled
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if changed := w.pollOnce(); len(changed) != 0 {
+			b.Fatalf("changes: %v", changed)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(polled), "ns/folder")
 }
