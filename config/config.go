@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/internal/jsonc"
@@ -38,6 +39,8 @@ type File struct {
 	// Plugins are plugin folders (each holding plugin.json), in precedence
 	// order.
 	Plugins []string `json:"plugins,omitempty"`
+	// Watch tunes live reload of skill folders.
+	Watch Watch `json:"watch,omitempty"`
 
 	// Path is the absolute path the file was read from.
 	Path string `json:"-"`
@@ -48,6 +51,24 @@ type Limits struct {
 	MaxDepth int `json:"maxDepth,omitempty"`
 	MaxDirs  int `json:"maxDirs,omitempty"`
 	MaxFiles int `json:"maxFiles,omitempty"`
+}
+
+// Watch tunes live reload of skill folders; zero means the default.
+type Watch struct {
+	// MaxWatches bounds the folders watched through the system's change
+	// notifications (default: half of fs.inotify.max_user_watches on
+	// Linux, 1024 elsewhere); folders beyond it are polled.
+	MaxWatches int `json:"maxWatches,omitempty"`
+	// PollInterval is how often polled folders are checked, as a Go
+	// duration such as "5s" (default 5s).
+	PollInterval string `json:"pollInterval,omitempty"`
+}
+
+// Interval returns PollInterval as a duration (0 when unset or invalid;
+// Validate reports the invalid ones).
+func (w Watch) Interval() time.Duration {
+	d, _ := time.ParseDuration(w.PollInterval)
+	return d
 }
 
 // StoreLimits bound what the store accepts; zero means the default.
@@ -201,6 +222,14 @@ func (f *File) Validate() error {
 	for i, p := range f.Plugins {
 		if strings.TrimSpace(p) == "" {
 			return &Error{File: f.Path, Field: fmt.Sprintf("plugins[%d]", i), Msg: "is empty: give the folder holding plugin.json"}
+		}
+	}
+	if f.Watch.MaxWatches < 0 {
+		return &Error{File: f.Path, Field: "watch.maxWatches", Msg: "must be a positive number of folders (0 or absent for the default, half of the system's inotify allowance)"}
+	}
+	if p := f.Watch.PollInterval; p != "" {
+		if d, err := time.ParseDuration(p); err != nil || d < 100*time.Millisecond {
+			return &Error{File: f.Path, Field: "watch.pollInterval", Msg: fmt.Sprintf("%q: give a duration of at least 100ms, like \"5s\"", p)}
 		}
 	}
 	if f.Limits.MaxDepth < 0 || f.Limits.MaxDirs < 0 || f.Limits.MaxFiles < 0 {

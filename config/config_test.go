@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseResolvesPathsAndAcceptsComments(t *testing.T) {
@@ -63,6 +64,8 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		"{\n  \"agents\": [\n    {\"agentId\": \"a\",,}\n  ]\n}":                         `/cfg/loadout.json:3:`,
 		`{"limits": {"maxDirs": -1}}`:                                                    `limits: limits must be positive`,
 		`{"agent": []}`:                                                                  `unknown key "agent" (did you mean "agents"?)`,
+		`{"watch": {"maxWatches": -1}}`:                                                  `watch.maxWatches: must be a positive number`,
+		`{"watch": {"pollInterval": "5"}}`:                                               `watch.pollInterval: "5": give a duration`,
 	}
 	for text, want := range cases {
 		_, err := Parse([]byte(text), "/cfg/loadout.json")
@@ -80,9 +83,12 @@ func TestLoadMissingFile(t *testing.T) {
 }
 
 func TestStoreAndPlugins(t *testing.T) {
-	f, err := Parse([]byte(`{"plugins": ["plugins/acme", "/opt/p"], "storeLimits": {"maxFiles": 10}}`), "/srv/loadout.json")
+	f, err := Parse([]byte(`{"plugins": ["plugins/acme", "/opt/p"], "storeLimits": {"maxFiles": 10}, "watch": {"maxWatches": 5000, "pollInterval": "2s"}}`), "/srv/loadout.json")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if f.Watch.MaxWatches != 5000 || f.Watch.Interval() != 2*time.Second {
+		t.Errorf("watch: %+v", f.Watch)
 	}
 	if f.StoreDSN() != "/srv/loadout.db" || f.Plugins[0] != "/srv/plugins/acme" || f.Plugins[1] != "/opt/p" || f.StoreLimits.MaxFiles != 10 {
 		t.Errorf("got %q %v %+v", f.StoreDSN(), f.Plugins, f.StoreLimits)

@@ -93,10 +93,12 @@ var routes = []route{
 		Query:  []param{{Name: "format", Type: "string", Desc: "json (default) or zip", Enum: []string{"json", "zip"}}, {Name: "version", Type: "integer", Desc: "a stored version (default: the current one)"}},
 		OK:     []response{{200, "the export; zips come with Content-Disposition", map[string]string{"application/json": "PortableDocument", "application/zip": "binary"}, []string{"Content-Disposition"}}},
 		Errors: []int{400, 404}}},
-	{"POST", "/v1/import", (*api).importSkills, operation{ID: "importSkills", Summary: "Import portable JSON documents or one zip, in one transaction", Tag: "portable", Scope: "admin",
+	{"POST", "/v1/import", (*api).importSkills, operation{ID: "importSkills", Summary: "Import portable JSON documents or one zip, in one transaction: all or nothing unless partial=1", Tag: "portable", Scope: "admin",
+		Query: []param{{Name: "partial", Type: "boolean", Desc: "1: when some skills are refused, import the accepted ones anyway; 0 (default): all or nothing, one refusal and nothing is written"}},
 		Body: &reqBody{"one portable JSON document, an array of them, or one zip with a single top folder", map[string]string{
 			"application/json": "PortableDocumentOrArray", "application/zip": "binary"}},
-		OK:     []response{{200, "every skill imported (created, updated or unchanged)", jsonOf("ImportResults"), nil}, {422, "something was refused (the same body; refused items were not written)", jsonOf("ImportResults"), nil}},
+		OK: []response{{200, "every skill imported (created, updated or unchanged)", jsonOf("ImportResults"), nil},
+			{422, "something was refused (the same body, a result for every document): by default nothing was written and the accepted skills are \"skipped\"; with partial=1 they were imported", jsonOf("ImportResults"), nil}},
 		Errors: []int{400, 409, 413, 415}}},
 
 	{"GET", "/v1/agents", (*api).listAgents, operation{ID: "listAgents", Summary: "The agents this token may read", Tag: "agents", Scope: "any",

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -783,13 +782,23 @@ type importResult struct {
 }
 
 // importSkills: POST /v1/import with one portable JSON document or an
-// array of them (application/json), or one zip (application/zip). Each
-// document that does not parse is refused on its own; the others are
-// imported in one transaction. 200 when nothing was refused, else 422 with
-// the same body.
+// array of them (application/json), or one zip (application/zip). Every
+// document is checked; the import is all or nothing: when any is refused,
+// none is written and the others are "skipped". With ?partial=1 the
+// accepted ones are written anyway. 200 when nothing was refused, else 422
+// with the same body (a result for every document, in order).
 func (a *api) importSkills(w http.ResponseWriter, r *http.Request) {
 	if _, ok := a.global(w, r); !ok {
 		return
+	}
+	var opt service.ImportOptions
+	if s := r.URL.Query().Get("partial"); s != "" {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			writeErr(w, badRequest("partial", "partial=%q: use 1 (write the accepted skills when some are refused) or 0 (all or nothing, the default)", s))
+			return
+		}
+		opt.Partial = b
 	}
 	ct := r.Header.Get("Content-Type")
 	if i := strings.IndexByte(ct, ';'); i >= 0 {
@@ -797,13 +806,18 @@ func (a *api) importSkills(w http.ResponseWriter, r *http.Request) {
 	}
 	ct = strings.ToLower(strings.TrimSpace(ct))
 	var (
-		results []importResult
-		slots   []int // index into results of each item
-		items   []store.ImportItem
+		items []store.ImportItem
+		// early are the refusals of documents that did not parse, by item.
+		early = map[int]*service.Error{}
 	)
-	refuse := func(err error) {
-		e := importError(err)
-		results = append(results, importResult{Action: store.ActionRefused, Error: e.Message, Problems: e.Problems})
+	add := func(b *skill.Bundle, err error, provenance string) {
+		if err != nil {
+			e := importError(err)
+			early[len(items)] = e
+			items = append(items, store.ImportItem{Err: e, Provenance: provenance})
+			return
+		}
+		items = append(items, store.ImportItem{Bundle: b, Source: "import", Provenance: provenance})
 	}
 	switch ct {
 	case "application/json":
@@ -812,24 +826,13 @@ func (a *api) importSkills(w http.ResponseWriter, r *http.Request) {
 			writeErr(w, e)
 			return
 		}
-		var docs []json.RawMessage
-		if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '[' {
-			if err := json.Unmarshal(data, &docs); err != nil {
-				writeErr(w, badRequest("", "the body is not a JSON array of documents: %v", err))
-				return
-			}
-		} else {
-			docs = []json.RawMessage{data}
+		bundles, errs, err := portable.ImportJSONEach(data)
+		if err != nil {
+			writeErr(w, badRequest("", "the body is neither a portable JSON document nor an array of them: %v", err))
+			return
 		}
-		for i, d := range docs {
-			b, err := portable.ImportJSON(d)
-			if err != nil {
-				refuse(err)
-				continue
-			}
-			slots = append(slots, len(results))
-			results = append(results, importResult{})
-			items = append(items, store.ImportItem{Bundle: b, Source: "import", Provenance: fmt.Sprintf("POST /v1/import [%d]", i)})
+		for i := range bundles {
+			add(bundles[i], errs[i], fmt.Sprintf("POST /v1/import [%d]", i))
 		}
 	case "application/zip", "application/x-zip-compressed":
 		data, e := readBody(w, r, a.zipCap, "the zip")
@@ -838,37 +841,48 @@ func (a *api) importSkills(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		b, err := portable.ImportZip(bytes.NewReader(data), int64(len(data)), portable.ZipLimits{MaxFileSize: a.lim.MaxFileSize, MaxTotalSize: a.lim.MaxTotalSize})
-		if err != nil {
-			refuse(err)
-		} else {
-			slots = append(slots, 0)
-			results = append(results, importResult{})
-			items = append(items, store.ImportItem{Bundle: b, Source: "import", Provenance: "POST /v1/import (zip)"})
-		}
+		add(b, err, "POST /v1/import (zip)")
 	default:
 		writeJSON(w, http.StatusUnsupportedMediaType, errorBody{&service.Error{Code: CodeBadRequest, Field: "Content-Type",
 			Message: fmt.Sprintf("Content-Type %q: send application/json (a portable document or an array of them) or application/zip", ct)}})
 		return
 	}
+	results := []importResult{}
 	if len(items) > 0 {
-		res, err := a.svc.Import(r.Context(), principal(r), items)
+		res, err := a.svc.Import(r.Context(), principal(r), items, opt)
 		if err != nil {
 			a.fail(w, r, err)
 			return
 		}
 		for i, ir := range res {
 			out := importResult{Name: ir.Name, Action: ir.Action, Version: ir.Version, Problems: ir.Problems}
-			if ir.Error != nil {
+			if e := early[i]; e != nil {
+				out.Error, out.Problems = e.Message, e.Problems
+			} else if ir.Error != nil {
 				out.Error = ir.Error.Error()
 			}
-			results[slots[i]] = out
+			results = append(results, out)
 		}
 	}
-	status := http.StatusOK
+	refused, skipped := 0, 0
 	for _, res := range results {
-		if res.Action == store.ActionRefused {
-			status = http.StatusUnprocessableEntity
+		switch res.Action {
+		case store.ActionRefused:
+			refused++
+		case store.ActionSkipped:
+			skipped++
 		}
 	}
-	writeJSON(w, status, map[string]any{"results": results})
+	if refused == 0 {
+		writeJSON(w, http.StatusOK, map[string]any{"results": results})
+		return
+	}
+	msg := fmt.Sprintf("%d of %d skills refused; the accepted ones were imported (partial=1)", refused, len(results))
+	if !opt.Partial {
+		msg = fmt.Sprintf("nothing was written: %d of %d skills refused", refused, len(results))
+		if skipped > 0 {
+			msg += fmt.Sprintf("; fix them, or send ?partial=1 to import the %d accepted ones", skipped)
+		}
+	}
+	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"results": results, "message": msg})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/render"
 	"github.com/loadout/loadout/service"
 )
 
@@ -61,6 +62,9 @@ type server struct {
 	mcp   *mcp.Server
 
 	view atomic.Pointer[view]
+	// listingNote is what the last "listing over its budget" log line said
+	// (counts only), so a reload that changes nothing logs nothing.
+	listingNote atomic.Pointer[string]
 }
 
 // view is what the server derives from one immutable loadout; a reload
@@ -169,10 +173,8 @@ func (s *server) current() *view {
 // instructions is the agent's listing in the progressive format within its
 // budget, behind a short note on the tools. What the budget cut is logged.
 func (s *server) instructions(l *catalog.Loadout) string {
-	text, _, diags := l.Prompt(catalog.PromptOptions{Format: "progressive"})
-	for _, d := range diags {
-		s.log.Info("mcp instructions: " + d.Message)
-	}
+	text, rep, _ := l.Prompt(catalog.PromptOptions{Format: "progressive"})
+	s.logListing(l, rep)
 	var b strings.Builder
 	b.WriteString("This server holds the skills of ")
 	if l.Spec.AgentID == catalog.GlobalID {
@@ -183,6 +185,33 @@ func (s *server) instructions(l *catalog.Loadout) string {
 	b.WriteString(". Call load_skill with a skill's name to activate it, read_skill_file for its other files, and search_skills to find a skill not listed below. Hosts with the MCP Skills extension can also use skills/list and the skill:// resources.\n\n")
 	b.WriteString(text)
 	return b.String()
+}
+
+// maxNamesLogged is how many names of skills left out of the listing the
+// log line gives; `loadout prompt` lists them all.
+const maxNamesLogged = 5
+
+// logListing says in one line how the budget cut the instructions' listing:
+// counts, the first few names left out, and the command that lists them
+// all. Naming every skill made a 638 KB line at 50,000 skills. It logs
+// again only when the counts change.
+func (s *server) logListing(l *catalog.Loadout, rep render.Report) {
+	if len(rep.Shortened) == 0 && len(rep.Omitted) == 0 {
+		return
+	}
+	note := fmt.Sprintf("%d %d %d %d", rep.Budget, rep.Listed, len(rep.Shortened), len(rep.Omitted))
+	if old := s.listingNote.Swap(&note); old != nil && *old == note {
+		return
+	}
+	first := rep.Omitted[:min(len(rep.Omitted), maxNamesLogged)]
+	agent := l.Spec.AgentID
+	if agent == catalog.GlobalID {
+		agent = "'*'"
+	}
+	s.log.Info("mcp instructions: the listing is over its budget; skills left out are still found by search_skills and loaded by name",
+		"budget", rep.Budget, "listed", rep.Listed, "shortened", len(rep.Shortened), "omitted", len(rep.Omitted),
+		"first_omitted", strings.Join(first, ","),
+		"see_all", "loadout prompt --format progressive --agent "+agent+" (with the same --config or --root)")
 }
 
 // call is what the middleware learns about a request and handlers need.

@@ -101,8 +101,17 @@ func (s *Service) Restore(ctx context.Context, p Principal, name string, version
 	return s.after(ctx, "restore "+name, name, rec, err)
 }
 
-// Import writes many skills in one transaction.
-func (s *Service) Import(ctx context.Context, p Principal, items []store.ImportItem) ([]store.ImportResult, error) {
+// ImportOptions qualify an Import.
+type ImportOptions struct {
+	// Partial writes the accepted items even when others are refused. By
+	// default an import is all or nothing: one refused item keeps every
+	// item from being written (they are reported "skipped").
+	Partial bool
+}
+
+// Import writes many skills in one transaction: all of them, or none when
+// any is refused (unless opt.Partial).
+func (s *Service) Import(ctx context.Context, p Principal, items []store.ImportItem, opt ImportOptions) ([]store.ImportResult, error) {
 	if err := s.requireAdmin(p); err != nil {
 		return nil, err
 	}
@@ -114,7 +123,13 @@ func (s *Service) Import(ctx context.Context, p Principal, items []store.ImportI
 			items[i].Limits = s.opt.Limits
 		}
 	}
-	res, err := s.opt.Store.Import(ctx, items)
+	var res []store.ImportResult
+	var err error
+	if opt.Partial {
+		res, err = store.ImportPartial(ctx, s.opt.Store, items)
+	} else {
+		res, err = s.opt.Store.Import(ctx, items)
+	}
 	if err != nil {
 		return nil, AsError(err)
 	}

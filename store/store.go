@@ -60,10 +60,12 @@ type Store interface {
 	SetOverride(ctx context.Context, key string, enabled bool) error
 	// Overrides returns every override.
 	Overrides(ctx context.Context) (map[string]bool, error)
-	// Import checks every item, then writes the accepted ones in one
-	// transaction. Results are in the order of items. A database failure
-	// rolls back the whole import and is returned as the error; refused
-	// items are reported in their results and never written.
+	// Import checks every item, then writes them all in one transaction:
+	// all or nothing. When any item is refused nothing is written: the
+	// refused items say why, and every other item is "skipped", naming the
+	// refused one. Results are in the order of items. A database failure
+	// rolls back the whole import and is returned as the error.
+	// ImportPartial writes the accepted items even when some are refused.
 	Import(ctx context.Context, items []ImportItem) ([]ImportResult, error)
 	Close() error
 }
@@ -136,6 +138,11 @@ type ImportItem struct {
 	Source, Provenance string
 	// Limits bound the skill; zero fields take the store's defaults.
 	Limits skill.Limits
+	// Err, when set, is why the item was refused before it reached the
+	// store (a document that does not parse, a folder that cannot be
+	// read). It is reported as refused, and like any refusal keeps an
+	// all-or-nothing import from writing anything.
+	Err error
 }
 
 // Import actions.
@@ -144,6 +151,9 @@ const (
 	ActionUpdated   = "updated"
 	ActionUnchanged = "unchanged" // the digest equals the current version's
 	ActionRefused   = "refused"   // Error and Problems say why; nothing written
+	// ActionSkipped: accepted, but not written because another item of an
+	// all-or-nothing import was refused; Error names it.
+	ActionSkipped = "skipped"
 )
 
 // ImportResult is what happened to one ImportItem.

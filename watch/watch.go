@@ -1,69 +1,176 @@
 // Package watch reports changes under skill folders, debounced, for live
 // reload. fsnotify is not recursive, so every folder below each root is
 // watched, and folders created later are added as they appear.
+//
+// Watches are a shared, bounded resource: inotify allows each user
+// fs.inotify.max_user_watches of them across all of the user's processes
+// (kqueue holds a file descriptor per watched file). So a Watcher takes at
+// most Options.MaxWatches, shallowest folders first (roots, then skill
+// folders, then what is inside them), and polls the folders beyond it: a
+// cheap periodic check of each folder's entries (names, sizes, times,
+// modes). It says so once, in one log line, and never logs a line per
+// folder.
 package watch
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
 
+// Defaults of Options.
+const (
+	DefaultDebounce     = 100 * time.Millisecond
+	DefaultPollInterval = 5 * time.Second
+	// DefaultMaxWatches is the budget where the system publishes no
+	// watch limit (every system but Linux): kqueue spends a file
+	// descriptor on each watched folder and on each file in it.
+	DefaultMaxWatches = 1024
+	// maxUserWatchesFile is Linux's per-user inotify allowance; by
+	// default a Watcher takes half of it, leaving the rest to the user's
+	// other programs (editors, build tools, other servers).
+	maxUserWatchesFile = "/proc/sys/fs/inotify/max_user_watches"
+)
+
+// Bounds on what the Watcher logs and keeps about folders it cannot watch.
+const (
+	// maxWarnings individual warnings are logged per warnWindow; the rest
+	// are counted and the count is logged with the next one after it.
+	maxWarnings = 10
+	warnWindow  = time.Minute
+	// maxProblems folders are kept for Problems; the rest are counted.
+	maxProblems = 100
+	// pollShare: after a poll that took d, the next starts no sooner than
+	// pollShare*d later, so polling uses at most 1/pollShare of a core.
+	pollShare = 10
+	maxDepth  = 32
+)
+
+// Options tune a Watcher. Zero fields take the defaults.
+type Options struct {
+	// Debounce: changes are sent at most once per Debounce (default 100 ms),
+	// with every path that changed since the last batch.
+	Debounce time.Duration
+	// MaxWatches bounds the folders watched through the system's change
+	// notifications; the folders beyond it are polled. Default: half of
+	// fs.inotify.max_user_watches on Linux, DefaultMaxWatches elsewhere.
+	MaxWatches int
+	// PollInterval is how often polled folders are checked (default 5 s).
+	// A change there is reported within about this long.
+	PollInterval time.Duration
+	Logger       *slog.Logger
+
+	// addWatch replaces fsnotify's Add in tests, to cause the faults a
+	// test cannot (the system's allowance running out).
+	addWatch func(string) error
+}
+
 // Watcher sends batches of changed paths.
 type Watcher struct {
-	fs       *fsnotify.Watcher
-	out      chan []string
-	debounce time.Duration
-	log      *slog.Logger
-	done     chan struct{}
+	fs     *fsnotify.Watcher
+	out    chan []string
+	polls  chan []string // changes found by polling, for the loop
+	opt    Options
+	budget int
+	// budgetFrom says where the budget came from, for the log.
+	budgetFrom string
+	roots      []string
+	log        *slog.Logger
+	done       chan struct{} // closed when loop has ended
+	stop       chan struct{} // closed by Close, ends the poller
+	pollDone   chan struct{}
 
 	mu      sync.Mutex
 	watched map[string]bool
-	// Problems are folders that could not be watched (for example the
-	// system's inotify limit); the server reports them as diagnostics.
-	problems []string
+	// polled maps each polled folder to the signature of its entries.
+	polled map[string]uint64
+	// full is set once the system refused a watch for lack of room: from
+	// then on every new folder is polled.
+	full     error
+	toldPoll bool
+	// Problems are folders that could not be watched or polled (for
+	// example for lack of permission).
+	problems     []string
+	problemCount int
+	// warning rate limit
+	warnStart  time.Time
+	warned     int
+	suppressed int
 }
 
 // New watches every folder below roots (skipping dot folders and
-// node_modules, as discovery does, and following symlinked folders).
-// Changes are sent at most once per debounce (100 ms if zero), with every
-// path that changed since the last batch.
-func New(roots []string, debounce time.Duration, log *slog.Logger) (*Watcher, error) {
-	if debounce <= 0 {
-		debounce = 100 * time.Millisecond
+// node_modules, as discovery does, and following symlinked folders),
+// within the watch budget, and polls the rest.
+func New(roots []string, opt Options) (*Watcher, error) {
+	if opt.Debounce <= 0 {
+		opt.Debounce = DefaultDebounce
 	}
-	if log == nil {
-		log = slog.Default()
+	if opt.PollInterval <= 0 {
+		opt.PollInterval = DefaultPollInterval
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
 	}
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
 	}
-	w := &Watcher{fs: fw, out: make(chan []string, 1), debounce: debounce, log: log, done: make(chan struct{}), watched: map[string]bool{}}
+	if opt.addWatch == nil {
+		opt.addWatch = fw.Add
+	}
+	w := &Watcher{fs: fw, out: make(chan []string, 1), polls: make(chan []string), opt: opt, log: opt.Logger,
+		done: make(chan struct{}), stop: make(chan struct{}), pollDone: make(chan struct{}),
+		watched: map[string]bool{}, polled: map[string]uint64{}}
+	w.budget, w.budgetFrom = opt.MaxWatches, "watch.maxWatches"
+	if w.budget <= 0 {
+		w.budget, w.budgetFrom = SystemBudget()
+	}
 	for _, r := range roots {
+		w.roots = append(w.roots, r)
 		if _, err := os.Stat(r); err != nil {
 			// A root that does not exist yet is watched from its parent,
 			// so creating it is noticed.
-			w.add(filepath.Dir(r), 0)
+			w.add(filepath.Dir(r))
 			continue
 		}
 		w.addTree(r)
 	}
+	w.tellPolling()
 	go w.loop()
+	go w.poll()
 	return w, nil
+}
+
+// SystemBudget is the default watch budget and where it comes from: half
+// of fs.inotify.max_user_watches on Linux, else DefaultMaxWatches.
+func SystemBudget() (int, string) {
+	if runtime.GOOS == "linux" {
+		if data, err := os.ReadFile(maxUserWatchesFile); err == nil {
+			if n, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && n > 1 {
+				return n / 2, fmt.Sprintf("half of fs.inotify.max_user_watches (%d)", n)
+			}
+		}
+	}
+	return DefaultMaxWatches, "the default"
 }
 
 // Events returns the channel of batches. It closes after Close.
 func (w *Watcher) Events() <-chan []string { return w.out }
 
-// Problems lists folders that could not be watched.
+// Problems lists folders that could not be watched or polled (at most
+// 100; Stats counts them all).
 func (w *Watcher) Problems() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -77,62 +184,193 @@ func (w *Watcher) Watched() int {
 	return len(w.watched)
 }
 
-// Close stops watching.
+// Stats is what a Watcher covers and how.
+type Stats struct {
+	// Watched folders use a system watch; Polled ones are checked every
+	// PollInterval; Problems could be neither.
+	Watched, Polled, Problems int
+	// Budget is the most folders it watches; BudgetFrom says why.
+	Budget       int
+	BudgetFrom   string
+	PollInterval time.Duration
+}
+
+// Stats reports how many folders are watched and polled.
+func (w *Watcher) Stats() Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return Stats{Watched: len(w.watched), Polled: len(w.polled), Problems: w.problemCount,
+		Budget: w.budget, BudgetFrom: w.budgetFrom, PollInterval: w.opt.PollInterval}
+}
+
+// Close stops watching and polling.
 func (w *Watcher) Close() error {
+	close(w.stop)
+	<-w.pollDone
 	err := w.fs.Close()
 	<-w.done
 	return err
 }
 
-const maxDepth = 32
-
+// addTree adds root and the folders below it, breadth first, so that when
+// the budget runs out the shallow folders (skill folders before what is
+// inside them) are the watched ones.
 func (w *Watcher) addTree(root string) {
+	type entry struct {
+		dir   string
+		depth int
+	}
 	seen := map[string]bool{}
-	var walk func(dir string, depth int)
-	walk = func(dir string, depth int) {
-		real, err := filepath.EvalSymlinks(dir)
-		if err != nil || seen[real] || depth > maxDepth {
-			return
+	queue := []entry{{root, 0}}
+	for len(queue) > 0 {
+		e := queue[0]
+		queue = queue[1:]
+		real, err := filepath.EvalSymlinks(e.dir)
+		if err != nil || seen[real] || e.depth > maxDepth {
+			continue
 		}
 		seen[real] = true
-		w.add(dir, depth)
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return
+		w.add(e.dir)
+		for _, sub := range subfolders(e.dir) {
+			queue = append(queue, entry{sub, e.depth + 1})
 		}
-		for _, e := range entries {
-			name := e.Name()
-			if name[0] == '.' || name == "node_modules" {
-				continue
-			}
-			p := filepath.Join(dir, name)
-			if e.IsDir() {
-				walk(p, depth+1)
-			} else if e.Type()&fs.ModeSymlink != 0 {
-				if st, err := os.Stat(p); err == nil && st.IsDir() {
-					walk(p, depth+1)
-				}
+	}
+}
+
+// subfolders lists the folders in dir that discovery would enter.
+func subfolders(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		if skipName(name) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if e.IsDir() {
+			out = append(out, p)
+		} else if e.Type()&fs.ModeSymlink != 0 {
+			if st, err := os.Stat(p); err == nil && st.IsDir() {
+				out = append(out, p)
 			}
 		}
 	}
-	walk(root, 0)
+	return out
 }
 
-func (w *Watcher) add(dir string, depth int) {
+func skipName(name string) bool { return name == "" || name[0] == '.' || name == "node_modules" }
+
+// add watches dir if the budget allows, else polls it.
+func (w *Watcher) add(dir string) {
 	w.mu.Lock()
-	if w.watched[dir] {
+	if _, ok := w.polled[dir]; ok || w.watched[dir] {
 		w.mu.Unlock()
+		return
+	}
+	if w.full != nil || len(w.watched) >= w.budget {
+		w.polled[dir] = 0
+		w.mu.Unlock()
+		w.startPolling(dir)
 		return
 	}
 	w.watched[dir] = true
 	w.mu.Unlock()
-	if err := w.fs.Add(dir); err != nil {
-		w.mu.Lock()
-		delete(w.watched, dir)
-		w.problems = append(w.problems, dir+": "+err.Error())
-		w.mu.Unlock()
-		w.log.Warn("cannot watch folder; its changes need a reload", "dir", dir, "err", err)
+	err := w.opt.addWatch(dir)
+	if err == nil {
+		return
 	}
+	w.mu.Lock()
+	delete(w.watched, dir)
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		// The system's allowance is spent (other programs use it too):
+		// poll this folder and every later one, without trying again.
+		if w.full == nil {
+			w.full = err
+		}
+		w.polled[dir] = 0
+		w.mu.Unlock()
+		w.startPolling(dir)
+		return
+	}
+	w.problem(dir, err)
+	w.mu.Unlock()
+	w.warn("cannot watch folder; its changes need a reload", "dir", dir, "err", err)
+}
+
+// startPolling records dir's current signature.
+func (w *Watcher) startPolling(dir string) {
+	sig, err := signature(dir)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.polled[dir]; !ok {
+		return
+	}
+	if err != nil {
+		delete(w.polled, dir)
+		if !errors.Is(err, fs.ErrNotExist) {
+			w.problem(dir, err)
+		}
+		return
+	}
+	w.polled[dir] = sig
+}
+
+// problem records a folder that is neither watched nor polled. w.mu held.
+func (w *Watcher) problem(dir string, err error) {
+	w.problemCount++
+	if len(w.problems) < maxProblems {
+		w.problems = append(w.problems, dir+": "+err.Error())
+	}
+}
+
+// tellPolling logs, once in the Watcher's life, that some folders are
+// polled: how many, why, and what to change.
+func (w *Watcher) tellPolling() {
+	w.mu.Lock()
+	n := len(w.polled)
+	if n == 0 || w.toldPoll {
+		w.mu.Unlock()
+		return
+	}
+	w.toldPoll = true
+	why := fmt.Sprintf("over the watch budget of %d folders (%s)", w.budget, w.budgetFrom)
+	if w.full != nil {
+		why = fmt.Sprintf("the system refused more watches after %d (%v)", len(w.watched), w.full)
+	}
+	watched := len(w.watched)
+	w.mu.Unlock()
+	w.log.Warn("some skill folders are polled instead of watched: "+why+"; their changes are noticed within the poll interval. "+
+		"Raise watch.maxWatches in loadout.json, or the system's limit (sysctl fs.inotify.max_user_watches on Linux)",
+		"watched", watched, "polled", n, "poll_interval", w.opt.PollInterval)
+}
+
+// warn logs a warning, at most maxWarnings per warnWindow; the ones left
+// out are counted and reported with the next warning logged.
+func (w *Watcher) warn(msg string, args ...any) {
+	w.mu.Lock()
+	now := time.Now()
+	if now.Sub(w.warnStart) > warnWindow {
+		w.warnStart, w.warned = now, 0
+	}
+	if w.warned >= maxWarnings {
+		w.suppressed++
+		w.mu.Unlock()
+		return
+	}
+	w.warned++
+	last := w.warned == maxWarnings
+	if w.suppressed > 0 {
+		args = append(args, "suppressed_before", w.suppressed)
+		w.suppressed = 0
+	}
+	w.mu.Unlock()
+	if last {
+		msg += fmt.Sprintf(" (the last warning of the watcher for %s; later ones are counted)", warnWindow)
+	}
+	w.log.Warn(msg, args...)
 }
 
 func (w *Watcher) loop() {
@@ -141,6 +379,12 @@ func (w *Watcher) loop() {
 	pending := map[string]bool{}
 	var timer *time.Timer
 	var fire <-chan time.Time
+	arm := func() {
+		if timer == nil {
+			timer = time.NewTimer(w.opt.Debounce)
+			fire = timer.C
+		}
+	}
 	for {
 		select {
 		case ev, ok := <-w.fs.Events:
@@ -149,11 +393,9 @@ func (w *Watcher) loop() {
 			}
 			pending[ev.Name] = true
 			if ev.Has(fsnotify.Create) {
-				if st, err := os.Stat(ev.Name); err == nil && st.IsDir() {
-					base := filepath.Base(ev.Name)
-					if base[0] != '.' && base != "node_modules" {
-						w.addTree(ev.Name)
-					}
+				if st, err := os.Stat(ev.Name); err == nil && st.IsDir() && !skipName(filepath.Base(ev.Name)) {
+					w.addTree(ev.Name)
+					w.tellPolling()
 				}
 			}
 			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
@@ -161,23 +403,25 @@ func (w *Watcher) loop() {
 				delete(w.watched, ev.Name)
 				w.mu.Unlock()
 			}
-			if timer == nil {
-				timer = time.NewTimer(w.debounce)
-				fire = timer.C
+			arm()
+		case paths := <-w.polls:
+			for _, p := range paths {
+				pending[p] = true
 			}
+			arm()
 		case err, ok := <-w.fs.Errors:
 			if !ok {
 				return
 			}
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				// Events were lost: say the roots changed, so they are rescanned.
-				w.mu.Lock()
-				for d := range w.watched {
-					pending[d] = true
+				// Events were lost: say the roots changed, so they are
+				// rescanned.
+				for _, r := range w.roots {
+					pending[r] = true
 				}
-				w.mu.Unlock()
+				arm()
 			}
-			w.log.Warn("file watcher", "err", err)
+			w.warn("file watcher", "err", err)
 		case <-fire:
 			timer, fire = nil, nil
 			batch := make([]string, 0, len(pending))
@@ -195,6 +439,128 @@ func (w *Watcher) loop() {
 			w.out <- batch
 		}
 	}
+}
+
+// poll checks the polled folders every PollInterval (or, when a check
+// takes long, pollShare times as long as it took).
+func (w *Watcher) poll() {
+	defer close(w.pollDone)
+	t := time.NewTimer(w.opt.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+		}
+		start := time.Now()
+		if changed := w.pollOnce(); len(changed) > 0 {
+			select {
+			case w.polls <- changed:
+			case <-w.stop:
+				return
+			}
+		}
+		t.Reset(max(w.opt.PollInterval, pollShare*time.Since(start)))
+	}
+}
+
+// pollOnce compares every polled folder with its last signature and
+// returns the folders that changed. A folder that is gone stops being
+// polled; new folders inside a changed one are added (watched if the
+// budget has room again, else polled).
+func (w *Watcher) pollOnce() []string {
+	w.mu.Lock()
+	dirs := make([]string, 0, len(w.polled))
+	for d := range w.polled {
+		dirs = append(dirs, d)
+	}
+	w.mu.Unlock()
+	sort.Strings(dirs)
+	var changed []string
+	for _, dir := range dirs {
+		select {
+		case <-w.stop:
+			return nil
+		default:
+		}
+		sig, err := signature(dir)
+		w.mu.Lock()
+		old, ok := w.polled[dir]
+		switch {
+		case !ok:
+		case err != nil:
+			delete(w.polled, dir)
+		default:
+			w.polled[dir] = sig
+		}
+		w.mu.Unlock()
+		if !ok || (err == nil && sig == old) {
+			continue
+		}
+		changed = append(changed, dir)
+		if err == nil {
+			for _, sub := range subfolders(dir) {
+				w.addTree(sub)
+			}
+		}
+	}
+	if len(changed) > 0 {
+		w.tellPolling()
+	}
+	return changed
+}
+
+// signature hashes what a change in dir would alter: the folder's own
+// modification time and, for each entry discovery reads, its name, size,
+// modification time and mode. It opens the folder, reads it unsorted and
+// stats its entries, nothing more; entries are combined in any order.
+func signature(dir string) (uint64, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if !st.IsDir() {
+		return 0, fs.ErrNotExist
+	}
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return 0, err
+	}
+	sum := entryHash("", 0, st.ModTime().UnixNano(), st.Mode())
+	for _, e := range entries {
+		if skipName(e.Name()) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			sum += entryHash(e.Name(), -1, 0, 0) // gone between the read and the stat
+			continue
+		}
+		sum += entryHash(e.Name(), info.Size(), info.ModTime().UnixNano(), info.Mode())
+	}
+	return sum, nil
+}
+
+// entryHash is FNV-1a of one entry's name, size, time and mode.
+func entryHash(name string, size, mtime int64, mode fs.FileMode) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint64(name[i])) * prime
+	}
+	h = (h ^ 0) * prime // end of the name
+	for _, v := range [3]uint64{uint64(size), uint64(mtime), uint64(mode)} {
+		for b := 0; b < 64; b += 8 {
+			h = (h ^ (v >> b & 0xff)) * prime
+		}
+	}
+	return h
 }
 
 func mergeSorted(a, b []string) []string {

@@ -1,9 +1,16 @@
 package watch
 
 import (
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -33,7 +40,7 @@ func TestWatch(t *testing.T) {
 	os.MkdirAll(filepath.Join(root, "a", "refs"), 0o755)
 	os.MkdirAll(filepath.Join(root, ".git", "x"), 0o755)
 	os.WriteFile(filepath.Join(root, "a", "SKILL.md"), []byte("x"), 0o644)
-	w, err := New([]string{root}, 50*time.Millisecond, nil)
+	w, err := New([]string{root}, Options{Debounce: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,4 +72,213 @@ func TestWatch(t *testing.T) {
 			t.Fatal("a change in a folder created after start was not reported")
 		}
 	}
+}
+
+// logBuffer collects slog output from several goroutines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) lines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Split(strings.TrimSpace(l.b.String()), "\n")
+}
+
+func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
+
+// skillsTree makes n skill folders, each with SKILL.md and references/.
+func skillsTree(t *testing.T, n int) string {
+	root := t.TempDir()
+	for i := 0; i < n; i++ {
+		dir := filepath.Join(root, fmt.Sprintf("skill-%02d", i))
+		os.MkdirAll(filepath.Join(dir, "references"), 0o755)
+		os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("x"), 0o644)
+		os.WriteFile(filepath.Join(dir, "references", "r.md"), []byte("r"), 0o644)
+	}
+	return root
+}
+
+// waitFor waits for a batch holding a path under dir.
+func waitFor(t *testing.T, w *Watcher, dir string) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case b := <-w.Events():
+			for _, p := range b {
+				if p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)) {
+					return
+				}
+			}
+		case <-deadline:
+			t.Fatalf("no change reported under %s", dir)
+		}
+	}
+}
+
+func countLines(lines []string, sub string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.Contains(l, sub) {
+			n++
+		}
+	}
+	return n
+}
+
+// Beyond its budget the watcher polls: shallow folders are watched, the
+// rest are still noticed, and one line says so.
+func TestBudgetPollsTheRest(t *testing.T) {
+	root := skillsTree(t, 6) // 1 root + 6 skills + 6 references = 13 folders
+	var logs logBuffer
+	w, err := New([]string{root}, Options{Debounce: 20 * time.Millisecond, MaxWatches: 4, PollInterval: 50 * time.Millisecond, Logger: logs.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	st := w.Stats()
+	if st.Watched != 4 || st.Polled != 9 || st.Budget != 4 {
+		t.Fatalf("stats %+v, want 4 watched (the root and 3 skills) and 9 polled", st)
+	}
+	// Breadth first: the root and the first skills are the watched ones.
+	for _, d := range []string{root, filepath.Join(root, "skill-00"), filepath.Join(root, "skill-02")} {
+		w.mu.Lock()
+		ok := w.watched[d]
+		w.mu.Unlock()
+		if !ok {
+			t.Errorf("%s is not watched", d)
+		}
+	}
+
+	// Edits in polled folders are noticed: a skill folder, a deep folder,
+	// a folder created inside a polled one, and a removal.
+	polledSkill := filepath.Join(root, "skill-05")
+	os.WriteFile(filepath.Join(polledSkill, "SKILL.md"), []byte("changed"), 0o644)
+	waitFor(t, w, polledSkill)
+	deep := filepath.Join(root, "skill-04", "references")
+	os.WriteFile(filepath.Join(deep, "r.md"), []byte("longer text"), 0o644)
+	waitFor(t, w, deep)
+	fresh := filepath.Join(root, "skill-05", "scripts")
+	os.Mkdir(fresh, 0o755)
+	waitFor(t, w, polledSkill)
+	os.WriteFile(filepath.Join(fresh, "run.sh"), []byte("#!/bin/sh\n"), 0o755)
+	waitFor(t, w, fresh)
+	os.RemoveAll(filepath.Join(root, "skill-03", "references"))
+	waitFor(t, w, filepath.Join(root, "skill-03"))
+	// A change in a watched folder still comes through the watch.
+	os.WriteFile(filepath.Join(root, "skill-00", "SKILL.md"), []byte("y"), 0o644)
+	waitFor(t, w, filepath.Join(root, "skill-00"))
+
+	lines := logs.lines()
+	if n := countLines(lines, "polled instead of watched"); n != 1 {
+		t.Errorf("%d summary lines, want exactly 1:\n%s", n, strings.Join(lines, "\n"))
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], "polled=9") || !strings.Contains(lines[0], "watch budget of 4") || !strings.Contains(lines[0], "watch.maxWatches") {
+		t.Errorf("log:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// When the system runs out of watches before the budget does (other
+// programs use the same allowance), the watcher stops asking, polls the
+// rest, and logs one line, not one per folder.
+func TestSystemLimitFallsBackToPolling(t *testing.T) {
+	root := skillsTree(t, 30)
+	var logs logBuffer
+	calls := 0
+	opt := Options{Debounce: 20 * time.Millisecond, MaxWatches: 1000, PollInterval: 50 * time.Millisecond, Logger: logs.logger(),
+		addWatch: func(string) error {
+			// The fault a test cannot cause without lowering the whole
+			// machine's limit: inotify_add_watch failing with ENOSPC.
+			calls++
+			if calls > 5 {
+				return syscall.ENOSPC
+			}
+			return nil
+		}}
+	w, err := New([]string{root}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	st := w.Stats()
+	if st.Watched != 5 || st.Polled != 61-5 || calls != 6 || st.Problems != 0 {
+		t.Errorf("stats %+v after %d attempts: want 5 watched, the other 56 polled, one refused attempt", st, calls)
+	}
+	lines := logs.lines()
+	if len(lines) != 1 || !strings.Contains(lines[0], "refused more watches after 5") || !strings.Contains(lines[0], "no space left on device") {
+		t.Errorf("want one summary line, got:\n%s", strings.Join(lines, "\n"))
+	}
+	dir := filepath.Join(root, "skill-29", "references")
+	os.WriteFile(filepath.Join(dir, "new.md"), []byte("n"), 0o644)
+	waitFor(t, w, dir)
+}
+
+// Folders that cannot be watched for another reason are warned about at
+// most maxWarnings times, however many there are.
+func TestWarningsAreCapped(t *testing.T) {
+	root := skillsTree(t, 40)
+	var logs logBuffer
+	w, err := New([]string{root}, Options{Logger: logs.logger(), addWatch: func(string) error { return syscall.EACCES }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	lines := logs.lines()
+	if len(lines) != maxWarnings || !strings.Contains(lines[maxWarnings-1], "later ones are counted") {
+		t.Errorf("%d lines for 81 refused folders, want %d:\n%s", len(lines), maxWarnings, strings.Join(lines, "\n"))
+	}
+	if st := w.Stats(); st.Problems != 81 || len(w.Problems()) != 81 {
+		t.Errorf("stats %+v, %d problems listed", st, len(w.Problems()))
+	}
+}
+
+// By default the watcher takes half of the user's inotify allowance.
+func TestSystemBudget(t *testing.T) {
+	n, from := SystemBudget()
+	data, err := os.ReadFile(maxUserWatchesFile)
+	if err != nil {
+		if n != DefaultMaxWatches {
+			t.Errorf("budget %d without %s", n, maxUserWatchesFile)
+		}
+		return
+	}
+	max, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	if n != max/2 || !strings.Contains(from, "max_user_watches ("+strconv.Itoa(max)+")") {
+		t.Errorf("budget %d (%s), want half of %d", n, from, max)
+	}
+}
+
+// BenchmarkPoll measures one poll of folders beyond the budget (each with
+// SKILL.md and references/): the cost per folder bounds what polling a
+// large tree costs per PollInterval.
+func BenchmarkPoll(b *testing.B) {
+	root := b.TempDir()
+	const skills = 500
+	for i := 0; i < skills; i++ {
+		dir := filepath.Join(root, fmt.Sprintf("skill-%03d", i))
+		os.MkdirAll(filepath.Join(dir, "references"), 0o755)
+		os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("x"), 0o644)
+		os.WriteFile(filepath.Join(dir, "references", "r.md"), []byte("r"), 0o644)
+	}
+	w, err := New([]string{root}, Options{MaxWatches: 1, PollInterval: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	polled := w.Stats().Polled
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if changed := w.pollOnce(); len(changed) != 0 {
+			b.Fatalf("changes: %v", changed)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(polled), "ns/folder")
 }

@@ -155,12 +155,17 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	wctx, cancel := context.WithCancel(ctx)
 	srv.closers = append(srv.closers, cancel)
 	if !f.noWatch {
-		w, err := watch.New(cat.Roots(), 100*time.Millisecond, logger)
+		wopt := watch.Options{Logger: logger}
+		if cfg != nil {
+			wopt.MaxWatches, wopt.PollInterval = cfg.Watch.MaxWatches, cfg.Watch.Interval()
+		}
+		w, err := watch.New(cat.Roots(), wopt)
 		if err != nil {
 			logger.Warn("live reload of folders is off", "err", err)
 		} else {
 			srv.closers = append(srv.closers, func() { w.Close() })
-			logger.Info("watching skill folders", "folders", w.Watched())
+			ws := w.Stats()
+			logger.Info("watching skill folders", "folders", ws.Watched, "polled", ws.Polled, "budget", ws.Budget)
 			go func() {
 				for batch := range w.Events() {
 					srv.svc.Refresh(wctx, batch, "files changed")

@@ -82,11 +82,12 @@ func limitsOf(f *config.File) skill.Limits {
 
 func runImport(ctx context.Context, e *env, args []string) int {
 	var sf storeFlags
-	var asJSON bool
-	fs := newFlags(e, "import", "[--db D] [--config F] [--json] SOURCE...",
-		"Imports skills into the store. A SOURCE is a skill folder (or a folder of skill folders),\na .json file (portable format v1 or v2) or a .zip (one top folder with SKILL.md).\nEach skill is reported as created, updated, unchanged or refused (with why). Refused\nskills change nothing; the rest are written in one transaction, all or nothing.\nExits 1 when anything was refused.")
+	var asJSON, partial bool
+	fs := newFlags(e, "import", "[--db D] [--config F] [--json] [--partial] SOURCE...",
+		"Imports skills into the store. A SOURCE is a skill folder (or a folder of skill folders),\na .json file (portable format v1 or v2, one document or an array) or a .zip (one top\nfolder with SKILL.md). Each skill is reported as created, updated, unchanged or refused\n(with why). An import is all or nothing: when any skill is refused, none is written and\nthe others are reported as skipped; --partial writes the accepted ones anyway. What is\nwritten is written in one transaction. Exits 1 when anything was refused.")
 	sf.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
+	fs.BoolVar(&partial, "partial", false, "when some skills are refused, import the accepted ones anyway (default: all or nothing)")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
@@ -100,31 +101,28 @@ func runImport(ctx context.Context, e *env, args []string) int {
 	}
 	defer st.Close()
 	var items []store.ImportItem
-	var results []store.ImportResult
 	for _, src := range fs.Args() {
-		bundles, errs := readSource(ctx, src)
-		for _, b := range bundles {
-			items = append(items, store.ImportItem{Bundle: b.bundle, Source: "import", Provenance: b.provenance})
-		}
-		for _, err := range errs {
-			results = append(results, store.ImportResult{Action: "refused", Provenance: src, Error: err})
+		for _, b := range readSource(ctx, src) {
+			items = append(items, store.ImportItem{Bundle: b.bundle, Err: b.err, Source: "import", Provenance: b.provenance, Limits: limitsOf(f)})
 		}
 	}
-	for i := range items {
-		items[i].Limits = limitsOf(f)
+	var results []store.ImportResult
+	if partial {
+		results, err = store.ImportPartial(ctx, st, items)
+	} else {
+		results, err = st.Import(ctx, items)
 	}
-	if len(items) > 0 {
-		res, err := st.Import(ctx, items)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "loadout: import failed, nothing was changed: %v\n", err)
-			return 1
-		}
-		results = append(results, res...)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "loadout: import failed, nothing was changed: %v\n", err)
+		return 1
 	}
-	refused := 0
+	refused, skipped := 0, 0
 	for _, r := range results {
-		if r.Action == "refused" {
+		switch r.Action {
+		case store.ActionRefused:
 			refused++
+		case store.ActionSkipped:
+			skipped++
 		}
 	}
 	if asJSON {
@@ -144,20 +142,33 @@ func runImport(ctx context.Context, e *env, args []string) int {
 			}
 			rows = append(rows, rr)
 		}
-		writeJSON(e.stdout, map[string]any{"store": dsn, "results": rows})
+		writeJSON(e.stdout, map[string]any{"store": dsn, "partial": partial, "results": rows})
 	} else {
 		for _, r := range results {
 			switch r.Action {
-			case "refused":
-				fmt.Fprintf(e.stdout, "refused    %s (%s): %v\n", orDash(r.Name), r.Provenance, r.Error)
-				for _, p := range r.Problems {
-					fmt.Fprintf(e.stdout, "             - %s\n", p.String())
+			case store.ActionRefused, store.ActionSkipped:
+				fmt.Fprintf(e.stdout, "%-10s %s (%s): %v\n", r.Action, orDash(r.Name), r.Provenance, r.Error)
+				if r.Action == store.ActionRefused {
+					for _, p := range r.Problems {
+						fmt.Fprintf(e.stdout, "             - %s\n", p.String())
+					}
 				}
 			default:
 				fmt.Fprintf(e.stdout, "%-10s %s v%d (%s)\n", r.Action, r.Name, r.Version, r.Provenance)
 			}
 		}
-		fmt.Fprintf(e.stdout, "%d skills imported into %s, %d refused\n", len(results)-refused, dsn, refused)
+		switch {
+		case refused == 0:
+			fmt.Fprintf(e.stdout, "%d skills imported into %s\n", len(results), dsn)
+		case partial:
+			fmt.Fprintf(e.stdout, "%d skills imported into %s, %d refused (--partial)\n", len(results)-refused, dsn, refused)
+		default:
+			fmt.Fprintf(e.stdout, "nothing imported into %s: %d refused, %d skipped", dsn, refused, skipped)
+			if skipped > 0 {
+				fmt.Fprint(e.stdout, " (fix the refused ones, or pass --partial to import the others)")
+			}
+			fmt.Fprintln(e.stdout)
+		}
 	}
 	if refused > 0 {
 		return 1
@@ -172,74 +183,90 @@ func orDash(s string) string {
 	return s
 }
 
+// sourced is one item read from an import source: a bundle, or why it
+// could not be read.
 type sourced struct {
 	bundle     *skill.Bundle
+	err        error
 	provenance string
 }
 
-// readSource reads one import source into bundles: a .json or .zip file, a
-// skill folder, or a folder of skill folders (found as discovery finds them).
-func readSource(ctx context.Context, src string) ([]sourced, []error) {
+// readSource reads one import source into items: a .json file (one document
+// or an array, each document its own item), a .zip file, a skill folder,
+// or a folder of skill folders (found as discovery finds them).
+func readSource(ctx context.Context, src string) []sourced {
+	refused := func(err error) []sourced { return []sourced{{err: err, provenance: src}} }
 	abs, err := filepath.Abs(src)
 	if err != nil {
-		return nil, []error{err}
+		return refused(err)
 	}
 	st, err := os.Stat(abs)
 	if err != nil {
-		return nil, []error{fmt.Errorf("%s: %w", src, err)}
+		return refused(fmt.Errorf("%s: %w", src, err))
 	}
 	switch {
 	case st.IsDir():
 		if _, err := os.Stat(filepath.Join(abs, "SKILL.md")); err == nil {
 			b, err := portable.ImportDir(abs)
-			if err != nil {
-				return nil, []error{err}
-			}
-			return []sourced{{b, abs}}, nil
+			return []sourced{{b, err, abs}}
 		}
 		res := source.ScanFolder(ctx, abs, source.Options{})
 		var out []sourced
-		var errs []error
 		for _, d := range res.Diagnostics {
 			if d.Severity == skill.Error {
-				errs = append(errs, errors.New(d.String()))
+				prov := abs
+				if filepath.IsAbs(d.Path) {
+					prov = d.Path
+					if filepath.Base(prov) == "SKILL.md" {
+						prov = filepath.Dir(prov)
+					}
+				}
+				out = append(out, sourced{err: errors.New(d.String()), provenance: prov})
 			}
 		}
 		for _, sk := range res.Skills {
 			b, err := portable.ImportDir(sk.Dir)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			out = append(out, sourced{b, sk.Dir})
+			out = append(out, sourced{b, err, sk.Dir})
 		}
-		if len(out) == 0 && len(errs) == 0 {
-			errs = append(errs, fmt.Errorf("%s: no skills found (no folder below it holds a SKILL.md)", src))
+		if len(out) == 0 {
+			return refused(fmt.Errorf("%s: no skills found (no folder below it holds a SKILL.md)", src))
 		}
-		return out, errs
+		return out
 	case strings.EqualFold(filepath.Ext(abs), ".zip"):
 		f, err := os.Open(abs)
 		if err != nil {
-			return nil, []error{err}
+			return refused(err)
 		}
 		defer f.Close()
 		b, err := portable.ImportZip(f, st.Size(), portable.ZipLimits{})
-		if err != nil {
-			return nil, []error{err}
-		}
-		return []sourced{{b, abs}}, nil
+		return []sourced{{b, err, abs}}
 	case strings.EqualFold(filepath.Ext(abs), ".json"):
 		data, err := os.ReadFile(abs)
 		if err != nil {
-			return nil, []error{err}
+			return refused(err)
 		}
-		b, err := portable.ImportJSON(data)
+		bundles, errs, err := portable.ImportJSONEach(data)
 		if err != nil {
-			return nil, []error{fmt.Errorf("%s: %w", src, err)}
+			return refused(fmt.Errorf("%s: %w", src, err))
 		}
-		return []sourced{{b, abs}}, nil
+		var out []sourced
+		for i := range bundles {
+			prov := abs
+			if len(bundles) > 1 {
+				prov = fmt.Sprintf("%s [%d]", abs, i)
+			}
+			if errs[i] != nil {
+				out = append(out, sourced{err: fmt.Errorf("%s: %w", src, errs[i]), provenance: prov})
+				continue
+			}
+			out = append(out, sourced{bundle: bundles[i], provenance: prov})
+		}
+		if len(out) == 0 {
+			return refused(fmt.Errorf("%s: an empty array: no skills to import", src))
+		}
+		return out
 	}
-	return nil, []error{fmt.Errorf("%s: not a folder, .json or .zip: give a skill folder, a portable JSON file or a zip", src)}
+	return refused(fmt.Errorf("%s: not a folder, .json or .zip: give a skill folder, a portable JSON file or a zip", src))
 }
 
 func runExport(ctx context.Context, e *env, args []string) int {

@@ -547,10 +547,12 @@ ON CONFLICT (skill_key) DO UPDATE SET enabled = excluded.enabled, updated_at = e
 	})
 }
 
-// Import checks every item, then writes the accepted ones in one
-// transaction, in name order (so concurrent imports lock rows in the same
-// order). A skill whose bytes equal its current version is "unchanged";
-// two items of one name are refused after the first.
+// Import checks every item, then, when none is refused, writes them all in
+// one transaction, in name order (so concurrent imports lock rows in the
+// same order). A skill whose bytes equal its current version is
+// "unchanged"; two items of one name are refused after the first. When
+// anything is refused nothing is written and the accepted items are
+// "skipped" (store.ImportPartial writes them).
 func (s *Store) Import(ctx context.Context, items []store.ImportItem) ([]store.ImportResult, error) {
 	results := make([]store.ImportResult, len(items))
 	type accepted struct {
@@ -562,6 +564,14 @@ func (s *Store) Import(ctx context.Context, items []store.ImportItem) ([]store.I
 	for i, it := range items {
 		res := &results[i]
 		res.Provenance = it.Provenance
+		if it.Err != nil {
+			res.Action, res.Error = store.ActionRefused, it.Err
+			var e *store.Error
+			if errors.As(it.Err, &e) {
+				res.Problems = e.Problems
+			}
+			continue
+		}
 		doc, warnings, err := check(it.Bundle, s.limits(it.Limits))
 		res.Problems = warnings
 		if err != nil {
@@ -587,6 +597,37 @@ func (s *Store) Import(ctx context.Context, items []store.ImportItem) ([]store.I
 		}
 		byName[doc.Name] = i
 		ok = append(ok, accepted{i, doc})
+	}
+	if len(ok) < len(items) {
+		// All or nothing: say which refusal kept each accepted item out.
+		first, refused := -1, 0
+		for i, r := range results {
+			if r.Action == store.ActionRefused {
+				refused++
+				if first < 0 {
+					first = i
+				}
+			}
+		}
+		why := fmt.Sprintf("item %d", first)
+		if n := results[first].Name; n != "" {
+			why += fmt.Sprintf(" (%q)", n)
+		} else if p := items[first].Provenance; p != "" {
+			why += fmt.Sprintf(" (%s)", p)
+		}
+		switch refused {
+		case 1:
+		case 2:
+			why += " and 1 other item"
+		default:
+			why += fmt.Sprintf(" and %d other items", refused-1)
+		}
+		for _, a := range ok {
+			results[a.i].Action = store.ActionSkipped
+			results[a.i].Error = &store.Error{Code: store.Invalid,
+				Message: fmt.Sprintf("not written because %s of this import %s refused: an import writes every skill or none", why, wasWere(refused))}
+		}
+		return results, nil
 	}
 	if len(ok) == 0 {
 		return results, nil
@@ -627,4 +668,11 @@ func (s *Store) Import(ctx context.Context, items []store.ImportItem) ([]store.I
 		results[a.i].Action, results[a.i].Version = actions[k], versions[k]
 	}
 	return results, nil
+}
+
+func wasWere(n int) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
 }

@@ -820,8 +820,36 @@ func testImport(t *testing.T, s store.Store) {
 		{Bundle: bundle("fresh")},
 		{Bundle: nil},
 		{Bundle: bundle("escape", file("../../etc/passwd", "x"))},
+		{Err: errors.New("pack.json: [7]: not valid JSON"), Provenance: "pack.json [7]"},
 	}
+	// All or nothing: a refusal keeps every item out, and each says why.
+	before := snapshot(t, s)
 	res, err := s.Import(ctx, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantActions := []string{store.ActionSkipped, store.ActionSkipped, store.ActionRefused, store.ActionSkipped,
+		store.ActionRefused, store.ActionRefused, store.ActionRefused, store.ActionRefused}
+	if len(res) != len(wantActions) {
+		t.Fatalf("results: %+v", res)
+	}
+	for i, w := range wantActions {
+		r := res[i]
+		if r.Action != w || r.Error == nil || r.Version != 0 || r.Provenance != items[i].Provenance {
+			t.Errorf("all or nothing, item %d: %+v, want %s with an error", i, r, w)
+		}
+		if w == store.ActionSkipped && !strings.Contains(r.Error.Error(), `not written because item 2 ("broken") and 4 other items of this import were refused`) {
+			t.Errorf("item %d: skipped without naming the refusal: %v", i, r.Error)
+		}
+	}
+	if res[1].Name != "fresh" || res[3].Name != "changed" || res[7].Error != items[7].Err {
+		t.Errorf("all or nothing: %+v", res)
+	}
+	sameState(t, "an import with refused items", before, snapshot(t, s))
+
+	// ImportPartial writes the accepted items.
+	items = items[:7]
+	res, err = store.ImportPartial(ctx, s, items)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -870,7 +898,7 @@ func testImport(t *testing.T, s store.Store) {
 		t.Errorf("unchanged skill got a version: %+v", vs)
 	}
 	// Importing again changes nothing.
-	before := snapshot(t, s)
+	before = snapshot(t, s)
 	res, err = s.Import(ctx, items[:2])
 	if err != nil || res[0].Action != store.ActionUnchanged || res[1].Action != store.ActionUnchanged || res[1].Version != 1 {
 		t.Errorf("re-import: %+v %v", res, err)
