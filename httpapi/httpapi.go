@@ -16,21 +16,36 @@
 //	{"error": {"code", "message", "field"?, "path"?, "currentVersion"?, "problems"?}}
 //
 // The codes are service.Error's, plus "bad_request" (a malformed body,
-// header or parameter) and "precondition_required" (an update without
-// If-Match). StatusOf gives the HTTP status of each code.
+// header or parameter), "precondition_required" (an update without
+// If-Match), "unsupported_media_type" (a body of a type the route does not
+// take), "request_timeout" (a body slower than the read timeout), and the
+// guards' "host_not_allowed" and "cross_origin" (see Guard). StatusOf
+// gives the HTTP status of each code.
+//
+// Content types: a route with a body takes only the types its row of the
+// route table declares (JSON routes application/json, import also a zip,
+// a file PUT any type), and refuses others with 415 before reading the
+// body. A web page can send text/plain or a form to another origin
+// without asking it first (a "simple" request), but not JSON; so this,
+// with Guard's origin check, keeps pages from writing skills.
 //
 // Versions and ETags: a stored skill's ETag is "v<version>" (the store's
 // version number). PUT /v1/skills/{name}, file PUT and DELETE and restore
 // need If-Match: "vN" when the skill is stored (428 without it); a stale
 // one is a 409 with the current version, and nothing changes. If-Match: *
 // skips the check. DELETE /v1/skills/{name} honours If-Match but does not
-// require it. A file's ETag is its digest ("sha256:<hex>").
+// require it. If-Match compares strongly (RFC 9110): a weak W/"vN" never
+// matches, so it is a 409 like a stale version. A file's ETag is its digest
+// ("sha256:<hex>"); If-None-Match on a file compares weakly.
 package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"mime"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -61,13 +76,15 @@ const (
 //	conflict 409 (a stale If-Match, or the name exists), invalid 422,
 //	refused 400 (a path refused by skill.CleanPath, in the URL or a body),
 //	bad_request 400, too_large 413, precondition_required 428,
+//	unsupported_media_type 415, request_timeout 408,
+//	host_not_allowed 403, cross_origin 403,
 //	no_store 409 (the server has no store: a state of the server that
 //	retrying will not change, so not 503), internal 500.
 func StatusOf(code string) int {
 	switch code {
 	case service.CodeUnauthorized:
 		return http.StatusUnauthorized
-	case service.CodeForbidden, service.CodeReadOnly:
+	case service.CodeForbidden, service.CodeReadOnly, CodeHostNotAllowed, CodeCrossOrigin:
 		return http.StatusForbidden
 	case service.CodeNotFound:
 		return http.StatusNotFound
@@ -81,6 +98,10 @@ func StatusOf(code string) int {
 		return http.StatusRequestEntityTooLarge
 	case CodePreconditionRequired:
 		return http.StatusPreconditionRequired
+	case CodeUnsupportedMediaType:
+		return http.StatusUnsupportedMediaType
+	case CodeRequestTimeout:
+		return http.StatusRequestTimeout
 	}
 	return http.StatusInternalServerError
 }
@@ -105,9 +126,45 @@ func New(svc *service.Service, opt Options) http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range routes {
 		h := rt.handle
+		if rt.op.Body != nil {
+			h = requireType(rt.op.Body.Content, h)
+		}
 		mux.HandleFunc(rt.Method+" "+rt.Pattern, func(w http.ResponseWriter, r *http.Request) { h(a, w, r) })
 	}
 	return mux
+}
+
+// anyType in a route's body content map means any media type (the body is
+// stored as sent).
+const anyType = "*/*"
+
+// requireType refuses a body whose media type is not one of the route's
+// (415 unsupported_media_type), before anything is read.
+func requireType(content map[string]string, h func(*api, http.ResponseWriter, *http.Request)) func(*api, http.ResponseWriter, *http.Request) {
+	if _, ok := content[anyType]; ok {
+		return h
+	}
+	types := make([]string, 0, len(content))
+	for t := range content {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	return func(a *api, w http.ResponseWriter, r *http.Request) {
+		ct := r.Header.Get("Content-Type")
+		mt, _, err := mime.ParseMediaType(ct)
+		if err == nil {
+			if _, ok := content[mt]; ok {
+				h(a, w, r)
+				return
+			}
+		}
+		got := "no Content-Type"
+		if ct != "" {
+			got = "Content-Type " + strconv.Quote(ct)
+		}
+		writeErr(w, &service.Error{Code: CodeUnsupportedMediaType, Field: "Content-Type",
+			Message: fmt.Sprintf("%s %s takes %s; the request has %s", r.Method, r.URL.Path, strings.Join(types, " or "), got)})
+	}
 }
 
 func newAPI(svc *service.Service, opt Options) *api {

@@ -689,7 +689,7 @@ func TestImport(t *testing.T) {
 		t.Errorf("bad zips changed the store: %d skills, then %d", len(before), len(after))
 	}
 	r = e.do(t, "POST", "/v1/import", e.admin, []byte("x"), "Content-Type", "text/plain")
-	wantErr(t, r, 415, "bad_request")
+	wantErr(t, r, 415, "unsupported_media_type")
 	wantErr(t, e.do(t, "POST", "/v1/import", e.admin, []byte("[1,")), 400, "bad_request")
 }
 
