@@ -250,6 +250,17 @@ func writeErr(w http.ResponseWriter, e *service.Error) {
 	writeJSON(w, StatusOf(e.Code), errorBody{e})
 }
 
+// WriteError writes err in the API's error envelope with its status
+// (StatusOf), for handlers mounted beside the API. An internal error's
+// message is replaced by a generic one.
+func WriteError(w http.ResponseWriter, err error) {
+	e := service.AsError(err)
+	if StatusOf(e.Code) == http.StatusInternalServerError {
+		e = &service.Error{Code: service.CodeInternal, Message: "internal error"}
+	}
+	writeErr(w, e)
+}
+
 // fail writes err as the error envelope. Internal errors are logged in
 // full and answered with a generic message and the request id, so database
 // paths and driver text never reach the client.
