@@ -129,9 +129,54 @@ func New(svc *service.Service, opt Options) http.Handler {
 		if rt.op.Body != nil {
 			h = requireType(rt.op.Body.Content, h)
 		}
+		h = requireScope(rt.op.Scope, h)
 		mux.HandleFunc(rt.Method+" "+rt.Pattern, func(w http.ResponseWriter, r *http.Request) { h(a, w, r) })
 	}
 	return mux
+}
+
+// Refusals of requireScope. The agent one is the service's, so that a
+// refusal reads the same whether the route or the service made it.
+const (
+	msgNeedsAdmin = "this needs an admin token; agent tokens use /v1/agents/ID/… and /agents/ID/mcp"
+	msgNotAgent   = "this token may not read that agent"
+	msgNeedsToken = "this needs a bearer token"
+)
+
+// requireScope enforces the scope a route declares in the table, before
+// the body is read or anything is looked up: "none" lets anyone through,
+// "any" needs a principal (a token, or the open loopback mode), "agent"
+// admin or agent:{id}, "admin" admin. The handlers and the service check
+// again; this check makes the declared scope the enforced one, and
+// refuses every route the same way whether or not its target exists. A
+// route without a known scope is a programming error.
+func requireScope(scope string, h func(*api, http.ResponseWriter, *http.Request)) func(*api, http.ResponseWriter, *http.Request) {
+	var allowed func(p service.Principal, r *http.Request) (bool, *service.Error)
+	switch scope {
+	case "none":
+		return h
+	case "any":
+		allowed = func(p service.Principal, _ *http.Request) (bool, *service.Error) {
+			return p.Open || p.TokenID != "", &service.Error{Code: service.CodeUnauthorized, Message: msgNeedsToken}
+		}
+	case "agent":
+		allowed = func(p service.Principal, r *http.Request) (bool, *service.Error) {
+			return p.CanAgent(r.PathValue("id")), &service.Error{Code: service.CodeForbidden, Message: msgNotAgent}
+		}
+	case "admin":
+		allowed = func(p service.Principal, _ *http.Request) (bool, *service.Error) {
+			return p.Admin(), &service.Error{Code: service.CodeForbidden, Message: msgNeedsAdmin}
+		}
+	default:
+		panic(fmt.Sprintf("httpapi: a route declares scope %q: use none, any, agent or admin", scope))
+	}
+	return func(a *api, w http.ResponseWriter, r *http.Request) {
+		if ok, e := allowed(principal(r), r); !ok {
+			writeErr(w, e)
+			return
+		}
+		h(a, w, r)
+	}
 }
 
 // anyType in a route's body content map means any media type (the body is
