@@ -179,6 +179,10 @@ func (e *env) do(t *testing.T, method, path, token string, body []byte, hdr ...s
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
+			continue
+		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	if body != nil && req.Header.Get("Content-Type") == "" {
