@@ -344,8 +344,8 @@ func redact(dsn string) string {
 
 func runServe(ctx context.Context, e *env, args []string) int {
 	var f serverFlags
-	fs := newFlags(e, "serve", "[--addr HOST:PORT] [--config F | --root DIR...] [--db D] [--stateless] [--no-watch]",
-		"Serves every agent its loadout: the HTTP API under /v1, MCP at /mcp (every skill) and\n/agents/ID/mcp (one agent), and the well-known skills indexes. With no flags it uses\n./loadout.json (else the examples), SQLite beside it, and 127.0.0.1:7777. It refuses a\nnon-loopback address unless tokens exist ('loadout token create'); once any token exists,\nevery request needs one. Stops cleanly on SIGINT/SIGTERM.")
+	fs := newFlags(e, "serve", "[--addr HOST:PORT] [--config F | --root DIR...] [--db D] [--stateless] [--no-watch] [--allowed-host H]... [limits]",
+		"Serves every agent its loadout: the HTTP API under /v1, MCP at /mcp (every skill) and\n/agents/ID/mcp (one agent), and the well-known skills indexes. With no flags it uses\n./loadout.json (else the examples), SQLite beside it, and 127.0.0.1:7777. It refuses a\nnon-loopback address unless tokens exist ('loadout token create'); once any token exists,\nevery request needs one. It answers only to loopback names, its own address and\n--allowed-host names in the Host header, and refuses POST, PUT and DELETE from other\norigins' web pages. Stops cleanly on SIGINT/SIGTERM.")
 	f.register(fs)
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:7777", "address to listen on")
 	fs.BoolVar(&f.stateless, "stateless", false, "stateless MCP sessions, for several instances behind a load balancer")
@@ -500,7 +500,7 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 // so what is held is bounded by the configured agents, whatever ids
 // clients send.
 type agentMounts struct {
-	svc  *service.Service
+	svc   *service.Service
 	build func(id string) *agentHandlers
 
 	mu sync.RWMutex
