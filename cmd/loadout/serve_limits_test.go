@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/httpapi"
 	"github.com/loadout/loadout/mcpserver"
@@ -395,5 +397,44 @@ func TestServeResourceLimits(t *testing.T) {
 	t.Logf("RSS %d kB at start, %d kB at the end, peak %d kB", rss0, rss1, hwm)
 	if rss1-rss0 > 40<<10 {
 		t.Errorf("RSS grew by %d kB", rss1-rss0)
+	}
+}
+
+// TestMCPStreamOutlivesTimeouts: with read and write timeouts far shorter
+// than a session, an MCP client's GET stream stays open and still carries
+// a list-changed notification, and calls keep working: the timeouts bound
+// stalls, not the life of a request.
+func TestMCPStreamOutlivesTimeouts(t *testing.T) {
+	p := newInProcess(t, false)
+	const d = 200 * time.Millisecond
+	h, _, err := serverHandler(p.svc, quietLog, handlerOptions{
+		guard:    httpapi.GuardOptions{Listen: "127.0.0.1:0"},
+		timeouts: httpapi.TimeoutOptions{Read: d, Write: d},
+		sessions: mcpserver.NewSessions(10, time.Hour, quietLog),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	changed := make(chan struct{}, 4)
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/agents/coder/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	time.Sleep(10 * d)
+	p.svc.Reload(context.Background(), "test")
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no list-changed notification on a stream older than the timeouts")
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "load_skill", Arguments: map[string]any{"name": "alpha"}})
+	if err != nil || res.IsError {
+		t.Fatalf("a call after the wait: %v %+v", err, res)
 	}
 }
