@@ -79,35 +79,17 @@ func (p *Sessions) Stats() (open int, evicted, expired int64) {
 	return len(p.m), p.evicted, p.expired
 }
 
-// reserve makes room for a new session, closing the one idle the longest
-// when there are max; false when every session is busy.
+// reserve admits a request that may open a session: true when there is
+// room, or an idle session to close for it (add closes it once the new
+// session exists, so a request that opens none closes none); false when
+// every session is busy.
 func (p *Sessions) reserve() bool {
 	p.mu.Lock()
-	if len(p.m)+p.pending < p.max {
-		p.pending++
-		p.mu.Unlock()
-		return true
-	}
-	var oldID string
-	var old *sessionEntry
-	for id, e := range p.m {
-		if e.busy == 0 && (old == nil || e.last.Before(old.last)) {
-			oldID, old = id, e
-		}
-	}
-	if old == nil {
-		p.mu.Unlock()
+	defer p.mu.Unlock()
+	if len(p.m)+p.pending >= p.max && p.oldestIdle() == "" {
 		return false
 	}
-	p.drop(oldID, old)
-	p.evicted++
-	n := p.evicted
 	p.pending++
-	p.mu.Unlock()
-	if n == 1 || n%1000 == 0 {
-		p.log.Warn("mcp: too many sessions: closed the one idle the longest (see --mcp-sessions)", "max", p.max, "idle_for", time.Since(old.last).Round(time.Second), "evicted", n)
-	}
-	old.ss.Close()
 	return true
 }
 
@@ -117,23 +99,65 @@ func (p *Sessions) unreserve() {
 	p.mu.Unlock()
 }
 
-// add records a session that has just been initialized.
+// oldestIdle returns the id of the session idle the longest, or "".
+func (p *Sessions) oldestIdle() string {
+	var oldID string
+	var old *sessionEntry
+	for id, e := range p.m {
+		if e.busy == 0 && (old == nil || e.last.Before(old.last)) {
+			oldID, old = id, e
+		}
+	}
+	return oldID
+}
+
+// add records a session that has just been initialized, and closes the
+// session idle the longest if that makes one too many.
 func (p *Sessions) add(ss *mcp.ServerSession) {
 	id := ss.ID()
 	if id == "" {
 		return
 	}
+	// Busy until the initialize request ends (doneNew starts the timer).
 	e := &sessionEntry{ss: ss, busy: 1, last: time.Now()}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, dup := p.m[id]; dup {
-		return
-	}
-	// busy until the initialize request ends (done below starts the
-	// timer); the timer exists stopped until then.
 	e.timer = time.AfterFunc(time.Hour, func() { p.expire(id, e) })
 	e.timer.Stop()
+	p.mu.Lock()
+	if _, dup := p.m[id]; dup {
+		p.mu.Unlock()
+		return
+	}
 	p.m[id] = e
+	closing := p.trimLocked()
+	p.mu.Unlock()
+	closeAll(closing)
+}
+
+// trimLocked drops the sessions idle the longest while there are more
+// than max, and returns them for the caller to close once it has released
+// the lock. New sessions opened at the same moment can pass the bound when
+// none was idle, until one is.
+func (p *Sessions) trimLocked() (closing []*mcp.ServerSession) {
+	for len(p.m) > p.max {
+		oldID := p.oldestIdle()
+		if oldID == "" {
+			return closing
+		}
+		old := p.m[oldID]
+		p.drop(oldID, old)
+		p.evicted++
+		if p.evicted == 1 || p.evicted%1000 == 0 {
+			p.log.Warn("mcp: too many sessions: closed the one idle the longest (see --mcp-sessions)", "max", p.max, "idle_for", time.Since(old.last).Round(time.Second), "evicted", p.evicted)
+		}
+		closing = append(closing, old.ss)
+	}
+	return closing
+}
+
+func closeAll(ss []*mcp.ServerSession) {
+	for _, s := range ss {
+		s.Close()
+	}
 }
 
 // begin marks the session busy for one request; the returned func ends
@@ -154,15 +178,19 @@ func (p *Sessions) begin(id string) func() {
 // done ends a request of the session; the last one starts the idle timer.
 func (p *Sessions) done(id string, e *sessionEntry) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.m[id] != e {
+		p.mu.Unlock()
 		return
 	}
 	e.busy--
 	e.last = time.Now()
+	var closing []*mcp.ServerSession
 	if e.busy == 0 {
 		e.timer.Reset(p.idle)
+		closing = p.trimLocked()
 	}
+	p.mu.Unlock()
+	closeAll(closing)
 }
 
 // doneNew ends the initialize request that added the session id, if it did.
