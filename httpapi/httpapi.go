@@ -9,7 +9,10 @@
 // handler (and the MCP and well-known handlers) in Auth, which puts the
 // caller's service.Principal in the request context. A handler without a
 // principal in its context acts for the zero Principal, which may do
-// nothing. RequestID and Log are the other middlewares.
+// nothing. Each route's scope (the route table's) is checked before its
+// body is read. The other middlewares, from the outside in, are Timeouts
+// (body and write deadlines), RequestID, Log and Guard (the Host header and
+// cross-origin writes); LimitListener bounds the connections beneath them.
 //
 // Errors are JSON:
 //
