@@ -301,6 +301,7 @@ func TestServeResourceLimits(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "skills", "alpha", "SKILL.md"), []byte("---\nname: alpha\ndescription: A.\n---\nBody.\n"), 0o644)
 	cfg := filepath.Join(dir, "loadout.json")
 	os.WriteFile(cfg, []byte(`{"agents": [{"agentId": "coder", "skills": [{"root": "skills"}]}],
+  "storeLimits": {"maxFileSize": 65536},
   "server": {"allowedHosts": ["skills.example.com"], "readTimeout": "1s", "mcpSessions": 50}}`), 0o644)
 	srv := startServe(t, "--config", cfg, "--db", filepath.Join(dir, "x.db"), "--no-watch",
 		"--max-conns", "64", "--max-conns-per-ip", "32", "--read-header-timeout", "1s")
@@ -388,6 +389,20 @@ func TestServeResourceLimits(t *testing.T) {
 	res, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil || res.StatusCode != 408 {
 		t.Errorf("slow body: %v %v", res, err)
+	}
+
+	// The API's body caps follow the config's store limits (they were the
+	// defaults whatever the config said): a file PUT over maxFileSize
+	// (64 KiB here, 1 MiB by default) is refused while it streams.
+	doc := `{"schemaVersion": 2, "skill": {"content": "---\nname: big\ndescription: B.\n---\nb\n"}}`
+	if code, body := httpDo(t, "POST", base+"/v1/skills", "", strings.NewReader(doc), "Content-Type", "application/json"); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	if code, body := httpDo(t, "PUT", base+"/v1/skills/big/files/data.bin", "", strings.NewReader(strings.Repeat("x", 60<<10)), "If-Match", "*"); code != 200 {
+		t.Errorf("a 60 KiB file under storeLimits.maxFileSize 64 KiB: %d %s", code, body)
+	}
+	if code, body := httpDo(t, "PUT", base+"/v1/skills/big/files/data.bin", "", strings.NewReader(strings.Repeat("x", 100<<10)), "If-Match", "*"); code != 413 {
+		t.Errorf("a 100 KiB file over storeLimits.maxFileSize 64 KiB: %d %s", code, body)
 	}
 
 	if !healthz("127.0.0.1") {
