@@ -41,6 +41,9 @@ type File struct {
 	Plugins []string `json:"plugins,omitempty"`
 	// Watch tunes live reload of skill folders.
 	Watch Watch `json:"watch,omitempty"`
+	// Server configures `loadout serve`: the names it answers to and the
+	// bounds on clients. Flags override it.
+	Server Server `json:"server,omitempty"`
 
 	// Path is the absolute path the file was read from.
 	Path string `json:"-"`
@@ -78,6 +81,51 @@ type StoreLimits struct {
 	MaxFiles     int   `json:"maxFiles,omitempty"`
 	WarnTextSize int64 `json:"warnTextSize,omitempty"`
 }
+
+// Server configures the HTTP server of `loadout serve`; zero or absent
+// means the default (given in the README and `loadout serve --help`).
+type Server struct {
+	// AllowedHosts are further Host header values the server answers to,
+	// beside loopback names and the --addr host: a proxy's public name, or
+	// this machine's DNS name. "name" allows any port, "name:port" one.
+	AllowedHosts []string `json:"allowedHosts,omitempty"`
+	// AllowedOrigins are browser origins ("https://ui.example.com") whose
+	// pages may send state-changing requests (POST, PUT, DELETE).
+	AllowedOrigins []string `json:"allowedOrigins,omitempty"`
+	// MaxConns bounds the open client connections; MaxConnsPerIP those
+	// from one address.
+	MaxConns      int `json:"maxConns,omitempty"`
+	MaxConnsPerIP int `json:"maxConnsPerIP,omitempty"`
+	// ReadHeaderTimeout bounds the arrival of a request's headers,
+	// ReadTimeout that of its body, WriteTimeout one stalled write of a
+	// response, IdleTimeout a kept-alive connection between requests.
+	ReadHeaderTimeout Duration `json:"readHeaderTimeout,omitempty"`
+	ReadTimeout       Duration `json:"readTimeout,omitempty"`
+	WriteTimeout      Duration `json:"writeTimeout,omitempty"`
+	IdleTimeout       Duration `json:"idleTimeout,omitempty"`
+	// MCPSessions bounds the open MCP sessions (streamable HTTP, every
+	// endpoint together); MCPSessionIdle closes a session without a
+	// request for that long.
+	MCPSessions    int      `json:"mcpSessions,omitempty"`
+	MCPSessionIdle Duration `json:"mcpSessionIdle,omitempty"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("30s",
+// "5m", "1h30m").
+type Duration time.Duration
+
+// UnmarshalText reads a duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration: write it like \"30s\", \"5m\" or \"1h\"", b)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText writes the duration string.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
 
 // DefaultStoreName is the SQLite file used when no store is configured.
 const DefaultStoreName = "loadout.db"
@@ -234,6 +282,49 @@ func (f *File) Validate() error {
 	}
 	if f.Limits.MaxDepth < 0 || f.Limits.MaxDirs < 0 || f.Limits.MaxFiles < 0 {
 		return &Error{File: f.Path, Field: "limits", Msg: "limits must be positive numbers (0 or absent for the defaults)"}
+	}
+	return f.Server.validate(f.Path)
+}
+
+func (s *Server) validate(file string) error {
+	for i, h := range s.AllowedHosts {
+		if err := CheckHost(h); err != nil {
+			return &Error{File: file, Field: fmt.Sprintf("server.allowedHosts[%d]", i), Msg: err.Error()}
+		}
+	}
+	for i, o := range s.AllowedOrigins {
+		if !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") || strings.Count(o, "/") != 2 {
+			return &Error{File: file, Field: fmt.Sprintf("server.allowedOrigins[%d]", i), Msg: fmt.Sprintf("%q is not an origin: write scheme://host[:port], like \"https://ui.example.com\", with no path", o)}
+		}
+	}
+	for _, n := range []struct {
+		name string
+		v    int64
+	}{
+		{"maxConns", int64(s.MaxConns)}, {"maxConnsPerIP", int64(s.MaxConnsPerIP)}, {"mcpSessions", int64(s.MCPSessions)},
+		{"readHeaderTimeout", int64(s.ReadHeaderTimeout)}, {"readTimeout", int64(s.ReadTimeout)},
+		{"writeTimeout", int64(s.WriteTimeout)}, {"idleTimeout", int64(s.IdleTimeout)}, {"mcpSessionIdle", int64(s.MCPSessionIdle)},
+	} {
+		if n.v < 0 {
+			return &Error{File: file, Field: "server." + n.name, Msg: "must be positive (0 or absent for the default)"}
+		}
+	}
+	return nil
+}
+
+// CheckHost checks an allowed Host value: a host name or IP address,
+// optionally with a port, and nothing else (no scheme, path or spaces).
+func CheckHost(h string) error {
+	if h == "" {
+		return errors.New("is empty: give a host name, like skills.example.com, or host:port")
+	}
+	if strings.Contains(h, "://") {
+		return fmt.Errorf("%q has a scheme: give the host alone, like %q", h, h[strings.Index(h, "://")+3:])
+	}
+	for _, r := range h {
+		if r <= ' ' || r == 0x7f || strings.ContainsRune("/?#@,;\\\"'", r) {
+			return fmt.Errorf("%q is not a host name: give a name or address, optionally with :port, like skills.example.com or 10.0.0.5:7777", h)
+		}
 	}
 	return nil
 }

@@ -66,12 +66,34 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		`{"agent": []}`:                                                                  `unknown key "agent" (did you mean "agents"?)`,
 		`{"watch": {"maxWatches": -1}}`:                                                  `watch.maxWatches: must be a positive number`,
 		`{"watch": {"pollInterval": "5"}}`:                                               `watch.pollInterval: "5": give a duration`,
+		`{"server": {"readTimeout": "soon"}}`:                                            `server.readTimeout: "soon" is not a duration`,
+		`{"server": {"idleTimeout": 30}}`:                                                `server.idleTimeout`,
+		`{"server": {"allowedHosts": ["https://skills.example.com/"]}}`:                  `server.allowedHosts[0]: "https://skills.example.com/" has a scheme`,
+		`{"server": {"allowedHosts": ["a b"]}}`:                                          `server.allowedHosts[0]: "a b" is not a host name`,
+		`{"server": {"allowedOrigins": ["ui.example.com"]}}`:                             `server.allowedOrigins[0]: "ui.example.com" is not an origin`,
+		`{"server": {"maxConns": -1}}`:                                                   `server.maxConns: must be positive`,
+		`{"server": {"mcpSessionIdle": "-1m"}}`:                                          `server.mcpSessionIdle: must be positive`,
+		`{"server": {"maxConn": 5}}`:                                                     `unknown key "maxConn" (did you mean "maxConns"?)`,
 	}
 	for text, want := range cases {
 		_, err := Parse([]byte(text), "/cfg/loadout.json")
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "/cfg/loadout.json") {
 			t.Errorf("Parse(%s)\n  = %v\n  want it to contain %q and the file name", text, err, want)
 		}
+	}
+}
+
+func TestServerSection(t *testing.T) {
+	f, err := Parse([]byte(`{"server": {"allowedHosts": ["skills.example.com", "10.0.0.5:7777"], "allowedOrigins": ["https://ui.example.com"],
+  "maxConns": 100, "maxConnsPerIP": 10, "readHeaderTimeout": "5s", "readTimeout": "2m", "writeTimeout": "30s", "idleTimeout": "1m30s",
+  "mcpSessions": 50, "mcpSessionIdle": "1h"}}`), "/cfg/loadout.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Server
+	if len(s.AllowedHosts) != 2 || s.MaxConns != 100 || s.MaxConnsPerIP != 10 || s.MCPSessions != 50 ||
+		time.Duration(s.ReadTimeout) != 2*time.Minute || time.Duration(s.IdleTimeout) != 90*time.Second || time.Duration(s.MCPSessionIdle) != time.Hour {
+		t.Errorf("server: %+v", s)
 	}
 }
 

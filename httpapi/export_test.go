@@ -8,3 +8,37 @@ func Routes() [][2]string {
 	}
 	return out
 }
+
+// RouteSpec is what the access and content-type tests read of a route.
+type RouteSpec struct {
+	Method, Pattern, Scope string
+	// BodyTypes are the media types the route's body takes ("*/*": any);
+	// nil without a body.
+	BodyTypes []string
+}
+
+// RouteSpecs lists every route of the table.
+func RouteSpecs() []RouteSpec {
+	out := make([]RouteSpec, len(routes))
+	for i, rt := range routes {
+		out[i] = RouteSpec{Method: rt.Method, Pattern: rt.Pattern, Scope: rt.op.Scope}
+		if rt.op.Body != nil {
+			for t := range rt.op.Body.Content {
+				out[i].BodyTypes = append(out[i].BodyTypes, t)
+			}
+		}
+	}
+	return out
+}
+
+// ListenerStats reports a LimitListener's open connections, client
+// addresses and refusals.
+func ListenerStats(ln any) (open, clients int, refused int64) {
+	return ln.(*limitListener).Stats()
+}
+
+// The scope refusals' messages.
+const (
+	MsgNeedsAdmin = msgNeedsAdmin
+	MsgNotAgent   = msgNotAgent
+)

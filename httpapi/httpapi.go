@@ -9,28 +9,46 @@
 // handler (and the MCP and well-known handlers) in Auth, which puts the
 // caller's service.Principal in the request context. A handler without a
 // principal in its context acts for the zero Principal, which may do
-// nothing. RequestID and Log are the other middlewares.
+// nothing. Each route's scope (the route table's) is checked before its
+// body is read. The other middlewares, from the outside in, are Timeouts
+// (body and write deadlines), RequestID, Log and Guard (the Host header and
+// cross-origin writes); LimitListener bounds the connections beneath them.
 //
 // Errors are JSON:
 //
 //	{"error": {"code", "message", "field"?, "path"?, "currentVersion"?, "problems"?}}
 //
 // The codes are service.Error's, plus "bad_request" (a malformed body,
-// header or parameter) and "precondition_required" (an update without
-// If-Match). StatusOf gives the HTTP status of each code.
+// header or parameter), "precondition_required" (an update without
+// If-Match), "unsupported_media_type" (a body of a type the route does not
+// take), "request_timeout" (a body slower than the read timeout), and the
+// guards' "host_not_allowed" and "cross_origin" (see Guard). StatusOf
+// gives the HTTP status of each code.
+//
+// Content types: a route with a body takes only the types its row of the
+// route table declares (JSON routes application/json, import also a zip,
+// a file PUT any type), and refuses others with 415 before reading the
+// body. A web page can send text/plain or a form to another origin
+// without asking it first (a "simple" request), but not JSON; so this,
+// with Guard's origin check, keeps pages from writing skills.
 //
 // Versions and ETags: a stored skill's ETag is "v<version>" (the store's
 // version number). PUT /v1/skills/{name}, file PUT and DELETE and restore
 // need If-Match: "vN" when the skill is stored (428 without it); a stale
 // one is a 409 with the current version, and nothing changes. If-Match: *
 // skips the check. DELETE /v1/skills/{name} honours If-Match but does not
-// require it. A file's ETag is its digest ("sha256:<hex>").
+// require it. If-Match compares strongly (RFC 9110): a weak W/"vN" never
+// matches, so it is a 409 like a stale version. A file's ETag is its digest
+// ("sha256:<hex>"); If-None-Match on a file compares weakly.
 package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"mime"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -61,13 +79,15 @@ const (
 //	conflict 409 (a stale If-Match, or the name exists), invalid 422,
 //	refused 400 (a path refused by skill.CleanPath, in the URL or a body),
 //	bad_request 400, too_large 413, precondition_required 428,
+//	unsupported_media_type 415, request_timeout 408,
+//	host_not_allowed 403, cross_origin 403,
 //	no_store 409 (the server has no store: a state of the server that
 //	retrying will not change, so not 503), internal 500.
 func StatusOf(code string) int {
 	switch code {
 	case service.CodeUnauthorized:
 		return http.StatusUnauthorized
-	case service.CodeForbidden, service.CodeReadOnly:
+	case service.CodeForbidden, service.CodeReadOnly, CodeHostNotAllowed, CodeCrossOrigin:
 		return http.StatusForbidden
 	case service.CodeNotFound:
 		return http.StatusNotFound
@@ -81,6 +101,10 @@ func StatusOf(code string) int {
 		return http.StatusRequestEntityTooLarge
 	case CodePreconditionRequired:
 		return http.StatusPreconditionRequired
+	case CodeUnsupportedMediaType:
+		return http.StatusUnsupportedMediaType
+	case CodeRequestTimeout:
+		return http.StatusRequestTimeout
 	}
 	return http.StatusInternalServerError
 }
@@ -105,9 +129,90 @@ func New(svc *service.Service, opt Options) http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range routes {
 		h := rt.handle
+		if rt.op.Body != nil {
+			h = requireType(rt.op.Body.Content, h)
+		}
+		h = requireScope(rt.op.Scope, h)
 		mux.HandleFunc(rt.Method+" "+rt.Pattern, func(w http.ResponseWriter, r *http.Request) { h(a, w, r) })
 	}
 	return mux
+}
+
+// Refusals of requireScope. The agent one is the service's, so that a
+// refusal reads the same whether the route or the service made it.
+const (
+	msgNeedsAdmin = "this needs an admin token; agent tokens use /v1/agents/ID/… and /agents/ID/mcp"
+	msgNotAgent   = "this token may not read that agent"
+	msgNeedsToken = "this needs a bearer token"
+)
+
+// requireScope enforces the scope a route declares in the table, before
+// the body is read or anything is looked up: "none" lets anyone through,
+// "any" needs a principal (a token, or the open loopback mode), "agent"
+// admin or agent:{id}, "admin" admin. The handlers and the service check
+// again; this check makes the declared scope the enforced one, and
+// refuses every route the same way whether or not its target exists. A
+// route without a known scope is a programming error.
+func requireScope(scope string, h func(*api, http.ResponseWriter, *http.Request)) func(*api, http.ResponseWriter, *http.Request) {
+	var allowed func(p service.Principal, r *http.Request) (bool, *service.Error)
+	switch scope {
+	case "none":
+		return h
+	case "any":
+		allowed = func(p service.Principal, _ *http.Request) (bool, *service.Error) {
+			return p.Open || p.TokenID != "", &service.Error{Code: service.CodeUnauthorized, Message: msgNeedsToken}
+		}
+	case "agent":
+		allowed = func(p service.Principal, r *http.Request) (bool, *service.Error) {
+			return p.CanAgent(r.PathValue("id")), &service.Error{Code: service.CodeForbidden, Message: msgNotAgent}
+		}
+	case "admin":
+		allowed = func(p service.Principal, _ *http.Request) (bool, *service.Error) {
+			return p.Admin(), &service.Error{Code: service.CodeForbidden, Message: msgNeedsAdmin}
+		}
+	default:
+		panic(fmt.Sprintf("httpapi: a route declares scope %q: use none, any, agent or admin", scope))
+	}
+	return func(a *api, w http.ResponseWriter, r *http.Request) {
+		if ok, e := allowed(principal(r), r); !ok {
+			writeErr(w, e)
+			return
+		}
+		h(a, w, r)
+	}
+}
+
+// anyType in a route's body content map means any media type (the body is
+// stored as sent).
+const anyType = "*/*"
+
+// requireType refuses a body whose media type is not one of the route's
+// (415 unsupported_media_type), before anything is read.
+func requireType(content map[string]string, h func(*api, http.ResponseWriter, *http.Request)) func(*api, http.ResponseWriter, *http.Request) {
+	if _, ok := content[anyType]; ok {
+		return h
+	}
+	types := make([]string, 0, len(content))
+	for t := range content {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	return func(a *api, w http.ResponseWriter, r *http.Request) {
+		ct := r.Header.Get("Content-Type")
+		mt, _, err := mime.ParseMediaType(ct)
+		if err == nil {
+			if _, ok := content[mt]; ok {
+				h(a, w, r)
+				return
+			}
+		}
+		got := "no Content-Type"
+		if ct != "" {
+			got = "Content-Type " + strconv.Quote(ct)
+		}
+		writeErr(w, &service.Error{Code: CodeUnsupportedMediaType, Field: "Content-Type",
+			Message: fmt.Sprintf("%s %s takes %s; the request has %s", r.Method, r.URL.Path, strings.Join(types, " or "), got)})
+	}
 }
 
 func newAPI(svc *service.Service, opt Options) *api {
@@ -191,6 +296,17 @@ func writeErr(w http.ResponseWriter, e *service.Error) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="loadout"`)
 	}
 	writeJSON(w, StatusOf(e.Code), errorBody{e})
+}
+
+// WriteError writes err in the API's error envelope with its status
+// (StatusOf), for handlers mounted beside the API. An internal error's
+// message is replaced by a generic one.
+func WriteError(w http.ResponseWriter, err error) {
+	e := service.AsError(err)
+	if StatusOf(e.Code) == http.StatusInternalServerError {
+		e = &service.Error{Code: service.CodeInternal, Message: "internal error"}
+	}
+	writeErr(w, e)
 }
 
 // fail writes err as the error envelope. Internal errors are logged in

@@ -179,6 +179,10 @@ func (e *env) do(t *testing.T, method, path, token string, body []byte, hdr ...s
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
+			continue
+		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	if body != nil && req.Header.Get("Content-Type") == "" {
@@ -690,7 +694,7 @@ func TestImport(t *testing.T) {
 		t.Errorf("bad zips changed the store: %d skills, then %d", len(before), len(after))
 	}
 	r = e.do(t, "POST", "/v1/import", e.admin, []byte("x"), "Content-Type", "text/plain")
-	wantErr(t, r, 415, "bad_request")
+	wantErr(t, r, 415, "unsupported_media_type")
 	wantErr(t, e.do(t, "POST", "/v1/import", e.admin, []byte("[1,")), 400, "bad_request")
 }
 

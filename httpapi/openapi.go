@@ -53,11 +53,12 @@ func content(c map[string]string) obj {
 var errorDesc = map[int]string{
 	400: "bad_request (malformed body, header or parameter) or refused (a path refused by the path check)",
 	401: "unauthorized: no valid bearer token",
-	403: "forbidden (outside the token's scope; the answer is the same whether or not the target exists) or read_only (a folder or plugin skill)",
+	403: "forbidden (outside the token's scope; the answer is the same whether or not the target exists), read_only (a folder or plugin skill), host_not_allowed (a Host this server does not answer to) or cross_origin (a state-changing request from another origin's page)",
+	408: "request_timeout: the body did not arrive within the read timeout",
 	404: "not_found",
 	409: "conflict (a stale If-Match: currentVersion says the current one; or the name exists) or no_store",
 	413: "too_large: over a size limit",
-	415: "bad_request: an unsupported Content-Type",
+	415: "unsupported_media_type: a Content-Type the route does not take",
 	422: "invalid: the skill document or bundle is refused (problems lists why)",
 	428: "precondition_required: an update of a stored skill without If-Match",
 	500: "internal",
@@ -147,12 +148,16 @@ func operationDoc(rt route) obj {
 		}
 		resp[strconv.Itoa(r.Status)] = d
 	}
+	// Every route may answer the guards' 403; a route with a body 408 and
+	// 415.
 	errs := append([]int(nil), op.Errors...)
+	errs = append(errs, 403)
 	switch op.Scope {
-	case "any":
+	case "any", "agent", "admin":
 		errs = append(errs, 401)
-	case "agent", "admin":
-		errs = append(errs, 401, 403)
+	}
+	if op.Body != nil {
+		errs = append(errs, 408, 415)
 	}
 	errs = append(errs, 500)
 	sort.Ints(errs)

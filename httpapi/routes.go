@@ -78,7 +78,7 @@ var routes = []route{
 		Errors:  []int{400, 404}}},
 	{"PUT", "/v1/skills/{name}/files/{path...}", (*api).putFile, operation{ID: "putFile", Summary: "Add or replace one file of a stored skill (the body is its bytes)", Tag: "files", Scope: "admin",
 		Headers: []param{ifm, {Name: "X-Executable", Type: "boolean", Desc: "true sets the executable bit"}},
-		Body:    &reqBody{"the file's bytes (SKILL.md replaces the content)", map[string]string{"application/octet-stream": "binary"}},
+		Body:    &reqBody{"the file's bytes, of any media type (SKILL.md replaces the content)", map[string]string{anyType: "binary"}},
 		OK:      []response{{200, "the skill after the write", jsonOf("SkillDetail"), []string{"ETag"}}}, Errors: []int{400, 403, 404, 409, 413, 422, 428}}},
 	{"DELETE", "/v1/skills/{name}/files/{path...}", (*api).deleteFile, operation{ID: "deleteFile", Summary: "Remove one file of a stored skill", Tag: "files", Scope: "admin",
 		Headers: []param{ifm}, OK: []response{{200, "the skill after the write", jsonOf("SkillDetail"), []string{"ETag"}}}, Errors: []int{400, 403, 404, 409, 422, 428}}},
@@ -96,7 +96,7 @@ var routes = []route{
 	{"POST", "/v1/import", (*api).importSkills, operation{ID: "importSkills", Summary: "Import portable JSON documents or one zip, in one transaction: all or nothing unless partial=1", Tag: "portable", Scope: "admin",
 		Query: []param{{Name: "partial", Type: "boolean", Desc: "1: when some skills are refused, import the accepted ones anyway; 0 (default): all or nothing, one refusal and nothing is written"}},
 		Body: &reqBody{"one portable JSON document, an array of them, or one zip with a single top folder", map[string]string{
-			"application/json": "PortableDocumentOrArray", "application/zip": "binary"}},
+			"application/json": "PortableDocumentOrArray", "application/zip": "binary", "application/x-zip-compressed": "binary"}},
 		OK: []response{{200, "every skill imported (created, updated or unchanged)", jsonOf("ImportResults"), nil},
 			{422, "something was refused (the same body, a result for every document): by default nothing was written and the accepted skills are \"skipped\"; with partial=1 they were imported", jsonOf("ImportResults"), nil}},
 		Errors: []int{400, 409, 413, 415}}},

@@ -244,7 +244,12 @@ func (a *api) getSkill(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, d)
 }
 
-// ifMatch parses If-Match: "vN" (or W/"vN") gives N, * gives -1 (no check).
+// weakIfMatch is ifMatch's version for a weak ETag: If-Match compares
+// strongly (RFC 9110), so W/"vN" matches no version.
+const weakIfMatch = -2
+
+// ifMatch parses If-Match: "vN" gives N, * gives -1 (no check), and a weak
+// W/"vN" gives weakIfMatch.
 func ifMatch(r *http.Request) (v int, present bool, err *service.Error) {
 	h := strings.TrimSpace(r.Header.Get("If-Match"))
 	if h == "" {
@@ -253,13 +258,31 @@ func ifMatch(r *http.Request) (v int, present bool, err *service.Error) {
 	if h == "*" {
 		return -1, true, nil
 	}
-	t := strings.TrimPrefix(h, "W/")
+	t, weak := strings.CutPrefix(h, "W/")
 	if len(t) >= 4 && t[0] == '"' && t[1] == 'v' && t[len(t)-1] == '"' {
 		if n, e := strconv.Atoi(t[2 : len(t)-1]); e == nil && n > 0 {
+			if weak {
+				return weakIfMatch, true, nil
+			}
 			return n, true, nil
 		}
 	}
 	return 0, true, badRequest("If-Match", "If-Match %q is not a version ETag: send the ETag of the skill as you read it, like \"v3\", or *", h)
+}
+
+// weakConflict answers an update whose If-Match is a weak ETag: 409 with
+// the current version, as for a stale one, and nothing changes.
+func (a *api) weakConflict(w http.ResponseWriter, r *http.Request, name string) {
+	h := strings.TrimSpace(r.Header.Get("If-Match"))
+	e := &service.Error{Code: service.CodeConflict, Field: "If-Match",
+		Message: fmt.Sprintf("If-Match %s is a weak ETag, which never matches (If-Match compares strongly, RFC 9110): send the strong ETag %s as the skill's ETag header gave it", h, strings.TrimPrefix(h, "W/"))}
+	if rec, err := a.svc.Get(r.Context(), principal(r), name); err == nil {
+		e.Current = rec.Version
+	} else if c := service.AsError(err).Code; c != service.CodeNotFound {
+		a.fail(w, r, err)
+		return
+	}
+	writeErr(w, e)
 }
 
 // precondition decides the ifVersion of an update of an existing skill:
@@ -270,6 +293,10 @@ func (a *api) precondition(w http.ResponseWriter, r *http.Request, name string) 
 	v, present, e := ifMatch(r)
 	if e != nil {
 		writeErr(w, e)
+		return 0, false
+	}
+	if v == weakIfMatch {
+		a.weakConflict(w, r, name)
 		return 0, false
 	}
 	if present {
@@ -299,6 +326,9 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, what string) 
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
 			return nil, tooLarge
+		}
+		if isTimeout(err) {
+			return nil, &service.Error{Code: CodeRequestTimeout, Message: fmt.Sprintf("%s did not arrive within the server's read timeout: send it faster, or ask the operator to raise --read-timeout", what)}
 		}
 		return nil, badRequest("", "the request body could not be read: %v", err)
 	}
@@ -396,6 +426,10 @@ func (a *api) putSkill(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, e)
 		return
 	}
+	if v == weakIfMatch {
+		a.weakConflict(w, r, name)
+		return
+	}
 	b, doc, ok := a.readDoc(w, r)
 	if !ok {
 		return
@@ -445,6 +479,10 @@ func (a *api) deleteSkill(w http.ResponseWriter, r *http.Request) {
 	v, present, e := ifMatch(r)
 	if e != nil {
 		writeErr(w, e)
+		return
+	}
+	if v == weakIfMatch {
+		a.weakConflict(w, r, r.PathValue("name"))
 		return
 	}
 	if !present {
@@ -546,11 +584,23 @@ func (a *api) getFile(w http.ResponseWriter, r *http.Request) {
 	}
 	tag := `"` + skill.DigestBytes(data) + `"`
 	w.Header().Set("ETag", tag)
-	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == tag {
+	if noneMatch(r.Header.Get("If-None-Match"), tag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
 	writeRaw(w, http.StatusOK, []string{ct}, data)
+}
+
+// noneMatch reports whether If-None-Match holds tag (or *). It compares
+// weakly, as RFC 9110 asks for If-None-Match: W/"x" matches "x".
+func noneMatch(h, tag string) bool {
+	for _, t := range strings.Split(h, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == "*" || t != "" && t == tag {
+			return true
+		}
+	}
+	return false
 }
 
 // fileError maps a FileResult that is not ok to an error.
@@ -843,8 +893,10 @@ func (a *api) importSkills(w http.ResponseWriter, r *http.Request) {
 		b, err := portable.ImportZip(bytes.NewReader(data), int64(len(data)), portable.ZipLimits{MaxFileSize: a.lim.MaxFileSize, MaxTotalSize: a.lim.MaxTotalSize})
 		add(b, err, "POST /v1/import (zip)")
 	default:
-		writeJSON(w, http.StatusUnsupportedMediaType, errorBody{&service.Error{Code: CodeBadRequest, Field: "Content-Type",
-			Message: fmt.Sprintf("Content-Type %q: send application/json (a portable document or an array of them) or application/zip", ct)}})
+		// requireType lets only the route's types through; this is the
+		// same refusal, should the two lists ever differ.
+		writeErr(w, &service.Error{Code: CodeUnsupportedMediaType, Field: "Content-Type",
+			Message: fmt.Sprintf("Content-Type %q: send application/json (a portable document or an array of them) or application/zip", ct)})
 		return
 	}
 	results := []importResult{}

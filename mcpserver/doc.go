@@ -46,4 +46,19 @@
 // the SDK send notifications/tools/list_changed and
 // notifications/resources/list_changed to every session. SEP-2640 defines
 // no notification of its own: a host re-lists skills when resources change.
+//
+// # Sessions over HTTP
+//
+// A streamable HTTP session holds memory until it is closed, and clients
+// may open sessions and never come back. Sessions (Options.Sessions) bound
+// them: a count shared by the handlers given the same Sessions, past which
+// the session idle the longest is closed, and an idle timeout. A session
+// with a request in flight, its GET stream included, is never closed for
+// either. The SDK's own idle timeout (StreamableHTTPOptions.SessionTimeout)
+// is not used: it counts only POSTs, so it would close a session whose
+// client is listening on its GET stream.
+//
+// The SDK refuses, on a loopback connection, any Host but localhost (a DNS
+// rebinding defence). A caller that checks Host itself, with the names the
+// operator allowed (a proxy's), sets Options.HostChecked to turn that off.
 package mcpserver

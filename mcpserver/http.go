@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -31,20 +32,32 @@ const bridgeToken = "Bearer loadout-principal"
 // session's user id, so a session opened with one token cannot be used
 // with another.
 //
+// Sessions (unless Stateless) are bounded by opt.Sessions: a count and an
+// idle timeout, shared by the handlers given the same Sessions.
+//
 // Responses to POSTs are single JSON bodies (the SDK's JSONResponse
 // option), not SSE streams, which gave more tool calls per second in
 // BenchmarkReadSkillFileHTTP (about 4,300-5,200 against 1,800-3,600 on a
 // shared 2-core machine). Notifications still flow on the GET stream
 // (and on subscriptions/listen, which the SDK always streams).
 func HTTPHandler(svc *service.Service, opt Options) http.Handler {
+	_, h := newHTTPHandler(svc, opt)
+	return h
+}
+
+func newHTTPHandler(svc *service.Service, opt Options) (*server, http.Handler) {
+	if !opt.Stateless && opt.Sessions == nil {
+		opt.Sessions = NewSessions(0, 0, opt.Logger)
+	}
 	s := newServer(context.Background(), svc, opt)
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Stateless: opt.Stateless, Logger: opt.Logger, JSONResponse: true})
+		&mcp.StreamableHTTPOptions{Stateless: opt.Stateless, Logger: opt.Logger, JSONResponse: true, DisableLocalhostProtection: opt.HostChecked})
 	bridged := auth.RequireBearerToken(func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		p := service.PrincipalFrom(r.Context())
 		return &auth.TokenInfo{Scopes: p.Scopes, UserID: p.TokenID, Extra: map[string]any{principalExtraKey: p}}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(sdk)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	pool := opt.Sessions
+	return s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := svc.Loadout(service.PrincipalFrom(r.Context()), s.agent); err != nil {
 			writeError(w, err)
 			return
@@ -53,9 +66,56 @@ func HTTPHandler(svc *service.Service, opt Options) http.Handler {
 		*r2 = *r
 		r2.Header = r.Header.Clone()
 		r2.Header.Set("Authorization", bridgeToken)
-		bridged.ServeHTTP(w, r2)
+		switch sid := r.Header.Get(sessionHeader); {
+		case opt.Stateless:
+			bridged.ServeHTTP(w, r2)
+		case sid != "":
+			defer pool.begin(sid)()
+			if r.Method != http.MethodDelete {
+				bridged.ServeHTTP(w, r2)
+				return
+			}
+			sw := &statusWriter{ResponseWriter: w}
+			bridged.ServeHTTP(sw, r2)
+			if sw.status == http.StatusNoContent {
+				pool.remove(sid)
+			}
+		case r.Method == http.MethodPost:
+			// No session id: this request opens a session.
+			if !pool.reserve() {
+				w.Header().Set("Retry-After", "10")
+				writeErrorStatus(w, http.StatusServiceUnavailable, &service.Error{Code: CodeTooManySessions,
+					Message: fmt.Sprintf("the server holds its most MCP sessions (%d), all of them busy: retry later, close sessions you no longer use (DELETE with Mcp-Session-Id), or ask the operator to raise --mcp-sessions", pool.max)})
+				return
+			}
+			defer pool.unreserve()
+			bridged.ServeHTTP(w, r2)
+			if id := w.Header().Get(sessionHeader); id != "" {
+				pool.doneNew(id)
+			}
+		default:
+			bridged.ServeHTTP(w, r2)
+		}
 	})
 }
+
+// sessionHeader is the streamable HTTP transport's session header.
+const sessionHeader = "Mcp-Session-Id"
+
+// statusWriter records the status of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func writeError(w http.ResponseWriter, err error) {
 	e := service.AsError(err)
@@ -69,6 +129,11 @@ func writeError(w http.ResponseWriter, err error) {
 	case service.CodeNotFound:
 		status = http.StatusNotFound
 	}
+	writeErrorStatus(w, status, e)
+}
+
+// writeErrorStatus writes the error envelope the HTTP API uses.
+func writeErrorStatus(w http.ResponseWriter, status int, e *service.Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": e})

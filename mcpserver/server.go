@@ -32,6 +32,15 @@ type Options struct {
 	// 100). resources/list and resources/directory/read pages hold ten times
 	// as many entries.
 	PageSize int
+	// Sessions bounds HTTPHandler's sessions (see Sessions); handlers
+	// sharing one share its bound. Nil gives the handler a bound of its
+	// own with the defaults. Stateless handlers keep no sessions.
+	Sessions *Sessions
+	// HostChecked says the caller checks the Host header of every request
+	// (httpapi.Guard does), so HTTPHandler turns off the SDK's own check.
+	// That check refuses any Host but localhost on a loopback connection,
+	// which would refuse the names the operator allowed (a proxy's).
+	HostChecked bool
 }
 
 // Limits of the MCP Skills extension, per skill.
@@ -268,6 +277,9 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			switch r := res.(type) {
 			case *mcp.InitializeResult:
 				r.Instructions = s.current().instructions
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && s.opt.Sessions != nil && c.transport == service.TransportMCPHTTP {
+					s.opt.Sessions.add(ss)
+				}
 			case *mcp.DiscoverResult:
 				r.Instructions = s.current().instructions
 			}

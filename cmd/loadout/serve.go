@@ -43,6 +43,146 @@ type serverFlags struct {
 	noWatch   bool
 	logJSON   bool
 	logLevel  string
+	net       netFlags
+}
+
+// netFlags are serve's bounds on clients; zero means the config's value,
+// else the default.
+type netFlags struct {
+	allowedHosts, allowedOrigins listFlag
+	maxConns, maxConnsPerIP      int
+	readHeaderTimeout            time.Duration
+	readTimeout, writeTimeout    time.Duration
+	idleTimeout                  time.Duration
+	mcpSessions                  int
+	mcpSessionIdle               time.Duration
+}
+
+// Defaults of serve's bounds on clients (README, Security).
+const (
+	// defaultMaxConns bounds every open connection; lowered to half the
+	// process's file descriptor limit when that is smaller, so the store,
+	// skill files and watches keep theirs.
+	defaultMaxConns = 4096
+	// defaultMaxConnsPerIP bounds one client address's connections, well
+	// under defaultMaxConns, so one client cannot take every place.
+	defaultMaxConnsPerIP = 512
+	// defaultReadHeaderTimeout cuts a connection that does not send its
+	// request's headers in time (a new idle connection included).
+	defaultReadHeaderTimeout = 10 * time.Second
+	// defaultReadTimeout bounds the arrival of a request body (a 16 MiB
+	// import needs about 300 KB/s).
+	defaultReadTimeout = 60 * time.Second
+	// defaultWriteTimeout bounds one stalled write to a client that does
+	// not read.
+	defaultWriteTimeout = 60 * time.Second
+	// defaultIdleTimeout closes a kept-alive connection with no request
+	// for this long: longer than common clients' own idle timeouts (Go's
+	// 90 s), so that the client, not the server, closes first and no
+	// request is sent on a connection being closed.
+	defaultIdleTimeout = 120 * time.Second
+	// maxHeaderBytes bounds a request's headers (Go's default is 1 MiB,
+	// which times defaultMaxConns would be 4 GiB of slow headers).
+	maxHeaderBytes = 32 << 10
+)
+
+func (n *netFlags) register(fs *flag.FlagSet) {
+	fs.Var(&n.allowedHosts, "allowed-host", "a further `host` (or host:port) clients may name in the Host header, such as a proxy's; repeatable (config: server.allowedHosts). Loopback names and the --addr host are always allowed")
+	fs.Var(&n.allowedOrigins, "allowed-origin", "a browser `origin` (https://ui.example.com) whose pages may send POST, PUT and DELETE; repeatable (config: server.allowedOrigins)")
+	fs.IntVar(&n.maxConns, "max-conns", 0, fmt.Sprintf("most open client connections (config: server.maxConns; default %d, or half the file descriptor limit if lower)", defaultMaxConns))
+	fs.IntVar(&n.maxConnsPerIP, "max-conns-per-ip", 0, fmt.Sprintf("most open connections from one client address (config: server.maxConnsPerIP; default %d)", defaultMaxConnsPerIP))
+	fs.DurationVar(&n.readHeaderTimeout, "read-header-timeout", 0, fmt.Sprintf("time for a request's headers to arrive (config: server.readHeaderTimeout; default %s)", defaultReadHeaderTimeout))
+	fs.DurationVar(&n.readTimeout, "read-timeout", 0, fmt.Sprintf("time for a request's body to arrive (config: server.readTimeout; default %s)", defaultReadTimeout))
+	fs.DurationVar(&n.writeTimeout, "write-timeout", 0, fmt.Sprintf("longest one write to a client may stall (config: server.writeTimeout; default %s)", defaultWriteTimeout))
+	fs.DurationVar(&n.idleTimeout, "idle-timeout", 0, fmt.Sprintf("close a kept-alive connection idle this long (config: server.idleTimeout; default %s)", defaultIdleTimeout))
+	fs.IntVar(&n.mcpSessions, "mcp-sessions", 0, fmt.Sprintf("most open MCP sessions; past it the one idle the longest is closed (config: server.mcpSessions; default %d)", mcpserver.DefaultMaxSessions))
+	fs.DurationVar(&n.mcpSessionIdle, "mcp-session-idle", 0, fmt.Sprintf("close an MCP session without requests this long (config: server.mcpSessionIdle; default %s)", mcpserver.DefaultSessionIdle))
+}
+
+// netSettings are serve's bounds on clients, resolved.
+type netSettings struct {
+	allowedHosts, allowedOrigins []string
+	maxConns, maxConnsPerIP      int
+	readHeaderTimeout            time.Duration
+	timeouts                     httpapi.TimeoutOptions
+	idleTimeout                  time.Duration
+	mcpSessions                  int
+	mcpSessionIdle               time.Duration
+}
+
+// resolve takes each bound from the flag, else the config, else the
+// default.
+func (n *netFlags) resolve(cfg *config.File) (netSettings, error) {
+	var c config.Server
+	if cfg != nil {
+		c = cfg.Server
+	}
+	pickInt := func(flagName string, f, conf, def int) (int, error) {
+		switch {
+		case f < 0:
+			return 0, fmt.Errorf("--%s %d: give a positive number (or leave it out for the default)", flagName, f)
+		case f > 0:
+			return f, nil
+		case conf > 0:
+			return conf, nil
+		}
+		return def, nil
+	}
+	pickDur := func(flagName string, f time.Duration, conf config.Duration, def time.Duration) (time.Duration, error) {
+		switch {
+		case f < 0:
+			return 0, fmt.Errorf("--%s %s: give a positive duration (or leave it out for the default)", flagName, f)
+		case f > 0:
+			return f, nil
+		case conf > 0:
+			return time.Duration(conf), nil
+		}
+		return def, nil
+	}
+	var s netSettings
+	var err error
+	maxDefault := defaultMaxConns
+	if fds := fdLimit(); fds > 0 && fds/2 < maxDefault {
+		maxDefault = max(fds/2, 16)
+	}
+	for _, x := range []struct {
+		dst          *int
+		name         string
+		f, conf, def int
+	}{
+		{&s.maxConns, "max-conns", n.maxConns, c.MaxConns, maxDefault},
+		{&s.maxConnsPerIP, "max-conns-per-ip", n.maxConnsPerIP, c.MaxConnsPerIP, min(defaultMaxConnsPerIP, max(maxDefault/2, 1))},
+		{&s.mcpSessions, "mcp-sessions", n.mcpSessions, c.MCPSessions, mcpserver.DefaultMaxSessions},
+	} {
+		if *x.dst, err = pickInt(x.name, x.f, x.conf, x.def); err != nil {
+			return s, err
+		}
+	}
+	for _, x := range []struct {
+		dst  *time.Duration
+		name string
+		f    time.Duration
+		conf config.Duration
+		def  time.Duration
+	}{
+		{&s.readHeaderTimeout, "read-header-timeout", n.readHeaderTimeout, c.ReadHeaderTimeout, defaultReadHeaderTimeout},
+		{&s.timeouts.Read, "read-timeout", n.readTimeout, c.ReadTimeout, defaultReadTimeout},
+		{&s.timeouts.Write, "write-timeout", n.writeTimeout, c.WriteTimeout, defaultWriteTimeout},
+		{&s.idleTimeout, "idle-timeout", n.idleTimeout, c.IdleTimeout, defaultIdleTimeout},
+		{&s.mcpSessionIdle, "mcp-session-idle", n.mcpSessionIdle, c.MCPSessionIdle, mcpserver.DefaultSessionIdle},
+	} {
+		if *x.dst, err = pickDur(x.name, x.f, x.conf, x.def); err != nil {
+			return s, err
+		}
+	}
+	for _, h := range n.allowedHosts {
+		if err := config.CheckHost(h); err != nil {
+			return s, fmt.Errorf("--allowed-host: %v", err)
+		}
+	}
+	s.allowedHosts = append(append([]string(nil), c.AllowedHosts...), n.allowedHosts...)
+	s.allowedOrigins = append(append([]string(nil), c.AllowedOrigins...), n.allowedOrigins...)
+	return s, nil
 }
 
 func (f *serverFlags) register(fs *flag.FlagSet) {
@@ -211,11 +351,12 @@ func redact(dsn string) string {
 
 func runServe(ctx context.Context, e *env, args []string) int {
 	var f serverFlags
-	fs := newFlags(e, "serve", "[--addr HOST:PORT] [--config F | --root DIR...] [--db D] [--stateless] [--no-watch]",
-		"Serves every agent its loadout: the HTTP API under /v1, MCP at /mcp (every skill) and\n/agents/ID/mcp (one agent), and the well-known skills indexes. With no flags it uses\n./loadout.json (else the examples), SQLite beside it, and 127.0.0.1:7777. It refuses a\nnon-loopback address unless tokens exist ('loadout token create'); once any token exists,\nevery request needs one. Stops cleanly on SIGINT/SIGTERM.")
+	fs := newFlags(e, "serve", "[--addr HOST:PORT] [--config F | --root DIR...] [--db D] [--stateless] [--no-watch] [--allowed-host H]... [limits]",
+		"Serves every agent its loadout: the HTTP API under /v1, MCP at /mcp (every skill) and\n/agents/ID/mcp (one agent), and the well-known skills indexes. With no flags it uses\n./loadout.json (else the examples), SQLite beside it, and 127.0.0.1:7777. It refuses a\nnon-loopback address unless tokens exist ('loadout token create'); once any token exists,\nevery request needs one. It answers only to loopback names, its own address and\n--allowed-host names in the Host header, and refuses POST, PUT and DELETE from other\norigins' web pages. Stops cleanly on SIGINT/SIGTERM.")
 	f.register(fs)
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:7777", "address to listen on")
 	fs.BoolVar(&f.stateless, "stateless", false, "stateless MCP sessions, for several instances behind a load balancer")
+	f.net.register(fs)
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
@@ -241,12 +382,41 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	if addr := e.getenv("LOADOUT_PPROF"); addr != "" {
 		startPprof(srv.logger, addr)
 	}
+	ns, err := f.net.resolve(srv.cfg)
+	if err != nil {
+		return fail(e, err)
+	}
+	if ns.maxConnsPerIP >= ns.maxConns {
+		srv.logger.Warn("max-conns-per-ip is not under max-conns: one client can take every connection", "max_conns", ns.maxConns, "max_conns_per_ip", ns.maxConnsPerIP)
+	}
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return fail(e, err)
 	}
-	handler := serverHandler(srv.svc, srv.logger, f.stateless)
-	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	guard := httpapi.GuardOptions{Listen: ln.Addr().String(), AllowedHosts: ns.allowedHosts, AllowedOrigins: ns.allowedOrigins}
+	if ip := net.ParseIP(host); ip == nil && host != "" {
+		// --addr named a host: clients use that name.
+		guard.AllowedHosts = append(guard.AllowedHosts, host)
+	}
+	var limits skill.Limits
+	if srv.cfg != nil {
+		limits = limitsOf(srv.cfg)
+	}
+	handler, _, err := serverHandler(srv.svc, srv.logger, handlerOptions{
+		stateless: f.stateless, limits: limits, guard: guard, timeouts: ns.timeouts,
+		sessions: mcpserver.NewSessions(ns.mcpSessions, ns.mcpSessionIdle, srv.logger),
+	})
+	if err != nil {
+		ln.Close()
+		return fail(e, err)
+	}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: ns.readHeaderTimeout, IdleTimeout: ns.idleTimeout,
+		MaxHeaderBytes: maxHeaderBytes, BaseContext: func(net.Listener) context.Context { return ctx }}
+	srv.logger.Info("client bounds", "max_conns", ns.maxConns, "max_conns_per_ip", ns.maxConnsPerIP,
+		"read_header_timeout", ns.readHeaderTimeout, "read_timeout", ns.timeouts.Read, "write_timeout", ns.timeouts.Write,
+		"idle_timeout", ns.idleTimeout, "mcp_sessions", ns.mcpSessions, "mcp_session_idle", ns.mcpSessionIdle,
+		"allowed_hosts", strings.Join(guard.AllowedHosts, ","), "allowed_origins", strings.Join(ns.allowedOrigins, ","))
+	ln = httpapi.LimitListener(ln, httpapi.ConnLimits{Max: ns.maxConns, MaxPerIP: ns.maxConnsPerIP, Logger: srv.logger})
 	base := "http://" + ln.Addr().String()
 	printURLs(e, srv.svc, base, tokens)
 	done := make(chan error, 1)
@@ -286,40 +456,102 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// serverHandler composes the API, MCP and well-known handlers behind
-// request ids, logging and authentication.
-func serverHandler(svc *service.Service, logger *slog.Logger, stateless bool) http.Handler {
+// handlerOptions configure serverHandler.
+type handlerOptions struct {
+	stateless bool
+	limits    skill.Limits
+	guard     httpapi.GuardOptions
+	timeouts  httpapi.TimeoutOptions
+	sessions  *mcpserver.Sessions // shared by every MCP endpoint
+}
+
+// serverHandler composes the API, MCP and well-known handlers behind the
+// timeouts, request ids, logging, the Host and origin guard, and
+// authentication, in that order from the outside.
+func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) (http.Handler, *agentMounts, error) {
+	mcpOpt := func(id string) mcpserver.Options {
+		return mcpserver.Options{Agent: id, Stateless: o.stateless, Logger: logger, Sessions: o.sessions, HostChecked: true}
+	}
 	mux := http.NewServeMux()
-	api := httpapi.New(svc, httpapi.Options{Logger: logger})
-	mux.Handle("/", api)
-	mux.Handle("/mcp", mcpserver.HTTPHandler(svc, mcpserver.Options{Agent: catalog.GlobalID, Stateless: stateless, Logger: logger}))
+	mux.Handle("/", httpapi.New(svc, httpapi.Options{Logger: logger, Limits: o.limits}))
+	mux.Handle("/mcp", mcpserver.HTTPHandler(svc, mcpOpt(catalog.GlobalID)))
 	mux.Handle("/.well-known/", wellknown.Handler(svc, catalog.GlobalID))
-	var mu sync.Mutex
-	mcps := map[string]http.Handler{}
-	indexes := map[string]http.Handler{}
-	mux.HandleFunc("/agents/{id}/mcp", func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		mu.Lock()
-		h, ok := mcps[id]
-		if !ok {
-			h = mcpserver.HTTPHandler(svc, mcpserver.Options{Agent: id, Stateless: stateless, Logger: logger})
-			mcps[id] = h
+	agents := newAgentMounts(svc, func(id string) *agentHandlers {
+		return &agentHandlers{
+			mcp:   mcpserver.HTTPHandler(svc, mcpOpt(id)),
+			index: http.StripPrefix("/agents/"+id, wellknown.Handler(svc, id)),
 		}
-		mu.Unlock()
-		h.ServeHTTP(w, r)
+	})
+	mux.HandleFunc("/agents/{id}/mcp", func(w http.ResponseWriter, r *http.Request) {
+		if h := agents.lookup(w, r); h != nil {
+			h.mcp.ServeHTTP(w, r)
+		}
 	})
 	mux.HandleFunc("/agents/{id}/.well-known/", func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		mu.Lock()
-		h, ok := indexes[id]
-		if !ok {
-			h = http.StripPrefix("/agents/"+id, wellknown.Handler(svc, id))
-			indexes[id] = h
+		if h := agents.lookup(w, r); h != nil {
+			h.index.ServeHTTP(w, r)
 		}
-		mu.Unlock()
-		h.ServeHTTP(w, r)
 	})
-	return httpapi.RequestID(httpapi.Log(logger, httpapi.Auth(svc, mux)))
+	guarded, err := httpapi.Guard(o.guard, httpapi.Auth(svc, mux))
+	if err != nil {
+		return nil, nil, err
+	}
+	return httpapi.Timeouts(o.timeouts, httpapi.RequestID(httpapi.Log(logger, guarded))), agents, nil
+}
+
+// agentMounts holds what /agents/{id}/… serves for each configured agent:
+// its MCP server and its well-known index. Handlers are made for every
+// agent at start, and for an agent a reload adds when it is first asked
+// for. Any other id is answered by the scope check (404 for an admin, the
+// usual 403 for another agent's token) before anything is made or kept,
+// so what is held is bounded by the configured agents, whatever ids
+// clients send.
+type agentMounts struct {
+	svc   *service.Service
+	build func(id string) *agentHandlers
+
+	mu sync.RWMutex
+	m  map[string]*agentHandlers
+}
+
+type agentHandlers struct{ mcp, index http.Handler }
+
+func newAgentMounts(svc *service.Service, build func(id string) *agentHandlers) *agentMounts {
+	a := &agentMounts{svc: svc, build: build, m: map[string]*agentHandlers{}}
+	for _, id := range svc.Catalog().AgentIDs() {
+		a.m[id] = build(id)
+	}
+	return a
+}
+
+// lookup returns the handlers of the request's agent, or writes the
+// refusal and returns nil.
+func (a *agentMounts) lookup(w http.ResponseWriter, r *http.Request) *agentHandlers {
+	id := r.PathValue("id")
+	if _, err := a.svc.Loadout(service.PrincipalFrom(r.Context()), id); err != nil {
+		httpapi.WriteError(w, err)
+		return nil
+	}
+	a.mu.RLock()
+	h := a.m[id]
+	a.mu.RUnlock()
+	if h != nil {
+		return h
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if h = a.m[id]; h == nil {
+		h = a.build(id)
+		a.m[id] = h
+	}
+	return h
+}
+
+// len is the number of agents with handlers.
+func (a *agentMounts) len() int {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return len(a.m)
 }
 
 func printURLs(e *env, svc *service.Service, base string, tokens bool) {

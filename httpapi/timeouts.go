@@ -1,0 +1,119 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"time"
+)
+
+// TimeoutOptions bound how long a client may hold a request without
+// making progress. Zero means no bound.
+type TimeoutOptions struct {
+	// Read is the longest a request's body may take to arrive, counted
+	// from when the handler starts. A slower body is cut: the read fails,
+	// the handler answers 408 request_timeout, and the connection closes.
+	Read time.Duration
+	// Write is the longest one write of a response may stall (a client
+	// that does not read). The deadline moves forward with every write,
+	// so a long response, or a stream that stays open for hours (MCP's
+	// GET stream), lives as long as the client keeps reading, and the
+	// handler's own work before it writes is not limited.
+	Write time.Duration
+}
+
+// Timeouts applies TimeoutOptions to every request, through
+// http.ResponseController. Put it outside every other middleware.
+//
+// Why not http.Server's ReadTimeout and WriteTimeout: ReadTimeout covers
+// the whole request, and once the body has been read the server watches
+// the connection with that same deadline, so a handler still working
+// when it passes has its context cancelled (an import of many skills, an
+// MCP stream). WriteTimeout is one deadline for the whole response, which
+// would cut every stream. Here the body deadline is cleared as soon as
+// the body has been read, and the write deadline is per write.
+func Timeouts(opt TimeoutOptions, next http.Handler) http.Handler {
+	if opt.Read <= 0 && opt.Write <= 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		if opt.Read > 0 && r.Body != nil && r.Body != http.NoBody {
+			if rc.SetReadDeadline(time.Now().Add(opt.Read)) == nil {
+				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+			}
+		}
+		if opt.Write > 0 {
+			// A deadline left by the connection's previous request must not
+			// cut this one's work before it writes.
+			if rc.SetWriteDeadline(time.Time{}) == nil {
+				dw := &deadlineWriter{ResponseWriter: w, rc: rc, d: opt.Write}
+				w = dw
+				// The server writes what is buffered after the handler
+				// returns; bound that too.
+				defer dw.extend()
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody clears the read deadline once the body has been read, so
+// the server's watch on the connection (which cancels the request's
+// context on a read error) does not fire while the handler works.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// deadlineWriter moves the write deadline forward before each write. It
+// moves it only when half of it has passed, to keep the cost of a write
+// to a comparison on most calls.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc    *http.ResponseController
+	d     time.Duration
+	until time.Time
+}
+
+func (w *deadlineWriter) extend() {
+	now := time.Now()
+	if w.until.Sub(now) > w.d/2 {
+		return
+	}
+	w.until = now.Add(w.d)
+	w.rc.SetWriteDeadline(w.until)
+}
+
+func (w *deadlineWriter) WriteHeader(code int) {
+	w.extend()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	w.extend()
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *deadlineWriter) Flush() {
+	w.extend()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// isTimeout reports whether a body read failed on its deadline.
+func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
