@@ -12,34 +12,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
-
-// peakRSS is the process's peak resident set size in bytes (Linux VmHWM).
-func peakRSS(t *testing.T, pid int) int64 {
-	t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Skipf("no /proc: %v", err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	t.Fatalf("no VmHWM in /proc/%d/status", pid)
-	return 0
-}
 
 // limitsServer starts serve over a folder of ordinary skills plus the store,
 // with tight, test-sized limits given as flags.
@@ -87,7 +68,8 @@ func tail(s string, n int) string {
 // underRSS asserts the server's peak memory is below limit MB.
 func underRSS(t *testing.T, srv *running, limitMB int64, what string) {
 	t.Helper()
-	peak := peakRSS(t, srv.cmd.Process.Pid)
+	_, hwm := rssKB(t, srv.cmd.Process.Pid)
+	peak := int64(hwm) << 10
 	t.Logf("%s: server peak RSS %.1f MB", what, float64(peak)/(1<<20))
 	if peak > limitMB<<20 {
 		t.Errorf("%s: server peak RSS %.1f MB, bound %d MB", what, float64(peak)/(1<<20), limitMB)
@@ -226,28 +208,6 @@ func TestLimitsHugeRangedReads(t *testing.T) {
 	underRSS(t, srv, 100, "ranged reads of a 1 GB file")
 }
 
-func TestLimitsManyAgentIDs(t *testing.T) {
-	srv, _ := limitsServer(t)
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
-	for i := 0; i < 20_000; i++ {
-		path := fmt.Sprintf("/agents/nobody-%d/mcp", i)
-		if i%2 == 1 {
-			path = fmt.Sprintf("/agents/nobody-%d/.well-known/agent-skills/index.json", i)
-		}
-		resp, err := c.Post(srv.base+path, "application/json", strings.NewReader(`{}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 404 && resp.StatusCode != 405 {
-			t.Fatalf("unknown agent %d: %d", i, resp.StatusCode)
-		}
-	}
-	healthy(t, srv, "after 20,000 unknown agent ids")
-	underRSS(t, srv, 60, "20,000 unknown agent ids")
-}
-
 func TestLimitsFIFOAndFolderSwap(t *testing.T) {
 	srv, skills := limitsServer(t)
 	// A FIFO swapped in for a listed file after the scan.
@@ -298,99 +258,4 @@ func TestLimitsFIFOAndFolderSwap(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	healthy(t, srv, "after FIFO and folder swaps")
-}
-
-func TestLimitsSlowBody(t *testing.T) {
-	srv, _ := limitsServer(t, "--read-timeout", "2s")
-	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.base, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "POST /v1/skills HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{", strings.TrimPrefix(srv.base, "http://"))
-	// Trickle a byte a second; the server must cut the connection.
-	closed := make(chan struct{})
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			conn.SetReadDeadline(time.Now().Add(30 * time.Second))
-			if _, err := conn.Read(buf); err != nil {
-				close(closed)
-				return
-			}
-		}
-	}()
-	for i := 0; i < 30; i++ {
-		select {
-		case <-closed:
-			healthy(t, srv, "after a slow body")
-			return
-		case <-time.After(time.Second):
-			conn.Write([]byte(" "))
-		}
-	}
-	t.Fatal("a body trickling a byte a second was still open after 30 s")
-}
-
-func TestLimitsIdleConnections(t *testing.T) {
-	srv, _ := limitsServer(t, "--max-conns", "200", "--read-header-timeout", "2s")
-	addr := strings.TrimPrefix(srv.base, "http://")
-	var conns []net.Conn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	for i := 0; i < 1000; i++ {
-		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-		if err != nil {
-			break // the kernel's backlog is full: that is the point
-		}
-		conns = append(conns, c)
-	}
-	t.Logf("opened %d idle connections", len(conns))
-	// Idle connections that never send a request are cut by the header
-	// timeout, so the server answers again.
-	eventually(t, 15*time.Second, "/healthz answering with 1,000 idle connections open", func() bool {
-		c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-		resp, err := c.Get(srv.base + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
-	underRSS(t, srv, 100, "1,000 idle connections")
-}
-
-func TestLimitsManySessions(t *testing.T) {
-	srv, _ := limitsServer(t, "--max-sessions", "50")
-	c := &http.Client{Timeout: 10 * time.Second}
-	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	refused := 0
-	for i := 0; i < 500; i++ {
-		req, _ := http.NewRequest("POST", srv.base+"/mcp", strings.NewReader(init))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			refused++
-		}
-	}
-	t.Logf("%d of 500 initializations refused with a cap of 50", refused)
-	if refused == 0 {
-		// Eviction instead of refusal is also a bound; then the count of
-		// live sessions must be at the cap, which the server reports.
-		_, body := httpDo(t, "GET", srv.base+"/healthz", "", nil)
-		if !strings.Contains(body, "sessions") {
-			t.Errorf("500 sessions opened with a cap of 50, and /healthz does not report sessions: %s", body)
-		}
-	}
-	healthy(t, srv, "after 500 sessions")
-	underRSS(t, srv, 100, "500 MCP sessions")
 }

@@ -345,6 +345,9 @@ func TestServeResourceLimits(t *testing.T) {
 		if code, _ := mcpPost(fmt.Sprintf("/agents/ghost-%d/mcp", i), ""); code != 404 {
 			t.Fatalf("unknown agent: %d", code)
 		}
+		if code, _, err := getFrom("127.0.0.1", fmt.Sprintf("%s/agents/ghost-%d/.well-known/agent-skills/index.json", base, i), ""); err != nil || code != 404 {
+			t.Fatalf("unknown agent's index: %d %v", code, err)
+		}
 	}
 	for i := range 500 {
 		if code, body := mcpPost("/agents/coder/mcp", ""); code != 200 {
