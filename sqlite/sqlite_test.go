@@ -210,3 +210,14 @@ func TestBlobsSharedAndCollected(t *testing.T) {
 		t.Errorf("two's shared file: %q %v", data, err)
 	}
 }
+
+func BenchmarkAddReceipts(b *testing.B) {
+	storetest.BenchAddReceipts(b, func(tb testing.TB) store.Store {
+		s, err := sqlite.Open(filepath.Join(tb.TempDir(), "bench.db"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { s.Close() })
+		return s
+	})
+}
