@@ -63,6 +63,8 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		"{\n  \"agents\": [\n    {\"agentId\": \"a\",,}\n  ]\n}":                         `/cfg/loadout.json:3:`,
 		`{"limits": {"maxDirs": -1}}`:                                                    `limits: limits must be positive`,
 		`{"agent": []}`:                                                                  `unknown key "agent" (did you mean "agents"?)`,
+		`{"receipts": {"maxRows": -5}}`:                                                  `receipts.maxRows: -5 is negative`,
+		`{"receipts": {"keepdays": 3}}`:                                                  `unknown key "keepdays"`,
 	}
 	for text, want := range cases {
 		_, err := Parse([]byte(text), "/cfg/loadout.json")
@@ -80,9 +82,12 @@ func TestLoadMissingFile(t *testing.T) {
 }
 
 func TestStoreAndPlugins(t *testing.T) {
-	f, err := Parse([]byte(`{"plugins": ["plugins/acme", "/opt/p"], "storeLimits": {"maxFiles": 10}}`), "/srv/loadout.json")
+	f, err := Parse([]byte(`{"plugins": ["plugins/acme", "/opt/p"], "storeLimits": {"maxFiles": 10}, "receipts": {"keepDays": 3, "maxRows": 5000, "usageDays": 31}}`), "/srv/loadout.json")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if f.Receipts != (Receipts{KeepDays: 3, MaxRows: 5000, UsageDays: 31}) {
+		t.Errorf("receipts: %+v", f.Receipts)
 	}
 	if f.StoreDSN() != "/srv/loadout.db" || f.Plugins[0] != "/srv/plugins/acme" || f.Plugins[1] != "/opt/p" || f.StoreLimits.MaxFiles != 10 {
 		t.Errorf("got %q %v %+v", f.StoreDSN(), f.Plugins, f.StoreLimits)

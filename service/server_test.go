@@ -31,7 +31,7 @@ import (
 
 // engines returns, per engine, a function that makes a fresh database and
 // returns a function opening another instance of it (closed by Cleanup).
-func engines(t *testing.T) map[string]func(t testing.TB) func(t testing.TB) *sqlstore.Store {
+func engines(t testing.TB) map[string]func(t testing.TB) func(t testing.TB) *sqlstore.Store {
 	m := map[string]func(t testing.TB) func(t testing.TB) *sqlstore.Store{
 		"sqlite": func(t testing.TB) func(t testing.TB) *sqlstore.Store {
 			path := filepath.Join(t.TempDir(), "shared.db")
@@ -447,5 +447,36 @@ func TestInternalErrorKeepsCause(t *testing.T) {
 	plain := AsError(fmt.Errorf("open /srv/secret/path: %w", os.ErrPermission))
 	if plain.Code != CodeInternal || strings.Contains(plain.Message, "/srv/secret") || !strings.Contains(plain.Error(), "/srv/secret") {
 		t.Errorf("plain error: message %q, error %q", plain.Message, plain.Error())
+	}
+}
+
+// BenchmarkAuthenticate is a token-authenticated request's lookup, with
+// the cache (the default TTL) and without (every request asks the store,
+// as before the cache), on each engine.
+func BenchmarkAuthenticate(b *testing.B) {
+	for engine, fresh := range engines(b) {
+		for _, c := range []struct {
+			name string
+			ttl  time.Duration
+		}{{"cached", 0}, {"uncached", -1}} {
+			b.Run(engine+"/"+c.name, func(b *testing.B) {
+				st := fresh(b)(b)
+				s := storeService(b, st, Options{TokenCache: TokenCacheOptions{TTL: c.ttl}})
+				secret, _, err := st.CreateToken(context.Background(), "bench", []string{"agent:ops"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					ctx := context.Background()
+					for pb.Next() {
+						if _, err := s.Authenticate(ctx, secret); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+		}
 	}
 }
