@@ -44,7 +44,12 @@ const microsPerDay = 86_400_000_000
 // array per column, whatever the batch size.
 type receiptStmts struct {
 	mu     sync.Mutex
-	bySize map[int]*sql.Stmt
+	bySize map[int]preparedInsert
+}
+
+type preparedInsert struct {
+	st *sql.Stmt
+	q  string
 }
 
 // receiptChunks are the rows per statement SQLite batches are cut into,
@@ -76,28 +81,28 @@ func (s *Store) receiptInsert(rows int) string {
 // receiptStmt returns the prepared insert of size rows (0 for the array
 // insert), preparing it the first time.
 func (s *Store) receiptStmt(ctx context.Context, rows int) (*sql.Stmt, string, error) {
-	q := s.receiptInsert(rows)
 	s.rstmts.mu.Lock()
 	defer s.rstmts.mu.Unlock()
-	if st := s.rstmts.bySize[rows]; st != nil {
-		return st, q, nil
+	if p, ok := s.rstmts.bySize[rows]; ok {
+		return p.st, p.q, nil
 	}
+	q := s.receiptInsert(rows)
 	st, err := s.db.PrepareContext(ctx, q)
 	if err != nil {
 		return nil, q, err
 	}
 	if s.rstmts.bySize == nil {
-		s.rstmts.bySize = map[int]*sql.Stmt{}
+		s.rstmts.bySize = map[int]preparedInsert{}
 	}
-	s.rstmts.bySize[rows] = st
+	s.rstmts.bySize[rows] = preparedInsert{st, q}
 	return st, q, nil
 }
 
 func (s *Store) closeReceiptStmts() {
 	s.rstmts.mu.Lock()
 	defer s.rstmts.mu.Unlock()
-	for _, st := range s.rstmts.bySize {
-		st.Close()
+	for _, p := range s.rstmts.bySize {
+		p.st.Close()
 	}
 	s.rstmts.bySize = nil
 }
@@ -162,7 +167,7 @@ func (s *Store) AddReceipts(ctx context.Context, rs []store.Receipt) error {
 			}
 			return nil
 		}
-		args := make([]any, 0, receiptChunks[0]*receiptNcols)
+		args := make([]any, 0, min(len(rs), receiptChunks[0])*receiptNcols)
 		for i := 0; i < len(rs); {
 			size := receiptChunks[len(receiptChunks)-1]
 			for _, n := range receiptChunks {
