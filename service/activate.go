@@ -59,6 +59,8 @@ func (s *Service) record(p Principal, l *catalog.Loadout, sk *skill.Skill, name,
 
 // Receipts lists recent receipts (admin only). Receipts not yet written
 // are flushed first, so a receipt is visible as soon as its request ends.
+// The store keeps raw receipts within Options.Receipts; Usage counts
+// further back.
 func (s *Service) Receipts(ctx context.Context, p Principal, q store.ReceiptQuery) ([]store.Receipt, error) {
 	if err := s.requireAdmin(p); err != nil {
 		return nil, err

@@ -14,7 +14,8 @@ import (
 	"github.com/loadout/loadout/store"
 )
 
-// RunServer runs the conformance suite of store.Server. fresh must make a
+// RunServer runs the conformance suite of store.Server: tokens, receipts
+// and their retention and daily counts, and the change feeds. fresh must make a
 // new, empty database and return a function that opens it: each call is
 // another instance on that one database (its own connections, as another
 // process would have), closed by t.Cleanup. The stores must implement
