@@ -44,6 +44,8 @@ type File struct {
 	// Server configures `loadout serve`: the names it answers to and the
 	// bounds on clients. Flags override it.
 	Server Server `json:"server,omitempty"`
+	// Receipts bound the activation receipts the store keeps.
+	Receipts Receipts `json:"receipts,omitempty"`
 
 	// Path is the absolute path the file was read from.
 	Path string `json:"-"`
@@ -126,6 +128,16 @@ func (d *Duration) UnmarshalText(b []byte) error {
 
 // MarshalText writes the duration string.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// Receipts bound the activation receipts kept; zero means the default.
+// Raw receipts are kept for KeepDays (default 7) and at most MaxRows
+// (default 1,000,000, about 200 MB); their counts per day, agent and skill
+// are kept for UsageDays (default 400).
+type Receipts struct {
+	KeepDays  int   `json:"keepDays,omitempty"`
+	MaxRows   int64 `json:"maxRows,omitempty"`
+	UsageDays int   `json:"usageDays,omitempty"`
+}
 
 // DefaultStoreName is the SQLite file used when no store is configured.
 const DefaultStoreName = "loadout.db"
@@ -266,6 +278,11 @@ func (f *File) Validate() error {
 	}
 	if f.StoreLimits.MaxFileSize < 0 || f.StoreLimits.MaxTotalSize < 0 || f.StoreLimits.MaxFiles < 0 || f.StoreLimits.WarnTextSize < 0 {
 		return &Error{File: f.Path, Field: "storeLimits", Msg: "limits must be positive numbers (0 or absent for the defaults)"}
+	}
+	for field, v := range map[string]int64{"keepDays": int64(f.Receipts.KeepDays), "maxRows": f.Receipts.MaxRows, "usageDays": int64(f.Receipts.UsageDays)} {
+		if v < 0 {
+			return &Error{File: f.Path, Field: "receipts." + field, Msg: fmt.Sprintf("%d is negative: give a positive number (0 or absent for the default)", v)}
+		}
 	}
 	for i, p := range f.Plugins {
 		if strings.TrimSpace(p) == "" {

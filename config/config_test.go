@@ -74,6 +74,8 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		`{"server": {"maxConns": -1}}`:                                                   `server.maxConns: must be positive`,
 		`{"server": {"mcpSessionIdle": "-1m"}}`:                                          `server.mcpSessionIdle: must be positive`,
 		`{"server": {"maxConn": 5}}`:                                                     `unknown key "maxConn" (did you mean "maxConns"?)`,
+		`{"receipts": {"maxRows": -5}}`:                                                  `receipts.maxRows: -5 is negative`,
+		`{"receipts": {"keepdays": 3}}`:                                                  `unknown key "keepdays"`,
 	}
 	for text, want := range cases {
 		_, err := Parse([]byte(text), "/cfg/loadout.json")
@@ -111,6 +113,13 @@ func TestStoreAndPlugins(t *testing.T) {
 	}
 	if f.Watch.MaxWatches != 5000 || f.Watch.Interval() != 2*time.Second {
 		t.Errorf("watch: %+v", f.Watch)
+	}
+	f, err = Parse([]byte(`{"plugins": ["plugins/acme", "/opt/p"], "storeLimits": {"maxFiles": 10}, "receipts": {"keepDays": 3, "maxRows": 5000, "usageDays": 31}}`), "/srv/loadout.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Receipts != (Receipts{KeepDays: 3, MaxRows: 5000, UsageDays: 31}) {
+		t.Errorf("receipts: %+v", f.Receipts)
 	}
 	if f.StoreDSN() != "/srv/loadout.db" || f.Plugins[0] != "/srv/plugins/acme" || f.Plugins[1] != "/opt/p" || f.StoreLimits.MaxFiles != 10 {
 		t.Errorf("got %q %v %+v", f.StoreDSN(), f.Plugins, f.StoreLimits)

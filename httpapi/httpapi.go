@@ -315,7 +315,7 @@ func WriteError(w http.ResponseWriter, err error) {
 func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 	e := service.AsError(err)
 	if e.Code == service.CodeInternal || StatusOf(e.Code) == http.StatusInternalServerError {
-		a.logger(r).Error("request failed", "method", r.Method, "path", r.URL.Path, "err", e.Message, "request_id", RequestIDFrom(r.Context()))
+		a.logger(r).Error("request failed", "method", r.Method, "path", r.URL.Path, "err", e.Error(), "request_id", RequestIDFrom(r.Context()))
 		msg := "internal error"
 		if id := RequestIDFrom(r.Context()); id != "" {
 			msg += " (request id " + id + ")"

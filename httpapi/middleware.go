@@ -41,9 +41,9 @@ func Auth(svc *service.Service, next http.Handler) http.Handler {
 			if e.Code != service.CodeUnauthorized {
 				// A token store failure: say so without details.
 				if l := LoggerFrom(r.Context()); l != nil {
-					l.Error("authentication failed", "err", e.Message)
+					l.Error("authentication failed", "err", e.Error())
 				} else {
-					slog.Error("authentication failed", "err", e.Message)
+					slog.Error("authentication failed", "err", e.Error())
 				}
 				e = &service.Error{Code: service.CodeInternal, Message: "the token could not be checked"}
 				writeErr(w, e)

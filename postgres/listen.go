@@ -30,9 +30,10 @@ const ListenerApplicationName = "loadout listen"
 // listener is the store's change feed on PostgreSQL: a connection of its
 // own (pgx's, not database/sql's) that LISTENs on sqlstore.NotifyChannel
 // and reports the notifications about its schema that other instances
-// sent. It reconnects, with backoff, when the connection drops.
+// sent, with their kind. It reconnects, with backoff, when the connection
+// drops.
 func listener(url string) sqlstore.Listener {
-	return func(ctx context.Context, instance string, notify func()) (<-chan struct{}, error) {
+	return func(ctx context.Context, instance string, notify func(kind string)) (<-chan struct{}, error) {
 		conn, schema, err := listen(ctx, url)
 		if err != nil {
 			return nil, err
@@ -54,7 +55,9 @@ func listener(url string) sqlstore.Listener {
 						continue
 					}
 					backoff = minBackoff
-					notify() // something may have changed while it was away
+					// Anything may have changed while it was away.
+					notify(sqlstore.ChangeSkills)
+					notify(sqlstore.ChangeTokens)
 				}
 				n, err := wait(ctx, conn)
 				switch {
@@ -67,15 +70,26 @@ func listener(url string) sqlstore.Listener {
 				case n == nil:
 					// Quiet for healthEvery, and the connection works.
 				case n.Channel == sqlstore.NotifyChannel:
-					sch, from, _ := strings.Cut(n.Payload, " ")
-					if sch == schema && from != instance {
-						notify()
+					if k, ok := parsePayload(n.Payload, schema, instance); ok {
+						notify(k)
 					}
 				}
 			}
 		}()
 		return done, nil
 	}
+}
+
+// parsePayload reads a notification's payload, "SCHEMA INSTANCE[ KIND]"
+// (no kind: skills), and says whether it is another instance's change to
+// schema.
+func parsePayload(payload, schema, instance string) (kind string, ok bool) {
+	sch, rest, _ := strings.Cut(payload, " ")
+	from, kind, _ := strings.Cut(rest, " ")
+	if kind == "" {
+		kind = sqlstore.ChangeSkills
+	}
+	return kind, sch == schema && from != instance
 }
 
 // listen connects, learns the schema the store's tables live in (the

@@ -20,7 +20,7 @@ import (
 // The tests run against a real server: LOADOUT_TEST_POSTGRES is its URL
 // (scripts/pg.sh starts a throwaway one). Without it they skip, except
 // under CI, where skipping would hide the PostgreSQL half of the store.
-func serverURL(t *testing.T) string {
+func serverURL(t testing.TB) string {
 	t.Helper()
 	u := os.Getenv("LOADOUT_TEST_POSTGRES")
 	if u == "" {
@@ -38,7 +38,7 @@ var (
 	adminErr  error
 )
 
-func adminDB(t *testing.T) *sql.DB {
+func adminDB(t testing.TB) *sql.DB {
 	t.Helper()
 	u := serverURL(t)
 	adminOnce.Do(func() {
@@ -60,7 +60,7 @@ func randomName(prefix string) string {
 }
 
 // withParam returns the server URL with one query parameter set.
-func withParam(t *testing.T, raw, key, value string) string {
+func withParam(t testing.TB, raw, key, value string) string {
 	t.Helper()
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -74,7 +74,7 @@ func withParam(t *testing.T, raw, key, value string) string {
 
 // freshSchema makes a schema, dropped afterwards, and returns the URL of
 // the server with it as the search_path.
-func freshSchema(t *testing.T) string {
+func freshSchema(t testing.TB) string {
 	t.Helper()
 	db := adminDB(t)
 	schema := randomName("loadout_test_")
@@ -120,7 +120,7 @@ func TestServer(t *testing.T) {
 }
 
 // migrations is how many migrations store/sqlstore/migrations/postgres holds.
-const migrations = 2
+const migrations = 3
 
 // Several instances starting at once on a fresh database all succeed: the
 // migrations run under an advisory lock, once.
@@ -270,4 +270,15 @@ WHERE application_name = $1 AND query LIKE 'LISTEN%'`, app).Scan(&n); err != nil
 	case <-time.After(5 * time.Second):
 		t.Fatal("the channel is open after Close")
 	}
+}
+
+func BenchmarkAddReceipts(b *testing.B) {
+	storetest.BenchAddReceipts(b, func(tb testing.TB) store.Store {
+		s, err := postgres.Open(context.Background(), freshSchema(tb))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { s.Close() })
+		return s
+	})
 }

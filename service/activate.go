@@ -59,6 +59,8 @@ func (s *Service) record(p Principal, l *catalog.Loadout, sk *skill.Skill, name,
 
 // Receipts lists recent receipts (admin only). Receipts not yet written
 // are flushed first, so a receipt is visible as soon as its request ends.
+// The store keeps raw receipts within Options.Receipts; Usage counts
+// further back.
 func (s *Service) Receipts(ctx context.Context, p Principal, q store.ReceiptQuery) ([]store.Receipt, error) {
 	if err := s.requireAdmin(p); err != nil {
 		return nil, err
@@ -71,6 +73,24 @@ func (s *Service) Receipts(ctx context.Context, p Principal, q store.ReceiptQuer
 	}
 	rs, err := s.opt.Server.Receipts(ctx, q)
 	return rs, AsErrorOrNil(err)
+}
+
+// Usage counts receipts per agent, skill, action and outcome (admin
+// only), from the store's daily counts, which are kept longer than raw
+// receipts (see store.Retention). Receipts not yet written are flushed
+// first. Without a store it counts the receipts kept in memory.
+func (s *Service) Usage(ctx context.Context, p Principal, q store.UsageQuery) ([]store.Usage, error) {
+	if err := s.requireAdmin(p); err != nil {
+		return nil, err
+	}
+	if err := s.rcpt.flush(); err != nil {
+		return nil, AsError(err)
+	}
+	if s.opt.Server == nil {
+		return s.rcpt.usage(q), nil
+	}
+	us, err := s.opt.Server.Usage(ctx, q)
+	return us, AsErrorOrNil(err)
 }
 
 // AsErrorOrNil is AsError that keeps nil as a nil error interface.

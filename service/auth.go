@@ -46,7 +46,10 @@ func (p Principal) CanAgent(id string) bool {
 
 // Authenticate resolves a bearer secret ("" for none) to a principal. An
 // unknown token is refused even when tokens are optional, so a typo never
-// silently runs with full access.
+// silently runs with full access. Lookups go through a cache (see
+// TokenCacheOptions): a token revoked through this service stops working
+// before RevokeToken returns, and one revoked elsewhere as soon as the
+// store's token feed says so, within the cache's TTL at worst.
 func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, error) {
 	if bearer == "" {
 		if s.tokensRequired() {
@@ -57,7 +60,7 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, e
 	if s.opt.Server == nil {
 		return Principal{}, errorf(CodeUnauthorized, "this server has no token store, so bearer tokens cannot be checked")
 	}
-	tok, err := s.opt.Server.TokenBySecret(ctx, bearer)
+	tok, err := s.auth.lookup(ctx, bearer)
 	if err != nil {
 		if store.ErrorCode(err) == store.NotFound {
 			return Principal{}, errorf(CodeUnauthorized, "unknown or revoked token")
@@ -65,6 +68,50 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, e
 		return Principal{}, AsError(err)
 	}
 	return Principal{TokenID: tok.ID, Name: tok.Name, Scopes: tok.Scopes}, nil
+}
+
+// CreateToken makes a bearer token (admin only) and returns its secret,
+// shown once.
+func (s *Service) CreateToken(ctx context.Context, p Principal, name string, scopes []string) (string, store.Token, error) {
+	if err := s.requireAdmin(p); err != nil {
+		return "", store.Token{}, err
+	}
+	if s.opt.Server == nil {
+		return "", store.Token{}, errorf(CodeNoStore, "this server has no token store")
+	}
+	secret, tok, err := s.opt.Server.CreateToken(ctx, name, scopes)
+	if err != nil {
+		return "", store.Token{}, AsError(err)
+	}
+	s.auth.invalidate()
+	return secret, tok, nil
+}
+
+// RevokeToken revokes a token (admin only). Its secret stops
+// authenticating on this instance before RevokeToken returns.
+func (s *Service) RevokeToken(ctx context.Context, p Principal, id string) error {
+	if err := s.requireAdmin(p); err != nil {
+		return err
+	}
+	if s.opt.Server == nil {
+		return errorf(CodeNoStore, "this server has no token store")
+	}
+	err := s.opt.Server.RevokeToken(ctx, id)
+	// Even a failed revocation may have committed.
+	s.auth.invalidate()
+	return AsErrorOrNil(err)
+}
+
+// Tokens lists the live tokens (admin only), without secrets.
+func (s *Service) Tokens(ctx context.Context, p Principal) ([]store.Token, error) {
+	if err := s.requireAdmin(p); err != nil {
+		return nil, err
+	}
+	if s.opt.Server == nil {
+		return []store.Token{}, nil
+	}
+	toks, err := s.opt.Server.Tokens(ctx)
+	return toks, AsErrorOrNil(err)
 }
 
 // Loadout returns the loadout a principal may see: an agent's (agent:ID or

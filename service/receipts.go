@@ -1,8 +1,10 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -12,9 +14,19 @@ import (
 // receiptLog batches receipts so that recording one never costs a
 // request a database write: they are written every 50 ms or 250 at a
 // time. When the buffer is full, requests wait: receipts are never dropped.
+//
+// It also keeps the store's receipts within their retention (see
+// store.Server.MaintainReceipts), off the request path: a maintenance
+// starts in the background once a tenth of MaxRows receipts were written
+// since the last one began, and every maintainEvery (for the window by
+// age). Should maintenance fall behind by a fifth of MaxRows, the next
+// flush waits for one. So the raw receipts never exceed MaxRows +
+// MaxRows/5 + one flush (at most maxPending), and just after a
+// maintenance they are at most MaxRows.
 type receiptLog struct {
 	srv  store.Server
 	log  *slog.Logger
+	ret  store.Retention
 	stop chan struct{}
 	done chan struct{}
 
@@ -24,6 +36,15 @@ type receiptLog struct {
 	ring    []store.Receipt // without a store: the last 10,000, in memory
 	flushMu sync.Mutex
 	closed  bool
+
+	// written counts the receipts written since the last maintenance
+	// began (under mu).
+	written int64
+	// maintMu is held by the one maintenance running.
+	maintMu    sync.Mutex
+	maintCtx   context.Context
+	maintStop  context.CancelFunc
+	maintGroup sync.WaitGroup
 }
 
 const (
@@ -31,13 +52,70 @@ const (
 	receiptEvery = 50 * time.Millisecond
 	receiptRing  = 10_000
 	maxPending   = 64 << 10
+	// maintainEvery is how often receipts are maintained whatever the
+	// load, so that the window by age holds on a quiet server.
+	maintainEvery = time.Minute
 )
 
-func newReceiptLog(srv store.Server, log *slog.Logger) *receiptLog {
-	r := &receiptLog{srv: srv, log: log, stop: make(chan struct{}), done: make(chan struct{})}
+func newReceiptLog(srv store.Server, log *slog.Logger, ret store.Retention) *receiptLog {
+	r := &receiptLog{srv: srv, log: log, ret: ret.WithDefaults(), stop: make(chan struct{}), done: make(chan struct{})}
 	r.room = sync.NewCond(&r.mu)
+	r.maintCtx, r.maintStop = context.WithCancel(context.Background())
+	if srv != nil {
+		// Work off what an earlier run (or an older version) left.
+		r.maintainAsync()
+	}
 	go r.loop()
 	return r
+}
+
+// maintainTrigger is how many receipts written start a maintenance.
+func (r *receiptLog) maintainTrigger() int64 { return max(1, r.ret.MaxRows/10) }
+
+// maintainAsync starts a maintenance in the background, unless one runs;
+// that one goes on while enough receipts were written meanwhile, so that
+// once writes stop, fewer than maintainTrigger receipts are left
+// unmaintained.
+func (r *receiptLog) maintainAsync() {
+	if !r.maintMu.TryLock() {
+		return
+	}
+	r.maintGroup.Add(1)
+	go func() {
+		defer r.maintGroup.Done()
+		defer r.maintMu.Unlock()
+		for {
+			r.maintain()
+			r.mu.Lock()
+			again := r.written >= r.maintainTrigger()
+			r.mu.Unlock()
+			if !again || r.maintCtx.Err() != nil {
+				return
+			}
+		}
+	}()
+}
+
+// maintain runs one maintenance; maintMu is held.
+func (r *receiptLog) maintain() {
+	if r.maintCtx.Err() != nil {
+		return
+	}
+	r.mu.Lock()
+	r.written = 0
+	r.mu.Unlock()
+	start := time.Now()
+	res, err := r.srv.MaintainReceipts(r.maintCtx, r.ret)
+	if err != nil {
+		if r.maintCtx.Err() == nil {
+			r.log.Error("maintaining receipts failed; it is retried", "err", err, "rolled_up", res.RolledUp, "pruned", res.Pruned)
+		}
+		return
+	}
+	if res.RolledUp > 0 || res.Pruned > 0 || res.PrunedDays > 0 {
+		r.log.Debug("receipts maintained", "rolled_up", res.RolledUp, "pruned", res.Pruned, "pruned_days", res.PrunedDays,
+			"kept_at_most", res.Remaining, "transactions", res.Transactions, "took", time.Since(start).Round(time.Millisecond))
+	}
 }
 
 // add queues a receipt. It waits only when 64k receipts are pending.
@@ -58,10 +136,16 @@ func (r *receiptLog) loop() {
 	defer close(r.done)
 	t := time.NewTicker(receiptEvery)
 	defer t.Stop()
+	m := time.NewTicker(maintainEvery)
+	defer m.Stop()
 	for {
 		select {
 		case <-t.C:
 			r.flush()
+		case <-m.C:
+			if r.srv != nil {
+				r.maintainAsync()
+			}
 		case <-r.stop:
 			r.flush()
 			return
@@ -96,6 +180,7 @@ func (r *receiptLog) flush() error {
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
 		if err = r.srv.AddReceipts(ctx, batch); err == nil {
+			r.wrote(int64(len(batch)))
 			return nil
 		}
 		time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond)
@@ -106,6 +191,30 @@ func (r *receiptLog) flush() error {
 	r.mu.Unlock()
 	r.log.Error("writing receipts failed; they are kept and retried", "count", len(batch), "err", err)
 	return err
+}
+
+// wrote counts n receipts written, and starts a maintenance when enough
+// were; when maintenance lags by twice that, it runs one here, holding
+// further flushes (flushMu is held) until the store is back in bounds.
+func (r *receiptLog) wrote(n int64) {
+	r.mu.Lock()
+	r.written += n
+	w := r.written
+	r.mu.Unlock()
+	trigger := r.maintainTrigger()
+	switch {
+	case w >= 2*trigger:
+		r.maintMu.Lock()
+		r.mu.Lock()
+		still := r.written >= 2*trigger
+		r.mu.Unlock()
+		if still {
+			r.maintain()
+		}
+		r.maintMu.Unlock()
+	case w >= trigger:
+		r.maintainAsync()
+	}
 }
 
 func (r *receiptLog) memory(q store.ReceiptQuery) []store.Receipt {
@@ -125,6 +234,50 @@ func (r *receiptLog) memory(q store.ReceiptQuery) []store.Receipt {
 	return out
 }
 
+// usage is Usage over the receipts kept in memory.
+func (r *receiptLog) usage(q store.UsageQuery) []store.Usage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	type key struct {
+		day                           time.Time
+		agent, skill, action, outcome string
+	}
+	since := q.Since.UTC().Truncate(24 * time.Hour)
+	counts := map[key]int64{}
+	for _, rc := range r.ring {
+		skill := rc.Skill
+		if rc.Source == "" {
+			skill = ""
+		}
+		if (q.Agent != "" && rc.Agent != q.Agent) || (q.Skill != "" && skill != q.Skill) || rc.Time.Before(since) {
+			continue
+		}
+		k := key{agent: rc.Agent, skill: skill, action: rc.Action, outcome: rc.Outcome}
+		if q.Daily {
+			k.day = rc.Time.UTC().Truncate(24 * time.Hour)
+		}
+		counts[k]++
+	}
+	out := []store.Usage{}
+	for k, n := range counts {
+		out = append(out, store.Usage{Day: k.day, Agent: k.agent, Skill: k.skill, Action: k.action, Outcome: k.outcome, Count: n})
+	}
+	slices.SortFunc(out, func(a, b store.Usage) int {
+		if c := b.Day.Compare(a.Day); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.Count, a.Count); c != 0 {
+			return c
+		}
+		return cmp.Or(cmp.Compare(a.Agent, b.Agent), cmp.Compare(a.Skill, b.Skill), cmp.Compare(a.Action, b.Action), cmp.Compare(a.Outcome, b.Outcome))
+	})
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	return out[:min(len(out), limit)]
+}
+
 func (r *receiptLog) close() error {
 	r.mu.Lock()
 	if r.closed {
@@ -136,5 +289,7 @@ func (r *receiptLog) close() error {
 	r.mu.Unlock()
 	close(r.stop)
 	<-r.done
+	r.maintStop()
+	r.maintGroup.Wait()
 	return nil
 }

@@ -31,6 +31,11 @@ type Options struct {
 	RequireTokens bool
 	Limits        skill.Limits
 	Logger        *slog.Logger
+	// TokenCache tunes the cache of token lookups (see auth.go).
+	TokenCache TokenCacheOptions
+	// Receipts bound the receipts the store keeps (see receipts.go);
+	// zero fields take the store's defaults.
+	Receipts store.Retention
 }
 
 // Service serves one catalog to many agents over any transport. It is safe
@@ -40,6 +45,7 @@ type Service struct {
 	opt  Options
 	log  *slog.Logger
 	rcpt *receiptLog
+	auth *tokenCache
 
 	subMu sync.Mutex
 	subs  map[chan struct{}]struct{}
@@ -52,7 +58,8 @@ func New(cat *catalog.Catalog, opt Options) *Service {
 		opt.Logger = slog.Default()
 	}
 	s := &Service{cat: cat, opt: opt, log: opt.Logger, subs: map[chan struct{}]struct{}{}}
-	s.rcpt = newReceiptLog(opt.Server, opt.Logger)
+	s.rcpt = newReceiptLog(opt.Server, opt.Logger, opt.Receipts)
+	s.auth = newTokenCache(opt.Server, opt.TokenCache, opt.Logger)
 	return s
 }
 
@@ -70,8 +77,11 @@ func (s *Service) tokensRequired() bool {
 	return s.opt.RequireTokens
 }
 
-// Close flushes pending receipts.
-func (s *Service) Close() error { return s.rcpt.close() }
+// Close flushes pending receipts and stops the background work.
+func (s *Service) Close() error {
+	s.auth.close()
+	return s.rcpt.close()
+}
 
 // Catalog returns the catalog being served.
 func (s *Service) Catalog() *catalog.Catalog { return s.cat }
@@ -156,9 +166,22 @@ type Error struct {
 	Path     string             `json:"path,omitempty"`
 	Current  int                `json:"currentVersion,omitempty"`
 	Problems []skill.Diagnostic `json:"problems,omitempty"`
+	// Err is the cause of an internal error (a database's "disk is
+	// full", say), for the log: Error includes it, Message and the JSON
+	// never do.
+	Err error `json:"-"`
 }
 
-func (e *Error) Error() string { return e.Message }
+// Error is Message, and the cause of an internal error after a colon: what
+// a log line should show. Clients are shown Message.
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Message + ": " + e.Err.Error()
+	}
+	return e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
 
 // Error codes.
 const (
@@ -198,7 +221,16 @@ func AsError(err error) *Error {
 		if msg == "" {
 			msg = se.Error()
 		}
-		return &Error{Code: code, Message: msg, Field: se.Field, Path: se.Path, Current: se.Current, Problems: se.Problems}
+		var cause error
+		if code == CodeInternal {
+			// The store's message names what failed ("store: commit"); the
+			// cause says why, for the log.
+			cause = se.Err
+			if msg == "" || se.Message == "" {
+				msg = "internal error"
+			}
+		}
+		return &Error{Code: code, Message: msg, Field: se.Field, Path: se.Path, Current: se.Current, Problems: se.Problems, Err: cause}
 	}
 	var ce *skill.CheckError
 	if errors.As(err, &ce) {
@@ -214,7 +246,9 @@ func AsError(err error) *Error {
 		}
 		return e
 	}
-	return &Error{Code: CodeInternal, Message: err.Error()}
+	// Anything else is internal: its text may name files or drivers, so
+	// it goes to the log only.
+	return &Error{Code: CodeInternal, Message: "internal error", Err: err}
 }
 
 func errorf(code, format string, args ...any) *Error {

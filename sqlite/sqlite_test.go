@@ -60,7 +60,7 @@ func TestNumberedParameters(t *testing.T) {
 }
 
 // migrations is how many migrations store/sqlstore/migrations/sqlite holds.
-const migrations = 2
+const migrations = 3
 
 func TestPragmas(t *testing.T) {
 	s, err := sqlite.Open(filepath.Join(t.TempDir(), "p.db"))
@@ -209,4 +209,15 @@ func TestBlobsSharedAndCollected(t *testing.T) {
 	if data, err := s.ReadFile(ctx, "two", 0, "shared.md"); err != nil || string(data) != "the same bytes" {
 		t.Errorf("two's shared file: %q %v", data, err)
 	}
+}
+
+func BenchmarkAddReceipts(b *testing.B) {
+	storetest.BenchAddReceipts(b, func(tb testing.TB) store.Store {
+		s, err := sqlite.Open(filepath.Join(tb.TempDir(), "bench.db"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { s.Close() })
+		return s
+	})
 }

@@ -6,8 +6,8 @@ import (
 )
 
 // Server is what a running loadout server needs of a store beyond skills:
-// bearer tokens, activation receipts and a feed of changes made by any
-// instance sharing the database.
+// bearer tokens, activation receipts with their daily usage counts, and
+// feeds of the changes made by any instance sharing the database.
 type Server interface {
 	// CreateToken makes a token with scopes ("admin" or "agent:ID") and
 	// returns its secret, which is shown once: only its sha256 is kept.
@@ -20,14 +20,28 @@ type Server interface {
 
 	// AddReceipts appends receipts in one transaction.
 	AddReceipts(ctx context.Context, rs []Receipt) error
-	// Receipts lists receipts, newest first.
+	// Receipts lists the raw receipts still kept, newest first.
 	Receipts(ctx context.Context, q ReceiptQuery) ([]Receipt, error)
+	// Usage counts receipts per day, agent, skill, action and outcome,
+	// from the daily rollups (kept longer than raw receipts) and the
+	// receipts not yet rolled up, so it is exact at any time.
+	Usage(ctx context.Context, q UsageQuery) ([]Usage, error)
+	// MaintainReceipts rolls new receipts up into the daily counts, then
+	// deletes raw receipts beyond the retention's window and count, and
+	// daily counts beyond its usage window: in short transactions, so that
+	// it never holds up other writes for long. It deletes no receipt
+	// before it is counted.
+	MaintainReceipts(ctx context.Context, r Retention) (MaintainResult, error)
 
 	// Changes sends after every committed write to skills, files or
 	// overrides, by this or any other instance sharing the database
 	// (PostgreSQL: LISTEN/NOTIFY; SQLite: the database's change counter,
 	// polled). Sends coalesce; the channel closes when ctx ends.
 	Changes(ctx context.Context) (<-chan struct{}, error)
+	// TokenChanges is Changes for tokens: it sends after every token is
+	// created or revoked, by this or any other instance, so that caches
+	// of token lookups can drop what they hold.
+	TokenChanges(ctx context.Context) (<-chan struct{}, error)
 }
 
 // Token is a bearer token, without its secret.
@@ -61,4 +75,72 @@ type ReceiptQuery struct {
 	Agent, Skill string
 	Since        time.Time
 	Limit        int // default 100, at most 10,000
+}
+
+// UsageQuery filters Usage; zero fields match everything.
+type UsageQuery struct {
+	Agent, Skill string
+	// Since is the first day counted (its UTC day; the time of day is
+	// ignored).
+	Since time.Time
+	// Daily keeps one row per day; otherwise the days are summed.
+	Daily bool
+	Limit int // default 1,000, at most 100,000
+}
+
+// Usage is how many receipts one agent recorded for one skill, action and
+// outcome, on one UTC day (Daily) or over the days asked for. Receipts for
+// a name that matched no skill (no Source) count under the skill "", so
+// that made-up names cannot grow the counts.
+type Usage struct {
+	Day     time.Time `json:"day,omitzero"` // midnight UTC; zero when summed
+	Agent   string    `json:"agent"`
+	Skill   string    `json:"skill"`
+	Action  string    `json:"action"`
+	Outcome string    `json:"outcome"`
+	Count   int64     `json:"count"`
+}
+
+// Retention bounds the receipts kept. Zero fields take the defaults.
+type Retention struct {
+	// KeepDays is how long raw receipts are kept (default 7).
+	KeepDays int `json:"keepDays,omitempty"`
+	// MaxRows is the most raw receipts kept (default 1,000,000).
+	MaxRows int64 `json:"maxRows,omitempty"`
+	// UsageDays is how long the daily counts are kept (default 400).
+	UsageDays int `json:"usageDays,omitempty"`
+}
+
+// Retention defaults. A raw receipt takes about 200 bytes with its index
+// (190 MB per million measured on SQLite, 250 MB on PostgreSQL before
+// vacuum), so DefaultMaxRows bounds the raw receipts near 200 MB; a week
+// is enough to look into what an agent did; the daily counts (one row per
+// day, agent, skill, action and outcome) keep usage for over a year.
+const (
+	DefaultKeepDays  = 7
+	DefaultMaxRows   = 1_000_000
+	DefaultUsageDays = 400
+)
+
+// WithDefaults returns r with its zero fields set to the defaults.
+func (r Retention) WithDefaults() Retention {
+	if r.KeepDays <= 0 {
+		r.KeepDays = DefaultKeepDays
+	}
+	if r.MaxRows <= 0 {
+		r.MaxRows = DefaultMaxRows
+	}
+	if r.UsageDays <= 0 {
+		r.UsageDays = DefaultUsageDays
+	}
+	return r
+}
+
+// MaintainResult says what MaintainReceipts did.
+type MaintainResult struct {
+	RolledUp     int64 // receipts newly counted in the daily counts
+	Pruned       int64 // raw receipts deleted
+	PrunedDays   int64 // daily-count rows deleted
+	Remaining    int64 // raw receipts left (an upper bound on PostgreSQL)
+	Transactions int   // how many it took
 }

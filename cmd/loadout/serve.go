@@ -280,6 +280,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	svcOpt := service.Options{Store: st, Server: server, Logger: logger}
 	if cfg != nil {
 		svcOpt.Limits = limitsOf(cfg)
+		svcOpt.Receipts = retentionOf(cfg)
 	}
 	srv.svc = service.New(cat, svcOpt)
 	srv.closers = append(srv.closers, func() { srv.svc.Close() })

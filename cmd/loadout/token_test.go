@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -167,9 +168,54 @@ func TestReceiptsCommand(t *testing.T) {
 			t.Errorf("%q: %d receipts, want %d", c.args, got, c.want)
 		}
 	}
-	for _, bad := range [][]string{{"--since", "yesterday"}, {"--since", "-1h"}, {"--limit", "0"}, {"--limit", "10001"}} {
+	for _, bad := range [][]string{{"--since", "yesterday"}, {"--since", "-1h"}, {"--limit", "0"}, {"--limit", "10001"}, {"--daily"}, {"--usage", "--limit", "100001"}} {
 		if r := runCLI(t, append([]string{"receipts", "--db", db}, bad...)...); r.code != 2 {
 			t.Errorf("%q: exit %d", bad, r.code)
 		}
+	}
+
+	// Usage: counts per agent, skill, action and outcome, most used first.
+	usage := func(args ...string) map[string]int64 {
+		t.Helper()
+		r := runCLI(t, append([]string{"receipts", "--db", db, "--usage", "--json"}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("--usage %q: exit %d: %s", args, r.code, r.stderr)
+		}
+		var out struct{ Usage []store.Usage }
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatalf("--usage %q: %v", args, err)
+		}
+		got := map[string]int64{}
+		for _, u := range out.Usage {
+			got[u.Agent+" "+u.Skill+" "+u.Action+" "+u.Outcome] += u.Count
+		}
+		return got
+	}
+	if got := usage(); len(got) != 3 || got["coder pdf-tools load ok"] != 1 || got["reviewer pdf-tools read not_found"] != 1 || got["coder deploy load ok"] != 1 {
+		t.Errorf("--usage: %v", got)
+	}
+	if got := usage("--agent", "coder"); len(got) != 2 {
+		t.Errorf("--usage --agent coder: %v", got)
+	}
+	r = runCLI(t, "receipts", "--db", db, "--usage", "--daily")
+	if r.code != 0 || strings.Join(strings.Fields(strings.SplitN(r.stdout, "\n", 2)[0]), " ") != "DAY AGENT SKILL ACTION OUTCOME COUNT" ||
+		!strings.Contains(r.stdout, now.Add(-time.Minute).Format(time.DateOnly)) {
+		t.Errorf("--usage --daily: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// --maintain keeps the config's bound; the counts stay.
+	cfg := filepath.Join(t.TempDir(), "loadout.json")
+	if err := os.WriteFile(cfg, []byte(`{"store": "`+db+`", "receipts": {"maxRows": 1}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "receipts", "--config", cfg, "--maintain")
+	if r.code != 0 || !strings.Contains(r.stdout, "counted 3 new receipts") || !strings.Contains(r.stdout, "deleted 2 raw receipts") {
+		t.Errorf("--maintain: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := count(); got != 1 {
+		t.Errorf("after --maintain with maxRows 1: %d receipts", got)
+	}
+	if got := usage(); len(got) != 3 {
+		t.Errorf("--usage after --maintain: %v", got)
 	}
 }

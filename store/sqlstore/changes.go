@@ -12,13 +12,22 @@ import (
 	"github.com/loadout/loadout/store"
 )
 
-// NotifyChannel is the PostgreSQL channel every write to skills, files or
-// overrides notifies, in its own transaction. The payload is the schema
-// the store lives in (current_schema()), a space, and the id of the store
-// instance that wrote (Store.Instance), so that a listener can ignore
-// other schemas of the database and its own instance's writes, which the
-// instance signals directly.
+// NotifyChannel is the PostgreSQL channel every write to skills, files,
+// overrides or tokens notifies, in its own transaction. The payload is the
+// schema the store lives in (current_schema()), a space, and the id of the
+// store instance that wrote (Store.Instance), so that a listener can
+// ignore other schemas of the database and its own instance's writes,
+// which the instance signals directly; for tokens, another space and
+// ChangeTokens follow.
 const NotifyChannel = "loadout_changes"
+
+// What changed, as a Listener reports it.
+const (
+	// ChangeSkills: skills, their files or overrides (Changes).
+	ChangeSkills = "skills"
+	// ChangeTokens: a token was created or revoked (TokenChanges).
+	ChangeTokens = "tokens"
+)
 
 // PollInterval is how often a SQLite change feed looks at the database's
 // data_version.
@@ -27,12 +36,13 @@ const PollInterval = 200 * time.Millisecond
 // A Listener watches for the changes other instances commit, for an
 // engine whose notifications need a connection of their own (PostgreSQL's
 // LISTEN; the postgres package installs one). It returns once it is
-// listening, or with an error; from then on it calls notify for every
-// change another instance commits to this store's schema (instance is this
-// store's id: the payload of its own notifications), and, having
-// reconnected after losing its connection, once in case it missed one. It
-// keeps going until ctx ends, and then closes done.
-type Listener func(ctx context.Context, instance string, notify func()) (done <-chan struct{}, err error)
+// listening, or with an error; from then on it calls notify with the kind
+// (ChangeSkills, ChangeTokens) of every change another instance commits to
+// this store's schema (instance is this store's id: the payload of its own
+// notifications), and, having reconnected after losing its connection,
+// once with each kind in case it missed one. It keeps going until ctx
+// ends, and then closes done.
+type Listener func(ctx context.Context, instance string, notify func(kind string)) (done <-chan struct{}, err error)
 
 // SetListener installs the listener Changes uses on engines that need one.
 // Set it before calling Changes.
@@ -42,54 +52,88 @@ func (s *Store) SetListener(l Listener) { s.feed.listener = l }
 // other instances (see NotifyChannel).
 func (s *Store) Instance() string { return s.feed.instance }
 
+// kind is what a feed reports: an index into the feed's counters.
+type kind int
+
+const (
+	kindSkills kind = iota
+	kindTokens
+	nkinds
+	// quietKind marks writes no feed reports (receipts, a token's last
+	// use, the collection of blobs).
+	quietKind kind = -1
+)
+
+func (k kind) String() string {
+	if k == kindTokens {
+		return ChangeTokens
+	}
+	return ChangeSkills
+}
+
 // feed is the store's side of Changes: the subscribers to signal after a
 // local commit, and what Close must end.
 type feed struct {
 	instance string
 	listener Listener
-	// seq is the highest change counter this instance has committed and
-	// signalled (SQLite): a poller that finds the counter at or below it
-	// has nothing new to tell.
-	seq atomic.Int64
+	// seq is, per kind, the highest change counter this instance has
+	// committed and signalled (SQLite): a poller that finds the counter at
+	// or below it has nothing new to tell.
+	seq [nkinds]atomic.Int64
 
 	mu sync.Mutex
-	// subs are the feeds, each true when it leaves out this instance's
-	// own writes (ChangesByOthers).
-	subs map[chan struct{}]bool
-	// local are the change counters of this instance's latest commits
-	// (SQLite), sorted, at most maxLocal of them; localFloor is the
+	// subs are the feeds: the kind each reports, and whether it leaves out
+	// this instance's own writes (ChangesByOthers).
+	subs map[chan struct{}]sub
+	// local are the skill change counters of this instance's latest
+	// commits (SQLite), sorted, at most maxLocal of them; localFloor is the
 	// highest one dropped. A poller of ChangesByOthers tells of a move of
 	// the counter only when some of it is not in local.
 	local      []int64
 	localFloor int64
-
-	closed  bool
-	closing context.Context
-	stop    context.CancelFunc
-	running sync.WaitGroup
+	closed     bool
+	closing    context.Context
+	stop       context.CancelFunc
+	running    sync.WaitGroup
 }
 
 func (f *feed) init() {
 	f.instance = newID()[:16]
-	f.subs = map[chan struct{}]bool{}
+	f.subs = map[chan struct{}]sub{}
 	f.closing, f.stop = context.WithCancel(context.Background())
 }
 
-// committed records a local commit (seq: the counter it wrote, if any)
-// and signals every subscriber.
-func (f *feed) committed(seq int64) {
+// committed records a local commit of a kind (seq: the counter it wrote,
+// if any) and signals every subscriber to that kind.
+func (f *feed) committed(k kind, seq int64) {
 	for {
-		cur := f.seq.Load()
-		if seq <= cur || f.seq.CompareAndSwap(cur, seq) {
+		cur := f.seq[k].Load()
+		if seq <= cur || f.seq[k].CompareAndSwap(cur, seq) {
 			break
 		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for ch, others := range f.subs {
-		if !others {
+	for ch, sb := range f.subs {
+		if sb.kind == k && !sb.others {
 			send(ch)
 		}
+	}
+}
+
+// close ends every feed and waits for their goroutines.
+func (f *feed) close() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	f.stop()
+	f.running.Wait()
+}
+
+func send(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
 }
 
@@ -144,20 +188,10 @@ func (f *feed) othersIn(from, to int64) bool {
 	return int64(hi-lo) < to-from
 }
 
-// close ends every feed and waits for their goroutines.
-func (f *feed) close() {
-	f.mu.Lock()
-	f.closed = true
-	f.mu.Unlock()
-	f.stop()
-	f.running.Wait()
-}
-
-func send(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
+// sub is one subscriber of the feed.
+type sub struct {
+	kind   kind
+	others bool // only other instances' writes (ChangesByOthers)
 }
 
 // Changes returns a channel that receives after every committed write to
@@ -165,11 +199,12 @@ func send(ch chan struct{}) {
 // or by any other sharing the database: on PostgreSQL through
 // LISTEN/NOTIFY (SetListener; postgres.Open installs it), on SQLite by
 // polling PRAGMA data_version every PollInterval and then the counter
-// every such write bumps. Writes of tokens and receipts do not count.
+// every such write bumps. Writes of tokens (see TokenChanges) and
+// receipts do not count.
 // Sends coalesce: the channel holds at most one. It closes when ctx ends
 // or the store is closed.
 func (s *Store) Changes(ctx context.Context) (<-chan struct{}, error) {
-	return s.changes(ctx, false)
+	return s.subscribe(ctx, kindSkills, false)
 }
 
 // ChangesByOthers is Changes without this instance's own writes: it sends
@@ -178,10 +213,18 @@ func (s *Store) Changes(ctx context.Context) (<-chan struct{}, error) {
 // its catalog up to date itself after each of its writes follows it, so
 // that no write is applied twice.
 func (s *Store) ChangesByOthers(ctx context.Context) (<-chan struct{}, error) {
-	return s.changes(ctx, true)
+	return s.subscribe(ctx, kindSkills, true)
 }
 
-func (s *Store) changes(ctx context.Context, others bool) (<-chan struct{}, error) {
+// TokenChanges is Changes for tokens: the channel receives after a token
+// is created or revoked, by this instance (after the commit) or another
+// (PostgreSQL: the same channel, ChangeTokens in the payload; SQLite: a
+// counter of its own in change_seq). A token's last use is not a change.
+func (s *Store) TokenChanges(ctx context.Context) (<-chan struct{}, error) {
+	return s.subscribe(ctx, kindTokens, false)
+}
+
+func (s *Store) subscribe(ctx context.Context, k kind, others bool) (<-chan struct{}, error) {
 	f := &s.feed
 	f.mu.Lock()
 	if f.closed {
@@ -194,14 +237,17 @@ func (s *Store) changes(ctx context.Context, others bool) (<-chan struct{}, erro
 	ctx, cancel := context.WithCancel(ctx)
 	unhook := context.AfterFunc(f.closing, cancel)
 	ch := make(chan struct{}, 1)
-	notify := func() { send(ch) }
 	var done <-chan struct{}
 	var err error
 	switch {
 	case s.d.changedCounts:
-		done, err = s.poll(ctx, notify, others)
+		done, err = s.poll(ctx, k, others, func() { send(ch) })
 	case f.listener != nil:
-		done, err = f.listener(ctx, f.instance, notify)
+		done, err = f.listener(ctx, f.instance, func(got string) {
+			if got == k.String() {
+				send(ch)
+			}
+		})
 	default:
 		err = errors.New("no listener for " + s.d.Name + ": open the store with postgres.Open, or call SetListener")
 	}
@@ -212,7 +258,7 @@ func (s *Store) changes(ctx context.Context, others bool) (<-chan struct{}, erro
 		return nil, internal("change feed", err)
 	}
 	f.mu.Lock()
-	f.subs[ch] = others
+	f.subs[ch] = sub{k, others}
 	f.mu.Unlock()
 	go func() {
 		defer f.running.Done()
@@ -230,18 +276,16 @@ func (s *Store) changes(ctx context.Context, others bool) (<-chan struct{}, erro
 // poll is SQLite's listener: on a connection of its own (data_version is
 // per connection: it moves when another connection commits), it reads
 // PRAGMA data_version every PollInterval, and when that moved, the change
-// counter. A counter past what this instance has signalled itself is
-// another instance's change; for a feed of others' changes only (others),
-// any move of the counter that this instance's commits do not account
-// for is.
-func (s *Store) poll(ctx context.Context, notify func(), others bool) (<-chan struct{}, error) {
+// counter of kind k. A counter past what this instance has signalled
+// itself is another instance's change.
+func (s *Store) poll(ctx context.Context, k kind, others bool, notify func()) (<-chan struct{}, error) {
 	c, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var dv, last int64
 	if dv, err = dataVersion(ctx, c); err == nil {
-		last, err = changeSeq(ctx, c)
+		last, err = changeSeq(ctx, c, k)
 	}
 	if err != nil {
 		c.Close()
@@ -281,14 +325,14 @@ func (s *Store) poll(ctx context.Context, notify func(), others bool) (<-chan st
 				continue
 			}
 			dv = v
-			n, err := changeSeq(ctx, c)
+			n, err := changeSeq(ctx, c, k)
 			if err != nil {
 				c.Close()
 				c = nil
 				continue
 			}
 			if n != last {
-				if others && s.feed.othersIn(last, n) || !others && n > s.feed.seq.Load() {
+				if others && s.feed.othersIn(last, n) || !others && n > s.feed.seq[k].Load() {
 					notify()
 				}
 				last = n
@@ -304,8 +348,12 @@ func dataVersion(ctx context.Context, c *sql.Conn) (int64, error) {
 	return v, err
 }
 
-func changeSeq(ctx context.Context, c *sql.Conn) (int64, error) {
+func changeSeq(ctx context.Context, c *sql.Conn, k kind) (int64, error) {
+	q := `SELECT n FROM change_seq WHERE id = 1`
+	if k == kindTokens {
+		q = `SELECT tokens FROM change_seq WHERE id = 1`
+	}
 	var n int64
-	err := c.QueryRowContext(ctx, `SELECT n FROM change_seq WHERE id = 1`).Scan(&n)
+	err := c.QueryRowContext(ctx, q).Scan(&n)
 	return n, err
 }

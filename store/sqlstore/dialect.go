@@ -33,6 +33,22 @@ type Dialect struct {
 	changed string
 	// changedCounts says changed returns the new counter value.
 	changedCounts bool
+	// tokensChanged is changed for the transactions that create or revoke
+	// a token: it tells the token feeds (TokenChanges), not the skill
+	// ones.
+	tokensChanged string
+	// lockReceipts, when not empty, begins the transactions that roll
+	// receipts up or prune them. PostgreSQL hands out receipt ids before
+	// their transactions commit, in any order: a lock that waits for the
+	// inserts in flight (and holds new ones off) makes every id at or
+	// below the highest visible one final, so the rollup's mark never
+	// passes a receipt it has not counted. It also keeps two instances
+	// from maintaining at once. SQLite needs none: its writes are serial.
+	lockReceipts string
+	// arrayReceipts says receipts are inserted with one statement taking
+	// a column of values per parameter (PostgreSQL's unnest), whatever the
+	// batch size; otherwise with prepared multi-row statements.
+	arrayReceipts bool
 	// anonymousParams says bulkParams writes "?" rather than "$N". SQLite
 	// looks every named parameter ("$N" is one) up in a list, both when it
 	// prepares a statement and when it binds one, which makes a statement
@@ -58,6 +74,7 @@ var (
 		maxParams:       32766, // SQLITE_MAX_VARIABLE_NUMBER since 3.32
 		changed:         `UPDATE change_seq SET n = n + 1, instance = $1 WHERE id = 1 RETURNING n`,
 		changedCounts:   true,
+		tokensChanged:   `UPDATE change_seq SET tokens = tokens + 1, instance = $1 WHERE id = 1 RETURNING tokens`,
 		anonymousParams: true,
 	}
 	Postgres = Dialect{
@@ -69,6 +86,9 @@ var (
 		uniqueViolation: postgresUnique,
 		maxParams:       65535, // the wire protocol's 16-bit count
 		changed:         `SELECT pg_notify('` + NotifyChannel + `', current_schema() || ' ' || $1)`,
+		tokensChanged:   `SELECT pg_notify('` + NotifyChannel + `', current_schema() || ' ' || $1 || ' ` + ChangeTokens + `')`,
+		lockReceipts:    `LOCK TABLE receipts IN SHARE ROW EXCLUSIVE MODE`,
+		arrayReceipts:   true,
 	}
 )
 

@@ -69,7 +69,7 @@ func (s *Store) CreateToken(ctx context.Context, name string, scopes []string) (
 	scopesJSON, _ := json.Marshal(dedup)
 	t := now()
 	tok := store.Token{ID: newID()[:12], Name: name, Scopes: dedup, CreatedAt: fromMicros(t)}
-	err := s.quiet(ctx, func(c conn) error {
+	err := s.writeTokens(ctx, func(c conn) error {
 		_, err := c.exec(`INSERT INTO tokens (id, name, secret_sha256, scopes, created_at, revoked) VALUES ($1, $2, $3, $4, $5, $6)`,
 			tok.ID, name, hashSecret(secret), string(scopesJSON), t, false)
 		return err
@@ -176,7 +176,7 @@ func (s *Store) Tokens(ctx context.Context) ([]store.Token, error) {
 // authenticates. Revoking a revoked token changes nothing; an unknown id
 // is not_found.
 func (s *Store) RevokeToken(ctx context.Context, id string) error {
-	return s.quiet(ctx, func(c conn) error {
+	return s.writeTokens(ctx, func(c conn) error {
 		res, err := c.exec(`UPDATE tokens SET revoked = $1 WHERE id = $2`, true, id)
 		if err != nil {
 			return err
@@ -188,107 +188,4 @@ func (s *Store) RevokeToken(ctx context.Context, id string) error {
 		}
 		return nil
 	})
-}
-
-// Receipt limits.
-const (
-	DefaultReceiptLimit = 100
-	MaxReceiptLimit     = 10000
-)
-
-const receiptCols = `time, agent, skill, action, path, source, plugin, trust, digest, transport, outcome, token`
-
-// AddReceipts appends receipts in one transaction, with multi-row inserts
-// of up to 1,000 rows. A zero Time is now.
-func (s *Store) AddReceipts(ctx context.Context, rs []store.Receipt) error {
-	if len(rs) == 0 {
-		return nil
-	}
-	const ncols = 12
-	// Rows per statement: within the engine's parameter limit, and no
-	// more than 1,000, past which neither engine gets faster.
-	per := min(1000, s.d.maxParams/ncols)
-	t := now()
-	return s.quiet(ctx, func(c conn) error {
-		var b strings.Builder
-		args := make([]any, 0, min(len(rs), per)*ncols)
-		for i := 0; i < len(rs); i += per {
-			chunk := rs[i:min(i+per, len(rs))]
-			b.Reset()
-			args = args[:0]
-			b.WriteString(`INSERT INTO receipts (` + receiptCols + `) VALUES `)
-			for j, r := range chunk {
-				if j > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteByte('(')
-				b.WriteString(s.d.bulkParams(len(args)+1, ncols))
-				b.WriteByte(')')
-				us := t
-				if !r.Time.IsZero() {
-					us = r.Time.UnixMicro()
-				}
-				args = append(args, us, r.Agent, r.Skill, r.Action, r.Path, r.Source, r.Plugin, r.Trust, r.Digest, r.Transport, r.Outcome, r.Token)
-			}
-			if _, err := c.exec(b.String(), args...); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// Receipts lists receipts, newest first (by time, then by id), filtered
-// by agent, skill and a time they are not older than. Limit defaults to
-// DefaultReceiptLimit and is at most MaxReceiptLimit.
-func (s *Store) Receipts(ctx context.Context, q store.ReceiptQuery) ([]store.Receipt, error) {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = DefaultReceiptLimit
-	}
-	limit = min(limit, MaxReceiptLimit)
-	var where []string
-	var args []any
-	add := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, fmt.Sprintf(cond, len(args)))
-	}
-	if q.Agent != "" {
-		add("agent = $%d", q.Agent)
-	}
-	if q.Skill != "" {
-		add("skill = $%d", q.Skill)
-	}
-	if !q.Since.IsZero() {
-		add("time >= $%d", q.Since.UnixMicro())
-	}
-	text := `SELECT id, ` + receiptCols + ` FROM receipts`
-	if len(where) > 0 {
-		text += ` WHERE ` + strings.Join(where, " AND ")
-	}
-	args = append(args, limit)
-	text += fmt.Sprintf(` ORDER BY time DESC, id DESC LIMIT $%d`, len(args))
-	out := []store.Receipt{}
-	err := s.read(ctx, func(c conn) error {
-		rows, err := c.query(text, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var r store.Receipt
-			var us int64
-			if err := rows.Scan(&r.ID, &us, &r.Agent, &r.Skill, &r.Action, &r.Path, &r.Source, &r.Plugin, &r.Trust,
-				&r.Digest, &r.Transport, &r.Outcome, &r.Token); err != nil {
-				return err
-			}
-			r.Time = fromMicros(us)
-			out = append(out, r)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }

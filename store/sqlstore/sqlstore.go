@@ -44,7 +44,8 @@ type Store struct {
 
 	fault atomic.Pointer[func(stmt string) error]
 
-	feed feed
+	feed   feed
+	rstmts receiptStmts
 }
 
 var (
@@ -73,6 +74,7 @@ func (s *Store) Dialect() Dialect { return s.d }
 // database.
 func (s *Store) Close() error {
 	s.feed.close()
+	s.closeReceiptStmts()
 	return s.db.Close()
 }
 
@@ -218,22 +220,28 @@ func (c conn) one(q string, args []any, dest ...any) (found bool, err error) {
 // instances (Dialect.changed), and after the commit this instance's change
 // feeds get a send.
 func (s *Store) write(ctx context.Context, fn func(c conn) error) error {
-	return s.writeTx(ctx, true, fn)
+	return s.writeTx(ctx, kindSkills, fn)
 }
 
-// quiet is write for what the change feed does not cover: tokens,
-// receipts and the collection of unused blobs.
+// writeTokens is write for creating and revoking tokens: it tells the
+// token feeds (Dialect.tokensChanged, TokenChanges).
+func (s *Store) writeTokens(ctx context.Context, fn func(c conn) error) error {
+	return s.writeTx(ctx, kindTokens, fn)
+}
+
+// quiet is write for what no feed covers: receipts, a token's last use
+// and the collection of unused blobs.
 func (s *Store) quiet(ctx context.Context, fn func(c conn) error) error {
-	return s.writeTx(ctx, false, fn)
+	return s.writeTx(ctx, quietKind, fn)
 }
 
-func (s *Store) writeTx(ctx context.Context, announce bool, fn func(c conn) error) error {
+func (s *Store) writeTx(ctx context.Context, k kind, fn func(c conn) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return internal("begin", err)
 	}
 	c := conn{ctx: ctx, s: s, tx: tx}
-	if announce {
+	if k != quietKind {
 		c.wrote = new(bool)
 	}
 	if err := fn(c); err != nil {
@@ -243,30 +251,40 @@ func (s *Store) writeTx(ctx context.Context, announce bool, fn func(c conn) erro
 	changed := c.wrote != nil && *c.wrote
 	var seq int64
 	if changed {
+		stmt := s.d.changed
+		if k == kindTokens {
+			stmt = s.d.tokensChanged
+		}
 		if s.d.changedCounts {
-			_, err = c.one(s.d.changed, []any{s.feed.instance}, &seq)
+			_, err = c.one(stmt, []any{s.feed.instance}, &seq)
 		} else {
-			_, err = c.exec(s.d.changed, s.feed.instance)
+			_, err = c.exec(stmt, s.feed.instance)
 		}
 		if err != nil {
 			tx.Rollback()
 			return internal("announcing the change", err)
 		}
 	}
-	if seq > 0 {
-		s.feed.committing(seq)
+	// Only the skills counter is followed by ChangesByOthers, so only its
+	// values are remembered as this instance's own.
+	local := int64(0)
+	if k == kindSkills {
+		local = seq
+	}
+	if local > 0 {
+		s.feed.committing(local)
 	}
 	if err := s.injected("COMMIT"); err != nil {
 		tx.Rollback()
-		s.feed.abandoned(seq)
+		s.feed.abandoned(local)
 		return internal("commit", err)
 	}
 	if err := tx.Commit(); err != nil {
-		s.feed.abandoned(seq)
+		s.feed.abandoned(local)
 		return internal("commit", err)
 	}
 	if changed {
-		s.feed.committed(seq)
+		s.feed.committed(k, seq)
 	}
 	return nil
 }

@@ -7,13 +7,15 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/loadout/loadout/store"
 )
 
-// RunServer runs the conformance suite of store.Server. fresh must make a
+// RunServer runs the conformance suite of store.Server: tokens, receipts
+// and their retention and daily counts, and the change feeds. fresh must make a
 // new, empty database and return a function that opens it: each call is
 // another instance on that one database (its own connections, as another
 // process would have), closed by t.Cleanup. The stores must implement
@@ -32,6 +34,10 @@ func RunServer(t *testing.T, fresh func(t *testing.T) (open func(t *testing.T) s
 		{"ChangesClose", testChangesClose},
 		{"ChangesByOthers", testChangesByOthers},
 		{"Stamps", testStamps},
+		{"TokenChanges", testTokenChanges},
+		{"ReceiptRetention", testReceiptRetention},
+		{"ReceiptRetentionByAge", testReceiptRetentionByAge},
+		{"UsageConcurrentMaintenance", testUsageConcurrentMaintenance},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, fresh(t)) })
@@ -531,5 +537,328 @@ func testChangesClose(t *testing.T, open func(t *testing.T) store.Store) {
 	}
 	if len(ch2) > 1 || cap(ch2) > 1 {
 		t.Errorf("the channel holds %d of %d", len(ch2), cap(ch2))
+	}
+}
+
+// Creating and revoking a token reaches every instance's token feed (and
+// no skill feed); a token's use, receipts and skill writes do not.
+func testTokenChanges(t *testing.T, open func(t *testing.T) store.Store) {
+	a, b := open(t), open(t)
+	sa, sb := server(t, a), server(t, b)
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	tokA, err := sa.TokenChanges(cctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokB, err := sb.TokenChanges(cctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	skillsB, err := sb.Changes(cctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(tokA, 300*time.Millisecond)
+	drain(tokB, 0)
+	drain(skillsB, 0)
+
+	secret, tok, err := sa.CreateToken(ctx, "feed", []string{"admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen(t, tokA, "a token created, on the creating instance")
+	seen(t, tokB, "a token created, on the other instance")
+
+	// Uses (which record last_used), receipts and skill writes are not
+	// token changes.
+	if _, err := sb.TokenBySecret(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	if err := sa.AddReceipts(ctx, []store.Receipt{{Agent: "x", Skill: "y"}}); err != nil {
+		t.Fatal(err)
+	}
+	put(t, a, bundle("not-a-token"), 0)
+	seen(t, skillsB, "a skill write, on the skill feed")
+	const settle = 800 * time.Millisecond // four SQLite polls
+	done := make(chan struct{})
+	go func() { defer close(done); quiet(t, tokB, "a token's use, receipts and a skill write, on B", settle) }()
+	quiet(t, tokA, "a token's use, receipts and a skill write, on A", settle)
+	<-done
+
+	if err := sb.RevokeToken(ctx, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	seen(t, tokB, "a token revoked, on the revoking instance")
+	seen(t, tokA, "a token revoked, on the other instance")
+	quiet(t, skillsB, "a token revoked, on the skill feed", 300*time.Millisecond)
+	// A refused revocation is no change.
+	wantCode(t, sa.RevokeToken(ctx, "nope"), store.NotFound)
+	quiet(t, tokA, "an unknown token's revocation", 300*time.Millisecond)
+}
+
+// usageKey is what the daily counts count by.
+type usageKey struct{ agent, skill, action, outcome string }
+
+func usageOf(t *testing.T, s store.Server, q store.UsageQuery) map[usageKey]int64 {
+	t.Helper()
+	q.Limit = 100000
+	us, err := s.Usage(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[usageKey]int64{}
+	for _, u := range us {
+		k := usageKey{u.Agent, u.Skill, u.Action, u.Outcome}
+		if !q.Daily {
+			if _, dup := got[k]; dup {
+				t.Fatalf("Usage lists %+v twice", k)
+			}
+		}
+		got[k] += u.Count
+	}
+	return got
+}
+
+func rawCount(t *testing.T, st store.Store) int64 {
+	t.Helper()
+	var n int64
+	if err := dbOf(t, st).QueryRowContext(ctx, `SELECT count(*) FROM receipts`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func sameUsage(t *testing.T, what string, got, want map[usageKey]int64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d usage rows, want %d", what, len(got), len(want))
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("%s: %+v counted %d, want %d", what, k, got[k], n)
+		}
+	}
+}
+
+// Writing many more receipts than MaxRows, in batches, with maintenance
+// after each: the raw table never holds more than MaxRows afterwards, and
+// the counts equal what was written, before and after maintenance.
+func testReceiptRetention(t *testing.T, open func(t *testing.T) store.Store) {
+	st := open(t)
+	s := server(t, st)
+	const maxRows, batches, per = 3000, 12, 1000
+	ret := store.Retention{MaxRows: maxRows}
+	want := map[usageKey]int64{}
+	agents := []string{"coder", "reviewer", "ops"}
+	outcomes := []string{"ok", "ok", "ok", "not_found", "refused"}
+	now := time.Now().UTC()
+	written := 0
+	for b := range batches {
+		rs := make([]store.Receipt, per)
+		for i := range rs {
+			n := b*per + i
+			r := store.Receipt{Time: now.Add(time.Duration(n-batches*per) * time.Millisecond), Agent: agents[n%3],
+				Skill: fmt.Sprintf("skill-%d", n%17), Action: "load", Source: "store", Transport: "http", Outcome: outcomes[n%5]}
+			if n%4 == 0 {
+				r.Action, r.Path = "read", "references/a.md"
+			}
+			if n%11 == 0 { // a made-up name: no skill, no source
+				r.Skill, r.Source, r.Outcome = fmt.Sprintf("made-up-%d", n), "", "not_found"
+			}
+			rs[i] = r
+			skill := r.Skill
+			if r.Source == "" {
+				skill = ""
+			}
+			want[usageKey{r.Agent, skill, r.Action, r.Outcome}]++
+		}
+		// Batches of odd sizes too, to cross the insert's chunk sizes.
+		for len(rs) > 0 {
+			k := min(len(rs), 1+b*37%400)
+			if err := s.AddReceipts(ctx, rs[:k]); err != nil {
+				t.Fatal(err)
+			}
+			rs = rs[k:]
+		}
+		written += per
+		// Exact before maintenance: the counts include receipts not yet
+		// rolled up.
+		if b == 0 || b == batches-1 {
+			sameUsage(t, fmt.Sprintf("batch %d, before maintenance", b), usageOf(t, s, store.UsageQuery{}), want)
+		}
+		res, err := s.MaintainReceipts(ctx, ret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := rawCount(t, st); n > maxRows || n != min(int64(written), maxRows) {
+			t.Fatalf("after batch %d: %d raw receipts, want %d (bound %d); %+v", b, n, min(written, maxRows), maxRows, res)
+		}
+		if res.RolledUp != per || res.Remaining < min(int64(written), maxRows) {
+			t.Errorf("batch %d: %+v", b, res)
+		}
+	}
+	sameUsage(t, "after maintenance", usageOf(t, s, store.UsageQuery{}), want)
+
+	// Maintenance again changes nothing.
+	res, err := s.MaintainReceipts(ctx, ret)
+	if err != nil || res.RolledUp != 0 || res.Pruned != 0 {
+		t.Errorf("maintaining twice: %+v %v", res, err)
+	}
+	sameUsage(t, "after maintaining twice", usageOf(t, s, store.UsageQuery{}), want)
+
+	// Filters, per day, order and limits.
+	coder := map[usageKey]int64{}
+	skill3 := map[usageKey]int64{}
+	for k, n := range want {
+		if k.agent == "coder" {
+			coder[k] = n
+		}
+		if k.skill == "skill-3" {
+			skill3[k] = n
+		}
+	}
+	sameUsage(t, "agent coder", usageOf(t, s, store.UsageQuery{Agent: "coder"}), coder)
+	sameUsage(t, "skill-3", usageOf(t, s, store.UsageQuery{Skill: "skill-3"}), skill3)
+	sameUsage(t, "per day", usageOf(t, s, store.UsageQuery{Daily: true, Since: now.Add(-48 * time.Hour)}), want)
+	if got := usageOf(t, s, store.UsageQuery{Since: now.Add(48 * time.Hour)}); len(got) != 0 {
+		t.Errorf("since the day after tomorrow: %v", got)
+	}
+	us, err := s.Usage(ctx, store.UsageQuery{Limit: 5})
+	if err != nil || len(us) != 5 {
+		t.Fatalf("limit 5: %d %v", len(us), err)
+	}
+	for i := 1; i < len(us); i++ {
+		if us[i].Count > us[i-1].Count {
+			t.Errorf("not most used first: %+v", us)
+		}
+	}
+	daily, err := s.Usage(ctx, store.UsageQuery{Daily: true, Limit: 1})
+	if err != nil || len(daily) != 1 {
+		t.Fatal(daily, err)
+	}
+	if d := daily[0].Day; !d.Equal(d.Truncate(24*time.Hour)) || d.Location() != time.UTC || now.Sub(d) > 48*time.Hour || d.After(now) {
+		t.Errorf("day %v", d)
+	}
+	// The newest receipts are the ones kept.
+	rs, err := s.Receipts(ctx, store.ReceiptQuery{Limit: 1})
+	if err != nil || len(rs) != 1 {
+		t.Fatal(rs, err)
+	}
+	if last := now.Add(-time.Millisecond); !rs[0].Time.Equal(last.Truncate(time.Microsecond)) {
+		t.Errorf("newest kept receipt: %v, want %v", rs[0].Time, last)
+	}
+}
+
+// Raw receipts older than KeepDays go, and daily counts older than
+// UsageDays; the counts of the days kept stay exact.
+func testReceiptRetentionByAge(t *testing.T, open func(t *testing.T) store.Store) {
+	st := open(t)
+	s := server(t, st)
+	now := time.Now().UTC()
+	day := 24 * time.Hour
+	var rs []store.Receipt
+	for _, ago := range []time.Duration{40 * day, 20 * day, 8 * day, 6 * day, time.Hour} {
+		for range 3 {
+			rs = append(rs, store.Receipt{Time: now.Add(-ago), Agent: "a", Skill: "s", Action: "load", Source: "store", Outcome: "ok"})
+		}
+	}
+	if err := s.AddReceipts(ctx, rs); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.MaintainReceipts(ctx, store.Retention{KeepDays: 7, UsageDays: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := rawCount(t, st); n != 6 || res.Pruned != 9 || res.RolledUp != 15 {
+		t.Errorf("%d raw receipts left, want the 6 of the last 7 days; %+v", n, res)
+	}
+	if res.PrunedDays != 1 {
+		t.Errorf("daily counts pruned: %+v, want the day 40 days ago", res)
+	}
+	key := usageKey{"a", "s", "load", "ok"}
+	if got := usageOf(t, s, store.UsageQuery{}); got[key] != 12 {
+		t.Errorf("usage since ever: %v, want 12 (the day 40 days ago is gone)", got)
+	}
+	if got := usageOf(t, s, store.UsageQuery{Since: now.Add(-10 * day)}); got[key] != 9 {
+		t.Errorf("usage over 10 days: %v, want 9", got)
+	}
+	if got := usageOf(t, s, store.UsageQuery{Since: now.Add(-7 * day), Daily: true}); got[key] != 6 {
+		t.Errorf("daily usage over 7 days: %v, want 6", got)
+	}
+}
+
+// Instances maintaining and writing at once neither lose nor double-count
+// a receipt.
+func testUsageConcurrentMaintenance(t *testing.T, open func(t *testing.T) store.Store) {
+	stores := []store.Store{open(t), open(t)}
+	const writers, batches, per = 4, 15, 50
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*writers)
+	stop := make(chan struct{})
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := server(t, stores[i%2])
+			for b := range batches {
+				rs := make([]store.Receipt, per)
+				for j := range rs {
+					rs[j] = store.Receipt{Agent: fmt.Sprintf("agent-%d", i), Skill: fmt.Sprintf("skill-%d", (b+j)%7), Action: "load", Source: "store", Outcome: "ok"}
+				}
+				if err := s.AddReceipts(ctx, rs); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	var mwg sync.WaitGroup
+	for i := range 2 {
+		mwg.Add(1)
+		go func() {
+			defer mwg.Done()
+			s := server(t, stores[i])
+			for {
+				if _, err := s.MaintainReceipts(ctx, store.Retention{MaxRows: 100}); err != nil {
+					errs <- err
+					return
+				}
+				select {
+				case <-stop:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	mwg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	s := server(t, stores[0])
+	if _, err := s.MaintainReceipts(ctx, store.Retention{MaxRows: 100}); err != nil {
+		t.Fatal(err)
+	}
+	got := usageOf(t, s, store.UsageQuery{})
+	var total int64
+	perAgent := map[string]int64{}
+	for k, n := range got {
+		total += n
+		perAgent[k.agent] += n
+	}
+	if total != writers*batches*per {
+		t.Errorf("counted %d receipts, wrote %d", total, writers*batches*per)
+	}
+	for a, n := range perAgent {
+		if n != batches*per {
+			t.Errorf("%s: counted %d, wrote %d", a, n, batches*per)
+		}
+	}
+	if n := rawCount(t, stores[1]); n > 100 {
+		t.Errorf("%d raw receipts, bound 100", n)
 	}
 }

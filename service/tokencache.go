@@ -1,0 +1,217 @@
+package service
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/loadout/loadout/store"
+)
+
+// TokenCacheOptions tune the cache of token lookups that spares every
+// token-authenticated request a database query. Zero fields take the
+// defaults.
+type TokenCacheOptions struct {
+	// TTL is how long a lookup is trusted without asking the store again.
+	// Creations and revocations reach the cache at once on this instance
+	// and through the store's token feed (TokenChanges) from the others,
+	// within the feed's delay (PostgreSQL: milliseconds; SQLite: a poll,
+	// 200 ms); the TTL bounds the delay should a notification be lost. A
+	// token in use is still looked up (and its last use recorded) once per
+	// TTL. Default DefaultTokenCacheTTL; negative: no cache, every request
+	// asks the store.
+	TTL time.Duration
+	// Size bounds the tokens remembered (default DefaultTokenCacheSize);
+	// past it an arbitrary entry makes room.
+	Size int
+	// Misses bounds the unknown or revoked secrets remembered, so that a
+	// client retrying with a revoked token costs no query per request
+	// while made-up secrets cannot grow the cache (default
+	// DefaultTokenCacheMisses).
+	Misses int
+}
+
+// Token cache defaults.
+const (
+	DefaultTokenCacheTTL    = time.Second
+	DefaultTokenCacheSize   = 10_000
+	DefaultTokenCacheMisses = 1_000
+)
+
+// tokenCache remembers what the store answered for a secret, keyed by the
+// secret's sha256 (the cache holds no secret), for TTL.
+type tokenCache struct {
+	srv store.Server
+	ttl time.Duration
+	log *slog.Logger
+	max struct{ hits, misses int }
+
+	mu sync.Mutex
+	// gen moves on every invalidation: a lookup that began before one
+	// caches nothing, since its answer may predate the change.
+	gen      uint64
+	hits     map[[32]byte]cachedToken
+	misses   map[[32]byte]time.Time
+	inflight map[[32]byte]*tokenLookup
+
+	stop context.CancelFunc
+	done chan struct{}
+	// listening is closed once the token feed listens (tests wait for it).
+	listening chan struct{}
+}
+
+type cachedToken struct {
+	tok *store.Token
+	at  time.Time
+}
+
+// tokenLookup is one store query that concurrent requests for the same
+// secret wait for, rather than each asking the store.
+type tokenLookup struct {
+	done chan struct{}
+	tok  *store.Token
+	err  error
+}
+
+func newTokenCache(srv store.Server, opt TokenCacheOptions, log *slog.Logger) *tokenCache {
+	c := &tokenCache{srv: srv, ttl: opt.TTL, log: log, done: make(chan struct{}), listening: make(chan struct{})}
+	if c.ttl == 0 {
+		c.ttl = DefaultTokenCacheTTL
+	}
+	c.max.hits, c.max.misses = opt.Size, opt.Misses
+	if c.max.hits <= 0 {
+		c.max.hits = DefaultTokenCacheSize
+	}
+	if c.max.misses <= 0 {
+		c.max.misses = DefaultTokenCacheMisses
+	}
+	c.hits = map[[32]byte]cachedToken{}
+	c.misses = map[[32]byte]time.Time{}
+	c.inflight = map[[32]byte]*tokenLookup{}
+	if srv == nil || c.ttl < 0 {
+		close(c.done)
+		c.stop = func() {}
+		return c
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.stop = cancel
+	// The feed is subscribed in the background, so that New never waits
+	// for a database; until it listens, the TTL bounds staleness.
+	go func() {
+		defer close(c.done)
+		ch, err := srv.TokenChanges(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("tokens created or revoked by other instances take effect here within the token cache's TTL only", "ttl", c.ttl, "err", err)
+			}
+			return
+		}
+		// Whatever changed before the feed listened is dropped too.
+		c.invalidate()
+		close(c.listening)
+		for range ch {
+			c.invalidate()
+		}
+	}()
+	return c
+}
+
+func (c *tokenCache) close() {
+	c.stop()
+	<-c.done
+}
+
+// invalidate forgets every answer, at once.
+func (c *tokenCache) invalidate() {
+	c.mu.Lock()
+	c.gen++
+	clear(c.hits)
+	clear(c.misses)
+	c.mu.Unlock()
+}
+
+// size returns how many answers are cached (tests).
+func (c *tokenCache) size() (hits, misses int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.hits), len(c.misses)
+}
+
+// lookup is store.Server.TokenBySecret through the cache.
+func (c *tokenCache) lookup(ctx context.Context, secret string) (*store.Token, error) {
+	if c.ttl < 0 {
+		return c.srv.TokenBySecret(ctx, secret)
+	}
+	key := sha256.Sum256([]byte(secret))
+	now := time.Now()
+	c.mu.Lock()
+	if e, ok := c.hits[key]; ok && now.Sub(e.at) < c.ttl {
+		c.mu.Unlock()
+		return e.tok, nil
+	}
+	if at, ok := c.misses[key]; ok && now.Sub(at) < c.ttl {
+		c.mu.Unlock()
+		return nil, errUnknownToken
+	}
+	if l := c.inflight[key]; l != nil {
+		c.mu.Unlock()
+		select {
+		case <-l.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if isContextErr(l.err) && ctx.Err() == nil {
+			// The request that asked gave up; this one has not.
+			return c.srv.TokenBySecret(ctx, secret)
+		}
+		return l.tok, l.err
+	}
+	l := &tokenLookup{done: make(chan struct{})}
+	c.inflight[key] = l
+	gen := c.gen
+	c.mu.Unlock()
+
+	l.tok, l.err = c.srv.TokenBySecret(ctx, secret)
+	notFound := l.err != nil && store.ErrorCode(l.err) == store.NotFound
+	if notFound {
+		l.err = errUnknownToken
+	}
+
+	c.mu.Lock()
+	delete(c.inflight, key)
+	if c.gen == gen {
+		switch {
+		case l.err == nil:
+			makeRoom(c.hits, c.max.hits)
+			c.hits[key] = cachedToken{tok: l.tok, at: now}
+		case notFound:
+			makeRoom(c.misses, c.max.misses)
+			c.misses[key] = now
+		}
+	}
+	c.mu.Unlock()
+	close(l.done)
+	return l.tok, l.err
+}
+
+// makeRoom deletes an arbitrary entry of m when it holds max.
+func makeRoom[V any](m map[[32]byte]V, max int) {
+	if len(m) < max {
+		return
+	}
+	for k := range m {
+		delete(m, k)
+		return
+	}
+}
+
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// errUnknownToken is the store's not_found for a secret, as the cache
+// answers it.
+var errUnknownToken = &store.Error{Code: store.NotFound, Field: "token", Message: "no such token (or it was revoked)"}

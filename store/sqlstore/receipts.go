@@ -1,0 +1,502 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/loadout/loadout/store"
+)
+
+// Receipt limits.
+const (
+	DefaultReceiptLimit = 100
+	MaxReceiptLimit     = 10000
+	DefaultUsageLimit   = 1000
+	MaxUsageLimit       = 100000
+)
+
+// Receipt maintenance, in rows per transaction: small enough that no
+// transaction holds the database's write lock (SQLite) or the receipts
+// table's lock (PostgreSQL) for more than some tens of milliseconds.
+const (
+	// RollupChunk is how many receipts one rollup transaction counts.
+	RollupChunk = 20000
+	// PruneBatch is how many raw receipts one transaction deletes.
+	PruneBatch = 10000
+)
+
+const receiptCols = `time, agent, skill, action, path, source, plugin, trust, digest, transport, outcome, token`
+
+const receiptNcols = 12
+
+// microsPerDay turns a receipt's time (Unix microseconds) into its UTC day
+// (days since 1970-01-01), the key of the daily counts.
+const microsPerDay = 86_400_000_000
+
+// receiptStmts are the prepared statements that insert receipts, made once
+// per store and reused by every batch, so a batch costs no parsing: on
+// SQLite, multi-row INSERTs of fixed sizes (a batch is cut into as few of
+// them as it takes); on PostgreSQL one INSERT … SELECT FROM unnest of one
+// array per column, whatever the batch size.
+type receiptStmts struct {
+	mu     sync.Mutex
+	bySize map[int]preparedInsert
+}
+
+type preparedInsert struct {
+	st *sql.Stmt
+	q  string
+}
+
+// receiptChunks are the rows per statement SQLite batches are cut into,
+// largest first: 64 rows bind 768 parameters, past which a bigger
+// statement saves nothing measurable.
+var receiptChunks = []int{64, 8, 1}
+
+// receiptArrayInsert is PostgreSQL's insert of a whole batch.
+var receiptArrayInsert = `INSERT INTO receipts (` + receiptCols + `) SELECT * FROM unnest($1::bigint[], ` +
+	`$2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])`
+
+func (s *Store) receiptInsert(rows int) string {
+	if s.d.arrayReceipts {
+		return receiptArrayInsert
+	}
+	var b strings.Builder
+	b.WriteString(`INSERT INTO receipts (` + receiptCols + `) VALUES `)
+	for j := range rows {
+		if j > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		b.WriteString(s.d.bulkParams(j*receiptNcols+1, receiptNcols))
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// receiptStmt returns the prepared insert of size rows (0 for the array
+// insert), preparing it the first time.
+func (s *Store) receiptStmt(ctx context.Context, rows int) (*sql.Stmt, string, error) {
+	s.rstmts.mu.Lock()
+	defer s.rstmts.mu.Unlock()
+	if p, ok := s.rstmts.bySize[rows]; ok {
+		return p.st, p.q, nil
+	}
+	q := s.receiptInsert(rows)
+	st, err := s.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, q, err
+	}
+	if s.rstmts.bySize == nil {
+		s.rstmts.bySize = map[int]preparedInsert{}
+	}
+	s.rstmts.bySize[rows] = preparedInsert{st, q}
+	return st, q, nil
+}
+
+func (s *Store) closeReceiptStmts() {
+	s.rstmts.mu.Lock()
+	defer s.rstmts.mu.Unlock()
+	for _, p := range s.rstmts.bySize {
+		p.st.Close()
+	}
+	s.rstmts.bySize = nil
+}
+
+// execStmt runs a prepared statement inside the transaction.
+func (c conn) execStmt(st *sql.Stmt, q string, args ...any) error {
+	if err := c.s.injected(q); err != nil {
+		return err
+	}
+	if c.wrote != nil {
+		*c.wrote = true
+	}
+	_, err := c.tx.StmtContext(c.ctx, st).ExecContext(c.ctx, args...)
+	return err
+}
+
+// AddReceipts appends receipts in one transaction, through prepared
+// statements (see receiptStmts). A zero Time is now. Receipts are only
+// appended here: MaintainReceipts counts them into the daily counts later,
+// many at a time, which costs far less than counting each batch.
+func (s *Store) AddReceipts(ctx context.Context, rs []store.Receipt) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	t := now()
+	micros := func(r *store.Receipt) int64 {
+		if r.Time.IsZero() {
+			return t
+		}
+		return r.Time.UnixMicro()
+	}
+	return s.quiet(ctx, func(c conn) error {
+		if s.d.arrayReceipts {
+			st, q, err := s.receiptStmt(ctx, 0)
+			if err != nil {
+				return err
+			}
+			// One statement per 10,000 receipts keeps each one's arrays
+			// to a few megabytes.
+			for i := 0; i < len(rs); i += 10000 {
+				chunk := rs[i:min(i+10000, len(rs))]
+				times := make([]int64, len(chunk))
+				cols := make([][]string, receiptNcols-1)
+				for k := range cols {
+					cols[k] = make([]string, len(chunk))
+				}
+				for j := range chunk {
+					r := &chunk[j]
+					times[j] = micros(r)
+					for k, v := range [...]string{r.Agent, r.Skill, r.Action, r.Path, r.Source, r.Plugin, r.Trust, r.Digest, r.Transport, r.Outcome, r.Token} {
+						cols[k][j] = v
+					}
+				}
+				args := make([]any, 0, receiptNcols)
+				args = append(args, times)
+				for _, col := range cols {
+					args = append(args, col)
+				}
+				if err := c.execStmt(st, q, args...); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		args := make([]any, 0, min(len(rs), receiptChunks[0])*receiptNcols)
+		for i := 0; i < len(rs); {
+			size := receiptChunks[len(receiptChunks)-1]
+			for _, n := range receiptChunks {
+				if len(rs)-i >= n {
+					size = n
+					break
+				}
+			}
+			st, q, err := s.receiptStmt(ctx, size)
+			if err != nil {
+				return err
+			}
+			args = args[:0]
+			for j := i; j < i+size; j++ {
+				r := &rs[j]
+				args = append(args, micros(r), r.Agent, r.Skill, r.Action, r.Path, r.Source, r.Plugin, r.Trust, r.Digest, r.Transport, r.Outcome, r.Token)
+			}
+			if err := c.execStmt(st, q, args...); err != nil {
+				return err
+			}
+			i += size
+		}
+		return nil
+	})
+}
+
+// Receipts lists receipts, newest first (by time, then by id), filtered
+// by agent, skill and a time they are not older than. Limit defaults to
+// DefaultReceiptLimit and is at most MaxReceiptLimit. Only the raw
+// receipts still kept are listed (see MaintainReceipts); Usage counts
+// further back.
+func (s *Store) Receipts(ctx context.Context, q store.ReceiptQuery) ([]store.Receipt, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultReceiptLimit
+	}
+	limit = min(limit, MaxReceiptLimit)
+	var where []string
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if q.Agent != "" {
+		add("agent = $%d", q.Agent)
+	}
+	if q.Skill != "" {
+		add("skill = $%d", q.Skill)
+	}
+	if !q.Since.IsZero() {
+		add("time >= $%d", q.Since.UnixMicro())
+	}
+	text := `SELECT id, ` + receiptCols + ` FROM receipts`
+	if len(where) > 0 {
+		text += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	args = append(args, limit)
+	text += fmt.Sprintf(` ORDER BY time DESC, id DESC LIMIT $%d`, len(args))
+	out := []store.Receipt{}
+	err := s.read(ctx, func(c conn) error {
+		rows, err := c.query(text, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r store.Receipt
+			var us int64
+			if err := rows.Scan(&r.ID, &us, &r.Agent, &r.Skill, &r.Action, &r.Path, &r.Source, &r.Plugin, &r.Trust,
+				&r.Digest, &r.Transport, &r.Outcome, &r.Token); err != nil {
+				return err
+			}
+			r.Time = fromMicros(us)
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// rolledSkill is the skill a receipt counts under: its name, or "" when
+// the name matched no skill (the receipt has no source), so that made-up
+// names cannot add rows to the daily counts.
+const rolledSkill = `CASE WHEN source = '' THEN '' ELSE skill END`
+
+// Usage counts receipts per agent, skill, action and outcome (and day,
+// when q.Daily), from Since's UTC day on: the daily counts, plus the raw
+// receipts not yet counted into them, read in one snapshot, so the answer
+// is exact whenever MaintainReceipts last ran. Summed rows come most
+// used first; daily ones newest day first.
+func (s *Store) Usage(ctx context.Context, q store.UsageQuery) ([]store.Usage, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultUsageLimit
+	}
+	limit = min(limit, MaxUsageLimit)
+	var sinceDay int64
+	if !q.Since.IsZero() {
+		sinceDay = floorDiv(q.Since.UnixMicro(), microsPerDay)
+	}
+	args := []any{sinceDay, sinceDay * microsPerDay}
+	var rolled, raw []string
+	if q.Agent != "" {
+		args = append(args, q.Agent)
+		rolled = append(rolled, fmt.Sprintf("agent = $%d", len(args)))
+		raw = append(raw, fmt.Sprintf("agent = $%d", len(args)))
+	}
+	if q.Skill != "" {
+		args = append(args, q.Skill)
+		rolled = append(rolled, fmt.Sprintf("skill = $%d", len(args)))
+		raw = append(raw, fmt.Sprintf("%s = $%d", rolledSkill, len(args)))
+	}
+	and := func(conds []string) string {
+		if len(conds) == 0 {
+			return ""
+		}
+		return " AND " + strings.Join(conds, " AND ")
+	}
+	keys := "agent, skill, action, outcome"
+	order := "n DESC, agent, skill, action, outcome"
+	if q.Daily {
+		keys = "day, " + keys
+		order = "day DESC, " + order
+	}
+	args = append(args, limit)
+	text := `SELECT ` + keys + `, CAST(sum(count) AS BIGINT) AS n FROM (
+  SELECT day, agent, skill, action, outcome, count FROM receipt_daily WHERE day >= $1` + and(rolled) + `
+  UNION ALL
+  SELECT time / ` + fmt.Sprint(microsPerDay) + ` AS day, agent, ` + rolledSkill + ` AS skill, action, outcome, 1 AS count
+  FROM receipts WHERE id > (SELECT last_id FROM receipt_rollup WHERE id = 1) AND time >= $2` + and(raw) + `
+) u GROUP BY ` + keys + ` ORDER BY ` + order + fmt.Sprintf(` LIMIT $%d`, len(args))
+	out := []store.Usage{}
+	err := s.read(ctx, func(c conn) error {
+		rows, err := c.query(text, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var u store.Usage
+			var day int64
+			dest := []any{&u.Agent, &u.Skill, &u.Action, &u.Outcome, &u.Count}
+			if q.Daily {
+				dest = append([]any{&day}, dest...)
+			}
+			if err := rows.Scan(dest...); err != nil {
+				return err
+			}
+			if q.Daily {
+				u.Day = time.Unix(day*86400, 0).UTC()
+			}
+			out = append(out, u)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// maintainTx is quiet with the receipts lock of the dialect taken first.
+func (s *Store) maintainTx(ctx context.Context, fn func(c conn) error) error {
+	return s.quiet(ctx, func(c conn) error {
+		if s.d.lockReceipts != "" {
+			if _, err := c.exec(s.d.lockReceipts); err != nil {
+				return err
+			}
+		}
+		return fn(c)
+	})
+}
+
+// MaintainReceipts keeps receipts within r (zero fields: the defaults):
+//
+//  1. it counts the receipts not yet counted into the daily counts
+//     (receipt_daily), RollupChunk receipts per transaction, moving the
+//     mark (receipt_rollup.last_id) in the same transaction, so that no
+//     receipt is counted twice or missed;
+//  2. it deletes raw receipts beyond r.MaxRows (the oldest ids first) and
+//     older than r.KeepDays, PruneBatch per transaction, never one past
+//     the mark;
+//  3. it deletes daily counts older than r.UsageDays, a day per
+//     transaction.
+//
+// After it returns, at most r.MaxRows raw receipts are left, plus what
+// was added meanwhile. It stops between transactions when ctx ends.
+func (s *Store) MaintainReceipts(ctx context.Context, r store.Retention) (store.MaintainResult, error) {
+	r = r.WithDefaults()
+	var res store.MaintainResult
+	// 1. Roll up.
+	var mark int64
+	for {
+		var n int64
+		err := s.maintainTx(ctx, func(c conn) error {
+			if _, err := c.one(`SELECT last_id FROM receipt_rollup WHERE id = 1`, nil, &mark); err != nil {
+				return err
+			}
+			// The chunk ends at an id that exists: ids above the highest
+			// one visible may still be handed out.
+			var upper sql.NullInt64
+			found, err := c.one(`SELECT id FROM receipts WHERE id > $1 ORDER BY id LIMIT 1 OFFSET $2`, []any{mark, RollupChunk - 1}, &upper)
+			if err != nil {
+				return err
+			}
+			if !found {
+				if _, err := c.one(`SELECT max(id) FROM receipts WHERE id > $1`, []any{mark}, &upper); err != nil {
+					return err
+				}
+			}
+			if !upper.Valid {
+				return nil
+			}
+			if _, err := c.exec(`INSERT INTO receipt_daily (day, agent, skill, action, outcome, count)
+SELECT time / `+fmt.Sprint(microsPerDay)+`, agent, `+rolledSkill+`, action, outcome, count(*)
+FROM receipts WHERE id > $1 AND id <= $2
+GROUP BY time / `+fmt.Sprint(microsPerDay)+`, agent, `+rolledSkill+`, action, outcome
+ON CONFLICT (day, agent, skill, action, outcome) DO UPDATE SET count = receipt_daily.count + excluded.count`, mark, upper.Int64); err != nil {
+				return err
+			}
+			if _, err := c.one(`SELECT count(*) FROM receipts WHERE id > $1 AND id <= $2`, []any{mark, upper.Int64}, &n); err != nil {
+				return err
+			}
+			if _, err := c.exec(`UPDATE receipt_rollup SET last_id = $1 WHERE id = 1`, upper.Int64); err != nil {
+				return err
+			}
+			mark = upper.Int64
+			return nil
+		})
+		if err != nil {
+			return res, err
+		}
+		res.Transactions++
+		res.RolledUp += n
+		if n < RollupChunk {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return res, internal("maintaining receipts", err)
+		}
+	}
+
+	// 2. Prune raw receipts: by count, then by age.
+	deleteWhile := func(stmt string, args ...any) error {
+		for {
+			var n int64
+			err := s.maintainTx(ctx, func(c conn) error {
+				done, err := c.exec(stmt, args...)
+				if err != nil {
+					return err
+				}
+				n, err = done.RowsAffected()
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			res.Transactions++
+			res.Pruned += n
+			if n < PruneBatch {
+				return nil
+			}
+			if err := ctx.Err(); err != nil {
+				return internal("maintaining receipts", err)
+			}
+		}
+	}
+	var maxID sql.NullInt64
+	if err := s.read(ctx, func(c conn) error {
+		_, err := c.one(`SELECT max(id) FROM receipts`, nil, &maxID)
+		return err
+	}); err != nil {
+		return res, err
+	}
+	if maxID.Valid && maxID.Int64-r.MaxRows > 0 {
+		cut := min(maxID.Int64-r.MaxRows, mark)
+		if err := deleteWhile(`DELETE FROM receipts WHERE id IN (SELECT id FROM receipts WHERE id <= $1 ORDER BY id LIMIT $2)`, cut, PruneBatch); err != nil {
+			return res, err
+		}
+	}
+	old := time.Now().Add(-time.Duration(r.KeepDays) * 24 * time.Hour).UnixMicro()
+	if err := deleteWhile(`DELETE FROM receipts WHERE id IN (SELECT id FROM receipts WHERE time < $1 AND id <= $2 ORDER BY time LIMIT $3)`, old, mark, PruneBatch); err != nil {
+		return res, err
+	}
+
+	// 3. Prune the daily counts.
+	oldDay := floorDiv(time.Now().UnixMicro(), microsPerDay) - int64(r.UsageDays)
+	for {
+		var n int64
+		err := s.maintainTx(ctx, func(c conn) error {
+			done, err := c.exec(`DELETE FROM receipt_daily WHERE day = (SELECT min(day) FROM receipt_daily) AND day < $1`, oldDay)
+			if err != nil {
+				return err
+			}
+			n, err = done.RowsAffected()
+			return err
+		})
+		if err != nil {
+			return res, err
+		}
+		res.Transactions++
+		res.PrunedDays += n
+		if n == 0 {
+			break
+		}
+	}
+
+	if err := s.read(ctx, func(c conn) error {
+		var lo, hi sql.NullInt64
+		if _, err := c.one(`SELECT min(id), max(id) FROM receipts`, nil, &lo, &hi); err != nil {
+			return err
+		}
+		if lo.Valid {
+			res.Remaining = hi.Int64 - lo.Int64 + 1
+		}
+		return nil
+	}); err != nil {
+		return res, err
+	}
+	return res, nil
+}

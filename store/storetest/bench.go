@@ -1,0 +1,61 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/loadout/loadout/store"
+)
+
+// BenchAddReceipts measures what writing one receipt costs, in batches of
+// the size the service flushes (250), on a table that already holds
+// receipts. open must return a new, empty store. The figures that
+// matter are ns/receipt (wall time) and cpu-ns/receipt (this process's
+// CPU time: all of SQLite's work, the client's share of PostgreSQL's),
+// which a busy machine disturbs less.
+func BenchAddReceipts(b *testing.B, open func(tb testing.TB) store.Store) {
+	for _, batch := range []int{1, 250} {
+		b.Run(fmt.Sprintf("batch-%d", batch), func(b *testing.B) {
+			s, ok := open(b).(store.Server)
+			if !ok {
+				b.Fatal("the store does not implement store.Server")
+			}
+			rs := benchReceipts(batch)
+			// A table that is not empty, as a server's is.
+			for range 20 {
+				if err := s.AddReceipts(ctx, benchReceipts(1000)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			n := 0
+			cpu := cpuTime()
+			for b.Loop() {
+				if err := s.AddReceipts(ctx, rs); err != nil {
+					b.Fatal(err)
+				}
+				n += len(rs)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/receipt")
+			b.ReportMetric(float64(cpuTime()-cpu)/float64(n), "cpu-ns/receipt")
+		})
+	}
+}
+
+// benchReceipts are n receipts as a busy server records them: a few
+// agents, many skills, mostly loads.
+func benchReceipts(n int) []store.Receipt {
+	rs := make([]store.Receipt, n)
+	now := time.Now().UTC()
+	for i := range rs {
+		rs[i] = store.Receipt{Time: now, Agent: []string{"coder", "reviewer", "ops"}[i%3], Skill: fmt.Sprintf("skill-%04d", i*7919%5000),
+			Action: "load", Source: "store", Digest: "sha256:6d1f0c6c1e2a9a5d3c4b7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3",
+			Transport: "http", Outcome: "ok", Token: "a1b2c3d4e5f6"}
+		if i%5 == 0 {
+			rs[i].Action, rs[i].Path = "read", "references/guide.md"
+		}
+	}
+	return rs
+}
