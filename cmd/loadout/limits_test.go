@@ -259,3 +259,23 @@ func TestLimitsFIFOAndFolderSwap(t *testing.T) {
 	}
 	healthy(t, srv, "after FIFO and folder swaps")
 }
+
+// A storeLimits.maxFileSize above the default holds for every write path,
+// file uploads included (they used to get the store's 1 MiB default).
+func TestServeStoreLimitsAboveDefault(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "loadout.json")
+	os.WriteFile(cfg, []byte(`{"agents": [{"agentId": "a", "skills": [{"store": true}]}], "storeLimits": {"maxFileSize": 3145728}}`), 0o644)
+	srv := startServe(t, "--config", cfg, "--db", filepath.Join(dir, "x.db"), "--no-watch")
+	doc := `{"schemaVersion": 2, "skill": {"content": "---\nname: big\ndescription: Use when big.\n---\nb\n"}}`
+	if code, body := httpDo(t, "POST", srv.base+"/v1/skills", "", strings.NewReader(doc), "Content-Type", "application/json"); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	data := strings.Repeat("x", 2<<20)
+	if code, body := httpDo(t, "PUT", srv.base+"/v1/skills/big/files/data.txt", "", strings.NewReader(data), "If-Match", "*"); code != 200 {
+		t.Errorf("a 2 MiB file under storeLimits.maxFileSize 3 MiB: %d %s", code, tail(body, 300))
+	}
+	if code, _ := httpDo(t, "PUT", srv.base+"/v1/skills/big/files/data2.txt", "", strings.NewReader(data+data), "If-Match", "*"); code != 413 {
+		t.Errorf("a 4 MiB file over storeLimits.maxFileSize 3 MiB: %d", code)
+	}
+}

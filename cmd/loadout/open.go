@@ -156,7 +156,7 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*sessi
 		}
 	}
 	if wantStore {
-		st, err := openStore(ctx, dsn)
+		st, err := openStore(ctx, dsn, f)
 		if err != nil {
 			return nil, fmt.Errorf("store %s: %w", dsn, err)
 		}

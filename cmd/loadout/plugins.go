@@ -28,7 +28,7 @@ func runPlugins(ctx context.Context, e *env, args []string) int {
 		return fail(e, fmt.Errorf("no plugins configured: list plugin folders under \"plugins\" in loadout.json"))
 	}
 	dsn, _ := storeDSN(e, sf.db, f)
-	st, err := openStore(ctx, dsn)
+	st, err := openStore(ctx, dsn, f)
 	if err != nil {
 		return fail(e, fmt.Errorf("store %s: %w", dsn, err))
 	}

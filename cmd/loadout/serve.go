@@ -257,7 +257,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		debug.SetMemoryLimit(96 << 20)
 	}
 	dsn, _ := storeDSN(e, f.db, cfg)
-	st, err := openStore(ctx, dsn)
+	st, err := openStore(ctx, dsn, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", dsn, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/sqlite"
 	"github.com/loadout/loadout/store"
+	"github.com/loadout/loadout/store/sqlstore"
 )
 
 // storeDSN picks the store: --db, then $LOADOUT_DB, then the config's
@@ -32,15 +33,25 @@ func storeDSN(e *env, flagDB string, f *config.File) (dsn string, explicit bool)
 	return config.ResolveStore(cwd, ""), false
 }
 
-// openStore opens SQLite for a path and PostgreSQL for a postgres:// URL.
-func openStore(ctx context.Context, dsn string) (store.Store, error) {
+// openStore opens SQLite for a path and PostgreSQL for a postgres:// URL,
+// with the config's storeLimits as the limits of every write (f may be nil:
+// the defaults).
+func openStore(ctx context.Context, dsn string, f *config.File) (store.Store, error) {
+	var st *sqlstore.Store
+	var err error
 	if config.IsPostgres(dsn) {
-		return postgres.Open(ctx, dsn)
+		st, err = postgres.Open(ctx, dsn)
+	} else {
+		if err := os.MkdirAll(filepath.Dir(dsn), 0o755); err != nil {
+			return nil, err
+		}
+		st, err = sqlite.Open(dsn)
 	}
-	if err := os.MkdirAll(filepath.Dir(dsn), 0o755); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	return sqlite.Open(dsn)
+	st.Limits = limitsOf(f)
+	return st, nil
 }
 
 // storeProvider serves the store's enabled skills to the catalog, one by

@@ -65,7 +65,7 @@ func (s *storeFlags) openStoreOnly(ctx context.Context, e *env) (store.Store, *c
 		return nil, nil, "", err
 	}
 	dsn, _ := storeDSN(e, s.db, f)
-	st, err := openStore(ctx, dsn)
+	st, err := openStore(ctx, dsn, f)
 	if err != nil {
 		return nil, nil, dsn, fmt.Errorf("store %s: %w", dsn, err)
 	}
@@ -337,7 +337,7 @@ func exportBundle(ctx context.Context, e *env, sf *storeFlags, name string, vers
 		}
 	}
 	if tryStore {
-		st, err := openStore(ctx, dsn)
+		st, err := openStore(ctx, dsn, f)
 		if err != nil {
 			return nil, nil, fmt.Errorf("store %s: %w", dsn, err)
 		}
