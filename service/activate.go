@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"time"
+	"unicode/utf8"
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/skill"
@@ -48,13 +49,33 @@ func (s *Service) Search(ctx context.Context, p Principal, agentID, query string
 }
 
 func (s *Service) record(p Principal, l *catalog.Loadout, sk *skill.Skill, name, action, path, outcome, transport string) {
-	r := store.Receipt{Time: time.Now().UTC(), Agent: l.Spec.AgentID, Skill: name, Action: action, Path: path,
+	r := store.Receipt{Time: time.Now().UTC(), Agent: l.Spec.AgentID, Skill: clip(name, MaxReceiptName), Action: action, Path: clip(path, MaxReceiptPath),
 		Transport: transport, Outcome: outcome, Token: p.TokenID}
 	if sk != nil {
 		r.Source, r.Plugin, r.Trust = sk.Origin.Kind, sk.Origin.Plugin, sk.Origin.Trust
 		r.Digest = sk.ContentDigest()
 	}
 	s.rcpt.add(r)
+}
+
+// Receipts keep at most this many bytes of the name and path a caller
+// asked for: an unknown name can be any length, and each receipt is stored.
+const (
+	MaxReceiptName = 256
+	MaxReceiptPath = 1024
+)
+
+// clip shortens s to at most n bytes at a rune boundary, marking the cut
+// with "…".
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // Receipts lists recent receipts (admin only). Receipts not yet written

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/skill"
@@ -168,5 +169,27 @@ func TestReadOnlyMessage(t *testing.T) {
 	e = readOnly(&skill.Skill{Name: "x", Origin: skill.Origin{Kind: "plugin", Plugin: "acme", Trust: "saas_locked"}})
 	if e.Code != CodeReadOnly || !strings.Contains(e.Message, "plugin acme (saas_locked)") || !strings.Contains(e.Message, "loadout disable plugin:acme/x") {
 		t.Errorf("%+v", e)
+	}
+}
+
+// An unknown name of any length costs a bounded receipt.
+func TestReceiptsClipLongNames(t *testing.T) {
+	s, _ := newService(t)
+	ctx := context.Background()
+	p := Principal{Open: true}
+	long := strings.Repeat("é", 50_000)
+	s.Load(ctx, p, "ops", long, TransportHTTP)
+	s.ReadFile(ctx, p, "dev", "lint", long, catalog.ReadOptions{}, TransportHTTP)
+	rs, err := s.Receipts(ctx, p, store.ReceiptQuery{})
+	if err != nil || len(rs) != 2 {
+		t.Fatalf("receipts: %v %d", err, len(rs))
+	}
+	for _, r := range rs {
+		if len(r.Skill) > MaxReceiptName || len(r.Path) > MaxReceiptPath || !utf8.ValidString(r.Skill) || !utf8.ValidString(r.Path) {
+			t.Errorf("receipt keeps %d bytes of name and %d of path (valid UTF-8: %v %v)", len(r.Skill), len(r.Path), utf8.ValidString(r.Skill), utf8.ValidString(r.Path))
+		}
+	}
+	if !strings.HasSuffix(rs[1].Skill, "…") {
+		t.Errorf("a clipped name is not marked: %q", rs[1].Skill[len(rs[1].Skill)-8:])
 	}
 }
