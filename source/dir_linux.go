@@ -100,6 +100,14 @@ func toStat(st *unix.Stat_t) fileStat {
 	case syscall.S_IFLNK:
 		mode |= fs.ModeSymlink
 	case syscall.S_IFREG:
+	case syscall.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case syscall.S_IFSOCK:
+		mode |= fs.ModeSocket
+	case syscall.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFBLK:
+		mode |= fs.ModeDevice
 	default:
 		mode |= fs.ModeIrregular
 	}
