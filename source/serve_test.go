@@ -82,3 +82,43 @@ func TestScanBoundsSKILLmd(t *testing.T) {
 		t.Errorf("MaxFileSize %d", r.Skills[0].MaxFileSize)
 	}
 }
+
+// A link that reads (os.Root) would refuse is not listed, even when it
+// ends inside the skill: an absolute target, or a relative path that
+// climbs out of the skill folder and back in.
+func TestScanDoesNotListLinksReadsRefuse(t *testing.T) {
+	root := t.TempDir()
+	tree(t, root, map[string]string{
+		"a/SKILL.md":      md("a", "A."),
+		"a/ref/guide.md":  "guide",
+		"a/ref/alias.md":  "-> guide.md",
+		"a/ref/climb.md":  "-> ../../a/ref/guide.md",
+		"a/ref/inside.md": "-> ../ref/guide.md",
+	})
+	if err := os.Symlink(filepath.Join(root, "a", "ref", "guide.md"), filepath.Join(root, "a", "ref", "abs.md")); err != nil {
+		t.Skip(err)
+	}
+	r := ScanFolder(context.Background(), root, Options{})
+	var listed []string
+	for _, f := range r.Skills[0].Files {
+		listed = append(listed, f.Path)
+	}
+	if got := strings.Join(listed, ","); got != "ref/alias.md,ref/guide.md,ref/inside.md" {
+		t.Errorf("listed %s", got)
+	}
+	var warned []string
+	for _, d := range r.Diagnostics {
+		if d.Code == skill.CodeSymlinkEscapes {
+			warned = append(warned, filepath.Base(d.Path))
+		}
+	}
+	if strings.Join(warned, ",") != "abs.md,climb.md" {
+		t.Errorf("symlink-escapes warnings for %v", warned)
+	}
+	// Every listed file can be read.
+	for _, f := range r.Skills[0].Files {
+		if _, err := r.Skills[0].ReadFile(f.Path); err != nil {
+			t.Errorf("%s: %v", f.Path, err)
+		}
+	}
+}

@@ -161,6 +161,9 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string) found {
 	}
 	m := manifest{scan: s, skillReal: t.real, base: t.rel, name: c.doc.Name}
 	m.walk(d, t.real, "", t.depth, t.rules, t.up, entry)
+	if m.root != nil {
+		m.root.Close()
+	}
 	f.diags = append(f.diags, m.diags...)
 	f.skill = skill.New(c.doc, t.real, entry, m.files, s.origin, folderReader{dir: t.real, id: d.id()})
 	f.skill.MaxFileSize = s.opt.MaxFileSize
@@ -194,6 +197,23 @@ type manifest struct {
 	count     int
 	capped    bool
 	diags     []skill.Diagnostic
+	root      *os.Root // the skill folder, opened for the first link met
+}
+
+// servable reports whether the link at rel (inside the skill) can be
+// followed by os.Root, as every read of the skill will: a link with an
+// absolute target, or one whose path climbs out of the skill folder on
+// the way, cannot, even when it ends inside the folder.
+func (m *manifest) servable(rel string) bool {
+	if m.root == nil {
+		r, err := os.OpenRoot(m.skillReal)
+		if err != nil {
+			return false
+		}
+		m.root = r
+	}
+	_, err := m.root.Stat(rel)
+	return err == nil
 }
 
 func (m *manifest) report(sev skill.Severity, code, path, format string, args ...any) {
@@ -240,6 +260,10 @@ func (m *manifest) walk(d *dirHandle, real, rel string, depth int, rules *ignore
 			}
 			if !within(childReal, m.skillReal) {
 				m.report(skill.Warning, skill.CodeSymlinkEscapes, childPath(), "symlink points outside the skill folder (to %s); not listed and never served", childReal)
+				continue
+			}
+			if !m.servable(childRel) {
+				m.report(skill.Warning, skill.CodeSymlinkEscapes, childPath(), "symlink has an absolute target or leaves the skill folder on its way (to %s), which reads never follow; not listed and never served: make it a relative link that stays inside the folder", childReal)
 				continue
 			}
 			if st.isDir() && up.has(childReal) {
