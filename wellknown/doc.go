@@ -88,21 +88,22 @@
 // the skill (files are opened without blocking, so a FIFO is refused at
 // once); it holds no lock while it reads, so requests for a newer
 // generation never wait for an older build, and a request waiting for a
-// build gives up when it is cancelled. Archives are cached by their digest (so a hit is
-// always exactly the bytes an index advertised) in a least-recently-used
-// cache of at most 256 MiB shared by every handler. Responses carry a strong
-// ETag (If-None-Match gives 304, Range works) and Cache-Control: private,
-// no-cache. If an archive has to be rebuilt (evicted) or a skill-md entry's
-// SKILL.md is read again and the bytes no longer match the digest in the
-// index (files changed on disk before a reload), the request gets 409 and
-// the cached index is dropped, so the next index request describes the new
-// bytes. Raw files are streamed (hashed in pieces for the ETag, never held
-// whole); one that cannot be served answers 403 (a link out of the skill or
-// a special file), 409 (changed since the scan) or 413 (over the size cap),
-// with the refusal's code in error.problems. Raw files are served with
-// Content-Security-Policy: sandbox and
-// X-Content-Type-Options: nosniff, so a skill's HTML cannot run as a page of
-// this server. Downloads here are not activations: no receipts are recorded.
+// build gives up when it is cancelled. Archives are cached by their digest
+// (so a hit is always exactly the bytes an index advertised) in a
+// least-recently-used cache of at most 256 MiB shared by every handler.
+// Responses carry a strong ETag (If-None-Match gives 304, Range works) and
+// Cache-Control: private, no-cache. If an archive has to be rebuilt
+// (evicted) or a skill-md entry's SKILL.md is read again and the bytes no
+// longer match the digest in the index (files changed on disk before a
+// reload), the request gets 409 and the cached index is dropped, so the
+// next index request describes the new bytes. Raw files are streamed
+// (hashed in pieces for the ETag, never held whole); one that cannot be
+// served answers 403 (a link out of the skill or a special file), 409
+// (changed since the scan) or 413 (over the size cap), with the refusal's
+// code in error.problems. Raw files are served with
+// Content-Security-Policy: sandbox and X-Content-Type-Options: nosniff, so
+// a skill's HTML cannot run as a page of this server. Downloads here are
+// not activations: no receipts are recorded.
 //
 // # What installers do with it
 //
