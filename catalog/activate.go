@@ -86,7 +86,8 @@ type ReadOptions struct {
 	// Offset and Length select a byte range; Length 0 means to the end.
 	Offset, Length int64
 	// Max caps the bytes returned (default DefaultReadCap). A file larger
-	// than Max is refused unless a range within the cap is given.
+	// than Max, or than the skill's MaxFileSize, is refused unless a range
+	// is given; a range is read alone, whatever the file's size.
 	Max int64
 }
 
@@ -108,7 +109,10 @@ type FileResult struct {
 	More bool `json:"more,omitempty"`
 	// Message explains a refusal or error, for the model and for people.
 	Message string `json:"message,omitempty"`
-	// Code is the path check's refusal code, when Status is refused.
+	// Code is the refusal's stable code: the path check's (path-*) or
+	// range-invalid when Status is refused, symlink-escapes or not-regular
+	// for a file that is never served, too-large, and folder-changed or
+	// file-changed when Status is changed.
 	Code  string       `json:"code,omitempty"`
 	Entry *skill.Skill `json:"-"`
 	Data  []byte       `json:"-"` // the bytes of the range, for transports
