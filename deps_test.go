@@ -21,13 +21,14 @@ var layers = map[string][]string{
 	// The format and the library.
 	"skill":             {"internal/pyrepr"},
 	"render":            {"skill"},
-	"source":            {"skill", "internal/ignore"},
+	"source":            {"skill", "internal/ignore", "internal/safefile"},
 	"catalog":           {"source", "render", "skill", "internal/textdist"},
 	"config":            {"catalog", "source", "internal/jsonc"},
 	"internal/ignore":   {},
 	"internal/jsonc":    {"internal/textdist"},
 	"internal/pyrepr":   {},
 	"internal/textdist": {},
+	"internal/safefile": {"skill"},
 	"examples":          {},
 	"watch":             {},
 	// Stores, plugins and portable formats: the format (plugins scan their
@@ -37,8 +38,8 @@ var layers = map[string][]string{
 	"store/storetest": {"store", "skill"},
 	"sqlite":          {"store/sqlstore"},
 	"postgres":        {"store/sqlstore"},
-	"portable":        {"skill"},
-	"plugin":          {"skill", "source", "internal/jsonc"},
+	"portable":        {"skill", "internal/safefile"},
+	"plugin":          {"skill", "source", "internal/jsonc", "internal/safefile"},
 	// The service sits between the transports and the catalog; it uses the
 	// store's interface, never a driver.
 	"service": {"catalog", "store", "skill"},
@@ -54,7 +55,7 @@ var free = []string{"cmd", "bench", "mcpserver/internal"}
 
 // library are the packages other Go agent frameworks import: they must not
 // pull in a database, an HTTP server or MCP, even indirectly.
-var library = []string{"skill", "render", "source", "catalog", "config", "store", "portable", "plugin", "service", "watch", "examples", "internal/ignore", "internal/jsonc", "internal/pyrepr", "internal/textdist"}
+var library = []string{"skill", "render", "source", "catalog", "config", "store", "portable", "plugin", "service", "watch", "examples", "internal/ignore", "internal/jsonc", "internal/pyrepr", "internal/textdist", "internal/safefile"}
 
 // Drivers and protocols no library package may depend on; store/sqlstore
 // is the one user of database/sql outside the drivers.

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"strings"
 	"unicode/utf8"
@@ -17,8 +18,9 @@ import (
 const (
 	StatusOK       = "ok"
 	StatusNotFound = "not_found" // no such skill, or no such file in it
-	StatusRefused  = "refused"   // the path was refused by the path check
-	StatusTooLarge = "too_large" // over the read cap without a range
+	StatusRefused  = "refused"   // the path was refused by the path check, or the file is a link out of the skill or not a regular file
+	StatusTooLarge = "too_large" // over the read cap without a range, or over the skill's MaxFileSize
+	StatusChanged  = "changed"   // the file or the skill folder changed on disk since the scan; served again after a rescan
 	StatusError    = "error"     // the skill exists but could not be read
 )
 
@@ -79,7 +81,8 @@ type ReadOptions struct {
 	// Offset and Length select a byte range; Length 0 means to the end.
 	Offset, Length int64
 	// Max caps the bytes returned (default DefaultReadCap). A file larger
-	// than Max is refused unless a range within the cap is given.
+	// than Max, or than the skill's MaxFileSize, is refused unless a range
+	// is given; a range is read alone, whatever the file's size.
 	Max int64
 }
 
@@ -101,22 +104,117 @@ type FileResult struct {
 	More bool `json:"more,omitempty"`
 	// Message explains a refusal or error, for the model and for people.
 	Message string `json:"message,omitempty"`
-	// Code is the path check's refusal code, when Status is refused.
+	// Code is the refusal's stable code: the path check's (path-*) or
+	// range-invalid when Status is refused, symlink-escapes or not-regular
+	// for a file that is never served, too-large, and folder-changed or
+	// file-changed when Status is changed.
 	Code  string       `json:"code,omitempty"`
 	Entry *skill.Skill `json:"-"`
 	Data  []byte       `json:"-"` // the bytes of the range, for transports
 }
 
-// ReadFile reads one file of a skill the agent has. The path is relative
-// to the skill folder and goes through skill.CleanPath; folder skills are
-// read through os.Root, so links leaving the skill are refused.
+// ReadFile reads one file of a skill the agent has, or a range of it. The
+// path is relative to the skill folder and goes through skill.CleanPath;
+// folder skills are read through os.Root (internal/safefile), so links
+// leaving the skill, special files and a swapped skill folder are refused.
+// Only the range asked for is read, whatever the file's size; a read
+// without a range is refused (too_large) over opt.Max or the skill's
+// MaxFileSize.
 func (l *Loadout) ReadFile(name, p string, opt ReadOptions) FileResult {
+	r, sk, ok := l.resolve(name, p)
+	if !ok {
+		return r
+	}
+	clean := r.Path
+	if opt.Max <= 0 {
+		opt.Max = DefaultReadCap
+	}
+	if opt.Offset < 0 || opt.Length < 0 {
+		r.Status, r.Code = StatusRefused, "range-invalid"
+		r.Message = "offset and length must not be negative"
+		return r
+	}
+	c, err := sk.Open(clean)
+	if err != nil {
+		return r.failed(err)
+	}
+	defer c.Close()
+	r.Size = c.Size()
+	if opt.Length == 0 && opt.Offset == 0 {
+		if r.Size > opt.Max {
+			r.Status, r.Code = StatusTooLarge, skill.CodeTooLarge
+			r.Message = fmt.Sprintf("%s is %d bytes, over the %d-byte cap of one read: ask for a range with offset and length", clean, r.Size, opt.Max)
+			return r
+		}
+		if sk.MaxFileSize > 0 && r.Size > sk.MaxFileSize {
+			return r.failed(skill.TooLarge(clean, r.Size, sk.MaxFileSize))
+		}
+	}
+	if opt.Offset > r.Size {
+		r.Status, r.Code = StatusRefused, "range-invalid"
+		r.Message = fmt.Sprintf("offset %d is past the end of %s (%d bytes)", opt.Offset, clean, r.Size)
+		return r
+	}
+	end := r.Size
+	if opt.Length > 0 && opt.Length < end-opt.Offset {
+		end = opt.Offset + opt.Length
+	}
+	if end-opt.Offset > opt.Max {
+		end = opt.Offset + opt.Max
+	}
+	chunk := make([]byte, end-opt.Offset)
+	if n, err := c.ReadAt(chunk, opt.Offset); n < len(chunk) {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF // the file shrank while it was read
+		}
+		return r.failed(err)
+	}
+	r.Offset, r.More, r.Data = opt.Offset, end < r.Size, chunk
+	r.ContentType = contentType(sk, clean, r.ContentType)
+	if f, ok := sk.File(clean); (ok && f.Binary) || !utf8.Valid(trimCut(chunk)) {
+		r.Encoding, r.Content = "base64", base64.StdEncoding.EncodeToString(chunk)
+	} else {
+		r.Encoding, r.Content = "utf-8", string(chunk)
+	}
+	r.Status = StatusOK
+	return r
+}
+
+// OpenFile opens one file of a skill the agent has to be served whole
+// (streamed, never read into memory here): the same lookup, path check and
+// refusals as ReadFile, and a file over max (when max > 0) or over the
+// skill's MaxFileSize is refused as too_large before it is read. On
+// StatusOK the result's Size and ContentType are set and c is the open
+// file, which the caller closes; otherwise c is nil.
+func (l *Loadout) OpenFile(name, p string, max int64) (FileResult, skill.Content) {
+	r, sk, ok := l.resolve(name, p)
+	if !ok {
+		return r, nil
+	}
+	c, err := sk.OpenWhole(r.Path)
+	if err != nil {
+		return r.failed(err), nil
+	}
+	r.Size = c.Size()
+	if max > 0 && r.Size > max {
+		c.Close()
+		return r.failed(skill.TooLarge(r.Path, r.Size, max)), nil
+	}
+	r.ContentType = contentType(sk, r.Path, r.ContentType)
+	r.Status = StatusOK
+	return r, c
+}
+
+// resolve finds the skill and checks the path: ok is false with a
+// not_found or refused result. On success r.Path is the clean path, r.Entry
+// the skill and r.ContentType the manifest's (text/markdown for the entry).
+func (l *Loadout) resolve(name, p string) (FileResult, *skill.Skill, bool) {
 	r := FileResult{Skill: name, Path: p}
 	e, ok := l.byName[name]
 	if !ok {
 		r.Status = StatusNotFound
 		r.Message, _ = l.unknownName(name)
-		return r
+		return r, nil, false
 	}
 	sk := e.Skill
 	r.Entry = sk
@@ -126,10 +224,9 @@ func (l *Loadout) ReadFile(name, p string, opt ReadOptions) FileResult {
 		errors.As(err, &pe)
 		r.Status, r.Code = StatusRefused, pe.Code
 		r.Message = err.Error()
-		return r
+		return r, nil, false
 	}
 	r.Path = clean
-	var size int64 = -1
 	if clean == sk.Entry {
 		r.ContentType = "text/markdown"
 	} else {
@@ -137,57 +234,32 @@ func (l *Loadout) ReadFile(name, p string, opt ReadOptions) FileResult {
 		if !ok {
 			r.Status = StatusNotFound
 			r.Message = fmt.Sprintf("Skill %q has no file %q.%s", name, clean, fileHint(sk, clean))
-			return r
+			return r, nil, false
 		}
-		r.ContentType, size = f.ContentType, f.Size
+		r.ContentType = f.ContentType
 	}
-	if opt.Max <= 0 {
-		opt.Max = DefaultReadCap
-	}
-	if opt.Offset < 0 || opt.Length < 0 {
-		r.Status, r.Code = StatusRefused, "range-invalid"
-		r.Message = "offset and length must not be negative"
-		return r
-	}
-	if size > opt.Max && opt.Length == 0 && opt.Offset == 0 {
-		r.Status, r.Size = StatusTooLarge, size
-		r.Message = fmt.Sprintf("%s is %d bytes, over the %d-byte cap of one read: ask for a range with offset and length", clean, size, opt.Max)
-		return r
-	}
-	data, err := sk.ReadFile(clean)
-	if err != nil {
-		r.Status, r.Message = StatusError, fmt.Sprintf("%s could not be read: %s", clean, readErrText(err))
-		if errors.Is(err, fs.ErrNotExist) {
-			r.Status = StatusNotFound
-		}
-		if isEscape(err) {
-			r.Status, r.Code = StatusRefused, skill.CodeSymlinkEscapes
-			r.Message = fmt.Sprintf("%s is a symlink that leaves the skill folder; it is never served", clean)
+	return r, sk, true
+}
+
+// failed turns a read error into the result's status, code and message.
+func (r FileResult) failed(err error) FileResult {
+	r.Data, r.Content, r.Encoding = nil, "", ""
+	if se, ok := skill.AsServeError(err); ok {
+		r.Code, r.Message = se.Code, se.Error()
+		switch se.Code {
+		case skill.CodeTooLarge:
+			r.Status, r.Size = StatusTooLarge, se.Size
+		case skill.CodeFolderChanged, skill.CodeFileChanged:
+			r.Status = StatusChanged
+		default:
+			r.Status = StatusRefused
 		}
 		return r
 	}
-	r.Size = int64(len(data))
-	if opt.Offset > r.Size {
-		r.Status, r.Code = StatusRefused, "range-invalid"
-		r.Message = fmt.Sprintf("offset %d is past the end of %s (%d bytes)", opt.Offset, clean, r.Size)
-		return r
+	r.Status, r.Message = StatusError, fmt.Sprintf("%s could not be read: %s", r.Path, readErrText(err))
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, skill.ErrNotListed) {
+		r.Status = StatusNotFound
 	}
-	end := r.Size
-	if opt.Length > 0 && opt.Offset+opt.Length < end {
-		end = opt.Offset + opt.Length
-	}
-	if end-opt.Offset > opt.Max {
-		end = opt.Offset + opt.Max
-	}
-	chunk := data[opt.Offset:end]
-	r.Offset, r.More, r.Data = opt.Offset, end < r.Size, chunk
-	r.ContentType = contentType(sk, clean, r.ContentType)
-	if f, ok := sk.File(clean); (ok && f.Binary) || !utf8.Valid(trimCut(chunk)) {
-		r.Encoding, r.Content = "base64", base64.StdEncoding.EncodeToString(chunk)
-	} else {
-		r.Encoding, r.Content = "utf-8", string(chunk)
-	}
-	r.Status = StatusOK
 	return r
 }
 
@@ -207,10 +279,6 @@ func trimCut(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
-}
-
-func isEscape(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
 }
 
 func readErrText(err error) string {

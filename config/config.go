@@ -56,6 +56,10 @@ type Limits struct {
 	MaxDepth int `json:"maxDepth,omitempty"`
 	MaxDirs  int `json:"maxDirs,omitempty"`
 	MaxFiles int `json:"maxFiles,omitempty"`
+	// MaxFileSize is the largest file of a folder skill read or served
+	// whole (default source.DefaultMaxFileSize, 16 MiB); larger files are
+	// served only in ranges (read_skill_file offset/length).
+	MaxFileSize int64 `json:"maxFileSize,omitempty"`
 }
 
 // Watch tunes live reload of skill folders; zero means the default.
@@ -297,7 +301,7 @@ func (f *File) Validate() error {
 			return &Error{File: f.Path, Field: "watch.pollInterval", Msg: fmt.Sprintf("%q: give a duration of at least 100ms, like \"5s\"", p)}
 		}
 	}
-	if f.Limits.MaxDepth < 0 || f.Limits.MaxDirs < 0 || f.Limits.MaxFiles < 0 {
+	if f.Limits.MaxDepth < 0 || f.Limits.MaxDirs < 0 || f.Limits.MaxFiles < 0 || f.Limits.MaxFileSize < 0 {
 		return &Error{File: f.Path, Field: "limits", Msg: "limits must be positive numbers (0 or absent for the defaults)"}
 	}
 	return f.Server.validate(f.Path)
@@ -352,9 +356,10 @@ func (f *File) CatalogOptions() catalog.Options {
 		Budget: f.Budget,
 		Format: f.Format,
 		Scan: source.Options{
-			MaxDepth: f.Limits.MaxDepth,
-			MaxDirs:  f.Limits.MaxDirs,
-			MaxFiles: f.Limits.MaxFiles,
+			MaxDepth:    f.Limits.MaxDepth,
+			MaxDirs:     f.Limits.MaxDirs,
+			MaxFiles:    f.Limits.MaxFiles,
+			MaxFileSize: f.Limits.MaxFileSize,
 		},
 	}
 }

@@ -164,6 +164,8 @@ func loadStatus(s string) int {
 		return http.StatusBadRequest
 	case catalog.StatusTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case catalog.StatusChanged:
+		return http.StatusConflict
 	}
 	return http.StatusInternalServerError
 }

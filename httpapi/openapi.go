@@ -51,13 +51,13 @@ func content(c map[string]string) obj {
 }
 
 var errorDesc = map[int]string{
-	400: "bad_request (malformed body, header or parameter) or refused (a path refused by the path check)",
+	400: "bad_request (malformed body, header or parameter) or refused (a path refused by the path check, or a folder skill's file that is a link out of the skill or not a regular file)",
 	401: "unauthorized: no valid bearer token",
 	403: "forbidden (outside the token's scope; the answer is the same whether or not the target exists), read_only (a folder or plugin skill), host_not_allowed (a Host this server does not answer to) or cross_origin (a state-changing request from another origin's page)",
 	408: "request_timeout: the body did not arrive within the read timeout",
 	404: "not_found",
-	409: "conflict (a stale If-Match: currentVersion says the current one; or the name exists) or no_store",
-	413: "too_large: over a size limit",
+	409: "conflict (a stale If-Match: currentVersion says the current one; the name exists; or a folder skill's file or folder changed on disk since the scan) or no_store",
+	413: "too_large: over a size limit (a folder skill's file read whole over limits.maxFileSize)",
 	415: "unsupported_media_type: a Content-Type the route does not take",
 	422: "invalid: the skill document or bundle is refused (problems lists why)",
 	428: "precondition_required: an update of a stored skill without If-Match",
@@ -256,7 +256,7 @@ func schemas() obj {
 		"LoadResult": object(obj{"status": obj{"type": "string", "enum": []string{"ok", "not_found", "error"}}, "name": str(),
 			"text": obj{"type": "string", "description": "the <skill_context> envelope, or what went wrong"}, "suggestions": arrayOf(str())},
 			"status", "name", "text"),
-		"FileResult": object(obj{"status": obj{"type": "string", "enum": []string{"ok", "not_found", "refused", "too_large", "error"}},
+		"FileResult": object(obj{"status": obj{"type": "string", "enum": []string{"ok", "not_found", "refused", "too_large", "changed", "error"}},
 			"skill": str(), "path": str(), "contentType": str(), "size": integer(), "offset": integer(),
 			"encoding": obj{"type": "string", "enum": []string{"utf-8", "base64"}}, "content": str(), "more": boolean(),
 			"message": str(), "code": str()}, "status", "skill", "path"),

@@ -534,6 +534,10 @@ func cleanParam(w http.ResponseWriter, r *http.Request) (string, bool) {
 	return p, true
 }
 
+// getFile serves one file of a skill raw, streamed (with Range support):
+// a stored skill's from the store, a folder or plugin skill's through the
+// catalog, whose checks refuse links out of the skill, special files, a
+// swapped skill folder and files over the size cap before reading.
 func (a *api) getFile(w http.ResponseWriter, r *http.Request) {
 	path, ok := cleanParam(w, r)
 	if !ok {
@@ -548,15 +552,15 @@ func (a *api) getFile(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var data []byte
+	var c skill.Content
 	ct := "application/octet-stream"
 	if rec != nil {
-		var err error
-		data, err = a.svc.Store().ReadFile(r.Context(), name, rec.Version, path)
+		data, err := a.svc.Store().ReadFile(r.Context(), name, rec.Version, path)
 		if err != nil {
 			a.fail(w, r, err)
 			return
 		}
+		c = skill.BytesContent(data)
 		if path == "SKILL.md" {
 			ct = "text/markdown; charset=utf-8"
 		}
@@ -567,28 +571,38 @@ func (a *api) getFile(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("X-Skill-Version", strconv.Itoa(rec.Version))
 	} else {
-		res := l.ReadFile(name, path, catalog.ReadOptions{Max: a.lim.MaxTotalSize})
+		res, open := l.OpenFile(name, path, a.lim.MaxTotalSize)
 		if res.Status != catalog.StatusOK {
 			writeErr(w, fileError(res))
 			return
 		}
 		if res.Entry != sk {
+			open.Close()
 			// The catalog's winner is what the admin view describes.
 			writeErr(w, &service.Error{Code: service.CodeNotFound, Message: "the skill changed while it was read; retry"})
 			return
 		}
-		data, ct = res.Data, res.ContentType
+		c, ct = open, res.ContentType
 		if path == sk.Entry {
 			ct = "text/markdown; charset=utf-8"
 		}
 	}
-	tag := `"` + skill.DigestBytes(data) + `"`
-	w.Header().Set("ETag", tag)
+	defer c.Close()
+	digest, err := skill.DigestOf(c)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	tag := `"` + digest + `"`
+	h := w.Header()
+	h.Set("ETag", tag)
 	if noneMatch(r.Header.Get("If-None-Match"), tag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	writeRaw(w, http.StatusOK, []string{ct}, data)
+	h["Content-Type"] = []string{ct}
+	h["X-Content-Type-Options"] = nosniff
+	http.ServeContent(w, r, "", time.Time{}, io.NewSectionReader(c, 0, c.Size()))
 }
 
 // noneMatch reports whether If-None-Match holds tag (or *). It compares
@@ -616,8 +630,13 @@ func fileError(res catalog.FileResult) *service.Error {
 		}
 	case catalog.StatusTooLarge:
 		e.Code = service.CodeTooLarge
+	case catalog.StatusChanged:
+		e.Code = service.CodeConflict
 	default:
 		e.Code = service.CodeInternal
+	}
+	if res.Code != "" && res.Code != "range-invalid" {
+		e.Problems = []skill.Diagnostic{{Severity: skill.Error, Code: res.Code, Message: res.Message, Path: res.Path}}
 	}
 	return e
 }
@@ -798,7 +817,10 @@ func (a *api) exportSkill(w http.ResponseWriter, r *http.Request) {
 			notFound(w, l, name)
 			return
 		}
-		if b, err = e.Skill.Bundle(); err != nil {
+		// The manifest's sizes are checked against the export's limits
+		// before a byte is read; a link out of the skill, a special file or
+		// a file changed since the scan is a 4xx refusal with its code.
+		if b, err = e.Skill.BundleWithin(skill.Limits{}); err != nil {
 			a.fail(w, r, err)
 			return
 		}

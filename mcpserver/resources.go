@@ -294,16 +294,24 @@ func buildManifest(sk *skill.Skill) *manifest {
 	for _, f := range fs {
 		// The digest covers the bytes the skill's reader returns, which
 		// are the bytes resources/read serves (a stored skill's are a
-		// fixed version).
-		data, err := sk.ReadFile(realPath(sk, f.path))
+		// fixed version). Files are hashed in pieces, never held whole,
+		// and a file over the skill's size cap is refused unread.
+		c, err := sk.OpenWhole(realPath(sk, f.path))
 		if err != nil {
 			return &manifest{problem: fmt.Sprintf("%s could not be read (%v), so its manifest would be incomplete", f.path, err)}
 		}
-		total += int64(len(data))
-		e.Resources = append(e.Resources, SkillResource{URI: fileURI(sk.Name, f.path), Digest: skill.DigestBytes(data), Size: int64(len(data))})
-	}
-	if total > MaxSkillBytes {
-		return &manifest{problem: fmt.Sprintf("its files hold %d bytes, over the extension's limit of %d per skill", total, MaxSkillBytes)}
+		size := c.Size()
+		total += size
+		if total > MaxSkillBytes {
+			c.Close()
+			return &manifest{problem: fmt.Sprintf("its files hold more than %d bytes, over the extension's limit per skill", MaxSkillBytes)}
+		}
+		digest, err := skill.DigestOf(c)
+		c.Close()
+		if err != nil {
+			return &manifest{problem: fmt.Sprintf("%s could not be read (%v), so its manifest would be incomplete", f.path, err)}
+		}
+		e.Resources = append(e.Resources, SkillResource{URI: fileURI(sk.Name, f.path), Digest: digest, Size: size})
 	}
 	return &manifest{entry: e}
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 
+	"github.com/loadout/loadout/internal/safefile"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/source"
 )
@@ -71,6 +73,17 @@ func LoadAll(dirs []string) ([]*Plugin, []skill.Diagnostic) {
 	return out, diags
 }
 
+// readManifest reads plugin.json through the shared safe open, so a FIFO
+// or device in its place is refused instead of blocking the load.
+func readManifest(root *os.Root) ([]byte, error) {
+	f, _, err := safefile.OpenIn(root, ManifestName)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
 // Load reads the plugin in folder dir and the skills it contributes. It
 // returns nil when plugin.json is missing or unusable; a bad contribution
 // is reported and the others still load.
@@ -98,7 +111,7 @@ func Load(dir string) (*Plugin, []skill.Diagnostic) {
 	}
 	defer root.Close()
 	file := filepath.Join(real, ManifestName)
-	data, err := root.ReadFile(ManifestName)
+	data, err := readManifest(root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fail(file, "no %s in the plugin folder; plugin not loaded", ManifestName)

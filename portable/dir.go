@@ -10,6 +10,7 @@ import (
 	"sort"
 	"syscall"
 
+	"github.com/loadout/loadout/internal/safefile"
 	"github.com/loadout/loadout/skill"
 )
 
@@ -94,7 +95,9 @@ func (im *dirImport) fail(entry, code, format string, args ...any) error {
 }
 
 func (im *dirImport) list(rel string) ([]fs.DirEntry, error) {
-	f, err := im.root.Open(rel)
+	// O_NONBLOCK: a FIFO swapped in for a folder fails ReadDir instead of
+	// blocking the open.
+	f, err := im.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, &Error{Source: im.src, Entry: rel, Code: CodeRead, Msg: err.Error(), Err: err}
 	}
@@ -188,14 +191,20 @@ func (im *dirImport) read(p string, info fs.FileInfo) ([]byte, error) {
 	if info.Size() > max {
 		return nil, im.fail(p, skill.CodeTooLarge, "the file is %d bytes, over the %d-byte limit per file", info.Size(), max)
 	}
-	f, err := im.root.Open(p)
+	// The shared safe open: O_NONBLOCK and a type check on the handle, so
+	// a FIFO or device swapped in after the listing is refused instead of
+	// blocking the import.
+	f, _, err := safefile.OpenIn(im.root, p)
 	if err != nil {
+		if se, ok := skill.AsServeError(err); ok {
+			if se.Code == skill.CodeSymlinkEscapes {
+				return nil, &Error{Source: im.src, Entry: p, Code: CodeSymlinkEscapes, Msg: "the symbolic link leads outside the skill folder; a skill may only link to its own files", Err: err}
+			}
+			return nil, &Error{Source: im.src, Entry: p, Code: CodeSpecialFile, Msg: "it is not a regular file (it changed after the folder was listed)", Err: err}
+		}
 		return nil, &Error{Source: im.src, Entry: p, Code: CodeRead, Msg: err.Error(), Err: err}
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, im.fail(p, CodeSpecialFile, "it is not a regular file")
-	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, &Error{Source: im.src, Entry: p, Code: CodeRead, Msg: err.Error(), Err: err}

@@ -246,6 +246,21 @@ func AsError(err error) *Error {
 		}
 		return e
 	}
+	if se, ok := skill.AsServeError(err); ok {
+		// A file of a folder skill that is not served: a link out of the
+		// skill or a special file (refused), over the size cap
+		// (too_large), or changed since the scan (conflict: the catalog's
+		// view is stale until the skill is scanned again).
+		code := CodeRefused
+		switch se.Code {
+		case skill.CodeTooLarge:
+			code = CodeTooLarge
+		case skill.CodeFolderChanged, skill.CodeFileChanged:
+			code = CodeConflict
+		}
+		return &Error{Code: code, Message: se.Error(), Path: se.Path,
+			Problems: []skill.Diagnostic{{Severity: skill.Error, Code: se.Code, Message: se.Error(), Path: se.Path}}}
+	}
 	// Anything else is internal: its text may name files or drivers, so
 	// it goes to the log only.
 	return &Error{Code: CodeInternal, Message: "internal error", Err: err}

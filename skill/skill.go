@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"sync"
 )
@@ -73,6 +74,13 @@ type Skill struct {
 	// VersionDigest identifies the exact version, when the source knows it
 	// (the store's bundle digest). See ContentDigest.
 	VersionDigest string
+	// MaxFileSize caps the size of a file read or served whole (ReadFile,
+	// OpenWhole, Digest, Bundle): a larger file is refused with a
+	// *ServeError (CodeTooLarge) before a byte of it is read, and can
+	// still be read in ranges through Open. 0 means no cap. Folder sources
+	// set it (source.Options.MaxFileSize); stored and plugin skills are
+	// already bounded by the store's limits.
+	MaxFileSize int64
 
 	reader  Reader
 	body    string // set for skills whose body is held in memory
@@ -144,8 +152,18 @@ func (s *Skill) File(path string) (File, bool) {
 
 // ReadFile reads one file of the skill: the entry file or a listed
 // supporting file. path must already be clean (CleanPath). Files not in the
-// manifest are refused with ErrNotListed wrapped in a fs.PathError.
+// manifest are refused with ErrNotListed wrapped in a fs.PathError; a file
+// over MaxFileSize, or whose size is not the manifest's, with a
+// *ServeError.
 func (s *Skill) ReadFile(path string) ([]byte, error) {
+	if _, ok := s.reader.(Opener); ok {
+		c, err := s.OpenWhole(path)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		return readAll(c)
+	}
 	if path != s.Entry {
 		if _, ok := s.File(path); !ok {
 			return nil, &fs.PathError{Op: "read", Path: path, Err: ErrNotListed}
@@ -154,20 +172,35 @@ func (s *Skill) ReadFile(path string) ([]byte, error) {
 	if s.reader == nil {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: fs.ErrNotExist}
 	}
-	return s.reader.ReadFile(path)
+	data, err := s.reader.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if f, ok := s.File(path); ok && int64(len(data)) != f.Size {
+		return nil, &ServeError{Code: CodeFileChanged, Path: path, Size: int64(len(data)), Limit: f.Size,
+			Msg: fmt.Sprintf("%s is %d bytes, but its manifest says %d; it is served again once the skill is read again", path, len(data), f.Size)}
+	}
+	if s.MaxFileSize > 0 && int64(len(data)) > s.MaxFileSize {
+		return nil, TooLarge(path, int64(len(data)), s.MaxFileSize)
+	}
+	return data, nil
 }
 
 // Digest returns "sha256:<hex>" of a file's bytes, computed on first use
-// and cached for the life of this Skill value.
+// (reading the file in pieces) and cached for the life of this Skill value.
 func (s *Skill) Digest(path string) (string, error) {
 	if d, ok := s.digests.Load(path); ok {
 		return d.(string), nil
 	}
-	data, err := s.ReadFile(path)
+	c, err := s.OpenWhole(path)
 	if err != nil {
 		return "", err
 	}
-	d := DigestBytes(data)
+	d, err := DigestOf(c)
+	c.Close()
+	if err != nil {
+		return "", err
+	}
 	s.digests.Store(path, d)
 	return d, nil
 }

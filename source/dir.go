@@ -1,8 +1,11 @@
 package source
 
 import (
+	"fmt"
 	"io/fs"
 	"sort"
+
+	"github.com/loadout/loadout/internal/safefile"
 )
 
 // dirent is one directory entry as listed: its name and, when the file
@@ -45,3 +48,18 @@ func find(es []dirent, name string) int {
 	}
 	return -1
 }
+
+// errNotRegular is the read error of a path that is a FIFO, device or
+// folder where a file was expected.
+func errNotRegular(m fs.FileMode) error {
+	return fmt.Errorf("it is %s, not a regular file", safefile.Kind(m))
+}
+
+// errTooBig is the read error of a file over a read limit.
+func errTooBig(size, max int64) error {
+	return fmt.Errorf("it is %d bytes, over the %d-byte limit (limits.maxFileSize for SKILL.md, 1 MiB for ignore files)", size, max)
+}
+
+// maxIgnoreFile bounds an ignore file (.gitignore, .ignore, .fdignore):
+// one larger is not read, and a warning says so.
+const maxIgnoreFile = 1 << 20

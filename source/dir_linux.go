@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loadout/loadout/internal/safefile"
 )
 
 // On Linux a folder is read with one open, getdents64 and one close, and
@@ -98,6 +100,14 @@ func toStat(st *unix.Stat_t) fileStat {
 	case syscall.S_IFLNK:
 		mode |= fs.ModeSymlink
 	case syscall.S_IFREG:
+	case syscall.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case syscall.S_IFSOCK:
+		mode |= fs.ModeSocket
+	case syscall.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFBLK:
+		mode |= fs.ModeDevice
 	default:
 		mode |= fs.ModeIrregular
 	}
@@ -119,10 +129,21 @@ func (d *dirHandle) lstat(name string) (fileStat, error) {
 	}
 }
 
+// id is the identity of the open folder, as the scan read it.
+func (d *dirHandle) id() safefile.ID {
+	var st unix.Stat_t
+	if err := unix.Fstat(d.fd, &st); err != nil {
+		return safefile.ID{}
+	}
+	return safefile.ID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}
+}
+
 // readFile reads a small file of the folder (following links) with one
-// open, fstat, read and close.
-func (d *dirHandle) readFile(name string) ([]byte, fileStat, error) {
-	fd, err := syscall.Openat(d.fd, name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+// open, fstat, read and close. The open does not block (O_NONBLOCK): a
+// FIFO or device is refused on the handle, never read. A file over max
+// bytes is refused before it is read.
+func (d *dirHandle) readFile(name string, max int64) ([]byte, fileStat, error) {
+	fd, err := syscall.Openat(d.fd, name, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fileStat{}, &fs.PathError{Op: "open", Path: d.path + "/" + name, Err: err}
 	}
@@ -133,7 +154,10 @@ func (d *dirHandle) readFile(name string) ([]byte, fileStat, error) {
 	}
 	fst := toStat(&st)
 	if !fst.isRegular() {
-		return nil, fst, &fs.PathError{Op: "read", Path: d.path + "/" + name, Err: syscall.EISDIR}
+		return nil, fst, &fs.PathError{Op: "read", Path: d.path + "/" + name, Err: errNotRegular(fst.mode)}
+	}
+	if fst.size > max {
+		return nil, fst, &fs.PathError{Op: "read", Path: d.path + "/" + name, Err: errTooBig(fst.size, max)}
 	}
 	buf := make([]byte, 0, fst.size+1)
 	for {
@@ -152,6 +176,9 @@ func (d *dirHandle) readFile(name string) ([]byte, fileStat, error) {
 			// A regular file that returned exactly its size is done;
 			// the extra byte of room catches a file that grew.
 			return buf, fst, nil
+		}
+		if int64(len(buf)) > max {
+			return nil, fst, &fs.PathError{Op: "read", Path: d.path + "/" + name, Err: errTooBig(int64(len(buf)), max)}
 		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]

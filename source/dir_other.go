@@ -3,10 +3,13 @@
 package source
 
 import (
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/loadout/loadout/internal/safefile"
 )
 
 type dirHandle struct {
@@ -15,7 +18,9 @@ type dirHandle struct {
 }
 
 func openDir(path string) (*dirHandle, error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: a FIFO swapped in for the folder fails ReadDir instead
+	// of blocking the open.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -67,12 +72,33 @@ func (d *dirHandle) statFollow(name string) (fileStat, error) {
 	return fromInfo(fi), nil
 }
 
-func (d *dirHandle) readFile(name string) ([]byte, fileStat, error) {
+// id is the identity of the folder, as the scan read it.
+func (d *dirHandle) id() safefile.ID { return safefile.Stat(d.path) }
+
+// readFile reads a small file of the folder, following links. The open
+// does not block: a FIFO or device is refused on the handle, never read.
+// A file over max bytes is refused before it is read.
+func (d *dirHandle) readFile(name string, max int64) ([]byte, fileStat, error) {
 	p := filepath.Join(d.path, name)
-	fi, err := os.Stat(p)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fileStat{}, err
 	}
-	data, err := os.ReadFile(p)
-	return data, fromInfo(fi), err
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fileStat{}, err
+	}
+	st := fromInfo(fi)
+	if !fi.Mode().IsRegular() {
+		return nil, st, &fs.PathError{Op: "read", Path: p, Err: errNotRegular(fi.Mode())}
+	}
+	if fi.Size() > max {
+		return nil, st, &fs.PathError{Op: "read", Path: p, Err: errTooBig(fi.Size(), max)}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		return nil, st, &fs.PathError{Op: "read", Path: p, Err: errTooBig(int64(len(data)), max)}
+	}
+	return data, st, err
 }

@@ -25,6 +25,9 @@ const (
 	DefaultMaxDepth = 16
 	DefaultMaxDirs  = 100_000
 	DefaultMaxFiles = 5_000
+	// DefaultMaxFileSize is the largest file served whole: 16 MiB, what
+	// MCP hosts must accept for a whole skill.
+	DefaultMaxFileSize = 16 << 20
 )
 
 // Options bound and tune a folder scan. The zero value is ready to use.
@@ -38,6 +41,11 @@ type Options struct {
 	// MaxFiles is how many supporting files (and folders) one skill's
 	// manifest may list.
 	MaxFiles int
+	// MaxFileSize is the largest file of a skill that is read or served
+	// whole (default DefaultMaxFileSize): a larger SKILL.md is not loaded,
+	// and a larger supporting file is listed but served only in ranges
+	// (skill.Skill.MaxFileSize).
+	MaxFileSize int64
 	// Workers is the number of folders read at once (default 2×GOMAXPROCS).
 	Workers int
 	// Cache, when set, keeps parsed SKILL.md metadata between scans: a
@@ -60,6 +68,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxFiles <= 0 {
 		o.MaxFiles = DefaultMaxFiles
+	}
+	if o.MaxFileSize <= 0 {
+		o.MaxFileSize = DefaultMaxFileSize
 	}
 	if o.Workers <= 0 {
 		o.Workers = 2 * runtime.GOMAXPROCS(0)
@@ -357,7 +368,7 @@ func readIgnoreFiles(d *dirHandle, rel string, rules *ignore.Rules) (*ignore.Rul
 		if find(d.entries, name) < 0 {
 			continue
 		}
-		data, _, err := d.readFile(name)
+		data, _, err := d.readFile(name, maxIgnoreFile)
 		if err != nil {
 			diags = append(diags, diag(skill.Warning, skill.CodeReadError, filepath.Join(d.path, name), "cannot read ignore file: %s; its patterns were not applied", errText(err)))
 			continue

@@ -2,13 +2,16 @@ package source
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/loadout/loadout/internal/ignore"
+	"github.com/loadout/loadout/internal/safefile"
 	"github.com/loadout/loadout/skill"
 )
 
@@ -78,21 +81,39 @@ func (c *Cache) put(path string, st fileStat, e cached) {
 	c.mu.Unlock()
 }
 
-// folderReader reads a folder skill's files through os.Root, so a symlink
-// that leaves the skill folder is refused even if it appeared after the scan.
-type folderReader struct{ dir string }
+// folderReader reads a folder skill's files through internal/safefile:
+// confined to the folder with os.Root (a link that leaves it is refused,
+// even one that appeared after the scan), only while the folder is the one
+// the scan read (id), and only regular files (a FIFO swapped in is refused
+// without blocking).
+type folderReader struct {
+	dir string
+	id  safefile.ID
+}
 
-func (r folderReader) ReadFile(p string) ([]byte, error) {
-	root, err := os.OpenRoot(r.dir)
+func (r folderReader) Open(p string) (skill.Content, error) {
+	f, fi, err := safefile.Open(r.dir, r.id, p)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	return root.ReadFile(p)
+	return safefile.Content(f, fi), nil
 }
 
-// NewFolderReader returns a skill.Reader over a folder, confined to it.
-func NewFolderReader(dir string) skill.Reader { return folderReader{dir: dir} }
+// ReadFile reads a whole file. Skill.ReadFile does not call it (it opens
+// the file and checks its size first); it is here for skill.Reader.
+func (r folderReader) ReadFile(p string) ([]byte, error) {
+	c, err := r.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return io.ReadAll(io.NewSectionReader(c, 0, c.Size()))
+}
+
+// NewFolderReader returns a skill.Reader over a folder, confined to it and
+// to the folder found at dir now: if dir is later replaced (or becomes a
+// link elsewhere), reads are refused.
+func NewFolderReader(dir string) skill.Reader { return folderReader{dir: dir, id: safefile.Stat(dir)} }
 
 // loadSkill parses the entry file and lists the supporting files of the
 // skill in folder d.
@@ -112,7 +133,7 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string) found {
 		}
 	}
 	if !hit {
-		data, st, err := d.readFile(entry)
+		data, st, err := d.readFile(entry, s.opt.MaxFileSize)
 		if err != nil {
 			report(diag(skill.Error, skill.CodeReadError, entryPath, "cannot read: %s; skill skipped", errText(err)))
 			return f
@@ -140,8 +161,12 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string) found {
 	}
 	m := manifest{scan: s, skillReal: t.real, base: t.rel, name: c.doc.Name}
 	m.walk(d, t.real, "", t.depth, t.rules, t.up, entry)
+	if m.root != nil {
+		m.root.Close()
+	}
 	f.diags = append(f.diags, m.diags...)
-	f.skill = skill.New(c.doc, t.real, entry, m.files, s.origin, folderReader{dir: t.real})
+	f.skill = skill.New(c.doc, t.real, entry, m.files, s.origin, folderReader{dir: t.real, id: d.id()})
+	f.skill.MaxFileSize = s.opt.MaxFileSize
 	if s.opt.KeepBodies {
 		f.skill.KeepBody(c.doc.Body)
 	}
@@ -172,6 +197,23 @@ type manifest struct {
 	count     int
 	capped    bool
 	diags     []skill.Diagnostic
+	root      *os.Root // the skill folder, opened for the first link met
+}
+
+// servable reports whether the link at rel (inside the skill) can be
+// followed by os.Root, as every read of the skill will: a link with an
+// absolute target, or one whose path climbs out of the skill folder on
+// the way, cannot, even when it ends inside the folder.
+func (m *manifest) servable(rel string) bool {
+	if m.root == nil {
+		r, err := os.OpenRoot(m.skillReal)
+		if err != nil {
+			return false
+		}
+		m.root = r
+	}
+	_, err := m.root.Stat(rel)
+	return err == nil
 }
 
 func (m *manifest) report(sev skill.Severity, code, path, format string, args ...any) {
@@ -227,6 +269,10 @@ func (m *manifest) walk(d *dirHandle, real, rel string, depth int, rules *ignore
 			}
 			if !within(childReal, m.skillReal) {
 				m.report(skill.Warning, skill.CodeSymlinkEscapes, childPath(), "symlink points outside the skill folder (to %s); not listed and never served", childReal)
+				continue
+			}
+			if !m.servable(childRel) {
+				m.report(skill.Warning, skill.CodeSymlinkEscapes, childPath(), "symlink has an absolute target or leaves the skill folder on its way (to %s), which reads never follow; not listed and never served: make it a relative link that stays inside the folder", childReal)
 				continue
 			}
 			if st.isDir() && up.has(childReal) {
@@ -288,12 +334,17 @@ func within(real, dir string) bool {
 	return real == dir || strings.HasPrefix(real, dir+string(filepath.Separator))
 }
 
+// sniffFile reads the first bytes of a file to guess its type. The open
+// does not block (a FIFO swapped in after the listing is not read).
 func sniffFile(path string) (string, bool) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "application/octet-stream", true
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return "application/octet-stream", true
+	}
 	buf := make([]byte, 512)
 	n, _ := f.Read(buf)
 	return skill.Sniff(buf[:n])

@@ -54,6 +54,10 @@
 //   - a name that is not 1–64 of a-z, 0-9 and single inner hyphens (the
 //     installers' check; one bad entry makes skills@1.3.9 refuse the whole
 //     0.1.0 index): both indexes;
+//   - a file that cannot be served: over limits.maxFileSize (16 MiB by
+//     default; too-large), or a link out of the skill, a FIFO or other
+//     special file, a skill folder swapped since the scan, a file whose
+//     size changed since the scan (read-error): both indexes;
 //   - a path a ustar header cannot hold (non-ASCII, or too long to split
 //     into prefix and name): the 0.2.0 index;
 //   - a path with "..", "?", "#", "%" or "\" in it, which installers refuse
@@ -80,17 +84,26 @@
 //
 // Both indexes are built once per (service, agent, generation) and cached
 // with the loadout value they describe; Handler itself is cheap, so calling
-// it per request is fine. Archives are cached by their digest (so a hit is
-// always exactly the bytes an index advertised) in a least-recently-used
-// cache of at most 256 MiB shared by every handler. Responses carry a strong
-// ETag (If-None-Match gives 304, Range works) and Cache-Control: private,
-// no-cache. If an archive has to be rebuilt (evicted) or a skill-md entry's
-// SKILL.md is read again and the bytes no longer match the digest in the
-// index (files changed on disk before a reload), the request gets 409 and
-// the cached index is dropped, so the next index request describes the new
-// bytes. Raw files are served with Content-Security-Policy: sandbox and
-// X-Content-Type-Options: nosniff, so a skill's HTML cannot run as a page of
-// this server. Downloads here are not activations: no receipts are recorded.
+// it per request is fine. A build reads each file once, in pieces, through
+// the skill (files are opened without blocking, so a FIFO is refused at
+// once); it holds no lock while it reads, so requests for a newer
+// generation never wait for an older build, and a request waiting for a
+// build gives up when it is cancelled. Archives are cached by their digest
+// (so a hit is always exactly the bytes an index advertised) in a
+// least-recently-used cache of at most 256 MiB shared by every handler.
+// Responses carry a strong ETag (If-None-Match gives 304, Range works) and
+// Cache-Control: private, no-cache. If an archive has to be rebuilt
+// (evicted) or a skill-md entry's SKILL.md is read again and the bytes no
+// longer match the digest in the index (files changed on disk before a
+// reload), the request gets 409 and the cached index is dropped, so the
+// next index request describes the new bytes. Raw files are streamed
+// (hashed in pieces for the ETag, never held whole); one that cannot be
+// served answers 403 (a link out of the skill or a special file), 409
+// (changed since the scan) or 413 (over the size cap), with the refusal's
+// code in error.problems. Raw files are served with
+// Content-Security-Policy: sandbox and X-Content-Type-Options: nosniff, so
+// a skill's HTML cannot run as a page of this server. Downloads here are
+// not activations: no receipts are recorded.
 //
 // # What installers do with it
 //

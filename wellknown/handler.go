@@ -5,6 +5,7 @@ import (
 	"container/list"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -88,7 +89,11 @@ func (h *handler) loadout(w http.ResponseWriter, r *http.Request) (*catalog.Load
 }
 
 // snapshot returns the cached indexes of the loadout, building them if the
-// cache describes another generation or another loadout value.
+// cache describes another generation or another loadout value. The build
+// runs without holding the slot's lock: requests for the same loadout wait
+// for it (or give up when their own request ends), and a request for a
+// newer generation starts its own build, so one slow file can never hold
+// every later index request, even across reloads.
 func (h *handler) snapshot(w http.ResponseWriter, r *http.Request) (*snapshot, *slot, bool) {
 	l, gen, ok := h.loadout(w, r)
 	if !ok {
@@ -96,14 +101,44 @@ func (h *handler) snapshot(w http.ResponseWriter, r *http.Request) (*snapshot, *
 	}
 	sl := slotFor(h.svc, h.agent)
 	sl.mu.Lock()
-	defer sl.mu.Unlock()
 	if s := sl.snap; s != nil && s.gen == gen && s.l == l {
+		sl.mu.Unlock()
 		return s, sl, true
 	}
+	if b := sl.building; b != nil && b.gen == gen && b.l == l {
+		sl.mu.Unlock()
+		select {
+		case <-b.done:
+			if b.snap == nil { // the build panicked
+				writeError(w, http.StatusInternalServerError, service.CodeInternal, "the index could not be built")
+				return nil, nil, false
+			}
+			return b.snap, sl, true
+		case <-r.Context().Done():
+			writeError(w, http.StatusServiceUnavailable, "unavailable", "the index is still being built: retry")
+			return nil, nil, false
+		}
+	}
+	b := &building{gen: gen, l: l, done: make(chan struct{})}
+	sl.building = b
+	sl.mu.Unlock()
+
+	var s *snapshot
+	defer func() {
+		sl.mu.Lock()
+		if sl.building == b {
+			sl.building = nil
+		}
+		if s != nil && (sl.snap == nil || sl.snap.gen <= gen) {
+			sl.snap = s
+		}
+		sl.mu.Unlock()
+		b.snap = s
+		close(b.done)
+	}()
 	start := time.Now()
-	s := build(l, gen, h.agent, h.log, func(_ string, data []byte) { archives.put(skill.DigestBytes(data), data) })
+	s = build(l, gen, h.agent, h.log, func(_ string, data []byte) { archives.put(skill.DigestBytes(data), data) })
 	h.log.Debug("well-known indexes built", "agent", h.agent, "generation", gen, "skills", len(s.items), "took", time.Since(start))
-	sl.snap = s
 	return s, sl, true
 }
 
@@ -134,9 +169,11 @@ func (h *handler) serveArchive(w http.ResponseWriter, r *http.Request, name stri
 	}
 	data, ok := archives.get(it.digest)
 	if !ok {
-		b, err := it.sk.Bundle()
+		// Evicted: pack the skill again (its files read in pieces) and
+		// serve it only if it is still the archive the index describes.
+		pk, err := pack(it.sk, true)
 		if err == nil {
-			data, err = writeArchive(b)
+			data, err = pk.archive, pk.archiveErr
 		}
 		if err != nil || skill.DigestBytes(data) != it.digest {
 			sl.drop(s)
@@ -179,21 +216,21 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, rest string,
 	if isEntry {
 		clean = sk.Entry
 	}
-	data, err := sk.ReadFile(clean)
-	switch {
-	case err == nil:
-	case errors.Is(err, skill.ErrNotListed) || errors.Is(err, fs.ErrNotExist):
-		writeError(w, http.StatusNotFound, service.CodeNotFound, "skill "+strconv.Quote(name)+" has no file "+strconv.Quote(clean))
-		return
-	case strings.Contains(err.Error(), "path escapes from parent"):
-		writeError(w, http.StatusForbidden, service.CodeRefused, clean+" is a link that leaves the skill folder; it is never served")
-		return
-	default:
-		writeError(w, http.StatusInternalServerError, service.CodeInternal, clean+" could not be read")
-		h.log.Error("well-known: reading a skill file failed", "agent", h.agent, "skill", name, "path", clean, "err", err)
+	// The file is opened through the skill (links out of it, special
+	// files, a swapped skill folder, files changed since the scan and
+	// files over the size cap are refused before a byte is read), hashed
+	// in pieces for its ETag, and streamed.
+	c, err := sk.OpenWhole(clean)
+	if err != nil {
+		h.fileError(w, name, clean, err)
 		return
 	}
-	digest := skill.DigestBytes(data)
+	defer c.Close()
+	digest, err := skill.DigestOf(c)
+	if err != nil {
+		h.fileError(w, name, clean, err)
+		return
+	}
 	// A skill-md entry's digest is this file's: if a cached index says
 	// otherwise, the file changed before a reload. Refuse rather than serve
 	// bytes the index does not describe, and drop that index.
@@ -229,15 +266,43 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, rest string,
 	if f, ok := sk.File(clean); ok && f.Executable {
 		hd.Set("Loadout-Executable", "true")
 	}
-	serveBytes(w, r, `"`+strings.TrimPrefix(digest, "sha256:")+`"`, data)
+	serve(w, r, `"`+strings.TrimPrefix(digest, "sha256:")+`"`, io.NewSectionReader(c, 0, c.Size()))
+}
+
+// fileError answers a file that is not served: 404 when it is not a file
+// of the skill, 403 for a link out of the skill or a special file, 413
+// over the size cap, 409 when it changed since the scan, else 500.
+func (h *handler) fileError(w http.ResponseWriter, name, clean string, err error) {
+	if se, ok := skill.AsServeError(err); ok {
+		status, code := http.StatusForbidden, service.CodeRefused
+		switch se.Code {
+		case skill.CodeTooLarge:
+			status, code = http.StatusRequestEntityTooLarge, service.CodeTooLarge
+		case skill.CodeFolderChanged, skill.CodeFileChanged:
+			status, code = http.StatusConflict, "changed"
+		}
+		writeJSONError(w, status, &service.Error{Code: code, Message: se.Error(), Path: clean,
+			Problems: []skill.Diagnostic{{Severity: skill.Error, Code: se.Code, Message: se.Error(), Path: clean}}})
+		return
+	}
+	if errors.Is(err, skill.ErrNotListed) || errors.Is(err, fs.ErrNotExist) {
+		writeError(w, http.StatusNotFound, service.CodeNotFound, "skill "+strconv.Quote(name)+" has no file "+strconv.Quote(clean))
+		return
+	}
+	writeError(w, http.StatusInternalServerError, service.CodeInternal, clean+" could not be read")
+	h.log.Error("well-known: reading a skill file failed", "agent", h.agent, "skill", name, "path", clean, "err", err)
 }
 
 func serveBytes(w http.ResponseWriter, r *http.Request, etag string, body []byte) {
+	serve(w, r, etag, bytes.NewReader(body))
+}
+
+func serve(w http.ResponseWriter, r *http.Request, etag string, body io.ReadSeeker) {
 	hd := w.Header()
 	hd.Set("ETag", etag)
 	hd.Set("Cache-Control", cacheControl)
 	hd.Set("X-Content-Type-Options", "nosniff")
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+	http.ServeContent(w, r, "", time.Time{}, body)
 }
 
 type errorBody struct {
@@ -282,7 +347,16 @@ type slotKey struct {
 }
 
 type slot struct {
-	mu   sync.Mutex
+	mu       sync.Mutex
+	snap     *snapshot
+	building *building // the build under way, if any
+}
+
+// building is an index build in progress; done is closed when snap is set.
+type building struct {
+	gen  uint64
+	l    *catalog.Loadout
+	done chan struct{}
 	snap *snapshot
 }
 

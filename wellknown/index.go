@@ -5,11 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/skill"
@@ -153,7 +153,9 @@ func marshal(v any) []byte {
 }
 
 // build reads every skill of the loadout and makes both indexes. Archives
-// it builds are offered to the archive cache.
+// it builds are offered to the archive cache. Each file is read once, in
+// pieces (see pack); a file that cannot be read (a FIFO, a link out of the
+// skill, a swapped folder) leaves its skill out with a warning, at once.
 func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer func(name string, data []byte)) *snapshot {
 	s := &snapshot{gen: gen, l: l, items: map[string]item{}}
 	v2 := indexV2{Schema: SchemaV2, Skills: []entryV2{}}
@@ -189,17 +191,17 @@ func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer
 			both(name, WarnTooLarge, "skill %q is left out: its files are %d bytes, over the installers' limit of %d", name, listed, MaxBytes)
 			continue
 		}
-		b, err := sk.Bundle()
-		if err != nil {
-			both(name, WarnReadError, "skill %q is left out: it could not be read: %v", name, err)
+		pk, err := pack(sk, true)
+		switch {
+		case errors.Is(err, errOverBytes):
+			both(name, WarnTooLarge, "skill %q is left out: its files are over %d bytes, the installers' limit", name, MaxBytes)
 			continue
-		}
-		total := int64(len(b.Content))
-		for _, f := range b.Files {
-			total += int64(len(f.Data))
-		}
-		if total > MaxBytes {
-			both(name, WarnTooLarge, "skill %q is left out: its files are %d bytes, over the installers' limit of %d", name, total, MaxBytes)
+		case err != nil:
+			code := WarnReadError
+			if se, ok := skill.AsServeError(err); ok && se.Code == skill.CodeTooLarge {
+				code = WarnTooLarge
+			}
+			both(name, code, "skill %q is left out: it could not be read: %v", name, err)
 			continue
 		}
 
@@ -207,13 +209,13 @@ func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer
 		desc, cut := shorten(sk.Description, MaxDescription)
 		it := item{sk: sk}
 		var skipV2 bool
-		if len(b.Files) == 0 {
-			it.kind, it.digest = "skill-md", skill.DigestBytes(b.Content)
+		if len(sk.Files) == 0 {
+			it.kind, it.digest = "skill-md", pk.entryDigest
 		} else {
-			data, err := writeArchive(b)
+			data := pk.archive
 			switch {
-			case err != nil:
-				warn(&v2.Warnings, "agent-skills", name, WarnArchivePath, "skill %q is left out: %v", name, err)
+			case pk.archiveErr != nil:
+				warn(&v2.Warnings, "agent-skills", name, WarnArchivePath, "skill %q is left out: %v", name, pk.archiveErr)
 				skipV2 = true
 			case len(data) > MaxBytes:
 				warn(&v2.Warnings, "agent-skills", name, WarnTooLarge, "skill %q is left out: its archive is %d bytes, over the installers' limit of %d", name, len(data), MaxBytes)
@@ -238,7 +240,7 @@ func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer
 		// 0.1.0: the file list.
 		files := []string{"SKILL.md"}
 		bad := ""
-		for _, f := range b.Files {
+		for _, f := range sk.Files {
 			if p := legacyPathProblem(f.Path); p != "" {
 				bad = fmt.Sprintf("skill %q is left out: file %q cannot be listed: %s", name, f.Path, p)
 				break
@@ -249,19 +251,11 @@ func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer
 			warn(&v1.Warnings, "skills", name, WarnLegacyPath, "%s", bad)
 			continue
 		}
-		var notText, bom []string
-		for _, f := range append([]skill.BundleFile{{Path: "SKILL.md", Data: b.Content}}, b.Files...) {
-			if !utf8.Valid(f.Data) {
-				notText = append(notText, f.Path)
-			} else if bytes.HasPrefix(f.Data, []byte("\xef\xbb\xbf")) {
-				bom = append(bom, f.Path)
-			}
+		if len(pk.notText) > 0 {
+			warn(&v1.Warnings, "skills", name, WarnLegacyNotText, "skill %q: files that are not UTF-8 text (%s) are corrupted by installers that decode downloads as text (skills 1.3.x); install from /.well-known/agent-skills/ instead", name, quoteList(pk.notText))
 		}
-		if len(notText) > 0 {
-			warn(&v1.Warnings, "skills", name, WarnLegacyNotText, "skill %q: files that are not UTF-8 text (%s) are corrupted by installers that decode downloads as text (skills 1.3.x); install from /.well-known/agent-skills/ instead", name, quoteList(notText))
-		}
-		if len(bom) > 0 {
-			warn(&v1.Warnings, "skills", name, WarnLegacyBOM, "skill %q: files starting with a byte order mark (%s) lose it with installers that decode downloads as text (skills 1.3.x)", name, quoteList(bom))
+		if len(pk.bom) > 0 {
+			warn(&v1.Warnings, "skills", name, WarnLegacyBOM, "skill %q: files starting with a byte order mark (%s) lose it with installers that decode downloads as text (skills 1.3.x)", name, quoteList(pk.bom))
 		}
 		v1.Skills = append(v1.Skills, entryV1{Name: name, Description: sk.Description, Files: files})
 	}

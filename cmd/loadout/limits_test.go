@@ -208,8 +208,11 @@ func TestLimitsHugeRangedReads(t *testing.T) {
 	underRSS(t, srv, 100, "ranged reads of a 1 GB file")
 }
 
+// Without watching, nothing rescans the folder after the swaps, so every
+// read meets what changed since the scan. (With watching, a rescan finds
+// a linked folder like any skill linked into a root.)
 func TestLimitsFIFOAndFolderSwap(t *testing.T) {
-	srv, skills := limitsServer(t)
+	srv, skills := limitsServer(t, "--no-watch")
 	// A FIFO swapped in for a listed file after the scan.
 	guide := filepath.Join(skills, "lint", "references", "guide.md")
 	os.Remove(guide)

@@ -48,8 +48,17 @@ func TestServeLogsStayBoundedAt1000Skills(t *testing.T) {
 		}
 	}
 	count := func(sub string) int { return strings.Count(logs, sub) }
-	if c := count("listing is over its budget"); c != 1 {
-		t.Errorf("the listing summary was logged %d times, want once:\n%s", c, logs)
+	// One summary per MCP endpoint: the global one ("*") and the agent's.
+	for _, agent := range []string{"agent=all ", "agent=* "} {
+		c := 0
+		for _, l := range lines {
+			if strings.Contains(l, "listing is over its budget") && strings.Contains(l, agent) {
+				c++
+			}
+		}
+		if c != 1 {
+			t.Errorf("the listing summary for %s was logged %d times, want once:\n%s", agent, c, logs)
+		}
 	}
 	if c := count("skill-0500"); c != 0 {
 		t.Errorf("skills left out of the listing are named one by one (%d times)", c)

@@ -1,0 +1,253 @@
+//go:build unix
+
+package wellknown
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/service"
+	"github.com/loadout/loadout/skill"
+)
+
+const gib = 1 << 30
+
+func allocated(f func()) uint64 {
+	runtime.GC()
+	var a, b runtime.MemStats
+	runtime.ReadMemStats(&a)
+	f()
+	runtime.ReadMemStats(&b)
+	return b.TotalAlloc - a.TotalAlloc
+}
+
+// getWithin is get with a deadline: a handler that blocks fails the test
+// (err is returned for requests expected to time out).
+func getWithin(u string, d time.Duration, hdr ...string) (response, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return response{}, err
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	return response{res.StatusCode, res.Header, body}, err
+}
+
+func mustGet(t *testing.T, u string, hdr ...string) response {
+	t.Helper()
+	r, err := getWithin(u, 30*time.Second, hdr...)
+	if err != nil {
+		t.Fatalf("GET %s: %v (the server blocked?)", u, err)
+	}
+	return r
+}
+
+// The file route streams: a range of a 4 MiB file reads little, and a
+// 1 GiB file is refused (413, naming it) before anything is read.
+func TestHugeFileReads(t *testing.T) {
+	root := t.TempDir()
+	files := testSkills()
+	files["huge/SKILL.md"] = file{md("huge", "A huge file."), 0o644}
+	files["mid/SKILL.md"] = file{md("mid", "A 4 MiB file."), 0o644}
+	files["mid/data.txt"] = file{strings.Repeat("0123456789abcdef", 4<<20/16), 0o644}
+	writeTree(t, root, files)
+	f, err := os.Create(filepath.Join(root, "huge", "data.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(gib)
+	f.Close()
+	svc := newService(t, root)
+	srv := httptest.NewServer(mux(svc))
+	defer srv.Close()
+
+	n := allocated(func() {
+		for _, u := range []string{"/.well-known/agent-skills/huge/data.bin", "/.well-known/skills/huge/data.bin"} {
+			for _, rng := range []string{"", "bytes=0-99"} {
+				r := mustGet(t, srv.URL+u, "Range", rng)
+				if r.status != http.StatusRequestEntityTooLarge || !bytes.Contains(r.body, []byte("1073741824")) || !bytes.Contains(r.body, []byte("data.bin")) {
+					t.Errorf("%s (Range %q): %d %s", u, rng, r.status, r.body)
+				}
+			}
+		}
+	})
+	if n > 16<<20 {
+		t.Errorf("four refused reads of a 1 GiB file allocated %d bytes", n)
+	}
+	n = allocated(func() {
+		r := mustGet(t, srv.URL+"/.well-known/agent-skills/mid/data.txt", "Range", "bytes=100-199")
+		if r.status != http.StatusPartialContent || string(r.body) != strings.Repeat("0123456789abcdef", 7)[4:104] {
+			t.Errorf("ranged read: %d %q", r.status, r.body)
+		}
+	})
+	if n > 2<<20 {
+		t.Errorf("a 100-byte range of a 4 MiB file allocated %d bytes", n)
+	}
+	idx := decode[v2Index](t, mustGet(t, srv.URL+"/.well-known/agent-skills/index.json").body)
+	var left []string
+	for _, w := range idx.Warnings {
+		left = append(left, w.Skill+":"+w.Code)
+	}
+	if strings.Join(left, ",") != "huge:too-large" {
+		t.Errorf("warnings %v", left)
+	}
+}
+
+// A FIFO swapped in after the scan does not hang the index, the archive or
+// the file route, before or after a reload.
+func TestFIFOSwappedInIsRefused(t *testing.T) {
+	srv, root, svc := setup(t)
+	p := filepath.Join(root, "multi", "references", "guide.md")
+	os.Remove(p)
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Skip(err)
+	}
+	for _, u := range []string{"/.well-known/agent-skills/index.json", "/.well-known/skills/index.json", "/agents/coder/.well-known/agent-skills/index.json"} {
+		r := mustGet(t, srv.URL+u)
+		mustOK(t, r, u)
+		if !bytes.Contains(r.body, []byte(`"skill": "multi"`)) || !bytes.Contains(r.body, []byte("named pipe")) {
+			t.Errorf("%s: multi is not reported: %s", u, r.body)
+		}
+	}
+	if r := mustGet(t, srv.URL+"/.well-known/agent-skills/multi.tar.gz"); r.status != http.StatusNotFound {
+		t.Errorf("archive: %d %s", r.status, r.body)
+	}
+	for _, u := range []string{"/.well-known/agent-skills/multi/references/guide.md", "/.well-known/skills/multi/references/guide.md"} {
+		r := mustGet(t, srv.URL+u)
+		if r.status != http.StatusForbidden || !bytes.Contains(r.body, []byte(skill.CodeNotRegular)) {
+			t.Errorf("%s: %d %s", u, r.status, r.body)
+		}
+	}
+	// After a reload the FIFO is not listed, and the indexes answer.
+	svc.Reload(context.Background(), "test")
+	for _, u := range []string{"/.well-known/agent-skills/index.json", "/.well-known/skills/index.json"} {
+		r := mustGet(t, srv.URL+u)
+		mustOK(t, r, u)
+		if bytes.Contains(r.body, []byte("named pipe")) || bytes.Contains(r.body, []byte("references/guide.md")) {
+			t.Errorf("%s after a reload: %s", u, r.body)
+		}
+	}
+	mustOK(t, mustGet(t, srv.URL+"/.well-known/agent-skills/multi.tar.gz"), "archive after a reload")
+}
+
+// A skill folder swapped for a link after the scan: the file route and
+// the archive refuse it, and an index built after the swap leaves it out;
+// the link's bytes are never served.
+func TestSwappedSkillFolderIsRefused(t *testing.T) {
+	srv, root, _ := setup(t)
+	other := t.TempDir()
+	secret := map[string]file{}
+	for p, f := range testSkills() {
+		if name, rest, _ := strings.Cut(p, "/"); name == "multi" || name == "single" {
+			secret[name+"/"+rest] = file{string(bytes.Repeat([]byte("S"), len(f.data))), f.mode}
+		}
+	}
+	writeTree(t, other, secret)
+	for _, name := range []string{"multi", "single"} {
+		dir := filepath.Join(root, name)
+		if err := os.Rename(dir, dir+".old"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(other, name), dir); err != nil {
+			t.Skip(err)
+		}
+	}
+	for _, u := range []string{
+		"/.well-known/agent-skills/multi/references/guide.md",
+		"/.well-known/skills/multi/SKILL.md",
+		"/.well-known/agent-skills/single/SKILL.md",
+	} {
+		r := mustGet(t, srv.URL+u)
+		if r.status != http.StatusConflict || bytes.Contains(r.body, []byte("SSSS")) || !bytes.Contains(r.body, []byte(skill.CodeFolderChanged)) {
+			t.Errorf("%s: %d %s", u, r.status, r.body)
+		}
+	}
+	r := mustGet(t, srv.URL+"/.well-known/agent-skills/index.json")
+	idx := decode[v2Index](t, r.body)
+	if len(idx.Skills) != 1 || idx.Skills[0].Name != "hidden" || !bytes.Contains(r.body, []byte("no longer the folder")) {
+		t.Errorf("index after the swap: %s", r.body)
+	}
+	if r := mustGet(t, srv.URL+"/.well-known/agent-skills/multi.tar.gz"); r.status != http.StatusNotFound {
+		t.Errorf("archive: %d", r.status)
+	}
+}
+
+// blockingReader is a reader that hangs on its first read until released:
+// a file read that never returns (a hung network mount), which a test
+// cannot make for real.
+type blockingReader struct {
+	once    sync.Once
+	entered chan struct{}
+	release chan struct{}
+	content []byte
+}
+
+func (r *blockingReader) ReadFile(string) ([]byte, error) {
+	first := false
+	r.once.Do(func() { first = true })
+	if first {
+		close(r.entered)
+		<-r.release
+	}
+	return r.content, nil
+}
+
+// One read that never returns holds up only the index build it is part
+// of: later generations build their own index, and waiters give up with
+// their request.
+func TestIndexBuildDoesNotHoldOtherRequests(t *testing.T) {
+	content := []byte(md("slow", "Hangs on its first read."))
+	doc, _, ok := skill.Parse(content, "SKILL.md", "")
+	if !ok {
+		t.Fatal("parse")
+	}
+	br := &blockingReader{entered: make(chan struct{}), release: make(chan struct{}), content: content}
+	sk := skill.NewVirtual(doc, "plugin://p/slow", nil, skill.Origin{Kind: "plugin", Plugin: "p"}, br)
+	cat, err := catalog.New(context.Background(), nil, catalog.Options{
+		Plugins:     map[string]catalog.Provider{"p": catalog.ProviderFunc(func(context.Context) ([]*skill.Skill, []skill.Diagnostic) { return []*skill.Skill{sk}, nil })},
+		PluginOrder: []string{"p"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(cat, service.Options{})
+	defer svc.Close()
+	srv := httptest.NewServer(mux(svc))
+	defer srv.Close()
+	defer close(br.release) // before srv.Close, which waits for the hung handler
+	u := srv.URL + "/.well-known/agent-skills/index.json"
+
+	// The first build hangs in the read; its request and a second one for
+	// the same generation give up when their own deadline passes.
+	go getWithin(u, time.Minute)
+	<-br.entered
+	if _, err := getWithin(u, 200*time.Millisecond); err == nil {
+		t.Fatal("a request for the hung generation was answered")
+	}
+	// After a reload, the index is built anew without waiting for the
+	// hung build.
+	svc.Reload(context.Background(), "test")
+	r := mustGet(t, u)
+	mustOK(t, r, "index after a reload")
+	if !bytes.Contains(r.body, []byte(`"slow"`)) {
+		t.Errorf("index: %s", r.body)
+	}
+}
