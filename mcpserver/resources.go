@@ -212,7 +212,7 @@ func (s *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	res, err := s.svc.ReadFile(ctx, service.PrincipalFrom(ctx), s.agent, name, rp,
 		catalog.ReadOptions{Max: MaxSkillBytes}, callFrom(ctx).transport)
 	if err != nil {
-		return nil, rpcError(err)
+		return nil, s.rpcError(err)
 	}
 	switch res.Status {
 	case catalog.StatusOK:

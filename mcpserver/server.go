@@ -294,7 +294,7 @@ func (s *server) loadout(ctx context.Context) (*catalog.Loadout, *view, error) {
 	p := service.PrincipalFrom(ctx)
 	l, err := s.svc.Loadout(p, s.agent)
 	if err != nil {
-		return nil, nil, rpcError(err)
+		return nil, nil, s.rpcError(err)
 	}
 	v := s.current()
 	if v.l != l {
@@ -304,9 +304,20 @@ func (s *server) loadout(ctx context.Context) (*catalog.Loadout, *view, error) {
 	return l, v, nil
 }
 
-// rpcError maps a service refusal to a JSON-RPC error.
-func rpcError(err error) error {
+// refusal turns a service error into the error the client sees. An
+// internal error is logged here with its cause (the client gets only a
+// generic message), as the HTTP API does.
+func (s *server) refusal(err error) *service.Error {
 	e := service.AsError(err)
+	if e.Code == service.CodeInternal {
+		s.log.Error("mcp request failed", "agent", s.agent, "err", e.Error())
+	}
+	return e
+}
+
+// rpcError maps a service refusal to a JSON-RPC error.
+func (s *server) rpcError(err error) error {
+	e := s.refusal(err)
 	code := int64(jsonrpc.CodeInternalError)
 	switch e.Code {
 	case service.CodeForbidden, service.CodeUnauthorized:

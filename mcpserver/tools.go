@@ -105,7 +105,7 @@ func (s *server) loadSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	res, err := s.svc.Load(ctx, service.PrincipalFrom(ctx), s.agent, a.Name, callFrom(ctx).transport)
 	if err != nil {
-		return toolError(service.AsError(err).Message), nil
+		return toolError(s.refusal(err).Message), nil
 	}
 	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}}
 	out.IsError = res.Status != catalog.StatusOK
@@ -134,7 +134,7 @@ func (s *server) readSkillFile(ctx context.Context, req *mcp.CallToolRequest) (*
 	}
 	res, err := s.svc.ReadFile(ctx, service.PrincipalFrom(ctx), s.agent, a.Name, a.Path, opt, callFrom(ctx).transport)
 	if err != nil {
-		return toolError(service.AsError(err).Message), nil
+		return toolError(s.refusal(err).Message), nil
 	}
 	if res.Status != catalog.StatusOK {
 		return toolError(res.Message), nil
@@ -178,7 +178,7 @@ func (s *server) searchSkills(ctx context.Context, req *mcp.CallToolRequest) (*m
 	a.Limit = min(a.Limit, 50)
 	hits, err := s.svc.Search(ctx, service.PrincipalFrom(ctx), s.agent, a.Query, a.Limit)
 	if err != nil {
-		return toolError(service.AsError(err).Message), nil
+		return toolError(s.refusal(err).Message), nil
 	}
 	if hits == nil {
 		hits = []catalog.Hit{}
