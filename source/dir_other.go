@@ -50,9 +50,7 @@ func (d *dirHandle) close() {}
 
 func fromInfo(fi fs.FileInfo) fileStat {
 	s := fileStat{size: fi.Size(), mode: fi.Mode(), mtime: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.ino = uint64(st.Ino)
-	}
+	s.ino = inodeOf(fi)
 	return s
 }
 
