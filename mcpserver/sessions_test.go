@@ -90,9 +90,8 @@ func TestSessionCapEvictsIdle(t *testing.T) {
 	if open, evicted, _ := pool.Stats(); open != 3 || evicted != 1 {
 		t.Errorf("open %d, evicted %d; want 3 and 1", open, evicted)
 	}
-	if n := sdkSessions(s); n != 3 {
-		t.Errorf("the SDK holds %d sessions, want 3", n)
-	}
+	// The evicted session is closed after the pool counts it.
+	eventually(t, func() bool { return sdkSessions(s) == 3 })
 	if _, err := css[1].CallTool(context.Background(), &mcp.CallToolParams{Name: "load_skill", Arguments: map[string]any{"name": "beta"}}); err == nil {
 		t.Error("the evicted session still answers")
 	}
@@ -171,9 +170,7 @@ func TestSessionsStayBounded(t *testing.T) {
 	}
 	after := heap()
 	t.Logf("heap %d -> %d (%+d)", before, after, int64(after)-int64(before))
-	if got := sdkSessions(s); got > max {
-		t.Errorf("the SDK holds %d sessions after %d initializes, want at most %d", got, n, max)
-	}
+	eventually(t, func() bool { return sdkSessions(s) <= max })
 	if open, evicted, _ := pool.Stats(); open != max || evicted != n+max {
 		t.Errorf("open %d, evicted %d; want %d and %d", open, evicted, max, n+max)
 	}
@@ -203,9 +200,9 @@ func TestSessionIdleTimeout(t *testing.T) {
 	if open, _, expired := pool.Stats(); open != 1 || expired != 1 {
 		t.Errorf("open %d, expired %d; want 1 and 1", open, expired)
 	}
-	if n := sdkSessions(s); n != 1 {
-		t.Errorf("the SDK holds %d sessions, want 1", n)
-	}
+	// The pool counts an expiry before it closes the session, and the SDK
+	// lets go of a closed session on its own time.
+	eventually(t, func() bool { return sdkSessions(s) == 1 })
 	if _, err := idle.CallTool(context.Background(), &mcp.CallToolParams{Name: "load_skill", Arguments: map[string]any{"name": "beta"}}); err == nil {
 		t.Error("the idle session still answers after the timeout")
 	}
