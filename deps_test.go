@@ -19,18 +19,19 @@ const module = "github.com/loadout/loadout"
 // the catalog never imports them, config, the service or a transport.
 var layers = map[string][]string{
 	// The format and the library.
-	"skill":             {"internal/pyrepr"},
-	"render":            {"skill"},
-	"source":            {"skill", "internal/ignore", "internal/safefile"},
-	"catalog":           {"source", "render", "skill", "internal/textdist"},
-	"config":            {"catalog", "source", "internal/jsonc"},
-	"internal/ignore":   {},
-	"internal/jsonc":    {"internal/textdist"},
-	"internal/pyrepr":   {},
-	"internal/textdist": {},
-	"internal/safefile": {"skill"},
-	"examples":          {},
-	"watch":             {},
+	"skill":              {"internal/pyrepr"},
+	"render":             {"skill"},
+	"source":             {"skill", "internal/ignore", "internal/safefile"},
+	"catalog":            {"source", "render", "skill", "internal/textdist"},
+	"config":             {"catalog", "source", "internal/jsonc"},
+	"internal/ignore":    {},
+	"internal/jsonc":     {"internal/textdist", "internal/jsondepth"},
+	"internal/jsondepth": {},
+	"internal/pyrepr":    {},
+	"internal/textdist":  {},
+	"internal/safefile":  {"skill"},
+	"examples":           {},
+	"watch":              {},
 	// Stores, plugins and portable formats: the format (plugins scan their
 	// skill folders with source), never the catalog.
 	"store":           {"skill"},
@@ -38,7 +39,7 @@ var layers = map[string][]string{
 	"store/storetest": {"store", "skill"},
 	"sqlite":          {"store/sqlstore"},
 	"postgres":        {"store/sqlstore"},
-	"portable":        {"skill", "internal/safefile"},
+	"portable":        {"skill", "internal/safefile", "internal/jsondepth"},
 	"plugin":          {"skill", "source", "internal/jsonc", "internal/safefile"},
 	// The service sits between the transports and the catalog; it uses the
 	// store's interface, never a driver.
@@ -55,7 +56,7 @@ var free = []string{"cmd", "bench", "mcpserver/internal"}
 
 // library are the packages other Go agent frameworks import: they must not
 // pull in a database, an HTTP server or MCP, even indirectly.
-var library = []string{"skill", "render", "source", "catalog", "config", "store", "portable", "plugin", "service", "watch", "examples", "internal/ignore", "internal/jsonc", "internal/pyrepr", "internal/textdist", "internal/safefile"}
+var library = []string{"skill", "render", "source", "catalog", "config", "store", "portable", "plugin", "service", "watch", "examples", "internal/ignore", "internal/jsonc", "internal/pyrepr", "internal/textdist", "internal/safefile", "internal/jsondepth"}
 
 // Drivers and protocols no library package may depend on; store/sqlstore
 // is the one user of database/sql outside the drivers.

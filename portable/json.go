@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/loadout/loadout/internal/jsondepth"
 	"github.com/loadout/loadout/skill"
 )
 
@@ -188,26 +189,8 @@ const MaxJSONDepth = 32
 // checkJSONDepth refuses data whose arrays and objects nest deeper than
 // MaxJSONDepth, in one pass over the bytes, before any decoding.
 func checkJSONDepth(data []byte) error {
-	depth, inString := 0, false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		switch {
-		case inString:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			depth++
-			if depth > MaxJSONDepth {
-				return &Error{Source: "json", Code: CodeJSONTooDeep, Msg: fmt.Sprintf("arrays and objects nest more than %d deep (at byte %d): a skill document needs a handful of levels; check that this is a loadout export", MaxJSONDepth, i+1)}
-			}
-		case c == ']' || c == '}':
-			depth--
-		}
+	if i := jsondepth.Over(data, MaxJSONDepth); i >= 0 {
+		return &Error{Source: "json", Code: CodeJSONTooDeep, Msg: fmt.Sprintf("arrays and objects nest more than %d deep (at byte %d): a skill document needs a handful of levels; check that this is a loadout export", MaxJSONDepth, i+1)}
 	}
 	return nil
 }

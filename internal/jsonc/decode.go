@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/loadout/loadout/internal/jsondepth"
 	"github.com/loadout/loadout/internal/textdist"
 	"reflect"
 	"strconv"
@@ -82,7 +83,7 @@ func Decode(data []byte, v any) error {
 	if open >= 0 {
 		return errorAt(data, open, "", "unterminated /* comment")
 	}
-	if off := tooDeep(clean); off >= 0 {
+	if off := jsondepth.Over(clean, MaxDepth); off >= 0 {
 		return errorAt(data, off, "", fmt.Sprintf("arrays and objects nest more than %d deep", MaxDepth))
 	}
 	if !json.Valid(clean) {
@@ -123,32 +124,6 @@ func Decode(data []byte, v any) error {
 // a handful of levels; the bound is checked in one pass before decoding,
 // so no deeper text reaches the decoders.
 const MaxDepth = 64
-
-// tooDeep returns the offset of the first "[" or "{" nested deeper than
-// MaxDepth in valid-or-not JSON text (comments already blanked), or -1.
-func tooDeep(data []byte) int {
-	depth, inString := 0, false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		switch {
-		case inString:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			if depth++; depth > MaxDepth {
-				return i
-			}
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return -1
-}
 
 // errorAt makes an Error located at byte offset off of the original text.
 func errorAt(orig []byte, off int, path, msg string) *Error {
