@@ -109,6 +109,12 @@ type Retention struct {
 	MaxRows int64 `json:"maxRows,omitempty"`
 	// UsageDays is how long the daily counts are kept (default 400).
 	UsageDays int `json:"usageDays,omitempty"`
+	// Duty, between 0 and 1, paces MaintainReceipts: after each of its
+	// transactions it waits so that transactions take at most this share
+	// of its time. A server sets it so that maintenance never holds the
+	// database or a core for long while it serves; 0 (a command run by
+	// hand) does not wait.
+	Duty float64 `json:"-"`
 }
 
 // Retention defaults. A raw receipt takes about 200 bytes with its index

@@ -24,9 +24,9 @@ const (
 // table's lock (PostgreSQL) for more than some tens of milliseconds.
 const (
 	// RollupChunk is how many receipts one rollup transaction counts.
-	RollupChunk = 20000
+	RollupChunk = 5000
 	// PruneBatch is how many raw receipts one transaction deletes.
-	PruneBatch = 10000
+	PruneBatch = 5000
 )
 
 const receiptCols = `time, agent, skill, action, path, source, plugin, trust, digest, transport, outcome, token`
@@ -369,11 +369,26 @@ func (s *Store) maintainTx(ctx context.Context, fn func(c conn) error) error {
 func (s *Store) MaintainReceipts(ctx context.Context, r store.Retention) (store.MaintainResult, error) {
 	r = r.WithDefaults()
 	var res store.MaintainResult
+	// tx runs one maintenance transaction, then waits as r.Duty asks.
+	tx := func(fn func(c conn) error) error {
+		start := time.Now()
+		if err := s.maintainTx(ctx, fn); err != nil {
+			return err
+		}
+		if r.Duty > 0 && r.Duty < 1 {
+			wait := time.Duration(float64(time.Since(start)) * (1 - r.Duty) / r.Duty)
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+			}
+		}
+		return nil
+	}
 	// 1. Roll up.
 	var mark int64
 	for {
 		var n int64
-		err := s.maintainTx(ctx, func(c conn) error {
+		err := tx(func(c conn) error {
 			if _, err := c.one(`SELECT last_id FROM receipt_rollup WHERE id = 1`, nil, &mark); err != nil {
 				return err
 			}
@@ -425,7 +440,7 @@ ON CONFLICT (day, agent, skill, action, outcome) DO UPDATE SET count = receipt_d
 	deleteWhile := func(stmt string, args ...any) error {
 		for {
 			var n int64
-			err := s.maintainTx(ctx, func(c conn) error {
+			err := tx(func(c conn) error {
 				done, err := c.exec(stmt, args...)
 				if err != nil {
 					return err
@@ -468,7 +483,7 @@ ON CONFLICT (day, agent, skill, action, outcome) DO UPDATE SET count = receipt_d
 	oldDay := floorDiv(time.Now().UnixMicro(), microsPerDay) - int64(r.UsageDays)
 	for {
 		var n int64
-		err := s.maintainTx(ctx, func(c conn) error {
+		err := tx(func(c conn) error {
 			done, err := c.exec(`DELETE FROM receipt_daily WHERE day = (SELECT min(day) FROM receipt_daily) AND day < $1`, oldDay)
 			if err != nil {
 				return err
