@@ -74,6 +74,9 @@ func (a *AgentSpec) Validate() error {
 	if strings.TrimSpace(a.AgentID) == "" {
 		return &SpecError{Field: "agentId", Msg: "is required: give the agent an id"}
 	}
+	if err := checkAgentID(a.AgentID); err != nil {
+		return &SpecError{Field: "agentId", Msg: err.Error()}
+	}
 	for i, s := range a.Skills {
 		field := fmt.Sprintf("skills[%d]", i)
 		n := 0
@@ -140,4 +143,24 @@ func matchAny(patterns []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// MaxAgentIDLen bounds an agent id.
+const MaxAgentIDLen = 64
+
+// checkAgentID refuses an id that could not be used everywhere an id
+// goes: URL paths (/agents/ID/mcp), token scopes (agent:ID) and flags.
+// An id is 1 to 64 ASCII letters, digits, '.', '_' and '-', starting with
+// a letter or digit.
+func checkAgentID(id string) error {
+	if len(id) > MaxAgentIDLen {
+		return fmt.Errorf("%q is %d characters long: an agent id has at most %d", id, len(id), MaxAgentIDLen)
+	}
+	for i, r := range id {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || i > 0 && (r == '.' || r == '_' || r == '-')
+		if !ok {
+			return fmt.Errorf("%q: an agent id may hold only ASCII letters, digits, '.', '_' and '-', and starts with a letter or digit (it goes into URLs like /agents/ID/mcp and token scopes like agent:ID); %q is not allowed there", id, string(r))
+		}
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -136,5 +137,28 @@ func TestStoreAndPlugins(t *testing.T) {
 	}
 	if _, err := Parse([]byte(`{"plugins": [""]}`), "/x/loadout.json"); err == nil || !strings.Contains(err.Error(), "plugins[0]") {
 		t.Errorf("empty plugin: %v", err)
+	}
+}
+
+// Item 11 of the trust review: an agent id that cannot be used in a URL or
+// a token scope is refused when the config is read, naming the field.
+func TestAgentIDsUsableEverywhere(t *testing.T) {
+	for id, want := range map[string]string{
+		"team/dev":              `agents[0].agentId: "team/dev": an agent id may hold only`,
+		"a b":                   `agents[0].agentId: "a b": an agent id may hold only`,
+		"-lead":                 `agents[0].agentId: "-lead"`,
+		"*":                     `agents[0].agentId: "*"`,
+		"agent:x":               `agents[0].agentId: "agent:x"`,
+		strings.Repeat("a", 65): `is 65 characters long`,
+	} {
+		_, err := Parse([]byte(`{"agents": [{"agentId": `+strconv.Quote(id)+`, "skills": [{"root": "s"}]}]}`), "/cfg/loadout.json")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("agentId %q: %v, want %q", id, err, want)
+		}
+	}
+	for _, id := range []string{"coder", "team.dev_2", "A-1", strings.Repeat("a", 64)} {
+		if _, err := Parse([]byte(`{"agents": [{"agentId": "`+id+`", "skills": [{"root": "s"}]}]}`), "/cfg/loadout.json"); err != nil {
+			t.Errorf("agentId %q refused: %v", id, err)
+		}
 	}
 }
