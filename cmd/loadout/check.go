@@ -18,6 +18,7 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "check", "[--config F] [--root DIR]... [--json] [--fail-on error|warning]",
 		"Loads every configured source and prints every diagnostic. Exits 1 when there is an error\n(or, with --fail-on warning, a warning), so skill authors can run it in CI.")
 	cf.register(fs, false)
+	cf.missingRootIsDiag = true
 	fs.BoolVar(&cf.json, "json", false, `print {"skills":N,"diagnostics":[…]} on stdout`)
 	fs.StringVar(&failOn, "fail-on", "error", "lowest severity that fails the check: error or warning")
 	if code := parseFlags(fs, args); code >= 0 {

@@ -60,7 +60,11 @@ func runReceipts(ctx context.Context, e *env, args []string) int {
 	if daily && !usage {
 		return fail(e, fmt.Errorf("--daily goes with --usage"))
 	}
-	st, cfg, _, err := sf.openStoreOnly(ctx, e)
+	mode := readOnly
+	if maintain {
+		mode = mayCreate
+	}
+	st, cfg, _, err := sf.openStoreOnly(ctx, e, mode)
 	if err != nil {
 		return fail(e, err)
 	}

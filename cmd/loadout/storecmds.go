@@ -39,9 +39,9 @@ func (s *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.db, "db", "", "store: a SQLite `file` or a postgres:// URL (default: $LOADOUT_DB, the config's \"store\", else loadout.db beside the config or here)")
 }
 
-// run parses args, wants exactly nargs arguments, opens the store and
-// calls fn with it.
-func (s *storeFlags) run(ctx context.Context, e *env, fs *flag.FlagSet, args []string, nargs int, fn func(store.Store) int) int {
+// run parses args, wants exactly nargs arguments, opens the store (mode
+// says whether it may be created) and calls fn with it.
+func (s *storeFlags) run(ctx context.Context, e *env, fs *flag.FlagSet, args []string, nargs int, mode openMode, fn func(store.Store) int) int {
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
@@ -49,7 +49,7 @@ func (s *storeFlags) run(ctx context.Context, e *env, fs *flag.FlagSet, args []s
 		fs.Usage()
 		return 2
 	}
-	st, _, _, err := s.openStoreOnly(ctx, e)
+	st, _, _, err := s.openStoreOnly(ctx, e, mode)
 	if err != nil {
 		return fail(e, err)
 	}
@@ -57,18 +57,18 @@ func (s *storeFlags) run(ctx context.Context, e *env, fs *flag.FlagSet, args []s
 	return fn(st)
 }
 
-// openStoreOnly opens the store the flags name, creating a SQLite file if
-// needed.
-func (s *storeFlags) openStoreOnly(ctx context.Context, e *env) (store.Store, *config.File, string, error) {
-	f, err := s.loadConfig(e)
+// openStoreOnly opens the store the flags name (resolve's rule), and says
+// which on stderr. With mayCreate a missing SQLite file is created.
+func (s *storeFlags) openStoreOnly(ctx context.Context, e *env, mode openMode) (store.Store, *config.File, string, error) {
+	f, dsn, _, err := s.resolve(e)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	dsn, _ := storeDSN(e, s.db, f)
-	st, err := openStore(ctx, dsn, f)
+	st, err := openStore(ctx, dsn, f, mode)
 	if err != nil {
-		return nil, nil, dsn, fmt.Errorf("store %s: %w", dsn, err)
+		return nil, nil, dsn, err
 	}
+	using(e, f, dsn)
 	return st, f, dsn, nil
 }
 
@@ -95,7 +95,7 @@ func runImport(ctx context.Context, e *env, args []string) int {
 		fs.Usage()
 		return 2
 	}
-	st, f, dsn, err := sf.openStoreOnly(ctx, e)
+	st, f, dsn, err := sf.openStoreOnly(ctx, e, mayCreate)
 	if err != nil {
 		return fail(e, err)
 	}
@@ -325,21 +325,17 @@ func runExport(ctx context.Context, e *env, args []string) int {
 
 // exportBundle finds NAME in the store, else in the configured catalog.
 func exportBundle(ctx context.Context, e *env, sf *storeFlags, name string, version int) (*skill.Bundle, *skill.Origin, error) {
-	f, err := sf.loadConfig(e)
+	f, dsn, explicit, err := sf.resolve(e)
 	if err != nil {
 		return nil, nil, err
 	}
-	dsn, explicit := storeDSN(e, sf.db, f)
-	tryStore := explicit || config.IsPostgres(dsn)
-	if !tryStore {
-		if _, err := os.Stat(dsn); err == nil {
-			tryStore = true
-		}
-	}
-	if tryStore {
-		st, err := openStore(ctx, dsn, f)
+	if explicit || storeExists(dsn) {
+		st, err := openStore(ctx, dsn, f, readOnly)
 		if err != nil {
-			return nil, nil, fmt.Errorf("store %s: %w", dsn, err)
+			return nil, nil, err
+		}
+		if f == nil {
+			using(e, f, dsn)
 		}
 		defer st.Close()
 		b, rec, err := st.Bundle(ctx, name, version)
@@ -387,7 +383,7 @@ func runVersions(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "versions", "[--db D] [--json] NAME", "Lists a stored skill's versions, newest first.")
 	sf.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
-	return sf.run(ctx, e, fs, args, 1, func(st store.Store) int {
+	return sf.run(ctx, e, fs, args, 1, readOnly, func(st store.Store) int {
 		return listVersions(ctx, e, st, fs.Arg(0), asJSON)
 	})
 }
@@ -415,7 +411,7 @@ func runRestore(ctx context.Context, e *env, args []string) int {
 	var sf storeFlags
 	fs := newFlags(e, "restore", "[--db D] NAME VERSION", "Makes an earlier version current again, as a new version (history is never rewritten).")
 	sf.register(fs)
-	return sf.run(ctx, e, fs, args, 2, func(st store.Store) int {
+	return sf.run(ctx, e, fs, args, 2, readOnly, func(st store.Store) int {
 		v, err := strconv.Atoi(fs.Arg(1))
 		if err != nil || v <= 0 {
 			return fail(e, fmt.Errorf("VERSION %q: give a version number from 'loadout versions %s'", fs.Arg(1), fs.Arg(0)))
@@ -436,7 +432,7 @@ func runEnable(ctx context.Context, e *env, args []string, on bool) int {
 	fs := newFlags(e, verb, "[--db D] NAME | plugin:ID/NAME",
 		"Enables or disables a stored skill (NAME) or a plugin skill (plugin:ID/NAME). A disabled\nskill is in no agent's loadout; the setting is kept in the store.")
 	sf.register(fs)
-	return sf.run(ctx, e, fs, args, 1, func(st store.Store) int {
+	return sf.run(ctx, e, fs, args, 1, mayCreate, func(st store.Store) int {
 		key := fs.Arg(0)
 		var err error
 		if strings.HasPrefix(key, "plugin:") {
