@@ -81,6 +81,27 @@ func parseFlags(fs *flag.FlagSet, args []string) int {
 	return -1
 }
 
+// wantArgs refuses, in one line, a number of positional arguments other
+// than n: none is ever ignored.
+func wantArgs(fs *flag.FlagSet, n int) error {
+	if fs.NArg() == n {
+		return nil
+	}
+	if fs.NArg() > n {
+		return fmt.Errorf("%s: unexpected argument %q (it takes %d); see 'loadout %s --help'", fs.Name(), fs.Arg(n), n, fs.Name())
+	}
+	return fmt.Errorf("%s: missing argument (it takes %d, got %d); see 'loadout %s --help'", fs.Name(), n, fs.NArg(), fs.Name())
+}
+
+// folderArgs takes the positional arguments as --root folders (serve,
+// mcp, check, list, prompt: loadout check ./skills).
+func (c *catalogFlags) folderArgs(fs *flag.FlagSet) {
+	c.roots = append(c.roots, fs.Args()...)
+}
+
+// folderArgsHelp is the sentence each of those commands' help has.
+const folderArgsHelp = "\nA FOLDER argument is the same as --root FOLDER (loadout %s ./skills)."
+
 // rootsAgent is the id of the agent made from --root flags.
 const rootsAgent = "roots"
 
@@ -104,9 +125,8 @@ func (c *catalogFlags) run(ctx context.Context, e *env, fs *flag.FlagSet, args [
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
-	if fs.NArg() != nargs {
-		fs.Usage()
-		return 2
+	if err := wantArgs(fs, nargs); err != nil {
+		return fail(e, err)
 	}
 	sess, err := c.open(ctx, e, needAgent)
 	if err != nil {

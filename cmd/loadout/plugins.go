@@ -22,6 +22,9 @@ func runPlugins(ctx context.Context, e *env, args []string) int {
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
+	if err := wantArgs(fs, 0); err != nil {
+		return fail(e, err)
+	}
 	f, dsn, explicit, err := sf.resolve(e)
 	if err != nil {
 		return fail(e, err)

@@ -36,9 +36,8 @@ func runReceipts(ctx context.Context, e *env, args []string) int {
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return 2
+	if err := wantArgs(fs, 0); err != nil {
+		return fail(e, err)
 	}
 	var sinceT time.Time
 	if since != "" {

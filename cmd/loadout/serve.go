@@ -357,8 +357,8 @@ func redact(dsn string) string {
 
 func runServe(ctx context.Context, e *env, args []string) int {
 	var f serverFlags
-	fs := newFlags(e, "serve", "[--addr HOST:PORT] [--config F | --root DIR...] [--db D] [--stateless] [--no-watch] [--allowed-host H]... [limits]",
-		"Serves every agent its loadout: the HTTP API under /v1, MCP at /mcp (every skill) and\n/agents/ID/mcp (one agent), and the well-known skills indexes. With no flags it uses\n./loadout.json (--demo: the built-in examples), SQLite beside it, and 127.0.0.1:7777. It refuses a\nnon-loopback address unless tokens exist ('loadout token create'); once any token exists,\nevery request needs one. It answers only to loopback names, its own address and\n--allowed-host names in the Host header, and refuses POST, PUT and DELETE from other\norigins' web pages. Stops cleanly on SIGINT/SIGTERM.")
+	fs := newFlags(e, "serve", "[--addr HOST:PORT] [--config F | --root DIR... | --demo | FOLDER...] [--db D] [--stateless] [--no-watch] [--allowed-host H]... [limits]",
+		"Serves every agent its loadout: the HTTP API under /v1, MCP at /mcp (every skill) and\n/agents/ID/mcp (one agent), and the well-known skills indexes. With no flags it uses\n./loadout.json (--demo: the built-in examples), SQLite beside it, and 127.0.0.1:7777. It refuses a\nnon-loopback address unless tokens exist ('loadout token create'); once any token exists,\nevery request needs one. It answers only to loopback names, its own address and\n--allowed-host names in the Host header, and refuses POST, PUT and DELETE from other\norigins' web pages. Stops cleanly on SIGINT/SIGTERM."+fmt.Sprintf(folderArgsHelp, "serve"))
 	f.register(fs)
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:7777", "address to listen on")
 	fs.BoolVar(&f.stateless, "stateless", false, "stateless MCP sessions, for several instances behind a load balancer")
@@ -366,6 +366,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
+	f.folderArgs(fs)
 	srv, err := startServer(ctx, e, &f, "")
 	if err != nil {
 		return fail(e, err)
@@ -579,13 +580,14 @@ func printURLs(e *env, svc *service.Service, base string, tokens bool) {
 
 func runMCP(ctx context.Context, e *env, args []string) int {
 	var f serverFlags
-	fs := newFlags(e, "mcp", "[--config F] [--db D] --agent ID",
-		"Serves one agent's skills over MCP on stdin and stdout, for hosts that start MCP servers\nas commands. Logs go to stderr.")
+	fs := newFlags(e, "mcp", "[--config F --agent ID | --root DIR... | --demo | FOLDER...] [--db D]",
+		"Serves one agent's skills over MCP on stdin and stdout, for hosts that start MCP servers\nas commands. Logs go to stderr."+fmt.Sprintf(folderArgsHelp, "mcp"))
 	f.register(fs)
 	fs.StringVar(&f.agent, "agent", "", "agent `id` (default: every skill)")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
+	f.folderArgs(fs)
 	srv, err := startServer(ctx, e, &f, service.TransportMCPStdio)
 	if err != nil {
 		return fail(e, err)

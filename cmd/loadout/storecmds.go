@@ -45,9 +45,8 @@ func (s *storeFlags) run(ctx context.Context, e *env, fs *flag.FlagSet, args []s
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
-	if fs.NArg() != nargs {
-		fs.Usage()
-		return 2
+	if err := wantArgs(fs, nargs); err != nil {
+		return fail(e, err)
 	}
 	st, _, _, err := s.openStoreOnly(ctx, e, mode)
 	if err != nil {
@@ -282,9 +281,11 @@ func runExport(ctx context.Context, e *env, args []string) int {
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
-	if fs.NArg() != 1 || out == "" {
-		fs.Usage()
-		return 2
+	if err := wantArgs(fs, 1); err != nil {
+		return fail(e, err)
+	}
+	if out == "" {
+		return fail(e, errors.New("export: give --out PATH (a file, a new folder for --format dir, or - for stdout)"))
 	}
 	name := fs.Arg(0)
 	b, origin, err := exportBundle(ctx, e, &sf, name, version)

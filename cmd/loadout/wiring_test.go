@@ -244,3 +244,52 @@ func TestServeDemo(t *testing.T) {
 		t.Fatalf("GET /v1/skills: %d %s", code, body)
 	}
 }
+
+// A folder argument is --root for serve, mcp, check, list and prompt
+// (item 1: it was ignored, and check DIR in a folder holding loadout.json
+// checked the config instead); other commands refuse an extra argument
+// in one line.
+func TestFolderArgument(t *testing.T) {
+	loadoutBinary(t) // built before runIn moves to another folder
+	proj := t.TempDir()
+	os.WriteFile(filepath.Join(proj, "loadout.json"), []byte(`{"agents":[{"agentId":"a","skills":[{"root":"good"}]}]}`), 0o644)
+	os.MkdirAll(filepath.Join(proj, "good", "fine"), 0o755)
+	os.WriteFile(filepath.Join(proj, "good", "fine", "SKILL.md"), []byte("---\nname: fine\ndescription: Fine.\n---\nBody.\n"), 0o644)
+	os.MkdirAll(filepath.Join(proj, "broken", "bad"), 0o755)
+	os.WriteFile(filepath.Join(proj, "broken", "bad", "SKILL.md"), []byte("---\nname: bad\n---\nNo description.\n"), 0o644)
+
+	if r := runIn(t, proj, nil, "check", "broken"); r.code != 1 || !strings.Contains(r.stdout, "description-missing") {
+		t.Errorf("check broken: exit %d, want 1 with the broken skill's error:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runIn(t, proj, nil, "check", "good"); r.code != 0 {
+		t.Errorf("check good: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runIn(t, proj, nil, "list", "broken"); r.code != 0 || strings.Contains(r.stdout, "fine") {
+		t.Errorf("list broken lists the config's skills: exit %d:\n%s", r.code, r.stdout)
+	}
+	if r := runIn(t, proj, nil, "prompt", "good"); r.code != 0 || !strings.Contains(r.stdout, "fine") {
+		t.Errorf("prompt good: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runIn(t, proj, nil, "check", "--help"); !strings.Contains(r.stderr, "FOLDER argument is the same as --root") {
+		t.Errorf("check --help does not say a FOLDER is --root:\n%s", r.stderr)
+	}
+	for _, args := range [][]string{
+		{"load", "fine", "extra"}, {"read", "fine"}, {"plugins", "extra"}, {"receipts", "extra"},
+		{"token", "list", "extra"}, {"versions"}, {"export", "a", "b", "--out", "-"},
+	} {
+		r := runIn(t, proj, nil, args...)
+		if r.code != 2 || len(errorLines(r.stderr)) != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+			t.Errorf("loadout %q: exit %d, want one error line:\n%s", args, r.code, r.stderr)
+		}
+	}
+	// serve FOLDER serves that folder, not the config next to it.
+	srv := startServe(t, filepath.Join(proj, "broken"), "--db", filepath.Join(t.TempDir(), "x.db"), "--no-watch")
+	code, body := httpDo(t, "GET", srv.base+"/v1/skills", "", nil)
+	if code != 200 || strings.Contains(body, `"fine"`) {
+		t.Errorf("serve FOLDER: %d %s", code, body)
+	}
+	code, stderr := serveExit(t, proj, "mcp", filepath.Join(proj, "nonexistent"))
+	if code != 2 || !strings.Contains(stderr, "no such folder") {
+		t.Errorf("mcp FOLDER that does not exist: exit %d:\n%s", code, stderr)
+	}
+}
