@@ -385,6 +385,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return fail(e, fmt.Errorf("refusing to listen on %s without tokens: anyone on the network could read every skill. Create one with 'loadout token create --scope admin', or listen on 127.0.0.1", f.addr))
 	}
 	srv.svc = withTokens(srv, tokens)
+	followTokens(ctx, srv, tokens, !loopback(host))
 
 	if addr := e.getenv("LOADOUT_PPROF"); addr != "" {
 		startPprof(srv.logger, addr)
@@ -453,6 +454,45 @@ func withTokens(srv *server, tokens bool) *service.Service {
 	}
 	srv.svc.RequireTokens(true)
 	return srv.svc
+}
+
+// followTokens keeps token checking in step with the store while serve
+// runs: created and revoked tokens, by any command or instance, switch it
+// within the store's token feed delay (SQLite: a 200 ms poll; PostgreSQL:
+// LISTEN/NOTIFY). Off loopback it never switches off: with the last token
+// revoked, every request is refused rather than the server left open.
+func followTokens(ctx context.Context, srv *server, on, public bool) {
+	ss, ok := srv.store.(store.Server)
+	if !ok {
+		return
+	}
+	ch, err := ss.TokenChanges(ctx)
+	if err != nil {
+		srv.logger.Warn("tokens created or revoked from now on take effect at restart only", "err", err)
+		return
+	}
+	go func() {
+		for range ch {
+			ts, err := ss.Tokens(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					srv.logger.Warn("cannot read tokens after a change; token checking stays as it was", "required", on, "err", err)
+				}
+				continue
+			}
+			want := len(ts) > 0 || public
+			if want == on {
+				continue
+			}
+			on = want
+			srv.svc.RequireTokens(on)
+			if on {
+				srv.logger.Warn("a token was created: every request now needs one", "tokens", len(ts))
+			} else {
+				srv.logger.Warn("the last token was revoked: loopback requests need none again", "tokens", 0)
+			}
+		}
+	}()
 }
 
 func loopback(host string) bool {
