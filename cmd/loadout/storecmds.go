@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/loadout/loadout/config"
+	"github.com/loadout/loadout/plugin"
 	"github.com/loadout/loadout/portable"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/source"
@@ -433,19 +435,65 @@ func runEnable(ctx context.Context, e *env, args []string, on bool) int {
 	fs := newFlags(e, verb, "[--db D] NAME | plugin:ID/NAME",
 		"Enables or disables a stored skill (NAME) or a plugin skill (plugin:ID/NAME). A disabled\nskill is in no agent's loadout; the setting is kept in the store.")
 	sf.register(fs)
-	return sf.run(ctx, e, fs, args, 1, mayCreate, func(st store.Store) int {
-		key := fs.Arg(0)
-		var err error
-		if strings.HasPrefix(key, "plugin:") {
-			err = st.SetOverride(ctx, key, on)
-		} else {
-			err = st.SetEnabled(ctx, key, on)
-		}
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	if err := wantArgs(fs, 1); err != nil {
+		return fail(e, err)
+	}
+	key := fs.Arg(0)
+	if strings.HasPrefix(key, "plugin:") {
+		// Only a key of a configured plugin's skill is written: an override
+		// for anything else would be kept and never apply.
+		f, _, _, err := sf.resolve(e)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "loadout: %v\n", err)
+			return fail(e, err)
+		}
+		if err := checkPluginKey(f, key); err != nil {
+			fmt.Fprintf(e.stderr, "loadout: %s: %v\n", verb, err)
 			return 1
 		}
-		fmt.Fprintf(e.stdout, "%sd %s\n", verb, key)
-		return 0
-	})
+	}
+	st, _, _, err := sf.openStoreOnly(ctx, e, mayCreate)
+	if err != nil {
+		return fail(e, err)
+	}
+	defer st.Close()
+	if strings.HasPrefix(key, "plugin:") {
+		err = st.SetOverride(ctx, key, on)
+	} else {
+		err = st.SetEnabled(ctx, key, on)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "loadout: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(e.stdout, "%sd %s\n", verb, key)
+	return 0
+}
+
+// checkPluginKey accepts key only when it names a skill of a configured
+// plugin (plugin:ID/NAME, as 'loadout plugins' lists them).
+func checkPluginKey(f *config.File, key string) error {
+	if f == nil || len(f.Plugins) == 0 {
+		return fmt.Errorf("%q: no plugins are configured (list plugin folders under \"plugins\" in loadout.json, or pass --config FILE)", key)
+	}
+	plugins, _ := plugin.LoadAll(f.Plugins)
+	var keys []string
+	for _, p := range plugins {
+		for _, ps := range p.Skills {
+			if ps.Key == key {
+				return nil
+			}
+			keys = append(keys, ps.Key)
+		}
+	}
+	if len(keys) == 0 {
+		return fmt.Errorf("%q: the configured plugins have no skills", key)
+	}
+	sort.Strings(keys)
+	if len(keys) > 5 {
+		keys = append(keys[:5], "…")
+	}
+	return fmt.Errorf("no plugin skill %q in %s: keys are %s ('loadout plugins' lists them all)", key, f.Path, strings.Join(keys, ", "))
 }

@@ -166,7 +166,7 @@ func TestReadOnlyCommandsCreateNothing(t *testing.T) {
 		}
 	}
 	// plugins too, with a plugin folder configured.
-	os.WriteFile(filepath.Join(proj, "loadout.json"), []byte(`{"agents":[],"plugins":["`+filepath.Join(ex, "plugins")+`"]}`), 0o644)
+	os.WriteFile(filepath.Join(proj, "loadout.json"), []byte(`{"agents":[],"plugins":["`+filepath.Join(ex, "plugins", "acme-ops")+`"]}`), 0o644)
 	if r := runIn(t, proj, nil, "plugins"); r.code != 0 || len(entries(t, proj)) != 1 {
 		t.Errorf("plugins: exit %d, folder %v:\n%s", r.code, entries(t, proj), r.stderr)
 	}
@@ -291,5 +291,34 @@ func TestFolderArgument(t *testing.T) {
 	code, stderr := serveExit(t, proj, "mcp", filepath.Join(proj, "nonexistent"))
 	if code != 2 || !strings.Contains(stderr, "no such folder") {
 		t.Errorf("mcp FOLDER that does not exist: exit %d:\n%s", code, stderr)
+	}
+}
+
+// enable and disable refuse a plugin key no configured plugin has, and
+// write nothing (item 5: they exited 0 and stored an override).
+func TestEnableUnknownPluginKey(t *testing.T) {
+	ex := examplesDir(t)
+	proj := t.TempDir()
+	os.WriteFile(filepath.Join(proj, "loadout.json"), []byte(`{"agents":[],"plugins":["`+filepath.Join(ex, "plugins", "acme-ops")+`"]}`), 0o644)
+	bare := t.TempDir()
+	for _, c := range []struct {
+		dir  string
+		args []string
+	}{
+		{proj, []string{"enable", "plugin:nosuch/thing"}},
+		{proj, []string{"disable", "plugin:"}},
+		{proj, []string{"disable", "plugin:acme-ops/nosuch"}},
+		{bare, []string{"enable", "plugin:acme-ops/oncall-handoff"}},
+	} {
+		r := runIn(t, c.dir, nil, c.args...)
+		if r.code != 1 || len(errorLines(r.stderr)) != 1 {
+			t.Errorf("loadout %q: exit %d, want 1 with one error line:\n%s", c.args, r.code, r.stderr)
+		}
+		if got := entries(t, c.dir); len(got) > 1 {
+			t.Errorf("loadout %q created %v", c.args, got)
+		}
+	}
+	if r := runIn(t, proj, nil, "enable", "plugin:acme-ops/oncall-handoff"); r.code != 0 {
+		t.Errorf("enable a real plugin skill: exit %d:\n%s", r.code, r.stderr)
 	}
 }
