@@ -297,9 +297,12 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	}
 	logger.Info("catalog loaded", "config", pathOr(cfg), "store", redact(dsn), "skills", len(cat.Global().Names()),
 		"agents", len(cat.AgentIDs()), "diagnostics", len(cat.Diagnostics()), "errors", errs, "took", time.Since(start).Round(time.Millisecond))
+	dl := newDiagLogger(logger)
+	dl.log(cat, "start")
 
 	wctx, cancel := context.WithCancel(ctx)
 	srv.closers = append(srv.closers, cancel)
+	dl.follow(wctx, srv.svc)
 	if !f.noWatch {
 		wopt := watch.Options{Logger: logger}
 		if cfg != nil {
