@@ -337,11 +337,12 @@ func exportBundle(ctx context.Context, e *env, sf *storeFlags, name string, vers
 		if err != nil {
 			return nil, nil, err
 		}
-		if f == nil {
-			using(e, f, dsn)
-		}
 		defer st.Close()
 		b, rec, err := st.Bundle(ctx, name, version)
+		if err == nil || f == nil {
+			// Else the catalog's open below says which config and store.
+			using(e, f, dsn)
+		}
 		if err == nil {
 			return b, &skill.Origin{Kind: "store", Version: rec.Version, Provenance: rec.Provenance}, nil
 		}

@@ -322,3 +322,22 @@ func TestEnableUnknownPluginKey(t *testing.T) {
 		t.Errorf("enable a real plugin skill: exit %d:\n%s", r.code, r.stderr)
 	}
 }
+
+// export names its config and store on stderr whether the skill came from
+// the store or the configured folders.
+func TestExportSaysWhichStore(t *testing.T) {
+	ex := examplesDir(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	if r := runIn(t, dir, nil, "import", "--db", db, filepath.Join(ex, "skills", "deploy")); r.code != 0 {
+		t.Fatalf("import: %d %s", r.code, r.stderr)
+	}
+	r := runIn(t, dir, nil, "export", "--db", db, "deploy", "--out", "-")
+	if r.code != 0 || strings.Count(r.stderr, "loadout: config none, store "+db) != 1 {
+		t.Errorf("export from the store: exit %d:\n%s", r.code, r.stderr)
+	}
+	r = runIn(t, dir, nil, "export", "--config", filepath.Join(ex, "loadout.json"), "--db", db, "code-review", "--out", "-")
+	if r.code != 0 || strings.Count(r.stderr, "loadout: config ") != 1 {
+		t.Errorf("export from the configured folders: exit %d:\n%s", r.code, r.stderr)
+	}
+}
