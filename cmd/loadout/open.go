@@ -146,7 +146,7 @@ func (c *catalogFlags) loadConfig(e *env) (*config.File, error) {
 		for _, r := range c.roots {
 			fi, err := os.Stat(r)
 			if err != nil {
-				return nil, fmt.Errorf("--root %s: no such folder", r)
+				return nil, fmt.Errorf("--root %s: no such folder (a FOLDER argument is a --root too)", r)
 			}
 			if !fi.IsDir() {
 				return nil, fmt.Errorf("--root %s: not a folder; give the folder that holds the skills", r)
@@ -237,6 +237,9 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*sessi
 	if id == "" {
 		if needAgent {
 			sess.close()
+			if len(cat.AgentIDs()) == 0 {
+				return nil, errors.New("--agent is required, and there are no agents: pass --config FILE (with agents) or --root DIR")
+			}
 			return nil, fmt.Errorf("--agent is required: one of %s", strings.Join(cat.AgentIDs(), ", "))
 		}
 		id = catalog.GlobalID

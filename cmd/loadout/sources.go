@@ -101,7 +101,9 @@ func openStore(ctx context.Context, dsn string, f *config.File, mode openMode) (
 		st, err = sqlite.Open(dsn)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", redact(dsn), err)
+		// One line: a driver's error can span several (pgx lists each
+		// address it tried).
+		return nil, fmt.Errorf("store %s: %s", redact(dsn), oneLine(err.Error()))
 	}
 	st.Limits = limitsOf(f)
 	return st, nil

@@ -341,3 +341,12 @@ func TestExportSaysWhichStore(t *testing.T) {
 		t.Errorf("export from the configured folders: exit %d:\n%s", r.code, r.stderr)
 	}
 }
+
+// A store that cannot be reached is one error line, without the password
+// (pgx's error lists each address it tried on a line of its own).
+func TestStoreErrorIsOneLine(t *testing.T) {
+	r := runIn(t, t.TempDir(), nil, "list", "--db", "postgres://u:secret@127.0.0.1:1/db?connect_timeout=2")
+	if r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || strings.Contains(r.stderr, "secret") {
+		t.Errorf("exit %d, want one line without the password:\n%s", r.code, r.stderr)
+	}
+}
