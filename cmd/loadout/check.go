@@ -15,14 +15,16 @@ func init() {
 func runCheck(ctx context.Context, e *env, args []string) int {
 	var cf catalogFlags
 	var failOn string
-	fs := newFlags(e, "check", "[--config F] [--root DIR]... [--json] [--fail-on error|warning]",
-		"Loads every configured source and prints every diagnostic. Exits 1 when there is an error\n(or, with --fail-on warning, a warning), so skill authors can run it in CI.")
+	fs := newFlags(e, "check", "[--config F] [--root DIR]... [--json] [--fail-on error|warning] [FOLDER...]",
+		"Loads every configured source and prints every diagnostic. Exits 1 when there is an error\n(or, with --fail-on warning, a warning), so skill authors can run it in CI."+fmt.Sprintf(folderArgsHelp, "check"))
 	cf.register(fs, false)
+	cf.missingRootIsDiag = true
 	fs.BoolVar(&cf.json, "json", false, `print {"skills":N,"diagnostics":[…]} on stdout`)
 	fs.StringVar(&failOn, "fail-on", "error", "lowest severity that fails the check: error or warning")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
+	cf.folderArgs(fs)
 	if failOn != "error" && failOn != "warning" {
 		return fail(e, fmt.Errorf("--fail-on %q: use error or warning", failOn))
 	}

@@ -19,7 +19,7 @@ import (
 func storeContents(t *testing.T, dsn string) map[string]string {
 	t.Helper()
 	ctx := context.Background()
-	st, err := openStore(ctx, dsn, nil)
+	st, err := openStore(ctx, dsn, nil, readOnly)
 	if err != nil {
 		t.Fatal(err)
 	}

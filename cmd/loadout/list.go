@@ -34,13 +34,14 @@ type listedSkill struct {
 
 func runList(ctx context.Context, e *env, args []string) int {
 	var cf catalogFlags
-	fs := newFlags(e, "list", "[--config F] [--agent ID] [--root DIR]... [--json]",
-		"Lists the skills an agent has (with no --agent, every skill of every configured source),\nwith their source. Diagnostics go to stderr.")
+	fs := newFlags(e, "list", "[--config F] [--agent ID] [--root DIR]... [--json] [FOLDER...]",
+		"Lists the skills an agent has (with no --agent, every skill of every configured source),\nwith their source. Diagnostics go to stderr."+fmt.Sprintf(folderArgsHelp, "list"))
 	cf.register(fs, true)
 	fs.BoolVar(&cf.json, "json", false, `print {"skills":[…],"diagnostics":[…]} on stdout`)
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
+	cf.folderArgs(fs)
 	sess, err := cf.open(ctx, e, false)
 	if err != nil {
 		return fail(e, err)

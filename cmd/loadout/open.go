@@ -29,6 +29,9 @@ type catalogFlags struct {
 	db     string
 	roots  listFlag
 	json   bool
+	// missingRootIsDiag: a --root that does not exist is reported as an
+	// error diagnostic (check, whose output CI reads) rather than refused.
+	missingRootIsDiag bool
 }
 
 func (c *catalogFlags) register(fs *flag.FlagSet, withAgent bool) {
@@ -78,6 +81,27 @@ func parseFlags(fs *flag.FlagSet, args []string) int {
 	return -1
 }
 
+// wantArgs refuses, in one line, a number of positional arguments other
+// than n: none is ever ignored.
+func wantArgs(fs *flag.FlagSet, n int) error {
+	if fs.NArg() == n {
+		return nil
+	}
+	if fs.NArg() > n {
+		return fmt.Errorf("%s: unexpected argument %q (it takes %d); see 'loadout %s --help'", fs.Name(), fs.Arg(n), n, fs.Name())
+	}
+	return fmt.Errorf("%s: missing argument (it takes %d, got %d); see 'loadout %s --help'", fs.Name(), n, fs.NArg(), fs.Name())
+}
+
+// folderArgs takes the positional arguments as --root folders (serve,
+// mcp, check, list, prompt: loadout check ./skills).
+func (c *catalogFlags) folderArgs(fs *flag.FlagSet) {
+	c.roots = append(c.roots, fs.Args()...)
+}
+
+// folderArgsHelp is the sentence each of those commands' help has.
+const folderArgsHelp = "\nA FOLDER argument is the same as --root FOLDER (loadout %s ./skills)."
+
 // rootsAgent is the id of the agent made from --root flags.
 const rootsAgent = "roots"
 
@@ -101,9 +125,8 @@ func (c *catalogFlags) run(ctx context.Context, e *env, fs *flag.FlagSet, args [
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
-	if fs.NArg() != nargs {
-		fs.Usage()
-		return 2
+	if err := wantArgs(fs, nargs); err != nil {
+		return fail(e, err)
 	}
 	sess, err := c.open(ctx, e, needAgent)
 	if err != nil {
@@ -113,8 +136,23 @@ func (c *catalogFlags) run(ctx context.Context, e *env, fs *flag.FlagSet, args [
 	return fn(sess)
 }
 
-// loadConfig reads the config the flags name, if any.
+// loadConfig reads the config by the one rule every command follows:
+// --config, else $LOADOUT_CONFIG, else ./loadout.json when it exists and
+// no --root is given (--root folders are then the whole catalog). Every
+// --root must be an existing folder (check reports it as an error
+// diagnostic instead).
 func (c *catalogFlags) loadConfig(e *env) (*config.File, error) {
+	if !c.missingRootIsDiag {
+		for _, r := range c.roots {
+			fi, err := os.Stat(r)
+			if err != nil {
+				return nil, fmt.Errorf("--root %s: no such folder (a FOLDER argument is a --root too)", r)
+			}
+			if !fi.IsDir() {
+				return nil, fmt.Errorf("--root %s: not a folder; give the folder that holds the skills", r)
+			}
+		}
+	}
 	path := c.config
 	if path == "" {
 		path = e.getenv("LOADOUT_CONFIG")
@@ -130,13 +168,25 @@ func (c *catalogFlags) loadConfig(e *env) (*config.File, error) {
 	return config.Load(path)
 }
 
+// resolve is the start-up every command shares: the config and the store
+// (see loadConfig and storeDSN for the rules).
+func (c *catalogFlags) resolve(e *env) (f *config.File, dsn string, explicit bool, err error) {
+	f, err = c.loadConfig(e)
+	if err != nil {
+		return nil, "", false, err
+	}
+	dsn, explicit, err = storeDSN(e, c.db, f)
+	return f, dsn, explicit, err
+}
+
 // open builds the catalog the flags describe and picks the loadout:
 // --root folders (an agent of their own), else the config's agent, else
 // the config's global catalog. The store is opened when something names
 // it (--db, $LOADOUT_DB, "store" in the config, a {"store": true} source)
-// or its default file exists; opening never creates one as a side effect.
+// and exists; these commands only read, so a store named but missing is an
+// error and a {"store": true} source without its file holds no skills.
 func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*session, error) {
-	f, err := c.loadConfig(e)
+	f, dsn, explicit, err := c.resolve(e)
 	if err != nil {
 		return nil, err
 	}
@@ -148,21 +198,26 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*sessi
 		return nil, errors.New("no skills to work on: pass --config FILE, --root DIR or --db STORE, or run where a loadout.json is")
 	}
 	sess := &session{cfg: f}
-	dsn, explicit := storeDSN(e, c.db, f)
 	wantStore := explicit || usesStore(specs)
-	if !wantStore && !config.IsPostgres(dsn) {
-		if _, err := os.Stat(dsn); err == nil && f != nil {
-			wantStore = true
-		}
+	if !wantStore && f != nil && !config.IsPostgres(dsn) && storeExists(dsn) {
+		wantStore = true
 	}
-	if wantStore {
-		st, err := openStore(ctx, dsn, f)
+	shown := ""
+	switch {
+	case wantStore && !explicit && !storeExists(dsn):
+		// A {"store": true} source whose store was never created: empty.
+		opts.Store = catalog.ProviderFunc(func(context.Context) ([]*skill.Skill, []skill.Diagnostic) { return nil, nil })
+		shown = dsn + " (not created yet: no stored skills)"
+	case wantStore:
+		st, err := openStore(ctx, dsn, f, readOnly)
 		if err != nil {
-			return nil, fmt.Errorf("store %s: %w", dsn, err)
+			return nil, err
 		}
 		sess.store = st
 		opts.Store = storeProvider(st)
+		shown = dsn
 	}
+	using(e, f, shown)
 	var pluginDiags []skill.Diagnostic
 	if f != nil && len(f.Plugins) > 0 {
 		opts.Plugins, opts.PluginOrder, pluginDiags = pluginProviders(ctx, f.Plugins, sess.store)
@@ -182,6 +237,9 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*sessi
 	if id == "" {
 		if needAgent {
 			sess.close()
+			if len(cat.AgentIDs()) == 0 {
+				return nil, errors.New("--agent is required, and there are no agents: pass --config FILE (with agents) or --root DIR")
+			}
 			return nil, fmt.Errorf("--agent is required: one of %s", strings.Join(cat.AgentIDs(), ", "))
 		}
 		id = catalog.GlobalID
@@ -189,7 +247,18 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*sessi
 	l, ok := cat.Agent(id)
 	if !ok {
 		sess.close()
-		return nil, fmt.Errorf("no agent %q in %s: agents are %s", id, f.Path, strings.Join(cat.AgentIDs(), ", "))
+		where := "the store"
+		switch {
+		case f != nil:
+			where = f.Path
+		case len(c.roots) > 0:
+			where = "--root folders (their agent is \"" + rootsAgent + "\")"
+		}
+		ids := cat.AgentIDs()
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("no agent %q in %s: it has no agents; leave out --agent, or pass --config FILE", id, where)
+		}
+		return nil, fmt.Errorf("no agent %q in %s: agents are %s", id, where, strings.Join(ids, ", "))
 	}
 	sess.l = l
 	return sess, nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"text/tabwriter"
+
+	"github.com/loadout/loadout/store"
 )
 
 func init() {
@@ -20,19 +22,29 @@ func runPlugins(ctx context.Context, e *env, args []string) int {
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
-	f, err := sf.loadConfig(e)
+	if err := wantArgs(fs, 0); err != nil {
+		return fail(e, err)
+	}
+	f, dsn, explicit, err := sf.resolve(e)
 	if err != nil {
 		return fail(e, err)
 	}
 	if f == nil || len(f.Plugins) == 0 {
 		return fail(e, fmt.Errorf("no plugins configured: list plugin folders under \"plugins\" in loadout.json"))
 	}
-	dsn, _ := storeDSN(e, sf.db, f)
-	st, err := openStore(ctx, dsn, f)
-	if err != nil {
-		return fail(e, fmt.Errorf("store %s: %w", dsn, err))
+	// Only reads: a store never created holds no overrides.
+	var st store.Store
+	if explicit || storeExists(dsn) {
+		s, err := openStore(ctx, dsn, f, readOnly)
+		if err != nil {
+			return fail(e, err)
+		}
+		defer s.Close()
+		st = s
+		using(e, f, dsn)
+	} else {
+		using(e, f, dsn+" (not created yet: no overrides)")
 	}
-	defer st.Close()
 	states, diags := pluginStates(ctx, f.Plugins, st)
 	if asJSON {
 		if states == nil {

@@ -15,14 +15,15 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	var cf catalogFlags
 	var format string
 	var budget int
-	fs := newFlags(e, "prompt", "[--config F] --agent ID [--format pi|catalog|progressive] [--budget N]",
-		"Prints the agent's skills section for its system prompt on stdout; diagnostics, including\nexactly which skills the budget shortened or left out, go to stderr.")
+	fs := newFlags(e, "prompt", "[--config F --agent ID | --root DIR... | FOLDER...] [--format pi|catalog|progressive] [--budget N]",
+		"Prints the agent's skills section for its system prompt on stdout; diagnostics, including\nexactly which skills the budget shortened or left out, go to stderr."+fmt.Sprintf(folderArgsHelp, "prompt"))
 	cf.register(fs, true)
 	fs.StringVar(&format, "format", "", "prompt format: pi (default), catalog or progressive")
 	fs.IntVar(&budget, "budget", 0, "listing budget in characters (default: the agent's, else 8000; -1: no limit)")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
+	cf.folderArgs(fs)
 	switch format {
 	case "", "pi", "catalog", "progressive":
 	default:

@@ -36,9 +36,8 @@ func runReceipts(ctx context.Context, e *env, args []string) int {
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return 2
+	if err := wantArgs(fs, 0); err != nil {
+		return fail(e, err)
 	}
 	var sinceT time.Time
 	if since != "" {
@@ -60,7 +59,11 @@ func runReceipts(ctx context.Context, e *env, args []string) int {
 	if daily && !usage {
 		return fail(e, fmt.Errorf("--daily goes with --usage"))
 	}
-	st, cfg, _, err := sf.openStoreOnly(ctx, e)
+	mode := readOnly
+	if maintain {
+		mode = mayCreate
+	}
+	st, cfg, _, err := sf.openStoreOnly(ctx, e, mode)
 	if err != nil {
 		return fail(e, err)
 	}

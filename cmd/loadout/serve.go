@@ -43,6 +43,7 @@ type serverFlags struct {
 	noWatch   bool
 	logJSON   bool
 	logLevel  string
+	demo      bool
 	net       netFlags
 }
 
@@ -186,7 +187,8 @@ func (n *netFlags) resolve(cfg *config.File) (netSettings, error) {
 }
 
 func (f *serverFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.config, "config", "", "config `file` (default: $LOADOUT_CONFIG, ./loadout.json, ./examples/loadout.json, else the examples built into loadout)")
+	fs.StringVar(&f.config, "config", "", "config `file` (default: $LOADOUT_CONFIG, else ./loadout.json if present)")
+	fs.BoolVar(&f.demo, "demo", false, "serve the example skills built into loadout (written to the user cache folder), to try it out; not with --config or --root")
 	fs.StringVar(&f.db, "db", "", "store: a SQLite `file` or a postgres:// URL (default: $LOADOUT_DB, the config's \"store\", else loadout.db beside the config)")
 	fs.Var(&f.roots, "root", "skills `folder` to serve as an agent named \"roots\" (repeatable; with no --config, only these)")
 	fs.BoolVar(&f.noWatch, "no-watch", false, "do not watch skill folders for changes")
@@ -209,21 +211,19 @@ func (s *server) close() {
 	}
 }
 
-// defaultConfig finds a config when none is named: ./loadout.json, then the
-// repo's examples/loadout.json, then the examples built into the binary,
-// written to the user's cache folder.
-func defaultConfig(e *env) (string, error) {
-	for _, p := range []string{config.DefaultName, filepath.Join("examples", config.DefaultName)} {
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
+// demoConfig writes the examples built into the binary to the user's
+// cache folder and returns their config (serve --demo, mcp --demo).
+func demoConfig() (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		dir = os.TempDir()
 	}
 	return examples.Materialize(filepath.Join(dir, "loadout", "examples"))
 }
+
+// errNothingToServe is what serve and mcp say when nothing names skills:
+// they never fall back to the examples unasked.
+var errNothingToServe = errors.New("nothing to serve: pass --config FILE, --root DIR or --demo (the built-in examples), or run where a loadout.json is")
 
 // startServer builds the catalog, store, plugins and service the flags
 // describe, with live reload.
@@ -237,16 +237,22 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		handler = slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: level})
 	}
 	logger := slog.New(handler)
-	if f.config == "" && e.getenv("LOADOUT_CONFIG") == "" && len(f.roots) == 0 {
-		p, err := defaultConfig(e)
+	if f.demo {
+		if f.config != "" || len(f.roots) > 0 {
+			return nil, errors.New("--demo serves only the built-in examples: leave out --config and --root")
+		}
+		p, err := demoConfig()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--demo: writing the examples: %w", err)
 		}
 		f.config = p
 	}
-	cfg, err := f.loadConfig(e)
+	cfg, dsn, _, err := f.resolve(e)
 	if err != nil {
 		return nil, err
+	}
+	if cfg == nil && len(f.roots) == 0 {
+		return nil, errNothingToServe
 	}
 	srv := &server{cfg: cfg, logger: logger}
 	specs, opts := f.agentSpecs(cfg)
@@ -256,10 +262,9 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		// sets the lasting limit once the catalog is loaded.
 		debug.SetMemoryLimit(96 << 20)
 	}
-	dsn, _ := storeDSN(e, f.db, cfg)
-	st, err := openStore(ctx, dsn, cfg)
+	st, err := openStore(ctx, dsn, cfg, mayCreate)
 	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", dsn, err)
+		return nil, err
 	}
 	srv.store = st
 	srv.closers = append(srv.closers, func() { st.Close() })
@@ -292,9 +297,12 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	}
 	logger.Info("catalog loaded", "config", pathOr(cfg), "store", redact(dsn), "skills", len(cat.Global().Names()),
 		"agents", len(cat.AgentIDs()), "diagnostics", len(cat.Diagnostics()), "errors", errs, "took", time.Since(start).Round(time.Millisecond))
+	dl := newDiagLogger(logger)
+	dl.log(cat, "start")
 
 	wctx, cancel := context.WithCancel(ctx)
 	srv.closers = append(srv.closers, cancel)
+	dl.follow(wctx, srv.svc)
 	if !f.noWatch {
 		wopt := watch.Options{Logger: logger}
 		if cfg != nil {
@@ -352,8 +360,8 @@ func redact(dsn string) string {
 
 func runServe(ctx context.Context, e *env, args []string) int {
 	var f serverFlags
-	fs := newFlags(e, "serve", "[--addr HOST:PORT] [--config F | --root DIR...] [--db D] [--stateless] [--no-watch] [--allowed-host H]... [limits]",
-		"Serves every agent its loadout: the HTTP API under /v1, MCP at /mcp (every skill) and\n/agents/ID/mcp (one agent), and the well-known skills indexes. With no flags it uses\n./loadout.json (else the examples), SQLite beside it, and 127.0.0.1:7777. It refuses a\nnon-loopback address unless tokens exist ('loadout token create'); once any token exists,\nevery request needs one. It answers only to loopback names, its own address and\n--allowed-host names in the Host header, and refuses POST, PUT and DELETE from other\norigins' web pages. Stops cleanly on SIGINT/SIGTERM.")
+	fs := newFlags(e, "serve", "[--addr HOST:PORT] [--config F | --root DIR... | --demo | FOLDER...] [--db D] [--stateless] [--no-watch] [--allowed-host H]... [limits]",
+		"Serves every agent its loadout: the HTTP API under /v1, MCP at /mcp (every skill) and\n/agents/ID/mcp (one agent), and the well-known skills indexes. With no flags it uses\n./loadout.json (--demo: the built-in examples), SQLite beside it, and 127.0.0.1:7777. It refuses a\nnon-loopback address unless tokens exist ('loadout token create'); once any token exists,\nevery request needs one. It answers only to loopback names, its own address and\n--allowed-host names in the Host header, and refuses POST, PUT and DELETE from other\norigins' web pages. Stops cleanly on SIGINT/SIGTERM."+fmt.Sprintf(folderArgsHelp, "serve"))
 	f.register(fs)
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:7777", "address to listen on")
 	fs.BoolVar(&f.stateless, "stateless", false, "stateless MCP sessions, for several instances behind a load balancer")
@@ -361,6 +369,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
+	f.folderArgs(fs)
 	srv, err := startServer(ctx, e, &f, "")
 	if err != nil {
 		return fail(e, err)
@@ -379,6 +388,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return fail(e, fmt.Errorf("refusing to listen on %s without tokens: anyone on the network could read every skill. Create one with 'loadout token create --scope admin', or listen on 127.0.0.1", f.addr))
 	}
 	srv.svc = withTokens(srv, tokens)
+	followTokens(ctx, srv, tokens, !loopback(host))
 
 	if addr := e.getenv("LOADOUT_PPROF"); addr != "" {
 		startPprof(srv.logger, addr)
@@ -447,6 +457,45 @@ func withTokens(srv *server, tokens bool) *service.Service {
 	}
 	srv.svc.RequireTokens(true)
 	return srv.svc
+}
+
+// followTokens keeps token checking in step with the store while serve
+// runs: created and revoked tokens, by any command or instance, switch it
+// within the store's token feed delay (SQLite: a 200 ms poll; PostgreSQL:
+// LISTEN/NOTIFY). Off loopback it never switches off: with the last token
+// revoked, every request is refused rather than the server left open.
+func followTokens(ctx context.Context, srv *server, on, public bool) {
+	ss, ok := srv.store.(store.Server)
+	if !ok {
+		return
+	}
+	ch, err := ss.TokenChanges(ctx)
+	if err != nil {
+		srv.logger.Warn("tokens created or revoked from now on take effect at restart only", "err", err)
+		return
+	}
+	go func() {
+		for range ch {
+			ts, err := ss.Tokens(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					srv.logger.Warn("cannot read tokens after a change; token checking stays as it was", "required", on, "err", err)
+				}
+				continue
+			}
+			want := len(ts) > 0 || public
+			if want == on {
+				continue
+			}
+			on = want
+			srv.svc.RequireTokens(on)
+			if on {
+				srv.logger.Warn("a token was created: every request now needs one", "tokens", len(ts))
+			} else {
+				srv.logger.Warn("the last token was revoked: loopback requests need none again", "tokens", 0)
+			}
+		}
+	}()
 }
 
 func loopback(host string) bool {
@@ -574,13 +623,14 @@ func printURLs(e *env, svc *service.Service, base string, tokens bool) {
 
 func runMCP(ctx context.Context, e *env, args []string) int {
 	var f serverFlags
-	fs := newFlags(e, "mcp", "[--config F] [--db D] --agent ID",
-		"Serves one agent's skills over MCP on stdin and stdout, for hosts that start MCP servers\nas commands. Logs go to stderr.")
+	fs := newFlags(e, "mcp", "[--config F --agent ID | --root DIR... | --demo | FOLDER...] [--db D]",
+		"Serves one agent's skills over MCP on stdin and stdout, for hosts that start MCP servers\nas commands. Logs go to stderr."+fmt.Sprintf(folderArgsHelp, "mcp"))
 	f.register(fs)
 	fs.StringVar(&f.agent, "agent", "", "agent `id` (default: every skill)")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
+	f.folderArgs(fs)
 	srv, err := startServer(ctx, e, &f, service.TransportMCPStdio)
 	if err != nil {
 		return fail(e, err)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/config"
@@ -17,41 +18,108 @@ import (
 	"github.com/loadout/loadout/store/sqlstore"
 )
 
-// storeDSN picks the store: --db, then $LOADOUT_DB, then the config's
-// "store", then loadout.db beside the config (or in the working folder).
-// explicit says whether anything named it.
-func storeDSN(e *env, flagDB string, f *config.File) (dsn string, explicit bool) {
+// storeDSN picks the store, by the one rule every command follows: --db,
+// then $LOADOUT_DB, then the config's "store", then loadout.db beside the
+// config (or in the working folder). explicit says whether anything named
+// it. A URL of another kind than postgres:// is an error, never a file.
+func storeDSN(e *env, flagDB string, f *config.File) (dsn string, explicit bool, err error) {
 	cwd, _ := os.Getwd()
+	var named, what string
 	switch {
 	case flagDB != "":
-		return config.ResolveStore(cwd, flagDB), true
+		named, what = flagDB, "--db"
 	case e.getenv("LOADOUT_DB") != "":
-		return config.ResolveStore(cwd, e.getenv("LOADOUT_DB")), true
+		named, what = e.getenv("LOADOUT_DB"), "$LOADOUT_DB"
 	case f != nil:
-		return f.StoreDSN(), f.Store != ""
+		if err := checkStoreForm(f.Store); err != nil {
+			return "", false, fmt.Errorf("%s: \"store\": %v", f.Path, err)
+		}
+		return f.StoreDSN(), f.Store != "", nil
+	default:
+		return config.ResolveStore(cwd, ""), false, nil
 	}
-	return config.ResolveStore(cwd, ""), false
+	if err := checkStoreForm(named); err != nil {
+		return "", true, fmt.Errorf("%s: %v", what, err)
+	}
+	return config.ResolveStore(cwd, named), true, nil
 }
+
+// checkStoreForm refuses a store setting that is a URL of a kind loadout
+// cannot open (mysql://…, sqlite://…): it would otherwise be taken for a
+// file path and create a folder named after the scheme.
+func checkStoreForm(v string) error {
+	if v == "" || config.IsPostgres(v) {
+		return nil
+	}
+	if i := strings.Index(v, "://"); i > 0 {
+		return fmt.Errorf("%q: unsupported store; give a SQLite file path (loadout.db) or a postgres://USER@HOST/DB URL", redact(v))
+	}
+	return nil
+}
+
+// storeExists reports whether the store dsn names is there: a PostgreSQL
+// URL always counts (the server says), a SQLite file must exist.
+func storeExists(dsn string) bool {
+	if config.IsPostgres(dsn) {
+		return true
+	}
+	_, err := os.Stat(dsn)
+	return err == nil
+}
+
+// errNoStore is what a command that only reads says about a SQLite file
+// that does not exist: it never creates one.
+func errNoStore(dsn string) error {
+	return fmt.Errorf("store %s does not exist; this command only reads and creates nothing: check --db, $LOADOUT_DB or the config's \"store\" (a store is created by 'loadout import', 'loadout serve' or 'loadout token create')", dsn)
+}
+
+// openMode says whether opening a store may create it.
+type openMode bool
+
+const (
+	readOnly  openMode = false // existing stores only
+	mayCreate openMode = true  // a SQLite file (and its folder) is created if missing
+)
 
 // openStore opens SQLite for a path and PostgreSQL for a postgres:// URL,
 // with the config's storeLimits as the limits of every write (f may be nil:
-// the defaults).
-func openStore(ctx context.Context, dsn string, f *config.File) (store.Store, error) {
+// the defaults). With readOnly, a missing SQLite file is an error and
+// nothing is created.
+func openStore(ctx context.Context, dsn string, f *config.File, mode openMode) (store.Store, error) {
 	var st *sqlstore.Store
 	var err error
 	if config.IsPostgres(dsn) {
 		st, err = postgres.Open(ctx, dsn)
 	} else {
-		if err := os.MkdirAll(filepath.Dir(dsn), 0o755); err != nil {
+		if mode == readOnly {
+			if fi, err := os.Stat(dsn); err != nil || fi.IsDir() {
+				return nil, errNoStore(dsn)
+			}
+		} else if err := os.MkdirAll(filepath.Dir(dsn), 0o755); err != nil {
 			return nil, err
 		}
 		st, err = sqlite.Open(dsn)
 	}
 	if err != nil {
-		return nil, err
+		// One line: a driver's error can span several (pgx lists each
+		// address it tried).
+		return nil, fmt.Errorf("store %s: %s", redact(dsn), oneLine(err.Error()))
 	}
 	st.Limits = limitsOf(f)
 	return st, nil
+}
+
+// using prints, on one line of stderr, the config and store a command
+// works on (a store URL without its password).
+func using(e *env, f *config.File, dsn string) {
+	c := "none"
+	if f != nil {
+		c = f.Path
+	}
+	if dsn == "" {
+		dsn = "none"
+	}
+	fmt.Fprintf(e.stderr, "loadout: config %s, store %s\n", c, redact(dsn))
 }
 
 // storeProvider serves the store's enabled skills to the catalog, one by

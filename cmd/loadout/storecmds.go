@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/loadout/loadout/config"
+	"github.com/loadout/loadout/plugin"
 	"github.com/loadout/loadout/portable"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/source"
@@ -39,17 +41,16 @@ func (s *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.db, "db", "", "store: a SQLite `file` or a postgres:// URL (default: $LOADOUT_DB, the config's \"store\", else loadout.db beside the config or here)")
 }
 
-// run parses args, wants exactly nargs arguments, opens the store and
-// calls fn with it.
-func (s *storeFlags) run(ctx context.Context, e *env, fs *flag.FlagSet, args []string, nargs int, fn func(store.Store) int) int {
+// run parses args, wants exactly nargs arguments, opens the store (mode
+// says whether it may be created) and calls fn with it.
+func (s *storeFlags) run(ctx context.Context, e *env, fs *flag.FlagSet, args []string, nargs int, mode openMode, fn func(store.Store) int) int {
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
-	if fs.NArg() != nargs {
-		fs.Usage()
-		return 2
+	if err := wantArgs(fs, nargs); err != nil {
+		return fail(e, err)
 	}
-	st, _, _, err := s.openStoreOnly(ctx, e)
+	st, _, _, err := s.openStoreOnly(ctx, e, mode)
 	if err != nil {
 		return fail(e, err)
 	}
@@ -57,18 +58,18 @@ func (s *storeFlags) run(ctx context.Context, e *env, fs *flag.FlagSet, args []s
 	return fn(st)
 }
 
-// openStoreOnly opens the store the flags name, creating a SQLite file if
-// needed.
-func (s *storeFlags) openStoreOnly(ctx context.Context, e *env) (store.Store, *config.File, string, error) {
-	f, err := s.loadConfig(e)
+// openStoreOnly opens the store the flags name (resolve's rule), and says
+// which on stderr. With mayCreate a missing SQLite file is created.
+func (s *storeFlags) openStoreOnly(ctx context.Context, e *env, mode openMode) (store.Store, *config.File, string, error) {
+	f, dsn, _, err := s.resolve(e)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	dsn, _ := storeDSN(e, s.db, f)
-	st, err := openStore(ctx, dsn, f)
+	st, err := openStore(ctx, dsn, f, mode)
 	if err != nil {
-		return nil, nil, dsn, fmt.Errorf("store %s: %w", dsn, err)
+		return nil, nil, dsn, err
 	}
+	using(e, f, dsn)
 	return st, f, dsn, nil
 }
 
@@ -95,7 +96,7 @@ func runImport(ctx context.Context, e *env, args []string) int {
 		fs.Usage()
 		return 2
 	}
-	st, f, dsn, err := sf.openStoreOnly(ctx, e)
+	st, f, dsn, err := sf.openStoreOnly(ctx, e, mayCreate)
 	if err != nil {
 		return fail(e, err)
 	}
@@ -282,9 +283,11 @@ func runExport(ctx context.Context, e *env, args []string) int {
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
-	if fs.NArg() != 1 || out == "" {
-		fs.Usage()
-		return 2
+	if err := wantArgs(fs, 1); err != nil {
+		return fail(e, err)
+	}
+	if out == "" {
+		return fail(e, errors.New("export: give --out PATH (a file, a new folder for --format dir, or - for stdout)"))
 	}
 	name := fs.Arg(0)
 	b, origin, err := exportBundle(ctx, e, &sf, name, version)
@@ -325,24 +328,21 @@ func runExport(ctx context.Context, e *env, args []string) int {
 
 // exportBundle finds NAME in the store, else in the configured catalog.
 func exportBundle(ctx context.Context, e *env, sf *storeFlags, name string, version int) (*skill.Bundle, *skill.Origin, error) {
-	f, err := sf.loadConfig(e)
+	f, dsn, explicit, err := sf.resolve(e)
 	if err != nil {
 		return nil, nil, err
 	}
-	dsn, explicit := storeDSN(e, sf.db, f)
-	tryStore := explicit || config.IsPostgres(dsn)
-	if !tryStore {
-		if _, err := os.Stat(dsn); err == nil {
-			tryStore = true
-		}
-	}
-	if tryStore {
-		st, err := openStore(ctx, dsn, f)
+	if explicit || storeExists(dsn) {
+		st, err := openStore(ctx, dsn, f, readOnly)
 		if err != nil {
-			return nil, nil, fmt.Errorf("store %s: %w", dsn, err)
+			return nil, nil, err
 		}
 		defer st.Close()
 		b, rec, err := st.Bundle(ctx, name, version)
+		if err == nil || f == nil {
+			// Else the catalog's open below says which config and store.
+			using(e, f, dsn)
+		}
 		if err == nil {
 			return b, &skill.Origin{Kind: "store", Version: rec.Version, Provenance: rec.Provenance}, nil
 		}
@@ -387,7 +387,7 @@ func runVersions(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "versions", "[--db D] [--json] NAME", "Lists a stored skill's versions, newest first.")
 	sf.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
-	return sf.run(ctx, e, fs, args, 1, func(st store.Store) int {
+	return sf.run(ctx, e, fs, args, 1, readOnly, func(st store.Store) int {
 		return listVersions(ctx, e, st, fs.Arg(0), asJSON)
 	})
 }
@@ -415,7 +415,7 @@ func runRestore(ctx context.Context, e *env, args []string) int {
 	var sf storeFlags
 	fs := newFlags(e, "restore", "[--db D] NAME VERSION", "Makes an earlier version current again, as a new version (history is never rewritten).")
 	sf.register(fs)
-	return sf.run(ctx, e, fs, args, 2, func(st store.Store) int {
+	return sf.run(ctx, e, fs, args, 2, readOnly, func(st store.Store) int {
 		v, err := strconv.Atoi(fs.Arg(1))
 		if err != nil || v <= 0 {
 			return fail(e, fmt.Errorf("VERSION %q: give a version number from 'loadout versions %s'", fs.Arg(1), fs.Arg(0)))
@@ -436,19 +436,65 @@ func runEnable(ctx context.Context, e *env, args []string, on bool) int {
 	fs := newFlags(e, verb, "[--db D] NAME | plugin:ID/NAME",
 		"Enables or disables a stored skill (NAME) or a plugin skill (plugin:ID/NAME). A disabled\nskill is in no agent's loadout; the setting is kept in the store.")
 	sf.register(fs)
-	return sf.run(ctx, e, fs, args, 1, func(st store.Store) int {
-		key := fs.Arg(0)
-		var err error
-		if strings.HasPrefix(key, "plugin:") {
-			err = st.SetOverride(ctx, key, on)
-		} else {
-			err = st.SetEnabled(ctx, key, on)
-		}
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	if err := wantArgs(fs, 1); err != nil {
+		return fail(e, err)
+	}
+	key := fs.Arg(0)
+	if strings.HasPrefix(key, "plugin:") {
+		// Only a key of a configured plugin's skill is written: an override
+		// for anything else would be kept and never apply.
+		f, _, _, err := sf.resolve(e)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "loadout: %v\n", err)
+			return fail(e, err)
+		}
+		if err := checkPluginKey(f, key); err != nil {
+			fmt.Fprintf(e.stderr, "loadout: %s: %v\n", verb, err)
 			return 1
 		}
-		fmt.Fprintf(e.stdout, "%sd %s\n", verb, key)
-		return 0
-	})
+	}
+	st, _, _, err := sf.openStoreOnly(ctx, e, mayCreate)
+	if err != nil {
+		return fail(e, err)
+	}
+	defer st.Close()
+	if strings.HasPrefix(key, "plugin:") {
+		err = st.SetOverride(ctx, key, on)
+	} else {
+		err = st.SetEnabled(ctx, key, on)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "loadout: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(e.stdout, "%sd %s\n", verb, key)
+	return 0
+}
+
+// checkPluginKey accepts key only when it names a skill of a configured
+// plugin (plugin:ID/NAME, as 'loadout plugins' lists them).
+func checkPluginKey(f *config.File, key string) error {
+	if f == nil || len(f.Plugins) == 0 {
+		return fmt.Errorf("%q: no plugins are configured (list plugin folders under \"plugins\" in loadout.json, or pass --config FILE)", key)
+	}
+	plugins, _ := plugin.LoadAll(f.Plugins)
+	var keys []string
+	for _, p := range plugins {
+		for _, ps := range p.Skills {
+			if ps.Key == key {
+				return nil
+			}
+			keys = append(keys, ps.Key)
+		}
+	}
+	if len(keys) == 0 {
+		return fmt.Errorf("%q: the configured plugins have no skills", key)
+	}
+	sort.Strings(keys)
+	if len(keys) > 5 {
+		keys = append(keys[:5], "…")
+	}
+	return fmt.Errorf("no plugin skill %q in %s: keys are %s ('loadout plugins' lists them all)", key, f.Path, strings.Join(keys, ", "))
 }

@@ -59,8 +59,8 @@ is printed once, by create.
 
 // serverRun is storeFlags.run for commands that need the store's server
 // side.
-func serverRun(ctx context.Context, e *env, sf *storeFlags, fs *flag.FlagSet, args []string, nargs int, fn func(store.Server) int) int {
-	return sf.run(ctx, e, fs, args, nargs, func(st store.Store) int {
+func serverRun(ctx context.Context, e *env, sf *storeFlags, fs *flag.FlagSet, args []string, nargs int, mode openMode, fn func(store.Server) int) int {
+	return sf.run(ctx, e, fs, args, nargs, mode, func(st store.Store) int {
 		srv, err := serverStore(st)
 		if err != nil {
 			return fail(e, err)
@@ -78,7 +78,7 @@ func runTokenCreate(ctx context.Context, e *env, args []string) int {
 	sf.register(fs)
 	fs.Var(&scopes, "scope", "`scope`: admin, or agent:ID (repeatable; at least one)")
 	fs.StringVar(&name, "name", "", "a `name` to recognise the token by")
-	return serverRun(ctx, e, &sf, fs, args, 0, func(srv store.Server) int {
+	return serverRun(ctx, e, &sf, fs, args, 0, mayCreate, func(srv store.Server) int {
 		if len(scopes) == 0 {
 			return fail(e, fmt.Errorf("token create: give at least one --scope (admin, or agent:ID)"))
 		}
@@ -103,7 +103,7 @@ func runTokenList(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "token list", "[--json] [--db D]", "Lists the tokens that are not revoked, newest first (never their secrets).")
 	sf.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
-	return serverRun(ctx, e, &sf, fs, args, 0, func(srv store.Server) int {
+	return serverRun(ctx, e, &sf, fs, args, 0, readOnly, func(srv store.Server) int {
 		toks, err := srv.Tokens(ctx)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "loadout: %v\n", err)
@@ -131,7 +131,7 @@ func runTokenRevoke(ctx context.Context, e *env, args []string) int {
 	var sf storeFlags
 	fs := newFlags(e, "token revoke", "[--db D] ID", "Revokes a token (by the ID 'loadout token list' shows): its secret stops working at once.")
 	sf.register(fs)
-	return serverRun(ctx, e, &sf, fs, args, 1, func(srv store.Server) int {
+	return serverRun(ctx, e, &sf, fs, args, 1, readOnly, func(srv store.Server) int {
 		if err := srv.RevokeToken(ctx, fs.Arg(0)); err != nil {
 			fmt.Fprintf(e.stderr, "loadout: %v\n", err)
 			return 1
