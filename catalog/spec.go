@@ -125,7 +125,10 @@ func checkPattern(p string) error {
 	if p == "" {
 		return fmt.Errorf("is an empty pattern: use * for every skill")
 	}
-	if _, err := path.Match(p, ""); err != nil {
+	if strings.Contains(p, slashStandIn) {
+		return fmt.Errorf("pattern %q holds a NUL character: use * and ? over skill names", p)
+	}
+	if _, err := path.Match(flattenSlash(p), ""); err != nil {
 		return fmt.Errorf("pattern %q is malformed: %v", p, err)
 	}
 	return nil
@@ -133,11 +136,29 @@ func checkPattern(p string) error {
 
 // matchAny reports whether name matches one of the glob patterns. Patterns
 // are checked by Validate; a malformed one matches nothing.
+//
+// Skill names are not paths: a name such as "ui-toolkit/web" (which real
+// plugins ship, and which the loader accepts with a warning) must be matched
+// by the default "*" like any other, so '/' is an ordinary character here:
+// * and ? match it, and a literal '/' in a pattern matches it.
 func matchAny(patterns []string, name string) bool {
+	name = flattenSlash(name)
 	for _, p := range patterns {
-		if ok, _ := path.Match(p, name); ok {
+		if ok, _ := path.Match(flattenSlash(p), name); ok {
 			return true
 		}
 	}
 	return false
+}
+
+// slashStandIn replaces '/' before path.Match, which would not let * or ?
+// cross it. NUL cannot occur in a loaded skill name (control characters
+// are refused) and checkPattern refuses it in patterns.
+const slashStandIn = "\x00"
+
+func flattenSlash(s string) string {
+	if !strings.Contains(s, "/") {
+		return s
+	}
+	return strings.ReplaceAll(s, "/", slashStandIn)
 }
