@@ -618,6 +618,7 @@ const (
 	CodePreloadMissing  = "preload-missing"
 	CodeBudgetShortened = "budget-shortened"
 	CodeBudgetOmitted   = "budget-omitted"
+	CodeBudgetTooSmall  = "budget-too-small"
 	CodeNoStore         = "store-missing"
 	CodeNoPlugin        = "plugin-missing"
 )

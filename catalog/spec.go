@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/loadout/loadout/render"
 )
 
 // AgentSpec is one agent's configuration: the seed's shape (agentId,
@@ -41,7 +43,8 @@ type SourceSpec struct {
 	Store bool `json:"store,omitempty"`
 	// Plugin selects the skills a plugin contributes, by plugin id.
 	Plugin string `json:"plugin,omitempty"`
-	// Available are glob patterns (* and ?, case-sensitive) over skill names
+	// Available are glob patterns (* and ?, case-sensitive; / is an ordinary
+	// character, so * matches ui-toolkit/web) over skill names
 	// to put in the reference listing. Inline are patterns for skills whose
 	// body goes into the prompt. When both are omitted, Available is ["*"].
 	Available []string `json:"available,omitempty"`
@@ -100,6 +103,10 @@ func (a *AgentSpec) Validate() error {
 	}
 	if a.Budget < -1 {
 		return &SpecError{Agent: a.AgentID, Field: "budget", Msg: "must be a number of characters, 0 for the default or -1 for no limit"}
+	}
+	if min := render.MinBudget(1, render.Options{Format: a.Format}); a.Budget > 0 && a.Budget < min {
+		return &SpecError{Agent: a.AgentID, Field: "budget", Msg: fmt.Sprintf("%d is too small: the %s format's fixed text and the line that says how to find skills left out of the listing need at least %d characters; give at least %d, 0 for the default (%d) or -1 for no limit",
+			a.Budget, formatName(a.Format), min, min, render.DefaultBudget)}
 	}
 	for i, p := range a.Preload {
 		if strings.TrimSpace(p) == "" {
@@ -161,4 +168,11 @@ func flattenSlash(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, "/", slashStandIn)
+}
+
+func formatName(f string) string {
+	if f == "" {
+		return render.FormatPi
+	}
+	return f
 }
