@@ -26,11 +26,13 @@
 // SKILL.md ("content") is authoritative. ExportJSON fills name and slug with
 // its frontmatter name (loadout has no separate display name), and
 // description, category, tags and version with its frontmatter fields; all
-// eight keys are always written. On import "name" and the other copies are
-// informational, except that a non-empty "slug" must equal the frontmatter
-// name (slug-mismatch). Content without frontmatter (the seed's database
-// skills, §7.2) gets one built from slug (or name), description, category,
-// tags and version.
+// eight keys are always written. On import "name" and "description" are
+// informational; a non-empty "slug" must equal the frontmatter name
+// (slug-mismatch); a non-empty "category", "tags" or "version" is added to
+// the frontmatter when the frontmatter lacks that field, and must equal it
+// when it has it (field-mismatch), so none is dropped. Content without
+// frontmatter (the seed's database skills) gets one built from slug (or
+// name), description, category, tags and version.
 //
 // Additions to the seed's format, all optional on import:
 //
