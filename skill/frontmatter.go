@@ -584,6 +584,62 @@ func (fm *Frontmatter) fill(root *yaml.Node) []Diagnostic {
 			fm.DisableModelInvocation = b
 		}
 	}
+	diags = append(diags, fm.fromMetadata()...)
+	return diags
+}
+
+// MetadataFields are loadout's extension fields that may also be written
+// under metadata (as strings), which keeps a skill to the open format's
+// top-level fields, as skills-ref validate (loadout validate) requires: a
+// top-level field wins over its metadata copy. tags and requires-tools
+// there are comma-separated lists; disable-model-invocation is "true" or
+// "false".
+var MetadataFields = []string{"version", "category", "tags", "requires-tools", "disable-model-invocation"}
+
+// fromMetadata fills the extension fields the top level does not have from
+// metadata.
+func (fm *Frontmatter) fromMetadata() []Diagnostic {
+	if len(fm.Metadata) == 0 {
+		return nil
+	}
+	top := map[string]bool{}
+	for _, f := range fm.Raw {
+		top[f.Key] = true
+	}
+	list := func(v string) []string {
+		var out []string
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	var diags []Diagnostic
+	for _, key := range MetadataFields {
+		v, ok := fm.Metadata[key]
+		if !ok || top[key] {
+			continue
+		}
+		switch key {
+		case "version":
+			fm.Version = v
+		case "category":
+			fm.Category = v
+		case "tags":
+			fm.Tags = list(v)
+		case "requires-tools":
+			fm.RequiresTools = list(v)
+		case "disable-model-invocation":
+			b, err := strconv.ParseBool(strings.ToLower(strings.TrimSpace(v)))
+			if err != nil {
+				diags = append(diags, Diagnostic{Severity: Warning, Code: CodeFieldType, Field: "metadata." + key,
+					Message: fmt.Sprintf("metadata.%s must be \"true\" or \"false\", not %q; it was ignored", key, v)})
+				continue
+			}
+			fm.DisableModelInvocation = b
+		}
+	}
 	return diags
 }
 
