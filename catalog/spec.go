@@ -27,7 +27,9 @@ type AgentSpec struct {
 	// names a tool not in this list gets a compatibility warning.
 	Tools []string `json:"tools,omitempty"`
 	// Budget is the listing budget in characters (0: the default, 8000;
-	// -1: unlimited).
+	// -1: unlimited). A positive budget must hold at least the format's
+	// fixed text and the line saying how to find skills left out
+	// (render.MinBudget); a smaller one is refused.
 	Budget int `json:"budget,omitempty"`
 	// Format is the prompt format: pi (default), catalog or progressive.
 	Format string `json:"format,omitempty"`
