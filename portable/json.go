@@ -198,7 +198,7 @@ func checkJSONDepth(data []byte) error {
 
 // inDoc is what import reads: like jsonDoc, with schemaVersion kept raw so
 // "absent" and the wrong type can be told apart, and room for the bare
-// skill object of the seed's database shape (§7.2, §7.3).
+// skill object of a dumped database row.
 type inDoc struct {
 	SchemaVersion json.RawMessage `json:"schemaVersion"`
 	Skill         *jsonSkill      `json:"skill"`
@@ -274,7 +274,7 @@ func importDoc(raw json.RawMessage, prefix string) (*skill.Bundle, ExportMeta, e
 	sk := d.Skill
 	skillField := "skill"
 	if sk == nil {
-		// The seed's database shape: the skill object itself, no wrapper.
+		// A dumped database row: the skill object itself, no wrapper.
 		var bare jsonSkill
 		var keys map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &keys); err != nil {
@@ -459,8 +459,8 @@ func hasFrontmatter(content []byte) bool {
 	return string(bytes.TrimRight(first, " \t\r")) == "---"
 }
 
-// synthesize gives a SKILL.md to content without frontmatter (the seed's
-// database skills keep name and description beside the text): the
+// synthesize gives a SKILL.md to content without frontmatter (database
+// rows keep name and description beside the text): the
 // frontmatter is built from slug (or name), description, category, tags
 // and version, every value a JSON string (which YAML reads as a
 // double-quoted scalar).
