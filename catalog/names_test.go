@@ -107,3 +107,26 @@ func TestPatternsTreatSlashAsACharacter(t *testing.T) {
 		t.Error("a pattern holding NUL should be refused")
 	}
 }
+
+// TestPreloadSlashName: a preload naming a skill whose name holds '/'
+// preloads that skill; it used to be taken for a folder path and refused.
+func TestPreloadSlashName(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{"web/SKILL.md": md(`"ui-toolkit/web"`, "Web kit.")})
+	c := newCat(t, AgentSpec{AgentID: "a", Skills: []SourceSpec{{Root: root}}, Preload: []string{"ui-toolkit/web"}})
+	l := agent(t, c, "a")
+	e, ok := l.Lookup("ui-toolkit/web")
+	if !ok || !e.Inline {
+		t.Fatalf("ui-toolkit/web not preloaded: %+v", rows(l))
+	}
+	for _, d := range l.agentDiags {
+		if d.Severity == skill.Error {
+			t.Errorf("unexpected error: %s: %s", d.Code, d.Message)
+		}
+	}
+	for _, d := range c.Diagnostics() {
+		if d.Severity == skill.Error {
+			t.Errorf("unexpected error: %s: %s", d.Code, d.Message)
+		}
+	}
+}
