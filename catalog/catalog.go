@@ -535,11 +535,13 @@ func (l *Loadout) assemble() {
 
 // preload adds the agent's preloaded skills as inline entries. A name is
 // looked up among the skills of the agent's sources; a path (anything with
-// a slash, or starting with ~ or .) is loaded as a skill folder.
+// a slash, or starting with ~ or .) is loaded as a skill folder, unless it
+// is a relative path that is also the name of a skill in the sources
+// (names may hold '/').
 func (c *Catalog) preload(l *Loadout, fetch func(SourceSpec) *source.Result, add func(*Entry), report func(skill.Diagnostic)) {
 	for i, p := range l.Spec.Preload {
 		field := fmt.Sprintf("preload[%d]", i)
-		if isPath(p) {
+		if isPath(p) && !(relativeSlashPath(p) && hasSkillNamed(l, fetch, p)) {
 			res := fetch(SourceSpec{Root: p})
 			real, _ := filepath.EvalSymlinks(absRoot(p))
 			var found *skill.Skill
@@ -606,6 +608,30 @@ func suggestText(names []string) string {
 	return "; did you mean " + strings.Join(names, ", ") + "?"
 }
 
+// relativeSlashPath reports whether p, which isPath, could also be a skill
+// name: names may hold '/' (ui-toolkit/web), so only a path that starts
+// with /, ~ or . is a path for certain.
+func relativeSlashPath(p string) bool {
+	return !filepath.IsAbs(p) && !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") && !strings.HasPrefix(p, ".")
+}
+
+// hasSkillNamed reports whether one of the agent's sources has a skill
+// named name; a preload such as "ui-toolkit/web" is then that skill, not a
+// folder path.
+func hasSkillNamed(l *Loadout, fetch func(SourceSpec) *source.Result, name string) bool {
+	if _, ok := l.byName[name]; ok {
+		return true
+	}
+	for _, src := range l.Spec.Skills {
+		for _, sk := range fetch(src).Skills {
+			if sk.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func isPath(p string) bool {
 	return strings.ContainsRune(p, '/') || strings.HasPrefix(p, "~") || strings.HasPrefix(p, ".") || strings.ContainsRune(p, os.PathSeparator)
 }
@@ -618,6 +644,7 @@ const (
 	CodePreloadMissing  = "preload-missing"
 	CodeBudgetShortened = "budget-shortened"
 	CodeBudgetOmitted   = "budget-omitted"
+	CodeBudgetTooSmall  = "budget-too-small"
 	CodeNoStore         = "store-missing"
 	CodeNoPlugin        = "plugin-missing"
 )

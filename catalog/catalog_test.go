@@ -194,11 +194,13 @@ func TestPreloadAndTools(t *testing.T) {
 
 func TestSpecErrors(t *testing.T) {
 	cases := map[string]AgentSpec{
-		"agentId is required":                             {},
-		`skills[0] must name exactly one source`:          {AgentID: "a", Skills: []SourceSpec{{}}},
-		`skills[0] must name exactly one source: {"root"`: {AgentID: "a", Skills: []SourceSpec{{Root: "x", Store: true}}},
-		`skills[0].inline[1] pattern "[" is malformed`:    {AgentID: "a", Skills: []SourceSpec{{Root: "x", Inline: []string{"a", "["}}}},
-		`format "xml" is not a prompt format`:             {AgentID: "a", Format: "xml"},
+		"agentId is required":                                           {},
+		`skills[0] must name exactly one source`:                        {AgentID: "a", Skills: []SourceSpec{{}}},
+		`skills[0] must name exactly one source: {"root"`:               {AgentID: "a", Skills: []SourceSpec{{Root: "x", Store: true}}},
+		`skills[0].inline[1] pattern "[" is malformed`:                  {AgentID: "a", Skills: []SourceSpec{{Root: "x", Inline: []string{"a", "["}}}},
+		`format "xml" is not a prompt format`:                           {AgentID: "a", Format: "xml"},
+		`agent "a": budget 50 is too small: the pi format's fixed text`: {AgentID: "a", Budget: 50},
+		`budget 100 is too small: the catalog format's`:                 {AgentID: "a", Budget: 100, Format: "catalog"},
 	}
 	for want, spec := range cases {
 		_, err := New(context.Background(), []AgentSpec{spec}, Options{})
@@ -369,4 +371,29 @@ func TestConcurrentUse(t *testing.T) {
 		}(i)
 	}
 	wg.Wait()
+}
+
+// TestBudgetTooSmallKeepsTheNote: a budget below the frame text used to
+// drop the listing and the line that says how to find skills, silently.
+// The line stays, and an error diagnostic says the budget is too small.
+func TestBudgetTooSmallKeepsTheNote(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"a/SKILL.md": md("a", "A."), "b/SKILL.md": md("b", "B.")})
+	l := agent(t, newCat(t, AgentSpec{AgentID: "x", Skills: []SourceSpec{{Root: dir}}}), "x")
+	text, rep, diags := l.Prompt(PromptOptions{Budget: 10})
+	if !strings.Contains(text, "2 more skills are not listed here. Find them with the `search_skills` tool") {
+		t.Errorf("the note is gone:\n%s", text)
+	}
+	var found bool
+	for _, d := range diags {
+		if d.Code == CodeBudgetTooSmall {
+			found = d.Severity == skill.Error && strings.Contains(d.Message, fmt.Sprintf("at least %d", rep.MinBudget))
+		}
+	}
+	if !found || !rep.TooSmall {
+		t.Errorf("no budget-too-small error: %+v %+v", diags, rep)
+	}
+	if _, rep, diags := l.Prompt(PromptOptions{Budget: rep.MinBudget}); rep.TooSmall || strings.Contains(strings.Join(diagCodes(diags), " "), CodeBudgetTooSmall) {
+		t.Errorf("the minimum budget is refused: %+v", rep)
+	}
 }

@@ -46,6 +46,11 @@ func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diag
 			Message: fmt.Sprintf("the listing was over the budget of %d characters; the descriptions of %d skills were shortened: %s",
 				rep.Budget, len(rep.Shortened), strings.Join(rep.Shortened, ", "))})
 	}
+	if rep.TooSmall {
+		diags = append(diags, skill.Diagnostic{Severity: skill.Error, Code: CodeBudgetTooSmall, Agent: l.Spec.AgentID, Field: "budget",
+			Message: fmt.Sprintf("the budget of %d characters cannot hold the %s format's fixed text and the line that says how to find the %d skills it leaves out (%d characters); no skill was listed and the prompt is over the budget: raise the budget to at least %d",
+				rep.Budget, rep.Format, len(rep.Omitted), rep.MinBudget, rep.MinBudget)})
+	}
 	if len(rep.Omitted) > 0 {
 		diags = append(diags, skill.Diagnostic{Severity: skill.Warning, Code: CodeBudgetOmitted, Agent: l.Spec.AgentID,
 			Message: fmt.Sprintf("%d skills did not fit the budget of %d characters and were left out of the listing (they can still be found with search_skills and loaded by name): %s; raise the agent's budget or narrow its available patterns",

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/loadout/loadout/render"
 )
 
 // AgentSpec is one agent's configuration: the seed's shape (agentId,
@@ -25,7 +27,9 @@ type AgentSpec struct {
 	// names a tool not in this list gets a compatibility warning.
 	Tools []string `json:"tools,omitempty"`
 	// Budget is the listing budget in characters (0: the default, 8000;
-	// -1: unlimited).
+	// -1: unlimited). A positive budget must hold at least the format's
+	// fixed text and the line saying how to find skills left out
+	// (render.MinBudget); a smaller one is refused.
 	Budget int `json:"budget,omitempty"`
 	// Format is the prompt format: pi (default), catalog or progressive.
 	Format string `json:"format,omitempty"`
@@ -41,7 +45,8 @@ type SourceSpec struct {
 	Store bool `json:"store,omitempty"`
 	// Plugin selects the skills a plugin contributes, by plugin id.
 	Plugin string `json:"plugin,omitempty"`
-	// Available are glob patterns (* and ?, case-sensitive) over skill names
+	// Available are glob patterns (* and ?, case-sensitive; / is an ordinary
+	// character, so * matches ui-toolkit/web) over skill names
 	// to put in the reference listing. Inline are patterns for skills whose
 	// body goes into the prompt. When both are omitted, Available is ["*"].
 	Available []string `json:"available,omitempty"`
@@ -104,6 +109,10 @@ func (a *AgentSpec) Validate() error {
 	if a.Budget < -1 {
 		return &SpecError{Agent: a.AgentID, Field: "budget", Msg: "must be a number of characters, 0 for the default or -1 for no limit"}
 	}
+	if min := render.MinBudget(1, render.Options{Format: a.Format}); a.Budget > 0 && a.Budget < min {
+		return &SpecError{Agent: a.AgentID, Field: "budget", Msg: fmt.Sprintf("%d is too small: the %s format's fixed text and the line that says how to find skills left out of the listing need at least %d characters; give at least %d, 0 for the default (%d) or -1 for no limit",
+			a.Budget, formatName(a.Format), min, min, render.DefaultBudget)}
+	}
 	for i, p := range a.Preload {
 		if strings.TrimSpace(p) == "" {
 			return &SpecError{Agent: a.AgentID, Field: fmt.Sprintf("preload[%d]", i), Msg: "is empty: give a skill name or a path to a skill folder"}
@@ -128,7 +137,10 @@ func checkPattern(p string) error {
 	if p == "" {
 		return fmt.Errorf("is an empty pattern: use * for every skill")
 	}
-	if _, err := path.Match(p, ""); err != nil {
+	if strings.Contains(p, slashStandIn) {
+		return fmt.Errorf("pattern %q holds a NUL character: use * and ? over skill names", p)
+	}
+	if _, err := path.Match(flattenSlash(p), ""); err != nil {
 		return fmt.Errorf("pattern %q is malformed: %v", p, err)
 	}
 	return nil
@@ -136,9 +148,15 @@ func checkPattern(p string) error {
 
 // matchAny reports whether name matches one of the glob patterns. Patterns
 // are checked by Validate; a malformed one matches nothing.
+//
+// Skill names are not paths: a name such as "ui-toolkit/web" (which real
+// plugins ship, and which the loader accepts with a warning) must be matched
+// by the default "*" like any other, so '/' is an ordinary character here:
+// * and ? match it, and a literal '/' in a pattern matches it.
 func matchAny(patterns []string, name string) bool {
+	name = flattenSlash(name)
 	for _, p := range patterns {
-		if ok, _ := path.Match(p, name); ok {
+		if ok, _ := path.Match(flattenSlash(p), name); ok {
 			return true
 		}
 	}
@@ -163,4 +181,23 @@ func checkAgentID(id string) error {
 		}
 	}
 	return nil
+}
+
+// slashStandIn replaces '/' before path.Match, which would not let * or ?
+// cross it. NUL cannot occur in a loaded skill name (control characters
+// are refused) and checkPattern refuses it in patterns.
+const slashStandIn = "\x00"
+
+func flattenSlash(s string) string {
+	if !strings.Contains(s, "/") {
+		return s
+	}
+	return strings.ReplaceAll(s, "/", slashStandIn)
+}
+
+func formatName(f string) string {
+	if f == "" {
+		return render.FormatPi
+	}
+	return f
 }

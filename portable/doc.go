@@ -6,7 +6,7 @@
 //
 // # JSON (schema version 2)
 //
-// The document has the shape of the design seed (§5.5):
+// The document has this shape:
 //
 //	{
 //	  "schemaVersion": 2,
@@ -26,13 +26,16 @@
 // SKILL.md ("content") is authoritative. ExportJSON fills name and slug with
 // its frontmatter name (loadout has no separate display name), and
 // description, category, tags and version with its frontmatter fields; all
-// eight keys are always written. On import "name" and the other copies are
-// informational, except that a non-empty "slug" must equal the frontmatter
-// name (slug-mismatch). Content without frontmatter (the seed's database
-// skills, §7.2) gets one built from slug (or name), description, category,
-// tags and version.
+// eight keys are always written. On import "name" and "description" are
+// informational; a non-empty "slug" must equal the frontmatter name
+// (slug-mismatch); a non-empty "category", "tags" or "version" is added to
+// the frontmatter when the frontmatter lacks that field, and must equal it
+// when it has it (field-mismatch), so none is dropped. Content without
+// frontmatter (a database row keeping name and description beside the
+// text) gets one built from slug (or name), description, category, tags
+// and version.
 //
-// Additions to the seed's format, all optional on import:
+// Additions to the original v1 format, all optional on import:
 //
 //   - "encoding": "base64" on a file: content is the standard base64 of the
 //     bytes (padded). ExportJSON uses it for binary files and for any file
@@ -54,8 +57,8 @@
 // else Check derives one. Unknown keys are ignored, for documents written by
 // other tools. Version 1 documents ({"schemaVersion": 1, "skill": {...}},
 // or the same without schemaVersion) import with the same reader; so does a
-// bare skill object with "content" (the seed's database shape, §7.2 and
-// §7.3). Any other schemaVersion is refused (schema-version).
+// bare skill object with "content" (how a skill database row is often
+// dumped). Any other schemaVersion is refused (schema-version).
 //
 // # Zip
 //

@@ -60,6 +60,7 @@ const (
 	CodeSHA256Mismatch = "sha256-mismatch"  // a file's bytes do not match its sha256
 	CodeDigestMismatch = "digest-mismatch"  // metadata.digest does not match the bundle
 	CodeSlugMismatch   = "slug-mismatch"    // skill.slug differs from the frontmatter name
+	CodeFieldMismatch  = "field-mismatch"   // skill.category, tags or version differs from the frontmatter's
 	CodeNotUTF8        = "content-not-utf8" // SKILL.md is not UTF-8, so JSON cannot carry it
 
 	CodeZipInvalid     = "zip-invalid"      // not a zip, or an entry is corrupt

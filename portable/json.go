@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -197,7 +198,7 @@ func checkJSONDepth(data []byte) error {
 
 // inDoc is what import reads: like jsonDoc, with schemaVersion kept raw so
 // "absent" and the wrong type can be told apart, and room for the bare
-// skill object of the seed's database shape (§7.2, §7.3).
+// skill object of a dumped database row.
 type inDoc struct {
 	SchemaVersion json.RawMessage `json:"schemaVersion"`
 	Skill         *jsonSkill      `json:"skill"`
@@ -273,7 +274,7 @@ func importDoc(raw json.RawMessage, prefix string) (*skill.Bundle, ExportMeta, e
 	sk := d.Skill
 	skillField := "skill"
 	if sk == nil {
-		// The seed's database shape: the skill object itself, no wrapper.
+		// A dumped database row: the skill object itself, no wrapper.
 		var bare jsonSkill
 		var keys map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &keys); err != nil {
@@ -351,6 +352,36 @@ func importDoc(raw json.RawMessage, prefix string) (*skill.Bundle, ExportMeta, e
 	if sk.Slug != "" && sk.Slug != doc.Name {
 		return refuse(sf("slug"), CodeSlugMismatch, "slug %q differs from the name %q in SKILL.md's frontmatter: make them the same", sk.Slug, doc.Name)
 	}
+	// category, tags and version sit beside the content too. Where the
+	// frontmatter lacks one, it is added to the frontmatter (after the
+	// digest check below, which is of the document as given); where the
+	// two disagree, the document is refused: nothing is silently dropped.
+	var extra []string
+	if sk.Category != "" {
+		if doc.Category == "" {
+			extra = append(extra, "category: "+jsonQuote(sk.Category))
+		} else if doc.Category != sk.Category {
+			return refuse(sf("category"), CodeFieldMismatch, "category %q differs from the category %q in SKILL.md's frontmatter: make them the same, or leave one out", sk.Category, doc.Category)
+		}
+	}
+	if len(sk.Tags) > 0 {
+		if len(doc.Tags) == 0 {
+			qs := make([]string, len(sk.Tags))
+			for i, t := range sk.Tags {
+				qs[i] = jsonQuote(t)
+			}
+			extra = append(extra, "tags: ["+strings.Join(qs, ", ")+"]")
+		} else if !slices.Equal(doc.Tags, sk.Tags) {
+			return refuse(sf("tags"), CodeFieldMismatch, "tags %q differ from the tags %q in SKILL.md's frontmatter: make them the same, or leave one out", sk.Tags, doc.Tags)
+		}
+	}
+	if sk.Version != "" {
+		if doc.Version == "" {
+			extra = append(extra, "version: "+jsonQuote(sk.Version))
+		} else if doc.Version != sk.Version {
+			return refuse(sf("version"), CodeFieldMismatch, "version %q differs from the version %q in SKILL.md's frontmatter: make them the same, or leave one out", sk.Version, doc.Version)
+		}
+	}
 	var meta ExportMeta
 	if m := d.Metadata; m != nil {
 		meta.ExportedFrom = m.ExportedFrom
@@ -363,7 +394,61 @@ func importDoc(raw json.RawMessage, prefix string) (*skill.Bundle, ExportMeta, e
 			return refuse("metadata.digest", CodeDigestMismatch, "the skill's digest is %s, but the document says %s: a file was changed, added or removed", b.Digest(), m.Digest)
 		}
 	}
+	if len(extra) > 0 {
+		content, ok := addFrontmatterLines(b.Content, extra)
+		if !ok {
+			return refuse(sf("content"), CodeJSONInvalid, "could not add %s to SKILL.md's frontmatter: add them there yourself", strings.Join(extra, ", "))
+		}
+		b.Content = content
+		if _, _, err := b.Check(skill.Limits{}); err != nil {
+			return nil, ExportMeta{}, checkError("json", err, nil)
+		}
+	}
 	return b, meta, nil
+}
+
+func jsonQuote(s string) string {
+	out, _ := json.Marshal(s)
+	return string(out)
+}
+
+// addFrontmatterLines inserts lines (each a "key: value" of JSON strings,
+// which YAML reads as double-quoted scalars) just before the closing fence
+// of content's frontmatter, with content's own line ending.
+func addFrontmatterLines(content []byte, lines []string) ([]byte, bool) {
+	nl := "\n"
+	if bytes.Contains(content, []byte("\r\n")) {
+		nl = "\r\n"
+	}
+	// Skip the opening fence line.
+	i := bytes.IndexByte(content, '\n')
+	if i < 0 {
+		return nil, false
+	}
+	pos := i + 1
+	for pos < len(content) {
+		end := bytes.IndexByte(content[pos:], '\n')
+		line := content[pos:]
+		if end >= 0 {
+			line = content[pos : pos+end]
+		}
+		if string(bytes.TrimRight(line, " \t\r")) == "---" {
+			var out bytes.Buffer
+			out.Grow(len(content) + 64*len(lines))
+			out.Write(content[:pos])
+			for _, l := range lines {
+				out.WriteString(l)
+				out.WriteString(nl)
+			}
+			out.Write(content[pos:])
+			return out.Bytes(), true
+		}
+		if end < 0 {
+			break
+		}
+		pos += end + 1
+	}
+	return nil, false
 }
 
 // hasFrontmatter reports whether content opens with a "---" line (after an
@@ -374,17 +459,14 @@ func hasFrontmatter(content []byte) bool {
 	return string(bytes.TrimRight(first, " \t\r")) == "---"
 }
 
-// synthesize gives a SKILL.md to content without frontmatter (the seed's
-// database skills keep name and description beside the text): the
+// synthesize gives a SKILL.md to content without frontmatter (database
+// rows keep name and description beside the text): the
 // frontmatter is built from slug (or name), description, category, tags
 // and version, every value a JSON string (which YAML reads as a
 // double-quoted scalar).
 func synthesize(sk *jsonSkill) []byte {
 	var b bytes.Buffer
-	q := func(s string) string {
-		out, _ := json.Marshal(s)
-		return string(out)
-	}
+	q := jsonQuote
 	name := sk.Slug
 	if name == "" {
 		name = sk.Name

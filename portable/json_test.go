@@ -174,3 +174,63 @@ func TestJSONRoundTripBytes(t *testing.T) {
 		t.Error("a zero ExportedAt was written")
 	}
 }
+
+// TestImportJSONKeepsCategoryTagsVersion: category, tags and version given
+// beside content used to be dropped unless SKILL.md's frontmatter also had
+// them. They are added to the frontmatter, survive a round trip, and a
+// document whose fields disagree with its frontmatter is refused.
+func TestImportJSONKeepsCategoryTagsVersion(t *testing.T) {
+	for _, nl := range []string{"\n", "\r\n"} {
+		content := strings.ReplaceAll("---\nname: demo\ndescription: A demo skill.\n---\n# Demo\n\nDo it.\n", "\n", nl)
+		in := `{"schemaVersion":2,"skill":{"name":"demo","slug":"demo","description":"A demo skill.","category":"docs","tags":["pdf","a \"quoted\" tag"],"version":"1.2.0","content":` +
+			mustJSON(content) + `,"files":[]}}`
+		b, err := ImportJSON([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, _, err := b.Check(skill.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc.Category != "docs" || strings.Join(doc.Tags, "|") != `pdf|a "quoted" tag` || doc.Version != "1.2.0" {
+			t.Errorf("fields dropped: category %q tags %q version %q\n%s", doc.Category, doc.Tags, doc.Version, b.Content)
+		}
+		if !strings.HasSuffix(string(b.Content), "# Demo"+nl+nl+"Do it."+nl) {
+			t.Errorf("body changed:\n%q", b.Content)
+		}
+		out, err := ExportJSON(b, ExportMeta{ExportedFrom: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got jsonDoc
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Skill.Category != "docs" || len(got.Skill.Tags) != 2 || got.Skill.Version != "1.2.0" {
+			t.Errorf("round trip lost fields: %+v", got.Skill)
+		}
+		b2, err := ImportJSON(out)
+		if err != nil || b2.Digest() != b.Digest() {
+			t.Errorf("second import: %v, digest %s vs %s", err, b2.Digest(), b.Digest())
+		}
+	}
+	// The document's fields and the frontmatter disagree: refused, naming both.
+	withFM := "---\nname: demo\ndescription: A demo skill.\ncategory: docs\ntags: [pdf]\nversion: 1.0.0\n---\nBody.\n"
+	for field, js := range map[string]string{
+		"category": `"category":"other"`,
+		"tags":     `"tags":["x"]`,
+		"version":  `"version":"2.0.0"`,
+	} {
+		in := `{"schemaVersion":2,"skill":{"name":"demo",` + js + `,"content":` + mustJSON(withFM) + `}}`
+		_, err := ImportJSON([]byte(in))
+		var pe *Error
+		if !errors.As(err, &pe) || pe.Code != CodeFieldMismatch || pe.Entry != "skill."+field || !strings.Contains(pe.Msg, "frontmatter") {
+			t.Errorf("%s mismatch: %v", field, err)
+		}
+	}
+	// Agreeing fields are fine and change nothing.
+	in := `{"schemaVersion":2,"skill":{"name":"demo","category":"docs","tags":["pdf"],"version":"1.0.0","content":` + mustJSON(withFM) + `}}`
+	if b, err := ImportJSON([]byte(in)); err != nil || string(b.Content) != withFM {
+		t.Errorf("agreeing fields: %v", err)
+	}
+}

@@ -26,12 +26,23 @@ func (c frameCtx) withKept(listing []Entry, kept int) frameCtx {
 
 // plan says how much of the listing to render.
 type plan struct {
-	// kept is how many entries, from the start, are rendered; -1 means the
-	// listing part is left out entirely.
+	// kept is how many entries, from the start, are rendered.
 	kept int
 	// caps[i] is -1 to keep entry i's description whole, else the number
 	// of code points it is cut to (before the ellipsis).
 	caps []int
+	// tooSmall: the budget cannot hold the frame and the note about the
+	// skills left out; kept is 0 and the listing is over the budget.
+	tooSmall bool
+}
+
+// minFrame is the length of the listing part with none of n entries kept:
+// the frame text and the note about the n skills left out.
+func minFrame(lay layout, c frameCtx, n int) int {
+	fc := c
+	fc.hasListing = true
+	fc.listVirtual = false
+	return utf8.RuneCountInString(lay.head(fc)) + utf8.RuneCountInString(lay.tail(fc, 0, n))
 }
 
 // descCost knows what a description costs at any cut, in code points of
@@ -170,7 +181,11 @@ func fit(lay layout, listing []Entry, c frameCtx) plan {
 		}
 		k = lo
 		if k < 0 {
-			return plan{kept: -1}
+			// Not even the frame and the note fit. The note is the one
+			// line that says skills exist and how to find them, so it
+			// stays: the listing keeps no entry and is over the budget,
+			// which Report.TooSmall says (callers refuse or warn).
+			return plan{kept: 0, tooSmall: true}
 		}
 		fr = frame(k)
 	}

@@ -127,13 +127,19 @@ func TestBudgetRules(t *testing.T) {
 			{"unlimited", -1, false, 0, false},
 			{"minimal fits", minimal, true, 0, false},
 			{"below minimal", minimal - 1, true, 1, false},
-			{"nothing fits", 10, false, -1, true},
+			{"nothing fits", 10, false, -1, false},
 		}
 		for _, tc := range cases {
 			t.Run(f+"/"+tc.name, func(t *testing.T) {
 				got, rep := Prompt(es, nil, Options{Format: f, Budget: tc.budget})
-				if tc.budget >= 0 && rep.Chars > tc.budget {
+				if tc.budget >= 0 && rep.Chars > tc.budget && !rep.TooSmall {
 					t.Fatalf("Chars %d > budget %d", rep.Chars, tc.budget)
+				}
+				if tc.budget >= 0 && rep.TooSmall != (tc.budget < rep.MinBudget) {
+					t.Errorf("TooSmall %v with budget %d, MinBudget %d", rep.TooSmall, tc.budget, rep.MinBudget)
+				}
+				if rep.TooSmall && rep.Chars != rep.MinBudget {
+					t.Errorf("too small: Chars %d, want MinBudget %d", rep.Chars, rep.MinBudget)
 				}
 				if rep.Chars != utf8.RuneCountInString(got) {
 					t.Errorf("Chars %d, output has %d", rep.Chars, utf8.RuneCountInString(got))
@@ -236,11 +242,42 @@ func parseListing(t *testing.T, out string) []xmlSkill {
 
 func TestTinyBudgetKeepsInline(t *testing.T) {
 	got, rep := Prompt(many(5), []Entry{pdf}, Options{Format: FormatCatalog, Budget: 5})
-	if rep.Chars != 0 || rep.Listed != 0 || len(rep.Omitted) != 5 || rep.Inlined != 1 {
+	if rep.Listed != 0 || len(rep.Omitted) != 5 || rep.Inlined != 1 || !rep.TooSmall || rep.Chars != rep.MinBudget {
 		t.Errorf("report %+v", rep)
 	}
-	if !strings.HasPrefix(got, "## Agent Skills\n\n### Critical Rules") || !strings.Contains(got, "#### pdf") {
+	if !strings.HasPrefix(got, "## Agent Skills\n") || !strings.Contains(got, "#### pdf") {
 		t.Errorf("output:\n%s", got)
+	}
+}
+
+// TestTooSmallBudgetKeepsTheNote: a budget below the frame text used to
+// drop the whole listing, the line that says how to find the skills with
+// it. The line always survives; Report says the budget is too small and
+// what the least budget is, and MinBudget agrees with it.
+func TestTooSmallBudgetKeepsTheNote(t *testing.T) {
+	es := many(30)
+	for _, f := range []string{FormatPi, FormatCatalog, FormatProgressive} {
+		for _, opt := range []Options{{Format: f}, {Format: f, SearchTool: NoSearchTool}, {Format: f, SearchTool: "find"}} {
+			min := MinBudget(len(es), opt)
+			for _, budget := range []int{1, 10, min - 1} {
+				opt.Budget = budget
+				got, rep := Prompt(es, nil, opt)
+				if !strings.Contains(got, "30 more skills are not listed here.") || !strings.Contains(got, "`loadout list`") {
+					t.Errorf("%s budget %d: the note is gone:\n%s", f, budget, got)
+				}
+				if !rep.TooSmall || rep.MinBudget != min || rep.Chars != min || utf8.RuneCountInString(got) != min {
+					t.Errorf("%s budget %d: report %+v, MinBudget %d", f, budget, rep, min)
+				}
+			}
+			opt.Budget = min
+			got, rep := Prompt(es, nil, opt)
+			if rep.TooSmall || rep.Chars > min || !strings.Contains(got, "30 more skills") {
+				t.Errorf("%s budget %d (the minimum): report %+v\n%s", f, min, rep, got)
+			}
+		}
+	}
+	if MinBudget(0, Options{}) != 0 {
+		t.Error("MinBudget of no entries")
 	}
 }
 
@@ -304,7 +341,7 @@ func TestBudgetNeverExceeded(t *testing.T) {
 			t.Fatalf("iter %d, %s, budget %d: %s\n%s", iter, f, budget, fmt.Sprintf(format, args...), got)
 		}
 		n := utf8.RuneCountInString(got)
-		if n > budget {
+		if n > budget && !(rep.TooSmall && n == rep.MinBudget && budget < rep.MinBudget) {
 			fail("%d chars", n)
 		}
 		if n != rep.Chars {
@@ -335,7 +372,7 @@ func TestBudgetNeverExceeded(t *testing.T) {
 		// Inline skills are not budgeted (they may change the listing's
 		// frame text, so not necessarily its plan).
 		withInline, repIn := Prompt(es, []Entry{pdf, stored}, opt)
-		if repIn.Chars > budget || repIn.Listed+len(repIn.Omitted) != len(es) ||
+		if (repIn.Chars > budget && !repIn.TooSmall) || repIn.Listed+len(repIn.Omitted) != len(es) ||
 			repIn.Total != utf8.RuneCountInString(withInline) || repIn.Total <= repIn.Chars {
 			fail("with inline: %+v vs %+v", repIn, rep)
 		}

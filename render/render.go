@@ -110,7 +110,7 @@ type Report struct {
 	// Budget is the budget applied: DefaultBudget for 0, -1 for unlimited.
 	Budget int
 	// Chars is the length of the listing part in code points; it never
-	// exceeds a non-negative Budget.
+	// exceeds a non-negative Budget unless TooSmall.
 	Chars int
 	// Total is the length of the whole output, inline skills included.
 	Total int
@@ -122,6 +122,26 @@ type Report struct {
 	Shortened []string
 	// Omitted names the skills left out of the listing, in listing order.
 	Omitted []string
+	// MinBudget is the least budget that holds the listing's frame text
+	// and the line saying how to find the skills left out (0 with no
+	// listing entries). A smaller budget cannot be met.
+	MinBudget int
+	// TooSmall is true when Budget is below MinBudget: the listing then
+	// keeps no entry but still has its frame and that line, so Chars is
+	// MinBudget, over the budget. Callers should refuse such a budget.
+	TooSmall bool
+}
+
+// MinBudget is the least budget for a listing of n entries under opt: the
+// frame text of the format and the line that says how many skills are not
+// listed and how to find them. The line must always fit, since without it
+// a model would not know the skills exist. It is 0 for n = 0.
+func MinBudget(n int, opt Options) int {
+	if n <= 0 {
+		return 0
+	}
+	s := opt.settings()
+	return minFrame(layoutFor(s.format), frameCtx{s: s}, n)
 }
 
 // ValidFormat reports whether name is a format Prompt knows ("" included,
@@ -187,8 +207,10 @@ func (o Options) settings() settings {
 // "…". Only then are skills left out, from the end of the listing, as few as
 // possible, and a line says how many are missing and how to find them (the
 // search tool, `loadout list`); the remaining descriptions are water-filled
-// again. If not even that line fits, the listing is left out entirely. The
-// Report names every shortened and omitted skill.
+// again. That line is counted in the budget and is never dropped: if the
+// budget cannot hold even the frame and that line (Report.MinBudget), the
+// listing keeps no entry, goes over the budget and Report.TooSmall says so.
+// The Report names every shortened and omitted skill.
 //
 // The budget covers the listing part: everything written before the inline
 // part, frame text included (Pi's preamble; the catalog's heading, load
@@ -211,17 +233,19 @@ func Prompt(listing, inline []Entry, opt Options) (string, Report) {
 	b.Grow(estimate(listing, inline, s.budget))
 	if len(listing) > 0 {
 		p := fit(lay, listing, c)
-		if p.kept >= 0 {
-			writeListing(&b, lay, listing, c, p)
-			c.hasListing = true
-			rep.Listed = p.kept
-			for i := 0; i < p.kept; i++ {
-				if p.caps[i] >= 0 {
-					rep.Shortened = append(rep.Shortened, listing[i].Name)
-				}
+		if s.budget >= 0 {
+			rep.MinBudget = minFrame(lay, c, len(listing))
+			rep.TooSmall = p.tooSmall
+		}
+		writeListing(&b, lay, listing, c, p)
+		c.hasListing = true
+		rep.Listed = p.kept
+		for i := 0; i < p.kept; i++ {
+			if p.caps[i] >= 0 {
+				rep.Shortened = append(rep.Shortened, listing[i].Name)
 			}
 		}
-		for i := max(p.kept, 0); i < len(listing); i++ {
+		for i := p.kept; i < len(listing); i++ {
 			rep.Omitted = append(rep.Omitted, listing[i].Name)
 		}
 		rep.Chars = utf8.RuneCountInString(b.String())

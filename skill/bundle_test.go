@@ -194,3 +194,25 @@ func TestBundleContentType(t *testing.T) {
 		}
 	}
 }
+
+// TestContentDigestIsTheBundleDigest: a skill served from a bundle (as
+// plugin and stored skills are) has the bundle's digest as ContentDigest,
+// not the digest of SKILL.md alone.
+func TestContentDigestIsTheBundleDigest(t *testing.T) {
+	b := &Bundle{Content: []byte("---\nname: pdf\ndescription: PDFs.\n---\n# PDF\n"), Files: []BundleFile{
+		{Path: "scripts/run.sh", Data: []byte("#!/bin/sh\n"), Executable: true},
+		{Path: "a.md", Data: []byte("a")},
+	}}
+	doc, _, err := b.Check(Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk := NewVirtual(doc, "plugin://x/pdf", b.Manifest(), Origin{Kind: "plugin"}, b.Reader())
+	if got := sk.ContentDigest(); got != b.Digest() || got == DigestBytes(b.Content) {
+		t.Errorf("ContentDigest %s, bundle digest %s", got, b.Digest())
+	}
+	b2, err := sk.Bundle()
+	if err != nil || b2.Digest() != sk.ContentDigest() {
+		t.Errorf("export digest %s, listing digest %s (%v)", b2.Digest(), sk.ContentDigest(), err)
+	}
+}

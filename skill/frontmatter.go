@@ -270,7 +270,7 @@ func parse(data []byte, path, dirName string, keepBody bool) (doc *Document, dia
 		return nil, diags, false
 	}
 	if err != nil {
-		report(Error, CodeYAMLInvalid, "", "invalid YAML in frontmatter: %v; skill skipped (quote values that contain \": \" or start with a special character)", err)
+		report(Error, CodeYAMLInvalid, "", "invalid YAML in frontmatter: %v; skill skipped%s", err, quotingHint(string(frontB)))
 		return nil, diags, false
 	}
 	if retried != "" {
@@ -398,16 +398,62 @@ func decodeFull(text string) (*yaml.Node, error) {
 
 func cleanYAMLError(err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	// Line numbers count from the first line after the opening fence;
-	// shift them so they match the file.
+	// Line numbers count from the first line after the opening fence, so
+	// they are shifted by one to match the file. The YAML library reports
+	// scanner errors 1-based but parser errors 0-based (the line of the
+	// construct left open, e.g. an unclosed flow list), so those are
+	// shifted by one more.
 	if m := yamlLineRE.FindStringSubmatchIndex(msg); m != nil {
 		n, _ := strconv.Atoi(msg[m[2]:m[3]])
-		msg = msg[:m[2]] + strconv.Itoa(n+1) + msg[m[3]:]
+		shift := 1
+		if yamlParserProblems[strings.TrimSpace(msg[m[1]:])] {
+			shift = 2
+		}
+		msg = msg[:m[2]] + strconv.Itoa(n+shift) + msg[m[3]:]
 	}
 	return errors.New(msg)
 }
 
-var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+var yamlLineRE = regexp.MustCompile(`^line (\d+):`)
+
+// yamlParserProblems are the problems gopkg.in/yaml.v3 reports as parser
+// (not scanner) errors, whose line numbers are 0-based.
+var yamlParserProblems = map[string]bool{
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected <document start>": true,
+	"did not find expected <stream-start>":   true,
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"found duplicate %TAG directive":         true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
+}
+
+// quotingHint is the advice to quote a value, given only when a top-level
+// plain value is of a kind that needs quoting: it contains ": " or " #",
+// ends with ":", or starts with a character YAML reserves (@ or `). It
+// names the field and its line in the file; it is "" when no value is.
+func quotingHint(front string) string {
+	for i, line := range strings.Split(front, "\n") {
+		m := plainKeyValue.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		v := m[2]
+		switch {
+		case strings.ContainsAny(v[:1], "@`"):
+			return fmt.Sprintf(" (the value of %q on line %d starts with %q, which YAML reserves: put the value in double quotes)", m[1], i+2, v[:1])
+		case strings.ContainsAny(v[:1], `"'[{|>&*!%`):
+			continue
+		case strings.Contains(v, ": ") || strings.Contains(v, " #") || strings.HasSuffix(v, ":"):
+			return fmt.Sprintf(" (the value of %q on line %d contains \": \", \" #\" or ends with \":\": put the value in double quotes)", m[1], i+2)
+		}
+	}
+	return ""
+}
 
 var plainKeyValue = regexp.MustCompile(`^([A-Za-z0-9_.-]+):[ \t]+(.*\S)[ \t]*$`)
 
@@ -533,6 +579,62 @@ func (fm *Frontmatter) fill(root *yaml.Node) []Diagnostic {
 			b, err := strconv.ParseBool(strings.ToLower(s))
 			if !ok || err != nil {
 				wrong(key, "true or false", vn)
+				continue
+			}
+			fm.DisableModelInvocation = b
+		}
+	}
+	diags = append(diags, fm.fromMetadata()...)
+	return diags
+}
+
+// MetadataFields are loadout's extension fields that may also be written
+// under metadata (as strings), which keeps a skill to the open format's
+// top-level fields, as skills-ref validate (loadout validate) requires: a
+// top-level field wins over its metadata copy. tags and requires-tools
+// there are comma-separated lists; disable-model-invocation is "true" or
+// "false".
+var MetadataFields = []string{"version", "category", "tags", "requires-tools", "disable-model-invocation"}
+
+// fromMetadata fills the extension fields the top level does not have from
+// metadata.
+func (fm *Frontmatter) fromMetadata() []Diagnostic {
+	if len(fm.Metadata) == 0 {
+		return nil
+	}
+	top := map[string]bool{}
+	for _, f := range fm.Raw {
+		top[f.Key] = true
+	}
+	list := func(v string) []string {
+		var out []string
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	var diags []Diagnostic
+	for _, key := range MetadataFields {
+		v, ok := fm.Metadata[key]
+		if !ok || top[key] {
+			continue
+		}
+		switch key {
+		case "version":
+			fm.Version = v
+		case "category":
+			fm.Category = v
+		case "tags":
+			fm.Tags = list(v)
+		case "requires-tools":
+			fm.RequiresTools = list(v)
+		case "disable-model-invocation":
+			b, err := strconv.ParseBool(strings.ToLower(strings.TrimSpace(v)))
+			if err != nil {
+				diags = append(diags, Diagnostic{Severity: Warning, Code: CodeFieldType, Field: "metadata." + key,
+					Message: fmt.Sprintf("metadata.%s must be \"true\" or \"false\", not %q; it was ignored", key, v)})
 				continue
 			}
 			fm.DisableModelInvocation = b

@@ -248,3 +248,39 @@ func TestFieldsUnmarshalJSONDepth(t *testing.T) {
 		t.Errorf("100 deep: %v", err)
 	}
 }
+
+// TestYAMLErrorLinesAndHint: YAML errors name the line of the file (an
+// unclosed flow list on line 5 used to be reported as line 4, since the
+// library counts parser errors from 0), and the advice to quote a value
+// appears only when a value needs quoting, naming it.
+func TestYAMLErrorLinesAndHint(t *testing.T) {
+	const head = "---\nname: x\ndescription: d\nlicense: mit\n"
+	cases := []struct {
+		name, text, want string
+		hint             bool
+	}{
+		{"unclosed flow list", head + "tags: [a, b\n---\nbody\n", "line 5: did not find expected ',' or ']'", false},
+		{"unclosed flow list then a field", head + "tags: [a, b\nfoo: bar\n---\nbody\n", "line 5: did not find expected ',' or ']'", false},
+		{"unclosed flow map", head + "tags: {a: b\n---\nbody\n", "line 5: did not find expected ',' or '}'", false},
+		{"bad indentation", head + "  bad: indent\n---\nbody\n", "line 5: mapping values are not allowed", false},
+		{"unclosed quote", head + "tags: \"abc\n---\nbody\n", "line 5: found unexpected end of stream", false},
+		{"block sequence without key", head + "- a\n---\nbody\n", "line 5: did not find expected key", false},
+		{"colon in a value", "---\nname: x\ndescription: d\nlicense: a: b: [c\ntags: [a\n---\nbody\n", `the value of "license" on line 4 contains ": "`, true},
+		{"reserved start", "---\nname: x\ndescription: d\nlicense: @mit\n---\nbody\n", `the value of "license" on line 4 starts with "@"`, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ds, ok := Parse([]byte(tc.text), "p/SKILL.md", "p")
+			if ok || len(ds) == 0 || ds[0].Code != CodeYAMLInvalid {
+				t.Fatalf("want a yaml-invalid error, got ok=%v %+v", ok, ds)
+			}
+			msg := ds[0].Message
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("message %q does not contain %q", msg, tc.want)
+			}
+			if hint := strings.Contains(msg, "double quotes"); hint != tc.hint {
+				t.Errorf("quoting hint present = %v, want %v: %s", hint, tc.hint, msg)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"sync"
 )
@@ -215,13 +216,64 @@ func DigestBytes(data []byte) string {
 // listings (disable-model-invocation: true).
 func (s *Skill) Hidden() bool { return s.Meta != nil && s.Meta.DisableModelInvocation }
 
-// ContentDigest identifies the version of the skill that is served: the
-// source's version digest when it has one, else the digest of the entry
-// file. Receipts carry it.
+// ContentDigest identifies the version of the skill that is served. It is
+// the one digest of a skill everywhere (receipts, envelopes, listings,
+// exports): Bundle.Digest of the whole skill, the entry file and every
+// supporting file's path, executable bit and bytes, so editing a script
+// changes it. A source that knows it already (the store) sets
+// VersionDigest; otherwise it is computed on first use by streaming each
+// file, and cached for the life of this Skill value. It is "" when a file
+// cannot be read (it changed since the scan, or is gone).
 func (s *Skill) ContentDigest() string {
 	if s.VersionDigest != "" {
 		return s.VersionDigest
 	}
-	d, _ := s.Digest(s.Entry)
+	if d, ok := s.digests.Load(bundleDigestKey); ok {
+		return d.(string)
+	}
+	d, err := s.bundleDigest()
+	if err != nil {
+		return ""
+	}
+	s.digests.Store(bundleDigestKey, d)
 	return d
+}
+
+// bundleDigestKey caches ContentDigest beside the per-file digests; no
+// file path holds a NUL.
+const bundleDigestKey = "\x00bundle"
+
+// bundleDigest is Bundle.Digest of the skill, computed without holding
+// any file whole: the same length-prefixed fields, in the same order (the
+// manifest is sorted by path, as Check sorts a bundle's files).
+func (s *Skill) bundleDigest() (string, error) {
+	h := sha256.New()
+	field := func(path string) error {
+		c, err := s.Open(path)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		fmt.Fprintf(h, "%d:", c.Size())
+		n, err := io.Copy(h, io.NewSectionReader(c, 0, c.Size()))
+		if err == nil && n != c.Size() {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	if err := field(s.Entry); err != nil {
+		return "", err
+	}
+	for _, f := range s.Files {
+		fmt.Fprintf(h, "%d:%s", len(f.Path), f.Path)
+		if f.Executable {
+			h.Write([]byte{'x'})
+		} else {
+			h.Write([]byte{'-'})
+		}
+		if err := field(f.Path); err != nil {
+			return "", err
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }

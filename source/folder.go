@@ -215,7 +215,10 @@ func ScanFolder(ctx context.Context, root string, opt Options) *Result {
 	}
 
 	sort.SliceStable(out, func(i, j int) bool { return walkLess(out[i].rel, out[j].rel) })
-	byReal := map[string]*skill.Skill{}
+	// byReal maps a real skill folder to the entry file's path as first
+	// reached (through the links the walk followed), so a duplicate names
+	// both ways in, not the real path twice.
+	byReal := map[string]string{}
 	byName := map[string]*skill.Skill{}
 	for _, f := range out {
 		res.Diagnostics = append(res.Diagnostics, f.diags...)
@@ -223,14 +226,15 @@ func ScanFolder(ctx context.Context, root string, opt Options) *Result {
 		if sk == nil {
 			continue
 		}
+		reached := filepath.Join(abs, filepath.FromSlash(f.rel), sk.Entry)
 		if first, dup := byReal[sk.Dir]; dup {
 			res.Diagnostics = append(res.Diagnostics, skill.Diagnostic{Severity: skill.Info, Code: skill.CodeDuplicateSkill,
 				Path: filepath.Join(abs, filepath.FromSlash(f.rel)), Skill: sk.Name,
-				Message: fmt.Sprintf("the skill folder %s is reached twice (through a symlink); it counts once", sk.Dir),
-				Winner:  first.Location, Loser: filepath.Join(abs, filepath.FromSlash(f.rel), sk.Entry)})
+				Message: fmt.Sprintf("the skill folder %s is reached twice, as %s (kept) and as %s, at least one through a symlink; it counts once", sk.Dir, filepath.Dir(first), filepath.Dir(reached)),
+				Winner:  first, Loser: reached})
 			continue
 		}
-		byReal[sk.Dir] = sk
+		byReal[sk.Dir] = reached
 		if first, dup := byName[sk.Name]; dup {
 			res.Diagnostics = append(res.Diagnostics, skill.Diagnostic{Severity: skill.Warning, Code: skill.CodeNameCollision,
 				Path: sk.Location, Skill: sk.Name,

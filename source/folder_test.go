@@ -153,8 +153,8 @@ func TestScanSymlinks(t *testing.T) {
 	}
 	// "again" comes before "linked": it wins, and linked is the duplicate.
 	dup := findDiag(r, skill.CodeDuplicateSkill)
-	if dup == nil || !strings.HasSuffix(dup.Loser, filepath.Join("linked", "SKILL.md")) {
-		t.Errorf("want a duplicate diagnostic naming linked as the loser, got %+v", dup)
+	if dup == nil || !strings.HasSuffix(dup.Loser, filepath.Join("linked", "SKILL.md")) || !strings.HasSuffix(dup.Winner, filepath.Join("again", "SKILL.md")) {
+		t.Errorf("want a duplicate diagnostic naming again as the winner and linked as the loser, got %+v", dup)
 	}
 	for _, code := range []string{skill.CodeSymlinkLoop, skill.CodeSymlinkBroken, skill.CodeSymlinkEscapes} {
 		if findDiag(r, code) == nil {
@@ -454,5 +454,26 @@ func TestReloadSkillAndKeepLastGood(t *testing.T) {
 	os.Remove(filepath.Join(dir, "g", "s", "SKILL.md"))
 	if sk, _ := ReloadSkill(context.Background(), dir, filepath.Join(dir, "g", "s"), opt); sk != nil {
 		t.Errorf("removed skill still loads")
+	}
+}
+
+// TestDuplicateRealpathNamesTheLink: a link that sorts before the real
+// folder it points to used to give a duplicate-realpath diagnostic whose
+// winner and loser were the same (real) path. The winner is named as
+// reached, through the link.
+func TestDuplicateRealpathNamesTheLink(t *testing.T) {
+	dir := t.TempDir()
+	tree(t, dir, map[string]string{
+		"a-link":          "-> " + filepath.Join(dir, "b-real"),
+		"b-real/SKILL.md": md("b-real", "B."),
+	})
+	r := scanT(t, dir, Options{})
+	dup := findDiag(r, skill.CodeDuplicateSkill)
+	if dup == nil {
+		t.Fatalf("no duplicate-realpath diagnostic: %v", codes(r))
+	}
+	if dup.Winner == dup.Loser || !strings.HasSuffix(dup.Winner, filepath.Join("a-link", "SKILL.md")) || !strings.HasSuffix(dup.Loser, filepath.Join("b-real", "SKILL.md")) ||
+		!strings.Contains(dup.Message, "a-link") {
+		t.Errorf("winner %s, loser %s: %s", dup.Winner, dup.Loser, dup.Message)
 	}
 }
