@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/loadout/loadout/catalog"
 )
@@ -15,11 +16,13 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	var cf catalogFlags
 	var format string
 	var budget int
+	var verbose bool
 	fs := newFlags(e, "prompt", "[--config F --agent ID | --root DIR... | FOLDER...] [--format pi|catalog|progressive] [--budget N]",
 		"Prints the agent's skills section for its system prompt on stdout; diagnostics, including\nexactly which skills the budget shortened or left out, go to stderr."+fmt.Sprintf(folderArgsHelp, "prompt"))
 	cf.register(fs, true)
 	fs.StringVar(&format, "format", "", "prompt format: pi (default), catalog or progressive")
 	fs.IntVar(&budget, "budget", 0, "listing budget in characters (default: the agent's, else 8000; -1: no limit)")
+	fs.BoolVar(&verbose, "verbose", false, "say where every skill in the prompt came from (default: a count)")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
@@ -29,6 +32,9 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	default:
 		return fail(e, fmt.Errorf("--format %q: use pi, catalog or progressive", format))
 	}
+	if budget < -1 {
+		return fail(e, fmt.Errorf("--budget %d: give a number of characters, or -1 for no limit", budget))
+	}
 	sess, err := cf.open(ctx, e, true)
 	if err != nil {
 		return fail(e, err)
@@ -36,16 +42,23 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	defer sess.close()
 	l := sess.l
 	text, rep, diags := l.Prompt(catalog.PromptOptions{Format: format, Budget: budget})
+	if budget > 0 && rep.TooSmall {
+		return fail(e, fmt.Errorf("--budget %d is too small for this listing: the format's fixed text and the line saying how to find skills take %d characters; give at least %d", budget, rep.MinBudget, rep.MinBudget))
+	}
 	fmt.Fprint(e.stdout, text)
 	if text != "" && text[len(text)-1] != '\n' {
 		fmt.Fprintln(e.stdout)
 	}
 	printDiags(e.stderr, append(sess.diagnostics(), diags...))
-	// Where each skill in the prompt came from, so nothing is a mystery.
+	// Where each skill in the prompt came from, so nothing is a mystery:
+	// one line each with --verbose, else a count that does not drown the
+	// diagnostics above it at a thousand skills.
 	omitted := map[string]bool{}
 	for _, n := range rep.Omitted {
 		omitted[n] = true
 	}
+	counts := map[string]int{}
+	var modes []string
 	for _, r := range listRows(l) {
 		if r.Mode == "hidden" {
 			continue
@@ -54,7 +67,20 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 		if omitted[r.Name] && mode == "listed" {
 			mode = "omitted by budget"
 		}
-		fmt.Fprintf(e.stderr, "skill %s: %s, from %s\n", r.Name, mode, sourceText(r.Source))
+		if verbose {
+			fmt.Fprintf(e.stderr, "skill %s: %s, from %s\n", r.Name, mode, sourceText(r.Source))
+		}
+		if counts[mode] == 0 {
+			modes = append(modes, mode)
+		}
+		counts[mode]++
+	}
+	if !verbose && len(modes) > 0 {
+		parts := make([]string, len(modes))
+		for i, m := range modes {
+			parts[i] = fmt.Sprintf("%d %s", counts[m], m)
+		}
+		fmt.Fprintf(e.stderr, "skills: %s (--verbose says where each came from)\n", strings.Join(parts, ", "))
 	}
 	return 0
 }

@@ -249,7 +249,7 @@ func TestPluginsAndMixedSources(t *testing.T) {
 	if !strings.Contains(string(data), `"trust": "self_host_guarded"`) || !strings.Contains(string(data), `"plugin": "acme-ops"`) {
 		t.Errorf("export lacks the plugin's id and trust:\n%s", data)
 	}
-	r = runCLI(t, "prompt", "--config", cfg, "--agent", "platform")
+	r = runCLI(t, "prompt", "--config", cfg, "--agent", "platform", "--verbose")
 	if !strings.Contains(r.stderr, "same-name-sources") || !strings.Contains(r.stderr, "skill rollout: listed, from plugin:acme-ops (self_host_guarded)") {
 		t.Errorf("prompt stderr:\n%s", r.stderr)
 	}

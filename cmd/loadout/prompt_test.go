@@ -1,0 +1,42 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The prompt command refuses budgets it cannot honour, and at a thousand
+// skills its stderr holds the diagnostics and one count, not a line per
+// skill (--verbose gives those).
+func TestPromptBudgetAndSummary(t *testing.T) {
+	dir := t.TempDir()
+	for i := 0; i < 1000; i++ {
+		name := fmt.Sprintf("skill-%04d", i)
+		os.MkdirAll(filepath.Join(dir, name), 0o755)
+		os.WriteFile(filepath.Join(dir, name, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: Use when doing thing "+name+".\n---\nBody.\n"), 0o644)
+	}
+	for _, b := range []string{"-5", "-2"} {
+		r := runCLI(t, "prompt", "--root", dir, "--budget", b)
+		if r.code == 0 || !strings.Contains(r.stderr, "--budget "+b+": give a number of characters, or -1 for no limit") || r.stdout != "" {
+			t.Errorf("--budget %s: %d %q", b, r.code, r.stderr)
+		}
+	}
+	r := runCLI(t, "prompt", "--root", dir, "--budget", "50")
+	if r.code == 0 || !strings.Contains(r.stderr, "--budget 50 is too small") || r.stdout != "" {
+		t.Errorf("--budget 50: %d %q", r.code, r.stderr)
+	}
+	r = runCLI(t, "prompt", "--root", dir)
+	if r.code != 0 {
+		t.Fatalf("prompt: %d %s", r.code, r.stderr)
+	}
+	if n := strings.Count(r.stderr, "\n"); n > 10 || !strings.Contains(r.stderr, "listed") || !strings.Contains(r.stderr, "omitted by budget") || strings.Contains(r.stderr, "skill skill-0500:") {
+		t.Errorf("%d lines on stderr at 1,000 skills:\n%.2000s", n, r.stderr)
+	}
+	r = runCLI(t, "prompt", "--root", dir, "--verbose")
+	if !strings.Contains(r.stderr, "skill skill-0500: omitted by budget, from") {
+		t.Errorf("--verbose does not name each skill:\n%.1000s", r.stderr)
+	}
+}
