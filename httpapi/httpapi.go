@@ -276,9 +276,11 @@ func newAPI(svc *service.Service, opt Options) *api {
 		panic("httpapi: the OpenAPI document does not marshal: " + err.Error())
 	}
 	a.openapi = doc
-	if a.indexBody, err = marshal(indexDoc()); err != nil {
+	// Indented: the index is read by people, with curl.
+	if a.indexBody, err = json.MarshalIndent(indexDoc(), "", "  "); err != nil {
 		panic("httpapi: the index does not marshal: " + err.Error())
 	}
+	a.indexBody = append(a.indexBody, '\n')
 	return a
 }
 
