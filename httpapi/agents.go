@@ -28,7 +28,22 @@ type agentView struct {
 	Description string `json:"description,omitempty"`
 	Skills      int    `json:"skills"`
 	Format      string `json:"format"`
-	Budget      int    `json:"budget"`
+	// Budget is the budget the agent's prompt is rendered with: the
+	// agent's, else the server's default, else render.DefaultBudget; -1
+	// for none. Never 0 (which means "the default" in the config).
+	Budget int `json:"budget"`
+}
+
+// effectiveBudget is the listing budget render applies for a configured
+// one (0: render.DefaultBudget, negative: -1, none).
+func effectiveBudget(b int) int {
+	switch {
+	case b == 0:
+		return render.DefaultBudget
+	case b < 0:
+		return -1
+	}
+	return b
 }
 
 // listAgents lists the agents the caller may read (all of them for admin).
@@ -44,7 +59,7 @@ func (a *api) listAgents(w http.ResponseWriter, r *http.Request) {
 			f = render.FormatPi
 		}
 		out = append(out, agentView{ID: l.Spec.AgentID, DisplayName: l.Spec.DisplayName, Description: l.Spec.Description,
-			Skills: len(l.Names()), Format: f, Budget: l.Spec.Budget})
+			Skills: len(l.Names()), Format: f, Budget: effectiveBudget(l.Spec.Budget)})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
 }
@@ -258,6 +273,17 @@ func (a *api) agentReadFile(w http.ResponseWriter, r *http.Request) {
 	writeRaw(w, status, []string{res.ContentType}, res.Data)
 }
 
+// defaultSearchLimit is the number of hits without a limit parameter, as
+// MCP's search_skills.
+const defaultSearchLimit = 10
+
+// searchBody is GET /v1/agents/{id}/search's answer. Its "skills" and the
+// hits' fields are those of MCP's search_skills result.
+type searchBody struct {
+	Query  string        `json:"query"`
+	Skills []catalog.Hit `json:"skills"`
+}
+
 func (a *api) agentSearch(w http.ResponseWriter, r *http.Request) {
 	limit, ok := intParam(w, r, "limit")
 	if !ok {
@@ -268,12 +294,21 @@ func (a *api) agentSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query().Get("q")
+	if strings.TrimSpace(q) == "" {
+		writeErr(w, badRequest("q", "q is required: give a few words describing the task, e.g. ?q=pdf+forms"))
+		return
+	}
+	if limit == 0 {
+		limit = defaultSearchLimit
+	}
 	hits, err := a.svc.Search(r.Context(), principal(r), r.PathValue("id"), q, int(limit))
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"query": q, "hits": orEmpty(hits)})
+	// The same shape as MCP's search_skills ({"skills": [hits]}), plus the
+	// query.
+	writeJSON(w, http.StatusOK, searchBody{Query: q, Skills: orEmpty(hits)})
 }
 
 func (a *api) diagnostics(w http.ResponseWriter, r *http.Request) {

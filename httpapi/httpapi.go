@@ -21,8 +21,10 @@
 // The codes are service.Error's, plus "bad_request" (a malformed body,
 // header or parameter), "precondition_required" (an update without
 // If-Match), "unsupported_media_type" (a body of a type the route does not
-// take), "request_timeout" (a body slower than the read timeout), and the
-// guards' "host_not_allowed" and "cross_origin" (see Guard). StatusOf
+// take), "request_timeout" (a body slower than the read timeout),
+// "method_not_allowed" (a path with routes for other methods only; a path
+// with none is "not_found"), and the guards' "host_not_allowed" and
+// "cross_origin" (see Guard). StatusOf
 // gives the HTTP status of each code.
 //
 // Content types: a route with a body takes only the types its row of the
@@ -71,6 +73,9 @@ type Options struct {
 const (
 	CodeBadRequest           = "bad_request"
 	CodePreconditionRequired = "precondition_required"
+	// CodeMethodNotAllowed: the path exists but not for this method (405,
+	// with an Allow header).
+	CodeMethodNotAllowed = "method_not_allowed"
 )
 
 // StatusOf maps an error code to its HTTP status:
@@ -79,6 +84,7 @@ const (
 //	conflict 409 (a stale If-Match, or the name exists), invalid 422,
 //	refused 400 (a path refused by skill.CleanPath, in the URL or a body),
 //	bad_request 400, too_large 413, precondition_required 428,
+//	method_not_allowed 405 (no route for this method; Allow lists those),
 //	unsupported_media_type 415, request_timeout 408,
 //	host_not_allowed 403, cross_origin 403,
 //	no_store 409 (the server has no store: a state of the server that
@@ -105,21 +111,25 @@ func StatusOf(code string) int {
 		return http.StatusUnsupportedMediaType
 	case CodeRequestTimeout:
 		return http.StatusRequestTimeout
+	case CodeMethodNotAllowed:
+		return http.StatusMethodNotAllowed
 	}
 	return http.StatusInternalServerError
 }
 
 // api holds what the handlers share.
 type api struct {
-	svc      *service.Service
-	opt      Options
-	lim      skill.Limits
-	fileCap  int64 // bytes of a file PUT
-	zipCap   int64 // bytes of a zip import
-	docCap   int64 // bytes of a JSON document (or array) body
-	loads    loadCache
-	openapi  []byte
-	patterns []string
+	svc     *service.Service
+	opt     Options
+	lim     skill.Limits
+	fileCap int64 // bytes of a file PUT
+	zipCap  int64 // bytes of a zip import
+	docCap  int64 // bytes of a JSON document (or array) body
+	loads   loadCache
+	openapi []byte
+	// indexBody is GET /'s answer, encoded once.
+	indexBody []byte
+	patterns  []string
 }
 
 // New returns the API's handler. It does not authenticate: wrap it (or the
@@ -135,7 +145,36 @@ func New(svc *service.Service, opt Options) http.Handler {
 		h = requireScope(rt.op.Scope, h)
 		mux.HandleFunc(rt.Method+" "+rt.Pattern, func(w http.ResponseWriter, r *http.Request) { h(a, w, r) })
 	}
+	// Every other request: the JSON error shape instead of ServeMux's
+	// plain-text 404 and 405 (a pattern without a method is the least
+	// specific, so it never shadows a route).
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { noRoute(mux, w, r) })
 	return mux
+}
+
+// routeMethods are the methods noRoute tries for the Allow header of a 405.
+var routeMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+
+// noRoute answers a request no route matches: 405 method_not_allowed with
+// an Allow header when the path has routes for other methods, else 404
+// not_found. It runs only on misses, so the routes pay nothing for it.
+func noRoute(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range routeMethods {
+		probe := *r
+		probe.Method = m
+		if _, pat := mux.Handler(&probe); pat != "" && pat != "/" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeErr(w, &service.Error{Code: CodeMethodNotAllowed,
+			Message: fmt.Sprintf("%s %s: this path takes %s; GET / lists every endpoint", r.Method, r.URL.Path, strings.Join(allow, ", "))})
+		return
+	}
+	writeErr(w, &service.Error{Code: service.CodeNotFound,
+		Message: fmt.Sprintf("no endpoint %s %s; GET / lists every endpoint, GET /v1/openapi.json describes them", r.Method, r.URL.Path)})
 }
 
 // Refusals of requireScope. The agent one is the service's, so that a
@@ -237,6 +276,11 @@ func newAPI(svc *service.Service, opt Options) *api {
 		panic("httpapi: the OpenAPI document does not marshal: " + err.Error())
 	}
 	a.openapi = doc
+	// Indented: the index is read by people, with curl.
+	if a.indexBody, err = json.MarshalIndent(indexDoc(), "", "  "); err != nil {
+		panic("httpapi: the index does not marshal: " + err.Error())
+	}
+	a.indexBody = append(a.indexBody, '\n')
 	return a
 }
 

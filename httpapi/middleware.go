@@ -14,14 +14,15 @@ import (
 	"github.com/loadout/loadout/service"
 )
 
-// Auth authenticates every request but GET /healthz: it reads
+// Auth authenticates every request but GET /healthz and the index (GET /,
+// the route table, which holds nothing a binary of loadout does not): it reads
 // "Authorization: Bearer TOKEN" (none is passed to the service as ""),
 // asks svc.Authenticate, and on success puts the principal in the request
 // context (service.WithPrincipal). A refusal is a 401 JSON error with
 // WWW-Authenticate: Bearer.
 func Auth(svc *service.Service, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" {
+		if r.URL.Path == "/healthz" || r.URL.Path == "/" {
 			next.ServeHTTP(w, r)
 			return
 		}

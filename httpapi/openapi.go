@@ -10,13 +10,16 @@ type obj = map[string]any
 
 // openAPIPath turns a ServeMux pattern into an OpenAPI path:
 // "{path...}" becomes "{path}".
-func openAPIPath(pattern string) string { return strings.ReplaceAll(pattern, "...}", "}") }
+// "/{$}" (the root only) is "/".
+func openAPIPath(pattern string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(pattern, "{$}", ""), "...}", "}")
+}
 
 // pathParams lists the wildcards of a pattern.
 func pathParams(pattern string) []string {
 	var out []string
 	for _, seg := range strings.Split(pattern, "/") {
-		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
+		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") && seg != "{$}" {
 			out = append(out, strings.TrimSuffix(strings.Trim(seg, "{}"), "..."))
 		}
 	}
@@ -248,7 +251,13 @@ func schemas() obj {
 			"version": integer(), "error": str(), "problems": arrayOf(ref("Diagnostic"))}, "name", "action")),
 			"message": obj{"type": "string", "description": "with a 422: what was and was not written"}}, "results"),
 		"Agent": object(obj{"id": str(), "displayName": str(), "description": str(), "skills": integer(),
-			"format": obj{"type": "string", "enum": []string{"pi", "catalog", "progressive"}}, "budget": integer()}, "id", "skills", "format", "budget"),
+			"format": obj{"type": "string", "enum": []string{"pi", "catalog", "progressive"}},
+			"budget": obj{"type": "integer", "description": "the budget the prompt is rendered with, in characters (the agent's, else the default); -1 for none"}}, "id", "skills", "format", "budget"),
+		"Index": object(obj{"name": str(), "about": str(), "auth": str(), "links": object(obj{"openapi": str(), "health": str(), "agents": str(),
+			"mcp": str(), "agentMcp": str(), "wellKnown": str(), "wellKnownV1": str()}),
+			"endpoints": arrayOf(object(obj{"name": str(), "method": str(), "path": str(), "summary": str(),
+				"auth": obj{"type": "string", "enum": []string{"none", "token", "agent", "admin"}}}, "name", "method", "path", "summary", "auth"))},
+			"name", "links", "endpoints"),
 		"AgentList": object(obj{"agents": arrayOf(ref("Agent"))}, "agents"),
 		"PromptResult": object(obj{"prompt": str(), "report": object(obj{"format": str(), "budget": integer(), "chars": integer(),
 			"total": integer(), "listed": integer(), "inlined": integer(), "shortened": arrayOf(str()), "omitted": arrayOf(str())}),
@@ -260,8 +269,8 @@ func schemas() obj {
 			"skill": str(), "path": str(), "contentType": str(), "size": integer(), "offset": integer(),
 			"encoding": obj{"type": "string", "enum": []string{"utf-8", "base64"}}, "content": str(), "more": boolean(),
 			"message": str(), "code": str()}, "status", "skill", "path"),
-		"SearchResult": object(obj{"query": str(), "hits": arrayOf(object(obj{"name": str(), "description": str(), "score": obj{"type": "number"},
-			"source": str()}, "name", "description", "score", "source"))}, "hits"),
+		"SearchResult": object(obj{"query": str(), "skills": arrayOf(object(obj{"name": str(), "description": str(), "score": obj{"type": "number"},
+			"source": str()}, "name", "description", "score", "source"))}, "query", "skills"),
 		"DiagnosticList": object(obj{"diagnostics": arrayOf(ref("Diagnostic"))}, "diagnostics"),
 		"ReloadResult":   object(obj{"generation": integer(), "skills": integer(), "took": str()}, "generation", "skills"),
 		"Receipt": object(obj{"id": integer(), "time": obj{"type": "string", "format": "date-time"}, "agent": str(), "skill": str(),

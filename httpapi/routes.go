@@ -50,6 +50,8 @@ var (
 
 // routes is every route of the API.
 var routes = []route{
+	{"GET", "/{$}", (*api).index, operation{ID: "index", Summary: "This server's endpoints and links (OpenAPI, MCP, well-known)", Tag: "server", Scope: "none",
+		OK: []response{{200, "the index", jsonOf("Index"), nil}}}},
 	{"GET", "/healthz", (*api).healthz, operation{ID: "health", Summary: "Liveness, skill count and catalog generation", Tag: "server", Scope: "none",
 		OK: []response{{200, "the server is up", jsonOf("Health"), nil}}}},
 	{"GET", "/v1/openapi.json", (*api).openAPI, operation{ID: "openapi", Summary: "This document", Tag: "server", Scope: "any",
@@ -116,8 +118,8 @@ var routes = []route{
 			{206, "part of the file (raw=1 with a range)", map[string]string{"*/*": "binary"}, []string{"Content-Range", "X-Skill-Size"}}},
 		Errors: []int{400, 404, 409, 413}}},
 	{"GET", "/v1/agents/{id}/search", (*api).agentSearch, operation{ID: "searchSkills", Summary: "search_skills: rank the agent's skills for a query", Tag: "agents", Scope: "agent",
-		Query: []param{{Name: "q", Type: "string", Desc: "the query", Required: true}, {Name: "limit", Type: "integer", Desc: "most hits (default 10)"}},
-		OK:    []response{{200, "the hits, best first", jsonOf("SearchResult"), nil}}, Errors: []int{400, 404}}},
+		Query: []param{{Name: "q", Type: "string", Desc: "the query", Required: true}, {Name: "limit", Type: "integer", Desc: "most hits (default 10, at most 1000)"}},
+		OK:    []response{{200, "the hits, best first (the shape of MCP's search_skills, plus the query)", jsonOf("SearchResult"), nil}}, Errors: []int{400, 404}}},
 
 	{"GET", "/v1/diagnostics", (*api).diagnostics, operation{ID: "diagnostics", Summary: "Every diagnostic of every source", Tag: "server", Scope: "admin",
 		OK: []response{{200, "the diagnostics", jsonOf("DiagnosticList"), nil}}}},

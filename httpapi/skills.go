@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/portable"
@@ -187,10 +188,21 @@ func catalogDetail(sk *skill.Skill) (skillDetail, error) {
 func etag(version int) string { return `"v` + strconv.Itoa(version) + `"` }
 
 // notFound answers a name that is neither stored nor in the global
-// catalog, with the closest names.
+// catalog, with the closest names. The message is for the person at the
+// admin API: the catalog's own not-found text is written for a model
+// ("available to this agent", "Call search_skills").
 func notFound(w http.ResponseWriter, l *catalog.Loadout, name string) {
 	res := l.Load(name)
-	e := &service.Error{Code: service.CodeNotFound, Message: res.Text}
+	msg := fmt.Sprintf("no skill named %q in the store or the global catalog", name)
+	if utf8.RuneCountInString(name) > skill.MaxNameLen {
+		msg = fmt.Sprintf("no skill has that name: it has %d characters and skill names have at most %d", utf8.RuneCountInString(name), skill.MaxNameLen)
+	}
+	if len(res.Suggestions) > 0 {
+		msg += "; did you mean " + strings.Join(res.Suggestions, ", ") + "?"
+	} else {
+		msg += "; GET /v1/skills lists every skill"
+	}
+	e := &service.Error{Code: service.CodeNotFound, Message: msg}
 	writeJSON(w, http.StatusNotFound, struct {
 		Error       *service.Error `json:"error"`
 		Suggestions []string       `json:"suggestions"`
