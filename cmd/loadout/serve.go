@@ -428,8 +428,8 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		"idle_timeout", ns.idleTimeout, "mcp_sessions", ns.mcpSessions, "mcp_session_idle", ns.mcpSessionIdle,
 		"allowed_hosts", strings.Join(guard.AllowedHosts, ","), "allowed_origins", strings.Join(ns.allowedOrigins, ","))
 	ln = httpapi.LimitListener(ln, httpapi.ConnLimits{Max: ns.maxConns, MaxPerIP: ns.maxConnsPerIP, Logger: srv.logger})
-	base := "http://" + ln.Addr().String()
-	printURLs(e, srv.svc, base, tokens)
+	base, others := bannerBase(ln.Addr())
+	printURLs(e, srv.svc, base, others, tokens)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
@@ -604,8 +604,40 @@ func (a *agentMounts) len() int {
 	return len(a.m)
 }
 
-func printURLs(e *env, svc *service.Service, base string, tokens bool) {
-	fmt.Fprintf(e.stderr, "loadout is serving %d skills to %d agents\n", len(svc.Catalog().Global().Names()), len(svc.Catalog().AgentIDs()))
+// bannerBase is the base URL the banner prints for the listen address: on
+// an unspecified address (0.0.0.0, ::), which no client can dial, the
+// loopback address of its family, and the machine's other addresses.
+func bannerBase(a net.Addr) (base string, others []string) {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return "http://" + a.String(), nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsUnspecified() {
+		return "http://" + a.String(), nil
+	}
+	// Go listens on both families for 0.0.0.0 and :: alike (the address
+	// reads [::]), so IPv4 loopback reaches it.
+	local := "127.0.0.1"
+	addrs, _ := net.InterfaceAddrs()
+	for _, ad := range addrs {
+		if n, ok := ad.(*net.IPNet); ok && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() && len(others) < 4 {
+			others = append(others, "http://"+net.JoinHostPort(n.IP.String(), port))
+		}
+	}
+	return "http://" + net.JoinHostPort(local, port), others
+}
+
+// plural is "1 skill", "2 skills".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func printURLs(e *env, svc *service.Service, base string, others []string, tokens bool) {
+	fmt.Fprintf(e.stderr, "loadout is serving %s to %s\n", plural(len(svc.Catalog().Global().Names()), "skill", "skills"), plural(len(svc.Catalog().AgentIDs()), "agent", "agents"))
 	fmt.Fprintf(e.stderr, "  API:          %s/v1/skills  (OpenAPI: %s/v1/openapi.json)\n", base, base)
 	fmt.Fprintf(e.stderr, "  MCP:          %s/mcp  (every skill)\n", base)
 	ids := svc.Catalog().AgentIDs()
@@ -614,6 +646,10 @@ func printURLs(e *env, svc *service.Service, base string, tokens bool) {
 		fmt.Fprintf(e.stderr, "  %-14s%s/agents/%s/mcp\n", "MCP "+id+":", base, id)
 	}
 	fmt.Fprintf(e.stderr, "  index:        %s/.well-known/agent-skills/index.json\n", base)
+	fmt.Fprintf(e.stderr, "  endpoints:    %s/  (an index of every route)\n", base)
+	if len(others) > 0 {
+		fmt.Fprintf(e.stderr, "  listening on every address; from other machines: %s (a DNS name needs --allowed-host)\n", strings.Join(others, ", "))
+	}
 	if tokens {
 		fmt.Fprintln(e.stderr, "  tokens are required: send Authorization: Bearer TOKEN")
 	} else {

@@ -262,3 +262,22 @@ func TestTwoInstancesSharePostgres(t *testing.T) {
 		return strings.Contains(body, "From instance A.")
 	})
 }
+
+// On 0.0.0.0 the banner prints URLs a client can use (loopback, and this
+// machine's addresses), and counts read right.
+func TestServeBannerOnEveryAddress(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "skills", "one"), 0o755)
+	os.WriteFile(filepath.Join(dir, "skills", "one", "SKILL.md"), []byte("---\nname: one\ndescription: Use when one.\n---\nOne.\n"), 0o644)
+	db := filepath.Join(dir, "x.db")
+	if r := runCLI(t, "token", "create", "--db", db, "--scope", "admin"); r.code != 0 {
+		t.Fatalf("token create: %s", r.stderr)
+	}
+	// startServe waits for an API line with a 127.0.0.1 URL; before, the
+	// banner printed http://0.0.0.0:PORT.
+	srv := startServe(t, "--root", filepath.Join(dir, "skills"), "--db", db, "--no-watch", "--addr", "0.0.0.0:0")
+	logs := srv.log()
+	if strings.Contains(logs, "http://0.0.0.0") || !strings.Contains(logs, "loadout is serving 1 skill to 1 agent\n") {
+		t.Errorf("banner:\n%s", logs)
+	}
+}
