@@ -23,17 +23,22 @@ var accessCallers = []accessCaller{
 	{"wrong token", func(*env) string { return "not-a-token" }},
 	{"agent token for this agent", func(e *env) string { return e.coder }},
 	{"agent token for another agent", func(e *env) string { return e.other }},
+	// A link token (index:coder) works only in the URL /i/TOKEN/.well-known/…
+	// (wellknown.Link): as a bearer it is refused on every route.
+	{"link token for this agent", func(e *env) string { return e.link }},
+	// Last: its writes succeed, and the refusals above are checked against
+	// the store as it was before them.
 	{"admin token", func(e *env) string { return e.admin }},
 }
 
 // accessWant is what a caller gets from a route of a scope: "ok" (a 2xx:
 // the fixture is made so that every route succeeds for those it admits),
 // "401" or "403".
-var accessWant = map[string][5]string{
-	"none":  {"ok", "ok", "ok", "ok", "ok"},
-	"any":   {"401", "401", "ok", "ok", "ok"},
-	"agent": {"401", "401", "ok", "403", "ok"},
-	"admin": {"401", "401", "403", "403", "ok"},
+var accessWant = map[string][6]string{
+	"none":  {"ok", "ok", "ok", "ok", "ok", "ok"},
+	"any":   {"401", "401", "ok", "ok", "401", "ok"},
+	"agent": {"401", "401", "ok", "403", "401", "ok"},
+	"admin": {"401", "401", "403", "403", "401", "ok"},
 }
 
 // accessParams fills the path parameters: a stored skill coder can see,

@@ -37,6 +37,7 @@ type env struct {
 	admin string // bearer secrets
 	coder string
 	other string // agent:writer
+	link  string // index:coder, a link token
 }
 
 func md(name, desc, body string) string {
@@ -122,6 +123,7 @@ func newEnvOpt(t testing.TB, files map[string]string, requireTokens bool) *env {
 		return secret
 	}
 	e.admin, e.coder, e.other = mk("admin", "admin"), mk("coder", "agent:coder"), mk("writer", "agent:writer")
+	e.link = mk("link", "index:coder")
 	e.h = httpapi.Auth(svc, httpapi.New(svc, httpapi.Options{Logger: quiet}))
 	e.srv = httptest.NewServer(httpapi.RequestID(httpapi.Log(quiet, e.h)))
 	t.Cleanup(e.srv.Close)

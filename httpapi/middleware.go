@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/loadout/loadout/service"
+	"github.com/loadout/loadout/wellknown"
 )
 
 // Auth authenticates every request but GET /healthz and the index (GET /,
@@ -154,8 +155,9 @@ func Log(logger *slog.Logger, next http.Handler) http.Handler {
 		if !logger.Enabled(r.Context(), level) {
 			return
 		}
+		// A link URL's path holds its token: log it redacted.
 		logger.LogAttrs(r.Context(), level, "http request",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.String("method", r.Method), slog.String("path", wellknown.RedactLinkPath(r.URL.Path)),
 			slog.Int("status", sw.status), slog.Int64("bytes", sw.bytes),
 			slog.Duration("duration", time.Since(start)), slog.String("request_id", id))
 	})

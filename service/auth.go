@@ -31,17 +31,35 @@ func (p Principal) Admin() bool {
 	return false
 }
 
-// CanAgent reports whether the principal may read an agent's loadout.
+// CanAgent reports whether the principal may read an agent's loadout. A
+// link principal (index:ID, see AuthenticateLink) may read its agent's; it
+// exists only inside the link handler, which serves nothing but the
+// agent's well-known index.
 func (p Principal) CanAgent(id string) bool {
 	if p.Admin() {
 		return true
 	}
 	for _, s := range p.Scopes {
-		if s == "agent:"+id {
+		if s == "agent:"+id || s == ScopeIndexPrefix+id {
 			return true
 		}
 	}
 	return false
+}
+
+// ScopeIndexPrefix starts a link token's scope, "index:AGENT": it reads
+// that agent's well-known indexes and files through the URL
+// /i/SECRET/.well-known/…, and nothing else. It is a token's only scope.
+const ScopeIndexPrefix = "index:"
+
+// LinkAgent returns the agent of a link token's scopes ("index:AGENT" as
+// the only scope), or false for any other token.
+func LinkAgent(scopes []string) (string, bool) {
+	if len(scopes) != 1 {
+		return "", false
+	}
+	id, ok := strings.CutPrefix(scopes[0], ScopeIndexPrefix)
+	return id, ok && id != ""
 }
 
 // Authenticate resolves a bearer secret ("" for none) to a principal. An
@@ -67,7 +85,39 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, e
 		}
 		return Principal{}, AsError(err)
 	}
+	if _, ok := LinkAgent(tok.Scopes); ok {
+		// A link token is refused as a bearer everywhere, so it can reach
+		// no route but the link handler's well-known index.
+		return Principal{}, errorf(CodeUnauthorized, "this is a link token (scope %s): it works only in the URL /i/TOKEN/.well-known/…, not as a bearer token", tok.Scopes[0])
+	}
 	return Principal{TokenID: tok.ID, Name: tok.Name, Scopes: tok.Scopes}, nil
+}
+
+// AuthenticateLink resolves the secret of a link URL (/i/SECRET/…) to its
+// principal and agent. Only a link token (scope index:AGENT, its only
+// scope) is accepted: admin and agent tokens are refused in URLs, where
+// proxies, shell history and browser history keep them, because they
+// would leak more than one agent's index. Revocation takes effect as for
+// Authenticate (the same cache and token feed).
+func (s *Service) AuthenticateLink(ctx context.Context, secret string) (Principal, string, error) {
+	if s.opt.Server == nil {
+		return Principal{}, "", errorf(CodeUnauthorized, "this server has no token store, so link tokens cannot be checked")
+	}
+	if secret == "" {
+		return Principal{}, "", errorf(CodeUnauthorized, "unknown or revoked link")
+	}
+	tok, err := s.auth.lookup(ctx, secret)
+	if err != nil {
+		if store.ErrorCode(err) == store.NotFound {
+			return Principal{}, "", errorf(CodeUnauthorized, "unknown or revoked link: ask the operator for a new one ('loadout token create --link AGENT')")
+		}
+		return Principal{}, "", AsError(err)
+	}
+	agent, ok := LinkAgent(tok.Scopes)
+	if !ok {
+		return Principal{}, "", errorf(CodeUnauthorized, "only link tokens ('loadout token create --link AGENT') work in /i/TOKEN/ URLs; send other tokens as Authorization: Bearer TOKEN")
+	}
+	return Principal{TokenID: tok.ID, Name: tok.Name, Scopes: tok.Scopes}, agent, nil
 }
 
 // CreateToken makes a bearer token (admin only) and returns its secret,

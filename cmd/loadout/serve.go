@@ -542,7 +542,12 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 			h.index.ServeHTTP(w, r)
 		}
 	})
-	guarded, err := httpapi.Guard(o.guard, httpapi.Auth(svc, mux))
+	// Link URLs (/i/TOKEN/.well-known/…) carry their own token, so they
+	// are routed before the bearer check, to the agents' index mounts.
+	top := http.NewServeMux()
+	top.Handle("/", httpapi.Auth(svc, mux))
+	top.Handle(wellknown.LinkPrefix, wellknown.Link(svc, mux))
+	guarded, err := httpapi.Guard(o.guard, top)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -8,7 +8,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/store"
+	"github.com/loadout/loadout/wellknown"
 )
 
 func init() {
@@ -30,12 +32,16 @@ func runToken(ctx context.Context, e *env, args []string) int {
 		fmt.Fprint(e.stderr, `Usage: loadout token create|list|revoke [flags]
 
   loadout token create --scope admin|agent:ID [--scope ...] [--name N] [--db D]
+  loadout token create --link AGENT [--url BASE] [--name N] [--db D]
   loadout token list [--json] [--db D]
   loadout token revoke [--db D] ID
 
 Bearer tokens for 'loadout serve'. A token's scopes are "admin" (everything)
-or "agent:ID" (that agent's skills). Only a hash of the secret is stored: it
-is printed once, by create.
+or "agent:ID" (that agent's skills). A link token (--link AGENT, the scope
+"index:AGENT") is a read-only URL to one agent's well-known index for
+installers that cannot send a header (npx skills add BASE/i/TOKEN); it
+works in that URL only. Only a hash of the secret is stored: it is printed
+once, by create. Revoke any token to end it.
 `)
 		return 2
 	}
@@ -72,15 +78,31 @@ func serverRun(ctx context.Context, e *env, sf *storeFlags, fs *flag.FlagSet, ar
 func runTokenCreate(ctx context.Context, e *env, args []string) int {
 	var sf storeFlags
 	var scopes listFlag
-	var name string
-	fs := newFlags(e, "token create", "--scope admin|agent:ID [--scope ...] [--name N] [--db D]",
-		"Creates a bearer token and prints its secret on stdout, once: only its hash is kept.")
+	var name, link, base string
+	fs := newFlags(e, "token create", "--scope admin|agent:ID [--scope ...] | --link AGENT [--url BASE] [--name N] [--db D]",
+		"Creates a bearer token and prints its secret on stdout, once: only its hash is kept. With --link, creates a\nread-only link to one agent's well-known index and prints the link (BASE/i/TOKEN, or /i/TOKEN without --url).")
 	sf.register(fs)
-	fs.Var(&scopes, "scope", "`scope`: admin, or agent:ID (repeatable; at least one)")
+	fs.Var(&scopes, "scope", "`scope`: admin, agent:ID or index:ID (repeatable; at least one; index:ID alone)")
 	fs.StringVar(&name, "name", "", "a `name` to recognise the token by")
+	fs.StringVar(&link, "link", "", "make a link token for `AGENT`'s index (the same as --scope index:AGENT)")
+	fs.StringVar(&base, "url", "", "with a link token: the server's `BASE` URL (http://HOST:PORT), to print the whole link and install command")
 	return serverRun(ctx, e, &sf, fs, args, 0, mayCreate, func(srv store.Server) int {
+		if link != "" {
+			if len(scopes) > 0 {
+				return fail(e, fmt.Errorf("token create: give --link AGENT or --scope, not both: a link token has only its index scope"))
+			}
+			scopes = listFlag{service.ScopeIndexPrefix + link}
+		}
 		if len(scopes) == 0 {
-			return fail(e, fmt.Errorf("token create: give at least one --scope (admin, or agent:ID)"))
+			return fail(e, fmt.Errorf("token create: give at least one --scope (admin, or agent:ID), or --link AGENT"))
+		}
+		agent, isLink := service.LinkAgent(scopes)
+		if base != "" && !isLink {
+			return fail(e, fmt.Errorf("token create: --url is for link tokens (--link AGENT)"))
+		}
+		base = strings.TrimRight(base, "/")
+		if base != "" && !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+			return fail(e, fmt.Errorf("token create: --url %q: give the server's base URL, http://HOST:PORT or https://HOST", base))
 		}
 		secret, tok, err := srv.CreateToken(ctx, name, scopes)
 		if err != nil {
@@ -89,6 +111,18 @@ func runTokenCreate(ctx context.Context, e *env, args []string) int {
 			}
 			fmt.Fprintf(e.stderr, "loadout: %v\n", err)
 			return 1
+		}
+		if isLink {
+			url := base + wellknown.LinkPrefix + secret
+			fmt.Fprintln(e.stdout, url)
+			fmt.Fprintf(e.stderr, "created link token %s (%s) for agent %s's index. The link above cannot be shown again: keep it now; 'loadout token revoke %s' ends it.\n",
+				tok.ID, orDash(tok.Name), agent, tok.ID)
+			if base != "" {
+				fmt.Fprintf(e.stderr, "install with: npx skills add %s\n", url)
+			} else {
+				fmt.Fprintf(e.stderr, "install with: npx skills add http://HOST:PORT%s (the server's address; --url prints it whole)\n", url)
+			}
+			return 0
 		}
 		fmt.Fprintln(e.stdout, secret)
 		fmt.Fprintf(e.stderr, "created token %s (%s) with scopes %s. The secret above cannot be shown again: keep it now.\n",
