@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,5 +137,74 @@ func TestLinkTokenRefusals(t *testing.T) {
 		if code := cmd.ProcessState.ExitCode(); err == nil || code == 0 || !strings.HasPrefix(last, "loadout: ") || !strings.Contains(last, "scope") && !strings.Contains(last, "--url") {
 			t.Errorf("token create %q: exit %d, want a refusal naming the scope or flag:\n%s", args, code, out)
 		}
+	}
+}
+
+// The skills installer, which sends no Authorization header, installs from
+// a server that requires tokens through a link (and is refused without it).
+func TestSkillsInstallerThroughLink(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	e2e := npmFolder(t, "../../wellknown/e2e", filepath.Join("node_modules", "skills", "bin", "cli.mjs"))
+	dir := t.TempDir()
+	files := map[string]string{
+		"SKILL.md":            "---\nname: toolkit\ndescription: Tools for release work.\n---\nRun scripts/run.sh.\n",
+		"scripts/run.sh":      "#!/bin/sh\necho ran\n",
+		"references/guide.md": "# Guide\n",
+	}
+	for p, c := range files {
+		full := filepath.Join(dir, "skills", "toolkit", filepath.FromSlash(p))
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		os.WriteFile(full, []byte(c), 0o644)
+	}
+	cfg := filepath.Join(dir, "loadout.json")
+	os.WriteFile(cfg, []byte(`{"agents": [{"agentId": "coder", "skills": [{"root": "skills"}]}]}`), 0o644)
+	db := filepath.Join(dir, "x.db")
+	create := exec.Command(loadoutBinary(t), "token", "create", "--db", db, "--link", "coder")
+	create.Env = append(os.Environ(), "LOADOUT_CONFIG=", "LOADOUT_DB=")
+	out, err := create.Output()
+	if err != nil {
+		t.Fatalf("token create --link: %v", err)
+	}
+	path := strings.TrimSpace(string(out))
+	if !strings.HasPrefix(path, "/i/lo_") {
+		t.Fatalf("token create --link without --url printed %q, want /i/SECRET", path)
+	}
+	srv := startServe(t, "--config", cfg, "--db", db, "--no-watch")
+
+	install := func(url string) (string, error) {
+		work, home := t.TempDir(), t.TempDir()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "node", "--import", "file://"+filepath.Join(e2e, "no-network.mjs"),
+			filepath.Join(e2e, "node_modules", "skills", "bin", "cli.mjs"), "add", url, "--skill", "toolkit", "--agent", "amp", "-y")
+		cmd.Dir = work
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+			"DO_NOT_TRACK=1", "DISABLE_TELEMETRY=1", "NO_COLOR=1", "FORCE_COLOR=0"}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		return filepath.Join(work, ".agents", "skills", "toolkit") + "\n" + out.String(), err
+	}
+	res, err := install(srv.base + path)
+	installed, log, _ := strings.Cut(res, "\n")
+	if err != nil {
+		t.Fatalf("skills add through the link: %v\n%s\nserver log:\n%s", err, log, srv.log())
+	}
+	for p, want := range files {
+		got, err := os.ReadFile(filepath.Join(installed, filepath.FromSlash(p)))
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %v, got %q, want %q\ninstaller output:\n%s", p, err, got, want, log)
+		}
+	}
+	// Without the link, the same server refuses the installer.
+	res, _ = install(srv.base + "/agents/coder")
+	installed, log, _ = strings.Cut(res, "\n")
+	if _, err := os.Stat(filepath.Join(installed, "SKILL.md")); err == nil {
+		t.Errorf("the installer installed without a link from a server with tokens:\n%s", log)
+	}
+	if strings.Contains(srv.log(), strings.TrimPrefix(path, "/i/")) {
+		t.Errorf("the log holds the link's secret:\n%s", srv.log())
 	}
 }
