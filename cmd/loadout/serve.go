@@ -303,24 +303,28 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	wctx, cancel := context.WithCancel(ctx)
 	srv.closers = append(srv.closers, cancel)
 	dl.follow(wctx, srv.svc)
+	var folders *folderWatch
 	if !f.noWatch {
 		wopt := watch.Options{Logger: logger}
 		if cfg != nil {
 			wopt.MaxWatches, wopt.PollInterval = cfg.Watch.MaxWatches, cfg.Watch.Interval()
 		}
-		w, err := watch.New(cat.Roots(), wopt)
-		if err != nil {
-			logger.Warn("live reload of folders is off", "err", err)
-		} else {
-			srv.closers = append(srv.closers, func() { w.Close() })
-			ws := w.Stats()
-			logger.Info("watching skill folders", "folders", ws.Watched, "polled", ws.Polled, "budget", ws.Budget)
-			go func() {
-				for batch := range w.Events() {
-					srv.svc.Refresh(wctx, batch, "files changed")
-				}
-			}()
-		}
+		folders = &folderWatch{svc: srv.svc, logger: logger, opt: wopt}
+		srv.closers = append(srv.closers, folders.close)
+		folders.follow(wctx, cat.Roots())
+	}
+	if cfg != nil && cfg.Path != "" {
+		// The config is read again on SIGHUP, on POST /v1/reload and when
+		// the file changes.
+		data, _ := os.ReadFile(cfg.Path)
+		r := &configReloader{path: cfg.Path, flags: f, getenv: e.getenv, svc: srv.svc, logger: logger,
+			base: opts, folders: folders, cur: cfg, data: data}
+		srv.svc.SetReloader(r.reload)
+		r.watchConfig(wctx, f.noWatch)
+	} else {
+		// With no config file SIGHUP rescans the folders; it never stops
+		// the server.
+		ignoreHUP(wctx, srv.svc)
 	}
 	if server != nil {
 		// Writes through this server refresh the catalog themselves: follow
