@@ -177,9 +177,10 @@ type folderWatch struct {
 	logger *slog.Logger
 	opt    watch.Options
 
-	mu    sync.Mutex
-	roots []string
-	w     *watch.Watcher
+	mu      sync.Mutex
+	roots   []string
+	started bool
+	w       *watch.Watcher
 }
 
 // follow watches roots (unless they are the ones watched already).
@@ -193,7 +194,15 @@ func (f *folderWatch) follow(ctx context.Context, roots []string) {
 		f.w.Close()
 		f.w = nil
 	}
-	f.roots = roots
+	var added []string
+	if f.started {
+		for _, r := range roots {
+			if !slices.Contains(f.roots, r) {
+				added = append(added, r)
+			}
+		}
+	}
+	f.roots, f.started = roots, true
 	w, err := watch.New(roots, f.opt)
 	if err != nil {
 		f.logger.Warn("live reload of folders is off", "err", err)
@@ -202,6 +211,11 @@ func (f *folderWatch) follow(ctx context.Context, roots []string) {
 	f.w = w
 	ws := w.Stats()
 	f.logger.Info("watching skill folders", "folders", ws.Watched, "polled", ws.Polled, "budget", ws.Budget)
+	if len(added) > 0 {
+		// What changed in a new folder between the catalog's scan and the
+		// watch starting is read now.
+		f.svc.Refresh(ctx, added, "folders added to the config")
+	}
 	go func() {
 		for batch := range w.Events() {
 			f.svc.Refresh(ctx, batch, "files changed")
