@@ -44,8 +44,11 @@ type configReloader struct {
 	base    catalog.Options
 	folders *folderWatch
 
+	// start is the config serve started with: settings read only at
+	// start are compared with it, on every reload, until a restart.
+	start *config.File
+
 	mu   sync.Mutex
-	cur  *config.File
 	data []byte // the file's bytes at the last good load
 }
 
@@ -56,7 +59,7 @@ func (r *configReloader) reload(ctx context.Context, why string) {
 	data, _ := os.ReadFile(r.path)
 	nf, err := config.Load(r.path)
 	if err != nil {
-		r.logger.Error("config not reloaded: keeping the running one", "why", why, "config", r.path, "err", err)
+		r.logger.Error("config not reloaded: keeping the running one", "code", "config_invalid", "why", why, "config", r.path, "err", err)
 		return
 	}
 	r.restartNeeded(nf)
@@ -64,10 +67,10 @@ func (r *configReloader) reload(ctx context.Context, why string) {
 	opts.Scan.KeepBodies = true
 	opts.Store, opts.Plugins, opts.PluginOrder = r.base.Store, r.base.Plugins, r.base.PluginOrder
 	if err := r.svc.Reconfigure(ctx, why, specs, opts); err != nil {
-		r.logger.Error("config not reloaded: keeping the running one", "why", why, "config", r.path, "err", err)
+		r.logger.Error("config not reloaded: keeping the running one", "code", "config_invalid", "why", why, "config", r.path, "err", err)
 		return
 	}
-	r.cur, r.data = nf, data
+	r.data = data
 	cat := r.svc.Catalog()
 	r.logger.Info("config reloaded", "why", why, "config", r.path, "agents", len(cat.AgentIDs()), "skills", len(cat.Global().Names()))
 	if r.folders != nil {
@@ -87,7 +90,7 @@ func (r *configReloader) changed() bool {
 // restartNeeded logs each setting that differs from the running one but
 // is read only at start.
 func (r *configReloader) restartNeeded(nf *config.File) {
-	old := r.cur
+	old := r.start
 	storeFixed := r.flags.db != "" || r.getenv("LOADOUT_DB") != ""
 	for _, x := range []struct {
 		field string
@@ -101,7 +104,7 @@ func (r *configReloader) restartNeeded(nf *config.File) {
 		{"storeLimits", reflect.DeepEqual(old.StoreLimits, nf.StoreLimits)},
 	} {
 		if !x.same {
-			r.logger.Warn("config change needs a restart to take effect; the running value stays until then", "config", r.path, "field", x.field)
+			r.logger.Warn("config change needs a restart to take effect; the running value stays until then", "code", "restart_needed", "config", r.path, "field", x.field)
 		}
 	}
 }
