@@ -43,6 +43,10 @@ type configReloader struct {
 	// plugins' providers.
 	base    catalog.Options
 	folders *folderWatch
+	// life is the server's lifetime: a reload runs, and the watches it
+	// starts live, in it, not in the context of what asked for the reload
+	// (a POST /v1/reload ends with its request).
+	life context.Context
 
 	// start is the config serve started with: settings read only at
 	// start are compared with it, on every reload, until a restart.
@@ -53,7 +57,8 @@ type configReloader struct {
 }
 
 // reload reads the config again and applies it; why says what asked.
-func (r *configReloader) reload(ctx context.Context, why string) {
+func (r *configReloader) reload(_ context.Context, why string) {
+	ctx := r.life
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	data, _ := os.ReadFile(r.path)

@@ -46,6 +46,11 @@ func TestServeReloadsConfigFileOnChange(t *testing.T) {
 		t.Fatalf("agent two before the edit: %d", code)
 	}
 	writeConfig(t, cfg, twoAgents)
+	// POST /v1/reload applies it at once (the file watcher would too, a
+	// moment later); the new folder's watch outlives the request.
+	if code, body := httpDo(t, "POST", srv.base+"/v1/reload", "", nil); code != 200 {
+		t.Fatalf("POST /v1/reload: %d %s", code, body)
+	}
 	eventually(t, 5*time.Second, "the new agent's prompt", func() bool {
 		code, body := httpDo(t, "GET", srv.base+"/v1/agents/two/prompt", "", nil)
 		return code == 200 && strings.Contains(body, "beta")

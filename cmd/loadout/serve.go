@@ -318,7 +318,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		// the file changes.
 		data, _ := os.ReadFile(cfg.Path)
 		r := &configReloader{path: cfg.Path, flags: f, getenv: e.getenv, svc: srv.svc, logger: logger,
-			base: opts, folders: folders, start: cfg, data: data}
+			base: opts, folders: folders, start: cfg, data: data, life: wctx}
 		srv.svc.SetReloader(r.reload)
 		r.watchConfig(wctx, f.noWatch)
 	} else {
