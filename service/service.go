@@ -54,7 +54,7 @@ type Service struct {
 	// reloader, when set, is what Reload runs instead of a rescan: the
 	// server re-reads its config file first (SetReloader).
 	reloadMu sync.RWMutex
-	reloader func(ctx context.Context, why string)
+	reloader func(ctx context.Context, why string) error
 }
 
 // New wraps a catalog.
@@ -104,16 +104,17 @@ func (s *Service) Generation() uint64 {
 
 // Reload rescans every source and tells subscribers the catalog changed.
 // With a reloader set (SetReloader), it runs that instead: a server
-// serving from a config file re-reads it, then rescans.
-func (s *Service) Reload(ctx context.Context, why string) {
+// serving from a config file re-reads it, then rescans; its error (a
+// config that does not load, so the running one is kept) is returned.
+func (s *Service) Reload(ctx context.Context, why string) error {
 	s.reloadMu.RLock()
 	r := s.reloader
 	s.reloadMu.RUnlock()
 	if r != nil {
-		r(ctx, why)
-		return
+		return r(ctx, why)
 	}
 	s.Rescan(ctx, why)
+	return nil
 }
 
 // Rescan rescans every source and tells subscribers the catalog changed,
@@ -124,7 +125,7 @@ func (s *Service) Rescan(ctx context.Context, why string) {
 
 // SetReloader makes Reload (POST /v1/reload, say) run r instead of a
 // rescan. r is expected to call Rescan or Reconfigure.
-func (s *Service) SetReloader(r func(ctx context.Context, why string)) {
+func (s *Service) SetReloader(r func(ctx context.Context, why string) error) {
 	s.reloadMu.Lock()
 	s.reloader = r
 	s.reloadMu.Unlock()

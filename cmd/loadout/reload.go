@@ -57,7 +57,7 @@ type configReloader struct {
 }
 
 // reload reads the config again and applies it; why says what asked.
-func (r *configReloader) reload(_ context.Context, why string) {
+func (r *configReloader) reload(_ context.Context, why string) error {
 	ctx := r.life
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -65,7 +65,7 @@ func (r *configReloader) reload(_ context.Context, why string) {
 	nf, err := config.Load(r.path)
 	if err != nil {
 		r.logger.Error("config not reloaded: keeping the running one", "code", "config_invalid", "why", why, "config", r.path, "err", err)
-		return
+		return configRefused(err)
 	}
 	r.restartNeeded(nf)
 	specs, opts := r.flags.agentSpecs(nf)
@@ -73,7 +73,7 @@ func (r *configReloader) reload(_ context.Context, why string) {
 	opts.Store, opts.Plugins, opts.PluginOrder = r.base.Store, r.base.Plugins, r.base.PluginOrder
 	if err := r.svc.Reconfigure(ctx, why, specs, opts); err != nil {
 		r.logger.Error("config not reloaded: keeping the running one", "code", "config_invalid", "why", why, "config", r.path, "err", err)
-		return
+		return configRefused(err)
 	}
 	r.data = data
 	cat := r.svc.Catalog()
@@ -81,6 +81,13 @@ func (r *configReloader) reload(_ context.Context, why string) {
 	if r.folders != nil {
 		r.folders.follow(ctx, cat.Roots())
 	}
+	return nil
+}
+
+// configRefused is what POST /v1/reload answers when the config does not
+// load: invalid, naming the file and field, the running config kept.
+func configRefused(err error) error {
+	return &service.Error{Code: service.CodeInvalid, Message: "config not reloaded, the running one is kept: " + err.Error(), Err: err}
 }
 
 // changed reports whether the file's bytes differ from the last good load
@@ -129,7 +136,7 @@ func (r *configReloader) watchConfig(ctx context.Context, noWatch bool) {
 			case <-ctx.Done():
 				return
 			case <-hup:
-				r.reload(ctx, "SIGHUP")
+				_ = r.reload(ctx, "SIGHUP") // logged
 			}
 		}
 	}()
@@ -171,7 +178,7 @@ func (r *configReloader) watchConfig(ctx context.Context, noWatch bool) {
 			case <-timer:
 				timer = nil
 				if r.changed() {
-					r.reload(ctx, "config file changed")
+					_ = r.reload(ctx, "config file changed") // logged
 				}
 			}
 		}

@@ -73,6 +73,10 @@ func TestServeReloadsConfigFileOnChange(t *testing.T) {
 	eventually(t, 5*time.Second, "the broken config logged", func() bool {
 		return strings.Contains(srv.log(), "config not reloaded") && strings.Contains(srv.log(), "loadout.json")
 	})
+	// POST /v1/reload says so too: 422 invalid, naming the file.
+	if code, body := httpDo(t, "POST", srv.base+"/v1/reload", "", nil); code != 422 || !strings.Contains(body, `"invalid"`) || !strings.Contains(body, "loadout.json") {
+		t.Errorf("POST /v1/reload with a broken config: %d %s", code, body)
+	}
 	// A field error names the field.
 	writeConfig(t, cfg, `{"agents": [{"agentId": "one", "skills": [{"root": "skills"}]}, {"agentId": "one", "skills": [{"root": "more"}]}]}`)
 	eventually(t, 5*time.Second, "the duplicate agent id logged", func() bool {
