@@ -662,3 +662,29 @@ func dedupeNames(skills []*skill.Skill, lost func(winner, loser *skill.Skill)) [
 	}
 	return out
 }
+
+// Reconfigure replaces the agent specs and the catalog's options (a config
+// file reloaded while serving) and rebuilds every loadout from them. The
+// specs are checked as New checks them, and on an error nothing changes.
+// The scan cache is kept (when opt has none), so unchanged SKILL.md files
+// are not parsed again; diagnostics recorded with AddDiagnostics are kept.
+func (c *Catalog) Reconfigure(ctx context.Context, agents []AgentSpec, opt Options) error {
+	seen := map[string]bool{}
+	for i := range agents {
+		if err := agents[i].Validate(); err != nil {
+			return err
+		}
+		if seen[agents[i].AgentID] {
+			return &SpecError{Agent: agents[i].AgentID, Field: "agentId", Msg: "is used by two agents: agent ids must be unique"}
+		}
+		seen[agents[i].AgentID] = true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if opt.Scan.Cache == nil {
+		opt.Scan.Cache = c.opt.Scan.Cache
+	}
+	c.specs, c.opt = agents, opt
+	c.apply(ctx, nil, map[string]*source.Result{}, nil)
+	return nil
+}

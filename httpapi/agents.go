@@ -323,7 +323,11 @@ func (a *api) reload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
-	a.svc.Reload(r.Context(), "POST /v1/reload")
+	if err := a.svc.Reload(r.Context(), "POST /v1/reload"); err != nil {
+		// The config file does not load: the running one is kept.
+		a.fail(w, r, err)
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"generation": a.svc.Generation(),
 		"skills":     len(a.svc.Catalog().Global().Names()),

@@ -123,8 +123,8 @@ var routes = []route{
 
 	{"GET", "/v1/diagnostics", (*api).diagnostics, operation{ID: "diagnostics", Summary: "Every diagnostic of every source", Tag: "server", Scope: "admin",
 		OK: []response{{200, "the diagnostics", jsonOf("DiagnosticList"), nil}}}},
-	{"POST", "/v1/reload", (*api).reload, operation{ID: "reload", Summary: "Rescan every source now", Tag: "server", Scope: "admin",
-		OK: []response{{200, "reloaded", jsonOf("ReloadResult"), nil}}}},
+	{"POST", "/v1/reload", (*api).reload, operation{ID: "reload", Summary: "Read the config file again (when serving from one) and rescan every source now; 422 invalid, the running config kept, when the file does not load", Tag: "server", Scope: "admin",
+		OK: []response{{200, "reloaded", jsonOf("ReloadResult"), nil}}, Errors: []int{422}}},
 	{"GET", "/v1/receipts", (*api).receipts, operation{ID: "receipts", Summary: "Recent activation and read receipts, newest first", Tag: "server", Scope: "admin",
 		Query: []param{{Name: "agent", Type: "string", Desc: "only this agent"}, {Name: "skill", Type: "string", Desc: "only this skill"},
 			{Name: "since", Type: "string", Desc: "an RFC 3339 time, or a duration back from now (1h)"}, {Name: "limit", Type: "integer", Desc: "most receipts (default 100, at most 10000)"}},

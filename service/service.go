@@ -50,6 +50,11 @@ type Service struct {
 	subMu sync.Mutex
 	subs  map[chan struct{}]struct{}
 	gen   uint64 // bumped on every change to the catalog
+
+	// reloader, when set, is what Reload runs instead of a rescan: the
+	// server re-reads its config file first (SetReloader).
+	reloadMu sync.RWMutex
+	reloader func(ctx context.Context, why string) error
 }
 
 // New wraps a catalog.
@@ -98,8 +103,41 @@ func (s *Service) Generation() uint64 {
 }
 
 // Reload rescans every source and tells subscribers the catalog changed.
-func (s *Service) Reload(ctx context.Context, why string) {
+// With a reloader set (SetReloader), it runs that instead: a server
+// serving from a config file re-reads it, then rescans; its error (a
+// config that does not load, so the running one is kept) is returned.
+func (s *Service) Reload(ctx context.Context, why string) error {
+	s.reloadMu.RLock()
+	r := s.reloader
+	s.reloadMu.RUnlock()
+	if r != nil {
+		return r(ctx, why)
+	}
+	s.Rescan(ctx, why)
+	return nil
+}
+
+// Rescan rescans every source and tells subscribers the catalog changed,
+// whatever reloader is set.
+func (s *Service) Rescan(ctx context.Context, why string) {
 	s.change(why, 0, func() { s.cat.Reload(ctx) })
+}
+
+// SetReloader makes Reload (POST /v1/reload, say) run r instead of a
+// rescan. r is expected to call Rescan or Reconfigure.
+func (s *Service) SetReloader(r func(ctx context.Context, why string) error) {
+	s.reloadMu.Lock()
+	s.reloader = r
+	s.reloadMu.Unlock()
+}
+
+// Reconfigure replaces the catalog's agents and options (a reloaded config
+// file) and rebuilds it (catalog.Reconfigure); subscribers are told when
+// anything changed. On an error nothing changes.
+func (s *Service) Reconfigure(ctx context.Context, why string, agents []catalog.AgentSpec, opt catalog.Options) error {
+	var err error
+	s.change(why, 0, func() { err = s.cat.Reconfigure(ctx, agents, opt) })
+	return err
 }
 
 // Refresh updates the catalog after the files at paths changed, reading

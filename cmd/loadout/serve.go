@@ -191,7 +191,7 @@ func (f *serverFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.demo, "demo", false, "serve the example skills built into loadout (written to the user cache folder), to try it out; not with --config or --root")
 	fs.StringVar(&f.db, "db", "", "store: a SQLite `file` or a postgres:// URL (default: $LOADOUT_DB, the config's \"store\", else loadout.db beside the config)")
 	fs.Var(&f.roots, "root", "skills `folder` to serve as an agent named \"roots\" (repeatable; with no --config, only these)")
-	fs.BoolVar(&f.noWatch, "no-watch", false, "do not watch skill folders for changes")
+	fs.BoolVar(&f.noWatch, "no-watch", false, "do not watch skill folders or the config file for changes (SIGHUP and POST /v1/reload still reload)")
 	fs.BoolVar(&f.logJSON, "log-json", false, "log JSON lines instead of text")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug (every request), info, warn or error")
 }
@@ -303,24 +303,28 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	wctx, cancel := context.WithCancel(ctx)
 	srv.closers = append(srv.closers, cancel)
 	dl.follow(wctx, srv.svc)
+	var folders *folderWatch
 	if !f.noWatch {
 		wopt := watch.Options{Logger: logger}
 		if cfg != nil {
 			wopt.MaxWatches, wopt.PollInterval = cfg.Watch.MaxWatches, cfg.Watch.Interval()
 		}
-		w, err := watch.New(cat.Roots(), wopt)
-		if err != nil {
-			logger.Warn("live reload of folders is off", "err", err)
-		} else {
-			srv.closers = append(srv.closers, func() { w.Close() })
-			ws := w.Stats()
-			logger.Info("watching skill folders", "folders", ws.Watched, "polled", ws.Polled, "budget", ws.Budget)
-			go func() {
-				for batch := range w.Events() {
-					srv.svc.Refresh(wctx, batch, "files changed")
-				}
-			}()
-		}
+		folders = &folderWatch{svc: srv.svc, logger: logger, opt: wopt}
+		srv.closers = append(srv.closers, folders.close)
+		folders.follow(wctx, cat.Roots())
+	}
+	if cfg != nil && cfg.Path != "" {
+		// The config is read again on SIGHUP, on POST /v1/reload and when
+		// the file changes.
+		data, _ := os.ReadFile(cfg.Path)
+		r := &configReloader{path: cfg.Path, flags: f, getenv: e.getenv, svc: srv.svc, logger: logger,
+			base: opts, folders: folders, start: cfg, data: data, life: wctx}
+		srv.svc.SetReloader(r.reload)
+		r.watchConfig(wctx, f.noWatch)
+	} else {
+		// With no config file SIGHUP rescans the folders; it never stops
+		// the server.
+		ignoreHUP(wctx, srv.svc)
 	}
 	if server != nil {
 		// Writes through this server refresh the catalog themselves: follow
@@ -361,7 +365,7 @@ func redact(dsn string) string {
 func runServe(ctx context.Context, e *env, args []string) int {
 	var f serverFlags
 	fs := newFlags(e, "serve", "[--addr HOST:PORT] [--config F | --root DIR... | --demo | FOLDER...] [--db D] [--stateless] [--no-watch] [--allowed-host H]... [limits]",
-		"Serves every agent its loadout: the HTTP API under /v1, MCP at /mcp (every skill) and\n/agents/ID/mcp (one agent), and the well-known skills indexes. With no flags it uses\n./loadout.json (--demo: the built-in examples), SQLite beside it, and 127.0.0.1:7777. It refuses a\nnon-loopback address unless tokens exist ('loadout token create'); once any token exists,\nevery request needs one. It answers only to loopback names, its own address and\n--allowed-host names in the Host header, and refuses POST, PUT and DELETE from other\norigins' web pages. Stops cleanly on SIGINT/SIGTERM."+fmt.Sprintf(folderArgsHelp, "serve"))
+		"Serves every agent its loadout: the HTTP API under /v1, MCP at /mcp (every skill) and\n/agents/ID/mcp (one agent), and the well-known skills indexes. With no flags it uses\n./loadout.json (--demo: the built-in examples), SQLite beside it, and 127.0.0.1:7777. It refuses a\nnon-loopback address unless tokens exist ('loadout token create'); once any token exists,\nevery request needs one. It answers only to loopback names, its own address and\n--allowed-host names in the Host header, and refuses POST, PUT and DELETE from other\norigins' web pages. The config file is read again when it changes, on SIGHUP and on\nPOST /v1/reload: agents, sources, budget, format and scan limits take effect at once; a\nconfig that does not load keeps the running one (the log says why); store, server, plugins,\nwatch, receipts and storeLimits are logged as needing a restart. Stops cleanly, receipts\nsaved, on SIGINT/SIGTERM."+fmt.Sprintf(folderArgsHelp, "serve"))
 	f.register(fs)
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:7777", "address to listen on")
 	fs.BoolVar(&f.stateless, "stateless", false, "stateless MCP sessions, for several instances behind a load balancer")

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/config"
+	"github.com/loadout/loadout/service"
+	"github.com/loadout/loadout/watch"
+)
+
+// configDebounce is how long the config file must stay quiet after a
+// change before it is read again: an editor's save (write, rename, chmod)
+// is one reload.
+const configDebounce = 250 * time.Millisecond
+
+// configReloader re-reads the config file serve and mcp started from, on
+// SIGHUP, on POST /v1/reload and when the file changes. A config that does
+// not load keeps the running one, with one log line saying why (file,
+// field). A good one replaces the agents and sources (and the scan limits,
+// budget and format) and rebuilds the catalog; settings read only at start
+// (store, server, plugins, watch, receipts, storeLimits) are logged as
+// needing a restart when they differ.
+type configReloader struct {
+	path   string
+	flags  *serverFlags
+	getenv func(string) string
+	svc    *service.Service
+	logger *slog.Logger
+	// base holds what a reload keeps from start: the store and the
+	// plugins' providers.
+	base    catalog.Options
+	folders *folderWatch
+	// life is the server's lifetime: a reload runs, and the watches it
+	// starts live, in it, not in the context of what asked for the reload
+	// (a POST /v1/reload ends with its request).
+	life context.Context
+
+	// start is the config serve started with: settings read only at
+	// start are compared with it, on every reload, until a restart.
+	start *config.File
+
+	mu   sync.Mutex
+	data []byte // the file's bytes at the last good load
+}
+
+// reload reads the config again and applies it; why says what asked.
+func (r *configReloader) reload(_ context.Context, why string) error {
+	ctx := r.life
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	data, _ := os.ReadFile(r.path)
+	nf, err := config.Load(r.path)
+	if err != nil {
+		r.logger.Error("config not reloaded: keeping the running one", "code", "config_invalid", "why", why, "config", r.path, "err", err)
+		return configRefused(err)
+	}
+	r.restartNeeded(nf)
+	specs, opts := r.flags.agentSpecs(nf)
+	opts.Scan.KeepBodies = true
+	opts.Store, opts.Plugins, opts.PluginOrder = r.base.Store, r.base.Plugins, r.base.PluginOrder
+	if err := r.svc.Reconfigure(ctx, why, specs, opts); err != nil {
+		r.logger.Error("config not reloaded: keeping the running one", "code", "config_invalid", "why", why, "config", r.path, "err", err)
+		return configRefused(err)
+	}
+	r.data = data
+	cat := r.svc.Catalog()
+	r.logger.Info("config reloaded", "why", why, "config", r.path, "agents", len(cat.AgentIDs()), "skills", len(cat.Global().Names()))
+	if r.folders != nil {
+		r.folders.follow(ctx, cat.Roots())
+	}
+	return nil
+}
+
+// configRefused is what POST /v1/reload answers when the config does not
+// load: invalid, naming the file and field, the running config kept.
+func configRefused(err error) error {
+	return &service.Error{Code: service.CodeInvalid, Message: "config not reloaded, the running one is kept: " + err.Error(), Err: err}
+}
+
+// changed reports whether the file's bytes differ from the last good load
+// (a touch or chmod is not a change).
+func (r *configReloader) changed() bool {
+	data, err := os.ReadFile(r.path)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return err != nil || !bytes.Equal(data, r.data)
+}
+
+// restartNeeded logs each setting that differs from the running one but
+// is read only at start.
+func (r *configReloader) restartNeeded(nf *config.File) {
+	old := r.start
+	storeFixed := r.flags.db != "" || r.getenv("LOADOUT_DB") != ""
+	for _, x := range []struct {
+		field string
+		same  bool
+	}{
+		{"store", storeFixed || old.Store == nf.Store},
+		{"server", reflect.DeepEqual(old.Server, nf.Server)},
+		{"plugins", slices.Equal(old.Plugins, nf.Plugins)},
+		{"watch", reflect.DeepEqual(old.Watch, nf.Watch)},
+		{"receipts", reflect.DeepEqual(old.Receipts, nf.Receipts)},
+		{"storeLimits", reflect.DeepEqual(old.StoreLimits, nf.StoreLimits)},
+	} {
+		if !x.same {
+			r.logger.Warn("config change needs a restart to take effect; the running value stays until then", "code", "restart_needed", "config", r.path, "field", x.field)
+		}
+	}
+}
+
+// watchConfig reloads the config on SIGHUP and, unless noWatch, when the
+// file changes (its folder is watched, so an editor's rename-and-replace
+// is seen), until ctx ends.
+func (r *configReloader) watchConfig(ctx context.Context, noWatch bool) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		// Once serving ends SIGHUP stays ignored, so it cannot cut the
+		// draining of requests and receipts short.
+		defer signal.Ignore(syscall.SIGHUP)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				_ = r.reload(ctx, "SIGHUP") // logged
+			}
+		}
+	}()
+	if noWatch {
+		return
+	}
+	w, err := fsnotify.NewWatcher()
+	if err == nil {
+		err = w.Add(filepath.Dir(r.path))
+	}
+	if err != nil {
+		r.logger.Warn("the config file is not watched: reload it with SIGHUP or POST /v1/reload", "config", r.path, "err", err)
+		if w != nil {
+			w.Close()
+		}
+		return
+	}
+	base := filepath.Base(r.path)
+	go func() {
+		defer w.Close()
+		var timer <-chan time.Time
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				// "..data" is the symlink a Kubernetes ConfigMap swaps.
+				if n := filepath.Base(ev.Name); n == base || n == "..data" {
+					timer = time.After(configDebounce)
+				}
+			case err, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+				r.logger.Warn("watching the config file", "config", r.path, "err", err)
+			case <-timer:
+				timer = nil
+				if r.changed() {
+					_ = r.reload(ctx, "config file changed") // logged
+				}
+			}
+		}
+	}()
+}
+
+// folderWatch watches the catalog's skill folders for live reload, and
+// starts over on the new folders when a config reload changes them.
+type folderWatch struct {
+	svc    *service.Service
+	logger *slog.Logger
+	opt    watch.Options
+
+	mu      sync.Mutex
+	roots   []string
+	started bool
+	w       *watch.Watcher
+}
+
+// follow watches roots (unless they are the ones watched already).
+func (f *folderWatch) follow(ctx context.Context, roots []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.w != nil && slices.Equal(f.roots, roots) {
+		return
+	}
+	if f.w != nil {
+		f.w.Close()
+		f.w = nil
+	}
+	var added []string
+	if f.started {
+		for _, r := range roots {
+			if !slices.Contains(f.roots, r) {
+				added = append(added, r)
+			}
+		}
+	}
+	f.roots, f.started = roots, true
+	w, err := watch.New(roots, f.opt)
+	if err != nil {
+		f.logger.Warn("live reload of folders is off", "err", err)
+		return
+	}
+	f.w = w
+	ws := w.Stats()
+	f.logger.Info("watching skill folders", "folders", ws.Watched, "polled", ws.Polled, "budget", ws.Budget)
+	if len(added) > 0 {
+		// What changed in a new folder between the catalog's scan and the
+		// watch starting is read now.
+		f.svc.Refresh(ctx, added, "folders added to the config")
+	}
+	go func() {
+		for batch := range w.Events() {
+			f.svc.Refresh(ctx, batch, "files changed")
+		}
+	}()
+}
+
+func (f *folderWatch) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.w != nil {
+		f.w.Close()
+		f.w = nil
+	}
+}
+
+// ignoreHUP makes SIGHUP rescan every source rather than stop the process
+// (serving with no config file), until ctx ends.
+func ignoreHUP(ctx context.Context, svc *service.Service) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		// Once serving ends SIGHUP stays ignored, so it cannot cut the
+		// draining of requests and receipts short.
+		defer signal.Ignore(syscall.SIGHUP)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				svc.Rescan(ctx, "SIGHUP")
+			}
+		}
+	}()
+}
