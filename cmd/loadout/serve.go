@@ -360,7 +360,7 @@ func redact(dsn string) string {
 
 func runServe(ctx context.Context, e *env, args []string) int {
 	var f serverFlags
-	fs := newFlags(e, "serve", "[--addr HOST:PORT] [--config F | --root DIR... | --demo | FOLDER...] [--db D] [--stateless] [--no-watch] [--allowed-host H]... [limits]",
+	fs := newFlags(e, "serve", "[--addr HOST:PORT] [--config F | --root DIR... | --demo | FOLDER...] [--db D] [--stateless] [--no-watch] [--allowed-host H]...",
 		"Serves every agent its loadout: the HTTP API under /v1, MCP at /mcp (every skill) and\n/agents/ID/mcp (one agent), and the well-known skills indexes. With no flags it uses\n./loadout.json (--demo: the built-in examples), SQLite beside it, and 127.0.0.1:7777. It refuses a\nnon-loopback address unless tokens exist ('loadout token create'); once any token exists,\nevery request needs one. It answers only to loopback names, its own address and\n--allowed-host names in the Host header, and refuses POST, PUT and DELETE from other\norigins' web pages. Stops cleanly on SIGINT/SIGTERM."+fmt.Sprintf(folderArgsHelp, "serve"))
 	f.register(fs)
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:7777", "address to listen on")
