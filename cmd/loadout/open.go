@@ -468,6 +468,10 @@ func usesStore(specs []catalog.AgentSpec) bool {
 
 // fail prints an error for a person and returns the usage/config exit code.
 func fail(e *env, err error) int {
+	if e.logJSON {
+		failJSON(e, err)
+		return 2
+	}
 	fmt.Fprintf(e.stderr, "loadout: %v\n", err)
 	return 2
 }
