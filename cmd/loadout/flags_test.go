@@ -2,6 +2,8 @@ package main
 
 import (
 	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -96,5 +98,19 @@ func TestArgNames(t *testing.T) {
 	fs.Bool("budget", false, "")
 	if got := closestFlag(fs, "budjet"); got != "budget" {
 		t.Errorf("closestFlag: %q", got)
+	}
+}
+
+// TestReadRefusesNegativeBytes: --max -5 was taken as the default cap
+// without a word; --offset, --length and --max below 0 are refused.
+func TestReadRefusesNegativeBytes(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "a"), 0o755)
+	os.WriteFile(filepath.Join(dir, "a", "SKILL.md"), []byte("---\nname: a\ndescription: A.\n---\nbody\n"), 0o644)
+	for _, f := range []string{"--offset", "--length", "--max"} {
+		r := runCLI(t, "read", "--root", dir, "a", "SKILL.md", f, "-5")
+		if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "read: "+f+" -5: give 0 or more bytes") {
+			t.Errorf("%s -5: code %d, stdout %q, stderr %q", f, r.code, r.stdout, r.stderr)
+		}
 	}
 }
