@@ -8,8 +8,8 @@ import (
 )
 
 // TestRefusedReadLeavesReceipt: a read whose path the path check refuses
-// leaves a receipt with outcome refused, as a not-found read leaves one
-// with outcome not_found (issue 8, item 15). The answer is unchanged: 400
+// leaves a receipt with outcome refused and the refusal's code, as a
+// not-found read leaves one with outcome not_found (issue 8, item 15). The answer is unchanged: 400
 // refused with the path check's code.
 func TestRefusedReadLeavesReceipt(t *testing.T) {
 	e := newEnv(t, baseFiles)
@@ -30,10 +30,10 @@ func TestRefusedReadLeavesReceipt(t *testing.T) {
 	if !ok {
 		t.Fatalf("no receipt for the refused read: %s", r.body)
 	}
-	if rc.Action != "read" || rc.Path != "../../etc/passwd" || rc.Transport != "http" || rc.Token == "" {
+	if rc.Action != "read" || rc.Path != "../../etc/passwd" || rc.Code != "path-dotdot" || rc.Transport != "http" || rc.Token == "" {
 		t.Errorf("refused receipt: %+v", rc)
 	}
-	if _, ok := outcomes["not_found"]; !ok {
+	if nf, ok := outcomes["not_found"]; !ok || nf.Code != "" {
 		t.Errorf("no receipt for the not-found read: %s", r.body)
 	}
 }
