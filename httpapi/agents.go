@@ -222,10 +222,18 @@ func (a *api) agentLoad(w http.ResponseWriter, r *http.Request) {
 
 // agentReadFile is read_skill_file over HTTP: the FileResult as JSON (its
 // status mapped to the HTTP status), or with raw=1 the bytes themselves
-// (206 with Content-Range for a part of the file).
+// (206 with Content-Range for a part of the file). A path the path check
+// refuses still goes to the service, which records the refusal as a
+// receipt (outcome refused), and is answered as before: 400 refused.
 func (a *api) agentReadFile(w http.ResponseWriter, r *http.Request) {
-	path, ok := cleanParam(w, r)
-	if !ok {
+	path := r.PathValue("path")
+	if _, err := skill.CleanPath(path); err != nil {
+		if _, err := a.svc.ReadFile(r.Context(), principal(r), r.PathValue("id"), r.PathValue("name"), path,
+			catalog.ReadOptions{}, service.TransportHTTP); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		writeErr(w, pathError(err))
 		return
 	}
 	off, ok := intParam(w, r, "offset")

@@ -275,7 +275,7 @@ func schemas() obj {
 		"ReloadResult":   object(obj{"generation": integer(), "skills": integer(), "took": str()}, "generation", "skills"),
 		"Receipt": object(obj{"id": integer(), "time": obj{"type": "string", "format": "date-time"}, "agent": str(), "skill": str(),
 			"action": obj{"type": "string", "enum": []string{"load", "read"}}, "path": str(), "source": str(), "plugin": str(),
-			"trust": str(), "digest": str(), "transport": str(), "outcome": str(), "token": str()}, "time", "agent", "skill", "action"),
+			"trust": str(), "digest": str(), "transport": str(), "outcome": str(), "token": str(), "code": str()}, "time", "agent", "skill", "action"),
 		"ReceiptList": object(obj{"receipts": arrayOf(ref("Receipt"))}, "receipts"),
 	}
 }

@@ -535,15 +535,20 @@ func (a *api) listFiles(w http.ResponseWriter, r *http.Request) {
 func cleanParam(w http.ResponseWriter, r *http.Request) (string, bool) {
 	p, err := skill.CleanPath(r.PathValue("path"))
 	if err != nil {
-		e := &service.Error{Code: service.CodeRefused, Field: "path", Message: err.Error()}
-		var pe *skill.PathError
-		if errors.As(err, &pe) {
-			e.Problems = []skill.Diagnostic{{Severity: skill.Error, Code: pe.Code, Message: pe.Reason, Path: pe.Path}}
-		}
-		writeErr(w, e)
+		writeErr(w, pathError(err))
 		return "", false
 	}
 	return p, true
+}
+
+// pathError is the API error of a path skill.CleanPath refused.
+func pathError(err error) *service.Error {
+	e := &service.Error{Code: service.CodeRefused, Field: "path", Message: err.Error()}
+	var pe *skill.PathError
+	if errors.As(err, &pe) {
+		e.Problems = []skill.Diagnostic{{Severity: skill.Error, Code: pe.Code, Message: pe.Reason, Path: pe.Path}}
+	}
+	return e
 }
 
 // getFile serves one file of a skill raw, streamed (with Range support):

@@ -24,7 +24,7 @@ func (s *Service) Load(ctx context.Context, p Principal, agentID, name, transpor
 		return catalog.LoadResult{}, err
 	}
 	res := l.Load(name)
-	s.record(p, l, res.Skill, name, "load", "", res.Status, transport)
+	s.record(p, l, res.Skill, name, "load", "", res.Status, "", transport)
 	return res, nil
 }
 
@@ -35,7 +35,7 @@ func (s *Service) ReadFile(ctx context.Context, p Principal, agentID, name, path
 		return catalog.FileResult{}, err
 	}
 	res := l.ReadFile(name, path, opt)
-	s.record(p, l, res.Entry, name, "read", res.Path, res.Status, transport)
+	s.record(p, l, res.Entry, name, "read", res.Path, res.Status, res.Code, transport)
 	return res, nil
 }
 
@@ -48,9 +48,11 @@ func (s *Service) Search(ctx context.Context, p Principal, agentID, query string
 	return l.Search(query, limit), nil
 }
 
-func (s *Service) record(p Principal, l *catalog.Loadout, sk *skill.Skill, name, action, path, outcome, transport string) {
+// record keeps a receipt of a load or read; code is the refusal's code
+// (FileResult.Code) when it was refused or failed.
+func (s *Service) record(p Principal, l *catalog.Loadout, sk *skill.Skill, name, action, path, outcome, code, transport string) {
 	r := store.Receipt{Time: time.Now().UTC(), Agent: l.Spec.AgentID, Skill: clip(name, MaxReceiptName), Action: action, Path: clip(path, MaxReceiptPath),
-		Transport: transport, Outcome: outcome, Token: p.TokenID}
+		Transport: transport, Outcome: outcome, Token: p.TokenID, Code: clip(code, MaxReceiptName)}
 	if sk != nil {
 		r.Source, r.Plugin, r.Trust = sk.Origin.Kind, sk.Origin.Plugin, sk.Origin.Trust
 		r.Digest = sk.ContentDigest()

@@ -68,6 +68,10 @@ type Receipt struct {
 	Transport string    `json:"transport"`        // http, mcp-http, mcp-stdio, cli
 	Outcome   string    `json:"outcome"`          // ok, not_found, refused, too_large, error
 	Token     string    `json:"token,omitempty"`  // the token's id, never its secret
+	// Code is why a load or read was refused or failed (the path check's
+	// path-*, symlink-escapes, range-invalid, too-large...); empty for ok
+	// and not_found.
+	Code string `json:"code,omitempty"`
 }
 
 // ReceiptQuery filters Receipts; zero fields match everything.

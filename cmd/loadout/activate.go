@@ -46,6 +46,14 @@ func runRead(ctx context.Context, e *env, args []string) int {
 	fs.Int64Var(&opt.Length, "length", 0, "bytes to read (0: to the end)")
 	fs.Int64Var(&opt.Max, "max", 0, fmt.Sprintf("most bytes to print (default %d)", catalog.DefaultReadCap))
 	return cf.run(ctx, e, fs, args, 2, false, func(sess *session) int {
+		for _, f := range []struct {
+			name string
+			v    int64
+		}{{"offset", opt.Offset}, {"length", opt.Length}, {"max", opt.Max}} {
+			if f.v < 0 {
+				return fail(e, fmt.Errorf("read: --%s %d: give 0 or more bytes", f.name, f.v))
+			}
+		}
 		l := sess.l
 		res := l.ReadFile(fs.Arg(0), fs.Arg(1), opt)
 		if cf.json {

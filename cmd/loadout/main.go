@@ -25,6 +25,7 @@ type env struct {
 	stdout, stderr io.Writer
 	stdin          io.Reader
 	getenv         func(string) string
+	logJSON        bool // serve --log-json: fail writes a JSON log line
 }
 
 type command struct {

@@ -9,9 +9,11 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/config"
+	"github.com/loadout/loadout/internal/textdist"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/store"
 )
@@ -43,27 +45,159 @@ func (c *catalogFlags) register(fs *flag.FlagSet, withAgent bool) {
 	fs.StringVar(&c.db, "db", "", "store: a SQLite `file` or a postgres:// URL (default: $LOADOUT_DB, the config's \"store\", else loadout.db beside the config)")
 }
 
-// newFlags makes a FlagSet that prints its usage on the command's stderr.
+// flagMeta is what newFlags knows about a command beyond its FlagSet: the
+// synopsis and description its help prints, and where help is printed.
+type flagMeta struct {
+	args, about string
+	out         io.Writer
+}
+
+// flagMetas maps each FlagSet newFlags made to its flagMeta (a FlagSet has
+// no room for it). A CLI process makes a handful.
+var flagMetas sync.Map
+
+// newFlags makes a FlagSet whose help (on --help, to the command's stderr)
+// spells flags --flag and lists every flag in its usage line. The flag
+// package prints nothing itself: parseFlags turns its errors into one line.
 func newFlags(e *env, name, args, about string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: loadout %s %s\n\n%s\n\nFlags:\n", name, args, about)
-		fs.PrintDefaults()
-	}
+	fs.SetOutput(io.Discard)
+	m := &flagMeta{args: args, about: about, out: e.stderr}
+	fs.Usage = func() { printUsage(m.out, fs, m) }
+	flagMetas.Store(fs, m)
 	return fs
+}
+
+func metaOf(fs *flag.FlagSet) *flagMeta {
+	if m, ok := flagMetas.Load(fs); ok {
+		return m.(*flagMeta)
+	}
+	return &flagMeta{}
+}
+
+// usageLine is "loadout NAME" and the synopsis, with every flag the
+// synopsis leaves out put before it, so the line lists every flag.
+func usageLine(fs *flag.FlagSet, m *flagMeta) string {
+	var extra []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if !strings.Contains(" "+m.args, "--"+f.Name+" ") && !strings.Contains(" "+m.args+" ", "--"+f.Name+"]") &&
+			!strings.HasSuffix(m.args, "--"+f.Name) && !strings.Contains(m.args, "--"+f.Name+".") {
+			extra = append(extra, "["+flagSpelling(f)+"]")
+		}
+	})
+	parts := append([]string{"loadout", fs.Name()}, extra...)
+	if m.args != "" {
+		parts = append(parts, m.args)
+	}
+	return strings.Join(parts, " ")
+}
+
+// flagSpelling is "--name VALUE", or "--name" for a boolean flag.
+func flagSpelling(f *flag.Flag) string {
+	v, _ := flag.UnquoteUsage(f)
+	switch v {
+	case "":
+		return "--" + f.Name
+	case "int", "uint", "int64", "uint64":
+		v = "N"
+	case "string", "value":
+		v = "VALUE"
+	}
+	return "--" + f.Name + " " + strings.ToUpper(v)
+}
+
+// printUsage is the help of a command: the usage line, the description,
+// then each flag as flag.PrintDefaults would, but spelt --flag.
+func printUsage(w io.Writer, fs *flag.FlagSet, m *flagMeta) {
+	fmt.Fprintf(w, "Usage: %s\n\n%s\n", usageLine(fs, m), m.about)
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nFlags:\n")
+	printFlagDefaults(w, fs)
+}
+
+// printFlagDefaults is flag.PrintDefaults with flags spelt --flag.
+func printFlagDefaults(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		_, usage := flag.UnquoteUsage(f)
+		line := "  " + flagSpelling(f)
+		usage = strings.ReplaceAll(usage, "\n", "\n    \t")
+		if d := f.DefValue; d != "" && d != "0" && d != "false" && d != "[]" && !strings.Contains(usage, "default") {
+			usage += " (default " + d + ")"
+		}
+		fmt.Fprintf(w, "%s\n    \t%s\n", line, usage)
+	})
+}
+
+// helpHint is how to get a command's help, for the end of an error line.
+func helpHint(fs *flag.FlagSet) string {
+	if strings.Contains(fs.Name(), " ") {
+		return "run 'loadout " + fs.Name() + " --help'"
+	}
+	return "run 'loadout help " + fs.Name() + "'"
+}
+
+// maxFlagTypos is the most edits between a mistyped flag and a suggestion
+// (as maxCommandTypos for commands).
+const maxFlagTypos = 2
+
+// closestFlag is the command's flag nearest to name within maxFlagTypos
+// edits (or having name as a prefix), or "".
+func closestFlag(fs *flag.FlagSet, name string) string {
+	best, bestD := "", maxFlagTypos+1
+	fs.VisitAll(func(f *flag.Flag) {
+		d := textdist.Levenshtein(strings.ToLower(name), f.Name)
+		if len(name) >= 3 && strings.HasPrefix(f.Name, strings.ToLower(name)) {
+			d = min(d, 1)
+		}
+		if d < bestD && d < len(f.Name) {
+			best, bestD = f.Name, d
+		}
+	})
+	return best
+}
+
+// flagError rewrites an error of flag.FlagSet.Parse as one line for a
+// person: flags spelt --flag, the closest flag for an unknown one, and how
+// to get help.
+func flagError(fs *flag.FlagSet, err error) string {
+	msg := err.Error()
+	const undefined = "flag provided but not defined: -"
+	if name, ok := strings.CutPrefix(msg, undefined); ok {
+		msg = "unknown flag --" + name
+		if s := closestFlag(fs, name); s != "" {
+			msg += " (did you mean --" + s + "?)"
+		}
+	} else {
+		// "flag needs an argument: -budget", "invalid value "x" for flag -budget: ..."
+		for _, p := range []string{"argument: -", "for flag -"} {
+			msg = strings.Replace(msg, p, p+"-", 1)
+		}
+	}
+	return fmt.Sprintf("loadout %s: %s; %s", fs.Name(), msg, helpHint(fs))
 }
 
 // parseFlags parses args, allowing flags after positional arguments (as
 // people type them: loadout read NAME PATH --json); "--" ends the flags.
-// It returns -1 to continue, else an exit code.
+// A bad flag is one error line on stderr (nothing else); --help prints the
+// command's help. It returns -1 to continue, else an exit code.
 func parseFlags(fs *flag.FlagSet, args []string) int {
 	var positional []string
+	// The flag package calls Usage on every error and on --help: print it
+	// here, once and only when asked.
+	usage := fs.Usage
+	fs.Usage = func() {}
+	defer func() { fs.Usage = usage }()
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				usage()
 				return 0
 			}
+			fmt.Fprintln(metaOf(fs).errOut(), flagError(fs, err))
 			return 2
 		}
 		rest := fs.Args()
@@ -81,16 +215,47 @@ func parseFlags(fs *flag.FlagSet, args []string) int {
 	return -1
 }
 
+func (m *flagMeta) errOut() io.Writer {
+	if m.out == nil {
+		return io.Discard
+	}
+	return m.out
+}
+
+// argNames are the positional arguments a synopsis names (NAME, PATH,
+// VERSION...): its upper-case words outside brackets that are not a
+// flag's value.
+func argNames(args string) []string {
+	var names []string
+	depth, afterFlag := 0, false
+	for _, w := range strings.Fields(args) {
+		open := strings.Count(w, "[")
+		if depth == 0 && open == 0 && !afterFlag {
+			t := strings.TrimSuffix(w, "...")
+			if t != "" && strings.ToUpper(t) == t && strings.Trim(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == "" {
+				names = append(names, t)
+			}
+		}
+		afterFlag = depth == 0 && open == 0 && strings.HasPrefix(w, "--")
+		depth += open - strings.Count(w, "]")
+	}
+	return names
+}
+
 // wantArgs refuses, in one line, a number of positional arguments other
-// than n: none is ever ignored.
+// than n: none is ever ignored, and a missing one is named.
 func wantArgs(fs *flag.FlagSet, n int) error {
 	if fs.NArg() == n {
 		return nil
 	}
 	if fs.NArg() > n {
-		return fmt.Errorf("%s: unexpected argument %q (it takes %d); see 'loadout %s --help'", fs.Name(), fs.Arg(n), n, fs.Name())
+		return fmt.Errorf("%s: unexpected argument %q (it takes %d); %s", fs.Name(), fs.Arg(n), n, helpHint(fs))
 	}
-	return fmt.Errorf("%s: missing argument (it takes %d, got %d); see 'loadout %s --help'", fs.Name(), n, fs.NArg(), fs.Name())
+	m := metaOf(fs)
+	if names := argNames(m.args); len(names) == n {
+		return fmt.Errorf("%s: missing %s (usage: %s); %s", fs.Name(), strings.Join(names[fs.NArg():], " and "), usageLine(fs, m), helpHint(fs))
+	}
+	return fmt.Errorf("%s: missing argument (it takes %d, got %d); %s", fs.Name(), n, fs.NArg(), helpHint(fs))
 }
 
 // folderArgs takes the positional arguments as --root folders (serve,
@@ -303,6 +468,10 @@ func usesStore(specs []catalog.AgentSpec) bool {
 
 // fail prints an error for a person and returns the usage/config exit code.
 func fail(e *env, err error) int {
+	if e.logJSON {
+		failJSON(e, err)
+		return 2
+	}
 	fmt.Fprintf(e.stderr, "loadout: %v\n", err)
 	return 2
 }

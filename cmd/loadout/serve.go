@@ -192,7 +192,7 @@ func (f *serverFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.db, "db", "", "store: a SQLite `file` or a postgres:// URL (default: $LOADOUT_DB, the config's \"store\", else loadout.db beside the config)")
 	fs.Var(&f.roots, "root", "skills `folder` to serve as an agent named \"roots\" (repeatable; with no --config, only these)")
 	fs.BoolVar(&f.noWatch, "no-watch", false, "do not watch skill folders or the config file for changes (SIGHUP and POST /v1/reload still reload)")
-	fs.BoolVar(&f.logJSON, "log-json", false, "log JSON lines instead of text")
+	fs.BoolVar(&f.logJSON, "log-json", false, "log JSON lines instead of text (the start-up banner and a fatal error too)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug (every request), info, warn or error")
 }
 
@@ -232,11 +232,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", f.logLevel)
 	}
-	var handler slog.Handler = slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level})
-	if f.logJSON {
-		handler = slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: level})
-	}
-	logger := slog.New(handler)
+	logger := newLogger(e, level, f.logJSON)
 	if f.demo {
 		if f.config != "" || len(f.roots) > 0 {
 			return nil, errors.New("--demo serves only the built-in examples: leave out --config and --root")
@@ -364,7 +360,7 @@ func redact(dsn string) string {
 
 func runServe(ctx context.Context, e *env, args []string) int {
 	var f serverFlags
-	fs := newFlags(e, "serve", "[--addr HOST:PORT] [--config F | --root DIR... | --demo | FOLDER...] [--db D] [--stateless] [--no-watch] [--allowed-host H]... [limits]",
+	fs := newFlags(e, "serve", "[--addr HOST:PORT] [--config F | --root DIR... | --demo | FOLDER...] [--db D] [--stateless] [--no-watch] [--allowed-host H]...",
 		"Serves every agent its loadout: the HTTP API under /v1, MCP at /mcp (every skill) and\n/agents/ID/mcp (one agent), and the well-known skills indexes. With no flags it uses\n./loadout.json (--demo: the built-in examples), SQLite beside it, and 127.0.0.1:7777. It refuses a\nnon-loopback address unless tokens exist ('loadout token create'); once any token exists,\nevery request needs one. It answers only to loopback names, its own address and\n--allowed-host names in the Host header, and refuses POST, PUT and DELETE from other\norigins' web pages. The config file is read again when it changes, on SIGHUP and on\nPOST /v1/reload: agents, sources, budget, format and scan limits take effect at once; a\nconfig that does not load keeps the running one (the log says why); store, server, plugins,\nwatch, receipts and storeLimits are logged as needing a restart. Stops cleanly, receipts\nsaved, on SIGINT/SIGTERM."+fmt.Sprintf(folderArgsHelp, "serve"))
 	f.register(fs)
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:7777", "address to listen on")
@@ -433,7 +429,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		"allowed_hosts", strings.Join(guard.AllowedHosts, ","), "allowed_origins", strings.Join(ns.allowedOrigins, ","))
 	ln = httpapi.LimitListener(ln, httpapi.ConnLimits{Max: ns.maxConns, MaxPerIP: ns.maxConnsPerIP, Logger: srv.logger})
 	base, others := bannerBase(ln.Addr())
-	printURLs(e, srv.svc, base, others, tokens)
+	banner(e, f.logJSON, srv.logger, srv.svc, base, others, tokens)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {

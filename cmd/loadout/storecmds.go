@@ -93,8 +93,7 @@ func runImport(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	if fs.NArg() == 0 {
-		fs.Usage()
-		return 2
+		return fail(e, wantArgs(fs, 1)) // one line: missing SOURCE
 	}
 	st, f, dsn, err := sf.openStoreOnly(ctx, e, mayCreate)
 	if err != nil {
