@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/loadout/loadout/service"
-	"github.com/loadout/loadout/wellknown"
 )
 
 // Auth authenticates every request but GET /healthz and the index (GET /,
@@ -157,7 +156,7 @@ func Log(logger *slog.Logger, next http.Handler) http.Handler {
 		}
 		// A link URL's path holds its token: log it redacted.
 		logger.LogAttrs(r.Context(), level, "http request",
-			slog.String("method", r.Method), slog.String("path", wellknown.RedactLinkPath(r.URL.Path)),
+			slog.String("method", r.Method), slog.String("path", service.RedactLinkPath(r.URL.Path)),
 			slog.Int("status", sw.status), slog.Int64("bytes", sw.bytes),
 			slog.Duration("duration", time.Since(start)), slog.String("request_id", id))
 	})

@@ -208,3 +208,22 @@ func PrincipalFrom(ctx context.Context) Principal {
 	p, _ := ctx.Value(principalKey{}).(Principal)
 	return p
 }
+
+// LinkPrefix starts a link URL: /i/SECRET/.well-known/agent-skills/… (and
+// the legacy /i/SECRET/.well-known/skills/…) serve the well-known index of
+// the agent the link token names, to clients that cannot send an
+// Authorization header (npx skills add URL).
+const LinkPrefix = "/i/"
+
+// RedactLinkPath replaces the secret of a link URL's path with
+// "REDACTED", for logs; other paths are returned as they are.
+func RedactLinkPath(p string) string {
+	rest, ok := strings.CutPrefix(p, LinkPrefix)
+	if !ok {
+		return p
+	}
+	if _, after, ok := strings.Cut(rest, "/"); ok {
+		return LinkPrefix + "REDACTED/" + after
+	}
+	return LinkPrefix + "REDACTED"
+}

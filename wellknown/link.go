@@ -9,11 +9,8 @@ import (
 	"github.com/loadout/loadout/service"
 )
 
-// LinkPrefix starts a link URL: /i/SECRET/.well-known/agent-skills/… (and
-// the legacy /i/SECRET/.well-known/skills/…) serve the well-known index of
-// the agent the link token names, to clients that cannot send an
-// Authorization header (npx skills add URL).
-const LinkPrefix = "/i/"
+// LinkPrefix starts a link URL (service.LinkPrefix).
+const LinkPrefix = service.LinkPrefix
 
 // Link serves link URLs. It authenticates the secret in the path
 // (service.AuthenticateLink: only an index:AGENT token is accepted),
@@ -65,15 +62,5 @@ func clean(p string) bool {
 	return c == p || c+"/" == p
 }
 
-// RedactLinkPath replaces the secret of a link URL's path with
-// "REDACTED", for logs; other paths are returned as they are.
-func RedactLinkPath(p string) string {
-	rest, ok := strings.CutPrefix(p, LinkPrefix)
-	if !ok {
-		return p
-	}
-	if _, after, ok := strings.Cut(rest, "/"); ok {
-		return LinkPrefix + "REDACTED/" + after
-	}
-	return LinkPrefix + "REDACTED"
-}
+// RedactLinkPath is service.RedactLinkPath.
+func RedactLinkPath(p string) string { return service.RedactLinkPath(p) }
