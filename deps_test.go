@@ -45,9 +45,10 @@ var layers = map[string][]string{
 	// store's interface, never a driver.
 	"service": {"catalog", "store", "skill"},
 	// Transports.
-	"httpapi":   {"service", "catalog", "store", "portable", "render", "skill"},
-	"mcpserver": {"service", "catalog", "store", "render", "skill"},
-	"wellknown": {"service", "catalog", "store", "render", "skill"},
+	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus"},
+	"mcpserver":          {"service", "catalog", "store", "render", "skill", "internal/errstatus"},
+	"wellknown":          {"service", "catalog", "store", "render", "skill", "internal/errstatus"},
+	"internal/errstatus": {"service"},
 }
 
 // free are the packages that wire everything together (or measure it):

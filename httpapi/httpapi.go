@@ -54,6 +54,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/loadout/loadout/internal/errstatus"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 )
@@ -78,44 +79,9 @@ const (
 	CodeMethodNotAllowed = "method_not_allowed"
 )
 
-// StatusOf maps an error code to its HTTP status:
-//
-//	unauthorized 401, forbidden 403, read_only 403, not_found 404,
-//	conflict 409 (a stale If-Match, or the name exists), invalid 422,
-//	refused 400 (a path refused by skill.CleanPath, in the URL or a body),
-//	bad_request 400, too_large 413, precondition_required 428,
-//	method_not_allowed 405 (no route for this method; Allow lists those),
-//	unsupported_media_type 415, request_timeout 408,
-//	host_not_allowed 403, cross_origin 403,
-//	no_store 409 (the server has no store: a state of the server that
-//	retrying will not change, so not 503), internal 500.
-func StatusOf(code string) int {
-	switch code {
-	case service.CodeUnauthorized:
-		return http.StatusUnauthorized
-	case service.CodeForbidden, service.CodeReadOnly, CodeHostNotAllowed, CodeCrossOrigin:
-		return http.StatusForbidden
-	case service.CodeNotFound:
-		return http.StatusNotFound
-	case service.CodeConflict, service.CodeNoStore:
-		return http.StatusConflict
-	case service.CodeInvalid:
-		return http.StatusUnprocessableEntity
-	case service.CodeRefused, CodeBadRequest:
-		return http.StatusBadRequest
-	case service.CodeTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case CodePreconditionRequired:
-		return http.StatusPreconditionRequired
-	case CodeUnsupportedMediaType:
-		return http.StatusUnsupportedMediaType
-	case CodeRequestTimeout:
-		return http.StatusRequestTimeout
-	case CodeMethodNotAllowed:
-		return http.StatusMethodNotAllowed
-	}
-	return http.StatusInternalServerError
-}
+// StatusOf maps an error code to its HTTP status (errstatus.Of, the one
+// table every HTTP transport uses).
+func StatusOf(code string) int { return errstatus.Of(code) }
 
 // api holds what the handlers share.
 type api struct {

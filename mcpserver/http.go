@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/loadout/loadout/internal/errstatus"
 	"github.com/loadout/loadout/service"
 )
 
@@ -119,15 +120,9 @@ func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func writeError(w http.ResponseWriter, err error) {
 	e := service.AsError(err)
-	status := http.StatusInternalServerError
-	switch e.Code {
-	case service.CodeUnauthorized:
-		status = http.StatusUnauthorized
+	status := errstatus.Of(e.Code)
+	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", "Bearer")
-	case service.CodeForbidden:
-		status = http.StatusForbidden
-	case service.CodeNotFound:
-		status = http.StatusNotFound
 	}
 	writeErrorStatus(w, status, e)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/errstatus"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 )
@@ -325,15 +326,9 @@ func writeJSONError(w http.ResponseWriter, status int, e *service.Error) {
 // writeServiceError maps a service refusal to its status.
 func writeServiceError(w http.ResponseWriter, err error) {
 	e := service.AsError(err)
-	status := http.StatusInternalServerError
-	switch e.Code {
-	case service.CodeUnauthorized:
+	status := errstatus.Of(e.Code)
+	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="loadout"`)
-		status = http.StatusUnauthorized
-	case service.CodeForbidden:
-		status = http.StatusForbidden
-	case service.CodeNotFound:
-		status = http.StatusNotFound
 	}
 	writeJSONError(w, status, e)
 }

@@ -3,7 +3,7 @@
 // Dialect table; the schema is created by embedded SQL migrations, one set
 // per dialect, run at Open.
 //
-// Layout (seed 000 §5.1 option A): skills holds each skill's SKILL.md and
+// Layout: skills holds each skill's SKILL.md and
 // metadata, skill_files its current files with their bytes. Every save
 // also writes an immutable version: a skill_versions row and one
 // skill_version_files row per file, pointing at content-addressed blobs,
