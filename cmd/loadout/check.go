@@ -55,7 +55,7 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 		writeJSON(e.stdout, map[string]any{"skills": skills, "errors": errs, "warnings": warns, "diagnostics": diagsOrEmpty(diags)})
 	} else {
 		printDiags(e.stdout, diags)
-		fmt.Fprintf(e.stdout, "%d skills, %d errors, %d warnings\n", skills, errs, warns)
+		fmt.Fprintf(e.stdout, "%s, %s, %s\n", plural(skills, "skill", "skills"), plural(errs, "error", "errors"), plural(warns, "warning", "warnings"))
 	}
 	if errs > 0 || failOn == "warning" && warns > 0 {
 		return 1

@@ -163,7 +163,7 @@ func TestCheck(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "good"), 0o755)
 	os.WriteFile(filepath.Join(dir, "good", "SKILL.md"), []byte("---\nname: good\ndescription: Good.\n---\n"), 0o644)
 	r := runCLI(t, "check", "--root", dir)
-	if r.code != 0 || !strings.Contains(r.stdout, "1 skills, 0 errors, 0 warnings") {
+	if r.code != 0 || !strings.Contains(r.stdout, "1 skill, 0 errors, 0 warnings") {
 		t.Errorf("clean check: %d %s", r.code, r.stdout)
 	}
 	os.MkdirAll(filepath.Join(dir, "odd"), 0o755)

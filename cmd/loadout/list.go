@@ -65,7 +65,7 @@ func runList(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.Name, mode, sourceText(r.Source), len(r.Files), clip(oneLine(r.Description), 60))
 	}
 	tw.Flush()
-	fmt.Fprintf(e.stdout, "\n%d skills", len(rows))
+	fmt.Fprintf(e.stdout, "\n%s", plural(len(rows), "skill", "skills"))
 	if l.Spec.AgentID != catalog.GlobalID {
 		fmt.Fprintf(e.stdout, " for agent %s", l.Spec.AgentID)
 	}

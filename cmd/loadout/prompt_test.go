@@ -40,3 +40,19 @@ func TestPromptBudgetAndSummary(t *testing.T) {
 		t.Errorf("--verbose does not name each skill:\n%.1000s", r.stderr)
 	}
 }
+
+// Counts read right in the singular.
+func TestPluralsInSummaries(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "one"), 0o755)
+	os.WriteFile(filepath.Join(dir, "one", "SKILL.md"), []byte("---\nname: one\ndescription: Use when one.\n---\nOne.\n"), 0o644)
+	if r := runCLI(t, "check", dir); !strings.Contains(r.stdout, "1 skill, 0 errors, 0 warnings") {
+		t.Errorf("check: %q", r.stdout)
+	}
+	if r := runCLI(t, "list", dir); strings.Contains(r.stdout, "1 skills") {
+		t.Errorf("list: %q", r.stdout)
+	}
+	if r := runCLI(t, "import", "--db", filepath.Join(t.TempDir(), "x.db"), dir); !strings.Contains(r.stdout, "1 skill imported") {
+		t.Errorf("import: %q %q", r.stdout, r.stderr)
+	}
+}

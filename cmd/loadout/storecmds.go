@@ -159,9 +159,9 @@ func runImport(ctx context.Context, e *env, args []string) int {
 		}
 		switch {
 		case refused == 0:
-			fmt.Fprintf(e.stdout, "%d skills imported into %s\n", len(results), dsn)
+			fmt.Fprintf(e.stdout, "%s imported into %s\n", plural(len(results), "skill", "skills"), dsn)
 		case partial:
-			fmt.Fprintf(e.stdout, "%d skills imported into %s, %d refused (--partial)\n", len(results)-refused, dsn, refused)
+			fmt.Fprintf(e.stdout, "%s imported into %s, %d refused (--partial)\n", plural(len(results)-refused, "skill", "skills"), dsn, refused)
 		default:
 			fmt.Fprintf(e.stdout, "nothing imported into %s: %d refused, %d skipped", dsn, refused, skipped)
 			if skipped > 0 {
@@ -320,7 +320,7 @@ func runExport(ctx context.Context, e *env, args []string) int {
 		return fail(e, fmt.Errorf("--format %q: use json, zip or dir", format))
 	}
 	if out != "-" {
-		fmt.Fprintf(e.stderr, "exported %s (%s, %d files) to %s\n", name, b.Digest(), len(b.Files)+1, out)
+		fmt.Fprintf(e.stderr, "exported %s (%s, %s) to %s\n", name, b.Digest(), plural(len(b.Files)+1, "file", "files"), out)
 	}
 	return 0
 }
