@@ -125,21 +125,7 @@ func (r *configReloader) restartNeeded(nf *config.File) {
 // file changes (its folder is watched, so an editor's rename-and-replace
 // is seen), until ctx ends.
 func (r *configReloader) watchConfig(ctx context.Context, noWatch bool) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	go func() {
-		// Once serving ends SIGHUP stays ignored, so it cannot cut the
-		// draining of requests and receipts short.
-		defer signal.Ignore(syscall.SIGHUP)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-hup:
-				_ = r.reload(ctx, "SIGHUP") // logged
-			}
-		}
-	}()
+	onHUP(ctx, func() { _ = r.reload(ctx, "SIGHUP") }) // logged
 	if noWatch {
 		return
 	}
@@ -250,18 +236,23 @@ func (f *folderWatch) close() {
 // ignoreHUP makes SIGHUP rescan every source rather than stop the process
 // (serving with no config file), until ctx ends.
 func ignoreHUP(ctx context.Context, svc *service.Service) {
+	onHUP(ctx, func() { svc.Rescan(ctx, "SIGHUP") })
+}
+
+// onHUP runs fn on every SIGHUP until ctx ends. After that SIGHUP stays
+// ignored, so it can neither stop the process nor cut the draining of
+// requests and receipts short.
+func onHUP(ctx context.Context, fn func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {
-		// Once serving ends SIGHUP stays ignored, so it cannot cut the
-		// draining of requests and receipts short.
 		defer signal.Ignore(syscall.SIGHUP)
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-hup:
-				svc.Rescan(ctx, "SIGHUP")
+				fn()
 			}
 		}
 	}()
