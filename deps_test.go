@@ -27,6 +27,7 @@ var layers = map[string][]string{
 	"internal/ignore":    {},
 	"internal/jsonc":     {"internal/textdist", "internal/jsondepth"},
 	"internal/jsondepth": {},
+	"internal/testutil":  {}, // imported by tests only
 	"internal/pyrepr":    {},
 	"internal/textdist":  {},
 	"internal/safefile":  {"skill"},

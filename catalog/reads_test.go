@@ -8,56 +8,27 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/source"
 )
-
-const gib = 1 << 30
-
-// sparse makes a file of size bytes that takes no disk space.
-func sparse(t *testing.T, path string, size int64) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := f.Truncate(size); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// allocated returns the bytes allocated while f runs.
-// within runs f and fails the test if it has not returned by the
-// deadline, so a read that blocks fails instead of hanging the binary.
-func within(t *testing.T, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s did not return: it blocked", what)
-	}
-}
 
 // Four 100-byte reads of a 1 GiB file read 400 bytes, not the file.
 func TestRangedReadReadsOnlyTheRange(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"big/SKILL.md": md("big", "Big.")})
-	sparse(t, filepath.Join(dir, "big", "data.bin"), gib)
+	testutil.Sparse(t, filepath.Join(dir, "big", "data.bin"), testutil.GiB)
 	write(t, dir, map[string]string{"big/tail.txt": strings.Repeat("x", 2000)})
 	c, err := New(t.Context(), []AgentSpec{{AgentID: "x", Skills: []SourceSpec{{Root: dir}}}}, Options{Scan: source.Options{MaxFileSize: 1000}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := agent(t, c, "x")
-	n := allocated(func() {
-		for _, off := range []int64{0, 1 << 20, 512 << 20, gib - 100} {
+	n := testutil.Allocated(func() {
+		for _, off := range []int64{0, 1 << 20, 512 << 20, testutil.GiB - 100} {
 			r := l.ReadFile("big", "data.bin", ReadOptions{Offset: off, Length: 100})
-			if r.Status != StatusOK || len(r.Data) != 100 || r.Size != gib || r.Offset != off {
+			if r.Status != StatusOK || len(r.Data) != 100 || r.Size != testutil.GiB || r.Offset != off {
 				t.Fatalf("offset %d: %s %s (%d bytes of %d)", off, r.Status, r.Message, len(r.Data), r.Size)
 			}
 		}
@@ -67,9 +38,9 @@ func TestRangedReadReadsOnlyTheRange(t *testing.T) {
 	}
 	// Without a range: refused before a byte is read, naming the file,
 	// its size and the cap.
-	n = allocated(func() {
-		r := l.ReadFile("big", "data.bin", ReadOptions{Max: 2 * gib})
-		if r.Status != StatusTooLarge || r.Code != skill.CodeTooLarge || r.Size != gib ||
+	n = testutil.Allocated(func() {
+		r := l.ReadFile("big", "data.bin", ReadOptions{Max: 2 * testutil.GiB})
+		if r.Status != StatusTooLarge || r.Code != skill.CodeTooLarge || r.Size != testutil.GiB ||
 			!strings.Contains(r.Message, "data.bin") || !strings.Contains(r.Message, "1073741824") || !strings.Contains(r.Message, "1000") {
 			t.Errorf("whole read of 1 GiB: %+v", r)
 		}
@@ -111,22 +82,22 @@ func TestFIFOSwappedInIsRefused(t *testing.T) {
 		t.Skip(err)
 	}
 	var r FileResult
-	within(t, "ReadFile of a FIFO", func() { r = l.ReadFile("pipe", "notes.md", ReadOptions{}) })
+	testutil.Within(t, "ReadFile of a FIFO", func() { r = l.ReadFile("pipe", "notes.md", ReadOptions{}) })
 	if r.Status != StatusRefused || r.Code != skill.CodeNotRegular || !strings.Contains(r.Message, "notes.md") {
 		t.Errorf("ranged read: %+v", r)
 	}
-	within(t, "OpenFile of a FIFO", func() { r, _ = l.OpenFile("pipe", "notes.md", 0) })
+	testutil.Within(t, "OpenFile of a FIFO", func() { r, _ = l.OpenFile("pipe", "notes.md", 0) })
 	if r.Status != StatusRefused || r.Code != skill.CodeNotRegular {
 		t.Errorf("OpenFile: %+v", r)
 	}
 	sk := l.byName["pipe"].Skill
-	within(t, "Bundle with a FIFO", func() {
+	testutil.Within(t, "Bundle with a FIFO", func() {
 		if _, err := sk.Bundle(); err == nil {
 			t.Error("Bundle read a FIFO")
 		}
 	})
 	// And a rescan does not hang on it either (it is not listed).
-	within(t, "Reload with a FIFO", func() { c.Reload(t.Context()) })
+	testutil.Within(t, "Reload with a FIFO", func() { c.Reload(t.Context()) })
 	if _, ok := agent(t, c, "x").byName["pipe"].Skill.File("notes.md"); ok {
 		t.Error("a FIFO is listed as a file")
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/internal/textdist"
 	"github.com/loadout/loadout/skill"
 )
@@ -71,16 +71,6 @@ func genNames(n, length int, seed uint64) []string {
 	return out
 }
 
-// allocated returns the bytes f allocates.
-func allocated(f func()) uint64 {
-	var a, b runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&a)
-	f()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
-
 // An unknown name longer than a skill name can be is not found at once:
 // a clear message that quotes only its start, no suggestions, and no
 // comparison with any name. It used to be compared with every name by a
@@ -92,7 +82,7 @@ func TestUnknownLongName(t *testing.T) {
 	l := agent(t, c, "a")
 	long := strings.Repeat("deploy", 20_000) // 120 KB
 	var res LoadResult
-	bytes := allocated(func() { res = l.Load(long) })
+	bytes := testutil.Allocated(func() { res = l.Load(long) })
 	if res.Status != StatusNotFound || len(res.Suggestions) != 0 {
 		t.Errorf("load of a 120 KB name: %s %v", res.Status, res.Suggestions)
 	}

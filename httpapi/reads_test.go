@@ -9,24 +9,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
-
-const gib = 1 << 30
-
-// allocated returns the bytes allocated (by server and client) while f runs.
-func allocated(f func()) uint64 {
-	runtime.GC()
-	var a, b runtime.MemStats
-	runtime.ReadMemStats(&a)
-	f()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
 
 // get sends a GET that must be answered before a deadline: a handler that
 // blocks on a file fails the test instead of hanging it.
@@ -54,32 +43,20 @@ func (e *env) get(t *testing.T, path, token string, hdr ...string) resp {
 	return resp{res.StatusCode, res.Header, b}
 }
 
-func sparse(t *testing.T, path string, size int64) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := f.Truncate(size); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // Reads of a 1 GiB folder-skill file: ranges read only the range, and a
 // whole read (admin file, export, agent read without a range) is refused
 // with too_large before anything is read.
 func TestHugeFileReads(t *testing.T) {
 	e := newEnv(t, baseFiles)
 	writeFiles(t, e.root, map[string]string{"huge/SKILL.md": md("huge", "Huge file.", "See data.bin.")})
-	sparse(t, filepath.Join(e.root, "huge", "data.bin"), gib)
+	testutil.Sparse(t, filepath.Join(e.root, "huge", "data.bin"), testutil.GiB)
 	e.svc.Reload(context.Background(), "test")
 
-	n := allocated(func() {
+	n := testutil.Allocated(func() {
 		for _, off := range []string{"0", "1048576", "536870912", "1073741724"} {
 			r := e.get(t, "/v1/agents/coder/skills/huge/files/data.bin?offset="+off+"&length=100", e.coder)
 			want(t, r, 200)
-			if m := r.json(t); m["size"] != float64(gib) || (m["more"] == true) != (off != "1073741724") {
+			if m := r.json(t); m["size"] != float64(testutil.GiB) || (m["more"] == true) != (off != "1073741724") {
 				t.Errorf("offset %s: %s", off, r.body)
 			}
 			r = e.get(t, "/v1/agents/coder/skills/huge/files/data.bin?raw=1&offset="+off+"&length=100", e.coder)
@@ -92,7 +69,7 @@ func TestHugeFileReads(t *testing.T) {
 	if n > 16<<20 {
 		t.Errorf("eight 100-byte reads of a 1 GiB file allocated %d bytes", n)
 	}
-	n = allocated(func() {
+	n = testutil.Allocated(func() {
 		for _, u := range []string{
 			"/v1/agents/coder/skills/huge/files/data.bin",
 			"/v1/agents/coder/skills/huge/files/data.bin?raw=1",

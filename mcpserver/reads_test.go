@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,19 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/service"
 )
-
-const gib = 1 << 30
-
-func allocated(f func()) uint64 {
-	runtime.GC()
-	var a, b runtime.MemStats
-	runtime.ReadMemStats(&a)
-	f()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
 
 // deadline is the context of a call that must not block on a file.
 func deadline(t *testing.T) context.Context {
@@ -71,11 +60,11 @@ func TestHugeFileReads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.Truncate(gib)
+		f.Truncate(testutil.GiB)
 		f.Close()
 	})
-	n := allocated(func() {
-		for _, off := range []int64{0, 1 << 20, 512 << 20, gib - 100} {
+	n := testutil.Allocated(func() {
+		for _, off := range []int64{0, 1 << 20, 512 << 20, testutil.GiB - 100} {
 			res := callWithin(t, cs, "read_skill_file", map[string]any{"name": "huge", "path": "data.bin", "offset": off, "length": 100})
 			if res.IsError || len(res.Content) == 0 {
 				t.Fatalf("offset %d: %s", off, text(res))
@@ -89,7 +78,7 @@ func TestHugeFileReads(t *testing.T) {
 	if n > 16<<20 {
 		t.Errorf("four 100-byte reads of a 1 GiB file allocated %d bytes", n)
 	}
-	n = allocated(func() {
+	n = testutil.Allocated(func() {
 		_, err := cs.ReadResource(deadline(t), &mcp.ReadResourceParams{URI: "skill://huge/data.bin"})
 		if err == nil || !strings.Contains(err.Error(), "1073741824") || !strings.Contains(err.Error(), "data.bin") {
 			t.Errorf("resources/read of 1 GiB: %v", err)

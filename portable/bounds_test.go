@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/skill"
 )
 
@@ -27,15 +27,6 @@ func aliasBomb(levels, width int) string {
 	}
 	b.WriteString("---\n# Bomb\n")
 	return b.String()
-}
-
-// allocated returns the bytes f allocates.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
 }
 
 // TestImportAliasBomb: every import format refuses a frontmatter alias
@@ -67,7 +58,7 @@ func TestImportAliasBomb(t *testing.T) {
 	for name, imp := range imports {
 		t.Run(name, func(t *testing.T) {
 			var err error
-			n := allocated(func() { err = imp() })
+			n := testutil.Allocated(func() { err = imp() })
 			var pe *Error
 			var ce *skill.CheckError
 			if !errors.As(err, &pe) || pe.Code != skill.CodeYAMLAliasLimit || !errors.As(err, &ce) || ce.Problems[0].Path != "SKILL.md" {

@@ -2,9 +2,10 @@ package skill
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // aliasBomb is a SKILL.md whose frontmatter holds an alias bomb: each of
@@ -48,17 +49,6 @@ func aliasBomb(variant string, levels, width int) []byte {
 	return []byte(b.String())
 }
 
-// allocated returns the bytes f allocates (runtime.MemStats.TotalAlloc,
-// which only grows, so no collection is needed; other goroutines' work
-// may add a little).
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
 // bombBudget is what parsing any of the test bombs may allocate: the
 // decoded tree of a few hundred bytes of YAML, never the expansion.
 const bombBudget = 2 << 20
@@ -96,7 +86,7 @@ func TestFrontmatterBounds(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var diags []Diagnostic
 			var ok bool
-			n := allocated(func() { _, diags, ok = Parse(c.text, "/skills/bomb/SKILL.md", "bomb") })
+			n := testutil.Allocated(func() { _, diags, ok = Parse(c.text, "/skills/bomb/SKILL.md", "bomb") })
 			if ok {
 				t.Fatalf("loaded; diags %v", diags)
 			}
@@ -169,7 +159,7 @@ func FuzzFrontmatterBounds(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		var doc *Document
 		var ok bool
-		n := allocated(func() { doc, _, ok = Parse([]byte(text), "SKILL.md", "x") })
+		n := testutil.Allocated(func() { doc, _, ok = Parse([]byte(text), "SKILL.md", "x") })
 		// The decoded tree is at most a few hundred bytes per input byte;
 		// the expansion is bounded by MaxFrontmatterExpanded.
 		if budget := uint64(len(text))*2048 + 64<<20; n > budget {

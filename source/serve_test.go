@@ -9,22 +9,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/skill"
 )
-
-// within runs f and fails the test if it has not returned by the deadline.
-func returns(t *testing.T, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s did not return: it blocked", what)
-	}
-}
 
 // A FIFO named like an ignore file, in the root or inside a skill, must
 // not hang discovery (it is opened without blocking and refused).
@@ -37,7 +25,7 @@ func TestScanDoesNotBlockOnAFIFO(t *testing.T) {
 		}
 	}
 	var r *Result
-	returns(t, "ScanFolder", func() { r = ScanFolder(context.Background(), root, Options{}) })
+	testutil.Within(t, "ScanFolder", func() { r = ScanFolder(context.Background(), root, Options{}) })
 	if got := strings.Join(names(r), ","); got != "a,b" {
 		t.Errorf("skills %s", got)
 	}
@@ -53,7 +41,7 @@ func TestScanDoesNotBlockOnAFIFO(t *testing.T) {
 	if _, ok := r.Skills[1].File("data.bin"); ok {
 		t.Error("a FIFO is listed")
 	}
-	returns(t, "ReloadSkill", func() { ReloadSkill(context.Background(), root, filepath.Join(root, "a"), Options{}) })
+	testutil.Within(t, "ReloadSkill", func() { ReloadSkill(context.Background(), root, filepath.Join(root, "a"), Options{}) })
 }
 
 // A SKILL.md over MaxFileSize is not read at all: the skill is skipped with

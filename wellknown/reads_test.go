@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,20 +17,10 @@ import (
 	"time"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 )
-
-const gib = 1 << 30
-
-func allocated(f func()) uint64 {
-	runtime.GC()
-	var a, b runtime.MemStats
-	runtime.ReadMemStats(&a)
-	f()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
 
 // getWithin is get with a deadline: a handler that blocks fails the test
 // (err is returned for requests expected to time out).
@@ -73,13 +62,13 @@ func TestHugeFileReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Truncate(gib)
+	f.Truncate(testutil.GiB)
 	f.Close()
 	svc := newService(t, root)
 	srv := httptest.NewServer(mux(svc))
 	defer srv.Close()
 
-	n := allocated(func() {
+	n := testutil.Allocated(func() {
 		for _, u := range []string{"/.well-known/agent-skills/huge/data.bin", "/.well-known/skills/huge/data.bin"} {
 			for _, rng := range []string{"", "bytes=0-99"} {
 				r := mustGet(t, srv.URL+u, "Range", rng)
@@ -92,7 +81,7 @@ func TestHugeFileReads(t *testing.T) {
 	if n > 16<<20 {
 		t.Errorf("four refused reads of a 1 GiB file allocated %d bytes", n)
 	}
-	n = allocated(func() {
+	n = testutil.Allocated(func() {
 		r := mustGet(t, srv.URL+"/.well-known/agent-skills/mid/data.txt", "Range", "bytes=100-199")
 		if r.status != http.StatusPartialContent || string(r.body) != strings.Repeat("0123456789abcdef", 7)[4:104] {
 			t.Errorf("ranged read: %d %q", r.status, r.body)

@@ -8,23 +8,10 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/skill"
 )
-
-// within runs f and fails the test if it has not returned by the deadline:
-// a blocked open fails here instead of hanging the test binary.
-func within(t *testing.T, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s did not return: it blocked", what)
-	}
-}
 
 func code(err error) string {
 	if se, ok := skill.AsServeError(err); ok {
@@ -67,11 +54,11 @@ func TestOpenRefusesAFIFOWithoutBlocking(t *testing.T) {
 		t.Skip(err)
 	}
 	var err error
-	within(t, "Open of a FIFO", func() { _, _, err = Open(dir, Stat(dir), "pipe") })
+	testutil.Within(t, "Open of a FIFO", func() { _, _, err = Open(dir, Stat(dir), "pipe") })
 	if code(err) != skill.CodeNotRegular {
 		t.Fatalf("FIFO: %v", err)
 	}
-	within(t, "Open of a folder", func() { _, _, err = Open(dir, Stat(dir), ".") })
+	testutil.Within(t, "Open of a folder", func() { _, _, err = Open(dir, Stat(dir), ".") })
 	if code(err) != skill.CodeNotRegular {
 		t.Fatalf("folder: %v", err)
 	}

@@ -1,0 +1,51 @@
+// Package testutil holds the helpers the resource tests of several
+// packages share: bytes allocated, a deadline on calls that might block,
+// and sparse files. Only tests import it.
+package testutil
+
+import (
+	"os"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// GiB is 1 << 30 bytes.
+const GiB = 1 << 30
+
+// Allocated returns the bytes allocated (by every goroutine) while f runs.
+func Allocated(f func()) uint64 {
+	runtime.GC()
+	var a, b runtime.MemStats
+	runtime.ReadMemStats(&a)
+	f()
+	runtime.ReadMemStats(&b)
+	return b.TotalAlloc - a.TotalAlloc
+}
+
+// Within runs f and fails the test if it has not returned within 30 s, so
+// a call that blocks (a FIFO read, a hung build) fails instead of hanging
+// the test binary. It is a liveness bound, not a speed target.
+func Within(t testing.TB, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not return: it blocked", what)
+	}
+}
+
+// Sparse creates a file of size bytes that takes no disk space.
+func Sparse(t testing.TB, path string, size int64) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(size); err != nil {
+		t.Fatal(err)
+	}
+}
