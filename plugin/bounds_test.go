@@ -2,36 +2,19 @@ package plugin
 
 import (
 	"encoding/json"
-	"fmt"
 	"runtime"
 	"slices"
-	"strings"
 	"testing"
 
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/skill"
 )
-
-// aliasBomb is a SKILL.md whose frontmatter nests 9 anchors, each
-// repeating the one before it 10 times: 10^9 values once expanded.
-func aliasBomb(name string) string {
-	var b strings.Builder
-	b.WriteString("---\nname: " + name + "\ndescription: Explodes.\na0: &a0 [lol]\n")
-	for i := 1; i <= 9; i++ {
-		items := make([]string, 10)
-		for j := range items {
-			items[j] = fmt.Sprintf("*a%d", i-1)
-		}
-		fmt.Fprintf(&b, "a%d: &a%d [%s]\n", i, i, strings.Join(items, ", "))
-	}
-	b.WriteString("---\n# Bomb\n")
-	return b.String()
-}
 
 // TestPluginAliasBomb: a plugin contributing an alias bomb, inline or as a
 // folder, loads its other skills, reports the bomb with the stable code,
 // and allocates little doing so.
 func TestPluginAliasBomb(t *testing.T) {
-	inline, _ := json.Marshal(aliasBomb("inline-bomb"))
+	inline, _ := json.Marshal(testutil.AliasBomb("inline-bomb", 9, 10))
 	manifest := `{"id": "p", "name": "P", "version": "1", "trust": "self_host_open", "skills": [
   {"id": "ok", "name": "ok", "description": "Fine.", "source": {"kind": "inline", "content": "One."}},
   {"id": "inline-bomb", "name": "inline-bomb", "source": {"kind": "inline", "content": ` + string(inline) + `}},
@@ -40,7 +23,7 @@ func TestPluginAliasBomb(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
 		"plugin.json":       manifest,
-		"dir-bomb/SKILL.md": aliasBomb("dir-bomb"),
+		"dir-bomb/SKILL.md": testutil.AliasBomb("dir-bomb", 9, 10),
 	})
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

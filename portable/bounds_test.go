@@ -2,7 +2,6 @@ package portable
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,28 +11,11 @@ import (
 	"github.com/loadout/loadout/skill"
 )
 
-// aliasBomb is a SKILL.md whose frontmatter nests levels anchors, each
-// repeating the one before it width times: width^levels values once
-// expanded, from a few hundred bytes.
-func aliasBomb(levels, width int) string {
-	var b strings.Builder
-	b.WriteString("---\nname: bomb\ndescription: Explodes.\na0: &a0 [lol]\n")
-	for i := 1; i <= levels; i++ {
-		items := make([]string, width)
-		for j := range items {
-			items[j] = fmt.Sprintf("*a%d", i-1)
-		}
-		fmt.Fprintf(&b, "a%d: &a%d [%s]\n", i, i, strings.Join(items, ", "))
-	}
-	b.WriteString("---\n# Bomb\n")
-	return b.String()
-}
-
 // TestImportAliasBomb: every import format refuses a frontmatter alias
 // bomb (9 levels of 10) with the stable code, naming SKILL.md, and
 // allocates a few kilobytes doing so, never the expansion.
 func TestImportAliasBomb(t *testing.T) {
-	bomb := aliasBomb(9, 10)
+	bomb := testutil.AliasBomb("bomb", 9, 10)
 	dir := filepath.Join(t.TempDir(), "bomb")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -2,30 +2,14 @@ package source
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/skill"
 )
-
-// aliasBomb is a SKILL.md whose frontmatter nests 9 anchors, each
-// repeating the one before it 10 times: 10^9 values once expanded.
-func aliasBomb(name string) string {
-	var b strings.Builder
-	b.WriteString("---\nname: " + name + "\ndescription: Explodes.\na0: &a0 [lol]\n")
-	for i := 1; i <= 9; i++ {
-		items := make([]string, 10)
-		for j := range items {
-			items[j] = fmt.Sprintf("*a%d", i-1)
-		}
-		fmt.Fprintf(&b, "a%d: &a%d [%s]\n", i, i, strings.Join(items, ", "))
-	}
-	b.WriteString("---\n# Bomb\n")
-	return b.String()
-}
 
 // TestScanAliasBomb: one SKILL.md dropped into a skills folder cannot take
 // discovery down: it is skipped with the stable code naming the file, the
@@ -34,7 +18,7 @@ func TestScanAliasBomb(t *testing.T) {
 	root := t.TempDir()
 	tree(t, root, map[string]string{
 		"ok/SKILL.md":   md("ok", "Fine."),
-		"bomb/SKILL.md": aliasBomb("bomb"),
+		"bomb/SKILL.md": testutil.AliasBomb("bomb", 9, 10),
 		"self/SKILL.md": "---\nname: self\ndescription: d\nz: &a [*a]\n---\n",
 	})
 	for _, keep := range []bool{false, true} {

@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // limitsServer starts serve over a folder of ordinary skills plus the store,
@@ -76,20 +78,6 @@ func underRSS(t *testing.T, srv *running, limitMB int64, what string) {
 	}
 }
 
-// aliasBomb is a SKILL.md whose frontmatter expands to 9^9 strings if
-// aliases are expanded without a bound.
-func aliasBomb(name string) string {
-	var b strings.Builder
-	b.WriteString("---\nname: " + name + "\ndescription: Use when testing alias bombs.\n")
-	b.WriteString(`l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]` + "\n")
-	for i := 1; i <= 9; i++ {
-		ref := fmt.Sprintf("*l%d", i-1)
-		fmt.Fprintf(&b, "l%d: &l%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(ref+",", 9), ","))
-	}
-	b.WriteString("---\nBody.\n")
-	return b.String()
-}
-
 func jsonString(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
@@ -111,7 +99,7 @@ func jsonString(s string) string {
 
 func TestLimitsAliasBomb(t *testing.T) {
 	srv, skills := limitsServer(t)
-	bomb := aliasBomb("bomb")
+	bomb := testutil.AliasBomb("bomb", 9, 9)
 	if len(bomb) > 600 {
 		t.Fatalf("bomb is %d bytes; the attack is a few hundred", len(bomb))
 	}
@@ -119,7 +107,7 @@ func TestLimitsAliasBomb(t *testing.T) {
 	os.MkdirAll(filepath.Join(skills, "bomb"), 0o755)
 	os.WriteFile(filepath.Join(skills, "bomb", "SKILL.md"), []byte(bomb), 0o644)
 	// 2. Created through the API.
-	doc := `{"schemaVersion": 2, "skill": {"name": "bomb2", "content": ` + jsonString(aliasBomb("bomb2")) + `, "files": []}}`
+	doc := `{"schemaVersion": 2, "skill": {"name": "bomb2", "content": ` + jsonString(testutil.AliasBomb("bomb2", 9, 9)) + `, "files": []}}`
 	code, body := httpDo(t, "POST", srv.base+"/v1/skills", "", strings.NewReader(doc), "Content-Type", "application/json")
 	if code < 400 || code >= 500 {
 		t.Errorf("POST of an alias bomb: %d %s", code, body)
@@ -128,7 +116,7 @@ func TestLimitsAliasBomb(t *testing.T) {
 	var zb bytes.Buffer
 	zw := zip.NewWriter(&zb)
 	f, _ := zw.Create("bomb3/SKILL.md")
-	f.Write([]byte(aliasBomb("bomb3")))
+	f.Write([]byte(testutil.AliasBomb("bomb3", 9, 9)))
 	zw.Close()
 	code, body = httpDo(t, "POST", srv.base+"/v1/import", "", &zb, "Content-Type", "application/zip")
 	if code < 400 || code >= 500 {

@@ -4,8 +4,10 @@
 package testutil
 
 import (
+	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,4 +50,21 @@ func Sparse(t testing.TB, path string, size int64) {
 	if err := f.Truncate(size); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// AliasBomb is a SKILL.md named name whose frontmatter nests levels YAML
+// anchors, each repeating the one before it width times: width^levels
+// values once expanded, from a few hundred bytes.
+func AliasBomb(name string, levels, width int) string {
+	var b strings.Builder
+	b.WriteString("---\nname: " + name + "\ndescription: Use when testing alias bombs.\na0: &a0 [lol]\n")
+	for i := 1; i <= levels; i++ {
+		items := make([]string, width)
+		for j := range items {
+			items[j] = fmt.Sprintf("*a%d", i-1)
+		}
+		fmt.Fprintf(&b, "a%d: &a%d [%s]\n", i, i, strings.Join(items, ","))
+	}
+	b.WriteString("---\n# Bomb\n")
+	return b.String()
 }
