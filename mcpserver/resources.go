@@ -189,8 +189,8 @@ func decodeCursor(c string) (string, int, error) {
 
 // readResource serves resources/read of skill://<name>/<path> through the
 // service, so the read is authorized and leaves a receipt. The whole file
-// is returned, as text when it is UTF-8 and not flagged binary, else as a
-// blob: the bytes are exactly those the listing's digest covers.
+// is returned, as text when it is UTF-8, not empty and not flagged binary,
+// else as a blob: the bytes are exactly those the listing's digest covers.
 func (s *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	l, _, err := s.loadout(ctx)
@@ -225,7 +225,11 @@ func (s *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	if p == entryName {
 		c.MIMEType = mimeMarkdown
 	}
-	if f, ok := e.Skill.File(rp); (ok && f.Binary) || !utf8.Valid(res.Data) {
+	if f, ok := e.Skill.File(rp); (ok && f.Binary) || !utf8.Valid(res.Data) || len(res.Data) == 0 {
+		// An empty file goes as an empty blob: the SDK drops an empty
+		// "text" (omitempty, no custom marshaler), and a content with
+		// neither text nor blob is refused by every TypeScript client. A
+		// non-nil empty blob is always sent, as "blob": "".
 		c.Blob = res.Data
 		if c.Blob == nil {
 			c.Blob = []byte{}

@@ -1,0 +1,158 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/testutil"
+	"github.com/loadout/loadout/service"
+)
+
+// edgeService serves one root with the skill "s": an empty
+// scripts/__init__.py, an empty binary-typed file, an empty folder
+// (empty/) and one nested inside a folder with files (docs/blank/).
+func edgeService(t testing.TB) (*service.Service, string) {
+	t.Helper()
+	root := t.TempDir()
+	writeSkill(t, root, "s", "A skill with empty files and empty folders.", "", map[string]string{
+		"scripts/__init__.py": "",
+		"scripts/run.py":      "print('hi')\n",
+		"assets/empty.png":    "",
+		"docs/guide.md":       "# Guide\n",
+	})
+	for _, d := range []string{"empty", "docs/blank"} {
+		if err := os.MkdirAll(filepath.Join(root, "s", filepath.FromSlash(d)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{
+		{AgentID: "coder", Skills: []catalog.SourceSpec{{Root: root}}},
+	}, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(cat, service.Options{Logger: quiet})
+	t.Cleanup(func() { svc.Close() })
+	return svc, root
+}
+
+// TestEmptyFileReadCarriesContent checks the raw JSON of resources/read of
+// an empty file: its content must carry "text" or "blob" (the SDK drops an
+// empty "text", and a content with neither is invalid).
+func TestEmptyFileReadCarriesContent(t *testing.T) {
+	svc, _ := edgeService(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newServer(ctx, svc, Options{Agent: "coder", Logger: quiet})
+	ctx = service.WithPrincipal(ctx, openPrincipal)
+	for _, uri := range []string{"skill://s/scripts/__init__.py", "skill://s/assets/empty.png", "skill://s/scripts/run.py"} {
+		res, err := s.readResource(ctx, &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: uri}})
+		if err != nil {
+			t.Fatalf("%s: %v", uri, err)
+		}
+		raw, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wire struct {
+			Contents []map[string]json.RawMessage `json:"contents"`
+		}
+		if err := json.Unmarshal(raw, &wire); err != nil {
+			t.Fatal(err)
+		}
+		if len(wire.Contents) != 1 {
+			t.Fatalf("%s: %s", uri, raw)
+		}
+		_, hasText := wire.Contents[0]["text"]
+		_, hasBlob := wire.Contents[0]["blob"]
+		if hasText == hasBlob {
+			t.Errorf("%s: want exactly one of text and blob: %s", uri, raw)
+		}
+		if strings.HasSuffix(uri, "run.py") && !hasText {
+			t.Errorf("%s: a non-empty text file must come as text: %s", uri, raw)
+		}
+	}
+
+	// read_skill_file of the empty files: a result with content.
+	cs := connect(t, svc, Options{Agent: "coder"}, openPrincipal, nil)
+	for _, p := range []string{"scripts/__init__.py", "assets/empty.png"} {
+		res := callTool(t, cs, "read_skill_file", map[string]any{"name": "s", "path": p})
+		if res.IsError || len(res.Content) == 0 {
+			t.Errorf("read_skill_file %s: %+v", p, res)
+			continue
+		}
+		raw, _ := json.Marshal(res.Content[0])
+		if !strings.Contains(string(raw), `"text":""`) && !strings.Contains(string(raw), `"blob":""`) {
+			t.Errorf("read_skill_file %s: content %s carries neither text nor blob", p, raw)
+		}
+	}
+}
+
+// compatServer serves svc's agent coder over streamable HTTP to the real
+// clients, as an open server.
+func compatServer(t *testing.T, svc *service.Service) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", HTTPHandler(svc, Options{Agent: "coder", Logger: quiet}))
+	open := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.ServeHTTP(w, r.WithContext(service.WithPrincipal(r.Context(), openPrincipal)))
+	})
+	srv := httptest.NewServer(open)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
+// inspector runs the pinned Inspector CLI against url and returns its
+// output and exit code.
+func inspector(t *testing.T, url string, args ...string) (string, int) {
+	t.Helper()
+	bin := testutil.CompatBin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "node"), append([]string{filepath.Join(bin, "inspector"), "--cli", url}, args...)...)
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("inspector %v: %v\n%s", args, err, out)
+		}
+		code = ee.ExitCode()
+	}
+	return string(out), code
+}
+
+// TestInspectorReadsEmptyFiles reads empty files with the Inspector CLI,
+// which refused a content with neither text nor blob ("contents.0:
+// Invalid input").
+func TestInspectorReadsEmptyFiles(t *testing.T) {
+	svc, _ := edgeService(t)
+	url := compatServer(t, svc)
+	for _, uri := range []string{"skill://s/scripts/__init__.py", "skill://s/assets/empty.png"} {
+		out, code := inspector(t, url, "--method", "resources/read", "--uri", uri)
+		if code != 0 {
+			t.Fatalf("inspector resources/read %s: exit %d\n%s", uri, code, out)
+		}
+		var res struct {
+			Contents []map[string]any `json:"contents"`
+		}
+		if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &res); err != nil {
+			t.Fatalf("inspector output: %v\n%s", err, out)
+		}
+		if len(res.Contents) != 1 || (res.Contents[0]["text"] != "" && res.Contents[0]["blob"] != "") {
+			t.Errorf("inspector resources/read %s: %s", uri, out)
+		}
+	}
+}
