@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loadout/loadout/catalog"
@@ -154,5 +155,73 @@ func TestInspectorReadsEmptyFiles(t *testing.T) {
 		if len(res.Contents) != 1 || (res.Contents[0]["text"] != "" && res.Contents[0]["blob"] != "") {
 			t.Errorf("inspector resources/read %s: %s", uri, out)
 		}
+	}
+}
+
+// TestEmptyFoldersAreDirectories lists empty folders as inode/directory
+// children, and answers an empty list for them (it was -32602), with the
+// caching fields the 2026-07-28 envelope requires.
+func TestEmptyFoldersAreDirectories(t *testing.T) {
+	svc, _ := edgeService(t)
+	cs := connect(t, svc, Options{Agent: "coder"}, openPrincipal, nil)
+	ctx := context.Background()
+	dir := func(uri string) ([]string, *ReadDirectoryResult) {
+		t.Helper()
+		res, err := mcp.CallCustomMethod[*ReadDirectoryParams, *ReadDirectoryResult](ctx, cs, "resources/directory/read", &ReadDirectoryParams{URI: uri})
+		if err != nil {
+			t.Fatalf("%s: %v", uri, err)
+		}
+		out := []string{}
+		for _, r := range res.Resources {
+			out = append(out, r.Name+" "+r.MIMEType)
+		}
+		return out, res
+	}
+	got, res := dir("skill://s")
+	want := []string{"SKILL.md text/markdown", "assets inode/directory", "docs inode/directory", "empty inode/directory", "scripts inode/directory"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("root: %q, want %q", got, want)
+	}
+	if res.TTLMs <= 0 || res.CacheScope == "" {
+		t.Errorf("root: ttlMs %d, cacheScope %q", res.TTLMs, res.CacheScope)
+	}
+	if got, _ := dir("skill://s/docs"); strings.Join(got, ", ") != "blank inode/directory, guide.md text/markdown" {
+		t.Errorf("docs: %q", got)
+	}
+	for _, uri := range []string{"skill://s/empty", "skill://s/docs/blank", "skill://s/empty/"} {
+		if got, _ := dir(uri); len(got) != 0 {
+			t.Errorf("%s: %q, want an empty list", uri, got)
+		}
+	}
+	for _, uri := range []string{"skill://s/empty/nope", "skill://s/emp", "skill://s/docs/guide.md"} {
+		_, err := mcp.CallCustomMethod[*ReadDirectoryParams, *ReadDirectoryResult](ctx, cs, "resources/directory/read", &ReadDirectoryParams{URI: uri})
+		if rpcCode(err) != jsonrpc.CodeInvalidParams {
+			t.Errorf("%s: %v, want -32602", uri, err)
+		}
+	}
+	// resources/read of an empty folder says to list it.
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "skill://s/empty"}); rpcCode(err) != jsonrpc.CodeInvalidParams || !strings.Contains(err.Error(), "directory") {
+		t.Errorf("resources/read of an empty folder: %v", err)
+	}
+}
+
+// TestInspectorReadsEmptyFolder lists an empty folder with the Inspector
+// CLI, which got -32602 for it.
+func TestInspectorReadsEmptyFolder(t *testing.T) {
+	svc, _ := edgeService(t)
+	url := compatServer(t, svc)
+	out, code := inspector(t, url, "--method", "resources/directory/read", "--uri", "skill://s/empty")
+	if code != 0 {
+		t.Fatalf("inspector resources/directory/read: exit %d\n%s", code, out)
+	}
+	var res struct {
+		Resources []any `json:"resources"`
+	}
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &res); err != nil || res.Resources == nil || len(res.Resources) != 0 {
+		t.Errorf("inspector resources/directory/read skill://s/empty: %v\n%s", err, out)
+	}
+	out, code = inspector(t, url, "--method", "skills/list", "--verify")
+	if code != 0 {
+		t.Errorf("inspector skills/list --verify: exit %d\n%s", code, out)
 	}
 }

@@ -241,11 +241,19 @@ func (s *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		Cacheable: mcp.Cacheable{TTLMs: listTTLMs, CacheScope: cacheScope(ctx)}}, nil
 }
 
-// isDir reports whether p is a folder of the skill.
+// isDir reports whether p is a folder of the skill: one holding a file, or
+// an empty folder (or one holding only empty folders).
 func isDir(sk *skill.Skill, p string) bool {
 	prefix := p + "/"
 	i := sort.Search(len(sk.Files), func(i int) bool { return sk.Files[i].Path >= prefix })
-	return i < len(sk.Files) && strings.HasPrefix(sk.Files[i].Path, prefix)
+	if i < len(sk.Files) && strings.HasPrefix(sk.Files[i].Path, prefix) {
+		return true
+	}
+	if j := sort.SearchStrings(sk.Dirs, p); j < len(sk.Dirs) && sk.Dirs[j] == p {
+		return true
+	}
+	j := sort.SearchStrings(sk.Dirs, prefix)
+	return j < len(sk.Dirs) && strings.HasPrefix(sk.Dirs[j], prefix)
 }
 
 // SkillEntry is one skill as skills/list and skills/get return it.
@@ -461,10 +469,14 @@ type ReadDirectoryResult struct {
 	ResultType string          `json:"resultType"`
 	Resources  []*mcp.Resource `json:"resources"`
 	NextCursor string          `json:"nextCursor,omitempty"`
+	TTLMs      int             `json:"ttlMs"`
+	CacheScope string          `json:"cacheScope"`
 }
 
 // readDirectory serves resources/directory/read: the direct children of a
-// skill's root or of one of its folders, folders as inode/directory.
+// skill's root or of one of its folders, folders as inode/directory. An
+// empty folder (skill.Skill.Dirs) is listed as a child and answers an
+// empty list.
 func (s *server) readDirectory(ctx context.Context, _ *mcp.ServerSession, params *ReadDirectoryParams) (*ReadDirectoryResult, error) {
 	l, _, err := s.loadout(ctx)
 	if err != nil {
@@ -507,13 +519,25 @@ func (s *server) readDirectory(ctx context.Context, _ *mcp.ServerSession, params
 		r.Name = path.Base(f.path)
 		children = append(children, r)
 	}
+	for _, d := range e.Skill.Dirs {
+		rest, ok := strings.CutPrefix(d, prefix)
+		if !ok || rest == "" {
+			continue
+		}
+		sub, _, _ := strings.Cut(rest, "/")
+		if !seen[sub] {
+			seen[sub] = true
+			children = append(children, &mcp.Resource{URI: fileURI(name, prefix+sub), Name: sub, MIMEType: mimeDirectory})
+		}
+	}
 	sort.Slice(children, func(i, j int) bool { return children[i].Name < children[j].Name })
 	start := 0
 	if params.Cursor != "" {
 		start = sort.Search(len(children), func(i int) bool { return children[i].Name > after })
 	}
 	page := s.opt.PageSize * 10
-	res := &ReadDirectoryResult{ResultType: "complete", Resources: children[start:min(start+page, len(children))]}
+	res := &ReadDirectoryResult{ResultType: "complete", Resources: children[start:min(start+page, len(children))],
+		TTLMs: listTTLMs, CacheScope: cacheScope(ctx)}
 	if start+page < len(children) {
 		res.NextCursor = encodeCursor(children[start+page-1].Name, 0)
 	}

@@ -67,7 +67,13 @@ type Skill struct {
 	Entry string
 	// Files is the manifest of supporting files, sorted by path. The entry
 	// file is not in it.
-	Files  []File
+	Files []File
+	// Dirs are the skill's folders that hold no listed file at any depth
+	// (empty folders), sorted; a folder that holds a file is implied by
+	// Files and not repeated here. Only folder skills have them: a store
+	// holds files, never a folder without one. They are not part of any
+	// digest and are served only as empty directory listings.
+	Dirs   []string
 	Origin Origin
 	// Virtual is true when Dir is not a real folder, so the model must read
 	// files through the read_skill_file tool, not the file system.

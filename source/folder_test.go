@@ -477,3 +477,40 @@ func TestDuplicateRealpathNamesTheLink(t *testing.T) {
 		t.Errorf("winner %s, loser %s: %s", dup.Winner, dup.Loser, dup.Message)
 	}
 }
+
+func TestScanRecordsEmptyFolders(t *testing.T) {
+	dir := t.TempDir()
+	tree(t, dir, map[string]string{
+		"s/SKILL.md":        md("s", "S."),
+		"s/docs/guide.md":   "g",
+		"s/scripts/x.py":    "x",
+		"other/SKILL.md":    md("other", "O."),
+		"other/notes/a.txt": "a",
+	})
+	for _, d := range []string{"s/empty", "s/docs/blank", "s/deep/er/est", "s/a-b", "s/.hidden-empty"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := scanT(t, dir, Options{})
+	got := map[string][]string{}
+	for _, sk := range r.Skills {
+		got[sk.Name] = sk.Dirs
+	}
+	want := map[string][]string{"s": {"a-b", "deep/er/est", "docs/blank", "empty"}, "other": nil}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("empty folders (-want +got):\n%s", diff)
+	}
+
+	// Folders count against max_files: with room for 3 entries the
+	// listing stops there and says so.
+	r = scanT(t, dir, Options{MaxFiles: 3})
+	if findDiag(r, skill.CodeLimitFiles) == nil {
+		t.Errorf("max_files 3: no %s diagnostic: %v", skill.CodeLimitFiles, codes(r))
+	}
+	for _, sk := range r.Skills {
+		if n := len(sk.Files) + len(sk.Dirs); sk.Name == "s" && n > 3 {
+			t.Errorf("max_files 3: %d files and empty folders listed", n)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -166,6 +167,10 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string) found {
 	}
 	f.diags = append(f.diags, m.diags...)
 	f.skill = skill.New(c.doc, t.real, entry, m.files, s.origin, folderReader{dir: t.real, id: d.id()})
+	if len(m.dirs) > 0 {
+		sort.Strings(m.dirs)
+		f.skill.Dirs = m.dirs
+	}
 	f.skill.MaxFileSize = s.opt.MaxFileSize
 	if s.opt.KeepBodies {
 		f.skill.KeepBody(c.doc.Body)
@@ -194,6 +199,7 @@ type manifest struct {
 	base      string // the skill folder relative to the scanned root
 	name      string
 	files     []skill.File
+	dirs      []string // folders holding no listed file (see skill.Skill.Dirs)
 	count     int
 	capped    bool
 	diags     []skill.Diagnostic
@@ -305,8 +311,14 @@ func (m *manifest) walk(d *dirHandle, real, rel string, depth int, rules *ignore
 			if find(sub.entries, "SKILL.md") >= 0 || find(sub.entries, "skill.md") >= 0 {
 				m.report(skill.Warning, skill.CodeNestedSkill, childPath(), "a SKILL.md inside skill %q is not a separate skill; it is listed as one of %q's files. Move the folder out to make it a skill", m.name, m.name)
 			}
+			nf, nd := len(m.files), len(m.dirs)
 			m.walk(sub, childReal, childRel, depth+1, rules, &chain{real: childReal, up: up}, "")
 			sub.close()
+			if len(m.files) == nf && len(m.dirs) == nd && !m.capped {
+				// Nothing listed below it: an empty folder, served as an
+				// empty directory listing. It counted against max_files.
+				m.dirs = append(m.dirs, childRel)
+			}
 			continue
 		}
 		if !st.isRegular() {
