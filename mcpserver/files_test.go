@@ -12,12 +12,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/internal/testutil"
+	"github.com/loadout/loadout/portable"
 	"github.com/loadout/loadout/service"
+	"github.com/loadout/loadout/sqlite"
+	"github.com/loadout/loadout/store"
 )
 
 // edgeService serves one root with the skill "s": an empty
@@ -223,5 +227,60 @@ func TestInspectorReadsEmptyFolder(t *testing.T) {
 	out, code = inspector(t, url, "--method", "skills/list", "--verify")
 	if code != 0 {
 		t.Errorf("inspector skills/list --verify: exit %d\n%s", code, out)
+	}
+}
+
+// TestNestedSkillMDServedAlikeFromFolderAndStore imports a folder skill
+// with a nested SKILL.md (examples/inner/SKILL.md, a supporting file, as
+// discovery lists it) into a real SQLite store: it was refused
+// (path-second-skill-md). skills/list then lists the same files with the
+// same digests from the folder and from the store.
+func TestNestedSkillMDServedAlikeFromFolderAndStore(t *testing.T) {
+	root := t.TempDir()
+	writeSkill(t, root, "outer", "A skill that ships an example skill.", "", map[string]string{
+		"examples/inner/SKILL.md": "---\nname: inner\ndescription: An example.\n---\n# Inner\n",
+		"examples/inner/run.sh":   "#!/bin/sh\necho inner\n",
+		"notes.md":                "notes\n",
+	})
+	b, err := portable.ImportDir(filepath.Join(root, "outer"))
+	if err != nil {
+		t.Fatalf("ImportDir: %v", err)
+	}
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "loadout.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ctx := context.Background()
+	if _, err := st.Put(ctx, b, store.PutOptions{IfVersion: -1}); err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	cat, err := catalog.New(ctx, []catalog.AgentSpec{
+		{AgentID: "folder", Skills: []catalog.SourceSpec{{Root: root}}},
+		{AgentID: "stored", Skills: []catalog.SourceSpec{{Store: true}}},
+	}, catalog.Options{Store: store.NewProvider(st)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(cat, service.Options{Logger: quiet})
+	t.Cleanup(func() { svc.Close() })
+	listing := func(agent string) []SkillResource {
+		cs := connect(t, svc, Options{Agent: agent}, openPrincipal, nil)
+		entries, _, omitted := allSkills(t, cs)
+		if len(entries) != 1 || len(omitted) != 0 {
+			t.Fatalf("%s: %d entries, omitted %v", agent, len(entries), omitted)
+		}
+		data, _ := readBytes(t, cs, "skill://outer/examples/inner/SKILL.md")
+		if !strings.Contains(string(data), "name: inner") {
+			t.Errorf("%s: examples/inner/SKILL.md reads %q", agent, data)
+		}
+		return entries[0].Resources
+	}
+	folder, stored := listing("folder"), listing("stored")
+	if len(folder) != 4 {
+		t.Errorf("folder listing: %+v", folder)
+	}
+	if diff := cmp.Diff(folder, stored); diff != "" {
+		t.Errorf("the stored copy is listed differently (-folder +stored):\n%s", diff)
 	}
 }

@@ -459,7 +459,7 @@ func TestInlineFilesRefused(t *testing.T) {
   {"id": "b", "name": "b", "description": "B.", "source": {"kind": "inline", "content": "B."},
    "files": [{"path": "/etc/passwd", "content": "x"}]},
   {"id": "c", "name": "c", "description": "C.", "source": {"kind": "inline", "content": "C."},
-   "files": [{"path": "sub/SKILL.md", "content": "x"}]},
+   "files": [{"path": "Skill.md", "content": "x"}]},
   {"id": "d", "name": "d", "description": "D.", "source": {"kind": "inline", "content": "D."},
    "files": [{"path": "a.md", "content": "x"}, {"path": "./a.md", "content": "y"}]},
   {"id": "e", "name": "e", "description": "E.", "source": {"kind": "inline", "content": "E."},

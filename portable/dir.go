@@ -31,8 +31,9 @@ const maxDirDepth = 32
 // kept (any of the three x bits). Files over skill.DefaultMaxFileSize, a
 // skill over skill.DefaultMaxTotalSize or with more than
 // skill.DefaultMaxFiles files is refused as soon as that is seen, before
-// reading the rest. A SKILL.md below the root is refused by
-// skill.Bundle.Check (a nested SKILL.md is another skill). The returned
+// reading the rest. A SKILL.md below the root is one of the skill's files
+// (Bundle.Check warns nested-skill), as discovery lists it; a second entry
+// file at the root (skill.md beside SKILL.md) is refused. The returned
 // bundle has passed Check.
 func ImportDir(dir string) (*skill.Bundle, error) {
 	root, err := os.OpenRoot(dir)

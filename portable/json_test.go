@@ -45,7 +45,7 @@ func TestImportJSONRefusals(t *testing.T) {
 		{"unknown encoding", doc(`{"path":"a.bin","content":"68656c6c6f","encoding":"hex"}`), CodeEncoding, "skill.files[0].encoding"},
 		{"zip slip", doc(`{"path":"../../.bashrc","content":"evil"}`), skill.CodePathDotDot, "skill.files[0] (../../.bashrc)"},
 		{"absolute", doc(`{"path":"/etc/passwd","content":"x"}`), skill.CodePathAbsolute, "skill.files[0] (/etc/passwd)"},
-		{"second SKILL.md", doc(`{"path":"sub/SKILL.md","content":"x"}`), skill.CodePathSkillMD, "skill.files[0] (sub/SKILL.md)"},
+		{"second SKILL.md", doc(`{"path":"Skill.md","content":"x"}`), skill.CodePathSkillMD, "skill.files[0] (Skill.md)"},
 		{"duplicate path", doc(`{"path":"a.md","content":"1"},{"path":"./a.md","content":"2"}`), skill.CodeDuplicatePath, "skill.files[1] (a.md)"},
 		{"oversize file", doc(`{"path":"a.txt","content":"` + strings.Repeat("x", skill.DefaultMaxFileSize+1) + `"}`), skill.CodeTooLarge, "skill.files[0] (a.txt)"},
 		{"no description", `{"schemaVersion":2,"skill":{"content":"---\nname: demo\n---\n"}}`, skill.CodeDescriptionMissing, "skill.content"},

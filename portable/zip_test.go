@@ -117,7 +117,7 @@ func TestImportZipRefusals(t *testing.T) {
 		{"duplicate entry", []zent{md, {name: "demo/a.md", data: "1"}, {name: "demo/a.md", data: "2"}}, ZipLimits{}, CodeDuplicateEntry, "demo/a.md"},
 		{"duplicate after cleaning", []zent{md, {name: "demo/a.md", data: "1"}, {name: "demo/./a.md", data: "2"}}, ZipLimits{}, CodeDuplicateEntry, "demo/./a.md"},
 		{"duplicate SKILL.md", []zent{md, md}, ZipLimits{}, CodeDuplicateEntry, "demo/SKILL.md"},
-		{"nested SKILL.md", []zent{md, {name: "demo/sub/SKILL.md", data: okSkill}}, ZipLimits{}, skill.CodePathSkillMD, "demo/sub/SKILL.md"},
+		{"second entry file at the top", []zent{md, {name: "demo/Skill.MD", data: okSkill}}, ZipLimits{}, skill.CodePathSkillMD, "demo/Skill.MD"},
 		{"encrypted", []zent{md, {name: "demo/secret.txt", data: "x", flags: 0x1}}, ZipLimits{}, CodeEncrypted, "demo/secret.txt"},
 		{"bad SKILL.md", []zent{{name: "demo/SKILL.md", data: "---\nname: demo\n---\n"}}, ZipLimits{}, skill.CodeDescriptionMissing, "demo/SKILL.md"},
 		{"bad name", []zent{{name: "demo/SKILL.md", data: "---\nname: Demo Skill\ndescription: x\n---\n"}}, ZipLimits{}, skill.CodeNameInvalid, "demo/SKILL.md"},

@@ -106,7 +106,8 @@ func (e *CheckError) Error() string {
 
 // Check decides whether a bundle may be stored, and normalises it: file
 // paths go through CleanFilePath (the one path check, which also refuses a
-// second SKILL.md), files are sorted, content types and binary flags are
+// second SKILL.md at the top; one in a folder is a supporting file, with a
+// nested-skill warning), files are sorted, content types and binary flags are
 // filled in. It refuses what lenient loading would skip (no description,
 // YAML that cannot be parsed, frontmatter over the bounds of Parse), a
 // name that breaks the spec's rules, control characters in SKILL.md
@@ -182,6 +183,10 @@ func (b *Bundle) Check(lim Limits) (*Document, []Diagnostic, error) {
 		}
 		nfc[norm.NFC.String(clean)] = i
 		f.Path = clean
+		if IsNestedEntry(clean) {
+			warnings = append(warnings, Diagnostic{Severity: Warning, Code: CodeNestedSkill, Field: field, Path: clean,
+				Message: fmt.Sprintf("%s is a SKILL.md inside this skill: it is one of this skill's files, not a separate skill. Move its folder out to make it a skill", clean)})
+		}
 		if f.ContentType != "" && !validContentType(f.ContentType) {
 			refuse(CodeContentType, field+".contentType", clean, "%s: the content type %q is not a media type such as text/markdown: give a valid one, or leave it out to have it detected", clean, f.ContentType)
 		}

@@ -44,7 +44,7 @@ func TestBundleCheck(t *testing.T) {
 		{"dotdot", func(b *Bundle) { b.Files[0].Path = "../../.bashrc" }, CodePathDotDot, "files[0]"},
 		{"absolute", func(b *Bundle) { b.Files[1].Path = "/etc/passwd" }, CodePathAbsolute, "files[1]"},
 		{"backslash", func(b *Bundle) { b.Files[0].Path = `a\b` }, CodePathChars, "files[0]"},
-		{"second SKILL.md", func(b *Bundle) { b.Files[0].Path = "sub/SKILL.md" }, CodePathSkillMD, "files[0]"},
+		{"second SKILL.md", func(b *Bundle) { b.Files[0].Path = "skill.md" }, CodePathSkillMD, "files[0]"},
 		{"duplicate", func(b *Bundle) { b.Files[1].Path = "scripts/run.sh" }, CodeDuplicatePath, "files[1]"},
 		{"file too large", func(b *Bundle) { b.Files[2].Data = make([]byte, DefaultMaxFileSize+1) }, CodeTooLarge, "files[2]"},
 		{"too many files", func(b *Bundle) {
@@ -214,5 +214,24 @@ func TestContentDigestIsTheBundleDigest(t *testing.T) {
 	b2, err := sk.Bundle()
 	if err != nil || b2.Digest() != sk.ContentDigest() {
 		t.Errorf("export digest %s, listing digest %s (%v)", b2.Digest(), sk.ContentDigest(), err)
+	}
+}
+
+// A SKILL.md below the top is one of the skill's files, as discovery lists
+// it: Check keeps it and warns nested-skill; a second one at the top is
+// refused.
+func TestBundleCheckNestedSkillMD(t *testing.T) {
+	b := &Bundle{Content: []byte("---\nname: outer\ndescription: O.\n---\n"), Files: []BundleFile{
+		{Path: "examples/inner/SKILL.md", Data: []byte("---\nname: inner\ndescription: I.\n---\n")},
+	}}
+	_, warns, err := b.Check(Limits{})
+	if err != nil || len(warns) != 1 || warns[0].Code != CodeNestedSkill || warns[0].Path != "examples/inner/SKILL.md" || warns[0].Severity != Warning {
+		t.Fatalf("nested SKILL.md: %v %+v", err, warns)
+	}
+	b.Files = append(b.Files, BundleFile{Path: "SKILL.MD", Data: []byte("x")})
+	_, _, err = b.Check(Limits{})
+	var ce *CheckError
+	if !errors.As(err, &ce) || len(ce.Problems) != 1 || ce.Problems[0].Code != CodePathSkillMD || ce.Problems[0].Path != "SKILL.MD" {
+		t.Errorf("a second SKILL.md at the top: %v", err)
 	}
 }

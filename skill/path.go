@@ -121,16 +121,33 @@ func isDrive(p string) bool {
 }
 
 // CleanFilePath is CleanPath for a supporting file being written into a
-// skill: it also refuses a second SKILL.md, at the top or below, because a
-// nested SKILL.md is a different skill.
+// skill: it also refuses a second entry file, SKILL.md at the top of the
+// skill in any case (skill.md, Skill.MD). A SKILL.md below the top is an
+// ordinary supporting file (examples/inner/SKILL.md), as folder discovery
+// lists it (with a nested-skill warning) and MCP serves it: one rule for
+// every path a skill's files take (discovery, stores, import, export).
 func CleanFilePath(p string) (string, error) {
 	c, err := CleanPath(p)
 	if err != nil {
 		return "", err
 	}
-	base := c[strings.LastIndexByte(c, '/')+1:]
-	if strings.EqualFold(base, "SKILL.md") {
-		return "", &PathError{Path: p, Code: CodePathSkillMD, Reason: "a skill has one SKILL.md, its entry point: send it as the skill's content, not as a file"}
+	if IsEntryPath(c) {
+		return "", &PathError{Path: p, Code: CodePathSkillMD, Reason: "a skill has one SKILL.md at its top, its entry point: send it as the skill's content, not as a file"}
 	}
 	return c, nil
+}
+
+// IsEntryPath reports whether a clean path names the skill's entry file:
+// SKILL.md at the top of the skill, in any case. A SKILL.md in a folder of
+// the skill is a supporting file.
+func IsEntryPath(clean string) bool {
+	return strings.EqualFold(clean, "SKILL.md")
+}
+
+// IsNestedEntry reports whether a clean path is a SKILL.md below the top of
+// the skill (any case): a supporting file that looks like another skill's
+// entry, worth a nested-skill warning.
+func IsNestedEntry(clean string) bool {
+	i := strings.LastIndexByte(clean, '/')
+	return i >= 0 && strings.EqualFold(clean[i+1:], "SKILL.md")
 }

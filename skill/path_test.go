@@ -68,11 +68,18 @@ func TestCleanPath(t *testing.T) {
 }
 
 func TestCleanFilePath(t *testing.T) {
-	for _, p := range []string{"SKILL.md", "sub/SKILL.md", "./skill.md", "x/Skill.MD"} {
+	// A second entry file at the top is refused, in any case.
+	for _, p := range []string{"SKILL.md", "./skill.md", "Skill.MD", "./SKILL.md"} {
 		_, err := CleanFilePath(p)
 		var pe *PathError
 		if !errors.As(err, &pe) || pe.Code != CodePathSkillMD {
 			t.Errorf("CleanFilePath(%q) = %v; want %s", p, err, CodePathSkillMD)
+		}
+	}
+	// A SKILL.md below the top is a supporting file, as discovery lists it.
+	for p, want := range map[string]string{"sub/SKILL.md": "sub/SKILL.md", "./x/Skill.MD": "x/Skill.MD", "examples/inner/skill.md": "examples/inner/skill.md"} {
+		if got, err := CleanFilePath(p); err != nil || got != want || !IsNestedEntry(got) {
+			t.Errorf("CleanFilePath(%q) = %q, %v; want %q, a nested entry", p, got, err, want)
 		}
 	}
 	if got, err := CleanFilePath("references/SKILL.md.txt"); err != nil || got != "references/SKILL.md.txt" {

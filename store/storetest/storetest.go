@@ -496,7 +496,7 @@ func testPathRefusals(t *testing.T, s store.Store) {
 		{"a//b", skill.CodePathSegment},
 		{"a/", skill.CodePathSegment},
 		{"", skill.CodePathEmpty},
-		{"sub/SKILL.md", skill.CodePathSkillMD},
+		{"Skill.MD", skill.CodePathSkillMD}, // a second entry file at the top
 		{"skill.md", skill.CodePathSkillMD},
 		{strings.Repeat("a", 300), skill.CodePathLong},
 	}
