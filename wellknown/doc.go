@@ -66,7 +66,11 @@
 // A description longer than 1,024 UTF-16 units (the installers' limit) is
 // shortened in the 0.2.0 index, with a warning. The 0.1.0 index also warns
 // about files that are not UTF-8 text, because skills@1.3.9 decodes every
-// downloaded file as UTF-8 and so corrupts them.
+// downloaded file as UTF-8 and so corrupts them. Both indexes warn
+// (executable-dropped, the skill still listed) about a skill with
+// executable files, naming them: every installer version writes files
+// without their executable bit. ExecutableWarning gives the same message
+// to other callers (`loadout check`).
 //
 // # Hidden skills
 //
@@ -116,9 +120,12 @@
 //     decodes every response as UTF-8 text and writes it back, with the
 //     default file mode: text arrives byte-identical, other bytes become
 //     U+FFFD, a byte order mark is dropped and executable bits are lost.
-//   - skills@1.5.26 (the last release for Node 20) reads
-//     /.well-known/agent-skills/index.json first, verifies the digest and
-//     unpacks the archive (zip or tar.gz, files at the root, links refused,
+//   - skills@1.5.26 and skills@1.7.4 (both need Node >= 22.20; the test
+//     runs every installer on compat/'s pinned Node) read
+//     /.well-known/agent-skills/index.json first, verify the digest and
+//     unpack the archive (zip or tar.gz, files at the root, links refused,
 //     50 MiB and 1,000 files at most): every file arrives byte-identical,
-//     but its tar reader ignores modes, so executable bits are lost too.
+//     but their tar reader ignores modes, so executable bits are lost too.
+//
+// All three ignore the index's "warnings" array.
 package wellknown

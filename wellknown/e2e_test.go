@@ -19,14 +19,20 @@ import (
 	"unicode/utf8"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/service"
 )
 
 // The skills CLIs that e2e/package.json pins, by their folder in
 // node_modules: 1.3.9 (the one the brief names) and, under the alias
-// skills-v2, 1.5.26, the last release that runs on Node 20 and the first
-// line that reads the 0.2.0 index.
+// skills-v2, 1.5.26, the first line that reads the 0.2.0 index. The
+// newest, 1.7.4, is compat/'s ("skills-v3" here). 1.5.26 and 1.7.4 need
+// Node >= 22.20 (their engines field; 1.3.9 needs >= 18), so every one
+// runs on compat/'s pinned Node (testutil.CompatBin), not the machine's.
 var installers = map[string]string{"skills": "1.3.9", "skills-v2": "1.5.26"}
+
+// installerVersion is the version of each installer the test runs.
+var installerVersion = map[string]string{"skills": "1.3.9", "skills-v2": "1.5.26", "skills-v3": "1.7.4"}
 
 // e2eSkills is the skill the installer fetches: text at several depths, an
 // executable script, a binary file and a text file with a byte order mark,
@@ -48,10 +54,12 @@ func e2eSkills() map[string]file {
 // the real `skills` CLI (pinned in e2e/package.json) and compares what it
 // wrote with the source, from the global mount and from an agent's.
 //
-// skills@1.5.26 reads /.well-known/agent-skills/index.json (0.2.0) first: it
-// downloads the archive, checks its sha256 digest and unpacks it, so every
-// file arrives byte-identical. Its tar reader ignores modes, so executable
-// bits are lost (logged).
+// skills@1.5.26 and skills@1.7.4 read /.well-known/agent-skills/index.json
+// (0.2.0) first: they download the archive, check its sha256 digest and
+// unpack it, so every file arrives byte-identical. Their tar reader ignores
+// modes, so executable bits are lost, as with 1.3.9: every index warns
+// (executable-dropped), and the test checks both that the bit is lost and
+// that the index the installer read said so.
 //
 // skills@1.3.9 reads only the 0.1.0 index (/.well-known/skills/index.json),
 // fetches BASE/.well-known/skills/NAME/FILE for each listed file, decodes
@@ -63,13 +71,15 @@ func e2eSkills() map[string]file {
 // files against exactly that behaviour and logs it, and checks that the
 // index warns about them.
 func TestSkillsInstallerE2E(t *testing.T) {
-	node, errNode := exec.LookPath("node")
-	npm, errNPM := exec.LookPath("npm")
-	if errNode != nil || errNPM != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("node and npm are needed under CI: %v %v", errNode, errNPM)
-		}
-		t.Skip("node or npm not found; set CI to make this a failure")
+	bin := testutil.CompatBin(t) // skips without npm, fails under CI
+	node := filepath.Join(bin, "node")
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clis := map[string]string{"skills-v3": filepath.Join(bin, "..", "skills", "bin", "cli.mjs")}
+	if b, err := os.ReadFile(filepath.Join(bin, "..", "skills", "package.json")); err != nil || !strings.Contains(string(b), `"version": "1.7.4"`) {
+		t.Fatalf("compat/ does not hold skills 1.7.4: %v", err)
 	}
 	dir, err := filepath.Abs("e2e")
 	if err != nil {
@@ -144,12 +154,21 @@ func TestSkillsInstallerE2E(t *testing.T) {
 		{"0.2.0/agent", "skills-v2", srv.URL + "/agents/coder/", nil, []string{
 			"/agents/coder/.well-known/agent-skills/index.json", "/agents/coder/.well-known/agent-skills/toolkit.tar.gz",
 		}, false},
+		{"0.2.0/global/1.7.4", "skills-v3", srv.URL + "/", []string{"--skill", "toolkit"}, []string{
+			"/.well-known/agent-skills/index.json", "/.well-known/agent-skills/toolkit.tar.gz",
+		}, false},
+		{"0.2.0/agent/1.7.4", "skills-v3", srv.URL + "/agents/coder/", nil, []string{
+			"/agents/coder/.well-known/agent-skills/index.json", "/agents/coder/.well-known/agent-skills/toolkit.tar.gz",
+		}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			mu.Lock()
 			requests = nil
 			mu.Unlock()
-			cli := filepath.Join(dir, "node_modules", c.pkg, "bin", "cli.mjs")
+			cli := clis[c.pkg]
+			if cli == "" {
+				cli = filepath.Join(dir, "node_modules", c.pkg, "bin", "cli.mjs")
+			}
 			work := runInstaller(t, node, cli, dir, c.url, c.args...)
 			mu.Lock()
 			seen := append([]string(nil), requests...)
@@ -169,24 +188,32 @@ func TestSkillsInstallerE2E(t *testing.T) {
 					t.Errorf("the installer did not fetch %s", p)
 				}
 			}
-			compareInstalled(t, filepath.Join(work, ".agents", "skills", "toolkit"), filepath.Join(root, "toolkit"), installers[c.pkg], c.text)
+			dropped := compareInstalled(t, filepath.Join(work, ".agents", "skills", "toolkit"), filepath.Join(root, "toolkit"), installerVersion[c.pkg], c.text)
+			if !slices.Equal(dropped, []string{"scripts/run.sh"}) {
+				t.Errorf("skills@%s dropped the executable bit of %v; the index's %s warning says every installer drops it of scripts/run.sh", installerVersion[c.pkg], dropped, WarnExecutable)
+			}
 			if _, err := os.Stat(filepath.Join(work, ".agents", "skills", "other")); !os.IsNotExist(err) {
 				t.Errorf("the skill not asked for was installed (%v)", err)
 			}
 		})
 	}
 
-	// What the installer cannot keep is announced in the index it read.
-	var idx v1Index
-	if err := json.Unmarshal(get(t, srv.URL+"/agents/coder/.well-known/skills/index.json").body, &idx); err != nil {
-		t.Fatal(err)
-	}
-	var codes []string
-	for _, w := range idx.Warnings {
-		codes = append(codes, w.Skill+":"+w.Code)
-	}
-	if got, want := strings.Join(codes, ","), "toolkit:"+WarnLegacyNotText+",toolkit:"+WarnLegacyBOM; got != want {
-		t.Errorf("index warnings %s, want %s", got, want)
+	// What the installers cannot keep is announced in the index they read.
+	for index, want := range map[string]string{
+		"skills":       "toolkit:" + WarnLegacyNotText + ",toolkit:" + WarnLegacyBOM + ",toolkit:" + WarnExecutable,
+		"agent-skills": "toolkit:" + WarnExecutable,
+	} {
+		var idx v1Index
+		if err := json.Unmarshal(get(t, srv.URL+"/agents/coder/.well-known/"+index+"/index.json").body, &idx); err != nil {
+			t.Fatal(err)
+		}
+		var codes []string
+		for _, w := range idx.Warnings {
+			codes = append(codes, w.Skill+":"+w.Code)
+		}
+		if got := strings.Join(codes, ","); got != want {
+			t.Errorf("%s index warnings %s, want %s", index, got, want)
+		}
 	}
 }
 
@@ -247,7 +274,10 @@ func runInstaller(t *testing.T, node, cli, dir, url string, args ...string) stri
 // installer wrote: byte-identical, or exactly what decoding as UTF-8 text
 // (WHATWG, as fetch's Response.text does: BOM dropped, each maximal
 // ill-formed subsequence replaced by U+FFFD) makes of it, which is logged.
-func compareInstalled(t *testing.T, installedDir, sourceDir, version string, text bool) {
+//
+// It returns the files that are executable in the source and were not
+// installed executable.
+func compareInstalled(t *testing.T, installedDir, sourceDir, version string, text bool) (dropped []string) {
 	t.Helper()
 	got := sourceFiles(t, installedDir)
 	want := sourceFiles(t, sourceDir)
@@ -271,10 +301,13 @@ func compareInstalled(t *testing.T, installedDir, sourceDir, version string, tex
 		}
 		if w.mode&0o111 != 0 && g.mode&0o111 == 0 {
 			t.Logf("%s: executable in the source, installed as %o: skills@%s writes files with the default mode", p, g.mode, version)
+			dropped = append(dropped, p)
 		} else if w.mode&0o111 == 0 && g.mode&0o111 != 0 {
 			t.Errorf("%s: installed executable (%o), the source is not", p, g.mode)
 		}
 	}
+	slices.Sort(dropped)
+	return dropped
 }
 
 // decodeText is the WHATWG UTF-8 decode (TextDecoder, Response.text)

@@ -29,15 +29,19 @@ const (
 
 // Warning codes, in the index's "warnings" array.
 const (
-	WarnTooManyFiles   = "too-many-files"
-	WarnTooLarge       = "too-large"
-	WarnName           = "name-unsupported"
-	WarnReadError      = "read-error"
-	WarnArchivePath    = "archive-path"
-	WarnLegacyPath     = "legacy-path"
-	WarnDescription    = "description-shortened"
-	WarnLegacyNotText  = "legacy-not-text"
-	WarnLegacyBOM      = "legacy-bom"
+	WarnTooManyFiles  = "too-many-files"
+	WarnTooLarge      = "too-large"
+	WarnName          = "name-unsupported"
+	WarnReadError     = "read-error"
+	WarnArchivePath   = "archive-path"
+	WarnLegacyPath    = "legacy-path"
+	WarnDescription   = "description-shortened"
+	WarnLegacyNotText = "legacy-not-text"
+	WarnLegacyBOM     = "legacy-bom"
+	// WarnExecutable: the skill has executable files, and every installer
+	// writes files without their executable bit (skills 1.3.9, 1.5.26 and
+	// 1.7.4, checked by TestSkillsInstallerE2E). The skill is listed.
+	WarnExecutable     = "executable-dropped"
 	warningsHeaderName = "Loadout-Warnings"
 )
 
@@ -235,6 +239,9 @@ func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer
 			}
 			v2.Skills = append(v2.Skills, entryV2{Name: name, Type: it.kind, Description: desc, URL: url, Digest: it.digest})
 			s.items[name] = it
+			if w, ok := ExecutableWarning(sk); ok {
+				warn(&v2.Warnings, "agent-skills", name, w.Code, "%s", w.Message)
+			}
 		}
 
 		// 0.1.0: the file list.
@@ -258,12 +265,35 @@ func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer
 			warn(&v1.Warnings, "skills", name, WarnLegacyBOM, "skill %q: files starting with a byte order mark (%s) lose it with installers that decode downloads as text (skills 1.3.x)", name, quoteList(pk.bom))
 		}
 		v1.Skills = append(v1.Skills, entryV1{Name: name, Description: sk.Description, Files: files})
+		if w, ok := ExecutableWarning(sk); ok {
+			warn(&v1.Warnings, "skills", name, w.Code, "%s", w.Message)
+		}
 	}
 	s.v2 = doc{body: marshal(v2), warnings: len(v2.Warnings)}
 	s.v2.etag = etagOf(s.v2.body)
 	s.v1 = doc{body: marshal(v1), warnings: len(v1.Warnings)}
 	s.v1.etag = etagOf(s.v1.body)
 	return s
+}
+
+// ExecutableWarning says, when sk has executable files, that installers
+// drop their executable bit; one message for both indexes, the log and
+// `loadout check`. The skill is still listed: the files arrive, only the
+// mode is lost.
+func ExecutableWarning(sk *skill.Skill) (Warning, bool) {
+	var execs []string
+	for _, f := range sk.Files {
+		if f.Executable {
+			execs = append(execs, f.Path)
+		}
+	}
+	if len(execs) == 0 {
+		return Warning{}, false
+	}
+	return Warning{Skill: sk.Name, Code: WarnExecutable, Message: fmt.Sprintf(
+		"skill %q: installers (npx skills, every version) drop executable bits, so %s will not be executable once installed: "+
+			"have SKILL.md run such files through their interpreter (sh, python3, …) rather than directly, or chmod +x them after installing",
+		sk.Name, quoteList(execs))}, true
 }
 
 func quoteList(ps []string) string {

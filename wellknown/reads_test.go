@@ -95,7 +95,7 @@ func TestHugeFileReads(t *testing.T) {
 	for _, w := range idx.Warnings {
 		left = append(left, w.Skill+":"+w.Code)
 	}
-	if strings.Join(left, ",") != "huge:too-large" {
+	if strings.Join(left, ",") != "huge:too-large,multi:executable-dropped" {
 		t.Errorf("warnings %v", left)
 	}
 }

@@ -293,7 +293,10 @@ func TestIndexV2(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("entries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if len(idx.Warnings) != 0 || r.header.Get("Loadout-Warnings") != "0" {
+	// multi's executable script is listed, with a warning that installers
+	// drop the bit.
+	if len(idx.Warnings) != 1 || idx.Warnings[0].Code != WarnExecutable || idx.Warnings[0].Skill != "multi" ||
+		!strings.Contains(idx.Warnings[0].Message, `"scripts/run.sh"`) || r.header.Get("Loadout-Warnings") != "1" {
 		t.Errorf("warnings %v, header %q", idx.Warnings, r.header.Get("Loadout-Warnings"))
 	}
 	for _, e := range idx.Skills {
@@ -402,12 +405,14 @@ func TestIndexV1(t *testing.T) {
 			t.Errorf("%s: Content-Type %q, want %q", p, got, want)
 		}
 	}
-	// The binary file is flagged for installers that read files as text.
-	if len(idx.Warnings) != 1 || idx.Warnings[0].Code != WarnLegacyNotText || idx.Warnings[0].Skill != "multi" ||
-		!strings.Contains(idx.Warnings[0].Message, "assets/logo.png") {
+	// The binary file is flagged for installers that read files as text,
+	// and the executable script for installers that drop the bit.
+	if len(idx.Warnings) != 2 || idx.Warnings[0].Code != WarnLegacyNotText || idx.Warnings[0].Skill != "multi" ||
+		!strings.Contains(idx.Warnings[0].Message, "assets/logo.png") ||
+		idx.Warnings[1].Code != WarnExecutable || !strings.Contains(idx.Warnings[1].Message, `"scripts/run.sh"`) {
 		t.Errorf("warnings %+v", idx.Warnings)
 	}
-	if r.header.Get("Loadout-Warnings") != "1" {
+	if r.header.Get("Loadout-Warnings") != "2" {
 		t.Errorf("Loadout-Warnings %q", r.header.Get("Loadout-Warnings"))
 	}
 }
@@ -670,13 +675,13 @@ func TestLimitsAreReported(t *testing.T) {
 		sort.Strings(out)
 		return strings.Join(out, " ")
 	}
-	if got, want := codes(v2.Warnings), "Bad_Name:name-unsupported deeppath:archive-path huge:too-large long:description-shortened many:too-many-files"; got != want {
+	if got, want := codes(v2.Warnings), "Bad_Name:name-unsupported deeppath:archive-path huge:too-large long:description-shortened many:too-many-files multi:executable-dropped"; got != want {
 		t.Errorf("0.2.0 warnings:\n%s\nwant\n%s", got, want)
 	}
-	if got, want := codes(v1.Warnings), "Bad_Name:name-unsupported bom:legacy-bom huge:too-large many:too-many-files multi:legacy-not-text pct:legacy-path"; got != want {
+	if got, want := codes(v1.Warnings), "Bad_Name:name-unsupported bom:legacy-bom huge:too-large many:too-many-files multi:executable-dropped multi:legacy-not-text pct:legacy-path"; got != want {
 		t.Errorf("0.1.0 warnings:\n%s\nwant\n%s", got, want)
 	}
-	if r2.header.Get("Loadout-Warnings") != "5" || r1.header.Get("Loadout-Warnings") != "6" {
+	if r2.header.Get("Loadout-Warnings") != "6" || r1.header.Get("Loadout-Warnings") != "7" {
 		t.Errorf("Loadout-Warnings %q, %q", r2.header.Get("Loadout-Warnings"), r1.header.Get("Loadout-Warnings"))
 	}
 	in := func(names []string) string { sort.Strings(names); return strings.Join(names, ",") }
