@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -27,9 +28,12 @@ import (
 // edgeService serves one root with the skill "s": an empty
 // scripts/__init__.py, an empty binary-typed file, an empty folder
 // (empty/) and one nested inside a folder with files (docs/blank/).
-func edgeService(t testing.TB) (*service.Service, string) {
+func edgeService(t testing.TB, more ...func(root string)) (*service.Service, string) {
 	t.Helper()
 	root := t.TempDir()
+	for _, f := range more {
+		f(root)
+	}
 	writeSkill(t, root, "s", "A skill with empty files and empty folders.", "", map[string]string{
 		"scripts/__init__.py": "",
 		"scripts/run.py":      "print('hi')\n",
@@ -105,11 +109,11 @@ func TestEmptyFileReadCarriesContent(t *testing.T) {
 }
 
 // compatServer serves svc's agent coder over streamable HTTP to the real
-// clients, as an open server.
-func compatServer(t *testing.T, svc *service.Service) string {
+// clients, as an open server; stateless[0] makes it stateless.
+func compatServer(t *testing.T, svc *service.Service, stateless ...bool) string {
 	t.Helper()
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", HTTPHandler(svc, Options{Agent: "coder", Logger: quiet}))
+	mux.Handle("/mcp", HTTPHandler(svc, Options{Agent: "coder", Logger: quiet, Stateless: len(stateless) > 0 && stateless[0]}))
 	open := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mux.ServeHTTP(w, r.WithContext(service.WithPrincipal(r.Context(), openPrincipal)))
 	})
@@ -282,5 +286,94 @@ func TestNestedSkillMDServedAlikeFromFolderAndStore(t *testing.T) {
 	}
 	if diff := cmp.Diff(folder, stored); diff != "" {
 		t.Errorf("the stored copy is listed differently (-folder +stored):\n%s", diff)
+	}
+}
+
+// skillsClientScript lists every skill with the TypeScript SDK's
+// SkillsClient (which throws on any invalid entry), reads and verifies
+// every listed file (size and digest), and lists each folder named in
+// argv[3...] with readDirectory. It prints one JSON object.
+const skillsClientScript = `
+import { Client, StreamableHTTPClientTransport } from %q;
+import { SkillsClient } from %q;
+const client = new Client({ name: "loadout-test", version: "1" });
+await client.connect(new StreamableHTTPClientTransport(new URL(process.argv[2])));
+const skills = new SkillsClient(client);
+const { skills: entries } = await skills.list();
+const out = { version: client.getNegotiatedProtocolVersion(), skills: [], files: {}, dirs: {} };
+for (const entry of entries) {
+  out.skills.push(entry.uri);
+  for (const r of entry.resources) {
+    const file = await skills.read(entry, r.uri);
+    out.files[r.uri] = { bytes: file.bytes.byteLength, verified: file.verified };
+  }
+}
+for (const uri of process.argv.slice(3)) {
+  const dir = await skills.readDirectory(uri);
+  out.dirs[uri] = dir.resources.map((r) => r.name + " " + r.mimeType);
+}
+console.log(JSON.stringify(out));
+await client.close();
+`
+
+// TestSkillsClientVerifiesEdgeCases runs the SkillsClient of the pinned
+// @modelcontextprotocol/client over a skill with empty files and empty
+// folders and one with a nested SKILL.md: every file reads and verifies
+// (an empty file failed "contents.0: Invalid input"), and readDirectory
+// lists an empty folder as an empty list (it got -32602), stateful and
+// stateless. (The client negotiates 2025-11-25 with both; the 2026-07-28
+// directory envelope's ttlMs and cacheScope are checked in Go by
+// TestEmptyFoldersAreDirectories.)
+func TestSkillsClientVerifiesEdgeCases(t *testing.T) {
+	bin := testutil.CompatBin(t)
+	svc, _ := edgeService(t, func(root string) {
+		writeSkill(t, root, "outer", "A skill that ships an example skill.", "", map[string]string{
+			"examples/inner/SKILL.md": "---\nname: inner\ndescription: An example.\n---\n# Inner\n",
+		})
+	})
+	pkg := filepath.Join(bin, "..", "@modelcontextprotocol", "client", "dist")
+	script := filepath.Join(t.TempDir(), "skills.mjs")
+	src := fmt.Sprintf(skillsClientScript, "file://"+filepath.ToSlash(filepath.Join(pkg, "index.mjs")), "file://"+filepath.ToSlash(filepath.Join(pkg, "ext", "skills", "index.mjs")))
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, stateless := range []bool{false, true} {
+		url := compatServer(t, svc, stateless)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, filepath.Join(bin, "node"), script, url, "skill://s", "skill://s/empty", "skill://s/docs/blank", "skill://outer/examples/inner").CombinedOutput()
+		if err != nil {
+			t.Fatalf("SkillsClient (stateless %v): %v\n%s", stateless, err, out)
+		}
+		var got struct {
+			Version string
+			Skills  []string
+			Files   map[string]struct {
+				Bytes    int
+				Verified bool
+			}
+			Dirs map[string][]string
+		}
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		t.Logf("stateless %v: protocol revision %s", stateless, got.Version)
+		if strings.Join(got.Skills, " ") != "skill://outer/SKILL.md skill://s/SKILL.md" {
+			t.Errorf("skills %v", got.Skills)
+		}
+		for _, uri := range []string{"skill://s/scripts/__init__.py", "skill://s/assets/empty.png", "skill://outer/examples/inner/SKILL.md"} {
+			if f, ok := got.Files[uri]; !ok || !f.Verified {
+				t.Errorf("%s: %+v, want read and verified", uri, f)
+			}
+		}
+		want := map[string][]string{
+			"skill://s":                    {"SKILL.md text/markdown", "assets inode/directory", "docs inode/directory", "empty inode/directory", "scripts inode/directory"},
+			"skill://s/empty":              {},
+			"skill://s/docs/blank":         {},
+			"skill://outer/examples/inner": {"SKILL.md text/markdown"},
+		}
+		if diff := cmp.Diff(want, got.Dirs); diff != "" {
+			t.Errorf("readDirectory (-want +got):\n%s", diff)
+		}
 	}
 }
