@@ -212,7 +212,7 @@ func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer
 		// 0.2.0: one artifact with its digest.
 		desc, cut := shorten(sk.Description, MaxDescription)
 		it := item{sk: sk}
-		var skipV2 bool
+		var skipV2, execLogged bool
 		if len(sk.Files) == 0 {
 			it.kind, it.digest = "skill-md", pk.entryDigest
 		} else {
@@ -241,6 +241,7 @@ func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer
 			s.items[name] = it
 			if w, ok := ExecutableWarning(sk); ok {
 				warn(&v2.Warnings, "agent-skills", name, w.Code, "%s", w.Message)
+				execLogged = true
 			}
 		}
 
@@ -266,7 +267,11 @@ func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer
 		}
 		v1.Skills = append(v1.Skills, entryV1{Name: name, Description: sk.Description, Files: files})
 		if w, ok := ExecutableWarning(sk); ok {
-			warn(&v1.Warnings, "skills", name, w.Code, "%s", w.Message)
+			if execLogged { // logged once per skill, listed in both
+				v1.Warnings = append(v1.Warnings, w)
+			} else {
+				warn(&v1.Warnings, "skills", name, w.Code, "%s", w.Message)
+			}
 		}
 	}
 	s.v2 = doc{body: marshal(v2), warnings: len(v2.Warnings)}
