@@ -33,8 +33,10 @@ const maxDirDepth = 32
 // skill.DefaultMaxFiles files is refused as soon as that is seen, before
 // reading the rest. A SKILL.md below the root is one of the skill's files
 // (Bundle.Check warns nested-skill), as discovery lists it; a second entry
-// file at the root (skill.md beside SKILL.md) is refused. The returned
-// bundle has passed Check.
+// file at the root (skill.md beside SKILL.md) is refused. Empty folders
+// are not kept: a bundle, like a store, holds files only (folder discovery
+// records them, skill.Skill.Dirs, and MCP lists them). The returned bundle
+// has passed Check.
 func ImportDir(dir string) (*skill.Bundle, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
