@@ -428,11 +428,14 @@ func skillsClient(t *testing.T, e env, lib, pin string, target ...string) bool {
 
 // installer runs the skills installer against the server's well-known
 // index: `skills add URL --list` must name every valid skill but
-// notInstallable.
+// notInstallable, and `skills add URL --skill NAME` must install the
+// skills with an empty file and a symlinked file byte for byte (file modes
+// aside: installers drop executable bits, which the index warns about).
 func installer(t *testing.T, e env, srv *server, root string) bool {
 	t.Helper()
 	work := t.TempDir()
-	r := e.run(t, work, "skills", "add", srv.base+"/agents/roots", "--list")
+	url := srv.base + "/agents/roots"
+	r := e.run(t, work, "skills", "add", url, "--list")
 	if r.code != 0 || r.err != nil {
 		t.Errorf("skills add URL --list: %s", r)
 		return false
@@ -444,6 +447,28 @@ func installer(t *testing.T, e env, srv *server, root string) bool {
 		if !strings.Contains(r.stdout, n) {
 			t.Errorf("skills add URL --list does not name %s: %s", n, r)
 		}
+	}
+	for _, name := range []string{"empty-file", "plain"} {
+		r := e.run(t, work, "skills", "add", url, "--skill", name, "--agent", "amp", "-y")
+		if r.code != 0 || r.err != nil {
+			t.Errorf("skills add URL --skill %s --agent amp -y: %s", name, r)
+			continue
+		}
+		installed := filepath.Join(work, ".agents", "skills", name)
+		_ = filepath.WalkDir(filepath.Join(root, name), func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(filepath.Join(root, name), p)
+			want, _ := os.ReadFile(p)
+			got, err := os.ReadFile(filepath.Join(installed, rel))
+			if err != nil {
+				t.Errorf("skills add --skill %s: %s was not installed: %v\n%s", name, rel, err, r)
+			} else if !bytes.Equal(got, want) {
+				t.Errorf("skills add --skill %s: %s installed as %q, want %q", name, rel, got, want)
+			}
+			return nil
+		})
 	}
 	return !t.Failed()
 }

