@@ -125,7 +125,10 @@ func (c *conformanceRun) judge(t *testing.T, rev string, results map[string][]ch
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	failed := false
+	var passed, failing []string
 	for _, sc := range sortedKeys(results) {
+		before := failed
+		failed = false
 		if !slicesContains(c.scenarios[rev], sc) {
 			c.scenarios[rev] = append(c.scenarios[rev], sc)
 		}
@@ -152,7 +155,17 @@ func (c *conformanceRun) judge(t *testing.T, rev string, results map[string][]ch
 		}
 		if !wholeNA {
 			c.applied[sc] = true
+			if failed {
+				failing = append(failing, sc)
+			} else {
+				passed = append(passed, sc)
+			}
 		}
+		failed = failed || before
+	}
+	t.Logf("at %s: %d applicable scenarios pass: %s", rev, len(passed), strings.Join(passed, ", "))
+	if len(failing) > 0 {
+		t.Logf("at %s: %d fail: %s", rev, len(failing), strings.Join(failing, ", "))
 	}
 	if failed {
 		t.Logf("suite output:\n%s", tail(r.stdout+r.stderr))
