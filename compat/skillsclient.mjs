@@ -14,6 +14,8 @@
 // --lib ext-skills: @olaservo/ext-skills's client functions.
 // --pin REVISION: negotiate exactly that protocol revision (server/discover);
 // without it the client's default (legacy initialize) handshake.
+// Through --stdio the bridge gets this process's whole environment (the
+// test's: pinned Node first on PATH, no network beyond loopback).
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
@@ -59,7 +61,7 @@ async function main() {
   const client = new Client({ name: 'loadout-compat', version: '1.0.0' }, options);
   const transport = o.url
     ? new StreamableHTTPClientTransport(new URL(o.url))
-    : new StdioClientTransport({ command: o.stdio[0], args: o.stdio.slice(1), stderr: 'inherit' });
+    : new StdioClientTransport({ command: o.stdio[0], args: o.stdio.slice(1), env: { ...process.env }, stderr: 'inherit' });
   const out = {
     lib: o.lib,
     pin: o.pin || null,
