@@ -278,7 +278,8 @@ func TestClients(t *testing.T) {
 }
 
 // inspector runs the Inspector CLI: skills/list with --verify (exit 7: a
-// skill failed verification, 8: could not be fully checked), tools/list
+// skill failed verification, 8: could not be fully checked) on the 2025
+// handshake and on the 2026-07-28 one (--protocol-era modern), tools/list
 // with --strict (exit 6: a tool schema error), and resources/read of the
 // empty file.
 func inspector(t *testing.T, e env, srv *server) bool {
@@ -286,16 +287,56 @@ func inspector(t *testing.T, e env, srv *server) bool {
 	ok := true
 	for _, args := range [][]string{
 		{"--method", "skills/list", "--verify"},
+		{"--method", "skills/list", "--verify", "--protocol-era", "modern"},
 		{"--method", "tools/list", "--strict"},
 		{"--method", "resources/read", "--uri", emptyFile},
 	} {
 		r := e.run(t, e.home, "inspector", append([]string{"--cli", srv.mcp()}, args...)...)
 		if r.code != 0 || r.err != nil {
 			ok = false
-			t.Errorf("inspector --cli URL %s: %s", strings.Join(args, " "), r)
+			problems := verifyProblems(r.stdout)
+			if len(problems) == 0 {
+				t.Errorf("inspector --cli URL %s: %s", strings.Join(args, " "), r)
+				continue
+			}
+			t.Errorf("inspector --cli URL %s: exit %d:\n\t%s", strings.Join(args, " "), r.code, strings.Join(problems, "\n\t"))
+			t.Logf("inspector output: %s", r)
 		}
 	}
 	return ok
+}
+
+// verifyProblems names every problem in the Inspector's --verify report
+// (one JSON object per skill and line).
+func verifyProblems(stdout string) []string {
+	var out []string
+	for _, line := range strings.Split(stdout, "\n") {
+		var v struct {
+			URI         string `json:"uri"`
+			OK          bool   `json:"ok"`
+			Conformance []struct {
+				Code, Severity, Message string
+			} `json:"conformance"`
+			Frontmatter []struct {
+				Code, Severity, Message string
+			} `json:"frontmatter"`
+			Files []struct {
+				URI, Status, Reason string
+			} `json:"files"`
+		}
+		if json.Unmarshal([]byte(line), &v) != nil || v.URI == "" || v.OK {
+			continue
+		}
+		for _, c := range append(v.Conformance, v.Frontmatter...) {
+			out = append(out, fmt.Sprintf("%s: %s %s: %s", v.URI, c.Severity, c.Code, c.Message))
+		}
+		for _, f := range v.Files {
+			if f.Status != "verified" {
+				out = append(out, fmt.Sprintf("%s: %s %s", f.URI, f.Status, f.Reason))
+			}
+		}
+	}
+	return out
 }
 
 // summary is what skillsclient.mjs prints.

@@ -42,7 +42,7 @@ var clients = []struct {
 			strings.Join(revisions, ", "), n, na, notApplicableFile)
 	}},
 	{clientInspector, "@modelcontextprotocol/inspector", "MCP Inspector (CLI)", func(*conformanceRun) string {
-		return "`--method skills/list --verify` (the extension's checks and every digest), `--method tools/list --strict`, `resources/read` of an empty file"
+		return "`--method skills/list --verify` (the extension's checks and every digest; 2025 handshake and `--protocol-era modern`), `--method tools/list --strict`, `resources/read` of an empty file"
 	}},
 	{clientSDK, "@modelcontextprotocol/client", "TypeScript SDK `SkillsClient`", func(*conformanceRun) string {
 		return "`list()` with default options, `get()`, `read()` of every file of every skill (size, digest, SKILL.md frontmatter), `readDirectory()` of every folder; 2025 handshake and 2026-07-28"
