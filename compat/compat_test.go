@@ -42,6 +42,24 @@ const clientTimeout = 2 * time.Minute
 // modes are the two ways loadout serves MCP over HTTP.
 var modes = []string{"stateful", "stateless"}
 
+// statefulServes20260728 says whether the default (stateful) `serve`
+// answers protocol revision 2026-07-28, which the skills extension is
+// written against (issue 9, item 5: in both modes if the SDK allows; the
+// Go SDK's own stateful handler refuses it). If it is decided that only
+// --stateless serves it, set this to false: the stateful runs at
+// 2026-07-28 are then skipped with a note, and the table says so.
+const statefulServes20260728 = true
+
+// serves tells whether the server in mode is expected to speak rev; the
+// runs at a revision it does not serve are skipped.
+func serves(t *testing.T, mode, rev string) bool {
+	if mode == "stateful" && rev >= "2026-07-28" && !statefulServes20260728 {
+		t.Skipf("the stateful server does not serve %s (statefulServes20260728 is false): --stateless does", rev)
+		return false
+	}
+	return true
+}
+
 // dir is this package's folder (compat/).
 func dir() string {
 	_, file, _, _ := runtime.Caller(0)
@@ -249,14 +267,18 @@ func TestClients(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			srv := serve(t, loadout, root, mode == "stateless")
 			t.Run("conformance", func(t *testing.T) {
-				tab.ran(clientConformance, mode, conf.run(t, e, srv.mcp()))
+				tab.ran(clientConformance, mode, conf.run(t, e, mode, srv.mcp()))
 			})
 			t.Run("inspector", func(t *testing.T) {
-				tab.ran(clientInspector, mode, inspector(t, e, srv))
+				tab.ran(clientInspector, mode, inspector(t, e, mode, srv))
 			})
 			t.Run("skillsclient", func(t *testing.T) {
 				ok := t.Run("legacy", func(t *testing.T) { skillsClient(t, e, "sdk", "", "--url", srv.mcp()) })
-				ok = t.Run("2026-07-28", func(t *testing.T) { skillsClient(t, e, "sdk", "2026-07-28", "--url", srv.mcp()) }) && ok
+				ok = t.Run("2026-07-28", func(t *testing.T) {
+					if serves(t, mode, "2026-07-28") {
+						skillsClient(t, e, "sdk", "2026-07-28", "--url", srv.mcp())
+					}
+				}) && ok
 				tab.ran(clientSDK, mode, ok)
 			})
 			t.Run("ext-skills", func(t *testing.T) {
@@ -282,7 +304,7 @@ func TestClients(t *testing.T) {
 // handshake and on the 2026-07-28 one (--protocol-era modern), tools/list
 // with --strict (exit 6: a tool schema error), and resources/read of the
 // empty file.
-func inspector(t *testing.T, e env, srv *server) bool {
+func inspector(t *testing.T, e env, mode string, srv *server) bool {
 	t.Helper()
 	ok := true
 	for _, args := range [][]string{
@@ -291,6 +313,10 @@ func inspector(t *testing.T, e env, srv *server) bool {
 		{"--method", "tools/list", "--strict"},
 		{"--method", "resources/read", "--uri", emptyFile},
 	} {
+		if slices.Contains(args, "modern") && mode == "stateful" && !statefulServes20260728 {
+			t.Logf("not run, the stateful server does not serve 2026-07-28: inspector --cli URL %s", strings.Join(args, " "))
+			continue
+		}
 		r := e.run(t, e.home, "inspector", append([]string{"--cli", srv.mcp()}, args...)...)
 		if r.code != 0 || r.err != nil {
 			ok = false

@@ -38,8 +38,12 @@ var clients = []struct {
 }{
 	{clientConformance, "@modelcontextprotocol/conformance", "MCP conformance suite", func(c *conformanceRun) string {
 		n, na := c.counts()
-		return fmt.Sprintf("server scenarios at protocol %s: %d apply (core, pending and the skills extension's sep-2640-*); %d do not (they call the suite's own fixture tools and prompts, or test the tasks extension: compat/%s gives each reason)",
-			strings.Join(revisions, ", "), n, na, notApplicableFile)
+		stateful := ""
+		if !statefulServes20260728 {
+			stateful = " (2026-07-28: `--stateless` only)"
+		}
+		return fmt.Sprintf("server scenarios at protocol %s%s: %d apply (core, pending and the skills extension's sep-2640-*); %d do not (they call the suite's own fixture tools and prompts, or test the tasks extension: compat/%s gives each reason)",
+			strings.Join(revisions, ", "), stateful, n, na, notApplicableFile)
 	}},
 	{clientInspector, "@modelcontextprotocol/inspector", "MCP Inspector (CLI)", func(*conformanceRun) string {
 		return "`--method skills/list --verify` (the extension's checks and every digest; 2025 handshake and `--protocol-era modern`), `--method tools/list --strict`, `resources/read` of an empty file"
