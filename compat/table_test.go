@@ -61,7 +61,7 @@ var clients = []struct {
 		return "the `SkillsClient` run above through the bridge"
 	}},
 	{clientSkills, "skills", "skills installer (`npx skills`)", func(*conformanceRun) string {
-		return "`skills add URL --list` reads the well-known index"
+		return "`skills add URL --list` names every skill the well-known index offers; `skills add URL --skill NAME` installs a skill with an empty file and one with a symlinked file, byte for byte"
 	}},
 }
 
