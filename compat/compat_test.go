@@ -260,7 +260,7 @@ func TestClients(t *testing.T) {
 	writeCatalog(t, root)
 	e := newEnv(t, bin)
 	na := readNotApplicable(t)
-	tab := newTable(t)
+	tab := newTable()
 	conf := &conformanceRun{na: na, hit: map[string]bool{}}
 
 	for _, mode := range modes {

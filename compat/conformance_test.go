@@ -102,6 +102,11 @@ func (c *conformanceRun) run(t *testing.T, e env, mode, url string) bool {
 			if len(results) == 0 {
 				t.Fatalf("conformance server --spec-version %s wrote no results: %s", rev, r)
 			}
+			for _, sc := range missing(r.stdout, results) {
+				if _, na := c.na[sc]; !na {
+					t.Errorf("%s at %s: the suite ran it but wrote no checks (it threw?): %s", sc, rev, r)
+				}
+			}
 			for _, sc := range skillsScenarios {
 				r := e.run(t, e.home, "conformance", "server", "--url", url, "--scenario", sc, "--spec-version", rev, "--force", "-o", filepath.Join(out, sc))
 				if r.err != nil {
@@ -126,15 +131,14 @@ func (c *conformanceRun) judge(t *testing.T, rev string, results map[string][]ch
 	t.Helper()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	failed := false
+	anyFailed := false
 	var passed, failing []string
 	for _, sc := range sortedKeys(results) {
-		before := failed
-		failed = false
 		if !slicesContains(c.scenarios[rev], sc) {
 			c.scenarios[rev] = append(c.scenarios[rev], sc)
 		}
 		_, wholeNA := c.na[sc]
+		failed := false
 		for _, ch := range results[sc] {
 			switch ch.Status {
 			case "SUCCESS", "INFO", "SKIPPED":
@@ -155,24 +159,37 @@ func (c *conformanceRun) judge(t *testing.T, rev string, results map[string][]ch
 			failed = true
 			t.Errorf("%s at %s: check %s %s: %s (%s)", sc, rev, ch.ID, ch.Status, ch.ErrorMessage, ch.Description)
 		}
-		if !wholeNA {
-			c.applied[sc] = true
-			if failed {
-				failing = append(failing, sc)
-			} else {
-				passed = append(passed, sc)
-			}
+		if wholeNA {
+			continue
 		}
-		failed = failed || before
+		c.applied[sc] = true
+		if failed {
+			failing = append(failing, sc)
+			anyFailed = true
+		} else {
+			passed = append(passed, sc)
+		}
 	}
 	t.Logf("at %s: %d applicable scenarios pass: %s", rev, len(passed), strings.Join(passed, ", "))
 	if len(failing) > 0 {
 		t.Logf("at %s: %d fail: %s", rev, len(failing), strings.Join(failing, ", "))
 	}
-	if failed {
+	if anyFailed {
 		t.Logf("suite output:\n%s", tail(r.stdout+r.stderr))
 	}
 	c.runs++
+}
+
+// missing returns the scenarios the suite's output says it ran that wrote
+// no checks.json (a scenario that threw is only in the printed summary).
+func missing(stdout string, results map[string][]check) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`(?m)^=== Running scenario: (\S+) ===$`).FindAllStringSubmatch(stdout, -1) {
+		if _, ok := results[m[1]]; !ok {
+			out = append(out, m[1])
+		}
+	}
+	return out
 }
 
 // knownScenarios checks once that every not-applicable entry names a

@@ -72,7 +72,7 @@ type table struct {
 	conf   *conformanceRun
 }
 
-func newTable(t *testing.T) *table {
+func newTable() *table {
 	return &table{passed: map[string]map[string]bool{}}
 }
 
