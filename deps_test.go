@@ -28,6 +28,7 @@ var layers = map[string][]string{
 	"internal/jsonc":     {"internal/textdist", "internal/jsondepth"},
 	"internal/jsondepth": {},
 	"internal/testutil":  {}, // imported by tests only
+	"compat":             {}, // test-only: runs the pinned MCP and skills clients against the real binary
 	"internal/pyrepr":    {},
 	"internal/textdist":  {},
 	"internal/safefile":  {"skill"},
