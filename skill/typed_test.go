@@ -182,3 +182,16 @@ func hasCode(ds []Diagnostic, code string) bool {
 	}
 	return false
 }
+
+// BenchmarkTypedFrontmatter types a typical SKILL.md frontmatter (the one
+// skills/list serves for each skill, once per loaded skill).
+func BenchmarkTypedFrontmatter(b *testing.B) {
+	md := []byte("---\nname: pdf-forms\ndescription: Fill in PDF forms and check their fields. Use when the user hands you a PDF form.\n" +
+		"license: MIT\nversion: 1.0\ntags: [pdf, forms, 1, true]\nallowed-tools: Bash Read\nmetadata:\n  author: tester\n  version: \"2\"\n---\n\n# PDF forms\n\nSteps.\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := TypedFrontmatter(md); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
