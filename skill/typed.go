@@ -209,7 +209,7 @@ func (t *typer) key(n *yaml.Node) (string, error) {
 	if n.Kind != yaml.ScalarNode {
 		return "", t.fail(n, "a key must be a string, not a %s", kindName(n))
 	}
-	if n.Kind == yaml.AliasNode || n.Anchor != "" || n.Style&yaml.TaggedStyle != 0 {
+	if n.Anchor != "" || n.Style&yaml.TaggedStyle != 0 {
 		return "", t.fail(n, "anchors, aliases and tags are not read by MCP skills clients: write the key as plain text")
 	}
 	v, err := t.scalar(n, false)

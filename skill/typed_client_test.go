@@ -95,6 +95,7 @@ var typedCorpus = []string{
 	"a: b # c\n  d\n", "a:\n  - x\n  -\n  - z\n", "a: -\n", "a: - b\n", "a: ? b\n",
 	"a: [a, b]  # c\n", "a: {}\nb: []\n", "a: [[[]]]\n", "a: x\n\tb: y\n",
 	"a: <<\n", "<<: {a: 1}\n", "a: =\n", "a: 2001-12-14\n", "a: 1:30\n", "a: 0.\n", "a: 00\n",
+	"a: x\u2028y\n", "a: x\u0085y\n", "a: 'x\u2029y'\n", "a: |\n  x\u2028y\n", "a: \"\\L\"\n",
 	"a: \"\\/\\N\\_\"\n", "a: \"\\q\"\n", "a: 'x' y\n", "a: \"x\" # ok\n",
 }
 
