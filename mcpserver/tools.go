@@ -201,7 +201,7 @@ func (s *server) searchSkills(ctx context.Context, req *mcp.CallToolRequest) (*m
 		return toolError(s.refusal(err).Message), nil
 	}
 	if l, v, err := s.loadout(ctx); err == nil {
-		kept := hits[:0]
+		kept := make([]catalog.Hit, 0, len(hits))
 		for _, h := range hits {
 			if modelRefusal(l, v, h.Name) == "" {
 				kept = append(kept, h)
