@@ -33,7 +33,21 @@ type AgentSpec struct {
 	Budget int `json:"budget,omitempty"`
 	// Format is the prompt format: pi (default), catalog or progressive.
 	Format string `json:"format,omitempty"`
+	// InvalidSkills says what the MCP server does with a skill the MCP
+	// Skills extension's rules refuse (a name that is not lowercase
+	// letters, digits and hyphens, a description over 1,024 characters,
+	// frontmatter its clients cannot read, ...). Such a skill is always
+	// left out of skills/list; with InvalidLoad (the default, "load")
+	// load_skill and read_skill_file still serve it, with InvalidRefuse
+	// ("refuse") the tools and resources/read refuse it too.
+	InvalidSkills string `json:"invalidSkills,omitempty"`
 }
+
+// The values of AgentSpec.InvalidSkills.
+const (
+	InvalidLoad   = "load"
+	InvalidRefuse = "refuse"
+)
 
 // SourceSpec is one entry of an agent's skills list. Exactly one of Root,
 // Store and Plugin is set.
@@ -105,6 +119,11 @@ func (a *AgentSpec) Validate() error {
 	case "", "pi", "catalog", "progressive":
 	default:
 		return &SpecError{Agent: a.AgentID, Field: "format", Msg: fmt.Sprintf("%q is not a prompt format: use pi, catalog or progressive", a.Format)}
+	}
+	switch a.InvalidSkills {
+	case "", InvalidLoad, InvalidRefuse:
+	default:
+		return &SpecError{Agent: a.AgentID, Field: "invalidSkills", Msg: fmt.Sprintf("%q is not a choice: use %q (the default: the MCP tools still serve skills the MCP Skills extension refuses) or %q (the MCP tools and resources refuse them too)", a.InvalidSkills, InvalidLoad, InvalidRefuse)}
 	}
 	if a.Budget < -1 {
 		return &SpecError{Agent: a.AgentID, Field: "budget", Msg: "must be a number of characters, 0 for the default or -1 for no limit"}

@@ -30,6 +30,28 @@
 // thousand skills never become ten thousand registered resources. Reads go
 // through one resource template, skill://{name}/{+path}.
 //
+// # What the extension serves
+//
+// A skills/list or skills/get entry carries the frontmatter of the exact
+// SKILL.md that resources/read serves and the digest covers, typed as the
+// extension's verifying clients read it (skill.TypedFrontmatter: YAML 1.2
+// core schema, so "version: 1.0" is the number 1), with no field added. A
+// skill those clients would refuse (a name that is not 1 to 64 lowercase
+// letters, digits and hyphens or differs from its URI, no name or
+// description field, a description over 1,024 characters, compatibility
+// over 500, metadata that is not strings, frontmatter they cannot read) is
+// left out of skills/list like a skill over the 512-file or 16 MiB limits:
+// the page's _meta "io.github.loadout/omitted" names it with a reason that
+// starts with a stable code (invalid-name:, invalid-description:,
+// invalid-compatibility:, invalid-metadata:, invalid-frontmatter:,
+// invalid-encoding:, too-many-files:, too-large:, unreadable:), the log
+// says it once, and skills/get answers -32602 with the reason. The tools
+// still serve it unless the agent's invalidSkills is "refuse".
+//
+// A hidden skill (disable-model-invocation: true) is for a person to start:
+// the tools leave it out of their enum and search results and refuse it by
+// name, while skills/list and the resources serve it to the host.
+//
 // # Who is calling
 //
 // Every request runs with a service.Principal in its context, put there by

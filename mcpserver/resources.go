@@ -259,8 +259,9 @@ func isDir(sk *skill.Skill, p string) bool {
 // SkillEntry is one skill as skills/list and skills/get return it.
 type SkillEntry struct {
 	URI string `json:"uri"`
-	// Frontmatter is SKILL.md's frontmatter as written, as a JSON object in
-	// key order.
+	// Frontmatter is the frontmatter of the SKILL.md resources/read serves,
+	// typed as the extension's clients read it (skill.TypedFrontmatter):
+	// a JSON object in key order, nothing added.
 	Frontmatter json.RawMessage `json:"frontmatter"`
 	Resources   []SkillResource `json:"resources"`
 }
@@ -275,7 +276,10 @@ type SkillResource struct {
 
 // manifest is a skill's entry, computed once per skill value (skills are
 // immutable; a reload makes new ones). problem says why the skill is not
-// served through the extension.
+// served through the extension; it starts with a stable code (see
+// extension.go: invalid-name, invalid-description, invalid-compatibility,
+// invalid-metadata, invalid-frontmatter, invalid-encoding; and
+// too-many-files, too-large, unreadable here).
 type manifest struct {
 	entry   *SkillEntry
 	problem string
@@ -285,23 +289,30 @@ func (v *view) manifest(sk *skill.Skill) *manifest {
 	if m, ok := v.manifests.Load(sk); ok {
 		return m.(*manifest)
 	}
-	m, _ := v.manifests.LoadOrStore(sk, buildManifest(sk))
+	m, _ := v.manifests.LoadOrStore(sk, buildManifest(sk, v.validity(sk)))
 	return m.(*manifest)
 }
 
-func buildManifest(sk *skill.Skill) *manifest {
+func buildManifest(sk *skill.Skill, val *validity) *manifest {
 	fs := files(sk)
 	if len(fs) > MaxSkillFiles {
-		return &manifest{problem: fmt.Sprintf("it has %d files, over the extension's limit of %d per skill", len(fs), MaxSkillFiles)}
+		return &manifest{problem: fmt.Sprintf("too-many-files: it has %d files, over the extension's limit of %d per skill", len(fs), MaxSkillFiles)}
 	}
 	var listed int64
 	for _, f := range fs {
 		listed += max(f.size, 0)
 	}
 	if listed > MaxSkillBytes {
-		return &manifest{problem: fmt.Sprintf("its files hold %d bytes, over the extension's limit of %d per skill", listed, MaxSkillBytes)}
+		return &manifest{problem: fmt.Sprintf("too-large: its files hold %d bytes, over the extension's limit of %d per skill", listed, MaxSkillBytes)}
 	}
-	e := &SkillEntry{URI: fileURI(sk.Name, entryName), Frontmatter: frontmatter(sk), Resources: make([]SkillResource, 0, len(fs))}
+	if val.problem != "" {
+		return &manifest{problem: val.problem}
+	}
+	front, err := json.Marshal(val.frontmatter)
+	if err != nil {
+		return &manifest{problem: fmt.Sprintf("invalid-frontmatter: SKILL.md's frontmatter cannot be written as JSON (%v)", err)}
+	}
+	e := &SkillEntry{URI: fileURI(sk.Name, entryName), Frontmatter: front, Resources: make([]SkillResource, 0, len(fs))}
 	var total int64
 	for _, f := range fs {
 		// The digest covers the bytes the skill's reader returns, which
@@ -310,43 +321,22 @@ func buildManifest(sk *skill.Skill) *manifest {
 		// and a file over the skill's size cap is refused unread.
 		c, err := sk.OpenWhole(realPath(sk, f.path))
 		if err != nil {
-			return &manifest{problem: fmt.Sprintf("%s could not be read (%v), so its manifest would be incomplete", f.path, err)}
+			return &manifest{problem: fmt.Sprintf("unreadable: %s could not be read (%v), so its manifest would be incomplete", f.path, err)}
 		}
 		size := c.Size()
 		total += size
 		if total > MaxSkillBytes {
 			c.Close()
-			return &manifest{problem: fmt.Sprintf("its files hold more than %d bytes, over the extension's limit per skill", MaxSkillBytes)}
+			return &manifest{problem: fmt.Sprintf("too-large: its files hold more than %d bytes, over the extension's limit per skill", MaxSkillBytes)}
 		}
 		digest, err := skill.DigestOf(c)
 		c.Close()
 		if err != nil {
-			return &manifest{problem: fmt.Sprintf("%s could not be read (%v), so its manifest would be incomplete", f.path, err)}
+			return &manifest{problem: fmt.Sprintf("unreadable: %s could not be read (%v), so its manifest would be incomplete", f.path, err)}
 		}
 		e.Resources = append(e.Resources, SkillResource{URI: fileURI(sk.Name, f.path), Digest: digest, Size: size})
 	}
 	return &manifest{entry: e}
-}
-
-// frontmatter renders the frontmatter as written, in order; name and
-// description are added in front if the source lacks them (the extension
-// requires both).
-func frontmatter(sk *skill.Skill) json.RawMessage {
-	var raw skill.Fields
-	if sk.Meta != nil {
-		raw = sk.Meta.Raw
-	}
-	if _, ok := raw.Get("description"); !ok {
-		raw = append(skill.Fields{{Key: "description", Value: sk.Description}}, raw...)
-	}
-	if _, ok := raw.Get("name"); !ok {
-		raw = append(skill.Fields{{Key: "name", Value: sk.Name}}, raw...)
-	}
-	b, err := json.Marshal(raw)
-	if err != nil {
-		b, _ = json.Marshal(map[string]string{"name": sk.Name, "description": sk.Description})
-	}
-	return b
 }
 
 // ListSkillsParams are the params of skills/list.
@@ -372,9 +362,11 @@ type Omitted struct {
 }
 
 // listSkills serves skills/list: each page covers PageSize skill names in
-// order, and an entry is never split. Skills over the extension's limits
-// (or whose files cannot all be read) are left out, logged, and named in
-// the page's _meta under "io.github.loadout/omitted".
+// order, and an entry is never split. Skills over the extension's limits,
+// skills its rules refuse (extension.go) and skills whose files cannot all
+// be read are left out, logged, and named in the page's _meta under
+// "io.github.loadout/omitted" with the reason. Hidden skills
+// (disable-model-invocation) are listed: hosts may offer them to a person.
 func (s *server) listSkills(ctx context.Context, ss *mcp.ServerSession, params *ListSkillsParams) (*ListSkillsResult, error) {
 	l, v, err := s.loadout(ctx)
 	if err != nil {
@@ -434,7 +426,8 @@ type GetSkillResult struct {
 }
 
 // getSkill serves skills/get: -32602 for a URI that is not the SKILL.md of
-// a skill this agent has, and for a skill over the extension's limits.
+// a skill this agent has, and for a skill left out of skills/list, with
+// the reason.
 func (s *server) getSkill(ctx context.Context, ss *mcp.ServerSession, params *GetSkillParams) (*GetSkillResult, error) {
 	l, v, err := s.loadout(ctx)
 	if err != nil {
@@ -451,7 +444,7 @@ func (s *server) getSkill(ctx context.Context, ss *mcp.ServerSession, params *Ge
 	m := v.manifest(e.Skill)
 	if m.entry == nil {
 		s.warnOnce(ctx, ss, v, name, m.problem)
-		return nil, invalidParams("skill %s is not served through the skills extension: %s; load_skill and read_skill_file still serve it", name, m.problem)
+		return nil, invalidParams("skill %s is not served through the skills extension: %s%s", name, m.problem, stillServed(l, v, e.Skill))
 	}
 	return &GetSkillResult{ResultType: "complete", Skill: m.entry, TTLMs: listTTLMs, CacheScope: cacheScope(ctx)}, nil
 }

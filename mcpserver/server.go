@@ -82,7 +82,9 @@ type view struct {
 	l            *catalog.Loadout // nil when the agent does not exist
 	instructions string
 	enum         []string // names for the tools' enum (visible skills)
+	hidden       int      // skills left out of the enum
 	manifests    sync.Map // *skill.Skill -> *manifest
+	valid        sync.Map // *skill.Skill -> *validity
 	// warned remembers skills already logged as left out of skills/list,
 	// so paging through a listing does not log the same reason again.
 	warned sync.Map
@@ -166,11 +168,17 @@ func (s *server) current() *view {
 	}
 	v := &view{l: l}
 	if l != nil {
-		for _, name := range l.Names() {
-			if e, ok := l.Lookup(name); ok && !e.Skill.Hidden() {
+		// The enum lists what the tools serve: not hidden skills, nor,
+		// when the agent refuses them, skills the extension's rules refuse
+		// (checked only while the enum is short enough to be sent).
+		names := l.Names()
+		strict := refuseInvalid(l) && len(names) <= s.opt.EnumLimit
+		for _, name := range names {
+			if e, ok := l.Lookup(name); ok && !e.Skill.Hidden() && (!strict || v.validity(e.Skill).problem == "") {
 				v.enum = append(v.enum, name)
 			}
 		}
+		v.hidden = len(names) - len(v.enum)
 		v.instructions = s.instructions(l)
 	}
 	// Several requests may build the same view at once; any of them is
@@ -268,6 +276,12 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "resources/list":
 			if r, ok := req.(*mcp.ListResourcesRequest); ok {
 				return s.listResources(ctx, r)
+			}
+		case "resources/read":
+			if r, ok := req.(*mcp.ReadResourceRequest); ok && r.Params != nil {
+				if err := s.refuseRead(ctx, r.Params.URI); err != nil {
+					return nil, err
+				}
 			}
 		case "initialize", "server/discover":
 			res, err := next(ctx, method, req)

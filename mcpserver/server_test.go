@@ -262,7 +262,7 @@ func TestSkillsListPaginationAndDigests(t *testing.T) {
 	if alpha.URI != "skill://alpha/SKILL.md" {
 		t.Fatalf("first entry %s", alpha.URI)
 	}
-	if want := `{"name":"alpha","description":"Fill in PDF forms and check their fields.","version":"1.0","metadata":{"author":"tester"}}`; string(alpha.Frontmatter) != want {
+	if want := `{"name":"alpha","description":"Fill in PDF forms and check their fields.","version":1,"metadata":{"author":"tester"}}`; string(alpha.Frontmatter) != want {
 		t.Errorf("frontmatter\n got %s\nwant %s", alpha.Frontmatter, want)
 	}
 	if len(alpha.Resources) != 6 || alpha.Resources[0].URI != alpha.URI {

@@ -228,8 +228,9 @@ func TestSessionDeleteFreesItsPlace(t *testing.T) {
 }
 
 // TestHiddenSkillsNotInEnum: a skill with disable-model-invocation is left
-// out of the tools' name enum (the model must not be offered it), and can
-// still be loaded by name.
+// out of the tools' name enum (the model must not be offered it), and the
+// model-facing tools refuse it by name too, so schema and behaviour agree;
+// skills/list, skills/get and resources/read still serve it to the host.
 func TestHiddenSkillsNotInEnum(t *testing.T) {
 	f := newFixture(t)
 	writeSkill(t, f.rootA, "secret", "Only when the user asks by name.", "disable-model-invocation: true\n", nil)
@@ -245,8 +246,29 @@ func TestHiddenSkillsNotInEnum(t *testing.T) {
 			t.Errorf("%s name enum lists the hidden skill: %v", n, e)
 		}
 	}
-	if res := callTool(t, cs, "load_skill", map[string]any{"name": "secret"}); res.IsError {
-		t.Errorf("a hidden skill by name: %s", text(res))
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"load_skill", map[string]any{"name": "secret"}},
+		{"use_skill", map[string]any{"name": "secret"}},
+		{"read_skill_file", map[string]any{"name": "secret", "path": "SKILL.md"}},
+	} {
+		res := callTool(t, cs, call.tool, call.args)
+		if !res.IsError || !strings.Contains(text(res), "disable-model-invocation: true, so only a person can start it") {
+			t.Errorf("%s of a hidden skill: error %v: %s", call.tool, res.IsError, text(res))
+		}
+	}
+	res := callTool(t, cs, "search_skills", map[string]any{"query": "only when the user asks by name"})
+	if strings.Contains(text(res), "secret") {
+		t.Errorf("search_skills offers the hidden skill: %s", text(res))
+	}
+	entries, _, omitted := allSkills(t, cs)
+	if !slices.ContainsFunc(entries, func(e *SkillEntry) bool { return e.URI == "skill://secret/SKILL.md" }) || len(omitted) != 0 {
+		t.Errorf("skills/list should serve the hidden skill to the host: %d entries, omitted %v", len(entries), omitted)
+	}
+	if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "skill://secret/SKILL.md"}); err != nil {
+		t.Errorf("resources/read of the hidden skill: %v", err)
 	}
 }
 

@@ -103,6 +103,9 @@ func (s *server) loadSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if strings.TrimSpace(a.Name) == "" {
 		return toolError("name is required: give the name of a skill (search_skills finds names)"), nil
 	}
+	if msg := s.toolRefusal(ctx, a.Name); msg != "" {
+		return toolError(msg), nil
+	}
 	res, err := s.svc.Load(ctx, service.PrincipalFrom(ctx), s.agent, a.Name, callFrom(ctx).transport)
 	if err != nil {
 		return toolError(s.refusal(err).Message), nil
@@ -110,6 +113,17 @@ func (s *server) loadSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}}
 	out.IsError = res.Status != catalog.StatusOK
 	return out, nil
+}
+
+// toolRefusal is why a model-facing tool must not serve the skill name
+// (modelRefusal), or "" to let the service answer (which also refuses a
+// caller that may not read this agent, and an unknown name).
+func (s *server) toolRefusal(ctx context.Context, name string) string {
+	l, v, err := s.loadout(ctx)
+	if err != nil {
+		return ""
+	}
+	return modelRefusal(l, v, name)
 }
 
 type readArgs struct {
@@ -126,6 +140,9 @@ func (s *server) readSkillFile(ctx context.Context, req *mcp.CallToolRequest) (*
 	}
 	if strings.TrimSpace(a.Name) == "" || a.Path == "" {
 		return toolError("name and path are required: the skill's name and a path relative to its folder, as load_skill lists them"), nil
+	}
+	if msg := s.toolRefusal(ctx, a.Name); msg != "" {
+		return toolError(msg), nil
 	}
 	opt := catalog.ReadOptions{Offset: a.Offset, Length: a.Length, Max: ReadCap}
 	if opt.Length == 0 {
@@ -176,9 +193,21 @@ func (s *server) searchSkills(ctx context.Context, req *mcp.CallToolRequest) (*m
 		a.Limit = 10
 	}
 	a.Limit = min(a.Limit, 50)
-	hits, err := s.svc.Search(ctx, service.PrincipalFrom(ctx), s.agent, a.Query, a.Limit)
+	// Skills the tools refuse (hidden ones; invalid ones on a strict agent)
+	// are not offered: ask for as many more as there are, then drop them.
+	v := s.current()
+	hits, err := s.svc.Search(ctx, service.PrincipalFrom(ctx), s.agent, a.Query, a.Limit+v.hidden)
 	if err != nil {
 		return toolError(s.refusal(err).Message), nil
+	}
+	if l, v, err := s.loadout(ctx); err == nil {
+		kept := make([]catalog.Hit, 0, len(hits))
+		for _, h := range hits {
+			if modelRefusal(l, v, h.Name) == "" {
+				kept = append(kept, h)
+			}
+		}
+		hits = kept[:min(len(kept), a.Limit)]
 	}
 	if hits == nil {
 		hits = []catalog.Hit{}
