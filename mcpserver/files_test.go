@@ -25,10 +25,10 @@ import (
 	"github.com/loadout/loadout/store"
 )
 
-// edgeService serves one root with the skill "s": an empty
+// emptiesService serves one root with the skill "s": an empty
 // scripts/__init__.py, an empty binary-typed file, an empty folder
 // (empty/) and one nested inside a folder with files (docs/blank/).
-func edgeService(t testing.TB, more ...func(root string)) (*service.Service, string) {
+func emptiesService(t testing.TB, more ...func(root string)) (*service.Service, string) {
 	t.Helper()
 	root := t.TempDir()
 	for _, f := range more {
@@ -60,7 +60,7 @@ func edgeService(t testing.TB, more ...func(root string)) (*service.Service, str
 // an empty file: its content must carry "text" or "blob" (the SDK drops an
 // empty "text", and a content with neither is invalid).
 func TestEmptyFileReadCarriesContent(t *testing.T) {
-	svc, _ := edgeService(t)
+	svc, _ := emptiesService(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := newServer(ctx, svc, Options{Agent: "coder", Logger: quiet})
@@ -147,7 +147,7 @@ func inspector(t *testing.T, url string, args ...string) (string, int) {
 // which refused a content with neither text nor blob ("contents.0:
 // Invalid input").
 func TestInspectorReadsEmptyFiles(t *testing.T) {
-	svc, _ := edgeService(t)
+	svc, _ := emptiesService(t)
 	url := compatServer(t, svc)
 	for _, uri := range []string{"skill://s/scripts/__init__.py", "skill://s/assets/empty.png"} {
 		out, code := inspector(t, url, "--method", "resources/read", "--uri", uri)
@@ -170,7 +170,7 @@ func TestInspectorReadsEmptyFiles(t *testing.T) {
 // children, and answers an empty list for them (it was -32602), with the
 // caching fields the 2026-07-28 envelope requires.
 func TestEmptyFoldersAreDirectories(t *testing.T) {
-	svc, _ := edgeService(t)
+	svc, _ := emptiesService(t)
 	cs := connect(t, svc, Options{Agent: "coder"}, openPrincipal, nil)
 	ctx := context.Background()
 	dir := func(uri string) ([]string, *ReadDirectoryResult) {
@@ -216,7 +216,7 @@ func TestEmptyFoldersAreDirectories(t *testing.T) {
 // TestInspectorReadsEmptyFolder lists an empty folder with the Inspector
 // CLI, which got -32602 for it.
 func TestInspectorReadsEmptyFolder(t *testing.T) {
-	svc, _ := edgeService(t)
+	svc, _ := emptiesService(t)
 	url := compatServer(t, svc)
 	out, code := inspector(t, url, "--method", "resources/directory/read", "--uri", "skill://s/empty")
 	if code != 0 {
@@ -326,7 +326,7 @@ await client.close();
 // TestEmptyFoldersAreDirectories.)
 func TestSkillsClientVerifiesEdgeCases(t *testing.T) {
 	bin := testutil.CompatBin(t)
-	svc, _ := edgeService(t, func(root string) {
+	svc, _ := emptiesService(t, func(root string) {
 		writeSkill(t, root, "outer", "A skill that ships an example skill.", "", map[string]string{
 			"examples/inner/SKILL.md": "---\nname: inner\ndescription: An example.\n---\n# Inner\n",
 		})
