@@ -273,6 +273,13 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		ctx = context.WithValue(ctx, callKey{}, c)
 		switch method {
+		case "prompts/list", "prompts/get":
+			// The SDK answers these with an empty list even though the
+			// server declares no prompts capability; a client that
+			// compares the two (the conformance suite's discover checks)
+			// then sees a server that handles what it did not declare.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+				Message: method + ": this server has no prompts (it does not declare the prompts capability); its skills are tools and skill:// resources"}
 		case "resources/list":
 			if r, ok := req.(*mcp.ListResourcesRequest); ok {
 				return s.listResources(ctx, r)

@@ -436,3 +436,22 @@ func TestURIRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestNoPromptsMethods: the server declares no prompts capability, so
+// prompts/list and prompts/get answer -32601 rather than the SDK's empty
+// list (the conformance suite's discover check compares the two).
+func TestNoPromptsMethods(t *testing.T) {
+	f := newFixture(t)
+	cs := connect(t, f.svc, Options{Agent: "coder"}, service.Principal{Open: true}, nil)
+	if cs.InitializeResult().Capabilities.Prompts != nil {
+		t.Fatal("the server declares prompts")
+	}
+	_, err := cs.ListPrompts(context.Background(), nil)
+	if rpcCode(err) != jsonrpc.CodeMethodNotFound {
+		t.Fatalf("prompts/list: got %v, want -32601", err)
+	}
+	_, err = cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "alpha"})
+	if rpcCode(err) != jsonrpc.CodeMethodNotFound {
+		t.Fatalf("prompts/get: got %v, want -32601", err)
+	}
+}
