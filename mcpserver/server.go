@@ -121,6 +121,7 @@ func newServer(ctx context.Context, svc *service.Service, opt Options) *server {
 			Logging:    &mcp.LoggingCapabilities{},
 			Tools:      &mcp.ToolCapabilities{ListChanged: true},
 			Resources:  &mcp.ResourceCapabilities{ListChanged: true},
+			Prompts:    &mcp.PromptCapabilities{ListChanged: true},
 			Extensions: map[string]any{ExtensionID: map[string]any{"directoryRead": true}},
 		},
 		PageSize: opt.PageSize * 10,
@@ -154,6 +155,7 @@ func (s *server) follow(ctx context.Context) {
 			v := s.current()
 			s.installTools(v)
 			s.installTemplate()
+			s.notifyPromptsChanged()
 			s.log.Debug("mcp: catalog changed; list_changed sent", "skills", len(v.enum))
 		}
 	}
@@ -273,13 +275,14 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		ctx = context.WithValue(ctx, callKey{}, c)
 		switch method {
-		case "prompts/list", "prompts/get":
-			// The SDK answers these with an empty list even though the
-			// server declares no prompts capability; a client that
-			// compares the two (the conformance suite's discover checks)
-			// then sees a server that handles what it did not declare.
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
-				Message: method + ": this server has no prompts (it does not declare the prompts capability); its skills are tools and skill:// resources"}
+		case "prompts/list":
+			if r, ok := req.(*mcp.ListPromptsRequest); ok {
+				return s.listPrompts(ctx, r)
+			}
+		case "prompts/get":
+			if r, ok := req.(*mcp.GetPromptRequest); ok {
+				return s.getPrompt(ctx, r)
+			}
 		case "resources/list":
 			if r, ok := req.(*mcp.ListResourcesRequest); ok {
 				return s.listResources(ctx, r)

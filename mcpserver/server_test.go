@@ -369,14 +369,15 @@ func TestSkillOverLimitIsLeftOutLoudly(t *testing.T) {
 
 func TestListChangedAfterReload(t *testing.T) {
 	f := newFixture(t)
-	tools, resources := make(chan struct{}, 10), make(chan struct{}, 10)
+	tools, resources, prompts := make(chan struct{}, 10), make(chan struct{}, 10), make(chan struct{}, 10)
 	cs := connect(t, f.svc, Options{Agent: "coder"}, openPrincipal, &mcp.ClientOptions{
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { tools <- struct{}{} },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { resources <- struct{}{} },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { prompts <- struct{}{} },
 	})
 	writeSkill(t, f.rootA, "epsilon", "A skill added while serving.", "", nil)
 	f.svc.Reload(context.Background(), "test")
-	for name, ch := range map[string]chan struct{}{"tools": tools, "resources": resources} {
+	for name, ch := range map[string]chan struct{}{"tools": tools, "resources": resources, "prompts": prompts} {
 		select {
 		case <-ch:
 		case <-time.After(5 * time.Second):
@@ -437,21 +438,71 @@ func TestURIRoundTrip(t *testing.T) {
 	}
 }
 
-// TestNoPromptsMethods: the server declares no prompts capability, so
-// prompts/list and prompts/get answer -32601 rather than the SDK's empty
-// list (the conformance suite's discover check compares the two).
-func TestNoPromptsMethods(t *testing.T) {
+// TestSkillsArePrompts: every skill is a prompt a person can start,
+// hidden ones included (the tools refuse those); prompts/get activates the
+// skill and appends the task; the list pages (ten prompts a page at
+// PageSize 1) and carries the caching fields.
+func TestSkillsArePrompts(t *testing.T) {
 	f := newFixture(t)
-	cs := connect(t, f.svc, Options{Agent: "coder"}, service.Principal{Open: true}, nil)
-	if cs.InitializeResult().Capabilities.Prompts != nil {
-		t.Fatal("the server declares prompts")
+	writeSkill(t, f.rootA, "secret", "Only when the user asks by name.", "disable-model-invocation: true\n", nil)
+	want := []string{"alpha", "beta", "gamma"}
+	for i := range 9 {
+		name := fmt.Sprintf("more-%d", i)
+		writeSkill(t, f.rootA, name, "One more skill.", "", nil)
+		want = append(want, name)
 	}
-	_, err := cs.ListPrompts(context.Background(), nil)
-	if rpcCode(err) != jsonrpc.CodeMethodNotFound {
-		t.Fatalf("prompts/list: got %v, want -32601", err)
+	want = append(want, "secret")
+	f.svc.Reload(context.Background(), "test")
+	cs := connect(t, f.svc, Options{Agent: "coder", PageSize: 1}, openPrincipal, nil)
+	if cs.InitializeResult().Capabilities.Prompts == nil {
+		t.Fatal("the server does not declare prompts")
 	}
-	_, err = cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "alpha"})
-	if rpcCode(err) != jsonrpc.CodeMethodNotFound {
-		t.Fatalf("prompts/get: got %v, want -32601", err)
+	ctx := context.Background()
+	var names []string
+	for p, err := range cs.Prompts(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, p.Name)
+		if len(p.Arguments) != 1 || p.Arguments[0].Name != "task" || p.Arguments[0].Required {
+			t.Errorf("prompt %s arguments: %+v", p.Name, p.Arguments)
+		}
+	}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("prompts (-want +got):\n%s", diff)
+	}
+	first, err := cs.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Prompts) != 10 || first.NextCursor == "" {
+		t.Errorf("first page: %d prompts, next cursor %q; want 10 and a cursor", len(first.Prompts), first.NextCursor)
+	}
+	if first.TTLMs != listTTLMs || first.CacheScope != "public" {
+		t.Errorf("caching fields: ttlMs=%d cacheScope=%q", first.TTLMs, first.CacheScope)
+	}
+
+	res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "secret", Arguments: map[string]string{"task": "cut 2.1"}})
+	if err != nil {
+		t.Fatalf("prompts/get of a hidden skill: %v", err)
+	}
+	if len(res.Messages) != 1 || res.Messages[0].Role != "user" {
+		t.Fatalf("messages: %+v", res.Messages)
+	}
+	body := res.Messages[0].Content.(*mcp.TextContent).Text
+	if !strings.Contains(body, "secret") || !strings.HasSuffix(body, "The task: cut 2.1") {
+		t.Errorf("prompt text: %q", body)
+	}
+	if res.Description != "Only when the user asks by name." {
+		t.Errorf("description: %q", res.Description)
+	}
+	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "alpha", Arguments: map[string]string{"other": "x"}}); rpcCode(err) != jsonrpc.CodeInvalidParams {
+		t.Errorf("an unknown argument: %v", err)
+	}
+	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "nope"}); err == nil {
+		t.Error("prompts/get of an unknown skill succeeded")
+	}
+	if _, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: "%%%"}); rpcCode(err) != jsonrpc.CodeInvalidParams {
+		t.Errorf("a bad cursor: %v", err)
 	}
 }
