@@ -77,7 +77,7 @@ func newHTTPHandler(svc *service.Service, opt Options) (*server, http.Handler) {
 	pool := opt.Sessions
 	return s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := svc.Loadout(service.PrincipalFrom(r.Context()), s.agent); err != nil {
-			writeError(w, err)
+			writeError(w, r, err)
 			return
 		}
 		r2 := new(http.Request)
@@ -89,7 +89,7 @@ func newHTTPHandler(svc *service.Service, opt Options) (*server, http.Handler) {
 		if r.Method == http.MethodPost && isJSON(r.Header.Get("Content-Type")) {
 			body, err := readBody(w, r)
 			if err != nil {
-				writeError(w, err)
+				writeError(w, r, err)
 				return
 			}
 			r2.Body = io.NopCloser(bytes.NewReader(body))
@@ -390,11 +390,12 @@ func (s *statusWriter) WriteHeader(code int) {
 
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-func writeError(w http.ResponseWriter, err error) {
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := service.AsError(err)
 	status := errstatus.Of(e.Code)
 	if status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", "Bearer")
+		errstatus.WriteUnauthorized(w, r, e)
+		return
 	}
 	writeErrorStatus(w, status, e)
 }
