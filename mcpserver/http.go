@@ -42,6 +42,22 @@ const bridgeToken = "Bearer loadout-principal"
 // Sessions (unless Stateless) are bounded by opt.Sessions: a count and an
 // idle timeout, shared by the handlers given the same Sessions.
 //
+// Revisions: it serves every MCP revision the SDK offers, stateful or
+// not. The SDK serves 2026-07-28 and later (SEP-2575, without sessions)
+// only on a stateless handler, so a stateful HTTPHandler sends a request
+// of those revisions (its MCP-Protocol-Version header, else its
+// _meta revision) to a stateless handler over the same server; the older
+// revisions get sessions as before.
+//
+// Unknown methods: a call of a method the server does not handle gets
+// JSON-RPC -32601 (HTTP 200, with its id) at the revisions before
+// 2026-07-28 too, as over stdio, where the SDK would answer HTTP 400 in
+// plain text (and the Go SDK's client would then close its session); an
+// unknown notification gets 202 and is dropped; in a batch each unknown
+// call gets its error beside the SDK's answers to the rest. At 2026-07-28
+// the SDK answers -32601 itself (with HTTP 404, as that revision says).
+// A POST body is read first, at most MaxRequestBytes (413 too_large).
+//
 // Responses to POSTs are single JSON bodies (the SDK's JSONResponse
 // option), not SSE streams, which gave more tool calls per second in
 // BenchmarkReadSkillFileHTTP (about 4,300-5,200 against 1,800-3,600 on a
