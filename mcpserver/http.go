@@ -10,7 +10,6 @@ import (
 	"mime"
 	"net/http"
 	"os"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -111,7 +110,7 @@ func newHTTPHandler(svc *service.Service, opt Options) (*server, http.Handler) {
 			r2.Body = io.NopCloser(bytes.NewReader(body))
 			msgs, batch = parseMessages(body)
 		}
-		if isModern(protocolVersionOf(r.Header, msgs)) {
+		if isModern(r.Header, msgs) {
 			// The SDK answers these revisions' unknown methods itself
 			// (JSON-RPC -32601).
 			modern.ServeHTTP(w, r2)
@@ -257,29 +256,27 @@ func parseMessages(body []byte) (msgs []rpcMessage, batch bool) {
 	return msgs, batch
 }
 
-// protocolVersionOf is a request's revision: its MCP-Protocol-Version
-// header, else the _meta revision of its first message (which the SDK
-// then requires the header to match), else "".
-func protocolVersionOf(h http.Header, msgs []rpcMessage) string {
-	if v := h.Get("Mcp-Protocol-Version"); v != "" {
-		return v
+// isModern reports whether a request is of a revision the SDK serves only
+// statelessly (modernRevision or later; revisions are dates, so they
+// compare as strings): by its MCP-Protocol-Version header, or by the
+// _meta revision of a message (then the SDK's stateless handler checks
+// that the two agree, and answers a mismatch with -32020).
+func isModern(h http.Header, msgs []rpcMessage) bool {
+	if v := h.Get("Mcp-Protocol-Version"); v >= modernRevision {
+		return true
 	}
 	for _, m := range msgs {
 		var p struct {
 			Meta map[string]any `json:"_meta"`
 		}
 		if json.Unmarshal(m.Params, &p) == nil {
-			if v, ok := p.Meta[metaProtocolVersion].(string); ok {
-				return v
+			if v, ok := p.Meta[metaProtocolVersion].(string); ok && v >= modernRevision {
+				return true
 			}
 		}
 	}
-	return ""
+	return false
 }
-
-// isModern reports whether revision v is served statelessly (revisions
-// are dates, so they compare as strings).
-func isModern(v string) bool { return v != "" && strings.Compare(v, modernRevision) >= 0 }
 
 func hasUnknown(msgs []rpcMessage) bool {
 	for i := range msgs {

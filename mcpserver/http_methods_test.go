@@ -17,9 +17,12 @@ import (
 // postRaw POSTs a JSON-RPC body as curl would, with a session id and a
 // revision when given; it returns the status, the Content-Type and the
 // body.
-func postRaw(t testing.TB, url, sid, revision, body string) (int, string, string) {
+func postRaw(t testing.TB, url, sid, revision, body string, hdr ...string) (int, string, string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if sid != "" {
@@ -212,6 +215,20 @@ func TestHTTPModernRevisionStateful(t *testing.T) {
 	}
 	if _, err := mcp.CallCustomMethod[*GetSkillParams, *GetSkillResult](context.Background(), cs, "skills/get", &GetSkillParams{URI: "skill://beta/SKILL.md"}); err != nil {
 		t.Errorf("skills/get: %v", err)
+	}
+	// Raw: discover at 2026-07-28 offers it; a _meta revision of
+	// 2026-07-28 with another header (or none) is the stateless
+	// handler's header mismatch (-32020), not a stateful refusal.
+	url := srv.URL + "/agents/coder/mcp"
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	if status, _, body := postRaw(t, url, "", "2026-07-28", `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta+`}}`, "Mcp-Method", "server/discover"); status != 200 || !strings.Contains(body, `"2026-07-28"`) {
+		t.Errorf("server/discover at 2026-07-28: %d %s", status, body)
+	}
+	for _, header := range []string{"", "2025-06-18"} {
+		status, _, body := postRaw(t, url, "", header, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+meta+`}}`, "Mcp-Method", "tools/list")
+		if status != 400 || !strings.Contains(body, "-32020") {
+			t.Errorf("_meta 2026-07-28 with header %q: %d %s, want 400 -32020", header, status, body)
+		}
 	}
 	// Scopes hold: the coder token cannot use the global endpoint.
 	if _, err := connectHTTPAt(t, srv.URL+"/mcp", "coder", "2026-07-28", nil); err == nil {
