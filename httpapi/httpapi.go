@@ -303,7 +303,8 @@ type errorBody struct {
 
 func writeErr(w http.ResponseWriter, e *service.Error) {
 	if e.Code == service.CodeUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="loadout"`)
+		errstatus.WriteUnauthorized(w, nil, e)
+		return
 	}
 	writeJSON(w, StatusOf(e.Code), errorBody{e})
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/loadout/loadout/internal/errstatus"
 	"github.com/loadout/loadout/service"
 )
 
@@ -19,11 +20,21 @@ import (
 // "Authorization: Bearer TOKEN" (none is passed to the service as ""),
 // asks svc.Authenticate, and on success puts the principal in the request
 // context (service.WithPrincipal). A refusal is a 401 JSON error with
-// WWW-Authenticate: Bearer.
+// a WWW-Authenticate bearer challenge saying how to get and send a token
+// (errstatus.WriteUnauthorized).
+//
+// The paths of OAuth discovery (errstatus.IsOAuthDiscovery), which
+// OAuth-aware MCP clients ask after a 401, get a JSON 404 saying this
+// server takes static bearer tokens, without a token: a 401 there too
+// would have the client report a failed OAuth flow instead.
 func Auth(svc *service.Service, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" || r.URL.Path == "/" {
 			next.ServeHTTP(w, r)
+			return
+		}
+		if errstatus.IsOAuthDiscovery(r.URL.Path) {
+			errstatus.NoOAuth(w)
 			return
 		}
 		bearer := ""
@@ -31,7 +42,7 @@ func Auth(svc *service.Service, next http.Handler) http.Handler {
 			scheme, tok, ok := strings.Cut(h, " ")
 			tok = strings.TrimSpace(tok)
 			if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
-				writeErr(w, &service.Error{Code: service.CodeUnauthorized, Message: "the Authorization header must be \"Bearer TOKEN\""})
+				errstatus.WriteUnauthorized(w, r, &service.Error{Code: service.CodeUnauthorized, Message: "the Authorization header must be \"Bearer TOKEN\""})
 				return
 			}
 			bearer = tok
@@ -50,7 +61,7 @@ func Auth(svc *service.Service, next http.Handler) http.Handler {
 				writeErr(w, e)
 				return
 			}
-			writeErr(w, e)
+			errstatus.WriteUnauthorized(w, r, e)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(service.WithPrincipal(r.Context(), p)))

@@ -62,9 +62,21 @@ func httpClient(principal string) *http.Client {
 	return &http.Client{Transport: headerTransport{principal, pooled}}
 }
 
+// legacyRevision is the newest MCP revision with sessions: connectHTTP
+// opens a session at it. (The Go client's default, 2026-07-28, has no
+// sessions: connectHTTPAt.)
+const legacyRevision = "2025-11-25"
+
 func connectHTTP(t testing.TB, url, principal string, copt *mcp.ClientOptions) (*mcp.ClientSession, error) {
 	t.Helper()
-	cs, err := newClient(t, copt).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClient(principal)}, nil)
+	return connectHTTPAt(t, url, principal, legacyRevision, copt)
+}
+
+// connectHTTPAt connects at a protocol revision ("" for the client's
+// newest).
+func connectHTTPAt(t testing.TB, url, principal, revision string, copt *mcp.ClientOptions) (*mcp.ClientSession, error) {
+	t.Helper()
+	cs, err := newClient(t, copt).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClient(principal)}, &mcp.ClientSessionOptions{ProtocolVersion: revision})
 	if err == nil {
 		t.Cleanup(func() { cs.Close() })
 	}

@@ -58,7 +58,7 @@ func initialize(t testing.TB, url string) (int, string, string) {
 // session is idle between calls.
 func idleClient(t testing.TB, url string) (*mcp.ClientSession, error) {
 	t.Helper()
-	cs, err := newClient(t, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClient("coder"), DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	cs, err := newClient(t, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClient("coder"), DisableStandaloneSSE: true, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: legacyRevision})
 	if err == nil {
 		t.Cleanup(func() { cs.Close() })
 	}

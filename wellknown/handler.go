@@ -328,7 +328,9 @@ func writeServiceError(w http.ResponseWriter, err error) {
 	e := service.AsError(err)
 	status := errstatus.Of(e.Code)
 	if status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="loadout"`)
+		w.Header().Set("Cache-Control", "no-store")
+		errstatus.WriteUnauthorized(w, nil, e)
+		return
 	}
 	writeJSONError(w, status, e)
 }
