@@ -153,7 +153,7 @@ func (tb *table) check(t *testing.T, conf *conformanceRun) {
 		}
 		updated, found := replaceBlock(string(data), want)
 		if !found {
-			t.Skipf("README.md has no %s … %s block yet: add the markers where the compatibility table goes, then run %s=1 go test ./compat", beginMarker, endMarker, updateEnv)
+			t.Fatalf("README.md has no %s … %s block: put the markers back where the compatibility table goes, then run %s=1 go test ./compat", beginMarker, endMarker, updateEnv)
 		}
 		if updated == string(data) {
 			return
