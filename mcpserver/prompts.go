@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -56,14 +55,10 @@ func (s *server) listPrompts(ctx context.Context, req *mcp.ListPromptsRequest) (
 	if req.Params != nil {
 		cursor = req.Params.Cursor
 	}
-	after, _, err := decodeCursor(cursor)
+	names := l.Names()
+	i, err := nameAfter(names, cursor)
 	if err != nil {
 		return nil, err
-	}
-	names := l.Names()
-	i := sort.SearchStrings(names, after)
-	if cursor != "" && i < len(names) && names[i] == after {
-		i++
 	}
 	page := s.opt.PageSize * 10
 	res := &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{},

@@ -173,6 +173,21 @@ func encodeCursor(name string, i int) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(name + "\x00" + strconv.Itoa(i)))
 }
 
+// nameAfter is where a page of a listing by skill name starts: the index
+// in names of the first name after the one the cursor holds (0 for no
+// cursor).
+func nameAfter(names []string, cursor string) (int, error) {
+	after, _, err := decodeCursor(cursor)
+	if err != nil {
+		return 0, err
+	}
+	i := sort.SearchStrings(names, after)
+	if cursor != "" && i < len(names) && names[i] == after {
+		i++
+	}
+	return i, nil
+}
+
 func decodeCursor(c string) (string, int, error) {
 	if c == "" {
 		return "", 0, nil
@@ -376,14 +391,10 @@ func (s *server) listSkills(ctx context.Context, ss *mcp.ServerSession, params *
 	if params != nil {
 		cursor = params.Cursor
 	}
-	after, _, err := decodeCursor(cursor)
+	names := l.Names()
+	i, err := nameAfter(names, cursor)
 	if err != nil {
 		return nil, err
-	}
-	names := l.Names()
-	i := sort.SearchStrings(names, after)
-	if cursor != "" && i < len(names) && names[i] == after {
-		i++
 	}
 	res := &ListSkillsResult{ResultType: "complete", Skills: []*SkillEntry{}, TTLMs: listTTLMs, CacheScope: cacheScope(ctx)}
 	var omitted []Omitted
