@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 )
 
@@ -180,21 +181,27 @@ func refuseInvalid(l *catalog.Loadout) bool {
 // skill (disable-model-invocation) is left out of the tools' name enum, so
 // the tools refuse it too; an invalid one is refused when the agent's
 // invalidSkills is "refuse".
-func modelRefusal(l *catalog.Loadout, v *view, name string) string {
+func modelRefusal(l *catalog.Loadout, v *view, name string) (code, msg string) {
 	e, ok := l.Lookup(name)
 	if !ok {
-		return ""
+		return "", ""
 	}
 	if e.Skill.Hidden() {
-		return fmt.Sprintf("Skill %q has disable-model-invocation: true, so only a person can start it (hosts can still read it through skills/list and its skill:// resources). Do not load it on your own; tell the user it exists if it seems relevant.", name)
+		return codeModelInvocationOff, fmt.Sprintf("Skill %q has disable-model-invocation: true, so only a person can start it (hosts can still read it through skills/list, prompts and its skill:// resources). Do not load it on your own; tell the user it exists if it seems relevant.", name)
 	}
 	if refuseInvalid(l) {
 		if p := v.validity(e.Skill).problem; p != "" {
-			return fmt.Sprintf("Skill %q is refused: this agent serves only skills that meet the MCP Skills extension's rules (invalidSkills: refuse), and this one does not: %s", name, p)
+			return codeInvalidSkill, fmt.Sprintf("Skill %q is refused: this agent serves only skills that meet the MCP Skills extension's rules (invalidSkills: refuse), and this one does not: %s", name, p)
 		}
 	}
-	return ""
+	return "", ""
 }
+
+// Codes of the receipts of refusals that only MCP makes.
+const (
+	codeModelInvocationOff = "model-invocation-disabled"
+	codeInvalidSkill       = "invalid-skill"
+)
 
 // stillServed says, after why a skill is not served through the extension,
 // where it is still served.
@@ -211,7 +218,7 @@ func stillServed(l *catalog.Loadout, v *view, sk *skill.Skill) string {
 // refuseRead refuses resources/read of a file of a skill the extension's
 // rules refuse, when the agent's invalidSkills is "refuse".
 func (s *server) refuseRead(ctx context.Context, uri string) error {
-	name, _, ok := parseURI(uri)
+	name, p, ok := parseURI(uri)
 	if !ok {
 		return nil
 	}
@@ -220,8 +227,9 @@ func (s *server) refuseRead(ctx context.Context, uri string) error {
 		return nil // readResource answers the error
 	}
 	if e, ok := l.Lookup(name); ok {
-		if p := v.validity(e.Skill).problem; p != "" {
-			return invalidParams("skill %s is refused: this agent serves only skills that meet the MCP Skills extension's rules (invalidSkills: refuse), and this one does not: %s", name, p)
+		if problem := v.validity(e.Skill).problem; problem != "" {
+			s.svc.RecordRefusal(service.PrincipalFrom(ctx), l, e.Skill, name, "read", p, codeInvalidSkill, callFrom(ctx).transport)
+			return invalidParams("skill %s is refused: this agent serves only skills that meet the MCP Skills extension's rules (invalidSkills: refuse), and this one does not: %s", name, problem)
 		}
 	}
 	return nil

@@ -93,7 +93,9 @@ func (s *server) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp
 	}
 	name := req.Params.Name
 	if e, ok := l.Lookup(name); ok && !promptable(l, v, e) {
-		return nil, invalidParams("%s", modelRefusal(l, v, name))
+		_, msg := modelRefusal(l, v, name)
+		s.svc.RecordRefusal(service.PrincipalFrom(ctx), l, e.Skill, name, "load", "", codeInvalidSkill, callFrom(ctx).transport)
+		return nil, invalidParams("%s", msg)
 	}
 	for k := range req.Params.Arguments {
 		if k != promptArg {

@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loadout/loadout/service"
+	"github.com/loadout/loadout/store"
 )
 
 // sessionServer serves agent coder over HTTP with a session bound of its
@@ -258,6 +260,20 @@ func TestHiddenSkillsNotInEnum(t *testing.T) {
 		if !res.IsError || !strings.Contains(text(res), "disable-model-invocation: true, so only a person can start it") {
 			t.Errorf("%s of a hidden skill: error %v: %s", call.tool, res.IsError, text(res))
 		}
+	}
+	// Each refusal leaves a receipt with its code, as the service's own do.
+	rs, err := f.svc.Receipts(context.Background(), openPrincipal, store.ReceiptQuery{Agent: "coder", Skill: "secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rs {
+		got = append(got, r.Action+" "+r.Path+" "+r.Outcome+" "+r.Code)
+	}
+	slices.Sort(got)
+	want := []string{"load  refused model-invocation-disabled", "load  refused model-invocation-disabled", "read SKILL.md refused model-invocation-disabled"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("receipts of the refusals (-want +got):\n%s", diff)
 	}
 	res := callTool(t, cs, "search_skills", map[string]any{"query": "only when the user asks by name"})
 	if strings.Contains(text(res), "secret") {

@@ -103,7 +103,7 @@ func (s *server) loadSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if strings.TrimSpace(a.Name) == "" {
 		return toolError("name is required: give the name of a skill (search_skills finds names)"), nil
 	}
-	if msg := s.toolRefusal(ctx, a.Name); msg != "" {
+	if msg := s.toolRefusal(ctx, a.Name, "load", ""); msg != "" {
 		return toolError(msg), nil
 	}
 	res, err := s.svc.Load(ctx, service.PrincipalFrom(ctx), s.agent, a.Name, callFrom(ctx).transport)
@@ -117,13 +117,19 @@ func (s *server) loadSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 
 // toolRefusal is why a model-facing tool must not serve the skill name
 // (modelRefusal), or "" to let the service answer (which also refuses a
-// caller that may not read this agent, and an unknown name).
-func (s *server) toolRefusal(ctx context.Context, name string) string {
+// caller that may not read this agent, and an unknown name). A refusal
+// leaves a receipt, as the service's own refusals do.
+func (s *server) toolRefusal(ctx context.Context, name, action, path string) string {
 	l, v, err := s.loadout(ctx)
 	if err != nil {
 		return ""
 	}
-	return modelRefusal(l, v, name)
+	code, msg := modelRefusal(l, v, name)
+	if msg != "" {
+		e, _ := l.Lookup(name)
+		s.svc.RecordRefusal(service.PrincipalFrom(ctx), l, e.Skill, name, action, path, code, callFrom(ctx).transport)
+	}
+	return msg
 }
 
 type readArgs struct {
@@ -141,7 +147,7 @@ func (s *server) readSkillFile(ctx context.Context, req *mcp.CallToolRequest) (*
 	if strings.TrimSpace(a.Name) == "" || a.Path == "" {
 		return toolError("name and path are required: the skill's name and a path relative to its folder, as load_skill lists them"), nil
 	}
-	if msg := s.toolRefusal(ctx, a.Name); msg != "" {
+	if msg := s.toolRefusal(ctx, a.Name, "read", a.Path); msg != "" {
 		return toolError(msg), nil
 	}
 	opt := catalog.ReadOptions{Offset: a.Offset, Length: a.Length, Max: ReadCap}
@@ -203,7 +209,7 @@ func (s *server) searchSkills(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if l, v, err := s.loadout(ctx); err == nil {
 		kept := make([]catalog.Hit, 0, len(hits))
 		for _, h := range hits {
-			if modelRefusal(l, v, h.Name) == "" {
+			if _, msg := modelRefusal(l, v, h.Name); msg == "" {
 				kept = append(kept, h)
 			}
 		}

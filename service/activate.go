@@ -48,6 +48,14 @@ func (s *Service) Search(ctx context.Context, p Principal, agentID, query string
 	return l.Search(query, limit), nil
 }
 
+// RecordRefusal keeps the receipt of a load or read that a transport
+// refused before asking the service (MCP refuses a hidden skill to the
+// model's tools, for one), with outcome "refused" and the refusal's code,
+// so the receipts show every refusal whoever made it.
+func (s *Service) RecordRefusal(p Principal, l *catalog.Loadout, sk *skill.Skill, name, action, path, code, transport string) {
+	s.record(p, l, sk, name, action, path, catalog.StatusRefused, code, transport)
+}
+
 // record keeps a receipt of a load or read; code is the refusal's code
 // (FileResult.Code) when it was refused or failed.
 func (s *Service) record(p Principal, l *catalog.Loadout, sk *skill.Skill, name, action, path, outcome, code, transport string) {
