@@ -229,8 +229,21 @@ func (s *server) refuseRead(ctx context.Context, uri string) error {
 	if e, ok := l.Lookup(name); ok {
 		if problem := v.validity(e.Skill).problem; problem != "" {
 			s.svc.RecordRefusal(service.PrincipalFrom(ctx), l, e.Skill, name, "read", p, codeInvalidSkill, callFrom(ctx).transport)
-			return invalidParams("skill %s is refused: this agent serves only skills that meet the MCP Skills extension's rules (invalidSkills: refuse), and this one does not: %s", name, problem)
+			return refusedInvalid(name, problem)
 		}
 	}
 	return nil
+}
+
+// strictProblem is why an agent with invalidSkills "refuse" serves none
+// of the skill through MCP, or "" when it serves it.
+func strictProblem(l *catalog.Loadout, v *view, sk *skill.Skill) string {
+	if !refuseInvalid(l) {
+		return ""
+	}
+	return v.validity(sk).problem
+}
+
+func refusedInvalid(name, problem string) error {
+	return invalidParams("skill %s is refused: this agent serves only skills that meet the MCP Skills extension's rules (invalidSkills: refuse), and this one does not: %s", name, problem)
 }

@@ -143,9 +143,10 @@ func TestSkillsListTypedAndValid(t *testing.T) {
 	}
 }
 
-// TestInvalidSkillsRefuse: with invalidSkills "refuse", the tools and
-// resources/read refuse a skill the extension's rules refuse, naming the
-// rule, and the tools' enum leaves it out; valid skills are served.
+// TestInvalidSkillsRefuse: with invalidSkills "refuse", the tools,
+// resources/read and resources/directory/read refuse a skill the
+// extension's rules refuse, naming the rule, and the tools' enum,
+// resources/list and prompts/list leave it out; valid skills are served.
 func TestInvalidSkillsRefuse(t *testing.T) {
 	svc := edgeService(t)
 	cs := connect(t, svc, Options{Agent: "strict"}, openPrincipal, nil)
@@ -169,6 +170,27 @@ func TestInvalidSkillsRefuse(t *testing.T) {
 		_, err = mcp.CallCustomMethod[*GetSkillParams, *GetSkillResult](context.Background(), cs, "skills/get", &GetSkillParams{URI: "skill://" + name + "/SKILL.md"})
 		if !strings.Contains(fmt.Sprint(err), `invalidSkills is "refuse"`) {
 			t.Errorf("skills/get %s on a strict agent: %v", name, err)
+		}
+		_, err = mcp.CallCustomMethod[*ReadDirectoryParams, *ReadDirectoryResult](context.Background(), cs, "resources/directory/read", &ReadDirectoryParams{URI: "skill://" + name})
+		if rpcCode(err) != jsonrpc.CodeInvalidParams || !strings.Contains(fmt.Sprint(err), want) {
+			t.Errorf("resources/directory/read %s on a strict agent: %v", name, err)
+		}
+	}
+	// resources/list and prompts/list leave them out too.
+	for r, err := range cs.Resources(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name, _, _ := parseURI(r.URI); edgeInvalid[name] != "" {
+			t.Errorf("resources/list on a strict agent lists %s", r.URI)
+		}
+	}
+	for p, err := range cs.Prompts(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if edgeInvalid[p.Name] != "" {
+			t.Errorf("prompts/list on a strict agent lists %s", p.Name)
 		}
 	}
 	enum := nameEnum(toolSchemas(t, cs)["load_skill"])

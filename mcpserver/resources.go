@@ -132,7 +132,7 @@ func (f skillFile) resource(sk *skill.Skill) *mcp.Resource {
 // every file of every skill, SKILL.md first within a skill. The cursor
 // names the next (skill, file index).
 func (s *server) listResources(ctx context.Context, req *mcp.ListResourcesRequest) (*mcp.ListResourcesResult, error) {
-	l, _, err := s.loadout(ctx)
+	l, v, err := s.loadout(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +150,7 @@ func (s *server) listResources(ctx context.Context, req *mcp.ListResourcesReques
 		Cacheable: mcp.Cacheable{TTLMs: listTTLMs, CacheScope: cacheScope(ctx)}}
 	for i := sort.SearchStrings(names, startName); i < len(names); i++ {
 		e, ok := l.Lookup(names[i])
-		if !ok {
+		if !ok || strictProblem(l, v, e.Skill) != "" {
 			continue
 		}
 		fs := files(e.Skill)
@@ -482,7 +482,7 @@ type ReadDirectoryResult struct {
 // empty folder (skill.Skill.Dirs) is listed as a child and answers an
 // empty list.
 func (s *server) readDirectory(ctx context.Context, _ *mcp.ServerSession, params *ReadDirectoryParams) (*ReadDirectoryResult, error) {
-	l, _, err := s.loadout(ctx)
+	l, v, err := s.loadout(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -493,6 +493,9 @@ func (s *server) readDirectory(ctx context.Context, _ *mcp.ServerSession, params
 	e, found := l.Lookup(name)
 	if !ok || !found {
 		return nil, invalidParams("no skill is served at %s", params.URI)
+	}
+	if p := strictProblem(l, v, e.Skill); p != "" {
+		return nil, refusedInvalid(name, p)
 	}
 	if dir != "" && !isDir(e.Skill, dir) {
 		return nil, invalidParams("%s is not a directory resource", params.URI)
