@@ -171,7 +171,7 @@ func operationDoc(rt route) obj {
 		}
 		d := obj{"description": errorDesc[s], "content": obj{"application/json": obj{"schema": ref("Error")}}}
 		if s == 401 {
-			d["headers"] = obj{"WWW-Authenticate": obj{"schema": obj{"type": "string"}, "description": "Bearer"}}
+			d["headers"] = obj{"WWW-Authenticate": obj{"schema": obj{"type": "string"}, "description": "Bearer realm=\"loadout\", with error=\"invalid_token\" when a token was sent, and an error_description saying how to create and send one"}}
 		}
 		resp[k] = d
 	}

@@ -50,7 +50,26 @@
 //
 // A hidden skill (disable-model-invocation: true) is for a person to start:
 // the tools leave it out of their enum and search results and refuse it by
-// name, while skills/list and the resources serve it to the host.
+// name (leaving a receipt), while skills/list, the resources and prompts
+// serve it to the host.
+//
+// # Prompts
+//
+// Every skill is also a prompt, answered from the catalog by the receiving
+// middleware like resources/list: prompts/get activates the skill as
+// load_skill does and returns its instructions as one user message, with
+// the optional "task" argument after them. It is how a person starts a
+// skill from a host that shows prompts as commands.
+//
+// # Protocol revisions over HTTP
+//
+// The SDK's stateful streamable handler refuses revision 2026-07-28, which
+// has no sessions. HTTPHandler therefore sends a request that carries that
+// revision (its MCP-Protocol-Version header, or the revision in its _meta)
+// to a stateless handler over the same server, and every other request to
+// the stateful one, so one URL serves every revision. It also answers a
+// call to a method the server does not handle with JSON-RPC -32601 before
+// the SDK sees it, as stdio does (the SDK answered HTTP 400 text/plain).
 //
 // # Who is calling
 //
@@ -64,9 +83,10 @@
 // # Changes
 //
 // The server subscribes to the service. After every reload it replaces its
-// three name-taking tools (new enum) and its resource template, which makes
-// the SDK send notifications/tools/list_changed and
-// notifications/resources/list_changed to every session. SEP-2640 defines
+// three name-taking tools (new enum) and its resource template, and adds and
+// removes a placeholder prompt, which makes the SDK send
+// notifications/tools/list_changed, notifications/resources/list_changed
+// and notifications/prompts/list_changed to every session. SEP-2640 defines
 // no notification of its own: a host re-lists skills when resources change.
 //
 // # Sessions over HTTP
