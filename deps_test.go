@@ -50,6 +50,7 @@ var layers = map[string][]string{
 	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus"},
 	"mcpserver":          {"service", "catalog", "store", "render", "skill", "internal/errstatus"},
 	"wellknown":          {"service", "catalog", "store", "render", "skill", "internal/errstatus"},
+	"webui":              {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus"},
 	"internal/errstatus": {"service"},
 }
 
@@ -103,7 +104,7 @@ func TestLibraryDependencies(t *testing.T) {
 		switch {
 		case contains(library, pkg):
 			forbidden = forbiddenInLibrary
-		case pkg == "httpapi" || pkg == "mcpserver" || pkg == "wellknown":
+		case pkg == "httpapi" || pkg == "mcpserver" || pkg == "wellknown" || pkg == "webui":
 			forbidden = forbiddenInTransport
 		}
 		for _, dep := range deps {

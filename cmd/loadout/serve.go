@@ -27,6 +27,7 @@ import (
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/store"
 	"github.com/loadout/loadout/watch"
+	"github.com/loadout/loadout/webui"
 	"github.com/loadout/loadout/wellknown"
 )
 
@@ -545,7 +546,18 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 	// Link URLs (/i/TOKEN/.well-known/…) carry their own token, so they
 	// are routed before the bearer check, to the agents' index mounts.
 	top := http.NewServeMux()
-	top.Handle("/", httpapi.Auth(svc, mux))
+	api := httpapi.Auth(svc, mux)
+	top.Handle("/", api)
+	// The UI authenticates by its own session cookie; GET / sends a
+	// browser to it and anything else to the API's index.
+	top.Handle(webui.Prefix, webui.New(svc, webui.Options{Logger: logger}))
+	top.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		if webui.WantsHTML(r) {
+			http.Redirect(w, r, webui.Prefix, http.StatusFound)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
 	top.Handle(wellknown.LinkPrefix, wellknown.Link(svc, mux))
 	guarded, err := httpapi.Guard(o.guard, top)
 	if err != nil {
@@ -643,6 +655,7 @@ func plural(n int, one, many string) string {
 
 func printURLs(e *env, svc *service.Service, base string, others []string, tokens bool) {
 	fmt.Fprintf(e.stderr, "loadout is serving %s to %s\n", plural(len(svc.Catalog().Global().Names()), "skill", "skills"), plural(len(svc.Catalog().AgentIDs()), "agent", "agents"))
+	fmt.Fprintf(e.stderr, "  UI:           %s/ui/\n", base)
 	fmt.Fprintf(e.stderr, "  API:          %s/v1/skills  (OpenAPI: %s/v1/openapi.json)\n", base, base)
 	fmt.Fprintf(e.stderr, "  MCP:          %s/mcp  (every skill)\n", base)
 	ids := svc.Catalog().AgentIDs()

@@ -1,0 +1,5 @@
+package webui
+
+import "net/http"
+
+func (u *ui) routesTokens(mux *http.ServeMux) {}
