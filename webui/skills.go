@@ -3,7 +3,6 @@ package webui
 import (
 	"net/http"
 
-	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/skill"
 )
 
@@ -19,7 +18,7 @@ func (u *ui) routesSkills(mux *http.ServeMux) {
 }
 
 func (u *ui) skillsPage(w http.ResponseWriter, r *http.Request) {
-	l, err := u.svc.Loadout(principal(r), catalog.GlobalID)
+	l, err := u.visible(r)
 	if err != nil {
 		u.failErr(w, r, err)
 		return

@@ -56,6 +56,8 @@ func New(svc *service.Service, opt Options) http.Handler {
 	mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", staticHandler(static)))
 	u.routesSkills(mux)
 	u.routesSkill(mux)
+	u.routesSkillEdit(mux)
+	u.routesSkillViews(mux)
 	u.routesAgents(mux)
 	u.routesImport(mux)
 	u.routesDiagnostics(mux)
