@@ -36,6 +36,8 @@ type Options struct {
 	// Receipts bound the receipts the store keeps (see receipts.go);
 	// zero fields take the store's defaults.
 	Receipts store.Retention
+	// Sessions bound the web UI's sign-in sessions (see session.go).
+	Sessions SessionOptions
 }
 
 // Service serves one catalog to many agents over any transport. It is safe
@@ -46,6 +48,9 @@ type Service struct {
 	log  *slog.Logger
 	rcpt *receiptLog
 	auth *tokenCache
+
+	sessOnce sync.Once
+	sess     *sessionStore // the UI's sessions (session.go)
 
 	subMu sync.Mutex
 	subs  map[chan struct{}]struct{}

@@ -1,0 +1,304 @@
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"sync"
+	"time"
+)
+
+// Browser sessions: the web UI signs a person in with a bearer token once
+// (StartSession) and from then on sends only a random session id in a
+// cookie. A session holds the principal the token resolved to, its CSRF
+// token and two times; never the token's secret. Sessions live in this
+// process's memory: a restart signs everyone out.
+//
+// A session works while all of these hold:
+//   - it was used within the idle timeout (SessionOptions.Idle) and
+//     started within the absolute lifetime (SessionOptions.Lifetime);
+//   - it was not ended (EndSession) nor evicted to make room for a newer
+//     one (SessionOptions.Max: the least recently used goes first);
+//   - its token still exists: the ids of the live tokens are re-read from
+//     the store at most once per SessionOptions.Recheck, and at once after
+//     any token was created or revoked through this service or, by the
+//     store's token feed, any other instance (the same signal that clears
+//     the token cache). So revoking a token ends its sessions as promptly
+//     as it ends its bearer use.
+//
+// One place decides a browser request: SessionRequest, used by the UI's
+// pages and by the API's Auth middleware alike.
+
+// SessionOptions bound the UI's sessions. Zero fields take the defaults.
+type SessionOptions struct {
+	// Max is the most sessions kept; starting one more evicts the least
+	// recently used (default DefaultSessionMax).
+	Max int
+	// Idle ends a session not used for this long (default
+	// DefaultSessionIdle).
+	Idle time.Duration
+	// Lifetime ends a session this long after sign-in, however busy
+	// (default DefaultSessionLifetime).
+	Lifetime time.Duration
+	// Recheck is how long the set of live token ids is trusted before
+	// the store is asked again (default DefaultSessionRecheck). Token
+	// changes seen by the token feed make it ask at once.
+	Recheck time.Duration
+}
+
+// Session defaults.
+const (
+	DefaultSessionMax      = 10_000
+	DefaultSessionIdle     = 8 * time.Hour
+	DefaultSessionLifetime = 24 * time.Hour
+	DefaultSessionRecheck  = time.Second
+)
+
+// Names a browser session travels under.
+const (
+	// SessionCookie holds the session id (and nothing else).
+	SessionCookie = "loadout_session"
+	// CSRFHeader carries the session's CSRF token on the pages' API calls;
+	// forms send it as the field CSRFField.
+	CSRFHeader = "X-CSRF-Token"
+	CSRFField  = "csrf"
+	// CodeCSRF (403): a state-changing request of a browser session came
+	// without its CSRF token, or with another.
+	CodeCSRF = "csrf"
+)
+
+// WithDefaults returns o with its zero fields set to the defaults.
+func (o SessionOptions) WithDefaults() SessionOptions {
+	if o.Max <= 0 {
+		o.Max = DefaultSessionMax
+	}
+	if o.Idle <= 0 {
+		o.Idle = DefaultSessionIdle
+	}
+	if o.Lifetime <= 0 {
+		o.Lifetime = DefaultSessionLifetime
+	}
+	if o.Recheck <= 0 {
+		o.Recheck = DefaultSessionRecheck
+	}
+	return o
+}
+
+type session struct {
+	p             Principal
+	csrf          string
+	started, used time.Time
+}
+
+type sessionStore struct {
+	opt SessionOptions
+	now func() time.Time // tests move the clock
+
+	mu sync.Mutex
+	m  map[string]*session
+
+	// The live token ids, as of liveAt and the token cache's generation
+	// liveGen; refreshMu is held by the one refresh running.
+	refreshMu sync.Mutex
+	live      map[string]bool
+	liveAt    time.Time
+	liveGen   uint64
+	liveOK    bool
+}
+
+func newSessionStore(opt SessionOptions) *sessionStore {
+	return &sessionStore{opt: opt.WithDefaults(), now: time.Now, m: map[string]*session{}}
+}
+
+// sessions returns the service's session store, made on first use.
+func (s *Service) sessions() *sessionStore {
+	s.sessOnce.Do(func() { s.sess = newSessionStore(s.opt.Sessions) })
+	return s.sess
+}
+
+// randomToken returns 32 random bytes, base64url.
+func randomToken() string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("service: no randomness: " + err.Error())
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// StartSession signs a browser in: it authenticates bearer (a token's
+// secret) as Authenticate does and returns a new session's id and CSRF
+// token. The secret itself is not kept. A link token, an unknown or
+// revoked one, or none at all is refused (unauthorized).
+func (s *Service) StartSession(ctx context.Context, bearer string) (id, csrf string, err error) {
+	if bearer == "" {
+		return "", "", errorf(CodeUnauthorized, "paste a token to sign in: create one with 'loadout token create --scope admin' (or --scope agent:ID)")
+	}
+	p, err := s.Authenticate(ctx, bearer)
+	if err != nil {
+		return "", "", err
+	}
+	if p.TokenID == "" {
+		return "", "", errorf(CodeUnauthorized, "this token cannot sign in")
+	}
+	st := s.sessions()
+	id, csrf = randomToken(), randomToken()
+	now := st.now()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.sweep(now)
+	for len(st.m) >= st.opt.Max {
+		st.evictOldest()
+	}
+	st.m[id] = &session{p: p, csrf: csrf, started: now, used: now}
+	return id, csrf, nil
+}
+
+// sweep drops expired sessions; mu is held.
+func (st *sessionStore) sweep(now time.Time) {
+	for id, ss := range st.m {
+		if st.expired(ss, now) {
+			delete(st.m, id)
+		}
+	}
+}
+
+// evictOldest drops the least recently used session; mu is held.
+func (st *sessionStore) evictOldest() {
+	var oldest string
+	var at time.Time
+	for id, ss := range st.m {
+		if oldest == "" || ss.used.Before(at) {
+			oldest, at = id, ss.used
+		}
+	}
+	delete(st.m, oldest)
+}
+
+func (st *sessionStore) expired(ss *session, now time.Time) bool {
+	return now.Sub(ss.used) >= st.opt.Idle || now.Sub(ss.started) >= st.opt.Lifetime
+}
+
+// Session returns the principal and CSRF token of a live session, and
+// marks it used; ok is false for an unknown, ended, expired or evicted
+// session, and for one whose token was revoked (the session is then
+// dropped). Should the store not answer which tokens are live, the
+// session is refused (and kept): it works again once the store answers.
+func (s *Service) Session(ctx context.Context, id string) (p Principal, csrf string, ok bool) {
+	if id == "" {
+		return Principal{}, "", false
+	}
+	st := s.sessions()
+	now := st.now()
+	st.mu.Lock()
+	ss := st.m[id]
+	if ss != nil && st.expired(ss, now) {
+		delete(st.m, id)
+		ss = nil
+	}
+	if ss == nil {
+		st.mu.Unlock()
+		return Principal{}, "", false
+	}
+	p, csrf = ss.p, ss.csrf
+	st.mu.Unlock()
+
+	live, known := s.tokenLive(ctx, p.TokenID)
+	if !known {
+		return Principal{}, "", false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !live {
+		delete(st.m, id)
+		return Principal{}, "", false
+	}
+	if cur := st.m[id]; cur != nil {
+		cur.used = now
+	}
+	return p, csrf, true
+}
+
+// tokenLive reports whether the token id is live, from the set of live
+// ids (re-read when stale); known is false when the store could not say.
+func (s *Service) tokenLive(ctx context.Context, tokenID string) (live, known bool) {
+	if s.opt.Server == nil {
+		return false, true
+	}
+	st := s.sessions()
+	gen := s.auth.generation()
+	fresh := func() bool {
+		return st.liveOK && st.liveGen == gen && st.now().Sub(st.liveAt) < st.opt.Recheck
+	}
+	st.refreshMu.Lock()
+	defer st.refreshMu.Unlock()
+	if !fresh() {
+		at := st.now()
+		toks, err := s.opt.Server.Tokens(ctx)
+		if err != nil {
+			s.log.Warn("UI sessions: cannot read the live tokens; sessions are refused until the store answers", "err", err)
+			st.liveOK = false
+			return false, false
+		}
+		live := make(map[string]bool, len(toks))
+		for _, t := range toks {
+			live[t.ID] = true
+		}
+		st.live, st.liveAt, st.liveGen, st.liveOK = live, at, gen, true
+	}
+	return st.live[tokenID], true
+}
+
+// EndSession signs a session out; an unknown id is ignored.
+func (s *Service) EndSession(id string) {
+	st := s.sessions()
+	st.mu.Lock()
+	delete(st.m, id)
+	st.mu.Unlock()
+}
+
+// SafeMethod reports whether an HTTP method changes nothing (GET, HEAD,
+// OPTIONS), so that it needs no CSRF token.
+func SafeMethod(method string) bool {
+	return method == "GET" || method == "HEAD" || method == "OPTIONS"
+}
+
+// CheckCSRF compares the CSRF token a request sent with the one expected,
+// in constant time: nil when they match, else a CodeCSRF error saying
+// what to do. An empty expected token matches nothing.
+func CheckCSRF(want, sent string) error {
+	if want == "" || sent == "" {
+		return errorf(CodeCSRF, "this request changes something but came without the page's CSRF token: reload the page and try again (scripts send it as the %s header, forms as the field %q)", CSRFHeader, CSRFField)
+	}
+	if subtle.ConstantTimeCompare([]byte(want), []byte(sent)) != 1 {
+		return errorf(CodeCSRF, "the CSRF token does not match this session (the page may be from an earlier sign-in): reload the page and try again")
+	}
+	return nil
+}
+
+// SessionRequest decides a browser request that carries a session
+// cookie: the session's principal and CSRF token, or an error.
+// Unauthorized: the session is unknown, ended, expired or its token
+// revoked. CodeCSRF: the method changes something (not SafeMethod) and
+// sent is not the session's CSRF token. The UI's pages and the API's
+// Auth middleware both decide through it.
+func (s *Service) SessionRequest(ctx context.Context, id, method, sent string) (Principal, string, error) {
+	p, csrf, ok := s.Session(ctx, id)
+	if !ok {
+		return Principal{}, "", errorf(CodeUnauthorized, "your UI session has ended (signed out, expired, or its token was revoked): sign in again at /ui/login")
+	}
+	if !SafeMethod(method) {
+		if err := CheckCSRF(csrf, sent); err != nil {
+			return Principal{}, "", err
+		}
+	}
+	return p, csrf, nil
+}
+
+// generation is the cache's invalidation count: it moves whenever a token
+// is created or revoked (here, or elsewhere as the token feed reports).
+func (c *tokenCache) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
