@@ -23,6 +23,16 @@ import (
 // a WWW-Authenticate bearer challenge saying how to get and send a token
 // (errstatus.WriteUnauthorized).
 //
+// A request without an Authorization header but with the web UI's session
+// cookie (service.SessionCookie) acts for the session's principal; when
+// it changes something (not GET, HEAD or OPTIONS) it must carry the
+// session's CSRF token in the X-CSRF-Token header, else it is a 403 with
+// code "csrf" (service.SessionRequest decides both, for the UI's pages
+// too). A cookie whose session has ended counts as none: the open
+// loopback mode still answers, otherwise it is a 401 saying to sign in
+// again. Bearer requests are unchanged and need no CSRF token (a page of
+// another site cannot make a browser send an Authorization header).
+//
 // The paths of OAuth discovery (errstatus.IsOAuthDiscovery), which
 // OAuth-aware MCP clients ask after a 401, get a JSON 404 saying this
 // server takes static bearer tokens, without a token: a 401 there too
@@ -46,6 +56,27 @@ func Auth(svc *service.Service, next http.Handler) http.Handler {
 				return
 			}
 			bearer = tok
+		}
+		if bearer == "" {
+			if c, err := r.Cookie(service.SessionCookie); err == nil && c.Value != "" {
+				p, _, err := svc.SessionRequest(r.Context(), c.Value, r.Method, r.Header.Get(service.CSRFHeader))
+				switch e := service.AsError(err); {
+				case err == nil:
+					next.ServeHTTP(w, r.WithContext(service.WithPrincipal(r.Context(), p)))
+					return
+				case e.Code == service.CodeCSRF:
+					writeErr(w, e)
+					return
+				}
+				// An ended session: as without the cookie, but a refusal
+				// says to sign in again.
+				if p, err := svc.Authenticate(r.Context(), ""); err == nil {
+					next.ServeHTTP(w, r.WithContext(service.WithPrincipal(r.Context(), p)))
+					return
+				}
+				errstatus.WriteUnauthorized(w, r, service.AsError(err))
+				return
+			}
 		}
 		p, err := svc.Authenticate(r.Context(), bearer)
 		if err != nil {

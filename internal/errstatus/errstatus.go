@@ -29,7 +29,7 @@ func Of(code string) int {
 	switch code {
 	case service.CodeUnauthorized:
 		return http.StatusUnauthorized
-	case service.CodeForbidden, service.CodeReadOnly, "host_not_allowed", "cross_origin":
+	case service.CodeForbidden, service.CodeReadOnly, service.CodeCSRF, "host_not_allowed", "cross_origin":
 		return http.StatusForbidden
 	case service.CodeNotFound:
 		return http.StatusNotFound
