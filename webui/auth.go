@@ -83,7 +83,7 @@ func csrfToken(r *http.Request) string {
 // page, and refuses a state-changing request without the CSRF token.
 func (u *ui) authed(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		p, a, ok := u.caller(w, r)
+		p, a, ok := u.caller(r)
 		if !ok {
 			if service.SafeMethod(r.Method) && !wantsJSON(r) {
 				next := r.URL.RequestURI()
@@ -106,13 +106,15 @@ func (u *ui) authed(h http.HandlerFunc) http.HandlerFunc {
 }
 
 // caller resolves a request's principal: its session, else the open
-// mode. A cookie of an ended session is cleared.
-func (u *ui) caller(w http.ResponseWriter, r *http.Request) (service.Principal, authInfo, bool) {
+// mode.
+func (u *ui) caller(r *http.Request) (service.Principal, authInfo, bool) {
 	if c, err := r.Cookie(service.SessionCookie); err == nil && c.Value != "" {
 		if p, csrf, ok := u.svc.Session(r.Context(), c.Value); ok {
 			return p, authInfo{csrf: csrf, session: true}, true
 		}
-		http.SetCookie(w, sessionCookie(r, "", -1))
+		// An ended session's cookie is left alone: should the store
+		// have failed to say which tokens are live, it works again once
+		// it answers; signing in or out replaces it.
 	}
 	if p, err := u.svc.Authenticate(r.Context(), ""); err == nil {
 		return p, authInfo{csrf: processCSRF}, true
