@@ -249,3 +249,41 @@ func TestOpenMode(t *testing.T) {
 		t.Errorf("open mode, create: %d\n%s", res.StatusCode, body)
 	}
 }
+
+// The receipts page: 50 a page, newest first, older pages linked with the
+// filters kept; the outcome filter; a bad since named in the page.
+func TestReceiptsPages(t *testing.T) {
+	e := newAuthEnv(t, false)
+	ctx := context.Background()
+	open := service.Principal{Open: true}
+	for i := 0; i < 60; i++ {
+		if _, err := e.svc.Load(ctx, open, "dev", "lint", "http"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		e.svc.Load(ctx, open, "dev", "nope", "http")
+	}
+	c := e.client(t)
+	rows := func(body string) int { return max(0, strings.Count(body, "</tr>")-1) }
+	res, body := send(t, c, "GET", e.srv.URL+"/ui/receipts?agent=dev&since=1h", nil)
+	if res.StatusCode != 200 || rows(body) != 50 || !strings.Contains(body, `href="/ui/receipts?agent=dev&amp;page=2&amp;since=1h" rel="next"`) {
+		t.Fatalf("page 1: %d, %d rows\n%s", res.StatusCode, rows(body), body)
+	}
+	res, body = send(t, c, "GET", e.srv.URL+"/ui/receipts?agent=dev&since=1h&page=2", nil)
+	if res.StatusCode != 200 || rows(body) != 13 || strings.Contains(body, `rel="next"`) || !strings.Contains(body, `rel="prev"`) || !strings.Contains(body, "Receipts 51–63") {
+		t.Fatalf("page 2: %d, %d rows\n%s", res.StatusCode, rows(body), body)
+	}
+	res, body = send(t, c, "GET", e.srv.URL+"/ui/receipts?outcome=not_found", nil)
+	if res.StatusCode != 200 || rows(body) != 3 || strings.Contains(body, `badge ok">ok`) {
+		t.Fatalf("outcome not_found: %d, %d rows\n%s", res.StatusCode, rows(body), body)
+	}
+	res, body = send(t, c, "GET", e.srv.URL+"/ui/receipts?agent=ops", nil)
+	if rows(body) != 0 || !strings.Contains(body, "No receipts match") {
+		t.Errorf("another agent: %d rows\n%s", rows(body), body)
+	}
+	res, body = send(t, c, "GET", e.srv.URL+"/ui/receipts?since=yesterday", nil)
+	if res.StatusCode != 400 || !strings.Contains(body, "Since: &#34;yesterday&#34; is neither") || !strings.Contains(body, `aria-invalid="true"`) {
+		t.Errorf("a bad since: %d\n%s", res.StatusCode, body)
+	}
+}
