@@ -24,7 +24,8 @@
 // take), "request_timeout" (a body slower than the read timeout),
 // "method_not_allowed" (a path with routes for other methods only; a path
 // with none is "not_found"), and the guards' "host_not_allowed" and
-// "cross_origin" (see Guard). StatusOf
+// "cross_origin" (see Guard), and Auth's "csrf" (403: a write with the web
+// UI's session cookie but without its X-CSRF-Token). StatusOf
 // gives the HTTP status of each code.
 //
 // Content types: a route with a body takes only the types its row of the

@@ -56,7 +56,7 @@ func content(c map[string]string) obj {
 var errorDesc = map[int]string{
 	400: "bad_request (malformed body, header or parameter) or refused (a path refused by the path check, or a folder skill's file that is a link out of the skill or not a regular file)",
 	401: "unauthorized: no valid bearer token",
-	403: "forbidden (outside the token's scope; the answer is the same whether or not the target exists), read_only (a folder or plugin skill), host_not_allowed (a Host this server does not answer to) or cross_origin (a state-changing request from another origin's page)",
+	403: "forbidden (outside the token's scope; the answer is the same whether or not the target exists), read_only (a folder or plugin skill), host_not_allowed (a Host this server does not answer to), cross_origin (a state-changing request from another origin's page) or csrf (a state-changing request with the web UI's session cookie but without its X-CSRF-Token header)",
 	408: "request_timeout: the body did not arrive within the read timeout",
 	404: "not_found",
 	409: "conflict (a stale If-Match: currentVersion says the current one; the name exists; or a folder skill's file or folder changed on disk since the scan) or no_store",
