@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"path"
@@ -85,6 +87,10 @@ func (u *ui) authed(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p, a, ok := u.caller(r)
 		if !ok {
+			if r.Method == http.MethodGet && r.Header.Get("Sec-Fetch-Site") == "cross-site" && r.Header.Get("Sec-Fetch-Mode") == "navigate" {
+				u.bounce(w, r)
+				return
+			}
 			if service.SafeMethod(r.Method) && !wantsJSON(r) {
 				next := r.URL.RequestURI()
 				http.Redirect(w, r, Prefix+"login?next="+url.QueryEscape(next), http.StatusSeeOther)
@@ -103,6 +109,18 @@ func (u *ui) authed(h http.HandlerFunc) http.HandlerFunc {
 		}
 		h(w, r)
 	}
+}
+
+// bounce answers a link followed from another site: the SameSite=Strict
+// cookie is not sent with such a navigation, so a signed-in browser would
+// be asked to sign in again. The page reloads the same URL from this
+// origin (a meta refresh, allowed by the CSP), which sends the cookie;
+// without a session that request goes to the login page as usual.
+func (u *ui) bounce(w http.ResponseWriter, r *http.Request) {
+	target := template.HTMLEscapeString(r.URL.RequestURI())
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=%s"><title>Opening · loadout</title></head><body><main><p><a href="%s">Continue to loadout</a></p></main></body></html>`, target, target)
 }
 
 // caller resolves a request's principal: its session, else the open

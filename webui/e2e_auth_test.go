@@ -187,6 +187,19 @@ func TestAuthInBrowser(t *testing.T) {
 		t.Errorf("admin nav: %q", nav)
 	}
 
+	// A link from another site opens the page signed in (the Strict
+	// cookie is not sent with a cross-site navigation: the UI reloads it
+	// from its own origin).
+	linker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<!doctype html><title>elsewhere</title><main><h1>elsewhere</h1><a id="go" href="%s/ui/receipts">receipts</a></main>`, base)
+	}))
+	defer linker.Close()
+	browsertest.Do(t, ctx, "another site", chromedp.Navigate(strings.Replace(linker.URL, "127.0.0.1", "localhost", 1)),
+		chromedp.WaitVisible(chromedp.ID("go")), chromedp.Click(chromedp.ID("go")))
+	at(t, ctx, base, "/ui/receipts")
+	browsertest.Do(t, ctx, "back to tokens", chromedp.Navigate(base+"/ui/tokens"))
+	at(t, ctx, base, "/ui/tokens")
+
 	// Create a token in the UI: its secret shown once.
 	browsertest.Do(t, ctx, "create token",
 		chromedp.SendKeys(chromedp.ID("tok-name"), "ui-made"),
