@@ -254,3 +254,22 @@ func TestSessionRefusesLinkToken(t *testing.T) {
 		t.Errorf("a link token signed in: %v", err)
 	}
 }
+
+// BenchmarkSession: what a session check costs a UI or API request
+// (a map lookup; the live tokens are re-read once per Recheck).
+func BenchmarkSession(b *testing.B) {
+	ctx := context.Background()
+	st := engines(b)["sqlite"](b)(b)
+	s := storeService(b, st, Options{})
+	secret, _, _ := s.CreateToken(ctx, admin, "a", []string{"admin"})
+	id, _, err := s.StartSession(ctx, secret)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, ok := s.Session(ctx, id); !ok {
+			b.Fatal("session refused")
+		}
+	}
+}
