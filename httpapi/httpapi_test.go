@@ -957,7 +957,7 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 	for k := range inDoc {
 		t.Errorf("the OpenAPI document has %s, which is not a route", k)
 	}
-	if n := len(httpapi.Routes()); n != 25 {
+	if n := len(httpapi.Routes()); n != 26 {
 		t.Errorf("%d routes", n)
 	}
 }

@@ -121,6 +121,9 @@ var routes = []route{
 		Query: []param{{Name: "q", Type: "string", Desc: "the query", Required: true}, {Name: "limit", Type: "integer", Desc: "most hits (default 10, at most 1000)"}},
 		OK:    []response{{200, "the hits, best first (the shape of MCP's search_skills, plus the query)", jsonOf("SearchResult"), nil}}, Errors: []int{400, 404}}},
 
+	{"POST", "/v1/check", (*api).checkSkill, operation{ID: "checkSkill", Summary: "Validate a SKILL.md text as loadout check and a save would (nothing is stored): diagnostics with their lines", Tag: "skills", Scope: "any",
+		Body: &reqBody{"{\"content\": the SKILL.md text, \"name\": the skill's name (optional: a frontmatter name that differs is reported)}", jsonOf("Object")},
+		OK:   []response{{200, "the diagnostics (valid is false when a save would be refused)", jsonOf("Object"), nil}}, Errors: []int{400, 413}}},
 	{"GET", "/v1/diagnostics", (*api).diagnostics, operation{ID: "diagnostics", Summary: "Every diagnostic of every source", Tag: "server", Scope: "admin",
 		OK: []response{{200, "the diagnostics", jsonOf("DiagnosticList"), nil}}}},
 	{"POST", "/v1/reload", (*api).reload, operation{ID: "reload", Summary: "Read the config file again (when serving from one) and rescan every source now; 422 invalid, the running config kept, when the file does not load", Tag: "server", Scope: "admin",

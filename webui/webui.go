@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"mime"
 	"net/http"
 	"path"
 	"strings"
@@ -192,8 +193,33 @@ func staticHandler(fsys fs.FS) http.Handler {
 	fileServer := http.FileServerFS(fsys)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "public, max-age=300")
+		if servePrecompressed(w, r, fsys) {
+			return
+		}
 		fileServer.ServeHTTP(w, r)
 	})
+}
+
+// servePrecompressed serves NAME.gz (made at build time, like the editor
+// bundle's static/editor.js.gz) for NAME to a client that accepts gzip,
+// with NAME's content type. It reports whether it did.
+func servePrecompressed(w http.ResponseWriter, r *http.Request, fsys fs.FS) bool {
+	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
+	if name == "" || !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		return false
+	}
+	data, err := fs.ReadFile(fsys, name+".gz")
+	if err != nil {
+		return false
+	}
+	h := w.Header()
+	h.Add("Vary", "Accept-Encoding")
+	h.Set("Content-Encoding", "gzip")
+	if ct := mime.TypeByExtension(path.Ext(name)); ct != "" {
+		h.Set("Content-Type", ct)
+	}
+	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(data))
+	return true
 }
 
 func humanBytes(n int64) string {

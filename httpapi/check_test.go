@@ -1,0 +1,96 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+type checkAnswer struct {
+	Valid       bool `json:"valid"`
+	Errors      int  `json:"errors"`
+	Warnings    int  `json:"warnings"`
+	Diagnostics []struct {
+		Code, Severity, Field, Message string
+		Line                           int
+	} `json:"diagnostics"`
+}
+
+func (e *env) check(t *testing.T, token, name, content string) (int, checkAnswer) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"content": content, "name": name})
+	r := e.do(t, "POST", "/v1/check", token, body)
+	var a checkAnswer
+	if r.code == 200 {
+		if err := json.Unmarshal(r.body, &a); err != nil {
+			t.Fatalf("%s", r.body)
+		}
+	}
+	return r.code, a
+}
+
+// TestCheck: POST /v1/check answers the loader's and the write gate's
+// diagnostics for a SKILL.md text, each at its line, and stores nothing.
+func TestCheck(t *testing.T) {
+	e := newEnv(t, baseFiles)
+
+	// A valid text: no diagnostics.
+	code, a := e.check(t, e.admin, "ok", "---\nname: ok\ndescription: Does it.\n---\nBody.\n")
+	if code != 200 || !a.Valid || len(a.Diagnostics) != 0 {
+		t.Fatalf("valid text: %d %+v", code, a)
+	}
+
+	// A bad name on line 2 and no description: errors at their lines.
+	code, a = e.check(t, e.admin, "bad-name", "---\nname: Bad_Name\nversion: 1\n---\nBody.\n")
+	if code != 200 || a.Valid || a.Errors == 0 {
+		t.Fatalf("bad text: %d %+v", code, a)
+	}
+	if a.Diagnostics[0].Code != "description-missing" || a.Diagnostics[0].Line != 1 {
+		t.Errorf("no description: %+v", a.Diagnostics)
+	}
+	code, a = e.check(t, e.admin, "bad-name", "---\ndescription: Does it.\nname: Bad_Name\n---\nBody.\n")
+	if code != 200 || a.Valid || a.Errors == 0 {
+		t.Fatalf("bad text: %d %+v", code, a)
+	}
+	nameLine := 0
+	for _, d := range a.Diagnostics {
+		if d.Field == "name" {
+			nameLine = d.Line
+		}
+	}
+	if nameLine != 3 {
+		t.Errorf("the name's diagnostics are at line %d, want 3: %+v", nameLine, a.Diagnostics)
+	}
+
+	// YAML that does not parse: the line YAML names.
+	code, a = e.check(t, e.admin, "", "---\nname: x\ndescription: ok\ntags: [a, b\n---\nBody.\n")
+	if code != 200 || a.Valid || len(a.Diagnostics) == 0 || a.Diagnostics[0].Line < 2 {
+		t.Errorf("yaml error: %d %+v", code, a)
+	}
+
+	// The seed's 50 KB warning for a long SKILL.md: a warning, still valid.
+	big := "---\nname: big\ndescription: Big.\n---\n" + strings.Repeat("word ", 11_000) + "\n"
+	code, a = e.check(t, e.admin, "big", big)
+	if code != 200 || !a.Valid || a.Warnings != 1 || a.Diagnostics[0].Code != "large-text" {
+		t.Errorf("50 KB warning: %d %+v", code, a)
+	}
+
+	// A name that differs from the skill's: refused on save, so an error.
+	_, a = e.check(t, e.admin, "other", "---\nname: ok\ndescription: Does it.\n---\n")
+	if a.Valid || a.Diagnostics[len(a.Diagnostics)-1].Line != 2 {
+		t.Errorf("name mismatch: %+v", a)
+	}
+
+	// Any valid token may check (an agent token views skills read-only);
+	// without one it is refused like every route.
+	if code, _ := e.check(t, e.coder, "", "---\nname: ok\ndescription: x\n---\n"); code != 200 {
+		t.Errorf("agent token: %d", code)
+	}
+	if code, _ := e.check(t, "", "", "x"); code != 401 {
+		t.Errorf("no token: %d", code)
+	}
+	// Malformed JSON is a 400 that says what to send.
+	if r := e.do(t, "POST", "/v1/check", e.admin, []byte("{")); r.code != 400 || !strings.Contains(string(r.body), "content") {
+		t.Errorf("bad JSON: %d %s", r.code, r.body)
+	}
+}
