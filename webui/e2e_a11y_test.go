@@ -235,7 +235,7 @@ func isPage(url string) bool {
 // crawl visits the UI breadth-first from /ui/ (new paths before more query
 // variants of a path already seen), calling visit on each page once it has
 // settled, and returns the pages visited.
-func crawl(t *testing.T, ctx context.Context, start string, visit func(page string)) []string {
+func crawl(t testing.TB, ctx context.Context, start string, visit func(page string)) []string {
 	t.Helper()
 	base, _ := url.Parse(start)
 	seen := map[string]bool{}

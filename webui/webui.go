@@ -53,7 +53,7 @@ func New(svc *service.Service, opt Options) http.Handler {
 	u.parseFragments()
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(staticFS, "static")
-	mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", staticHandler(static)))
+	mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", precompressed(static, staticHandler(static))))
 	u.routesSkills(mux)
 	u.routesSkill(mux)
 	u.routesSkillEdit(mux)
@@ -67,7 +67,7 @@ func New(svc *service.Service, opt Options) http.Handler {
 	mux.HandleFunc("/ui/", func(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, http.StatusNotFound, "No page here", fmt.Sprintf("%s is not a page of the UI: start from the skills list.", r.URL.Path))
 	})
-	return securityHeaders(mux)
+	return securityHeaders(compressResponses(mux))
 }
 
 // WantsHTML reports whether a request is a browser's navigation (its
