@@ -33,11 +33,11 @@ const maxCrawl = 80
 // skill's tabs, a list's sort orders) the crawl visits per path.
 const maxVariants = 10
 
-// catalog is a realistic UI catalog: the built-in examples (five folder
+// uiCatalog is a realistic UI catalog: the built-in examples (five folder
 // skills, a plugin with two skills, four agents) and a real SQLite store
 // holding two stored skills with supporting files, one of them with two
 // versions.
-type catalog struct {
+type uiCatalog struct {
 	Dir    string // the temporary folder everything lives in
 	Config string // the config file (examples' loadout.json)
 	DB     string // the SQLite store
@@ -48,14 +48,14 @@ type catalog struct {
 
 // newCatalog writes the catalog into a temporary folder; the stored skills
 // go in through `loadout import`, the real path.
-func newCatalog(t testing.TB) *catalog {
+func newCatalog(t testing.TB) *uiCatalog {
 	t.Helper()
 	dir := t.TempDir()
 	cfg, err := examples.Materialize(filepath.Join(dir, "examples"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &catalog{Dir: dir, Config: cfg, DB: filepath.Join(dir, "loadout.db"), Stored: "release-notes", Folder: "deploy", Plugin: "rollout"}
+	c := &uiCatalog{Dir: dir, Config: cfg, DB: filepath.Join(dir, "loadout.db"), Stored: "release-notes", Folder: "deploy", Plugin: "rollout"}
 	src := filepath.Join(dir, "import")
 	write := func(rel, body string, mode os.FileMode) {
 		p := filepath.Join(src, filepath.FromSlash(rel))
@@ -91,7 +91,7 @@ func newCatalog(t testing.TB) *catalog {
 }
 
 // serve starts `loadout serve` over the catalog.
-func (c *catalog) serve(t testing.TB) *browsertest.Server {
+func (c *uiCatalog) serve(t testing.TB) *browsertest.Server {
 	t.Helper()
 	return browsertest.Serve(t, []string{"HOME=" + c.Dir}, "--config", c.Config, "--db", c.DB, "--no-watch")
 }
