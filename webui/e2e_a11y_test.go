@@ -287,12 +287,12 @@ func crawl(t testing.TB, ctx context.Context, start string, visit func(page stri
 // the skills' tabs and fails on any axe-core violation of impact serious or
 // critical, in light and in dark (colour contrast differs).
 func TestAccessibility(t *testing.T) {
-	src := axeSource(t)
 	ctx := browsertest.Browser(t, 1280, 800)
+	src := axeSource(t)
 	c := newCatalog(t)
 	srv := c.serve(t)
 	var failures []string
-	pages := crawl(t, ctx, srv.URL+"/ui/", func(page string) {
+	check := func(base, page string) {
 		for _, scheme := range []string{"light", "dark"} {
 			browsertest.Do(t, ctx, "colour scheme "+scheme, setScheme(scheme))
 			for _, v := range runAxe(t, ctx, src) {
@@ -304,11 +304,12 @@ func TestAccessibility(t *testing.T) {
 					}
 					nodes = append(nodes, n.Target+": "+strings.ReplaceAll(n.Summary, "\n", " "))
 				}
-				failures = append(failures, fmt.Sprintf("%s (%s): %s [%s] %s\n    %s", strings.TrimPrefix(page, srv.URL), scheme, v.ID, v.Impact, v.Help, strings.Join(nodes, "\n    ")))
+				failures = append(failures, fmt.Sprintf("%s (%s): %s [%s] %s\n    %s", strings.TrimPrefix(page, base), scheme, v.ID, v.Impact, v.Help, strings.Join(nodes, "\n    ")))
 			}
 		}
 		browsertest.Do(t, ctx, "colour scheme light", setScheme("light"))
-	})
+	}
+	pages := crawl(t, ctx, srv.URL+"/ui/", func(page string) { check(srv.URL, page) })
 	t.Logf("checked %d pages in light and dark:\n  %s", len(pages), strings.ReplaceAll(strings.Join(pages, "\n  "), srv.URL, ""))
 	if len(pages) < 2 {
 		t.Errorf("the crawl reached only %v: the navigation should link the UI's pages", pages)
@@ -324,6 +325,21 @@ func TestAccessibility(t *testing.T) {
 			t.Errorf("the crawl never reached %s", want)
 		}
 	}
+
+	// The sign-in page shows once a token exists: a second server on the
+	// same store after creating one.
+	cmd := exec.Command(browsertest.Binary(t), "token", "create", "--scope", "admin", "--name", "a11y", "--db", c.DB)
+	cmd.Env = append(os.Environ(), "HOME="+c.Dir, "LOADOUT_CONFIG=", "LOADOUT_DB=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("loadout token create: %v\n%s", err, out)
+	}
+	locked := c.serve(t)
+	if login := locked.URL + "/ui/login"; isPage(login) {
+		browsertest.Do(t, ctx, "open "+login, chromedp.Navigate(login))
+		settle(t, ctx)
+		check(locked.URL, login)
+	}
+
 	if len(failures) > 0 {
 		t.Errorf("%d accessibility violations (serious or critical):\n%s", len(failures), strings.Join(failures, "\n"))
 	}
