@@ -53,6 +53,21 @@ func acceptsGzip(r *http.Request) bool {
 	return false
 }
 
+// crossSite says whether another site's page caused the request (the
+// browser's Sec-Fetch-Site header). Such responses go out uncompressed:
+// compressing a page that holds a secret (the CSRF token) next to text
+// the requester chose (a filter in the query) would let that site guess
+// the secret from the compressed sizes (the BREACH attack). The UI's own
+// requests (same-origin) and typed or bookmarked addresses (none) are
+// compressed.
+func crossSite(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+		return false
+	}
+	return true
+}
+
 var gzipPool = sync.Pool{New: func() any {
 	w, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression) // a valid level: no error
 	return w
@@ -64,7 +79,7 @@ var gzipPool = sync.Pool{New: func() any {
 func compressResponses(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Add("Vary", "Accept-Encoding")
-		if r.Method == http.MethodHead || !acceptsGzip(r) {
+		if r.Method == http.MethodHead || !acceptsGzip(r) || crossSite(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -83,6 +83,16 @@ func TestCompressResponses(t *testing.T) {
 			t.Errorf("%s with Accept-Encoding %q: compressed", c.path, c.ae)
 		}
 	}
+	for site, want := range map[string]string{"same-origin": "gzip", "none": "gzip", "cross-site": "", "same-site": ""} {
+		r := httptest.NewRequest("GET", "/page", nil)
+		r.Header.Set("Accept-Encoding", "gzip")
+		r.Header.Set("Sec-Fetch-Site", site)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if got := w.Header().Get("Content-Encoding"); got != want {
+			t.Errorf("Sec-Fetch-Site %s: Content-Encoding %q, want %q (another site's requests are never compressed)", site, got, want)
+		}
+	}
 	if w := get(h, "HEAD", "/page", "gzip"); w.Header().Get("Content-Encoding") != "" {
 		t.Errorf("HEAD: Content-Encoding %q", w.Header().Get("Content-Encoding"))
 	}
