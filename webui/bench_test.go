@@ -26,9 +26,9 @@ import (
 // weight in a real Chromium. Targets (issue 10): the skills page under
 // 50 ms at 10,000 skills; every page under 300 KB transferred.
 
-// uiHandler builds the UI's handler over a folder of skills and a SQLite
+// benchHandler builds the UI's handler over a folder of skills and a SQLite
 // store, as `loadout serve` does, in open mode (no tokens).
-func uiHandler(b *testing.B, root string, st store.Store) http.Handler {
+func benchHandler(b *testing.B, root string, st store.Store) http.Handler {
 	b.Helper()
 	ctx := context.Background()
 	opts := catalog.Options{Store: catalog.ProviderFunc(func(ctx context.Context) ([]*skill.Skill, []skill.Diagnostic) {
@@ -52,8 +52,8 @@ func uiHandler(b *testing.B, root string, st store.Store) http.Handler {
 	return webui.New(svc, webui.Options{Logger: quiet})
 }
 
-// openStore opens a SQLite store in the benchmark's temporary folder.
-func openStore(b *testing.B) store.Store {
+// openBenchStore opens a SQLite store in the benchmark's temporary folder.
+func openBenchStore(b *testing.B) store.Store {
 	b.Helper()
 	st, err := sqlite.Open(filepath.Join(b.TempDir(), "loadout.db"))
 	if err != nil {
@@ -63,9 +63,9 @@ func openStore(b *testing.B) store.Store {
 	return st
 }
 
-// writeSkills writes n folder skills (skill-00000 …) with a tag, a
+// writeBenchSkills writes n folder skills (skill-00000 …) with a tag, a
 // category and one supporting file each.
-func writeSkills(b *testing.B, root string, n int) {
+func writeBenchSkills(b *testing.B, root string, n int) {
 	b.Helper()
 	for i := range n {
 		name := fmt.Sprintf("skill-%05d", i)
@@ -106,8 +106,8 @@ func serveOne(b *testing.B, h http.Handler, target string, gzip bool) int {
 // (target: under 50 ms).
 func BenchmarkPagesSkills10k(b *testing.B) {
 	root := b.TempDir()
-	writeSkills(b, root, 10_000)
-	h := uiHandler(b, root, openStore(b))
+	writeBenchSkills(b, root, 10_000)
+	h := benchHandler(b, root, openBenchStore(b))
 	size, sent := serveOne(b, h, "/ui/", false), serveOne(b, h, "/ui/", true)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -122,8 +122,8 @@ func BenchmarkPagesSkills10k(b *testing.B) {
 // folder skills; server time per request through the handler.
 func BenchmarkPagesSkill200Files(b *testing.B) {
 	root := b.TempDir()
-	writeSkills(b, root, 1_000)
-	st := openStore(b)
+	writeBenchSkills(b, root, 1_000)
+	st := openBenchStore(b)
 	ctx := context.Background()
 	bundle := &skill.Bundle{}
 	for i := range 200 {
@@ -150,7 +150,7 @@ func BenchmarkPagesSkill200Files(b *testing.B) {
 		}
 		ver = rec.Version
 	}
-	h := uiHandler(b, root, st)
+	h := benchHandler(b, root, st)
 	for _, tab := range []string{"skill-md", "files", "preview", "versions", "usage", "agents"} {
 		b.Run("tab="+tab, func(b *testing.B) {
 			target := "/ui/skills/big?tab=" + tab

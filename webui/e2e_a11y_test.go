@@ -26,8 +26,9 @@ import (
 // from each skill's tabs, in light and in dark.
 
 // maxCrawl bounds the pages the accessibility crawl visits: enough for
-// every page kind and every tab of each skill of the catalog below.
-const maxCrawl = 80
+// every page kind, every tab of each skill of the catalog below and the
+// pages of their files.
+const maxCrawl = 150
 
 // maxVariants bounds how many URLs that differ only in their query (a
 // skill's tabs, a list's sort orders) the crawl visits per path.

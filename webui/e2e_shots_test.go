@@ -63,7 +63,7 @@ func TestScreenshots(t *testing.T) {
 		shotPage{"agents", "Agents", "/ui/agents"},
 	)
 	// One agent's page: whatever the agents page links to first.
-	if ok(srv.URL + "/ui/agents") {
+	if pageOK(srv.URL + "/ui/agents") {
 		browsertest.Do(t, ctx, "open agents", chromedp.Navigate(srv.URL+"/ui/agents"))
 		href := browsertest.Get(t, ctx, "an agent's link", chromedp.Evaluate[string](`(Array.from(document.querySelectorAll("main a[href]")).map(a => a.getAttribute("href")).find(h => /^\/ui\/agents\/[^/?#]+$/.test(h)) || "")`))
 		if href != "" {
@@ -80,7 +80,7 @@ func TestScreenshots(t *testing.T) {
 	var missing []string
 	shoot := func(base string, pages []shotPage) {
 		for _, p := range pages {
-			if !ok(base + p.Path) {
+			if !pageOK(base + p.Path) {
 				missing = append(missing, p.Path)
 				continue
 			}
@@ -131,8 +131,8 @@ func TestScreenshots(t *testing.T) {
 	}
 }
 
-// ok says whether GET url answers 200 with a page.
-func ok(url string) bool {
+// pageOK says whether GET url answers 200 with a page.
+func pageOK(url string) bool {
 	resp, err := http.Get(url)
 	if err != nil {
 		return false

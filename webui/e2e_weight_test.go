@@ -83,7 +83,7 @@ func measureWeights(t testing.TB, ctx context.Context, base string) []pageWeight
 			if r == nil {
 				continue
 			}
-			if text(r.MimeType) && size > 1024 && header(r.Headers, "Content-Encoding") == "" {
+			if textMime(r.MimeType) && size > 1024 && netHeader(r.Headers, "Content-Encoding") == "" {
 				w.Uncompressed = append(w.Uncompressed, fmt.Sprintf("%s (%s, %.0f bytes)", r.URL, r.MimeType, size))
 			}
 		}
@@ -94,7 +94,7 @@ func measureWeights(t testing.TB, ctx context.Context, base string) []pageWeight
 	return out
 }
 
-func text(mime string) bool {
+func textMime(mime string) bool {
 	switch mime {
 	case "text/html", "text/css", "text/javascript", "application/javascript", "application/json", "image/svg+xml":
 		return true
@@ -102,7 +102,7 @@ func text(mime string) bool {
 	return false
 }
 
-func header(h network.Headers, name string) string {
+func netHeader(h network.Headers, name string) string {
 	for k, v := range h {
 		if strings.EqualFold(k, name) {
 			return fmt.Sprint(v)

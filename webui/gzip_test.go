@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-func gunzip(t *testing.T, b []byte) []byte {
+func gzBody(t *testing.T, b []byte) []byte {
 	t.Helper()
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
@@ -24,7 +24,7 @@ func gunzip(t *testing.T, b []byte) []byte {
 	return out
 }
 
-func get(h http.Handler, method, target, acceptEncoding string) *httptest.ResponseRecorder {
+func gzGet(h http.Handler, method, target, acceptEncoding string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(method, target, nil)
 	if acceptEncoding != "" {
 		r.Header.Set("Accept-Encoding", acceptEncoding)
@@ -62,23 +62,23 @@ func TestCompressResponses(t *testing.T) {
 		}
 	}))
 
-	w := get(h, "GET", "/page", "br, gzip;q=0.9")
+	w := gzGet(h, "GET", "/page", "br, gzip;q=0.9")
 	if w.Code != http.StatusNotFound || w.Header().Get("Content-Encoding") != "gzip" || !strings.Contains(w.Header().Get("Vary"), "Accept-Encoding") {
 		t.Fatalf("page: status %d, headers %v", w.Code, w.Header())
 	}
-	if got := gunzip(t, w.Body.Bytes()); string(got) != page {
+	if got := gzBody(t, w.Body.Bytes()); string(got) != page {
 		t.Errorf("page decompresses to %d bytes, want the %d written", len(got), len(page))
 	}
 	if w.Body.Len() > len(page)/4 {
 		t.Errorf("page: %d bytes compressed of %d", w.Body.Len(), len(page))
 	}
-	if w := get(h, "GET", "/sniffed", "gzip"); w.Header().Get("Content-Encoding") != "gzip" || string(gunzip(t, w.Body.Bytes())) != page {
+	if w := gzGet(h, "GET", "/sniffed", "gzip"); w.Header().Get("Content-Encoding") != "gzip" || string(gzBody(t, w.Body.Bytes())) != page {
 		t.Errorf("a page without Content-Type is sniffed as HTML and compressed: %v", w.Header())
 	}
 	for _, c := range []struct{ path, ae string }{
 		{"/page", ""}, {"/page", "gzip;q=0"}, {"/page", "identity"}, {"/short", "gzip"}, {"/png", "gzip"}, {"/encoded", "gzip"},
 	} {
-		w := get(h, "GET", c.path, c.ae)
+		w := gzGet(h, "GET", c.path, c.ae)
 		if enc := w.Header().Get("Content-Encoding"); enc == "gzip" {
 			t.Errorf("%s with Accept-Encoding %q: compressed", c.path, c.ae)
 		}
@@ -93,7 +93,7 @@ func TestCompressResponses(t *testing.T) {
 			t.Errorf("Sec-Fetch-Site %s: Content-Encoding %q, want %q (another site's requests are never compressed)", site, got, want)
 		}
 	}
-	if w := get(h, "HEAD", "/page", "gzip"); w.Header().Get("Content-Encoding") != "" {
+	if w := gzGet(h, "HEAD", "/page", "gzip"); w.Header().Get("Content-Encoding") != "" {
 		t.Errorf("HEAD: Content-Encoding %q", w.Header().Get("Content-Encoding"))
 	}
 }
@@ -108,7 +108,7 @@ func TestCompressResponsesStream(t *testing.T) {
 			t.Errorf("flush through the compressing writer: %v", err)
 		}
 	}))
-	w := get(h, "GET", "/events", "gzip")
+	w := gzGet(h, "GET", "/events", "gzip")
 	if w.Header().Get("Content-Encoding") != "" || w.Body.String() != "data: hello\n\n" || !w.Flushed {
 		t.Errorf("event stream: headers %v, body %q, flushed %v", w.Header(), w.Body.String(), w.Flushed)
 	}
@@ -126,23 +126,23 @@ func TestPrecompressedStatic(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := 0; i < 2; i++ { // the second from the cache
-			w := get(h, "GET", "/ui/static/"+name, "gzip, deflate")
+			w := gzGet(h, "GET", "/ui/static/"+name, "gzip, deflate")
 			if w.Code != 200 || w.Header().Get("Content-Encoding") != "gzip" {
 				t.Fatalf("%s: status %d, headers %v", name, w.Code, w.Header())
 			}
 			if ct := w.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/") {
 				t.Errorf("%s: Content-Type %q", name, ct)
 			}
-			if got := gunzip(t, w.Body.Bytes()); !bytes.Equal(got, raw) {
+			if got := gzBody(t, w.Body.Bytes()); !bytes.Equal(got, raw) {
 				t.Errorf("%s decompresses to something else", name)
 			}
 		}
-		w := get(h, "GET", "/ui/static/"+name, "")
+		w := gzGet(h, "GET", "/ui/static/"+name, "")
 		if w.Header().Get("Content-Encoding") != "" || !bytes.Equal(w.Body.Bytes(), raw) {
 			t.Errorf("%s without gzip: headers %v", name, w.Header())
 		}
 	}
-	if w := get(h, "GET", "/ui/static/nope.js", "gzip"); w.Code != http.StatusNotFound {
+	if w := gzGet(h, "GET", "/ui/static/nope.js", "gzip"); w.Code != http.StatusNotFound {
 		t.Errorf("a missing asset: status %d", w.Code)
 	}
 }
