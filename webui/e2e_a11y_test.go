@@ -51,7 +51,12 @@ type uiCatalog struct {
 // go in through `loadout import`, the real path.
 func newCatalog(t testing.TB) *uiCatalog {
 	t.Helper()
-	dir := t.TempDir()
+	return newCatalogIn(t, t.TempDir())
+}
+
+// newCatalogIn is newCatalog in the folder dir.
+func newCatalogIn(t testing.TB, dir string) *uiCatalog {
+	t.Helper()
 	cfg, err := examples.Materialize(filepath.Join(dir, "examples"))
 	if err != nil {
 		t.Fatal(err)

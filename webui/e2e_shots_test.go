@@ -39,6 +39,13 @@ type shotPage struct {
 func TestScreenshots(t *testing.T) {
 	ctx := browsertest.Browser(t, 1280, 800)
 	c := newCatalog(t)
+	if os.Getenv("LOADOUT_UPDATE_SCREENSHOTS") != "" {
+		// A folder with a short, stable name: the pages show its paths.
+		dir := filepath.Join(os.TempDir(), "loadout-screenshots")
+		os.RemoveAll(dir)
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		c = newCatalogIn(t, dir)
+	}
 	srv := c.serve(t)
 	if os.Getenv("LOADOUT_UPDATE_SCREENSHOTS") != "" {
 		// Start from no screenshots, so a page kind that is gone leaves none.
@@ -93,6 +100,13 @@ func TestScreenshots(t *testing.T) {
 					chromedp.EmulateViewport(w.Width, w.Height, opts...),
 					chromedp.Navigate(base+p.Path))
 				settle(t, ctx)
+				if w.Mobile {
+					// Readable on a phone: nothing wider than the screen.
+					wide := browsertest.Get(t, ctx, "overflow of "+p.Path, chromedp.Evaluate[[]string](overflowJS))
+					if len(wide) > 0 {
+						t.Errorf("%s is wider than a %d px screen: it scrolls sideways; the widest elements:\n  %s", p.Path, w.Width, strings.Join(wide, "\n  "))
+					}
+				}
 				for _, scheme := range []string{"light", "dark"} {
 					browsertest.Do(t, ctx, "colour scheme "+scheme, setScheme(scheme))
 					file := browsertest.Screenshot(t, ctx, fmt.Sprintf("%s-%s-%s", p.Name, scheme, w.Name))
@@ -130,6 +144,30 @@ func TestScreenshots(t *testing.T) {
 		writeShotsReadme(t, taken)
 	}
 }
+
+// overflowJS lists (up to five) elements that reach past the right edge of
+// the viewport outside a scrolling container, when the page scrolls
+// sideways; none when it does not.
+const overflowJS = `(() => {
+	const vw = document.documentElement.clientWidth;
+	if (document.documentElement.scrollWidth <= vw) return [];
+	const out = [];
+	for (const el of document.querySelectorAll("body *")) {
+		const r = el.getBoundingClientRect();
+		if (r.right <= vw + 1) continue;
+		let p = el.parentElement, clipped = false;
+		for (; p && p !== document.body; p = p.parentElement) {
+			const o = getComputedStyle(p).overflowX;
+			if (o === "auto" || o === "scroll" || o === "hidden") { clipped = true; break; }
+		}
+		if (clipped) continue;
+		const id = el.id ? "#" + el.id : "";
+		const cls = el.classList.length ? "." + Array.from(el.classList).join(".") : "";
+		out.push(el.tagName.toLowerCase() + id + cls + " (right edge " + Math.round(r.right) + " px): " + (el.textContent || "").trim().slice(0, 60));
+		if (out.length === 5) break;
+	}
+	return out.length ? out : ["(the document is " + document.documentElement.scrollWidth + " px wide)"];
+})()`
 
 // pageOK says whether GET url answers 200 with a page.
 func pageOK(url string) bool {
