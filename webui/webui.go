@@ -7,7 +7,6 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
-	"mime"
 	"net/http"
 	"path"
 	"strings"
@@ -54,7 +53,7 @@ func New(svc *service.Service, opt Options) http.Handler {
 	u.parseFragments()
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(staticFS, "static")
-	mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", staticHandler(static)))
+	mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", precompressed(static, staticHandler(static))))
 	u.routesSkills(mux)
 	u.routesSkill(mux)
 	u.routesSkillEdit(mux)
@@ -68,7 +67,7 @@ func New(svc *service.Service, opt Options) http.Handler {
 	mux.HandleFunc("/ui/", func(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, http.StatusNotFound, "No page here", fmt.Sprintf("%s is not a page of the UI: start from the skills list.", r.URL.Path))
 	})
-	return securityHeaders(mux)
+	return securityHeaders(compressResponses(mux))
 }
 
 // WantsHTML reports whether a request is a browser's navigation (its
@@ -193,33 +192,8 @@ func staticHandler(fsys fs.FS) http.Handler {
 	fileServer := http.FileServerFS(fsys)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "public, max-age=300")
-		if servePrecompressed(w, r, fsys) {
-			return
-		}
 		fileServer.ServeHTTP(w, r)
 	})
-}
-
-// servePrecompressed serves NAME.gz (made at build time, like the editor
-// bundle's static/editor.js.gz) for NAME to a client that accepts gzip,
-// with NAME's content type. It reports whether it did.
-func servePrecompressed(w http.ResponseWriter, r *http.Request, fsys fs.FS) bool {
-	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
-	if name == "" || !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
-		return false
-	}
-	data, err := fs.ReadFile(fsys, name+".gz")
-	if err != nil {
-		return false
-	}
-	h := w.Header()
-	h.Add("Vary", "Accept-Encoding")
-	h.Set("Content-Encoding", "gzip")
-	if ct := mime.TypeByExtension(path.Ext(name)); ct != "" {
-		h.Set("Content-Type", ct)
-	}
-	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(data))
-	return true
 }
 
 func humanBytes(n int64) string {

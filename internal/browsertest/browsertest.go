@@ -197,10 +197,10 @@ func Get[T any](t testing.TB, ctx context.Context, what string, a chromedp.Actio
 	return v
 }
 
-// Screenshot saves a full-page JPEG (quality 90) of the current page as
-// NAME.jpg in the screenshot folder: docs/ui when
-// LOADOUT_UPDATE_SCREENSHOTS is set (the README shows those), else the
-// test's temporary folder.
+// Screenshot saves a full-page PNG (quality 100: any other quality makes
+// Chromium send a JPEG) of the current page as NAME.png in the
+// screenshot folder: docs/ui when LOADOUT_UPDATE_SCREENSHOTS is set (the
+// README shows those), else the test's temporary folder.
 func Screenshot(t testing.TB, ctx context.Context, name string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -211,8 +211,8 @@ func Screenshot(t testing.TB, ctx context.Context, name string) string {
 			t.Fatal(err)
 		}
 	}
-	buf := Get(t, ctx, "screenshot "+name, chromedp.FullScreenshot(90))
-	path := filepath.Join(dir, name+".jpg")
+	buf := Get(t, ctx, "screenshot "+name, chromedp.FullScreenshot(100))
+	path := filepath.Join(dir, name+".png")
 	if err := os.WriteFile(path, buf, 0o644); err != nil {
 		t.Fatal(err)
 	}

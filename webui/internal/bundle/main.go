@@ -3,8 +3,8 @@
 // package-lock.json; install it with `npm ci` in webui/editor) with
 // esbuild's Go API. The output is minified and reproducible: the same
 // node_modules give the same bytes, which a test checks against the
-// committed file. It writes editor.js.gz beside it, which the UI serves
-// to browsers that accept gzip.
+// committed file. The UI gzips it once when first asked (webui's
+// precompressed), like every other asset.
 //
 // Run it from webui/ with `go generate ./webui` (or `go run
 // ./internal/bundle` in webui/).
@@ -12,7 +12,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"flag"
 	"fmt"
 	"os"
@@ -35,21 +34,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bundle:", err)
 		os.Exit(1)
 	}
-	if err := os.WriteFile(*out+".gz", gz(b), 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "bundle:", err)
-		os.Exit(1)
-	}
-}
-
-// gz is the bundle gzipped at the best compression, with no name or time
-// in the header, so the same bundle always gives the same bytes. The UI
-// serves it to browsers that accept gzip (a third of the size).
-func gz(b []byte) []byte {
-	var buf bytes.Buffer
-	w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	w.Write(b)
-	w.Close()
-	return buf.Bytes()
 }
 
 // header starts the bundle: where it comes from and how to rebuild it.
