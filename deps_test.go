@@ -19,22 +19,23 @@ const module = "github.com/loadout/loadout"
 // the catalog never imports them, config, the service or a transport.
 var layers = map[string][]string{
 	// The format and the library.
-	"skill":                {"internal/pyrepr"},
-	"render":               {"skill"},
-	"source":               {"skill", "internal/ignore", "internal/safefile"},
-	"catalog":              {"source", "render", "skill", "internal/textdist"},
-	"config":               {"catalog", "source", "internal/jsonc"},
-	"internal/ignore":      {},
-	"internal/jsonc":       {"internal/textdist", "internal/jsondepth"},
-	"internal/jsondepth":   {},
-	"internal/testutil":    {}, // imported by tests only
-	"internal/browsertest": {}, // imported by tests only: the real binary in Chromium
-	"compat":               {}, // test-only: runs the pinned MCP and skills clients against the real binary
-	"internal/pyrepr":      {},
-	"internal/textdist":    {},
-	"internal/safefile":    {"skill"},
-	"examples":             {},
-	"watch":                {},
+	"skill":                 {"internal/pyrepr"},
+	"render":                {"skill"},
+	"source":                {"skill", "internal/ignore", "internal/safefile"},
+	"catalog":               {"source", "render", "skill", "internal/textdist"},
+	"config":                {"catalog", "source", "internal/jsonc"},
+	"internal/ignore":       {},
+	"internal/jsonc":        {"internal/textdist", "internal/jsondepth"},
+	"internal/jsondepth":    {},
+	"internal/testutil":     {}, // imported by tests only
+	"internal/browsertest":  {}, // imported by tests only: the real binary in Chromium
+	"webui/internal/bundle": {}, // go generate: the editor bundle, with esbuild
+	"compat":                {}, // test-only: runs the pinned MCP and skills clients against the real binary
+	"internal/pyrepr":       {},
+	"internal/textdist":     {},
+	"internal/safefile":     {"skill"},
+	"examples":              {},
+	"watch":                 {},
 	// Stores, plugins and portable formats: the format (plugins scan their
 	// skill folders with source), never the catalog.
 	"store":           {"skill"},
