@@ -1,0 +1,106 @@
+package webui
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// lcs is the length of the longest common subsequence, by the table.
+func lcs(a, b []string) int {
+	t := make([][]int, len(a)+1)
+	for i := range t {
+		t[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				t[i][j] = t[i+1][j+1] + 1
+			} else {
+				t[i][j] = max(t[i+1][j], t[i][j+1])
+			}
+		}
+	}
+	return t[0][0]
+}
+
+// TestLineDiffIsMinimalAndExact: on random inputs the diff rebuilds both
+// sides, numbers their lines, and has the fewest edits.
+func TestLineDiffIsMinimalAndExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	gen := func() []string {
+		out := make([]string, r.IntN(30))
+		for i := range out {
+			out[i] = string(rune('a' + r.IntN(4)))
+		}
+		return out
+	}
+	for i := range 2000 {
+		a, b := gen(), gen()
+		d, ok := lineDiff(a, b)
+		if !ok {
+			t.Fatalf("case %d: refused", i)
+		}
+		var ra, rb []string
+		edits := 0
+		for _, l := range d {
+			if l.Op != '+' {
+				ra = append(ra, l.Text)
+				if l.Old != len(ra) {
+					t.Fatalf("case %d: old line number %d at %d", i, l.Old, len(ra))
+				}
+			}
+			if l.Op != '-' {
+				rb = append(rb, l.Text)
+				if l.New != len(rb) {
+					t.Fatalf("case %d: new line number %d at %d", i, l.New, len(rb))
+				}
+			}
+			if l.Op != ' ' {
+				edits++
+			}
+		}
+		if !slices.Equal(ra, a) || !slices.Equal(rb, b) {
+			t.Fatalf("case %d: the diff does not rebuild the sides\na=%v b=%v\n%v", i, a, b, d)
+		}
+		if want := len(a) + len(b) - 2*lcs(a, b); edits != want {
+			t.Fatalf("case %d: %d edits, the fewest is %d", i, edits, want)
+		}
+	}
+}
+
+// TestLineDiffBounds: past MaxDiffEdits the diff is refused, not slow.
+func TestLineDiffBounds(t *testing.T) {
+	var a, b []string
+	for i := range 3000 {
+		a = append(a, fmt.Sprint("a", i))
+		b = append(b, fmt.Sprint("b", i))
+	}
+	if _, ok := lineDiff(a, b); ok {
+		t.Error("a diff of 6,000 edits was not refused")
+	}
+	big := strings.Split(strings.Repeat("x\n", MaxDiffLines+10), "\n")
+	if _, ok := lineDiff(big, append([]string{"y"}, big...)); !ok {
+		t.Error("a long file with one change was refused (the common end is set aside first)")
+	}
+}
+
+func TestHunks(t *testing.T) {
+	a := splitLines("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n")
+	b := slices.Clone(a)
+	b[1] = "two"
+	b[12] = "thirteen"
+	d, _ := lineDiff(a, b)
+	hs := hunks(d)
+	if len(hs) != 2 {
+		t.Fatalf("%d hunks, want 2: %v", len(hs), hs)
+	}
+	if f := hs[0].Lines[0]; f.Old != 1 || len(hs[0].Lines) != 6 { // 1, -2, +two, 3, 4, 5
+		t.Errorf("first hunk: %v", hs[0].Lines)
+	}
+	if l := hs[1].Lines[len(hs[1].Lines)-1]; l.Old != 15 {
+		t.Errorf("second hunk ends at %v", l)
+	}
+}
