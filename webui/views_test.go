@@ -104,3 +104,80 @@ func TestVersionsTab(t *testing.T) {
 		t.Error("a folder skill offers restore")
 	}
 }
+
+// TestUsageTab: a load and a file read made through the service show in
+// the chart (an SVG with a bar), the agents' totals, the files read and
+// the recent receipts; the SVG has no style attribute and no script.
+func TestUsageTab(t *testing.T) {
+	svc, h, _ := storeUI(t)
+	putSkill(t, svc, "review", "# Review\n", skill.BundleFile{Path: "guide.md", Data: []byte("guide\n")})
+	ctx, open := context.Background(), service.Principal{Open: true}
+	for range 2 {
+		if _, err := svc.Load(ctx, open, "dev", "review", "http"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, err := svc.ReadFile(ctx, open, "ops", "review", "guide.md", catalog.ReadOptions{}, "http"); err != nil || res.Status != "ok" {
+		t.Fatalf("read: %v %+v", err, res)
+	}
+	page := get(t, h, "/ui/skills/review?tab=usage")
+	chart := page[strings.Index(page, "<svg"):strings.Index(page, "</svg>")]
+	if !strings.Contains(chart, `class="bar-load"`) || !strings.Contains(chart, `class="bar-read"`) || strings.Contains(chart, "style=") || strings.Contains(chart, "<script") {
+		t.Errorf("the chart:\n%s", chart)
+	}
+	if !strings.Contains(chart, "2 loads, 1 file reads") {
+		t.Errorf("today's bar does not say 2 loads and 1 read:\n%s", chart)
+	}
+	for _, want := range []string{`<td>dev</td><td class="num">2</td><td class="num">0</td>`, `<td>ops</td><td><code>guide.md</code></td><td class="num">1</td>`, "<td>load</td>", "<td>read</td>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the usage tab lacks %s", want)
+		}
+	}
+}
+
+// TestAgentsTab: each agent's mode for a skill, or why it has none.
+func TestAgentsTab(t *testing.T) {
+	svc, h, _ := storeUI(t)
+	putSkill(t, svc, "review", "# Review\n")
+	mode := func(page, agent string) string {
+		i := strings.Index(page, `data-agent="`+agent+`"`)
+		if i < 0 {
+			t.Fatalf("no row for agent %s:\n%s", agent, page)
+		}
+		row := page[i:]
+		return row[:strings.Index(row, "</tr>")]
+	}
+	review := get(t, h, "/ui/skills/review?tab=agents")
+	if r := mode(review, "ops"); !strings.Contains(r, ">inline<") {
+		t.Errorf("ops has review inline: %s", r)
+	}
+	if r := mode(review, "dev"); !strings.Contains(r, ">listed<") {
+		t.Errorf("dev has review listed: %s", r)
+	}
+	notes := get(t, h, "/ui/skills/notes?tab=agents")
+	if r := mode(notes, "ops"); !strings.Contains(r, ">preloaded<") {
+		t.Errorf("ops preloads notes: %s", r)
+	}
+	if r := mode(notes, "dev"); !strings.Contains(r, "not available") || !strings.Contains(r, "no source of this agent holds it") {
+		t.Errorf("dev has no notes: %s", r)
+	}
+	secret := get(t, h, "/ui/skills/secret-tool?tab=agents")
+	if r := mode(secret, "ops"); !strings.Contains(r, ">hidden<") {
+		t.Errorf("ops has secret-tool hidden: %s", r)
+	}
+	// A folder skill the patterns leave out.
+	writeSkill(t, filepath.Dir(filepath.Join(mustRoot(t, svc), "x")), "unpicked", "name: unpicked\ndescription: not matched by ops' patterns")
+	svc.Rescan(context.Background(), "test")
+	un := get(t, h, "/ui/skills/unpicked?tab=agents")
+	if r := mode(un, "ops"); !strings.Contains(r, "its patterns do not select it") {
+		t.Errorf("ops leaves unpicked out by pattern: %s", r)
+	}
+}
+
+func mustRoot(t *testing.T, svc *service.Service) string {
+	roots := svc.Catalog().Roots()
+	if len(roots) == 0 {
+		t.Fatal("no roots")
+	}
+	return roots[0]
+}
