@@ -229,7 +229,7 @@ func TestSkillsListAndViewsInBrowser(t *testing.T) {
 	}
 
 	// Preview: the image loads, the relative link opens the rendered file.
-	browsertest.Do(t, ctx, "preview deploy", chromedp.Navigate(u+"/ui/skills/deploy?tab=preview"), chromedp.WaitVisible(chromedp.CSS(".md-preview h1")))
+	browsertest.Do(t, ctx, "preview deploy", chromedp.Navigate(u+"/ui/skills/deploy?tab=preview"), chromedp.WaitVisible(chromedp.CSS(".md-preview h3")))
 	browsertest.Get(t, ctx, "the image loads", chromedp.Poll[bool](`(() => { const i = document.querySelector(".md-preview img"); return i && i.complete && i.naturalWidth > 0 })()`))
 	browsertest.Screenshot(t, ctx, "skill-preview-laptop")
 	browsertest.Do(t, ctx, "follow the relative link", chromedp.Click(chromedp.CSS(`.md-preview a[href*="reference.md"]`)), chromedp.WaitVisible(chromedp.CSS("main h1")))
@@ -242,7 +242,7 @@ func TestSkillsListAndViewsInBrowser(t *testing.T) {
 
 	// Script injection: nothing runs, no dialog opens, the SVG shows as an
 	// image, and opened directly its script does not run either.
-	browsertest.Do(t, ctx, "preview evil", chromedp.Navigate(u+"/ui/skills/evil?tab=preview"), chromedp.WaitVisible(chromedp.CSS(".md-preview h1")))
+	browsertest.Do(t, ctx, "preview evil", chromedp.Navigate(u+"/ui/skills/evil?tab=preview"), chromedp.WaitVisible(chromedp.CSS(".md-preview h3")))
 	browsertest.Get(t, ctx, "the svg loads", chromedp.Poll[bool](`(() => { const i = document.querySelector('.md-preview img[alt="chart"]'); return i && i.complete && i.naturalWidth > 0 })()`))
 	if v := eval("pwned", "typeof window.pwned"); v != "undefined" {
 		t.Errorf("the injected script ran: window.pwned is %v", eval("pwned", "window.pwned"))

@@ -43,6 +43,7 @@ const uiTransport = "ui"
 var (
 	keyName = parser.NewContextKey() // the skill's name
 	keyBase = parser.NewContextKey() // the folder of the file rendered, relative to the skill
+	keyDown = parser.NewContextKey() // how many levels the headings go down
 )
 
 var md = goldmark.New(
@@ -51,11 +52,13 @@ var md = goldmark.New(
 )
 
 // renderMarkdown renders a Markdown file of a skill (file is its path in
-// the skill; "SKILL.md" for the body) to sanitised HTML.
-func renderMarkdown(skillName, file string, src []byte) (template.HTML, error) {
+// the skill; "SKILL.md" for the body) to sanitised HTML. Its headings go
+// down by down levels (at most to h6), so they follow the page's own.
+func renderMarkdown(skillName, file string, src []byte, down int) (template.HTML, error) {
 	ctx := parser.NewContext()
 	ctx.Set(keyName, skillName)
 	ctx.Set(keyBase, path.Dir(file))
+	ctx.Set(keyDown, down)
 	var b bytes.Buffer
 	if err := md.Convert(src, &b, parser.WithContext(ctx)); err != nil {
 		return "", err
@@ -69,12 +72,15 @@ type linkRewriter struct{}
 func (linkRewriter) Transform(doc *ast.Document, reader text.Reader, pc parser.Context) {
 	name, _ := pc.Get(keyName).(string)
 	base, _ := pc.Get(keyBase).(string)
+	down, _ := pc.Get(keyDown).(int)
 	var links []ast.Node
 	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if entering {
-			switch n.(type) {
+			switch h := n.(type) {
 			case *ast.Link, *ast.Image, *ast.AutoLink:
 				links = append(links, n)
+			case *ast.Heading:
+				h.Level = min(6, h.Level+down)
 			}
 		}
 		return ast.WalkContinue, nil
@@ -220,6 +226,10 @@ func fileURL(skillName, p string, view bool) string {
 	return "/ui/skills/" + url.PathEscape(skillName) + "/" + kind + "/" + strings.Join(segs, "/")
 }
 
+// previewHeadingDown: the preview sits under the page's h1 and the
+// tab's h2, so a skill's # heading shows as h3.
+const previewHeadingDown = 2
+
 // previewData is what frag_preview.html and file.html show.
 type previewData struct {
 	Name, File string
@@ -243,7 +253,7 @@ func (u *ui) tabPreview(w http.ResponseWriter, r *http.Request, sp *skillPage) (
 	body, err := sp.Skill.Body()
 	if err != nil {
 		d.Err = "SKILL.md could not be read: " + err.Error()
-	} else if d.HTML, err = renderMarkdown(sp.Name, sp.Skill.Entry, []byte(body)); err != nil {
+	} else if d.HTML, err = renderMarkdown(sp.Name, sp.Skill.Entry, []byte(body), previewHeadingDown); err != nil {
 		d.Err = "SKILL.md could not be rendered: " + err.Error()
 	}
 	for _, f := range sp.Skill.Files {
@@ -335,7 +345,7 @@ func (u *ui) skillFileView(w http.ResponseWriter, r *http.Request) {
 	case res.Encoding != "utf-8":
 		d.Err = res.Path + " is not text: download it instead."
 	case isMarkdown(res.Path):
-		h, err := renderMarkdown(name, res.Path, res.Data)
+		h, err := renderMarkdown(name, res.Path, res.Data, 1)
 		if err != nil {
 			d.Err = res.Path + " could not be rendered: " + err.Error()
 		}

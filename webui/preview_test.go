@@ -35,7 +35,7 @@ description: A skill that tries script injection.
 const evilSVG = `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10" onload="window.top.pwned=5"><script>window.top.pwned = 6</script><rect width="10" height="10" fill="red"/></svg>`
 
 func TestPreviewSanitises(t *testing.T) {
-	out, err := renderMarkdown("evil", "SKILL.md", []byte(evilSkill[strings.Index(evilSkill, "# Evil"):]))
+	out, err := renderMarkdown("evil", "SKILL.md", []byte(evilSkill[strings.Index(evilSkill, "# Evil"):]), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,13 +54,14 @@ func TestPreviewSanitises(t *testing.T) {
 		`<a href="mailto:ops@example.com" rel="noopener noreferrer nofollow">mail</a>`,
 		`<a href="#evil">here</a>`,
 		`js link`, // the text of a refused link stays
+		`<h3 id="evil">Evil</h3>`, // under the page's h1 and the tab's h2
 	} {
 		if !strings.Contains(h, good) {
 			t.Errorf("the preview lacks %s:\n%s", good, h)
 		}
 	}
 	// Links in a file in a subfolder resolve from its folder.
-	out, _ = renderMarkdown("s", "docs/guide.md", []byte("[back](../SKILL.md) [img](img/a.png) [esc](../../x)"))
+	out, _ = renderMarkdown("s", "docs/guide.md", []byte("[back](../SKILL.md) [img](img/a.png) [esc](../../x)"), 0)
 	for _, good := range []string{`href="/ui/skills/s?tab=preview"`, `href="/ui/skills/s/files/docs/img/a.png"`} {
 		if !strings.Contains(string(out), good) {
 			t.Errorf("docs/guide.md lacks %s: %s", good, out)
@@ -109,7 +110,7 @@ func TestSkillFileServing(t *testing.T) {
 		t.Errorf("a path out of the skill was served: %s", w.Body)
 	}
 	view := get(t, h, "/ui/skills/evil/view/reference.md")
-	if !strings.Contains(view, `<h1 id="part-two">Part two</h1>`) || strings.Contains(view, "<script>x") || !strings.Contains(view, `href="/ui/skills/evil?tab=preview"`) {
+	if !strings.Contains(view, `<h2 id="part-two">Part two</h2>`) || strings.Contains(view, "<script>x") || !strings.Contains(view, `href="/ui/skills/evil?tab=preview"`) {
 		t.Errorf("the view of reference.md:\n%s", view)
 	}
 }

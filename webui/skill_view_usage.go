@@ -181,7 +181,9 @@ func usageChart(days []dayCount) template.HTML {
 	for _, f := range []float64{0, 0.5, 1} {
 		y := float64(chartPadT) + plotH*(1-f)
 		fmt.Fprintf(&b, `<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/>`, chartPadL, chartW-4, y, y)
-		fmt.Fprintf(&b, `<text class="axis" x="%d" y="%.1f" text-anchor="end">%d</text>`, chartPadL-4, y+4, int64(float64(scale)*f))
+		if v := float64(scale) * f; v == float64(int64(v)) { // whole numbers only
+			fmt.Fprintf(&b, `<text class="axis" x="%d" y="%.1f" text-anchor="end">%d</text>`, chartPadL-4, y+4, int64(v))
+		}
 	}
 	for i, d := range days {
 		x := float64(chartPadL) + slot*float64(i) + (slot-barW)/2
@@ -200,7 +202,7 @@ func usageChart(days []dayCount) template.HTML {
 			fmt.Fprintf(&b, `<rect class="bar-none" x="%.1f" y="%.1f" width="%.1f" height="1"/>`, x, base-1, barW)
 		}
 		b.WriteString(`</g>`)
-		if i%7 == 0 || i == len(days)-1 {
+		if (len(days)-1-i)%7 == 0 { // today, and every week back
 			fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%d" text-anchor="middle">%s</text>`, x+barW/2, chartH-6, d.Day.Format("Jan 2"))
 		}
 	}
