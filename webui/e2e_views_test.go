@@ -137,7 +137,6 @@ func (f *viewsFixture) api(t *testing.T, method, path string, body []byte, heade
 	return string(b)
 }
 
-
 // TestSkillsListAndViewsInBrowser drives the skills list and the viewing
 // tabs in Chromium against the real binary.
 func TestSkillsListAndViewsInBrowser(t *testing.T) {

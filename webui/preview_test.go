@@ -53,7 +53,7 @@ func TestPreviewSanitises(t *testing.T) {
 		`<a href="https://example.com/docs" rel="noopener noreferrer nofollow">web</a>`,
 		`<a href="mailto:ops@example.com" rel="noopener noreferrer nofollow">mail</a>`,
 		`<a href="#evil">here</a>`,
-		`js link`, // the text of a refused link stays
+		`js link`,                 // the text of a refused link stays
 		`<h3 id="evil">Evil</h3>`, // under the page's h1 and the tab's h2
 	} {
 		if !strings.Contains(h, good) {
