@@ -86,9 +86,12 @@ type usageSnap struct {
 }
 
 type skillsCache struct {
-	mu    sync.Mutex
-	sets  []*rowSet
-	usage usageSnap
+	mu   sync.Mutex // guards sets
+	sets []*rowSet
+	// usageMu guards usage, and is held while it is refreshed, so one
+	// request asks the receipts and the others wait for its answer.
+	usageMu sync.Mutex
+	usage   usageSnap
 }
 
 // cachesOf holds each UI's caches (by *ui), so that the ui struct, which
@@ -223,8 +226,8 @@ func (u *ui) usageFor(r *http.Request, p service.Principal) usageSnap {
 		return usageSnap{}
 	}
 	c := u.cache()
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.usageMu.Lock()
+	defer c.usageMu.Unlock()
 	now := time.Now()
 	if c.usage.filled && now.Sub(c.usage.at) < UsageTTL {
 		return c.usage
