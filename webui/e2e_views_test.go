@@ -300,4 +300,17 @@ func TestSkillsListAndViewsInBrowser(t *testing.T) {
 		}
 	}
 	browsertest.Screenshot(t, ctx, "skill-agents-laptop")
+
+	// Phone width: no page scrolls sideways (wide tables scroll inside
+	// their own box).
+	browsertest.Do(t, ctx, "phone width", chromedp.EmulateViewport(375, 800))
+	for _, p := range []string{"/ui/", "/ui/skills/deploy?tab=preview", "/ui/skills/review?tab=versions", "/ui/skills/review?tab=usage", "/ui/skills/review?tab=agents"} {
+		browsertest.Do(t, ctx, "open "+p+" at 375 px", chromedp.Navigate(u+p), chromedp.WaitVisible(chromedp.CSS("main h1")))
+		if w := eval("page width", "document.documentElement.scrollWidth"); w.(float64) > 375 {
+			t.Errorf("%s at 375 px wide is %v px wide", p, w)
+		}
+		if p == "/ui/" {
+			browsertest.Screenshot(t, ctx, "skills-list-phone")
+		}
+	}
 }
