@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,7 +12,6 @@ import (
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
-	"github.com/loadout/loadout/source"
 )
 
 // The Agents tab: for every agent the caller may see, whether it has this
@@ -146,7 +146,7 @@ func holds(src catalog.SourceSpec, sk *skill.Skill) bool {
 	if o.Kind != "folder" {
 		return false
 	}
-	root, err := filepath.Abs(source.ExpandHome(src.Root))
+	root, err := filepath.Abs(expandHome(src.Root))
 	if err != nil {
 		return false
 	}
@@ -154,4 +154,15 @@ func holds(src catalog.SourceSpec, sk *skill.Skill) bool {
 		root = real
 	}
 	return o.Root == root || strings.HasPrefix(sk.Dir, root+string(filepath.Separator))
+}
+
+// expandHome replaces a leading ~ with the user's home folder, as the
+// catalog does with a source's root.
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, p[1:])
+		}
+	}
+	return p
 }
