@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -156,13 +157,8 @@ func (u *ui) rowsFor(l *catalog.Loadout) *rowSet {
 }
 
 func buildRows(l *catalog.Loadout) *rowSet {
-	diags := map[string]int{}
-	for _, d := range l.Diagnostics() {
-		if d.Skill != "" {
-			diags[d.Skill]++
-		}
-	}
 	entries := l.Entries()
+	diags := countDiagnostics(l, entries)
 	s := &rowSet{l: l, rows: make([]skillRow, 0, len(entries))}
 	tagN, catN := map[string]int{}, map[string]int{}
 	for i, e := range entries {
@@ -199,6 +195,44 @@ func buildRows(l *catalog.Loadout) *rowSet {
 	slices.SortStableFunc(s.rows, func(a, b skillRow) int { return strings.Compare(a.Name, b.Name) })
 	s.tags, s.cats = facet(tagN), facet(catN)
 	return s
+}
+
+// maxDiagDepth is how many folders up a diagnostic's path is followed to
+// find the skill folder it is about.
+const maxDiagDepth = 16
+
+// countDiagnostics counts the diagnostics about each skill name: those
+// that name it, and those whose path is in its folder.
+func countDiagnostics(l *catalog.Loadout, entries []*catalog.Entry) map[string]int {
+	diags := map[string]int{}
+	var byDir map[string]string
+	for _, d := range l.Diagnostics() {
+		if d.Skill != "" {
+			diags[d.Skill]++
+			continue
+		}
+		if d.Path == "" || !filepath.IsAbs(d.Path) {
+			continue
+		}
+		if byDir == nil {
+			byDir = make(map[string]string, len(entries))
+			for _, e := range entries {
+				if w, ok := l.Lookup(e.Skill.Name); ok && w == e {
+					byDir[e.Skill.Dir] = e.Skill.Name
+				}
+			}
+		}
+		for p, i := d.Path, 0; i < maxDiagDepth; p, i = filepath.Dir(p), i+1 {
+			if name, ok := byDir[p]; ok {
+				diags[name]++
+				break
+			}
+			if p == filepath.Dir(p) {
+				break
+			}
+		}
+	}
+	return diags
 }
 
 // facet is the most common values first, at most MaxFacetOptions.

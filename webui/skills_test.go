@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,6 +44,11 @@ func TestSkillsListFilterSortPages(t *testing.T) {
 	writeSkill(t, a, "dup", "name: dup\ndescription: the first dup")
 	writeSkill(t, b, "dup", "name: dup\ndescription: the second dup")
 	writeSkill(t, b, "mismatch-dir", "name: other-name\ndescription: a skill whose folder does not match its name")
+	// A diagnostic that names no skill, only a path in a skill's folder,
+	// counts for that skill.
+	if err := os.Symlink("/etc/passwd", filepath.Join(a, "skill-00005", "leak")); err != nil {
+		t.Fatal(err)
+	}
 	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{{AgentID: "all", Skills: []catalog.SourceSpec{{Root: a}, {Root: b}}}}, catalog.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +102,7 @@ func TestSkillsListFilterSortPages(t *testing.T) {
 		t.Errorf("name descending starts %v", n[0])
 	}
 	probs := rowNames(get(t, h, "/ui/?problems=1"))
-	if len(probs) == 0 || len(probs) > 3 {
+	if !slices.Contains(probs, "skill-00005") || !slices.Contains(probs, "dup") || len(probs) > 4 {
 		t.Errorf("problems=1: %v", probs)
 	}
 	if n := rowNames(get(t, h, "/ui/?shadowed=1")); len(n) != 1 || n[0] != "dup" {

@@ -33,6 +33,11 @@
     if (!res.ok) { window.location.href = url; return; }
     out.innerHTML = await res.text();
     history.replaceState(null, "", url);
+    // The results were replaced whole; the status line outside them is
+    // what a screen reader announces.
+    const count = document.getElementById("skills-count");
+    const status = document.getElementById("skills-status");
+    if (count && status) status.textContent = count.textContent;
   }
   const later = window.loadout ? window.loadout.debounce(update, 200) : update;
   form.addEventListener("input", later);
