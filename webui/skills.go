@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -158,7 +157,7 @@ func (u *ui) rowsFor(l *catalog.Loadout) *rowSet {
 
 func buildRows(l *catalog.Loadout) *rowSet {
 	entries := l.Entries()
-	diags := countDiagnostics(l, entries)
+	diags := countDiagnostics(l)
 	s := &rowSet{l: l, rows: make([]skillRow, 0, len(entries))}
 	tagN, catN := map[string]int{}, map[string]int{}
 	for i, e := range entries {
@@ -197,39 +196,14 @@ func buildRows(l *catalog.Loadout) *rowSet {
 	return s
 }
 
-// maxDiagDepth is how many folders up a diagnostic's path is followed to
-// find the skill folder it is about.
-const maxDiagDepth = 16
-
-// countDiagnostics counts the diagnostics about each skill name: those
-// that name it, and those whose path is in its folder.
-func countDiagnostics(l *catalog.Loadout, entries []*catalog.Entry) map[string]int {
+// countDiagnostics counts the diagnostics about each skill name. The
+// scans set Skill on every diagnostic about a skill they list (its files,
+// links and fields included), and the catalog on its selection ones.
+func countDiagnostics(l *catalog.Loadout) map[string]int {
 	diags := map[string]int{}
-	var byDir map[string]string
 	for _, d := range l.Diagnostics() {
 		if d.Skill != "" {
 			diags[d.Skill]++
-			continue
-		}
-		if d.Path == "" || !filepath.IsAbs(d.Path) {
-			continue
-		}
-		if byDir == nil {
-			byDir = make(map[string]string, len(entries))
-			for _, e := range entries {
-				if w, ok := l.Lookup(e.Skill.Name); ok && w == e {
-					byDir[e.Skill.Dir] = e.Skill.Name
-				}
-			}
-		}
-		for p, i := d.Path, 0; i < maxDiagDepth; p, i = filepath.Dir(p), i+1 {
-			if name, ok := byDir[p]; ok {
-				diags[name]++
-				break
-			}
-			if p == filepath.Dir(p) {
-				break
-			}
 		}
 	}
 	return diags

@@ -44,8 +44,7 @@ func TestSkillsListFilterSortPages(t *testing.T) {
 	writeSkill(t, a, "dup", "name: dup\ndescription: the first dup")
 	writeSkill(t, b, "dup", "name: dup\ndescription: the second dup")
 	writeSkill(t, b, "mismatch-dir", "name: other-name\ndescription: a skill whose folder does not match its name")
-	// A diagnostic that names no skill, only a path in a skill's folder,
-	// counts for that skill.
+	// A link leaving a skill folder is a problem of that skill.
 	if err := os.Symlink("/etc/passwd", filepath.Join(a, "skill-00005", "leak")); err != nil {
 		t.Fatal(err)
 	}
