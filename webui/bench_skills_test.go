@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/service"
+	"github.com/loadout/loadout/sqlite"
 )
 
 // writeSkills writes n generated skills under dir: a SKILL.md each with
@@ -83,6 +85,50 @@ func BenchmarkSkillsPage(b *testing.B) {
 					cachesOf.Clear()
 				}
 				get(b, h, c.url)
+			}
+		})
+	}
+}
+
+// BenchmarkSkillsPageSQLite is the skills page at 10,000 skills with the
+// receipts in a real SQLite store (3,000 loads): warm (usage cached for
+// UsageTTL) and cold (rows and usage computed again, as after a catalog
+// change with the usage expired).
+//
+//	go test ./webui -run '^$' -bench SkillsPageSQLite -benchtime 20x
+func BenchmarkSkillsPageSQLite(b *testing.B) {
+	root := b.TempDir()
+	writeSkills(b, root, 10_000)
+	st, err := sqlite.Open(filepath.Join(b.TempDir(), "loadout.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{{AgentID: "all", Skills: []catalog.SourceSpec{{Root: root}}}}, catalog.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc := service.New(cat, service.Options{Server: st, Logger: slog.New(slog.DiscardHandler)})
+	b.Cleanup(func() { svc.Close() })
+	h := New(svc, Options{Logger: slog.New(slog.DiscardHandler)})
+	for i := range 3000 {
+		if _, err := svc.Load(context.Background(), service.Principal{Open: true}, "all", fmt.Sprintf("skill-%05d", i*31%10_000), "http"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, cold := range []bool{false, true} {
+		name := "warm"
+		if cold {
+			name = "cold"
+		}
+		b.Run(name, func(b *testing.B) {
+			get(b, h, "/ui/?sort=usage")
+			b.ResetTimer()
+			for b.Loop() {
+				if cold {
+					cachesOf.Clear()
+				}
+				get(b, h, "/ui/?sort=usage")
 			}
 		})
 	}

@@ -440,14 +440,14 @@ func filterRows(all []skillRow, q skillsQuery, us usageSnap) []match {
 		}
 		out = append(out, m)
 	}
-	var by func(a, b *match) int
+	var by func(a, b match) int
 	switch q.Sort {
 	case "usage":
-		by = func(a, b *match) int { return cmp.Compare(a.loads, b.loads) }
+		by = func(a, b match) int { return cmp.Compare(a.loads, b.loads) }
 	case "last":
-		by = func(a, b *match) int { return cmp.Compare(a.last, b.last) }
+		by = func(a, b match) int { return cmp.Compare(a.last, b.last) }
 	case "files":
-		by = func(a, b *match) int { return cmp.Compare(a.row.Files, b.row.Files) }
+		by = func(a, b match) int { return cmp.Compare(a.row.Files, b.row.Files) }
 	}
 	sign := 1
 	if q.Desc {
@@ -458,7 +458,7 @@ func filterRows(all []skillRow, q skillsQuery, us usageSnap) []match {
 	}
 	slices.SortStableFunc(out, func(a, b match) int {
 		if by != nil {
-			if c := by(&a, &b); c != 0 {
+			if c := by(a, b); c != 0 {
 				return sign * c
 			}
 		}
