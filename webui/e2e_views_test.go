@@ -169,6 +169,19 @@ func TestSkillsListAndViewsInBrowser(t *testing.T) {
 			}
 		}
 	}()
+	// Record every CSP violation of every page: the viewing pages must
+	// cause none (no inline script or style, no style attribute, nothing
+	// from elsewhere).
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+		Source: `window.__csp = []; document.addEventListener("securitypolicyviolation", e => window.__csp.push(e.violatedDirective + " " + e.blockedURI + " " + (e.sample || "")))`}); err != nil {
+		t.Fatal(err)
+	}
+	noViolations := func(where string) {
+		t.Helper()
+		if v := browsertest.Get(t, ctx, "CSP violations", chromedp.Evaluate[string](`JSON.stringify(window.__csp || "no recorder")`)); v != "[]" {
+			t.Errorf("%s: CSP violations %s", where, v)
+		}
+	}
 	textOf := func(what, sel string) string {
 		return browsertest.Get(t, ctx, what, chromedp.Text(chromedp.CSS(sel)))
 	}
@@ -187,6 +200,7 @@ func TestSkillsListAndViewsInBrowser(t *testing.T) {
 		}
 	}
 	browsertest.Screenshot(t, ctx, "skills-list-laptop")
+	noViolations("the skills list")
 
 	// Filter as you type: no reload (a marker set on the page stays), the
 	// address bar follows.
@@ -202,6 +216,7 @@ func TestSkillsListAndViewsInBrowser(t *testing.T) {
 	if loc := browsertest.Get(t, ctx, "location", chromedp.Location()); !strings.HasSuffix(loc, "/ui/?q=deplo") {
 		t.Errorf("the address is %s, want /ui/?q=deplo", loc)
 	}
+	noViolations("the filtered list")
 	// Source filter and "has problems" (none here but the plugin's): the
 	// select works the same way.
 	eval("pick plugin", `(() => { document.querySelector("#f-q").value = ""; const s = document.querySelector("#f-source"); s.value = "plugin"; s.dispatchEvent(new Event("change", {bubbles: true})); return true })()`)
@@ -231,6 +246,7 @@ func TestSkillsListAndViewsInBrowser(t *testing.T) {
 	browsertest.Do(t, ctx, "preview deploy", chromedp.Navigate(u+"/ui/skills/deploy?tab=preview"), chromedp.WaitVisible(chromedp.CSS(".md-preview h3")))
 	browsertest.Get(t, ctx, "the image loads", chromedp.Poll[bool](`(() => { const i = document.querySelector(".md-preview img"); return i && i.complete && i.naturalWidth > 0 })()`))
 	browsertest.Screenshot(t, ctx, "skill-preview-laptop")
+	noViolations("the preview")
 	browsertest.Do(t, ctx, "follow the relative link", chromedp.Click(chromedp.CSS(`.md-preview a[href*="reference.md"]`)), chromedp.WaitVisible(chromedp.CSS("main h1")))
 	if h := textOf("file page", "main"); !strings.Contains(h, "reference.md") || !strings.Contains(h, "Ship.") {
 		t.Errorf("the linked file's page: %q", h)
@@ -238,6 +254,7 @@ func TestSkillsListAndViewsInBrowser(t *testing.T) {
 	if loc := browsertest.Get(t, ctx, "location", chromedp.Location()); !strings.Contains(loc, "/ui/skills/deploy/view/reference.md#steps") {
 		t.Errorf("the link went to %s", loc)
 	}
+	noViolations("a skill's Markdown file")
 
 	// Script injection: nothing runs, no dialog opens, the SVG shows as an
 	// image, and opened directly its script does not run either.
@@ -252,6 +269,7 @@ func TestSkillsListAndViewsInBrowser(t *testing.T) {
 	if n := eval("frames", `document.querySelectorAll("main iframe, main script").length`); n != float64(0) {
 		t.Errorf("%v iframes or scripts in the preview", n)
 	}
+	noViolations("the script-injection skill's preview (its raw HTML never reaches the page)")
 	browsertest.Do(t, ctx, "open the svg", chromedp.Navigate(u+"/ui/skills/evil/files/chart.svg"), chromedp.Sleep(300e6))
 	if v := eval("pwned in svg", "typeof window.pwned"); v != "undefined" {
 		t.Errorf("the SVG's script ran when opened directly")
@@ -267,6 +285,7 @@ func TestSkillsListAndViewsInBrowser(t *testing.T) {
 		t.Errorf("the diff from v1 to v2:\n%s", diff)
 	}
 	browsertest.Screenshot(t, ctx, "skill-versions-laptop")
+	noViolations("the versions tab")
 	browsertest.Do(t, ctx, "restore v1", chromedp.Click(chromedp.CSS(`button[aria-label="Restore version 1"]`)), chromedp.WaitVisible(chromedp.CSS(`.notice[role="status"]`)))
 	if n := textOf("notice", `.notice[role="status"]`); !strings.Contains(n, "version 3") {
 		t.Errorf("after restore: %q", n)
@@ -285,6 +304,7 @@ func TestSkillsListAndViewsInBrowser(t *testing.T) {
 		t.Errorf("the usage table: %q", tbl)
 	}
 	browsertest.Screenshot(t, ctx, "skill-usage-laptop")
+	noViolations("the usage tab")
 
 	// Agents: the modes.
 	mode := func(skill, agent string) string {
@@ -300,6 +320,7 @@ func TestSkillsListAndViewsInBrowser(t *testing.T) {
 		}
 	}
 	browsertest.Screenshot(t, ctx, "skill-agents-laptop")
+	noViolations("the agents tab")
 
 	// Phone width: no page scrolls sideways (wide tables scroll inside
 	// their own box).
