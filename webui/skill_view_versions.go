@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/loadout/loadout/service"
@@ -29,14 +30,27 @@ type versionsData struct {
 	Origin   skill.Origin
 	Editable bool
 	Err      string
-	Versions []store.Version
+	Versions []versionRow
 	Current  int
+	// Digest is a folder or plugin skill's current content digest (what
+	// a receipt records), "" when a file could not be read.
+	Digest   string
 	From, To int
 	Diff     []fileDiff
 	DiffErr  string
 	Same     bool
 	CSRF     string
 	Restored int
+}
+
+// versionRow is a version with the one before it (0 for the first), for
+// its "changes" link.
+type versionRow struct {
+	Version, Files, Prev int
+	Digest, Note         string
+	Provenance           string
+	Size                 int64
+	CreatedAt            time.Time
 }
 
 // fileDiff is one file's change between two versions.
@@ -63,6 +77,7 @@ func (u *ui) tabVersions(w http.ResponseWriter, r *http.Request, sp *skillPage) 
 	d := &versionsData{Name: sp.Name, Origin: o, Source: sourceText(o), Stored: o.Kind == "store", Editable: sp.Editable, CSRF: csrfToken(r), Current: o.Version}
 	d.Restored, _ = strconv.Atoi(r.URL.Query().Get("restored"))
 	if !d.Stored {
+		d.Digest = sp.Skill.ContentDigest()
 		return u.tabFragment(w, r, "frag_versions.html", d)
 	}
 	if !p.Admin() {
@@ -75,7 +90,13 @@ func (u *ui) tabVersions(w http.ResponseWriter, r *http.Request, sp *skillPage) 
 		return u.tabFragment(w, r, "frag_versions.html", d)
 	}
 	slices.SortFunc(vs, func(a, b store.Version) int { return cmp.Compare(b.Version, a.Version) })
-	d.Versions = vs
+	for i, v := range vs {
+		row := versionRow{Version: v.Version, Files: v.Files, Digest: v.Digest, Note: v.Note, Provenance: v.Provenance, Size: v.Size, CreatedAt: v.CreatedAt}
+		if i+1 < len(vs) {
+			row.Prev = vs[i+1].Version
+		}
+		d.Versions = append(d.Versions, row)
+	}
 	if len(vs) > 0 && d.Current == 0 {
 		d.Current = vs[0].Version
 	}

@@ -71,7 +71,7 @@ func TestVersionsTab(t *testing.T) {
 	v2 := putSkill(t, svc, "review", "# Review\n\nStep one.\nStep 2, changed.\n", skill.BundleFile{Path: "a.txt", Data: []byte("alpha\n"), Executable: true}, skill.BundleFile{Path: "b.md", Data: []byte("new file\n")})
 
 	page := get(t, h, "/ui/skills/review?tab=versions")
-	for _, want := range []string{"v1", "v2", "sha256:", "Changes from v1 to v2", "Step two.", "Step 2, changed.", "made executable", "<code>b.md</code> <span class=\"badge ok\">added", "<code>logo.png</code> <span class=\"badge err\">removed", `name="if_version" value="2"`} {
+	for _, want := range []string{"v1", "v2", "sha256:", "Changes from v1 to v2", "Step two.", "Step 2, changed.", "made executable", "<code>b.md</code> <span class=\"badge ok\">added", "<code>logo.png</code> <span class=\"badge err\">removed", `name="if_version" value="2"`, `href="/ui/skills/review?tab=versions&amp;from=1&amp;to=2#diff"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the versions tab lacks %q", want)
 		}
@@ -97,7 +97,7 @@ func TestVersionsTab(t *testing.T) {
 		t.Errorf("%d versions after a refused restore, want %d", len(vs), v2+1)
 	}
 	folder := get(t, h, "/ui/skills/deploy?tab=versions")
-	if !strings.Contains(folder, "No versions: this skill is not stored") || !strings.Contains(folder, root) {
+	if !strings.Contains(folder, "No versions: this skill is not stored") || !strings.Contains(folder, root) || !strings.Contains(folder, "Its content now: <code class=\"digest\">sha256:") {
 		t.Errorf("a folder skill's versions tab:\n%s", folder)
 	}
 	if strings.Contains(folder, "/restore") {
