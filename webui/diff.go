@@ -19,6 +19,13 @@ const (
 	// The search keeps one array per edit, so memory grows with its square
 	// (about 8 MB at 1,000).
 	MaxDiffEdits = 1000
+	// MaxDiffFileBytes is the largest file (either side) given a line
+	// diff; a larger one is reported changed with its sizes.
+	MaxDiffFileBytes = 1 << 20
+	// MaxDiffTotalLines bounds the lines of all the files one diff of two
+	// versions compares; the files past it are reported changed without a
+	// line diff. With MaxDiffEdits it bounds a whole diff's time.
+	MaxDiffTotalLines = 200_000
 	// diffContext is how many unchanged lines surround each change.
 	diffContext = 3
 )

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/loadout/loadout/skill"
 )
 
 // lcs is the length of the longest common subsequence, by the table.
@@ -102,5 +104,42 @@ func TestHunks(t *testing.T) {
 	}
 	if l := hs[1].Lines[len(hs[1].Lines)-1]; l.Old != 15 {
 		t.Errorf("second hunk ends at %v", l)
+	}
+}
+
+// TestDiffBundlesBudget: past MaxDiffTotalLines the files are still listed
+// as changed, without a line diff; a file over MaxDiffFileBytes too.
+func TestDiffBundlesBudget(t *testing.T) {
+	lines := strings.Repeat("same line\n", MaxDiffTotalLines/4)
+	a, b := &skill.Bundle{Content: []byte("x\n")}, &skill.Bundle{Content: []byte("y\n")}
+	for i := range 4 {
+		p := fmt.Sprintf("f%d.txt", i)
+		a.Files = append(a.Files, skill.BundleFile{Path: p, Data: []byte(lines + "old\n")})
+		b.Files = append(b.Files, skill.BundleFile{Path: p, Data: []byte(lines + "new\n")})
+	}
+	big := []byte(strings.Repeat("z", MaxDiffFileBytes+1))
+	a.Files = append(a.Files, skill.BundleFile{Path: "zbig.txt", Data: big})
+	b.Files = append(b.Files, skill.BundleFile{Path: "zbig.txt", Data: append(big, 'q')})
+	ds := diffBundles(a, b)
+	if len(ds) != 6 {
+		t.Fatalf("%d files differ, want 6: %+v", len(ds), ds)
+	}
+	if ds[0].Path != "SKILL.md" || len(ds[0].Hunks) != 1 {
+		t.Errorf("SKILL.md: %+v", ds[0])
+	}
+	var lined, budget int
+	for _, d := range ds[1:5] {
+		if len(d.Hunks) > 0 {
+			lined++
+		}
+		if strings.Contains(d.Note, "compared its") {
+			budget++
+		}
+	}
+	if lined != 1 || budget != 3 { // a file takes half the budget (both sides): one fits after SKILL.md
+		t.Errorf("%d files line-diffed and %d past the budget: %+v", lined, budget, ds[1:5])
+	}
+	if !strings.Contains(ds[5].Note, "no line diff") {
+		t.Errorf("the big file: %+v", ds[5])
 	}
 }

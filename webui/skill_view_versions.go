@@ -131,6 +131,10 @@ func (u *ui) diffVersions(r *http.Request, name string, from, to int) ([]fileDif
 // then the supporting files by path.
 func diffBundles(a, b *skill.Bundle) []fileDiff {
 	var out []fileDiff
+	budget := MaxDiffTotalLines
+	diffFile := func(path string, x, y []byte, added, removed, exA, exB bool) (fileDiff, bool) {
+		return diffOne(path, x, y, added, removed, exA, exB, &budget)
+	}
 	if d, ok := diffFile("SKILL.md", a.Content, b.Content, false, false, false, false); ok {
 		out = append(out, d)
 	}
@@ -171,8 +175,9 @@ func isText(data []byte) bool {
 	return utf8.Valid(data) && bytes.IndexByte(data, 0) < 0
 }
 
-// diffFile diffs one file; ok is false when nothing changed.
-func diffFile(path string, a, b []byte, added, removed, exA, exB bool) (fileDiff, bool) {
+// diffOne diffs one file; ok is false when nothing changed. budget is
+// the lines the diff may still compare (MaxDiffTotalLines in all).
+func diffOne(path string, a, b []byte, added, removed, exA, exB bool, budget *int) (fileDiff, bool) {
 	d := fileDiff{Path: path, Status: "changed", OldSize: len(a), NewSize: len(b)}
 	same := bytes.Equal(a, b) && !added && !removed
 	if exA != exB && !added && !removed {
@@ -192,7 +197,17 @@ func diffFile(path string, a, b []byte, added, removed, exA, exB bool) (fileDiff
 		d.Binary = true
 		return d, true
 	}
-	lines, ok := lineDiff(splitLines(string(a)), splitLines(string(b)))
+	if len(a) > MaxDiffFileBytes || len(b) > MaxDiffFileBytes {
+		d.Note = fmt.Sprintf("over %s: no line diff", humanBytes(MaxDiffFileBytes))
+		return d, true
+	}
+	la, lb := splitLines(string(a)), splitLines(string(b))
+	if len(la)+len(lb) > *budget {
+		d.Note = fmt.Sprintf("no line diff: this comparison has compared its %d lines already", MaxDiffTotalLines)
+		return d, true
+	}
+	*budget -= len(la) + len(lb)
+	lines, ok := lineDiff(la, lb)
 	if !ok {
 		d.Note = fmt.Sprintf("too different for a line diff (more than %d lines or %d changed lines)", MaxDiffLines, MaxDiffEdits)
 		return d, true
