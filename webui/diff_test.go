@@ -143,3 +143,25 @@ func TestDiffBundlesBudget(t *testing.T) {
 		t.Errorf("the big file: %+v", ds[5])
 	}
 }
+
+// BenchmarkLineDiffWorst is a diff near its bounds: two files of
+// MaxDiffLines lines with changes spread through them, just under
+// MaxDiffEdits.
+//
+//	go test ./webui -run '^$' -bench LineDiffWorst -benchtime 5x
+func BenchmarkLineDiffWorst(b *testing.B) {
+	var x, y []string
+	for i := range MaxDiffLines {
+		x = append(x, fmt.Sprint("line ", i))
+		if i%41 == 20 {
+			y = append(y, fmt.Sprint("changed ", i))
+		} else {
+			y = append(y, fmt.Sprint("line ", i))
+		}
+	}
+	for b.Loop() {
+		if _, ok := lineDiff(x, y); !ok {
+			b.Fatal("refused")
+		}
+	}
+}
