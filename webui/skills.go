@@ -1,20 +1,491 @@
 package webui
 
 import (
+	"bytes"
+	"cmp"
+	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
+	"github.com/loadout/loadout/store"
 )
 
-// The skills page (the UI's home): every skill of the global catalog.
+// The skills page (the UI's home): every skill the caller may see, with
+// a server-side filter, sort and pages, each state a URL. skills.js
+// fetches the same URL with ?partial=1 as the filter is typed, and the
+// server sends only the results (skills_results).
 
+// Bounds of the skills page.
+const (
+	// SkillsPageSize is how many skills one page of the list shows.
+	SkillsPageSize = 100
+	// MaxFacetOptions is how many tags and categories the filter offers
+	// as suggestions (the most common first); any other can be typed.
+	MaxFacetOptions = 200
+	// maxRowCaches is how many loadouts' rows are kept (the global one
+	// and a few agents' for agent tokens); a loadout is immutable, so its
+	// rows are valid as long as it is current.
+	maxRowCaches = 8
+	// UsageTTL is how long the usage columns (loads in the last 7 days,
+	// last used) are reused before the receipts are asked again.
+	UsageTTL = 10 * time.Second
+	// UsageLastDays is how far back "last used" looks in the daily counts;
+	// older use shows as "not in 90 days".
+	UsageLastDays = 90
+	// usageRowLimit bounds the rows one usage query reads.
+	usageRowLimit = 100_000
+	// recentReceipts is how many recent receipts refine "last used" from
+	// a day to the time of the last load.
+	recentReceipts = 1000
+)
+
+// skillRow is one selected skill of a loadout, as the list shows it.
 type skillRow struct {
 	Name, Description string
 	Origin            skill.Origin
+	Kind              string // folder, store, plugin
+	Source            string // the folder path, "store", or the plugin id and trust
+	Tags              []string
+	Category, Version string
+	Files             int
+	State             string // listed, inline or hidden
+	Diags             int
+	// Shadowed is set for a skill another source's skill of the same name
+	// wins over; Winner says where the winner comes from.
+	Shadowed bool
+	Winner   string
+	// Loads7 and LastUsed come from the receipts (admins only).
+	Loads7   int64
+	LastUsed time.Time
+	hay      string // lowercased name and description, for the text filter
+	order    int    // position in the loadout, for a stable sort
+}
+
+// rowSet is the rows of one loadout, with the filter's suggestions.
+type rowSet struct {
+	l          *catalog.Loadout
+	rows       []skillRow
+	tags, cats []string
+}
+
+// usageSnap is the usage columns, computed at most once per UsageTTL.
+type usageSnap struct {
+	at     time.Time
+	loads  map[string]int64
+	last   map[string]time.Time
+	err    string
+	filled bool
+}
+
+type skillsCache struct {
+	mu   sync.Mutex // guards sets
+	sets []*rowSet
+	// usageMu guards usage, and is held while it is refreshed, so one
+	// request asks the receipts and the others wait for its answer.
+	usageMu sync.Mutex
+	usage   usageSnap
+}
+
+// cachesOf holds each UI's caches (by *ui), so that the ui struct, which
+// every page's file shares, needs no field for them.
+var cachesOf sync.Map
+
+func (u *ui) cache() *skillsCache {
+	c, _ := cachesOf.LoadOrStore(u, &skillsCache{})
+	return c.(*skillsCache)
 }
 
 func (u *ui) routesSkills(mux *http.ServeMux) {
 	mux.HandleFunc("GET /ui/{$}", u.authed(u.skillsPage))
+}
+
+// sourceText is how the list and the skill page name where a skill comes
+// from.
+func sourceText(o skill.Origin) string {
+	switch o.Kind {
+	case "store":
+		if o.Version > 0 {
+			return fmt.Sprintf("store v%d", o.Version)
+		}
+		return "store"
+	case "plugin":
+		s := "plugin " + o.Plugin
+		if o.Trust != "" {
+			s += " · " + o.Trust
+		}
+		return s
+	}
+	return o.Root
+}
+
+// rowsFor returns the rows of l, built once per loadout.
+func (u *ui) rowsFor(l *catalog.Loadout) *rowSet {
+	c := u.cache()
+	c.mu.Lock()
+	for _, s := range c.sets {
+		if s.l == l {
+			c.mu.Unlock()
+			return s
+		}
+	}
+	c.mu.Unlock()
+	s := buildRows(l)
+	c.mu.Lock()
+	// Drop the sets of loadouts of the same agent (replaced by a reload)
+	// and keep at most maxRowCaches.
+	keep := c.sets[:0]
+	for _, o := range c.sets {
+		if o.l.Spec.AgentID != l.Spec.AgentID {
+			keep = append(keep, o)
+		}
+	}
+	c.sets = append(keep, s)
+	if len(c.sets) > maxRowCaches {
+		c.sets = c.sets[len(c.sets)-maxRowCaches:]
+	}
+	c.mu.Unlock()
+	return s
+}
+
+func buildRows(l *catalog.Loadout) *rowSet {
+	entries := l.Entries()
+	diags := countDiagnostics(l)
+	s := &rowSet{l: l, rows: make([]skillRow, 0, len(entries))}
+	tagN, catN := map[string]int{}, map[string]int{}
+	for i, e := range entries {
+		sk := e.Skill
+		r := skillRow{Name: sk.Name, Description: sk.Description, Origin: sk.Origin, Kind: sk.Origin.Kind, Source: sourceText(sk.Origin),
+			Files: len(sk.Files), Diags: diags[sk.Name], order: i}
+		if sk.Meta != nil {
+			r.Tags, r.Category, r.Version = sk.Meta.Tags, sk.Meta.Category, sk.Meta.Version
+		}
+		switch {
+		case e.Inline:
+			r.State = "inline"
+		case sk.Hidden() || !e.Listed:
+			r.State = "hidden"
+		default:
+			r.State = "listed"
+		}
+		if w, ok := l.Lookup(sk.Name); ok && w != e {
+			r.Shadowed = true
+			r.Winner = sourceText(w.Skill.Origin)
+			r.Diags = 0 // the name's diagnostics are the winner's
+		}
+		r.hay = strings.ToLower(sk.Name + "\x00" + sk.Description)
+		for _, t := range r.Tags {
+			tagN[t]++
+		}
+		if r.Category != "" {
+			catN[r.Category]++
+		}
+		s.rows = append(s.rows, r)
+	}
+	// By name, then source order (a shadowed skill after its winner): the
+	// default sort, done once.
+	slices.SortStableFunc(s.rows, func(a, b skillRow) int { return strings.Compare(a.Name, b.Name) })
+	s.tags, s.cats = facet(tagN), facet(catN)
+	return s
+}
+
+// countDiagnostics counts the diagnostics about each skill name. The
+// scans set Skill on every diagnostic about a skill they list (its files,
+// links and fields included), and the catalog on its selection ones.
+func countDiagnostics(l *catalog.Loadout) map[string]int {
+	diags := map[string]int{}
+	for _, d := range l.Diagnostics() {
+		if d.Skill != "" {
+			diags[d.Skill]++
+		}
+	}
+	return diags
+}
+
+// facet is the most common values first, at most MaxFacetOptions.
+func facet(n map[string]int) []string {
+	out := make([]string, 0, len(n))
+	for k := range n {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		if c := cmp.Compare(n[b], n[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	if len(out) > MaxFacetOptions {
+		out = out[:MaxFacetOptions]
+	}
+	return out
+}
+
+// usageFor returns the usage columns, asking the receipts at most once
+// per UsageTTL. Only admins may read receipts; others get none.
+func (u *ui) usageFor(r *http.Request, p service.Principal) usageSnap {
+	if !p.Admin() {
+		return usageSnap{}
+	}
+	c := u.cache()
+	c.usageMu.Lock()
+	defer c.usageMu.Unlock()
+	now := time.Now()
+	if c.usage.filled && now.Sub(c.usage.at) < UsageTTL {
+		return c.usage
+	}
+	s := usageSnap{at: now, filled: true, loads: map[string]int64{}, last: map[string]time.Time{}}
+	ctx := r.Context()
+	week, err := u.svc.Usage(ctx, p, store.UsageQuery{Since: now.AddDate(0, 0, -6), Limit: usageRowLimit})
+	if err != nil {
+		s.err = service.AsError(err).Message
+	}
+	for _, x := range week {
+		if x.Action == "load" && x.Outcome == catalog.StatusOK {
+			s.loads[x.Skill] += x.Count
+		}
+	}
+	days, err := u.svc.Usage(ctx, p, store.UsageQuery{Since: now.AddDate(0, 0, -UsageLastDays), Daily: true, Limit: usageRowLimit})
+	if err != nil && s.err == "" {
+		s.err = service.AsError(err).Message
+	}
+	for _, x := range days { // newest day first
+		if _, ok := s.last[x.Skill]; !ok && x.Outcome == catalog.StatusOK {
+			s.last[x.Skill] = x.Day
+		}
+	}
+	recent, err := u.svc.Receipts(ctx, p, store.ReceiptQuery{Limit: recentReceipts})
+	if err != nil && s.err == "" {
+		s.err = service.AsError(err).Message
+	}
+	for _, x := range recent { // newest first
+		if x.Outcome != catalog.StatusOK {
+			continue
+		}
+		if t, ok := s.last[x.Skill]; !ok || x.Time.After(t) {
+			s.last[x.Skill] = x.Time
+		}
+	}
+	c.usage = s
+	return s
+}
+
+// skillsQuery is the list's state, from the URL.
+type skillsQuery struct {
+	Q, Tag, Category, Source string
+	Problems, Shadowed       bool
+	Sort                     string // name, usage, last, files
+	Desc                     bool
+	Page                     int
+}
+
+var sortKeys = []struct{ ID, Label string }{{"name", "Name"}, {"usage", "Loads (7 days)"}, {"last", "Last used"}, {"files", "Files"}}
+
+func parseSkillsQuery(v url.Values) skillsQuery {
+	q := skillsQuery{Q: strings.TrimSpace(v.Get("q")), Tag: strings.TrimSpace(v.Get("tag")), Category: strings.TrimSpace(v.Get("category")),
+		Source: v.Get("source"), Problems: v.Get("problems") == "1", Shadowed: v.Get("shadowed") == "1", Sort: v.Get("sort")}
+	switch q.Source {
+	case "folder", "store", "plugin":
+	default:
+		q.Source = ""
+	}
+	switch q.Sort {
+	case "usage", "last", "files":
+		q.Desc = v.Get("order") != "asc"
+	default:
+		q.Sort = "name"
+		q.Desc = v.Get("order") == "desc"
+	}
+	q.Page, _ = strconv.Atoi(v.Get("page"))
+	q.Page = max(q.Page, 1)
+	return q
+}
+
+// values is the query as URL parameters, leaving out the defaults.
+func (q skillsQuery) values() url.Values {
+	v := url.Values{}
+	set := func(k, s string) {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	set("q", q.Q)
+	set("tag", q.Tag)
+	set("category", q.Category)
+	set("source", q.Source)
+	if q.Problems {
+		v.Set("problems", "1")
+	}
+	if q.Shadowed {
+		v.Set("shadowed", "1")
+	}
+	if q.Sort != "name" {
+		v.Set("sort", q.Sort)
+		if !q.Desc {
+			v.Set("order", "asc")
+		}
+	} else if q.Desc {
+		v.Set("order", "desc")
+	}
+	if q.Page > 1 {
+		v.Set("page", strconv.Itoa(q.Page))
+	}
+	return v
+}
+
+// SortParam and OrderParam are the sort's URL parameters ("" for the
+// default), for the filter form to keep.
+func (q skillsQuery) SortParam() string  { return q.values().Get("sort") }
+func (q skillsQuery) OrderParam() string { return q.values().Get("order") }
+
+func (q skillsQuery) url() string {
+	if e := q.values().Encode(); e != "" {
+		return Prefix + "?" + e
+	}
+	return Prefix
+}
+
+// SortURL is the list sorted by key: the other direction when it is
+// already sorted by it. Page 1.
+func (q skillsQuery) SortURL(key string) string {
+	n := q
+	n.Page = 1
+	if q.Sort == key {
+		n.Desc = !q.Desc
+	} else {
+		n.Sort = key
+		n.Desc = key != "name"
+	}
+	return n.url()
+}
+
+// AriaSort is the aria-sort value of a column header.
+func (q skillsQuery) AriaSort(key string) string {
+	if q.Sort != key {
+		return "none"
+	}
+	if q.Desc {
+		return "descending"
+	}
+	return "ascending"
+}
+
+func (q skillsQuery) PageURL(n int) string {
+	c := q
+	c.Page = n
+	return c.url()
+}
+
+// skillsData is what skills.html renders.
+type skillsData struct {
+	Query          skillsQuery
+	Rows           []skillRow
+	Total, Matched int
+	Page, Pages    int
+	From, To       int
+	Tags, Cats     []string
+	Sorts          []struct{ ID, Label string }
+	Usage          bool // the caller may see usage
+	UsageErr       string
+}
+
+func (d *skillsData) PrevURL() string { return d.Query.PageURL(d.Page - 1) }
+func (d *skillsData) NextURL() string { return d.Query.PageURL(d.Page + 1) }
+
+// match is a row that passes the filter, with its sort keys.
+type match struct {
+	row   *skillRow
+	loads int64
+	last  int64 // Unix microseconds, 0 for never
+}
+
+// filterRows applies the query to the rows: the matching rows, sorted.
+// It sorts pointers with their keys beside them, so 10,000 rows sort
+// without copying a row or looking a map up per comparison.
+func filterRows(all []skillRow, q skillsQuery, us usageSnap) []match {
+	needle := strings.ToLower(q.Q)
+	out := make([]match, 0, len(all))
+	for i := range all {
+		r := &all[i]
+		if needle != "" && !strings.Contains(r.hay, needle) {
+			continue
+		}
+		if q.Source != "" && r.Kind != q.Source {
+			continue
+		}
+		if q.Category != "" && !strings.EqualFold(r.Category, q.Category) {
+			continue
+		}
+		if q.Tag != "" && !slices.ContainsFunc(r.Tags, func(t string) bool { return strings.EqualFold(t, q.Tag) }) {
+			continue
+		}
+		if q.Problems && r.Diags == 0 {
+			continue
+		}
+		if q.Shadowed && !r.Shadowed {
+			continue
+		}
+		m := match{row: r}
+		if !r.Shadowed && (q.Sort == "usage" || q.Sort == "last") {
+			m.loads = us.loads[r.Name]
+			if t, ok := us.last[r.Name]; ok {
+				m.last = t.UnixMicro()
+			}
+		}
+		out = append(out, m)
+	}
+	var by func(a, b match) int
+	switch q.Sort {
+	case "usage":
+		by = func(a, b match) int { return cmp.Compare(a.loads, b.loads) }
+	case "last":
+		by = func(a, b match) int { return cmp.Compare(a.last, b.last) }
+	case "files":
+		by = func(a, b match) int { return cmp.Compare(a.row.Files, b.row.Files) }
+	}
+	sign := 1
+	if q.Desc {
+		sign = -1
+	}
+	if by == nil && !q.Desc {
+		return out // the rows are kept sorted by name (buildRows)
+	}
+	slices.SortStableFunc(out, func(a, b match) int {
+		if by != nil {
+			if c := by(a, b); c != 0 {
+				return sign * c
+			}
+		}
+		// Ties (and the name sort) go by name, then by source order;
+		// only the name sort reverses them.
+		c := strings.Compare(a.row.Name, b.row.Name)
+		if c == 0 {
+			c = cmp.Compare(a.row.order, b.row.order)
+		}
+		if by == nil {
+			return sign * c
+		}
+		return c
+	})
+	return out
+}
+
+// pageRows copies one page of matches, with their usage.
+func pageRows(ms []match, us usageSnap) []skillRow {
+	rows := make([]skillRow, len(ms))
+	for i, m := range ms {
+		rows[i] = *m.row
+		if !m.row.Shadowed {
+			rows[i].Loads7, rows[i].LastUsed = us.loads[m.row.Name], us.last[m.row.Name]
+		}
+	}
+	return rows
 }
 
 func (u *ui) skillsPage(w http.ResponseWriter, r *http.Request) {
@@ -23,11 +494,39 @@ func (u *ui) skillsPage(w http.ResponseWriter, r *http.Request) {
 		u.failErr(w, r, err)
 		return
 	}
-	var rows []skillRow
-	for _, name := range l.Names() {
-		if e, ok := l.Lookup(name); ok {
-			rows = append(rows, skillRow{Name: name, Description: e.Skill.Description, Origin: e.Skill.Origin})
-		}
+	p := principal(r)
+	set := u.rowsFor(l)
+	q := parseSkillsQuery(r.URL.Query())
+	us := u.usageFor(r, p)
+	rows := filterRows(set.rows, q, us)
+	d := &skillsData{Query: q, Total: len(set.rows), Matched: len(rows), Tags: set.tags, Cats: set.cats, Sorts: sortKeys, Usage: p.Admin(), UsageErr: us.err}
+	d.Pages = max(1, (len(rows)+SkillsPageSize-1)/SkillsPageSize)
+	d.Page = min(q.Page, d.Pages)
+	d.Query.Page = d.Page
+	lo := (d.Page - 1) * SkillsPageSize
+	hi := min(lo+SkillsPageSize, len(rows))
+	d.Rows = pageRows(rows[lo:hi], us)
+	d.From, d.To = lo+1, hi
+	if hi == 0 {
+		d.From = 0
 	}
-	u.render(w, r, "skills.html", page{Title: "Skills", Active: "skills", Data: rows})
+	if r.URL.Query().Get("partial") == "1" {
+		u.partial(w, r, "skills.html", "skills_results", d)
+		return
+	}
+	u.render(w, r, "skills.html", page{Title: "Skills", Active: "skills", Data: d})
+}
+
+// partial writes one named template of a page alone (no layout), for a
+// script that swaps it into the page.
+func (u *ui) partial(w http.ResponseWriter, r *http.Request, pageName, tmpl string, data any) {
+	var b bytes.Buffer
+	if err := u.pages[pageName].ExecuteTemplate(&b, tmpl, page{P: principal(r), CSRF: csrfToken(r), Data: data}); err != nil {
+		u.log.Error("ui: rendering a fragment failed", "template", tmpl, "err", err)
+		http.Error(w, "This part of the page could not be rendered; the server's log says why.", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(b.Bytes())
 }
