@@ -428,16 +428,17 @@ func TestEditorPageWeight(t *testing.T) {
 		t.Errorf("the SKILL.md tab weighs %d bytes, over the %d-byte budget", total, budget)
 	}
 
-	// The raw route: text as text, binaries as downloads, ../ refused.
-	res, b := get("/ui/skills/foldy/raw/SKILL.md", false)
+	// The file route: text as text, binaries as downloads, ../ refused by
+	// the one path check (403, naming the path).
+	res, b := get("/ui/skills/foldy/files/SKILL.md", false)
 	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/plain") || !strings.Contains(string(b), "# Foldy") {
 		t.Errorf("raw SKILL.md: %d %v", res.StatusCode, res.Header)
 	}
-	res, _ = get("/ui/skills/foldy/raw/assets/x.bin", false)
+	res, _ = get("/ui/skills/foldy/files/assets/x.bin", false)
 	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/octet-stream" || !strings.HasPrefix(res.Header.Get("Content-Disposition"), "attachment") {
 		t.Errorf("raw binary: %d %v", res.StatusCode, res.Header)
 	}
-	if res, b := get("/ui/skills/foldy/raw/..%2F..%2Fetc%2Fpasswd", false); res.StatusCode != 400 || !strings.Contains(string(b), "..") {
+	if res, b := get("/ui/skills/foldy/files/..%2F..%2Fetc%2Fpasswd", false); res.StatusCode != 403 || !strings.Contains(string(b), "..") {
 		t.Errorf("raw ../: %d %s", res.StatusCode, b)
 	}
 }

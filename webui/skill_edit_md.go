@@ -5,7 +5,6 @@ import (
 	"html/template"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/loadout/loadout/skill"
 )
@@ -39,7 +38,6 @@ type editData struct {
 }
 
 func (u *ui) routesSkillEdit(mux *http.ServeMux) {
-	mux.HandleFunc("GET /ui/skills/{name}/raw/{path...}", u.authed(u.rawFile))
 	mux.HandleFunc("GET /ui/new", u.authed(u.newSkillPage))
 }
 
@@ -106,51 +104,3 @@ func (u *ui) fragOrFail(w http.ResponseWriter, r *http.Request, name string, d a
 	return h, true
 }
 
-// rawFile serves one file of a skill the caller may see, for the Files
-// tab's viewer and editor: text as text/plain, anything else as a
-// download, never rendered by the browser. The path goes through the one
-// path check (skill.CleanPath) and the skill's own reader, which refuses
-// links out of the skill.
-func (u *ui) rawFile(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
-	l, err := u.visible(r)
-	if err != nil {
-		u.failErr(w, r, err)
-		return
-	}
-	e, ok := l.Lookup(name)
-	if !ok {
-		u.fail(w, r, http.StatusNotFound, "No such skill", "There is no skill named "+name+" in the catalog.")
-		return
-	}
-	p, err := skill.CleanPath(r.PathValue("path"))
-	if err != nil {
-		u.fail(w, r, http.StatusBadRequest, "Bad path", err.Error())
-		return
-	}
-	sk := e.Skill
-	var f *skill.File
-	for i := range sk.Files {
-		if sk.Files[i].Path == p {
-			f = &sk.Files[i]
-		}
-	}
-	if f == nil && p != sk.Entry {
-		u.fail(w, r, http.StatusNotFound, "No such file", fmt.Sprintf("Skill %s has no file %s.", name, p))
-		return
-	}
-	data, err := sk.ReadFile(p)
-	if err != nil {
-		u.fail(w, r, http.StatusConflict, "The file could not be read", fmt.Sprintf("%s of skill %s: %v", p, name, err))
-		return
-	}
-	h := w.Header()
-	h.Set("Cache-Control", "no-store")
-	if f == nil || !f.Binary {
-		h.Set("Content-Type", "text/plain; charset=utf-8")
-	} else {
-		h.Set("Content-Type", "application/octet-stream")
-		h.Set("Content-Disposition", "attachment; filename="+strconv.Quote(p[strings.LastIndexByte(p, '/')+1:]))
-	}
-	w.Write(data)
-}

@@ -12,7 +12,7 @@
     let etag = root.dataset.etag;
     const status = $("#files-status", root);
     const say = (t, cls) => { status.textContent = t; status.className = "status " + (cls || ""); };
-    const rawURL = (p) => "/ui/skills/" + encodeURIComponent(name) + "/raw/" + p.split("/").map(encodeURIComponent).join("/");
+    const rawURL = (p) => "/ui/skills/" + encodeURIComponent(name) + "/files/" + p.split("/").map(encodeURIComponent).join("/");
 
     // The open file.
     let cur = null; // {path, saved, exec}
