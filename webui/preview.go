@@ -14,6 +14,7 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 
@@ -49,6 +50,9 @@ var (
 var md = goldmark.New(
 	goldmark.WithExtensions(extension.GFM),
 	goldmark.WithParserOptions(parser.WithAutoHeadingID(), parser.WithASTTransformers(util.Prioritized(linkRewriter{}, 100))),
+	// Registered after GFM's task-box renderer (priority 500; lower runs
+	// later and its registration wins), so this one draws the boxes.
+	goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(taskBoxRenderer{}, 0))),
 )
 
 // renderMarkdown renders a Markdown file of a skill (file is its path in

@@ -114,3 +114,16 @@ func TestSkillFileServing(t *testing.T) {
 		t.Errorf("the view of reference.md:\n%s", view)
 	}
 }
+
+// TestPreviewTaskBoxesLabelled: GFM task-list boxes come out labelled, so
+// a screen reader says what each is (the unlabelled input failed axe).
+func TestPreviewTaskBoxesLabelled(t *testing.T) {
+	h, err := renderMarkdown("s", "SKILL.md", []byte("- [x] cut the branch\n- [ ] tag it\n"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(h)
+	if !strings.Contains(got, `<input type="checkbox" checked disabled aria-label="done">`) || !strings.Contains(got, `<input type="checkbox" disabled aria-label="to do">`) || strings.Count(got, "<input") != 2 {
+		t.Errorf("task boxes: %s", got)
+	}
+}
