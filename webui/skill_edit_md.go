@@ -103,4 +103,3 @@ func (u *ui) fragOrFail(w http.ResponseWriter, r *http.Request, name string, d a
 	}
 	return h, true
 }
-
