@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -52,8 +53,15 @@ func putSkill(t *testing.T, svc *service.Service, name, body string, files ...sk
 	return rec.Version
 }
 
+// post sends a form as a page of the UI would: with the CSRF token the
+// pages carry (read from one), which the UI requires of every post.
 func post(t *testing.T, h http.Handler, path string, form url.Values) *httptest.ResponseRecorder {
 	t.Helper()
+	m := regexp.MustCompile(`<meta name="csrf-token" content="([^"]*)">`).FindStringSubmatch(get(t, h, "/ui/"))
+	if m == nil || m[1] == "" {
+		t.Fatal("the skills page carries no CSRF token")
+	}
+	form.Set("csrf", m[1])
 	w := httptest.NewRecorder()
 	r := httptest.NewRequest("POST", path, strings.NewReader(form.Encode()))
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
