@@ -62,7 +62,6 @@ func pagesFixture(t testing.TB) (cfg, skills, db string) {
 	return cfg, skills, db
 }
 
-
 // TestAgentsPageInBrowser: the agent page shows each skill's mode, the
 // prompt in each format, and a budget meter with what the budget left
 // out.
