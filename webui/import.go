@@ -29,8 +29,8 @@ import (
 // the service, as POST /v1/import does: all or nothing unless "partial" is
 // set, so when any skill is refused nothing is written. A zip may hold
 // several skills, one per top-level folder (each is checked by
-// portable.ImportZip on its own); loose files are grouped by their first
-// folder into skills. Export links are GET /v1/skills/NAME/export.
+// portable.ImportZip on its own); loose files (or a chosen folder) make a
+// skill of each folder holding a SKILL.md (groupLoose). Export links are GET /v1/skills/NAME/export.
 //
 // Why not POST /v1/import straight from the page: it takes one zip (one
 // skill) or one JSON body per request, so a drop of several files, or of a
@@ -163,8 +163,7 @@ func (u *ui) importPost(w http.ResponseWriter, r *http.Request) {
 	}
 	partial := false
 	var parts []importPart
-	loose := map[string][]looseFile{} // loose files by their skill folder
-	var looseOrder []string
+	var loose []looseFile // files that are neither zips nor JSON, by their full path
 	nfiles := 0
 	for {
 		p, err := mr.NextPart()
@@ -200,15 +199,12 @@ func (u *ui) importPost(w http.ResponseWriter, r *http.Request) {
 		case isJSON(name, data):
 			parts = append(parts, jsonParts(name, data)...)
 		default:
-			dir, rel := looseSkill(name)
-			if _, ok := loose[dir]; !ok {
-				looseOrder = append(looseOrder, dir)
-			}
-			loose[dir] = append(loose[dir], looseFile{rel, data})
+			loose = append(loose, looseFile{strings.TrimLeft(name, "/"), data})
 		}
 	}
-	for _, dir := range looseOrder {
-		parts = append(parts, looseParts(dir, loose[dir]))
+	dirs, groups := groupLoose(loose)
+	for _, dir := range dirs {
+		parts = append(parts, looseParts(dir, groups[dir]))
 	}
 	if len(parts) == 0 {
 		importRefuse(w, http.StatusBadRequest, "bad_request", "file", "no files were sent: drop a zip, a portable JSON document, or a skill's files")
@@ -395,22 +391,54 @@ type looseFile struct {
 	data []byte
 }
 
-// looseSkill splits a dropped file's name into the skill folder it
-// belongs to ("" for files dropped without a folder) and its path in it.
-func looseSkill(name string) (dir, rel string) {
-	name = strings.TrimLeft(name, "/")
-	dir, rel, ok := strings.Cut(name, "/")
-	if !ok {
-		return "", name
+// groupLoose sorts loose files into skills: each SKILL.md (or skill.md)
+// makes its folder a skill, and every file belongs to the deepest such
+// folder above it, with its path made relative to it. A file under no
+// SKILL.md goes to a group of its first folder, which the zip check then
+// refuses for want of a SKILL.md, naming it.
+func groupLoose(files []looseFile) ([]string, map[string][]looseFile) {
+	skillDirs := map[string]bool{}
+	for _, f := range files {
+		if b := path.Base(f.rel); b == "SKILL.md" || b == "skill.md" {
+			d := path.Dir(f.rel)
+			if d == "." {
+				d = ""
+			}
+			skillDirs[d] = true
+		}
 	}
-	return dir, rel
+	groups := map[string][]looseFile{}
+	var order []string
+	for _, f := range files {
+		dir, best := "", -1
+		for d := range skillDirs {
+			if (d == "" || strings.HasPrefix(f.rel, d+"/")) && len(d) > best {
+				dir, best = d, len(d)
+			}
+		}
+		rel := f.rel
+		if best < 0 {
+			dir, rel, _ = strings.Cut(f.rel, "/")
+			if rel == "" {
+				dir, rel = "", f.rel
+			}
+		} else if dir != "" {
+			rel = strings.TrimPrefix(f.rel, dir+"/")
+		}
+		if _, ok := groups[dir]; !ok {
+			order = append(order, dir)
+		}
+		groups[dir] = append(groups[dir], looseFile{rel, f.data})
+	}
+	sort.Strings(order)
+	return order, groups
 }
 
 // looseParts makes one skill of loose files, through a zip so that the
 // one set of zip checks (paths, sizes, SKILL.md) applies.
 func looseParts(dir string, files []looseFile) importPart {
 	from := "dropped files"
-	top := dir
+	top := path.Base(dir)
 	if dir != "" {
 		from = dir + "/"
 	} else {

@@ -164,6 +164,25 @@ func TestImportLooseFilesAndJSON(t *testing.T) {
 	if len(rec.Files) != 1 || rec.Files[0].Path != "notes.md" {
 		t.Errorf("the loose skill's files: %+v", rec.Files)
 	}
+	// A folder of skills, chosen whole: each SKILL.md's folder is a skill
+	// with the files below it.
+	code, res = postImport(t, u, openP, nil,
+		[2]string{"skills/a/SKILL.md", "---\nname: a\ndescription: A.\n---\nA.\n"},
+		[2]string{"skills/a/ref/x.md", "x"},
+		[2]string{"skills/b/SKILL.md", "---\nname: b\ndescription: B.\n---\nB.\n"})
+	if a := actions(res); code != http.StatusOK || a["a"] != store.ActionCreated || a["b"] != store.ActionCreated {
+		t.Fatalf("a folder of two skills: %d %+v", code, res)
+	}
+	if rec, err := st.Get(context.Background(), "a"); err != nil || len(rec.Files) != 1 || rec.Files[0].Path != "ref/x.md" {
+		t.Errorf("skill a of the folder: %v %+v", err, rec)
+	}
+	// Files under no SKILL.md are refused, named, and nothing is written.
+	code, res = postImport(t, u, openP, nil,
+		[2]string{"c/SKILL.md", "---\nname: c\ndescription: C.\n---\nC.\n"},
+		[2]string{"stray/notes.md", "notes"})
+	if a := actions(res); code != http.StatusUnprocessableEntity || a["stray"] != store.ActionRefused || a["c"] != store.ActionSkipped {
+		t.Errorf("files under no SKILL.md: %d %+v", code, res)
+	}
 }
 
 // TestImportBounds: a body over MaxImportBytes is refused with 413, and
