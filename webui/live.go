@@ -12,6 +12,7 @@ import (
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/service"
+	"github.com/loadout/loadout/skill"
 )
 
 // Live updates: GET /ui/events is a server-sent-events stream that tells
@@ -163,7 +164,7 @@ func (h *liveHub) loop(sub <-chan struct{}, unsub func(), stop chan struct{}, pr
 		}
 		gen := h.svc.Generation()
 		cur := h.svc.Catalog().Global()
-		names, truncated := changedSkills(prev, cur, MaxLiveNames*4)
+		names, truncated := changedSkills(prev, cur)
 		prev = cur
 		ev := changeEvent{Generation: gen, Changed: names, Truncated: truncated}
 		h.mu.Lock()
@@ -192,21 +193,29 @@ func (h *liveHub) visibleTo(c *liveClient, ev changeEvent) changeEvent {
 	return out
 }
 
+// maxDigestChecks bounds the skills one change compares by content
+// digest (each reads the skill's files, unless the store knows it); past
+// it a skill read again counts as changed. A rescan that rebuilds every
+// skill so costs at most this many digests, and reports "truncated".
+const maxDigestChecks = 64
+
 // changedSkills lists the names whose skill differs between two global
 // catalogs (added, removed, or served from different content), sorted, at
-// most limit of them. Entries of unchanged skills keep their *skill.Skill
-// across refreshes, so a pointer comparison settles most names; a skill
-// read again is compared by its content digest.
-func changedSkills(a, b *catalog.Loadout, limit int) ([]string, bool) {
+// most MaxLiveNames of them (truncated says more changed). Unchanged
+// skills usually keep their *skill.Skill across refreshes, so a pointer
+// comparison settles most names; a skill read again is compared by its
+// metadata and manifest, then by content digest.
+func changedSkills(a, b *catalog.Loadout) ([]string, bool) {
 	var out []string
 	truncated := false
 	add := func(n string) {
-		if len(out) >= limit {
+		if len(out) >= MaxLiveNames {
 			truncated = true
 			return
 		}
 		out = append(out, n)
 	}
+	digests := maxDigestChecks
 	for _, n := range b.Names() {
 		eb, _ := b.Lookup(n)
 		ea, ok := a.Lookup(n)
@@ -215,8 +224,7 @@ func changedSkills(a, b *catalog.Loadout, limit int) ([]string, bool) {
 			add(n)
 		case ea.Skill == eb.Skill:
 		case truncated:
-		case ea.Skill.ContentDigest() != eb.Skill.ContentDigest() || ea.Skill.ContentDigest() == "" ||
-			ea.Skill.Description != eb.Skill.Description || ea.Skill.Location != eb.Skill.Location:
+		case !sameContent(ea.Skill, eb.Skill, &digests):
 			add(n)
 		}
 	}
@@ -226,10 +234,26 @@ func changedSkills(a, b *catalog.Loadout, limit int) ([]string, bool) {
 		}
 	}
 	slices.Sort(out)
-	if len(out) > MaxLiveNames {
-		out, truncated = out[:MaxLiveNames], true
-	}
 	return out, truncated
+}
+
+// sameContent reports whether two versions of a skill serve the same
+// bytes: the store's digests when both have one; else the same metadata
+// and manifest and, while budget lasts, the same content digest.
+func sameContent(x, y *skill.Skill, budget *int) bool {
+	if x.VersionDigest != "" && y.VersionDigest != "" {
+		return x.VersionDigest == y.VersionDigest
+	}
+	if x.Description != y.Description || x.Location != y.Location || x.Origin != y.Origin ||
+		!slices.Equal(x.Files, y.Files) || !slices.Equal(x.Dirs, y.Dirs) {
+		return false
+	}
+	if *budget <= 0 {
+		return false
+	}
+	*budget--
+	dx, dy := x.ContentDigest(), y.ContentDigest()
+	return dx != "" && dx == dy
 }
 
 func (u *ui) routesLive(mux *http.ServeMux) {

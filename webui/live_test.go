@@ -202,3 +202,37 @@ func TestChangeEventBounded(t *testing.T) {
 		t.Errorf("a taken event stays pending")
 	}
 }
+
+// TestChangedSkills: two catalogs of the same folder (every skill read
+// again) differ in nothing; an edit, an addition and a removal are named;
+// past MaxLiveNames the list is cut and says so.
+func TestChangedSkills(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 10 {
+		writeTestSkill(t, dir, fmt.Sprintf("s%02d", i), "Skill.")
+	}
+	build := func() *catalog.Loadout {
+		c, err := catalog.New(context.Background(), []catalog.AgentSpec{{AgentID: "a", Skills: []catalog.SourceSpec{{Root: dir}}}}, catalog.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Global()
+	}
+	a := build()
+	if names, tr := changedSkills(a, build()); len(names) != 0 || tr {
+		t.Errorf("the same folder read twice: changed %v %v", names, tr)
+	}
+	os.WriteFile(filepath.Join(dir, "s03", "SKILL.md"), []byte("---\nname: s03\ndescription: Skill.\n---\nA new body.\n"), 0o644)
+	writeTestSkill(t, dir, "s10", "New.")
+	os.RemoveAll(filepath.Join(dir, "s07"))
+	names, tr := changedSkills(a, build())
+	if strings.Join(names, ",") != "s03,s07,s10" || tr {
+		t.Errorf("after an edit, an addition and a removal: %v %v", names, tr)
+	}
+	for i := range MaxLiveNames + 5 {
+		writeTestSkill(t, dir, fmt.Sprintf("n%03d", i), "New.")
+	}
+	if names, tr := changedSkills(a, build()); len(names) != MaxLiveNames || !tr {
+		t.Errorf("%d additions: %d names, truncated %v; want %d, true", MaxLiveNames+5, len(names), tr, MaxLiveNames)
+	}
+}
