@@ -294,6 +294,18 @@ func TestLiveEditInBrowser(t *testing.T) {
 	if len(events) == 0 || !strings.Contains(fmt.Sprint(events[len(events)-1]["changed"]), "gamma") {
 		t.Errorf("loadout:changed details %v: want one naming gamma", events)
 	}
+
+	// A page that is not a list (a skill's page) shows the banner instead.
+	browsertest.Do(t, ctx, "open a skill", chromedp.Navigate(srv.URL+"/ui/skills/delta"), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	browsertest.Get(t, ctx, "live stream connected", chromedp.Poll[bool](`document.documentElement.dataset.live === "connected"`, chromedp.WithPollingTimeout(20*time.Second)))
+	writeSkill(t, skills, "delta", "name: delta", "description: Delta, edited on disk.")
+	browsertest.Do(t, ctx, "the banner", chromedp.WaitVisible(chromedp.CSS("#live button.live-refresh")))
+	banner := browsertest.Get(t, ctx, "banner text", chromedp.Text(chromedp.CSS("#live")))
+	if !strings.Contains(banner, "Skills changed: delta") {
+		t.Errorf("the banner says %q", banner)
+	}
+	browsertest.Do(t, ctx, "refresh", chromedp.Click(chromedp.CSS("#live button.live-refresh")), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	browsertest.Get(t, ctx, "the edit after refresh", chromedp.Poll[bool](`document.querySelector("main").textContent.includes("Delta, edited on disk.")`, chromedp.WithPollingTimeout(20*time.Second)))
 }
 
 func jsString(s string) string {
