@@ -1,5 +1,262 @@
 package webui
 
-import "net/http"
+import (
+	"net/http"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
 
-func (u *ui) routesAgents(mux *http.ServeMux) {}
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/render"
+	"github.com/loadout/loadout/skill"
+)
+
+// The agents pages: every agent the caller may read (/ui/agents), and one
+// agent's loadout (/ui/agents/{id}): its sources in order with their
+// patterns, each skill's mode, the prompt section in each format with its
+// budget and what the budget cut, and the agent's diagnostics. An
+// agent:ID token sees its own agent only.
+
+// Skill modes, as the agents pages name them.
+const (
+	modeListed    = "listed"
+	modeInline    = "inline"
+	modePreloaded = "preloaded"
+	modeHidden    = "hidden"
+)
+
+// agentSummary is one row of the agents list.
+type agentSummary struct {
+	ID, DisplayName, Description string
+	Format                       string
+	Budget                       int // -1: none
+	Skills                       int
+	Modes                        map[string]int
+	Errors, Warnings             int
+}
+
+// agentSkill is one selected skill of an agent.
+type agentSkill struct {
+	Name, Description string
+	Mode              string
+	Origin            skill.Origin
+	// ShadowedBy is the location of the entry that wins this name, when
+	// this one is selected too but loses activation by name.
+	ShadowedBy string
+}
+
+// agentSource is one entry of the agent's skills list, with what it
+// selected.
+type agentSource struct {
+	Index     int
+	Kind      string // folder, store, plugin, preload
+	Where     string // the root path or plugin id
+	Available []string
+	Inline    []string
+	Default   bool // neither pattern given: available is ["*"]
+	Skills    []agentSkill
+}
+
+// agentPage is the data of agent.html.
+type agentPage struct {
+	agentSummary
+	Spec    catalog.AgentSpec
+	Sources []agentSource
+	// The prompt in the chosen format and budget.
+	Prompt       string
+	Report       render.Report
+	PromptFormat string
+	BudgetParam  string // the ?budget= the page was asked with, "" for the agent's
+	Meter        int    // characters counted against the budget (Report.Chars)
+	MeterMax     int    // the budget, 0 when there is none
+	Over         bool
+	Diagnostics  []diagView
+	PromptDiags  []diagView
+	ModeCounts   []modeCount
+	FormatLinks  []formatLink
+}
+
+type modeCount struct {
+	Mode  string
+	Count int
+}
+
+type formatLink struct {
+	Format, URL string
+	Current     bool
+}
+
+func (u *ui) routesAgents(mux *http.ServeMux) {
+	mux.HandleFunc("GET /ui/agents", u.authed(u.agentsPage))
+	mux.HandleFunc("GET /ui/agents/{id}", u.authed(u.agentPage))
+}
+
+// readableAgents are the loadouts the caller may read, in config order.
+func (u *ui) readableAgents(r *http.Request) []*catalog.Loadout {
+	p := principal(r)
+	var out []*catalog.Loadout
+	for _, l := range u.svc.Catalog().Agents() {
+		if p.CanAgent(l.Spec.AgentID) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func (u *ui) agentsPage(w http.ResponseWriter, r *http.Request) {
+	var rows []agentSummary
+	for _, l := range u.readableAgents(r) {
+		rows = append(rows, summarize(l))
+	}
+	u.render(w, r, "agents.html", page{Title: "Agents", Active: "agents", Data: rows})
+}
+
+func effectiveFormat(f string) string {
+	if f == "" {
+		return render.FormatPi
+	}
+	return f
+}
+
+func effectiveBudget(b int) int {
+	switch {
+	case b == 0:
+		return render.DefaultBudget
+	case b < 0:
+		return -1
+	}
+	return b
+}
+
+func summarize(l *catalog.Loadout) agentSummary {
+	s := agentSummary{ID: l.Spec.AgentID, DisplayName: l.Spec.DisplayName, Description: l.Spec.Description,
+		Format: effectiveFormat(l.Spec.Format), Budget: effectiveBudget(l.Spec.Budget), Skills: len(l.Names()), Modes: map[string]int{}}
+	for _, e := range l.Entries() {
+		s.Modes[entryMode(l, e)]++
+	}
+	for _, d := range l.Diagnostics() {
+		switch d.Severity {
+		case skill.Error:
+			s.Errors++
+		case skill.Warning:
+			s.Warnings++
+		}
+	}
+	return s
+}
+
+// entryMode is how an agent gets a skill: preloaded (its preload list
+// names it, by name or by folder: an inline entry that no inline pattern
+// of its source selects), inline (an inline pattern selects it), hidden
+// (listed, but disable-model-invocation keeps it out of the listing) or
+// listed.
+func entryMode(l *catalog.Loadout, e *catalog.Entry) string {
+	switch {
+	case e.Inline && (e.Source < 0 || e.Source >= len(l.Spec.Skills) || slices.Contains(l.Spec.Preload, e.Skill.Name) ||
+		!matchesAny(l.Spec.Skills[e.Source].Inline, e.Skill.Name)):
+		return modePreloaded
+	case e.Inline:
+		return modeInline
+	case e.Skill.Hidden():
+		return modeHidden
+	}
+	return modeListed
+}
+
+// matchesAny reports whether a name matches one of an agent's patterns
+// (* and ?, where / is an ordinary character), as the catalog matches.
+func matchesAny(pats []string, name string) bool {
+	for _, p := range pats {
+		if wildcard(p, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// wildcard is the catalog's match: path.Match with / made ordinary.
+func wildcard(p, s string) bool {
+	ok, _ := path.Match(strings.ReplaceAll(p, "/", "\x00"), strings.ReplaceAll(s, "/", "\x00"))
+	return ok
+}
+
+func (u *ui) agentPage(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if id == catalog.GlobalID {
+		u.fail(w, r, http.StatusNotFound, "No such agent", "* is the global catalog, not an agent: pick an agent from the list.")
+		return
+	}
+	l, err := u.svc.Loadout(principal(r), id)
+	if err != nil {
+		u.failErr(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	format := q.Get("format")
+	if format == "" {
+		format = effectiveFormat(l.Spec.Format)
+	}
+	if !render.ValidFormat(format) {
+		u.fail(w, r, http.StatusBadRequest, "Unknown format", "format="+format+" is not a prompt format: use pi, catalog or progressive.")
+		return
+	}
+	budget := 0
+	if b := q.Get("budget"); b != "" {
+		n, err := strconv.Atoi(b)
+		if err != nil || n < -1 || n > 1<<30 {
+			u.fail(w, r, http.StatusBadRequest, "Bad budget", "budget="+b+" is not a budget: give a number of characters, or -1 for none.")
+			return
+		}
+		budget = n
+	}
+	pg := &agentPage{agentSummary: summarize(l), Spec: l.Spec, PromptFormat: format, BudgetParam: q.Get("budget")}
+	text, rep, _ := l.Prompt(catalog.PromptOptions{Format: format, Budget: budget})
+	pg.Prompt, pg.Report = text, rep
+	pg.Meter = rep.Chars
+	if rep.Budget > 0 {
+		pg.MeterMax = rep.Budget
+		pg.Over = rep.Chars > rep.Budget
+	}
+	pg.Diagnostics = u.diagViewsFor(r, l.Diagnostics(), maxLineLookups)
+	for _, f := range []string{render.FormatPi, render.FormatCatalog, render.FormatProgressive} {
+		v := "/ui/agents/" + l.Spec.AgentID + "?format=" + f
+		if pg.BudgetParam != "" {
+			v += "&budget=" + pg.BudgetParam
+		}
+		pg.FormatLinks = append(pg.FormatLinks, formatLink{Format: f, URL: v, Current: f == format})
+	}
+	for _, m := range []string{modeListed, modeInline, modePreloaded, modeHidden} {
+		pg.ModeCounts = append(pg.ModeCounts, modeCount{m, pg.Modes[m]})
+	}
+	// The sources in order, each with what it selected; preloads by path
+	// after them.
+	for i, src := range l.Spec.Skills {
+		as := agentSource{Index: i, Available: src.Available, Inline: src.Inline, Default: src.Available == nil && src.Inline == nil}
+		switch {
+		case src.Store:
+			as.Kind = "store"
+		case src.Plugin != "":
+			as.Kind, as.Where = "plugin", src.Plugin
+		default:
+			as.Kind, as.Where = "folder", src.Root
+		}
+		pg.Sources = append(pg.Sources, as)
+	}
+	var byPath []agentSkill
+	for _, e := range l.Entries() {
+		s := agentSkill{Name: e.Skill.Name, Description: e.Skill.Description, Mode: entryMode(l, e), Origin: e.Skill.Origin}
+		if win, ok := l.Lookup(e.Skill.Name); ok && win != e {
+			s.ShadowedBy = win.Skill.Location
+		}
+		if e.Source >= 0 && e.Source < len(pg.Sources) {
+			pg.Sources[e.Source].Skills = append(pg.Sources[e.Source].Skills, s)
+		} else {
+			byPath = append(byPath, s)
+		}
+	}
+	if len(byPath) > 0 {
+		pg.Sources = append(pg.Sources, agentSource{Index: len(pg.Sources), Kind: "preload", Where: "the agent's preload list (skill folders)", Skills: byPath})
+	}
+	u.render(w, r, "agent.html", page{Title: "Agent " + l.Spec.AgentID, Active: "agents", Data: pg})
+}

@@ -1,5 +1,228 @@
 package webui
 
-import "net/http"
+import (
+	"bytes"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
 
-func (u *ui) routesDiagnostics(mux *http.ServeMux) {}
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/skill"
+)
+
+// The diagnostics page: every diagnostic of every source (what GET
+// /v1/diagnostics serves: catalog.Diagnostics), grouped by severity and
+// then by code, each linked to its skill (and the SKILL.md line of its
+// field, when it names one), with filters by severity and code. An
+// agent:ID token sees its agent's diagnostics.
+
+// maxLineLookups bounds the SKILL.md files one page reads to find the
+// line of a diagnostic's field; past it diagnostics are shown without a
+// line. Each read is at most skill.TypedHeadBytes.
+const maxLineLookups = 200
+
+// diagView is a diagnostic as the pages show it.
+type diagView struct {
+	skill.Diagnostic
+	// SkillName is the catalog skill the diagnostic is about, when it is
+	// one the caller can open; Link is its page (and line).
+	SkillName string
+	Link      string
+	Line      int
+}
+
+// diagGroup is the diagnostics of one severity and code.
+type diagGroup struct {
+	Code  string
+	Items []diagView
+}
+
+// severityGroup is the diagnostics of one severity, by code.
+type severityGroup struct {
+	Severity string
+	Count    int
+	Codes    []diagGroup
+}
+
+type diagnosticsPage struct {
+	Total, Shown int
+	Groups       []severityGroup
+	Severity     string // the filter, "" for all
+	Code         string
+	Severities   []string
+	Codes        []string
+}
+
+func (u *ui) routesDiagnostics(mux *http.ServeMux) {
+	mux.HandleFunc("GET /ui/diagnostics", u.authed(u.diagnosticsPage))
+}
+
+// allDiagnostics are the diagnostics the caller may see: every source's
+// for an admin, else those of the agent its token names.
+func (u *ui) allDiagnostics(r *http.Request) ([]skill.Diagnostic, error) {
+	if principal(r).Admin() {
+		return u.svc.Catalog().Diagnostics(), nil
+	}
+	l, err := u.visible(r)
+	if err != nil {
+		return nil, err
+	}
+	return l.Diagnostics(), nil
+}
+
+var severityOrder = []string{string(skill.Error), string(skill.Warning), string(skill.Info)}
+
+func (u *ui) diagnosticsPage(w http.ResponseWriter, r *http.Request) {
+	all, err := u.allDiagnostics(r)
+	if err != nil {
+		u.failErr(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	pg := &diagnosticsPage{Total: len(all), Severity: q.Get("severity"), Code: q.Get("code"), Severities: severityOrder}
+	if pg.Severity != "" && !slices.Contains(severityOrder, pg.Severity) {
+		u.fail(w, r, http.StatusBadRequest, "Unknown severity", "severity="+pg.Severity+" is not a severity: use error, warning or info.")
+		return
+	}
+	codes := map[string]bool{}
+	var shown []skill.Diagnostic
+	for _, d := range all {
+		codes[d.Code] = true
+		if (pg.Severity == "" || string(d.Severity) == pg.Severity) && (pg.Code == "" || d.Code == pg.Code) {
+			shown = append(shown, d)
+		}
+	}
+	for c := range codes {
+		pg.Codes = append(pg.Codes, c)
+	}
+	slices.Sort(pg.Codes)
+	pg.Shown = len(shown)
+	views := u.diagViewsFor(r, shown, maxLineLookups)
+	for _, sev := range severityOrder {
+		g := severityGroup{Severity: sev}
+		byCode := map[string]int{}
+		for _, v := range views {
+			if string(v.Severity) != sev {
+				continue
+			}
+			i, ok := byCode[v.Code]
+			if !ok {
+				i = len(g.Codes)
+				byCode[v.Code] = i
+				g.Codes = append(g.Codes, diagGroup{Code: v.Code})
+			}
+			g.Codes[i].Items = append(g.Codes[i].Items, v)
+			g.Count++
+		}
+		slices.SortFunc(g.Codes, func(a, b diagGroup) int { return strings.Compare(a.Code, b.Code) })
+		if g.Count > 0 {
+			pg.Groups = append(pg.Groups, g)
+		}
+	}
+	u.render(w, r, "diagnostics.html", page{Title: "Diagnostics", Active: "diagnostics", Data: pg})
+}
+
+// diagViewsFor links diagnostics to the skills of the caller's visible
+// loadout (the global catalog for an admin, else its agent's).
+func (u *ui) diagViewsFor(r *http.Request, diags []skill.Diagnostic, lookups int) []diagView {
+	l, err := u.visible(r)
+	if err != nil {
+		return linkDiagnostics(nil, diags, 0)
+	}
+	return linkDiagnostics(l, diags, lookups)
+}
+
+// linkDiagnostics finds each diagnostic's skill in l (by its path, else
+// by name) and, for a field of a skill's frontmatter, the line of SKILL.md
+// that holds it, reading at most lookups files.
+func linkDiagnostics(l *catalog.Loadout, diags []skill.Diagnostic, lookups int) []diagView {
+	byLoc := map[string]*skill.Skill{}
+	if l != nil && len(diags) > 0 {
+		for _, e := range l.Entries() {
+			if win, ok := l.Lookup(e.Skill.Name); ok && win == e {
+				byLoc[e.Skill.Location] = e.Skill
+			}
+		}
+	}
+	type key struct{ name, field string }
+	lines := map[key]int{}
+	out := make([]diagView, 0, len(diags))
+	for _, d := range diags {
+		v := diagView{Diagnostic: d}
+		sk := byLoc[d.Path]
+		if sk == nil && l != nil && d.Skill != "" {
+			if e, ok := l.Lookup(d.Skill); ok && (d.Path == "" || d.Path == e.Skill.Location || path.Base(d.Path) == e.Skill.Entry) {
+				sk = e.Skill
+			}
+		}
+		if sk != nil {
+			v.SkillName = sk.Name
+			v.Link = "/ui/skills/" + url.PathEscape(sk.Name)
+			if d.Field != "" && d.Field != "content" && !configField(d) {
+				k := key{sk.Name, d.Field}
+				line, seen := lines[k]
+				if !seen && lookups > 0 {
+					lookups--
+					line = fieldLine(sk, d.Field)
+					lines[k] = line
+				}
+				v.Line = line
+			}
+			if v.Line > 0 {
+				v.Link += "?tab=skill-md#L" + strconv.Itoa(v.Line)
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// fieldLine is the line of SKILL.md (1 is the opening ---) where the
+// frontmatter key that a diagnostic's field names starts ("metadata.x"
+// and "tags[2]" are found at "metadata:" and "tags:"), 0 when it is not
+// there or the file cannot be read.
+func fieldLine(sk *skill.Skill, field string) int {
+	key := field
+	if i := strings.IndexAny(key, ".["); i > 0 {
+		key = key[:i]
+	}
+	data, err := sk.ReadFile(sk.Entry)
+	if err != nil {
+		return 0
+	}
+	if len(data) > skill.TypedHeadBytes {
+		data = data[:skill.TypedHeadBytes]
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	lines := strings.Split(string(data), "\n")
+	if len(lines) == 0 || strings.TrimRight(lines[0], "\r") != "---" {
+		return 0
+	}
+	for i, ln := range lines[1:] {
+		ln = strings.TrimRight(ln, "\r")
+		if ln == "---" {
+			return 0
+		}
+		k, _, ok := strings.Cut(ln, ":")
+		if !ok || strings.HasPrefix(ln, " ") || strings.HasPrefix(ln, "\t") {
+			continue
+		}
+		if strings.Trim(strings.TrimSpace(k), `"'`) == key {
+			return i + 2
+		}
+	}
+	return 0
+}
+
+// configField reports whether a diagnostic's field is one of the agent's
+// config (skills[0], preload[1], budget) rather than of the skill's
+// frontmatter.
+func configField(d skill.Diagnostic) bool {
+	if d.Agent == "" {
+		return false
+	}
+	return strings.HasPrefix(d.Field, "skills[") || strings.HasPrefix(d.Field, "preload[") || d.Field == "budget"
+}

@@ -28,6 +28,17 @@ var staticFS embed.FS
 // Options configure the UI.
 type Options struct {
 	Logger *slog.Logger
+	// MaxLiveStreams caps the /ui/events streams open at once (default
+	// DefaultMaxLiveStreams); a client over it is answered 503 with
+	// Retry-After, and its page falls back to reconnecting later.
+	MaxLiveStreams int
+	// LiveHeartbeat is how often an idle /ui/events stream gets a comment
+	// line, so proxies keep it open and a dead client is noticed (default
+	// DefaultLiveHeartbeat).
+	LiveHeartbeat time.Duration
+	// MaxImportBytes caps one POST /ui/import body, every dropped file
+	// together (default DefaultMaxImportBytes).
+	MaxImportBytes int64
 }
 
 // ui holds what the pages share.
