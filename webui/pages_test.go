@@ -54,9 +54,12 @@ var (
 )
 
 // serve runs one handler as principal p.
+// serve calls a handler as authed would have: as p, with a session whose
+// CSRF token the request carries (the handlers check it on posts).
 func serve(h http.HandlerFunc, p service.Principal, r *http.Request) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
-	h(w, r.WithContext(service.WithPrincipal(r.Context(), p)))
+	r.Header.Set(service.CSRFHeader, "test-csrf")
+	h(w, withAuth(r, p, authInfo{csrf: "test-csrf"}))
 	return w
 }
 

@@ -229,11 +229,14 @@ window.loadoutEdit = (function () {
 
   // ---- live: another page or disk changed the catalog ----
 
-  // onChanged calls f(detail) for catalog changes that may touch name.
+  // onChanged calls f(detail) for catalog changes that may touch name
+  // (live.js's detail: {generation, changed: [names], truncated}), and
+  // takes the event over from live.js's default banner.
   function onChanged(name, f) {
     window.addEventListener("loadout:changed", (e) => {
       const d = e.detail || {};
-      if (Array.isArray(d.names) && d.names.length && !d.names.includes(name)) return;
+      if (!d.truncated && Array.isArray(d.changed) && !d.changed.includes(name)) return;
+      e.preventDefault();
       f(d);
     });
   }
