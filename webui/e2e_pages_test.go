@@ -295,8 +295,10 @@ func TestLiveEditInBrowser(t *testing.T) {
 		t.Errorf("loadout:changed details %v: want one naming gamma", events)
 	}
 
-	// A page that is not a list (a skill's page) shows the banner instead.
-	browsertest.Do(t, ctx, "open a skill", chromedp.Navigate(srv.URL+"/ui/skills/delta"), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	// A page that is not a list and has no editor (a skill's preview)
+	// shows the banner instead. (The SKILL.md tab's editor takes the event
+	// over and reloads its text, or warns when it has unsaved edits.)
+	browsertest.Do(t, ctx, "open a skill", chromedp.Navigate(srv.URL+"/ui/skills/delta?tab=preview"), chromedp.WaitVisible(chromedp.CSS("main h1")))
 	browsertest.Get(t, ctx, "live stream connected", chromedp.Poll[bool](`document.documentElement.dataset.live === "connected"`, chromedp.WithPollingTimeout(20*time.Second)))
 	writeSkill(t, skills, "delta", "name: delta", "description: Delta, edited on disk.")
 	browsertest.Do(t, ctx, "the banner", chromedp.WaitVisible(chromedp.CSS("#live button.live-refresh")))
