@@ -37,5 +37,4 @@ func TestSkillsPageInBrowser(t *testing.T) {
 			t.Errorf("the skills page does not list %s:\n%s", name, body)
 		}
 	}
-	browsertest.Screenshot(t, ctx, "skills-laptop-light")
 }
