@@ -34,18 +34,6 @@ type agentView struct {
 	Budget int `json:"budget"`
 }
 
-// effectiveBudget is the listing budget render applies for a configured
-// one (0: render.DefaultBudget, negative: -1, none).
-func effectiveBudget(b int) int {
-	switch {
-	case b == 0:
-		return render.DefaultBudget
-	case b < 0:
-		return -1
-	}
-	return b
-}
-
 // listAgents lists the agents the caller may read (all of them for admin).
 func (a *api) listAgents(w http.ResponseWriter, r *http.Request) {
 	p := principal(r)
@@ -59,7 +47,7 @@ func (a *api) listAgents(w http.ResponseWriter, r *http.Request) {
 			f = render.FormatPi
 		}
 		out = append(out, agentView{ID: l.Spec.AgentID, DisplayName: l.Spec.DisplayName, Description: l.Spec.Description,
-			Skills: len(l.Names()), Format: f, Budget: effectiveBudget(l.Spec.Budget)})
+			Skills: len(l.Names()), Format: f, Budget: render.EffectiveBudget(l.Spec.Budget)})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
 }

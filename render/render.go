@@ -348,3 +348,16 @@ func omittedNote(s settings, n int) string {
 	}
 	return b.String()
 }
+
+// EffectiveBudget is the listing budget Prompt applies for a configured
+// one: DefaultBudget for 0, -1 (no limit) for any negative value, else the
+// budget itself. It is never 0, which in a config means "the default".
+func EffectiveBudget(b int) int {
+	switch {
+	case b == 0:
+		return DefaultBudget
+	case b < 0:
+		return -1
+	}
+	return b
+}

@@ -119,19 +119,9 @@ func effectiveFormat(f string) string {
 	return f
 }
 
-func effectiveBudget(b int) int {
-	switch {
-	case b == 0:
-		return render.DefaultBudget
-	case b < 0:
-		return -1
-	}
-	return b
-}
-
 func summarize(l *catalog.Loadout) agentSummary {
 	s := agentSummary{ID: l.Spec.AgentID, DisplayName: l.Spec.DisplayName, Description: l.Spec.Description,
-		Format: effectiveFormat(l.Spec.Format), Budget: effectiveBudget(l.Spec.Budget), Skills: len(l.Names()), Modes: map[string]int{}}
+		Format: effectiveFormat(l.Spec.Format), Budget: render.EffectiveBudget(l.Spec.Budget), Skills: len(l.Names()), Modes: map[string]int{}}
 	for _, e := range l.Entries() {
 		s.Modes[entryMode(l, e)]++
 	}
