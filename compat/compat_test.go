@@ -13,7 +13,6 @@
 package compat
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -22,16 +21,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/loadout/loadout/internal/browsertest"
 	"github.com/loadout/loadout/internal/testutil"
 )
 
@@ -164,90 +162,25 @@ func (e env) run(t *testing.T, workdir string, name string, args ...string) resu
 	return r
 }
 
-// buildLoadout builds the real binary (without the race detector: the
-// servers only answer the clients here).
-func buildLoadout(t *testing.T) string {
-	t.Helper()
-	out := filepath.Join(t.TempDir(), "loadout")
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/loadout")
-	cmd.Dir = filepath.Join(dir(), "..")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/loadout: %v\n%s", err, b)
-	}
-	return out
-}
-
-// server is a running `loadout serve`.
+// server is a running `loadout serve` (the real binary, built once by
+// browsertest.Binary without the race detector: the servers only answer
+// the clients here).
 type server struct {
 	base string // http://127.0.0.1:PORT
-	mu   sync.Mutex
-	logs strings.Builder
 }
 
 func (s *server) mcp() string { return s.base + "/mcp" }
 
-func (s *server) log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.logs.String()
-}
-
 // serve starts `loadout serve --root root` on a free loopback port, with a
-// store in a temporary folder, and stops it when the test ends.
-func serve(t *testing.T, loadout, root string, stateless bool) *server {
+// store in a temporary folder, and stops it when the test ends (printing
+// its log if the test failed).
+func serve(t *testing.T, root string, stateless bool) *server {
 	t.Helper()
-	work := t.TempDir()
-	args := []string{"serve", "--root", root, "--addr", "127.0.0.1:0", "--db", filepath.Join(work, "loadout.db")}
+	args := []string{"--root", root, "--db", filepath.Join(t.TempDir(), "loadout.db")}
 	if stateless {
 		args = append(args, "--stateless")
 	}
-	cmd := exec.Command(loadout, args...)
-	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "LOADOUT_CONFIG=", "LOADOUT_DB=")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &server{}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64*1024), 1<<20)
-		re := regexp.MustCompile(`(http://127\.0\.0\.1:\d+)/mcp\b`)
-		for sc.Scan() {
-			s.mu.Lock()
-			s.logs.WriteString(sc.Text() + "\n")
-			s.mu.Unlock()
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-		}
-		if t.Failed() {
-			t.Logf("loadout serve log:\n%s", tail(s.log()))
-		}
-	})
-	select {
-	case s.base = <-found:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("loadout serve did not print its MCP address:\n%s", s.log())
-	}
-	return s
+	return &server{base: browsertest.Serve(t, nil, args...).URL}
 }
 
 // TestClients runs every pinned client against loadout serving the
@@ -255,7 +188,6 @@ func serve(t *testing.T, loadout, root string, stateless bool) *server {
 // compatibility table against what ran.
 func TestClients(t *testing.T) {
 	bin := testutil.CompatBin(t)
-	loadout := buildLoadout(t)
 	root := t.TempDir()
 	writeCatalog(t, root)
 	e := newEnv(t, bin)
@@ -265,7 +197,7 @@ func TestClients(t *testing.T) {
 
 	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) {
-			srv := serve(t, loadout, root, mode == "stateless")
+			srv := serve(t, root, mode == "stateless")
 			t.Run("conformance", func(t *testing.T) {
 				tab.ran(clientConformance, mode, conf.run(t, e, mode, srv.mcp()))
 			})

@@ -1,6 +1,7 @@
-// Package browsertest runs the real loadout binary and a real headless
-// Chromium (Debian's chromium package) for the web UI's end-to-end tests.
-// Only tests import it.
+// Package browsertest runs the real loadout binary (built once per test
+// binary) and a real headless Chromium (Debian's chromium package) for the
+// end-to-end tests of the web UI and of the client compatibility suite
+// (compat). Only tests import it.
 package browsertest
 
 import (
