@@ -101,6 +101,15 @@ type Options struct {
 	// "read_skill_file", "search_skills". SearchTool NoSearchTool ("-")
 	// means there is no search tool.
 	LoadTool, ReadTool, SearchTool string
+	// Priority names skills in the order they should keep their
+	// descriptions when not everything fits (pinned skills first, then the
+	// most used, then by name); skills it does not name come after, by
+	// name. It changes which skills keep how much, never the order of the
+	// listing. Nil: by name.
+	Priority []string
+	// BudgetTokens, when positive, also limits the listing to about this
+	// many tokens (see ApproxTokens); the smaller of the two budgets wins.
+	BudgetTokens int
 }
 
 // Report says what Prompt rendered and what the budget cost.
