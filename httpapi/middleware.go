@@ -160,6 +160,10 @@ func RequestID(next http.Handler) http.Handler {
 	})
 }
 
+// slowRequest is how long a request may take before its log line is a
+// warning.
+var slowRequest = time.Second
+
 // Log logs one line per request (method, path, status, bytes, duration,
 // request id) and puts logger, with the request id attached, in the
 // request context for handlers. Put it inside RequestID.
@@ -183,12 +187,14 @@ func Log(logger *slog.Logger, next http.Handler) http.Handler {
 		}
 		// Successful requests log at debug level: at tens of thousands of
 		// requests a second a line each would cost more than the request.
-		// Client errors are info, server errors and slow requests errors.
+		// Client errors are info, server errors errors, and slow requests
+		// warnings; an event stream (MCP's GET stream, the UI's live
+		// updates) is long by design, so it is never slow.
 		level := slog.LevelDebug
 		switch took := time.Since(start); {
 		case sw.status >= 500:
 			level = slog.LevelError
-		case took > time.Second:
+		case took > slowRequest && !strings.HasPrefix(sw.Header().Get("Content-Type"), "text/event-stream"):
 			level = slog.LevelWarn
 		case sw.status >= 400:
 			level = slog.LevelInfo
