@@ -114,6 +114,13 @@ type Server struct {
 	// request for that long.
 	MCPSessions    int      `json:"mcpSessions,omitempty"`
 	MCPSessionIdle Duration `json:"mcpSessionIdle,omitempty"`
+	// UISessions bounds the web UI's sign-in sessions (past it the least
+	// recently used ends); UISessionIdle ends one unused that long, and
+	// UISessionLifetime one that long after sign-in. Zero: the defaults
+	// (service.DefaultSessionMax, …Idle, …Lifetime).
+	UISessions        int      `json:"uiSessions,omitempty"`
+	UISessionIdle     Duration `json:"uiSessionIdle,omitempty"`
+	UISessionLifetime Duration `json:"uiSessionLifetime,omitempty"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("30s",
@@ -325,6 +332,7 @@ func (s *Server) validate(file string) error {
 		{"maxConns", int64(s.MaxConns)}, {"maxConnsPerIP", int64(s.MaxConnsPerIP)}, {"mcpSessions", int64(s.MCPSessions)},
 		{"readHeaderTimeout", int64(s.ReadHeaderTimeout)}, {"readTimeout", int64(s.ReadTimeout)},
 		{"writeTimeout", int64(s.WriteTimeout)}, {"idleTimeout", int64(s.IdleTimeout)}, {"mcpSessionIdle", int64(s.MCPSessionIdle)},
+		{"uiSessions", int64(s.UISessions)}, {"uiSessionIdle", int64(s.UISessionIdle)}, {"uiSessionLifetime", int64(s.UISessionLifetime)},
 	} {
 		if n.v < 0 {
 			return &Error{File: file, Field: "server." + n.name, Msg: "must be positive (0 or absent for the default)"}

@@ -283,6 +283,8 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	if cfg != nil {
 		svcOpt.Limits = limitsOf(cfg)
 		svcOpt.Receipts = retentionOf(cfg)
+		svcOpt.Sessions = service.SessionOptions{Max: cfg.Server.UISessions,
+			Idle: time.Duration(cfg.Server.UISessionIdle), Lifetime: time.Duration(cfg.Server.UISessionLifetime)}
 	}
 	srv.svc = service.New(cat, svcOpt)
 	srv.closers = append(srv.closers, func() { srv.svc.Close() })
