@@ -1,7 +1,13 @@
 package webui_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -35,6 +41,51 @@ func TestSkillsPageInBrowser(t *testing.T) {
 	for _, name := range []string{"code-review", "deploy", "release-checklist"} {
 		if !strings.Contains(body, name) {
 			t.Errorf("the skills page does not list %s:\n%s", name, body)
+		}
+	}
+}
+
+// TestOddSkillNamesInBrowser: the lenient loader accepts names holding
+// "/", "?", "#" and spaces (a plugin-style "ui-toolkit/web"); every page
+// links to them path-escaped, so each opens its own skill page and tabs.
+func TestOddSkillNamesInBrowser(t *testing.T) {
+	ctx := browsertest.Browser(t, 1280, 900)
+	root := t.TempDir()
+	names := []string{"ui-toolkit/web", "what? #1"}
+	for i, name := range names {
+		dir := filepath.Join(root, fmt.Sprintf("s%d", i))
+		if err := os.MkdirAll(filepath.Join(dir, "references"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		q, _ := json.Marshal(name)
+		text := fmt.Sprintf("---\nname: %s\ndescription: An oddly named skill, number %d.\n---\nSee [the notes](references/notes.md).\n", q, i)
+		if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "references", "notes.md"), []byte("# Notes\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := browsertest.Serve(t, []string{"HOME=" + t.TempDir()}, "--root", root, "--db", filepath.Join(t.TempDir(), "l.db"))
+	for _, name := range names {
+		browsertest.Do(t, ctx, "skills page", chromedp.Navigate(srv.URL+"/ui/"), chromedp.WaitVisible(chromedp.CSS("main h1")))
+		href := browsertest.Get(t, ctx, "the link to "+name, chromedp.Evaluate[string](
+			`[...document.querySelectorAll("main table a")].find(a => a.textContent === `+strconv.Quote(name)+`)?.getAttribute("href") || ""`))
+		if href != "/ui/skills/"+url.PathEscape(name) {
+			t.Errorf("the skills page links %q as %q", name, href)
+			continue
+		}
+		for _, tab := range []string{"", "?tab=files", "?tab=preview"} {
+			browsertest.Do(t, ctx, "open "+name+tab, chromedp.Navigate(srv.URL+href+tab), chromedp.WaitVisible(chromedp.CSS("main h1")))
+			h1 := browsertest.Get(t, ctx, "h1", chromedp.Text(chromedp.CSS("main h1")))
+			if !strings.HasPrefix(h1, name) {
+				t.Errorf("%s%s shows %q", href, tab, h1)
+			}
+		}
+		// The preview's relative link opens the skill's own file.
+		browsertest.Do(t, ctx, "follow the notes link", chromedp.Click(chromedp.CSS(`main a[href*="notes.md"]`)), chromedp.WaitVisible(chromedp.CSS("main h1")))
+		if body := browsertest.Get(t, ctx, "notes", chromedp.Text(chromedp.CSS("main"))); !strings.Contains(body, "Notes") {
+			t.Errorf("%s: the notes link shows %q", name, body)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 	"time"
@@ -96,6 +97,9 @@ var funcs = template.FuncMap{
 	"bytes": humanBytes,
 	"ago":   ago,
 	"join":  strings.Join,
+	// pathEscape makes a skill name one path segment of a URL: names may
+	// hold "/", "?", "#" or spaces (the lenient loader accepts them).
+	"pathEscape": url.PathEscape,
 }
 
 // parse reads every page template with the layout, once.
