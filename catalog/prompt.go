@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/loadout/loadout/render"
@@ -13,6 +15,39 @@ type PromptOptions struct {
 	Format string
 	// Budget in characters; 0 keeps the agent's (or the default).
 	Budget int
+	// BudgetTokens in tokens; 0 keeps the agent's (spec.BudgetTokens), a
+	// negative value drops it.
+	BudgetTokens int
+	// Usage counts the agent's activations per skill name over the usage
+	// window (the service keeps a snapshot, recomputed on a schedule, so
+	// that it does not change from request to request). It decides which
+	// skills keep their descriptions after the pinned ones; nil ranks by
+	// name alone.
+	Usage map[string]int
+}
+
+// Priority is the order in which the listed skills keep their descriptions
+// when the listing does not fit its budget: the skills matching the
+// agent's pin patterns (by name), then the others by usage (most used
+// first), then by name. It is what Prompt passes as
+// render.Options.Priority; it never changes the order of the listing.
+func (l *Loadout) Priority(usage map[string]int) []string {
+	var pinned, rest []string
+	for _, e := range l.entries {
+		if e.Inline || !e.Listed || e.Skill.Hidden() {
+			continue
+		}
+		if matchAny(l.Spec.Pin, e.Skill.Name) {
+			pinned = append(pinned, e.Skill.Name)
+		} else {
+			rest = append(rest, e.Skill.Name)
+		}
+	}
+	slices.Sort(pinned)
+	slices.SortFunc(rest, func(a, b string) int {
+		return cmp.Or(cmp.Compare(usage[b], usage[a]), strings.Compare(a, b))
+	})
+	return append(pinned, rest...)
 }
 
 // Prompt renders the agent's system-prompt section. It reads no files:
@@ -20,12 +55,16 @@ type PromptOptions struct {
 // catalog was built. The diagnostics say exactly which skills the budget
 // shortened or left out.
 func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diagnostic) {
-	ro := render.Options{Format: l.Spec.Format, Budget: l.Spec.Budget}
+	ro := render.Options{Format: l.Spec.Format, Budget: l.Spec.Budget, BudgetTokens: l.Spec.BudgetTokens,
+		Priority: l.Priority(opt.Usage)}
 	if opt.Format != "" {
 		ro.Format = opt.Format
 	}
 	if opt.Budget != 0 {
 		ro.Budget = opt.Budget
+	}
+	if opt.BudgetTokens != 0 {
+		ro.BudgetTokens = max(opt.BudgetTokens, 0)
 	}
 	var listing, inline []render.Entry
 	for _, e := range l.entries {
