@@ -283,6 +283,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	if cfg != nil {
 		svcOpt.Limits = limitsOf(cfg)
 		svcOpt.Receipts = retentionOf(cfg)
+		svcOpt.Listing = listingOf(cfg)
 	}
 	srv.svc = service.New(cat, svcOpt)
 	srv.closers = append(srv.closers, func() { srv.svc.Close() })
