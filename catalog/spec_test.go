@@ -20,3 +20,58 @@ func TestInvalidSkillsSpec(t *testing.T) {
 		t.Errorf("got %v, want it to contain %q", err, want)
 	}
 }
+
+// TestPinAndBudgetTokensSpec: pin takes the patterns available takes, and
+// budgetTokens a number of tokens; bad values are refused naming the field.
+func TestPinAndBudgetTokensSpec(t *testing.T) {
+	if err := (&AgentSpec{AgentID: "a", Pin: []string{"deploy-*", "ui/?eb"}, BudgetTokens: 2000}).Validate(); err != nil {
+		t.Errorf("valid pin and budgetTokens: %v", err)
+	}
+	for spec, want := range map[*AgentSpec]string{
+		{AgentID: "a", Pin: []string{"[a"}}:               `agent "a": pin[0] pattern "[a" is malformed`,
+		{AgentID: "a", Pin: []string{"x", ""}}:            `agent "a": pin[1] is an empty pattern`,
+		{AgentID: "a", BudgetTokens: -1}:                  `agent "a": budgetTokens -1 is negative`,
+		{AgentID: "a", BudgetTokens: MaxBudgetTokens + 1}: `budgetTokens 268435457 is over the most allowed`,
+	} {
+		if err := spec.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%+v: got %v, want %q", spec, err, want)
+		}
+	}
+}
+
+// TestPriority: the skills matching a pin come first (by name), then the
+// others by usage, most used first, then by name; inline and hidden skills
+// are not in it. The catalog's default budgetTokens applies to agents that
+// set none.
+func TestPriority(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"a/SKILL.md": md("alpha", "A."), "b/SKILL.md": md("beta", "B."), "c/SKILL.md": md("gamma", "C."),
+		"d/SKILL.md": md("deploy-web", "D."), "e/SKILL.md": md("deploy-db", "E."), "f/SKILL.md": md("inlined", "F."),
+	})
+	c, err := New(context.Background(), []AgentSpec{
+		{AgentID: "ops", Pin: []string{"deploy-*"}, Skills: []SourceSpec{{Root: dir, Available: []string{"*"}, Inline: []string{"inlined"}}}},
+		{AgentID: "dev", BudgetTokens: 900, Skills: []SourceSpec{{Root: dir}}},
+	}, Options{BudgetTokens: 1500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := agent(t, c, "ops")
+	usage := map[string]int{"gamma": 5, "beta": 2, "deploy-web": 9, "inlined": 50}
+	got := strings.Join(ops.Priority(usage), " ")
+	if want := "deploy-db deploy-web gamma beta alpha"; got != want {
+		t.Errorf("priority = %s, want %s", got, want)
+	}
+	if got, want := strings.Join(ops.Priority(nil), " "), "deploy-db deploy-web alpha beta gamma"; got != want {
+		t.Errorf("priority without usage = %s, want %s", got, want)
+	}
+	if ops.Spec.BudgetTokens != 1500 || agent(t, c, "dev").Spec.BudgetTokens != 900 {
+		t.Errorf("budgetTokens: ops %d (want the default 1500), dev %d (want its own 900)", ops.Spec.BudgetTokens, agent(t, c, "dev").Spec.BudgetTokens)
+	}
+	// The same inputs render the same bytes.
+	a, _, _ := ops.Prompt(PromptOptions{Budget: 400, Usage: usage})
+	b, _, _ := ops.Prompt(PromptOptions{Budget: 400, Usage: map[string]int{"deploy-web": 9, "beta": 2, "gamma": 5, "inlined": 50}})
+	if a != b {
+		t.Errorf("two renders of the same catalog and usage differ:\n%s\n---\n%s", a, b)
+	}
+}
