@@ -47,7 +47,8 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	l := sess.l
 	usage, err := promptUsage(ctx, sess)
 	if err != nil {
-		return fail(e, err)
+		// The listing is still printed, ranked by name alone after the pins.
+		fmt.Fprintf(e.stderr, "warning: %v; the listing is ranked without usage\n", err)
 	}
 	text, rep, diags := l.Prompt(catalog.PromptOptions{Format: format, Budget: budget, Usage: usage})
 	if budget > 0 && rep.TooSmall {
