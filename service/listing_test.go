@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/store/sqlstore"
@@ -135,5 +136,31 @@ func TestUsageReadAtStart(t *testing.T) {
 	s2 := rankedService(t, open(t))
 	if got, want := priority(t, s2, "ops"), []string{"zeta", "delta", "alpha", "bravo", "charlie", "echo"}; !slices.Equal(got, want) {
 		t.Errorf("priority at start = %v, want %v", got, want)
+	}
+}
+
+// The counts are recomputed on the Refresh schedule: loads recorded after
+// start rank the listing once a refresh has run, with no reload.
+func TestUsageRecomputedOnSchedule(t *testing.T) {
+	st := engines(t)["sqlite"](t)(t)
+	dir := t.TempDir()
+	for _, name := range []string{"alpha", "bravo"} {
+		os.MkdirAll(filepath.Join(dir, name), 0o755)
+		os.WriteFile(filepath.Join(dir, name, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: Does "+name+".\n---\nDo it.\n"), 0o644)
+	}
+	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{{AgentID: "ops", Skills: []catalog.SourceSpec{{Root: dir}}}}, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(cat, Options{Store: st, Server: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Listing: ListingOptions{Refresh: 20 * time.Millisecond}})
+	defer s.Close()
+	s.Load(context.Background(), admin, "ops", "bravo", TransportHTTP)
+	deadline := time.Now().Add(10 * time.Second)
+	for s.UsageCounts("ops")["bravo"] != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no scheduled recompute within 10 s: counts %v", s.UsageCounts("ops"))
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
