@@ -28,26 +28,39 @@ type PromptOptions struct {
 
 // Priority is the order in which the listed skills keep their descriptions
 // when the listing does not fit its budget: the skills matching the
-// agent's pin patterns (by name), then the others by usage (most used
-// first), then by name. It is what Prompt passes as
-// render.Options.Priority; it never changes the order of the listing.
+// agent's pin patterns (by name), then the others that were used, most
+// used first, then by name. Skills neither pinned nor used are left out:
+// render puts the skills Priority does not name after it, by name, so
+// the list (and its sort) is only as long as what is pinned or used. It
+// is what Prompt passes as render.Options.Priority; it never changes the
+// order of the listing.
 func (l *Loadout) Priority(usage map[string]int) []string {
-	var pinned, rest []string
+	type ranked struct {
+		name string
+		uses int
+	}
+	var pinned []string
+	var used []ranked
 	for _, e := range l.entries {
 		if e.Inline || !e.Listed || e.Skill.Hidden() {
 			continue
 		}
-		if matchAny(l.Spec.Pin, e.Skill.Name) {
-			pinned = append(pinned, e.Skill.Name)
-		} else {
-			rest = append(rest, e.Skill.Name)
+		switch name := e.Skill.Name; {
+		case len(l.Spec.Pin) > 0 && matchAny(l.Spec.Pin, name):
+			pinned = append(pinned, name)
+		case usage[name] > 0:
+			used = append(used, ranked{name, usage[name]})
 		}
 	}
 	slices.Sort(pinned)
-	slices.SortFunc(rest, func(a, b string) int {
-		return cmp.Or(cmp.Compare(usage[b], usage[a]), strings.Compare(a, b))
+	slices.SortFunc(used, func(a, b ranked) int {
+		return cmp.Or(cmp.Compare(b.uses, a.uses), strings.Compare(a.name, b.name))
 	})
-	return append(pinned, rest...)
+	out := pinned
+	for _, r := range used {
+		out = append(out, r.name)
+	}
+	return out
 }
 
 // Prompt renders the agent's system-prompt section. It reads no files:

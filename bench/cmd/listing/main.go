@@ -149,7 +149,8 @@ func floorPrefix(d string, floor int) string {
 type cat struct {
 	entries  []render.Entry // by name
 	usage    map[string]int
-	priority []string // most used first, then by name (catalog.Loadout.Priority's rule, no pins)
+	ranked   []string // every skill, most used first, then by name
+	priority []string // the used ones of ranked: catalog.Loadout.Priority's rule (no pins)
 }
 
 // catalog builds n skills: the example skills' real descriptions first,
@@ -187,9 +188,14 @@ func catalog(n int, seed uint64) *cat {
 		}
 	}
 	for _, e := range c.entries {
-		c.priority = append(c.priority, e.Name)
+		c.ranked = append(c.ranked, e.Name)
 	}
-	slices.SortStableFunc(c.priority, func(a, b string) int { return c.usage[b] - c.usage[a] })
+	slices.SortStableFunc(c.ranked, func(a, b string) int { return c.usage[b] - c.usage[a] })
+	for _, name := range c.ranked {
+		if c.usage[name] > 0 {
+			c.priority = append(c.priority, name)
+		}
+	}
 	return c
 }
 
@@ -275,8 +281,8 @@ func (c *cat) byUse() []render.Entry {
 	for i, e := range c.entries {
 		idx[e.Name] = i
 	}
-	out := make([]render.Entry, len(c.priority))
-	for i, name := range c.priority {
+	out := make([]render.Entry, len(c.ranked))
+	for i, name := range c.ranked {
 		out[i] = c.entries[idx[name]]
 	}
 	return out
