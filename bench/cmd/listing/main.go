@@ -64,9 +64,16 @@ func main() {
 
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
-	fmt.Fprintf(w, "%6s %6s %-22s %7s %10s %14s %10s\n", "skills", "budget", "strategy", "named", "described", "chars", "render")
 	for _, n := range ints(*sizes) {
 		cat := catalog(n, *seed)
+		lens := make([]int, 0, n)
+		for _, e := range cat.entries {
+			lens = append(lens, utf8.RuneCountInString(e.Description))
+		}
+		slices.Sort(lens)
+		fmt.Fprintf(w, "# %d skills: names %.1f characters on average; descriptions median %d, 10th percentile %d, 90th %d, longest %d; %d skills used\n",
+			n, cat.meanName, lens[n/2], lens[n/10], lens[n*9/10], lens[n-1], len(cat.priority))
+		fmt.Fprintf(w, "%6s %6s %-22s %7s %10s %14s %10s\n", "skills", "budget", "strategy", "named", "described", "chars", "render")
 		for _, b := range ints(*budgets) {
 			for _, f := range strings.Split(*formats, ",") {
 				var text string
@@ -149,6 +156,7 @@ func floorPrefix(d string, floor int) string {
 type cat struct {
 	entries  []render.Entry // by name
 	usage    map[string]int
+	meanName float64  // mean name length in characters
 	ranked   []string // every skill, most used first, then by name
 	priority []string // the used ones of ranked: catalog.Loadout.Priority's rule (no pins)
 }
@@ -172,18 +180,33 @@ func catalog(n int, seed uint64) *cat {
 		c.entries = append(c.entries, render.Entry{Name: s.Name, Description: s.Description, Dir: dir, Location: dir + "/SKILL.md"})
 		return nil
 	})
+	taken := map[string]int{}
+	for _, e := range c.entries {
+		taken[e.Name] = 1
+	}
 	for i := len(c.entries); i < n; i++ {
+		// noun-verb, as real names go (pdf-fill, docker-review); a name
+		// already taken gets a number (pdf-fill-2).
 		area := areas[r.IntN(len(areas))]
-		name := fmt.Sprintf("%s-%s-%d", area.nouns[r.IntN(len(area.nouns))], verbs[r.IntN(len(verbs))], i)
+		name := area.nouns[r.IntN(len(area.nouns))] + "-" + verbs[r.IntN(len(verbs))]
+		if taken[name]++; taken[name] > 1 {
+			name = fmt.Sprintf("%s-%d", name, taken[name])
+		}
 		dir := root + "/" + area.name + "/" + name
 		c.entries = append(c.entries, render.Entry{Name: name, Description: description(r, name), Dir: dir, Location: dir + "/SKILL.md"})
 	}
 	slices.SortFunc(c.entries, func(a, b render.Entry) int { return strings.Compare(a.Name, b.Name) })
+	chars := 0
+	for _, e := range c.entries {
+		chars += utf8.RuneCountInString(e.Name)
+	}
+	c.meanName = float64(chars) / float64(max(n, 1))
 	// Zipf usage over a random order of the skills: rank k gets
-	// 1000/k^1.1 loads, rounded down, so most skills are never used.
+	// 300/k^1.1 loads, rounded down, so about 180 skills are used and the
+	// others never.
 	order := r.Perm(n)
 	for k, i := range order {
-		if u := int(1000 / math.Pow(float64(k+1), 1.1)); u > 0 {
+		if u := int(300 / math.Pow(float64(k+1), 1.1)); u > 0 {
 			c.usage[c.entries[i].Name] = u
 		}
 	}
