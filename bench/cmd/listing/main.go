@@ -60,7 +60,9 @@ func main() {
 	floor := flag.Int("floor", 60, "the description floor in characters (render's DescriptionFloor)")
 	minTime := flag.Duration("mintime", 30*time.Millisecond, "time each render is repeated for, at least")
 	seed := flag.Uint64("seed", 1, "catalog seed")
+	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
 	flag.Parse()
+	var missed []string
 
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
@@ -75,19 +77,42 @@ func main() {
 			n, cat.meanName, lens[n/2], lens[n/10], lens[n*9/10], lens[n-1], len(cat.priority))
 		fmt.Fprintf(w, "%6s %6s %-22s %7s %10s %14s %10s\n", "skills", "budget", "strategy", "named", "described", "chars", "render")
 		for _, b := range ints(*budgets) {
+			var text string
+			d := timeIt(*minTime, func() { text = claude(cat, b) })
+			cl := row(w, n, b, "claude", cat, text, utf8.RuneCountInString(text), d, *floor)
+			d = timeIt(*minTime, func() { text = codex(cat, b) })
+			cx := row(w, n, b, "codex", cat, text, utf8.RuneCountInString(text), d, *floor)
 			for _, f := range strings.Split(*formats, ",") {
-				var text string
 				var rep render.Report
 				d := timeIt(*minTime, func() {
 					text, rep = render.Prompt(cat.entries, nil, render.Options{Format: f, Budget: b, Priority: cat.priority})
 				})
-				row(w, n, b, "loadout "+f, cat, text, rep.Chars, d, *floor)
+				lo := row(w, n, b, "loadout "+f, cat, text, rep.Chars, d, *floor)
+				// The targets, checked on every row.
+				if lo.chars > b {
+					missed = append(missed, fmt.Sprintf("%d skills, %s, budget %d: %d characters, over the budget", n, f, b, lo.chars))
+				}
+				if lo.named < max(cl.named, cx.named) || lo.described < max(cl.described, cx.described) {
+					missed = append(missed, fmt.Sprintf("%d skills, %s, budget %d: %d named and %d described, fewer than the better peer (%d, %d)",
+						n, f, b, lo.named, lo.described, max(cl.named, cx.named), max(cl.described, cx.described)))
+				}
+				if n == 500 && b == 8000 && f != "pi" && lo.named < n {
+					missed = append(missed, fmt.Sprintf("500 skills, %s, budget 8000: %d named, not all", f, lo.named))
+				}
+				if n == 10000 && d > 5*time.Millisecond {
+					missed = append(missed, fmt.Sprintf("10000 skills, %s, budget %d: render took %s, over 5ms", f, b, d.Round(time.Microsecond)))
+				}
 			}
-			var text string
-			d := timeIt(*minTime, func() { text = claude(cat, b) })
-			row(w, n, b, "claude", cat, text, utf8.RuneCountInString(text), d, *floor)
-			d = timeIt(*minTime, func() { text = codex(cat, b) })
-			row(w, n, b, "codex", cat, text, utf8.RuneCountInString(text), d, *floor)
+		}
+	}
+	if len(missed) > 0 {
+		fmt.Fprintf(w, "\n%d targets missed:\n", len(missed))
+		for _, m := range missed {
+			fmt.Fprintln(w, "  "+m)
+		}
+		if *strict {
+			w.Flush()
+			os.Exit(1)
 		}
 	}
 }
@@ -115,10 +140,17 @@ func timeIt(min time.Duration, fn func()) time.Duration {
 	return time.Since(start) / time.Duration(n)
 }
 
-func row(w *bufio.Writer, n, budget int, name string, c *cat, text string, chars int, d time.Duration, floor int) {
+type figures struct{ named, described, chars int }
+
+func row(w *bufio.Writer, n, budget int, name string, c *cat, text string, chars int, d time.Duration, floor int) figures {
 	named, described := measure(c, text, floor)
-	fmt.Fprintf(w, "%6d %6d %-22s %6.1f%% %9.1f%% %6d/%-7d %10s\n", n, budget, name,
-		100*float64(named)/float64(n), 100*float64(described)/float64(n), chars, budget, d.Round(time.Microsecond))
+	over := ""
+	if chars > budget {
+		over = " OVER BUDGET"
+	}
+	fmt.Fprintf(w, "%6d %6d %-22s %6.1f%% %9.1f%% %6d/%-7d %10s%s\n", n, budget, name,
+		100*float64(named)/float64(n), 100*float64(described)/float64(n), chars, budget, d.Round(time.Microsecond), over)
+	return figures{named, described, chars}
 }
 
 // measure counts the skills named in text (as a whole word) and those whose
