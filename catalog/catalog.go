@@ -43,9 +43,11 @@ type Options struct {
 	// Scan bounds folder scans. Its Cache is created if nil, so reloads
 	// reparse only the SKILL.md files that changed.
 	Scan source.Options
-	// Budget and Format are the defaults for agents that set neither.
-	Budget int
-	Format string
+	// Budget and Format are the defaults for agents that set neither;
+	// BudgetTokens likewise for agents that set no budgetTokens.
+	Budget       int
+	Format       string
+	BudgetTokens int
 }
 
 // Catalog holds every agent's loadout. It is safe for concurrent use: each
@@ -383,6 +385,9 @@ func (c *Catalog) build(spec AgentSpec, fetch func(SourceSpec) *source.Result) *
 	}
 	if l.Spec.Format == "" {
 		l.Spec.Format = c.opt.Format
+	}
+	if l.Spec.BudgetTokens == 0 {
+		l.Spec.BudgetTokens = c.opt.BudgetTokens
 	}
 	seenRoot := map[string]bool{}
 	// Which source first selected each name, for the cross-source warning.

@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/loadout/loadout/render"
@@ -13,6 +15,52 @@ type PromptOptions struct {
 	Format string
 	// Budget in characters; 0 keeps the agent's (or the default).
 	Budget int
+	// BudgetTokens in tokens; 0 keeps the agent's (spec.BudgetTokens), a
+	// negative value drops it.
+	BudgetTokens int
+	// Usage counts the agent's activations per skill name over the usage
+	// window (the service keeps a snapshot, recomputed on a schedule, so
+	// that it does not change from request to request). It decides which
+	// skills keep their descriptions after the pinned ones; nil ranks by
+	// name alone.
+	Usage map[string]int
+}
+
+// Priority is the order in which the listed skills keep their descriptions
+// when the listing does not fit its budget: the skills matching the
+// agent's pin patterns (by name), then the others that were used, most
+// used first, then by name. Skills neither pinned nor used are left out:
+// render puts the skills Priority does not name after it, by name, so
+// the list (and its sort) is only as long as what is pinned or used. It
+// is what Prompt passes as render.Options.Priority; it never changes the
+// order of the listing.
+func (l *Loadout) Priority(usage map[string]int) []string {
+	type ranked struct {
+		name string
+		uses int
+	}
+	var pinned []string
+	var used []ranked
+	for _, e := range l.entries {
+		if e.Inline || !e.Listed || e.Skill.Hidden() {
+			continue
+		}
+		switch name := e.Skill.Name; {
+		case len(l.Spec.Pin) > 0 && matchAny(l.Spec.Pin, name):
+			pinned = append(pinned, name)
+		case usage[name] > 0:
+			used = append(used, ranked{name, usage[name]})
+		}
+	}
+	slices.Sort(pinned)
+	slices.SortFunc(used, func(a, b ranked) int {
+		return cmp.Or(cmp.Compare(b.uses, a.uses), strings.Compare(a.name, b.name))
+	})
+	out := pinned
+	for _, r := range used {
+		out = append(out, r.name)
+	}
+	return out
 }
 
 // Prompt renders the agent's system-prompt section. It reads no files:
@@ -20,12 +68,16 @@ type PromptOptions struct {
 // catalog was built. The diagnostics say exactly which skills the budget
 // shortened or left out.
 func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diagnostic) {
-	ro := render.Options{Format: l.Spec.Format, Budget: l.Spec.Budget}
+	ro := render.Options{Format: l.Spec.Format, Budget: l.Spec.Budget, BudgetTokens: l.Spec.BudgetTokens,
+		Priority: l.Priority(opt.Usage)}
 	if opt.Format != "" {
 		ro.Format = opt.Format
 	}
 	if opt.Budget != 0 {
 		ro.Budget = opt.Budget
+	}
+	if opt.BudgetTokens != 0 {
+		ro.BudgetTokens = max(opt.BudgetTokens, 0)
 	}
 	var listing, inline []render.Entry
 	for _, e := range l.entries {

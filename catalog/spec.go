@@ -33,6 +33,15 @@ type AgentSpec struct {
 	Budget int `json:"budget,omitempty"`
 	// Format is the prompt format: pi (default), catalog or progressive.
 	Format string `json:"format,omitempty"`
+	// BudgetTokens, when positive, also bounds the listing to about this
+	// many tokens (render.Options.BudgetTokens; the smaller of the two
+	// budgets wins). 0: no token budget.
+	BudgetTokens int `json:"budgetTokens,omitempty"`
+	// Pin are glob patterns over skill names (the syntax of available):
+	// pinned skills keep their descriptions first when the listing does not
+	// fit its budget, before the most used ones. Pins change what is kept,
+	// never the order of the listing.
+	Pin []string `json:"pin,omitempty"`
 	// InvalidSkills says what the MCP server does with a skill the MCP
 	// Skills extension's rules refuse (a name that is not lowercase
 	// letters, digits and hyphens, a description over 1,024 characters,
@@ -132,6 +141,17 @@ func (a *AgentSpec) Validate() error {
 		return &SpecError{Agent: a.AgentID, Field: "budget", Msg: fmt.Sprintf("%d is too small: the %s format's fixed text and the line that says how to find skills left out of the listing need at least %d characters; give at least %d, 0 for the default (%d) or -1 for no limit",
 			a.Budget, formatName(a.Format), min, min, render.DefaultBudget)}
 	}
+	if a.BudgetTokens < 0 {
+		return &SpecError{Agent: a.AgentID, Field: "budgetTokens", Msg: fmt.Sprintf("%d is negative: give a number of tokens, or 0 (or leave it out) for no token budget", a.BudgetTokens)}
+	}
+	if a.BudgetTokens > MaxBudgetTokens {
+		return &SpecError{Agent: a.AgentID, Field: "budgetTokens", Msg: fmt.Sprintf("%d is over the most allowed, %d: give a smaller number of tokens, or 0 for no token budget", a.BudgetTokens, MaxBudgetTokens)}
+	}
+	for i, p := range a.Pin {
+		if err := checkPattern(p); err != nil {
+			return &SpecError{Agent: a.AgentID, Field: fmt.Sprintf("pin[%d]", i), Msg: err.Error()}
+		}
+	}
 	for i, p := range a.Preload {
 		if strings.TrimSpace(p) == "" {
 			return &SpecError{Agent: a.AgentID, Field: fmt.Sprintf("preload[%d]", i), Msg: "is empty: give a skill name or a path to a skill folder"}
@@ -139,6 +159,11 @@ func (a *AgentSpec) Validate() error {
 	}
 	return nil
 }
+
+// MaxBudgetTokens bounds AgentSpec.BudgetTokens (and the config file's
+// default): 1<<28 tokens, far above any model's context, so that the
+// characters it stands for cannot overflow.
+const MaxBudgetTokens = 1 << 28
 
 // SpecError names the agent and field at fault.
 type SpecError struct {

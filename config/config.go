@@ -25,9 +25,14 @@ type File struct {
 	// Agents, in order. The seed's shape: agentId, displayName,
 	// description, skills; plus preload, tools, budget and format.
 	Agents []catalog.AgentSpec `json:"agents"`
-	// Budget and Format are defaults for agents that set neither.
-	Budget int    `json:"budget,omitempty"`
-	Format string `json:"format,omitempty"`
+	// Budget, Format and BudgetTokens are defaults for agents that set
+	// none of their own.
+	Budget       int    `json:"budget,omitempty"`
+	Format       string `json:"format,omitempty"`
+	BudgetTokens int    `json:"budgetTokens,omitempty"`
+	// Listing tunes how usage ranks the skills that keep their
+	// descriptions when a listing does not fit its budget.
+	Listing Listing `json:"listing,omitempty"`
 	// Limits bound folder discovery.
 	Limits Limits `json:"limits,omitempty"`
 	// Store is where stored skills live: a file path means SQLite, a
@@ -139,6 +144,47 @@ func (d *Duration) UnmarshalText(b []byte) error {
 
 // MarshalText writes the duration string.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// Listing tunes the usage ranking of listings; zero means the default.
+// Skills keep their descriptions (after the pinned ones) by their
+// activations ("load" receipts) over the last UsageDays days (default 30).
+// The counts are read when the server starts, on every reload, and every
+// Refresh (default 24h) — never per request, so that the prompt of an
+// unchanged catalog stays byte-identical between those times.
+type Listing struct {
+	UsageDays int      `json:"usageDays,omitempty"`
+	Refresh   Duration `json:"refresh,omitempty"`
+}
+
+// Listing defaults and bounds.
+const (
+	DefaultListingUsageDays = 30
+	DefaultListingRefresh   = 24 * time.Hour
+	// MinListingRefresh keeps the recompute (one usage query per
+	// refresh) from running often enough to defeat prompt caching.
+	MinListingRefresh = time.Minute
+)
+
+// defaultReceiptUsageDays is store.DefaultUsageDays (config does not
+// import the store): how long daily counts are kept when receipts.usageDays
+// is not set, so the longest usage window there is data for.
+const defaultReceiptUsageDays = 400
+
+// Days returns UsageDays or its default.
+func (l Listing) Days() int {
+	if l.UsageDays <= 0 {
+		return DefaultListingUsageDays
+	}
+	return l.UsageDays
+}
+
+// Every returns Refresh or its default.
+func (l Listing) Every() time.Duration {
+	if l.Refresh <= 0 {
+		return DefaultListingRefresh
+	}
+	return time.Duration(l.Refresh)
+}
 
 // Receipts bound the activation receipts kept; zero means the default.
 // Raw receipts are kept for KeepDays (default 7) and at most MaxRows
@@ -295,6 +341,19 @@ func (f *File) Validate() error {
 			return &Error{File: f.Path, Field: "receipts." + field, Msg: fmt.Sprintf("%d is negative: give a positive number (0 or absent for the default)", v)}
 		}
 	}
+	if f.BudgetTokens < 0 || f.BudgetTokens > catalog.MaxBudgetTokens {
+		return &Error{File: f.Path, Field: "budgetTokens", Msg: fmt.Sprintf("%d: give a number of tokens between 1 and %d, or 0 (or leave it out) for no token budget", f.BudgetTokens, catalog.MaxBudgetTokens)}
+	}
+	keptDays := f.Receipts.UsageDays
+	if keptDays == 0 {
+		keptDays = defaultReceiptUsageDays
+	}
+	if d := f.Listing.UsageDays; d < 0 || d > keptDays {
+		return &Error{File: f.Path, Field: "listing.usageDays", Msg: fmt.Sprintf("%d: give a number of days between 1 and %d (receipts.usageDays, how long daily counts are kept), or 0 (or leave it out) for the default, %d", d, keptDays, DefaultListingUsageDays)}
+	}
+	if r := time.Duration(f.Listing.Refresh); r < 0 || r > 0 && r < MinListingRefresh {
+		return &Error{File: f.Path, Field: "listing.refresh", Msg: fmt.Sprintf("%s: give a duration of at least %s, like \"24h\", or leave it out for the default, %s", r, MinListingRefresh, DefaultListingRefresh)}
+	}
 	for i, p := range f.Plugins {
 		if strings.TrimSpace(p) == "" {
 			return &Error{File: f.Path, Field: fmt.Sprintf("plugins[%d]", i), Msg: "is empty: give the folder holding plugin.json"}
@@ -361,8 +420,9 @@ func CheckHost(h string) error {
 // CatalogOptions turns the file's defaults and limits into catalog options.
 func (f *File) CatalogOptions() catalog.Options {
 	return catalog.Options{
-		Budget: f.Budget,
-		Format: f.Format,
+		Budget:       f.Budget,
+		Format:       f.Format,
+		BudgetTokens: f.BudgetTokens,
 		Scan: source.Options{
 			MaxDepth:    f.Limits.MaxDepth,
 			MaxDirs:     f.Limits.MaxDirs,

@@ -78,6 +78,14 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		`{"server": {"maxConn": 5}}`:                                                     `unknown key "maxConn" (did you mean "maxConns"?)`,
 		`{"receipts": {"maxRows": -5}}`:                                                  `receipts.maxRows: -5 is negative`,
 		`{"receipts": {"keepdays": 3}}`:                                                  `unknown key "keepdays"`,
+		`{"agents": [{"agentId": "a", "pin": ["[a"]}]}`:                                  `agents[0].pin[0]: pattern "[a" is malformed`,
+		`{"agents": [{"agentId": "a", "budgetTokens": -3}]}`:                             `agents[0].budgetTokens: -3 is negative`,
+		`{"budgetTokens": -1}`:                                                           `budgetTokens: -1: give a number of tokens`,
+		`{"listing": {"usageDays": 500}}`:                                                `listing.usageDays: 500: give a number of days between 1 and 400`,
+		`{"listing": {"usageDays": 40}, "receipts": {"usageDays": 20}}`:                  `listing.usageDays: 40: give a number of days between 1 and 20`,
+		`{"listing": {"refresh": "10s"}}`:                                                `listing.refresh: 10s: give a duration of at least 1m0s`,
+		`{"listing": {"refresh": "daily"}}`:                                              `listing.refresh: "daily" is not a duration`,
+		`{"listing": {"usagedays": 7}}`:                                                  `unknown key "usagedays"`,
 	}
 	for text, want := range cases {
 		_, err := Parse([]byte(text), "/cfg/loadout.json")
@@ -162,5 +170,22 @@ func TestAgentIDsUsableEverywhere(t *testing.T) {
 		if _, err := Parse([]byte(`{"agents": [{"agentId": "`+id+`", "skills": [{"root": "s"}]}]}`), "/cfg/loadout.json"); err != nil {
 			t.Errorf("agentId %q refused: %v", id, err)
 		}
+	}
+}
+
+func TestListingSection(t *testing.T) {
+	f, err := Parse([]byte(`{"budgetTokens": 2000, "listing": {"usageDays": 14, "refresh": "6h"}}`), "/cfg/loadout.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Listing.Days() != 14 || f.Listing.Every() != 6*time.Hour || f.CatalogOptions().BudgetTokens != 2000 {
+		t.Errorf("listing %+v, budgetTokens %d", f.Listing, f.CatalogOptions().BudgetTokens)
+	}
+	f, err = Parse([]byte(`{}`), "/cfg/loadout.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Listing.Days() != DefaultListingUsageDays || f.Listing.Every() != DefaultListingRefresh {
+		t.Errorf("defaults: %d days, every %s", f.Listing.Days(), f.Listing.Every())
 	}
 }

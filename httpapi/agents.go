@@ -89,7 +89,7 @@ func (a *api) agentPrompt(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, badRequest("budget", "budget %d: use a number of characters, or -1 for none", budget))
 		return
 	}
-	text, rep, diags := l.Prompt(catalog.PromptOptions{Format: format, Budget: int(budget)})
+	text, rep, diags := l.Prompt(a.svc.PromptOptions(l.Spec.AgentID, catalog.PromptOptions{Format: format, Budget: int(budget)}))
 	if wantsText(r) {
 		writeRaw(w, http.StatusOK, ctText, []byte(text))
 		return

@@ -80,6 +80,7 @@ type server struct {
 // makes a new loadout and so a new view.
 type view struct {
 	l            *catalog.Loadout // nil when the agent does not exist
+	usageGen     uint64           // the service's usage counts it was built with
 	instructions string
 	enum         []string // names for the tools' enum (visible skills)
 	hidden       int      // skills left out of the enum
@@ -165,10 +166,11 @@ func (s *server) follow(ctx context.Context) {
 // when the catalog has been reloaded since.
 func (s *server) current() *view {
 	l, _ := s.svc.Catalog().Agent(s.agent)
-	if v := s.view.Load(); v != nil && v.l == l {
+	ugen := s.svc.UsageGeneration()
+	if v := s.view.Load(); v != nil && v.l == l && v.usageGen == ugen {
 		return v
 	}
-	v := &view{l: l}
+	v := &view{l: l, usageGen: ugen}
 	if l != nil {
 		// The enum lists what the tools serve: not hidden skills, nor,
 		// when the agent refuses them, skills the extension's rules refuse
@@ -192,7 +194,7 @@ func (s *server) current() *view {
 // instructions is the agent's listing in the progressive format within its
 // budget, behind a short note on the tools. What the budget cut is logged.
 func (s *server) instructions(l *catalog.Loadout) string {
-	text, rep, _ := l.Prompt(catalog.PromptOptions{Format: "progressive"})
+	text, rep, _ := l.Prompt(s.svc.PromptOptions(l.Spec.AgentID, catalog.PromptOptions{Format: "progressive"}))
 	s.logListing(l, rep)
 	var b strings.Builder
 	b.WriteString("This server holds the skills of ")

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/loadout/loadout/catalog"
@@ -38,6 +39,8 @@ type Options struct {
 	Receipts store.Retention
 	// Sessions bound the web UI's sign-in sessions (see session.go).
 	Sessions SessionOptions
+	// Listing tunes the usage ranking of listings (see listing.go).
+	Listing ListingOptions
 }
 
 // Service serves one catalog to many agents over any transport. It is safe
@@ -60,6 +63,14 @@ type Service struct {
 	// server re-reads its config file first (SetReloader).
 	reloadMu sync.RWMutex
 	reloader func(ctx context.Context, why string) error
+
+	// The usage counts listings rank by (listing.go): recomputed at start,
+	// on Rescan and Reconfigure, and every Listing.Refresh.
+	listMu    sync.Mutex // serializes recomputes; guards opt.Listing
+	usage     atomic.Pointer[usageSnapshot]
+	usageStop chan struct{}
+	usageDone chan struct{}
+	closeOnce sync.Once
 }
 
 // New wraps a catalog.
@@ -70,6 +81,9 @@ func New(cat *catalog.Catalog, opt Options) *Service {
 	s := &Service{cat: cat, opt: opt, log: opt.Logger, subs: map[chan struct{}]struct{}{}}
 	s.rcpt = newReceiptLog(opt.Server, opt.Logger, opt.Receipts)
 	s.auth = newTokenCache(opt.Server, opt.TokenCache, opt.Logger)
+	s.RefreshUsage(context.Background())
+	s.usageStop, s.usageDone = make(chan struct{}), make(chan struct{})
+	go s.usageLoop(s.usageStop, s.usageDone)
 	return s
 }
 
@@ -89,6 +103,10 @@ func (s *Service) tokensRequired() bool {
 
 // Close flushes pending receipts and stops the background work.
 func (s *Service) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.usageStop)
+		<-s.usageDone
+	})
 	s.auth.close()
 	return s.rcpt.close()
 }
@@ -126,6 +144,7 @@ func (s *Service) Reload(ctx context.Context, why string) error {
 // whatever reloader is set.
 func (s *Service) Rescan(ctx context.Context, why string) {
 	s.change(why, 0, func() { s.cat.Reload(ctx) })
+	s.RefreshUsage(ctx)
 }
 
 // SetReloader makes Reload (POST /v1/reload, say) run r instead of a
@@ -142,6 +161,9 @@ func (s *Service) SetReloader(r func(ctx context.Context, why string) error) {
 func (s *Service) Reconfigure(ctx context.Context, why string, agents []catalog.AgentSpec, opt catalog.Options) error {
 	var err error
 	s.change(why, 0, func() { err = s.cat.Reconfigure(ctx, agents, opt) })
+	if err == nil {
+		s.RefreshUsage(ctx)
+	}
 	return err
 }
 

@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/config"
+	"github.com/loadout/loadout/service"
+	"github.com/loadout/loadout/store"
 )
 
 func init() {
@@ -41,7 +45,12 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	}
 	defer sess.close()
 	l := sess.l
-	text, rep, diags := l.Prompt(catalog.PromptOptions{Format: format, Budget: budget})
+	usage, err := promptUsage(ctx, sess)
+	if err != nil {
+		// The listing is still printed, ranked by name alone after the pins.
+		fmt.Fprintf(e.stderr, "warning: %v; the listing is ranked without usage\n", err)
+	}
+	text, rep, diags := l.Prompt(catalog.PromptOptions{Format: format, Budget: budget, Usage: usage})
 	if budget > 0 && rep.TooSmall {
 		return fail(e, fmt.Errorf("--budget %d is too small for this listing: the format's fixed text and the line saying how to find skills take %d characters; give at least %d", budget, rep.MinBudget, rep.MinBudget))
 	}
@@ -83,4 +92,28 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "skills: %s (--verbose says where each came from)\n", strings.Join(parts, ", "))
 	}
 	return 0
+}
+
+// listingOf is the config's listing settings as service options.
+func listingOf(f *config.File) service.ListingOptions {
+	return service.ListingOptions{UsageDays: f.Listing.Days(), Refresh: f.Listing.Every()}
+}
+
+// promptUsage reads the agent's activation counts once, the way the
+// server's snapshot does (service.RefreshUsage), so that `loadout prompt`
+// prints what the server serves. Without a store there are none.
+func promptUsage(ctx context.Context, sess *session) (map[string]int, error) {
+	srv, ok := sess.store.(store.Server)
+	if !ok || sess.store == nil {
+		return nil, nil
+	}
+	days := service.DefaultUsageDays
+	if sess.cfg != nil {
+		days = sess.cfg.Listing.Days()
+	}
+	rows, err := srv.Usage(ctx, store.UsageQuery{Since: time.Now().UTC().AddDate(0, 0, -(days - 1)), Limit: service.MaxUsageRows})
+	if err != nil {
+		return nil, fmt.Errorf("reading the usage counts that rank the listing: %w", err)
+	}
+	return service.UsageOf(rows, sess.l.Spec.AgentID), nil
 }

@@ -76,6 +76,7 @@ func (r *configReloader) reload(_ context.Context, why string) error {
 		return configRefused(err)
 	}
 	r.data = data
+	r.svc.SetListing(ctx, listingOf(nf))
 	cat := r.svc.Catalog()
 	r.logger.Info("config reloaded", "why", why, "config", r.path, "agents", len(cat.AgentIDs()), "skills", len(cat.Global().Names()))
 	if r.folders != nil {

@@ -285,6 +285,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		svcOpt.Receipts = retentionOf(cfg)
 		svcOpt.Sessions = service.SessionOptions{Max: cfg.Server.UISessions,
 			Idle: time.Duration(cfg.Server.UISessionIdle), Lifetime: time.Duration(cfg.Server.UISessionLifetime)}
+		svcOpt.Listing = listingOf(cfg)
 	}
 	srv.svc = service.New(cat, svcOpt)
 	srv.closers = append(srv.closers, func() { srv.svc.Close() })
