@@ -201,7 +201,9 @@ func (u *ui) agentPage(w http.ResponseWriter, r *http.Request) {
 		budget = n
 	}
 	pg := &agentPage{agentSummary: summarize(l), Spec: l.Spec, PromptFormat: format, BudgetParam: q.Get("budget")}
-	text, rep, _ := l.Prompt(catalog.PromptOptions{Format: format, Budget: budget})
+	// The same options as every transport: the agent's usage snapshot
+	// decides which skills keep their descriptions.
+	text, rep, _ := l.Prompt(u.svc.PromptOptions(l.Spec.AgentID, catalog.PromptOptions{Format: format, Budget: budget}))
 	pg.Prompt, pg.Report = text, rep
 	pg.Meter = rep.Chars
 	if rep.Budget > 0 {
