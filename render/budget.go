@@ -62,6 +62,9 @@ type plan struct {
 	caps []int
 	// virt: a named skill is virtual.
 	virt bool
+	// groups and grp are groupKeys' result when some skill is grouped.
+	groups []string
+	grp    []int
 	// tooSmall: the budget cannot hold the frame and the note about the
 	// skills left out; nothing is named and the listing is over the budget.
 	tooSmall bool
@@ -98,6 +101,11 @@ type special struct {
 // escaped characters are ASCII, so it can walk bytes.
 func newDescCost(d string, extra func(rune) int, slab *[]special) descCost {
 	c := descCost{lo: len(*slab)}
+	if extra == nil || !strings.ContainsAny(d, escaped) {
+		c.n = utf8.RuneCountInString(d)
+		c.hi = c.lo
+		return c
+	}
 	var sum int32
 	for i := 0; i < len(d); i++ {
 		b := d[i]
@@ -115,6 +123,9 @@ func newDescCost(d string, extra func(rune) int, slab *[]special) descCost {
 	c.hi = len(*slab)
 	return c
 }
+
+// escaped are the characters writeXML escapes (xmlExtra > 0).
+const escaped = "&<>\"'"
 
 // extraBefore is the extra length of escaped characters among the first m.
 func (c *descCost) extraBefore(slab []special, m int) int {
@@ -192,8 +203,11 @@ type budgetModel struct {
 	descs   []descCost
 	slab    []special
 	prep    []string
+	known   []bool // descs[i] and prep[i] are measured
+	extra   func(rune) int
 	// compact names: entry i shows disp[i], under folder fold[i].
 	disp     []string
+	dispCost []int // runes(disp[i]) + 2, the separator
 	fold     []int
 	folders  []string
 	folderFx []int // cost of a folder's prefix, minus one separator
@@ -201,24 +215,25 @@ type budgetModel struct {
 	grp    []int
 	groups []string
 	affix  int
+	// costs of the fixed pieces
+	namesHead         int
+	closeNone, closed int
 }
 
 func newModel(lay layout, listing []Entry, c frameCtx) *budgetModel {
 	n := len(listing)
 	m := &budgetModel{lay: lay, c: c, listing: listing,
 		fixed: make([]int, n), descs: make([]descCost, n), prep: make([]string, n),
-		disp: make([]string, n), fold: make([]int, n), grp: make([]int, n)}
-	var sb strings.Builder
-	extra := lay.escapeExtra()
+		disp: make([]string, n), dispCost: make([]int, n), fold: make([]int, n),
+		namesHead: runes(lay.namesHeader(c)), closeNone: runes(lay.closeBlock(0)), closed: runes(lay.closeBlock(1))}
+	m.extra = lay.escapeExtra()
+	m.known = make([]bool, n)
 	folderIdx := map[string]int{}
 	for i, e := range listing {
-		sb.Reset()
-		lay.entry(&sb, e, "", false)
-		m.fixed[i] = runes(sb.String())
-		m.prep[i] = lay.prepDesc(e.Description)
-		m.descs[i] = newDescCost(m.prep[i], extra, &m.slab)
+		m.fixed[i] = lay.entryCost(e)
 		f, d := lay.compact(e)
 		m.disp[i] = d
+		m.dispCost[i] = runes(d) + 2
 		fi, ok := folderIdx[f]
 		if !ok {
 			fi = len(m.folders)
@@ -230,8 +245,25 @@ func newModel(lay layout, listing []Entry, c frameCtx) *budgetModel {
 	}
 	pre, post := lay.affixes()
 	m.affix = runes(pre) + runes(post)
-	m.groups, m.grp = groupKeys(listing)
 	return m
+}
+
+// desc is entry i's description cost, measured on first use.
+func (m *budgetModel) desc(i int) *descCost {
+	if !m.known[i] {
+		m.prep[i] = m.lay.prepDesc(m.listing[i].Description)
+		m.descs[i] = newDescCost(m.prep[i], m.extra, &m.slab)
+		m.known[i] = true
+	}
+	return &m.descs[i]
+}
+
+// groupsOf computes the groups on first use.
+func (m *budgetModel) groupsOf() ([]string, []int) {
+	if m.grp == nil {
+		m.groups, m.grp = groupKeys(m.listing)
+	}
+	return m.groups, m.grp
 }
 
 // groupKeys gives each entry a group: its category; else its name's prefix
@@ -303,9 +335,12 @@ func (m *budgetModel) frameCost(virt bool) int {
 
 // total is the listing's length in the state.
 func (m *budgetModel) total(st *state) int {
-	t := st.frame + st.detail + runes(m.lay.closeBlock(st.kept))
+	t := st.frame + st.detail + m.closeNone
+	if st.kept > 0 {
+		t = st.frame + st.detail + m.closed
+	}
 	if st.named > 0 {
-		t += m.affix + runes(m.lay.namesHeader(m.c)) + st.folderSum + st.nameSum
+		t += m.affix + m.namesHead + st.folderSum + st.nameSum
 	}
 	return t + st.groupCost + st.noteCost
 }
@@ -349,7 +384,14 @@ func groupSection(s settings, groups []string, grp []int, tiers []Tier) string {
 // rest get tier rest (grouped or omitted).
 func (m *budgetModel) named(rank []int, k int, rest Tier) *state {
 	n := len(m.listing)
-	st := &state{tiers: make([]Tier, n), caps: make([]int, n), folderCnt: make([]int, len(m.folders))}
+	return m.nameInto(&state{tiers: make([]Tier, n), caps: make([]int, n), folderCnt: make([]int, len(m.folders))}, rank, k, rest)
+}
+
+// nameInto is named, reusing st's slices.
+func (m *budgetModel) nameInto(st *state, rank []int, k int, rest Tier) *state {
+	clear(st.caps)
+	clear(st.folderCnt)
+	*st = state{tiers: st.tiers, caps: st.caps, folderCnt: st.folderCnt}
 	omitted := 0
 	for r, i := range rank {
 		if r >= k {
@@ -360,7 +402,7 @@ func (m *budgetModel) named(rank []int, k int, rest Tier) *state {
 		st.tiers[i] = TierName
 		st.virt = st.virt || m.listing[i].Virtual
 		st.named++
-		st.nameSum += runes(m.disp[i]) + 2
+		st.nameSum += m.dispCost[i]
 		f := m.fold[i]
 		if st.folderCnt[f] == 0 {
 			st.folderSum += m.folderFx[f]
@@ -370,7 +412,8 @@ func (m *budgetModel) named(rank []int, k int, rest Tier) *state {
 	st.frame = m.frameCost(st.virt)
 	if omitted > 0 {
 		if rest == TierGrouped {
-			st.groupCost = m.affix + runes(groupSection(m.c.s, m.groups, m.grp, st.tiers))
+			groups, grp := m.groupsOf()
+			st.groupCost = m.affix + runes(groupSection(m.c.s, groups, grp, st.tiers))
 		} else {
 			st.noteCost = m.affix + runes(omittedNote(m.c.s, omitted))
 		}
@@ -382,7 +425,7 @@ func (m *budgetModel) named(rank []int, k int, rest Tier) *state {
 // L code points (L >= n: whole), if the listing still fits; it reports
 // whether it did.
 func (m *budgetModel) describe(st *state, i, L, budget int) bool {
-	d := &m.descs[i]
+	d := m.desc(i)
 	cost := m.fixed[i] + d.at(m.slab, L)
 	old := *st
 	f := m.fold[i]
@@ -391,7 +434,7 @@ func (m *budgetModel) describe(st *state, i, L, budget int) bool {
 		st.folderSum -= m.folderFx[f]
 	}
 	st.named--
-	st.nameSum -= runes(m.disp[i]) + 2
+	st.nameSum -= m.dispCost[i]
 	st.kept++
 	st.detail += cost
 	if m.total(st) > budget {
@@ -406,7 +449,7 @@ func (m *budgetModel) describe(st *state, i, L, budget int) bool {
 }
 
 func (m *budgetModel) setCap(st *state, i, L int) {
-	if L >= m.descs[i].n {
+	if L >= m.desc(i).n {
 		st.tiers[i], st.caps[i] = TierFull, -1
 	} else {
 		st.tiers[i], st.caps[i] = TierShortened, L
@@ -422,22 +465,23 @@ func priorityRank(listing []Entry, priority []string) []int {
 			pos[p] = i
 		}
 	}
+	key := make([]int, len(listing)) // position in priority, or len(priority)
 	rank := make([]int, len(listing))
-	for i := range rank {
+	for i, e := range listing {
 		rank[i] = i
-	}
-	slices.SortStableFunc(rank, func(a, b int) int {
-		pa, oka := pos[listing[a].Name]
-		pb, okb := pos[listing[b].Name]
-		switch {
-		case oka && okb:
-			return pa - pb
-		case oka:
-			return -1
-		case okb:
-			return 1
+		key[i] = len(priority)
+		if p, ok := pos[e.Name]; ok {
+			key[i] = p
 		}
-		return strings.Compare(listing[a].Name, listing[b].Name)
+	}
+	slices.SortFunc(rank, func(a, b int) int {
+		if key[a] != key[b] {
+			return key[a] - key[b]
+		}
+		if c := strings.Compare(listing[a].Name, listing[b].Name); c != 0 {
+			return c
+		}
+		return a - b
 	})
 	return rank
 }
@@ -456,15 +500,19 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority []string) 
 	m := newModel(lay, listing, c)
 	rank := priorityRank(listing, priority)
 
-	// Everything whole?
-	all := m.named(rank, n, TierGrouped)
+	// Everything whole? Not if the entries without descriptions are over.
+	sumFixed := 0
 	for i := range listing {
-		if !m.describe(all, i, m.descs[i].n, 1<<62) {
-			panic("unreachable")
-		}
+		sumFixed += m.fixed[i]
 	}
-	if m.total(all) <= budget {
-		return full
+	if m.frameCost(full.virt)+sumFixed <= budget {
+		all := m.named(rank, n, TierGrouped)
+		for i := range listing {
+			m.describe(all, i, m.desc(i).n, 1<<62)
+		}
+		if m.total(all) <= budget {
+			return full
+		}
 	}
 
 	// Tier 3/4: name as many skills as fit, in priority order; group the
@@ -473,7 +521,8 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority []string) 
 	if m.total(st) > budget {
 		st = nil
 		for _, rest := range []Tier{TierGrouped, TierOmitted} {
-			k := largestFit(n, func(k int) bool { return m.total(m.named(rank, k, rest)) <= budget })
+			scratch := m.named(rank, 0, rest)
+			k := largestFit(n, func(k int) bool { return m.total(m.nameInto(scratch, rank, k, rest)) <= budget })
 			if k >= 0 {
 				st = m.named(rank, k, rest)
 				break
@@ -493,7 +542,25 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority []string) 
 		if st.tiers[i] != TierName {
 			continue
 		}
-		m.describe(st, i, floorCap(m.prep[i], floor), budget)
+		// Skip, without measuring the description, an entry that cannot
+		// fit even with a one-character description.
+		lb := m.fixed[i] - m.dispCost[i]
+		if m.listing[i].Description != "" {
+			lb++
+		}
+		if st.folderCnt[m.fold[i]] == 1 {
+			lb -= m.folderFx[m.fold[i]]
+		}
+		if st.named == 1 {
+			lb -= m.affix + m.namesHead
+		}
+		if st.kept == 0 {
+			lb += m.closed - m.closeNone
+		}
+		if lb > budget-m.total(st) {
+			continue
+		}
+		m.describe(st, i, floorCap(m.lay.prepDesc(m.listing[i].Description), floor), budget)
 	}
 	// Tier 1: extend to whole descriptions in priority order; the first
 	// that cannot be whole takes the longest cut that fits.
@@ -501,7 +568,7 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority []string) 
 		if st.tiers[i] != TierShortened {
 			continue
 		}
-		d := &m.descs[i]
+		d := m.desc(i)
 		L := st.caps[i]
 		room := budget - m.total(st)
 		if room <= 0 {
@@ -525,7 +592,7 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority []string) 
 			m.setCap(st, i, best)
 		}
 	}
-	return plan{tiers: st.tiers, caps: st.caps, virt: st.virt}
+	return plan{tiers: st.tiers, caps: st.caps, virt: st.virt, groups: m.groups, grp: m.grp}
 }
 
 // largestFit is a k in [0, n] with ok(k), found by binary search, or -1.

@@ -21,6 +21,8 @@ type layout interface {
 	// entry writes one entry; desc is prepared and cut, not yet escaped,
 	// and cut says whether to mark it with the ellipsis.
 	entry(b *strings.Builder, e Entry, desc string, cut bool)
+	// entryCost is the length of entry(e, "", false), computed.
+	entryCost(e Entry) int
 	// closeBlock follows the kept (described) entries.
 	closeBlock(kept int) string
 	// affixes go around each section after the block: the names, the
@@ -90,6 +92,11 @@ func (piLayout) entry(b *strings.Builder, e Entry, desc string, cut bool) {
 	b.WriteString("</location>\n  </skill>\n")
 }
 
+func (piLayout) entryCost(e Entry) int {
+	return len("  <skill>\n    <name></name>\n    <description></description>\n    <location></location>\n  </skill>\n") +
+		xmlLen(e.Name) + xmlLen(e.Location)
+}
+
 func (piLayout) closeBlock(int) string     { return "</available_skills>" }
 func (piLayout) affixes() (string, string) { return "\n\n", "" }
 func (piLayout) after(frameCtx) string     { return "" }
@@ -107,8 +114,10 @@ func (piLayout) folderPrefix(folder string) string {
 // compact names a skill under its folder when its location is
 // <folder>/<name>/SKILL.md, else with its location.
 func (piLayout) compact(e Entry) (string, string) {
-	if f, ok := strings.CutSuffix(e.Location, "/"+e.Name+"/SKILL.md"); ok && f != "" {
-		return f, e.Name
+	if f, ok := strings.CutSuffix(e.Location, "/SKILL.md"); ok {
+		if f, ok := strings.CutSuffix(f, e.Name); ok && len(f) > 1 && f[len(f)-1] == '/' {
+			return f[:len(f)-1], e.Name
+		}
 	}
 	return "", e.Name + " (" + e.Location + ")"
 }
@@ -169,6 +178,14 @@ func (catalogLayout) entry(b *strings.Builder, e Entry, desc string, cut bool) {
 		b.WriteString(Ellipsis)
 	}
 	b.WriteString("\n")
+}
+
+func (catalogLayout) entryCost(e Entry) int {
+	return len("- ****: \n") + runes(e.Name)
+}
+
+func (progressiveLayout) entryCost(e Entry) int {
+	return len("  <skill>\n    <id></id>\n    <description></description>\n  </skill>\n") + xmlLen(e.Name)
 }
 
 func (catalogLayout) closeBlock(kept int) string {
@@ -346,6 +363,17 @@ func writeXML(b *strings.Builder, s string) {
 		last = i + 1
 	}
 	b.WriteString(s[last:])
+}
+
+// xmlLen is the length of s escaped by writeXML, in code points.
+func xmlLen(s string) int {
+	n := runes(s)
+	if strings.ContainsAny(s, escaped) {
+		for i := 0; i < len(s); i++ {
+			n += xmlExtra(rune(s[i]))
+		}
+	}
+	return n
 }
 
 // xmlExtra is how many code points writeXML adds for r.

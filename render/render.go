@@ -340,9 +340,22 @@ func sortedByName(es []Entry) []Entry {
 	if slices.IsSortedFunc(es, byName) {
 		return es
 	}
-	es = slices.Clone(es)
-	slices.SortStableFunc(es, byName)
-	return es
+	// Sort indexes, not the large structs, stable by position.
+	idx := make([]int, len(es))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		if c := strings.Compare(es[a].Name, es[b].Name); c != 0 {
+			return c
+		}
+		return a - b
+	})
+	out := make([]Entry, len(es))
+	for i, j := range idx {
+		out[i] = es[j]
+	}
+	return out
 }
 
 func byName(a, b Entry) int { return strings.Compare(a.Name, b.Name) }
@@ -428,8 +441,7 @@ func writeListing(b *strings.Builder, lay layout, listing []Entry, c frameCtx, p
 	}
 	if len(grouped) > 0 {
 		b.WriteString(pre)
-		groups, grp := groupKeys(listing)
-		b.WriteString(groupSection(c.s, groups, grp, p.tiers))
+		b.WriteString(groupSection(c.s, p.groups, p.grp, p.tiers))
 		b.WriteString(post)
 	}
 	if len(omitted) > 0 {

@@ -321,3 +321,21 @@ func TestFloorCap(t *testing.T) {
 		}
 	}
 }
+
+// TestEntryCost: the computed cost of an entry with no description is what
+// entry writes, for awkward names and locations.
+func TestEntryCost(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for range 300 {
+		for _, e := range randomEntries(r) {
+			for _, f := range []string{FormatPi, FormatCatalog, FormatProgressive} {
+				lay := layoutFor(f)
+				var b strings.Builder
+				lay.entry(&b, e, "", false)
+				if got, want := lay.entryCost(e), utf8.RuneCountInString(b.String()); got != want {
+					t.Fatalf("%s: entryCost(%+v) = %d, want %d", f, e, got, want)
+				}
+			}
+		}
+	}
+}
