@@ -204,6 +204,7 @@ type budgetModel struct {
 	slab    []special
 	prep    []string
 	known   []bool // descs[i] and prep[i] are measured
+	virt    []bool // listing[i].Virtual, packed
 	extra   func(rune) int
 	// compact names: entry i shows disp[i], under folder fold[i].
 	disp     []string
@@ -228,8 +229,10 @@ func newModel(lay layout, listing []Entry, c frameCtx) *budgetModel {
 		namesHead: runes(lay.namesHeader(c)), closeNone: runes(lay.closeBlock(0)), closed: runes(lay.closeBlock(1))}
 	m.extra = lay.escapeExtra()
 	m.known = make([]bool, n)
+	m.virt = make([]bool, n)
 	folderIdx := map[string]int{}
 	for i, e := range listing {
+		m.virt[i] = e.Virtual
 		m.fixed[i] = lay.entryCost(e)
 		f, d := lay.compact(e)
 		m.disp[i] = d
@@ -400,7 +403,7 @@ func (m *budgetModel) nameInto(st *state, rank []int, k int, rest Tier) *state {
 			continue
 		}
 		st.tiers[i] = TierName
-		st.virt = st.virt || m.listing[i].Virtual
+		st.virt = st.virt || m.virt[i]
 		st.named++
 		st.nameSum += m.dispCost[i]
 		f := m.fold[i]
@@ -465,8 +468,28 @@ func priorityRank(listing []Entry, priority []string) []int {
 			pos[p] = i
 		}
 	}
-	key := make([]int, len(listing)) // position in priority, or len(priority)
 	rank := make([]int, len(listing))
+	if slices.IsSortedFunc(listing, byName) {
+		// The usual case (and always progressive): no sort needed.
+		picked := make([]bool, len(listing))
+		rank = rank[:0]
+		for _, p := range priority {
+			i, ok := slices.BinarySearchFunc(listing, p, func(e Entry, p string) int { return strings.Compare(e.Name, p) })
+			for ; ok && i < len(listing) && listing[i].Name == p; i++ {
+				if !picked[i] {
+					picked[i] = true
+					rank = append(rank, i)
+				}
+			}
+		}
+		for i := range listing {
+			if !picked[i] {
+				rank = append(rank, i)
+			}
+		}
+		return rank
+	}
+	key := make([]int, len(listing)) // position in priority, or len(priority)
 	for i, e := range listing {
 		rank[i] = i
 		key[i] = len(priority)

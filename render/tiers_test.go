@@ -339,3 +339,30 @@ func TestEntryCost(t *testing.T) {
 		}
 	}
 }
+
+// TestPriorityRankSortedShortcut: the shortcut for listings sorted by name
+// ranks as the general sort does.
+func TestPriorityRankSortedShortcut(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	for range 50 {
+		es := sortedByName(genCatalog(r, r.IntN(200)))
+		if len(es) > 3 {
+			es[1].Name = es[2].Name // duplicate names keep their order too
+		}
+		var pr []string
+		for range r.IntN(20) {
+			if len(es) > 0 {
+				pr = append(pr, es[r.IntN(len(es))].Name)
+			}
+		}
+		pr = append(pr, "zz-missing")
+		got := priorityRank(es, pr)
+		shuffled := slices.Clone(es)
+		shuffled = append(shuffled, Entry{Name: "0-unsorted"}) // sorts first, so the listing is not sorted: forces the sort
+		want := priorityRank(shuffled, pr)
+		want = slices.DeleteFunc(want, func(i int) bool { return i == len(es) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("shortcut %v, sort %v", got, want)
+		}
+	}
+}
