@@ -166,13 +166,15 @@ type Report struct {
 	// Omitted names the skills whose names are not in the listing (grouped,
 	// or only counted in the note), in listing order.
 	Omitted []string
-	// MinBudget is the least budget that holds the listing's frame text
-	// and the line saying how to find the skills left out (0 with no
-	// listing entries). A smaller budget cannot be met.
+	// MinBudget is the budget that always suffices: the listing's frame
+	// text and the line saying how many skills are not listed and how to
+	// find them (0 with no listing entries). A smaller budget is met only
+	// when a few short names happen to take less than that line.
 	MinBudget int
-	// TooSmall is true when Budget is below MinBudget: the listing then
-	// keeps no entry but still has its frame and that line, so Chars is
-	// MinBudget, over the budget. Callers should refuse such a budget.
+	// TooSmall is true when no listing fits the budget (it is then below
+	// MinBudget): the listing names no skill but still has its frame and
+	// that line, so Chars is MinBudget, over the budget. Callers should
+	// refuse such a budget.
 	TooSmall bool
 }
 
