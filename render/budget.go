@@ -424,6 +424,99 @@ func (m *budgetModel) nameInto(st *state, rank []int, k int, rest Tier) *state {
 	return st
 }
 
+// nameCosts holds sums over the priority order, so that the length of the
+// listing that names the first k skills and groups or counts the rest is
+// known without building it (see cost).
+type nameCosts struct {
+	m       *budgetModel
+	rank    []int
+	virt    []bool // virt[k]: one of the first k is virtual
+	names   []int  // names[k]: the compact names of the first k
+	folders []int  // folders[k]: the folder prefixes they need
+	frame   [2]int // frameCost(false), frameCost(true)
+	gcnt    []int  // skills per group, over all
+	gkey    []int  // length of each group's name
+	cnt     []int  // scratch
+}
+
+func (m *budgetModel) nameCosts(rank []int) *nameCosts {
+	n := len(rank)
+	nc := &nameCosts{m: m, rank: rank, virt: make([]bool, n+1), names: make([]int, n+1), folders: make([]int, n+1),
+		frame: [2]int{m.frameCost(false), m.frameCost(true)}}
+	seen := make([]bool, len(m.folders))
+	for r, i := range rank {
+		nc.virt[r+1] = nc.virt[r] || m.virt[i]
+		nc.names[r+1] = nc.names[r] + m.dispCost[i]
+		nc.folders[r+1] = nc.folders[r]
+		if f := m.fold[i]; !seen[f] {
+			seen[f] = true
+			nc.folders[r+1] += m.folderFx[f]
+		}
+	}
+	groups, grp := m.groupsOf()
+	nc.gcnt = make([]int, len(groups))
+	nc.gkey = make([]int, len(groups))
+	nc.cnt = make([]int, len(groups))
+	for _, g := range grp {
+		nc.gcnt[g]++
+	}
+	for g, k := range groups {
+		nc.gkey[g] = runes(k)
+	}
+	return nc
+}
+
+// cost is m.total(m.named(rank, k, rest)), computed from the sums in time
+// proportional to min(k, n-k) plus the number of groups.
+func (nc *nameCosts) cost(k int, rest Tier) int {
+	m := nc.m
+	n := len(nc.rank)
+	t := m.closeNone
+	if nc.virt[k] {
+		t += nc.frame[1]
+	} else {
+		t += nc.frame[0]
+	}
+	if k > 0 {
+		t += m.affix + m.namesHead + nc.folders[k] + nc.names[k]
+	}
+	if k == n {
+		return t
+	}
+	if rest != TierGrouped {
+		return t + m.affix + runes(omittedNote(m.c.s, n-k))
+	}
+	// The groups of the skills from rank k on, with their counts.
+	cnt := nc.cnt
+	if k < n-k {
+		copy(cnt, nc.gcnt)
+		for _, i := range nc.rank[:k] {
+			cnt[m.grp[i]]--
+		}
+	} else {
+		clear(cnt)
+		for _, i := range nc.rank[k:] {
+			cnt[m.grp[i]]++
+		}
+	}
+	t += m.affix + runes(groupsNote(m.c.s, n-k)) + 1 - 2 // the final ".", no ", " before the first
+	for g, c := range cnt {
+		if c > 0 {
+			t += 2 + nc.gkey[g] + 3 + digits(c)
+		}
+	}
+	return t
+}
+
+func digits(c int) int {
+	d := 1
+	for c >= 10 {
+		c /= 10
+		d++
+	}
+	return d
+}
+
 // describe moves named entry i to detailed with its description capped at
 // L code points (L >= n: whole), if the listing still fits; it reports
 // whether it did.
@@ -543,9 +636,9 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority []string) 
 	st := m.named(rank, n, TierGrouped)
 	if m.total(st) > budget {
 		st = nil
+		nc := m.nameCosts(rank)
 		for _, rest := range []Tier{TierGrouped, TierOmitted} {
-			scratch := m.named(rank, 0, rest)
-			k := largestFit(n, func(k int) bool { return m.total(m.nameInto(scratch, rank, k, rest)) <= budget })
+			k := largestFit(n, func(k int) bool { return nc.cost(k, rest) <= budget })
 			if k >= 0 {
 				st = m.named(rank, k, rest)
 				break

@@ -366,3 +366,38 @@ func TestPriorityRankSortedShortcut(t *testing.T) {
 		}
 	}
 }
+
+// TestNameCosts: the computed length of a names-and-groups listing is what
+// the full computation gives, for every k.
+func TestNameCosts(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	for iter := range 60 {
+		es := genCatalog(r, 1+r.IntN(120))
+		if iter%2 == 0 {
+			es = slices.Concat(es, randomEntries(r))
+		}
+		f := []string{FormatPi, FormatCatalog, FormatProgressive}[iter%3]
+		s := Options{Format: f}.settings()
+		lay := layoutFor(f)
+		if lay.sorted() {
+			es = sortedByName(es)
+		}
+		m := newModel(lay, es, frameCtx{s: s})
+		rank := priorityRank(es, nil)
+		nc := m.nameCosts(rank)
+		for k := 0; k <= len(es); k++ {
+			for _, rest := range []Tier{TierGrouped, TierOmitted} {
+				st := m.named(rank, k, rest)
+				if got, want := nc.cost(k, rest), m.total(st); got != want {
+					t.Fatalf("%s, %d skills, k %d, %s: cost %d, want %d", f, len(es), k, rest, got, want)
+				}
+				// and the model's length is the rendered one
+				var b strings.Builder
+				writeListing(&b, lay, es, frameCtx{s: s}, plan{tiers: st.tiers, caps: st.caps, virt: st.virt, groups: m.groups, grp: m.grp})
+				if got := utf8.RuneCountInString(b.String()); got != m.total(st) {
+					t.Fatalf("%s, %d skills, k %d, %s: rendered %d, model %d\n%s", f, len(es), k, rest, got, m.total(st), b.String())
+				}
+			}
+		}
+	}
+}
