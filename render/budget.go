@@ -1,7 +1,6 @@
 package render
 
 import (
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -298,9 +297,11 @@ func groupKeys(listing []Entry) ([]string, []int) {
 		case p != "" && count[p] > 1:
 			k = p + "-*"
 		default:
-			k = path.Dir(e.Dir)
-			if e.Dir == "" || k == "." {
-				k = "other"
+			k = "other"
+			if j := strings.LastIndexByte(e.Dir, '/'); j > 0 {
+				k = e.Dir[:j]
+			} else if j == 0 {
+				k = "/"
 			}
 		}
 		j, ok := idx[k]
@@ -582,23 +583,31 @@ func priorityRank(listing []Entry, priority []string) []int {
 		}
 		return rank
 	}
-	key := make([]int, len(listing)) // position in priority, or len(priority)
+	// Sort compact keys, not indexes into the large entries.
+	type item struct {
+		key  int // position in priority, or len(priority)
+		name string
+		i    int
+	}
+	items := make([]item, len(listing))
 	for i, e := range listing {
-		rank[i] = i
-		key[i] = len(priority)
+		items[i] = item{len(priority), e.Name, i}
 		if p, ok := pos[e.Name]; ok {
-			key[i] = p
+			items[i].key = p
 		}
 	}
-	slices.SortFunc(rank, func(a, b int) int {
-		if key[a] != key[b] {
-			return key[a] - key[b]
+	slices.SortFunc(items, func(a, b item) int {
+		if a.key != b.key {
+			return a.key - b.key
 		}
-		if c := strings.Compare(listing[a].Name, listing[b].Name); c != 0 {
+		if c := strings.Compare(a.name, b.name); c != 0 {
 			return c
 		}
-		return a - b
+		return a.i - b.i
 	})
+	for r, it := range items {
+		rank[r] = it.i
+	}
 	return rank
 }
 

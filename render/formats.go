@@ -2,6 +2,7 @@ package render
 
 import (
 	"strings"
+	"unicode/utf8"
 )
 
 // layout is one prompt format. A listing is head + described entries +
@@ -367,10 +368,14 @@ func writeXML(b *strings.Builder, s string) {
 
 // xmlLen is the length of s escaped by writeXML, in code points.
 func xmlLen(s string) int {
-	n := runes(s)
-	if strings.ContainsAny(s, escaped) {
-		for i := 0; i < len(s); i++ {
-			n += xmlExtra(rune(s[i]))
+	n := 0
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if b&0xC0 != 0x80 { // not a UTF-8 continuation byte
+			n++
+		}
+		if b < utf8.RuneSelf {
+			n += xmlExtra(rune(b))
 		}
 	}
 	return n
