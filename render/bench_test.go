@@ -52,9 +52,12 @@ func BenchmarkPrompt10000(b *testing.B) {
 }
 
 // BenchmarkTiers10000 renders 10,000 realistic skills (genCatalog) in each
-// format at the default budget and at 80,000 characters. Target: under 5 ms.
+// format at the default budget and at 80,000 characters, sorted by name as
+// the catalog passes them, and once unsorted (the priority order then
+// needs a sort). Target: under 5 ms.
 func BenchmarkTiers10000(b *testing.B) {
-	es := genCatalog(rand.New(rand.NewPCG(10, 10000)), 10000)
+	unsorted := genCatalog(rand.New(rand.NewPCG(10, 10000)), 10000)
+	es := sortedByName(unsorted)
 	for _, f := range []string{FormatPi, FormatCatalog, FormatProgressive} {
 		for _, budget := range []int{DefaultBudget, 80000} {
 			b.Run(fmt.Sprintf("%s/%d", f, budget), func(b *testing.B) {
@@ -65,6 +68,12 @@ func BenchmarkTiers10000(b *testing.B) {
 			})
 		}
 	}
+	b.Run("pi/80000/unsorted", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			Prompt(unsorted, nil, Options{Format: FormatPi, Budget: 80000})
+		}
+	})
 }
 
 // BenchmarkFigures500 measures the README figures: 500 generated skills

@@ -368,18 +368,27 @@ func writeXML(b *strings.Builder, s string) {
 
 // xmlLen is the length of s escaped by writeXML, in code points.
 func xmlLen(s string) int {
-	n := 0
+	n := len(s)
 	for i := 0; i < len(s); i++ {
-		b := s[i]
-		if b&0xC0 != 0x80 { // not a UTF-8 continuation byte
-			n++
-		}
-		if b < utf8.RuneSelf {
-			n += xmlExtra(rune(b))
-		}
+		n += int(xmlLenTab[s[i]])
 	}
 	return n
 }
+
+// xmlLenTab is what each byte adds to a string's length over one: -1 for a
+// UTF-8 continuation byte (not a code point of its own), xmlExtra for the
+// characters writeXML escapes.
+var xmlLenTab = func() (t [256]int8) {
+	for b := range 256 {
+		switch {
+		case b&0xC0 == 0x80:
+			t[b] = -1
+		case b < utf8.RuneSelf:
+			t[b] = int8(xmlExtra(rune(b)))
+		}
+	}
+	return t
+}()
 
 // xmlExtra is how many code points writeXML adds for r.
 func xmlExtra(r rune) int {
