@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -47,5 +48,49 @@ func BenchmarkPrompt10000(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Prompt(es, nil, Options{Format: FormatPi, Budget: 80000})
+	}
+}
+
+// BenchmarkTiers10000 renders 10,000 realistic skills (genCatalog) in each
+// format at the default budget and at 80,000 characters, sorted by name as
+// the catalog passes them, and once unsorted (the priority order then
+// needs a sort). Target: under 5 ms.
+func BenchmarkTiers10000(b *testing.B) {
+	unsorted := genCatalog(rand.New(rand.NewPCG(10, 10000)), 10000)
+	es := sortedByName(unsorted)
+	for _, f := range []string{FormatPi, FormatCatalog, FormatProgressive} {
+		for _, budget := range []int{DefaultBudget, 80000} {
+			b.Run(fmt.Sprintf("%s/%d", f, budget), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					Prompt(es, nil, Options{Format: f, Budget: budget})
+				}
+			})
+		}
+	}
+	b.Run("pi/80000/unsorted", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			Prompt(unsorted, nil, Options{Format: FormatPi, Budget: 80000})
+		}
+	})
+}
+
+// BenchmarkFigures500 measures the README figures: 500 generated skills
+// (genCatalog), budget 8,000 characters: the percent of skills named, and
+// of skills described at the floor or better, in each format.
+func BenchmarkFigures500(b *testing.B) {
+	es := genCatalog(rand.New(rand.NewPCG(5, 500)), 500)
+	for _, f := range []string{FormatPi, FormatCatalog, FormatProgressive} {
+		b.Run(f, func(b *testing.B) {
+			var rep Report
+			for b.Loop() {
+				_, rep = Prompt(es, nil, Options{Format: f, Budget: 8000})
+			}
+			described := rep.Listed - len(rep.NameOnly)
+			b.ReportMetric(100*float64(rep.Listed)/float64(len(es)), "%named")
+			b.ReportMetric(100*float64(described)/float64(len(es)), "%described")
+			b.ReportMetric(float64(rep.Chars), "chars")
+		})
 	}
 }

@@ -1,10 +1,45 @@
 package render
 
 import (
-	"sort"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
+
+// Tier is how much of one skill a listing shows.
+type Tier string
+
+// The tiers, from most to least.
+const (
+	// TierFull: name and whole description.
+	TierFull Tier = "full"
+	// TierShortened: name and description cut at a sentence or word
+	// boundary, never below the floor (Options.DescriptionFloor).
+	TierShortened Tier = "shortened"
+	// TierName: the name only, in the format's compact line.
+	TierName Tier = "name"
+	// TierGrouped: not named; counted in a group (category, name prefix or
+	// folder) that the search tool finds.
+	TierGrouped Tier = "grouped"
+	// TierOmitted: not named and not grouped; only counted in the line that
+	// says how many skills are not listed.
+	TierOmitted Tier = "omitted"
+)
+
+// DefaultDescriptionFloor is the least number of characters a shortened
+// description keeps (or its whole first sentence, if that is shorter). A
+// description that cannot keep this much is not shown at all: the skill is
+// listed by name.
+const DefaultDescriptionFloor = 60
+
+// ApproxTokens is the token count the budget uses: ceil(code points / 4),
+// the usual rule of thumb for English text with current tokenizers. It is an
+// approximation, not any model's tokenizer.
+func ApproxTokens(s string) int {
+	return (utf8.RuneCountInString(s) + 3) / 4
+}
 
 // frameCtx is what the text around the entries depends on.
 type frameCtx struct {
@@ -13,37 +48,39 @@ type frameCtx struct {
 	// then needs no heading of its own.
 	hasListing bool
 	hasInline  bool
-	// listVirtual: a rendered listing entry is virtual; inlineVirtual: an
-	// inline entry is.
+	// listVirtual: a skill named in the listing is virtual; inlineVirtual:
+	// an inline entry is.
 	listVirtual, inlineVirtual bool
 }
 
-func (c frameCtx) withKept(listing []Entry, kept int) frameCtx {
-	c.hasListing = true
-	c.listVirtual = anyVirtual(listing[:kept])
-	return c
-}
-
-// plan says how much of the listing to render.
+// plan says how to render the listing.
 type plan struct {
-	// kept is how many entries, from the start, are rendered.
-	kept int
-	// caps[i] is -1 to keep entry i's description whole, else the number
-	// of code points it is cut to (before the ellipsis).
+	tiers []Tier
+	// caps[i] is the number of code points entry i's description is cut to
+	// (before the ellipsis) when its tier is TierShortened.
 	caps []int
+	// virt: a named skill is virtual.
+	virt bool
+	// groups and grp are groupKeys' result when some skill is grouped.
+	groups []string
+	grp    []int
 	// tooSmall: the budget cannot hold the frame and the note about the
-	// skills left out; kept is 0 and the listing is over the budget.
+	// skills left out; nothing is named and the listing is over the budget.
 	tooSmall bool
 }
 
-// minFrame is the length of the listing part with none of n entries kept:
-// the frame text and the note about the n skills left out.
+// minFrame is the length of the listing with none of n entries named: the
+// frame text and the note about the n skills left out.
 func minFrame(lay layout, c frameCtx, n int) int {
 	fc := c
 	fc.hasListing = true
 	fc.listVirtual = false
-	return utf8.RuneCountInString(lay.head(fc)) + utf8.RuneCountInString(lay.tail(fc, 0, n))
+	pre, post := lay.affixes()
+	return runes(lay.head(fc)) + runes(lay.closeBlock(0)) +
+		runes(pre) + runes(omittedNote(c.s, n)) + runes(post) + runes(lay.after(fc))
 }
+
+func runes(s string) int { return utf8.RuneCountInString(s) }
 
 // descCost knows what a description costs at any cut, in code points of
 // rendered (escaped) text, without rendering it.
@@ -63,6 +100,11 @@ type special struct {
 // escaped characters are ASCII, so it can walk bytes.
 func newDescCost(d string, extra func(rune) int, slab *[]special) descCost {
 	c := descCost{lo: len(*slab)}
+	if extra == nil || !strings.ContainsAny(d, escaped) {
+		c.n = utf8.RuneCountInString(d)
+		c.hi = c.lo
+		return c
+	}
 	var sum int32
 	for i := 0; i < len(d); i++ {
 		b := d[i]
@@ -81,6 +123,9 @@ func newDescCost(d string, extra func(rune) int, slab *[]special) descCost {
 	return c
 }
 
+// escaped are the characters writeXML escapes (xmlExtra > 0).
+const escaped = "&<>\"'"
+
 // extraBefore is the extra length of escaped characters among the first m.
 func (c *descCost) extraBefore(slab []special, m int) int {
 	sp := slab[c.lo:c.hi]
@@ -90,13 +135,12 @@ func (c *descCost) extraBefore(slab []special, m int) int {
 	if int(sp[len(sp)-1].pos) < m {
 		return int(sp[len(sp)-1].cum)
 	}
-	j := sort.Search(len(sp), func(j int) bool { return int(sp[j].pos) >= m })
+	j, _ := slices.BinarySearchFunc(sp, m, func(s special, m int) int { return int(s.pos) - m })
 	return int(sp[j-1].cum)
 }
 
-// at is the cost of the description capped at L code points. It is an upper
-// bound of what cut renders (cut may drop trailing white space) and never
-// decreases as L grows.
+// at is the cost of the description capped at L code points, the ellipsis
+// included when L < n. It never decreases as L grows.
 func (c *descCost) at(slab []special, L int) int {
 	if L >= c.n {
 		return c.n + c.extraBefore(slab, c.n)
@@ -104,148 +148,590 @@ func (c *descCost) at(slab []special, L int) int {
 	return L + c.extraBefore(slab, L) + 1 // 1: the ellipsis
 }
 
-// fit plans the listing so that it fits the budget (see Prompt).
-func fit(lay layout, listing []Entry, c frameCtx) plan {
+// boundaries lists the code point indexes where d may be cut: each is the
+// start of a run of white space (so the kept text ends with no space). A
+// cut after a sentence's end is one of them. The last element is n.
+func boundaries(d string) []int {
+	var bs []int
+	n := 0
+	prevSpace := true
+	for _, r := range d {
+		sp := unicode.IsSpace(r)
+		if sp && !prevSpace {
+			bs = append(bs, n)
+		}
+		prevSpace = sp
+		n++
+	}
+	return append(bs, n)
+}
+
+// floorCap is the shortest cut of d that the floor allows: the end of the
+// first sentence if it is at most floor code points, else the first word
+// boundary at or after floor. It returns n (the whole description) when no
+// shorter cut is allowed.
+func floorCap(d string, floor int) int {
+	n := 0
+	prev := rune(0)
+	for _, r := range d {
+		if unicode.IsSpace(r) && n > 0 && !unicode.IsSpace(prev) {
+			if strings.ContainsRune(".!?", prev) && n <= floor {
+				return n // the whole first sentence, shorter than the floor
+			}
+			if n >= floor {
+				return n
+			}
+		}
+		prev = r
+		n++
+	}
+	return n
+}
+
+// budgetModel holds what every piece of a listing costs, so a plan's length
+// is known without rendering it. The listing is
+//
+//	head + detailed entries + closeBlock + [names] + [groups] + [note] + after
+//
+// where each bracketed section is pre + text + post (the layout's affixes).
+type budgetModel struct {
+	lay     layout
+	c       frameCtx
+	listing []Entry
+	fixed   []int // an entry's cost with an empty description
+	descs   []descCost
+	slab    []special
+	prep    []string
+	known   []bool // descs[i] and prep[i] are measured
+	virt    []bool // listing[i].Virtual, packed
+	extra   func(rune) int
+	// compact names: entry i shows disp[i], under folder fold[i].
+	disp     []string
+	dispCost []int // runes(disp[i]) + 2, the separator
+	fold     []int
+	folders  []string
+	folderFx []int // cost of a folder's prefix, minus one separator
+	// groups: entry i is counted in group grp[i].
+	grp    []int
+	groups []string
+	affix  int
+	// costs of the fixed pieces
+	namesHead         int
+	closeNone, closed int
+}
+
+func newModel(lay layout, listing []Entry, c frameCtx) *budgetModel {
 	n := len(listing)
-	p := plan{kept: n, caps: make([]int, n)}
-	for i := range p.caps {
-		p.caps[i] = -1
+	m := &budgetModel{lay: lay, c: c, listing: listing,
+		fixed: make([]int, n), descs: make([]descCost, n), prep: make([]string, n),
+		disp: make([]string, n), dispCost: make([]int, n), fold: make([]int, n),
+		namesHead: runes(lay.namesHeader(c)), closeNone: runes(lay.closeBlock(0)), closed: runes(lay.closeBlock(1))}
+	m.extra = lay.escapeExtra()
+	m.known = make([]bool, n)
+	m.virt = make([]bool, n)
+	folderIdx := map[string]int{}
+	for i, e := range listing {
+		m.virt[i] = e.Virtual
+		m.fixed[i] = lay.entryCost(e)
+		f, d := lay.compact(e)
+		m.disp[i] = d
+		m.dispCost[i] = runes(d) + 2
+		fi, ok := folderIdx[f]
+		if !ok {
+			fi = len(m.folders)
+			folderIdx[f] = fi
+			m.folders = append(m.folders, f)
+			m.folderFx = append(m.folderFx, runes(lay.folderPrefix(f))-2)
+		}
+		m.fold[i] = fi
+	}
+	pre, post := lay.affixes()
+	m.affix = runes(pre) + runes(post)
+	return m
+}
+
+// desc is entry i's description cost, measured on first use.
+func (m *budgetModel) desc(i int) *descCost {
+	if !m.known[i] {
+		m.prep[i] = m.lay.prepDesc(m.listing[i].Description)
+		m.descs[i] = newDescCost(m.prep[i], m.extra, &m.slab)
+		m.known[i] = true
+	}
+	return &m.descs[i]
+}
+
+// groupsOf computes the groups on first use.
+func (m *budgetModel) groupsOf() ([]string, []int) {
+	if m.grp == nil {
+		m.groups, m.grp = groupKeys(m.listing)
+	}
+	return m.groups, m.grp
+}
+
+// groupKeys gives each entry a group: its category; else its name's prefix
+// (up to the first '-', '_', '.' or ':') when another skill shares it; else
+// the folder that holds its skill folder.
+func groupKeys(listing []Entry) ([]string, []int) {
+	prefix := func(name string) string {
+		if i := strings.IndexAny(name, "-_.:"); i > 0 {
+			return name[:i]
+		}
+		return ""
+	}
+	count := map[string]int{}
+	for _, e := range listing {
+		if e.Category == "" {
+			if p := prefix(e.Name); p != "" {
+				count[p]++
+			}
+		}
+	}
+	idx := map[string]int{}
+	var keys []string
+	grp := make([]int, len(listing))
+	for i, e := range listing {
+		var k string
+		switch p := prefix(e.Name); {
+		case e.Category != "":
+			k = e.Category
+		case p != "" && count[p] > 1:
+			k = p + "-*"
+		default:
+			k = "other"
+			if j := strings.LastIndexByte(e.Dir, '/'); j > 0 {
+				k = e.Dir[:j]
+			} else if j == 0 {
+				k = "/"
+			}
+		}
+		j, ok := idx[k]
+		if !ok {
+			j = len(keys)
+			idx[k] = j
+			keys = append(keys, k)
+		}
+		grp[i] = j
+	}
+	return keys, grp
+}
+
+// state is a plan with the running sums its length is computed from.
+type state struct {
+	tiers []Tier
+	caps  []int
+	virt  bool
+	// detailed entries
+	kept, detail int
+	// compact names
+	named, nameSum, folderSum int
+	folderCnt                 []int
+	// groups and the note: fixed once the named set is chosen
+	groupCost, noteCost int
+	frame               int // head + after for virt
+}
+
+func (m *budgetModel) frameCost(virt bool) int {
+	fc := m.c
+	fc.hasListing = true
+	fc.listVirtual = virt
+	return runes(m.lay.head(fc)) + runes(m.lay.after(fc))
+}
+
+// total is the listing's length in the state.
+func (m *budgetModel) total(st *state) int {
+	t := st.frame + st.detail + m.closeNone
+	if st.kept > 0 {
+		t = st.frame + st.detail + m.closed
+	}
+	if st.named > 0 {
+		t += m.affix + m.namesHead + st.folderSum + st.nameSum
+	}
+	return t + st.groupCost + st.noteCost
+}
+
+// groupSection is the text of the groups of the entries whose tier is
+// TierGrouped, in order of first appearance; "" if none.
+func groupSection(s settings, groups []string, grp []int, tiers []Tier) string {
+	cnt := make([]int, len(groups))
+	var order []int
+	total := 0
+	for i, t := range tiers {
+		if t != TierGrouped {
+			continue
+		}
+		g := grp[i]
+		if cnt[g] == 0 {
+			order = append(order, g)
+		}
+		cnt[g]++
+		total++
+	}
+	if total == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(groupsNote(s, total))
+	for j, g := range order {
+		if j > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(groups[g])
+		b.WriteString(" (")
+		b.WriteString(strconv.Itoa(cnt[g]))
+		b.WriteString(")")
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// named sets up a state where the skills at ranks below k are named and the
+// rest get tier rest (grouped or omitted).
+func (m *budgetModel) named(rank []int, k int, rest Tier) *state {
+	n := len(m.listing)
+	return m.nameInto(&state{tiers: make([]Tier, n), caps: make([]int, n), folderCnt: make([]int, len(m.folders))}, rank, k, rest)
+}
+
+// nameInto is named, reusing st's slices.
+func (m *budgetModel) nameInto(st *state, rank []int, k int, rest Tier) *state {
+	clear(st.caps)
+	clear(st.folderCnt)
+	*st = state{tiers: st.tiers, caps: st.caps, folderCnt: st.folderCnt}
+	omitted := 0
+	for r, i := range rank {
+		if r >= k {
+			st.tiers[i] = rest
+			omitted++
+			continue
+		}
+		st.tiers[i] = TierName
+		st.virt = st.virt || m.virt[i]
+		st.named++
+		st.nameSum += m.dispCost[i]
+		f := m.fold[i]
+		if st.folderCnt[f] == 0 {
+			st.folderSum += m.folderFx[f]
+		}
+		st.folderCnt[f]++
+	}
+	st.frame = m.frameCost(st.virt)
+	if omitted > 0 {
+		if rest == TierGrouped {
+			groups, grp := m.groupsOf()
+			st.groupCost = m.affix + runes(groupSection(m.c.s, groups, grp, st.tiers))
+		} else {
+			st.noteCost = m.affix + runes(omittedNote(m.c.s, omitted))
+		}
+	}
+	return st
+}
+
+// nameCosts holds sums over the priority order, so that the length of the
+// listing that names the first k skills and groups or counts the rest is
+// known without building it (see cost).
+type nameCosts struct {
+	m       *budgetModel
+	rank    []int
+	virt    []bool // virt[k]: one of the first k is virtual
+	names   []int  // names[k]: the compact names of the first k
+	folders []int  // folders[k]: the folder prefixes they need
+	frame   [2]int // frameCost(false), frameCost(true)
+	gcnt    []int  // skills per group, over all
+	gkey    []int  // length of each group's name
+	cnt     []int  // scratch
+}
+
+func (m *budgetModel) nameCosts(rank []int) *nameCosts {
+	n := len(rank)
+	nc := &nameCosts{m: m, rank: rank, virt: make([]bool, n+1), names: make([]int, n+1), folders: make([]int, n+1),
+		frame: [2]int{m.frameCost(false), m.frameCost(true)}}
+	seen := make([]bool, len(m.folders))
+	for r, i := range rank {
+		nc.virt[r+1] = nc.virt[r] || m.virt[i]
+		nc.names[r+1] = nc.names[r] + m.dispCost[i]
+		nc.folders[r+1] = nc.folders[r]
+		if f := m.fold[i]; !seen[f] {
+			seen[f] = true
+			nc.folders[r+1] += m.folderFx[f]
+		}
+	}
+	groups, grp := m.groupsOf()
+	nc.gcnt = make([]int, len(groups))
+	nc.gkey = make([]int, len(groups))
+	nc.cnt = make([]int, len(groups))
+	for _, g := range grp {
+		nc.gcnt[g]++
+	}
+	for g, k := range groups {
+		nc.gkey[g] = runes(k)
+	}
+	return nc
+}
+
+// cost is m.total(m.named(rank, k, rest)), computed from the sums in time
+// proportional to min(k, n-k) plus the number of groups.
+func (nc *nameCosts) cost(k int, rest Tier) int {
+	m := nc.m
+	n := len(nc.rank)
+	t := m.closeNone
+	if nc.virt[k] {
+		t += nc.frame[1]
+	} else {
+		t += nc.frame[0]
+	}
+	if k > 0 {
+		t += m.affix + m.namesHead + nc.folders[k] + nc.names[k]
+	}
+	if k == n {
+		return t
+	}
+	if rest != TierGrouped {
+		return t + m.affix + runes(omittedNote(m.c.s, n-k))
+	}
+	// The groups of the skills from rank k on, with their counts.
+	cnt := nc.cnt
+	if k < n-k {
+		copy(cnt, nc.gcnt)
+		for _, i := range nc.rank[:k] {
+			cnt[m.grp[i]]--
+		}
+	} else {
+		clear(cnt)
+		for _, i := range nc.rank[k:] {
+			cnt[m.grp[i]]++
+		}
+	}
+	t += m.affix + runes(groupsNote(m.c.s, n-k)) + 1 - 2 // the final ".", no ", " before the first
+	for g, c := range cnt {
+		if c > 0 {
+			t += 2 + nc.gkey[g] + 3 + digits(c)
+		}
+	}
+	return t
+}
+
+func digits(c int) int {
+	d := 1
+	for c >= 10 {
+		c /= 10
+		d++
+	}
+	return d
+}
+
+// describe moves named entry i to detailed with its description capped at
+// L code points (L >= n: whole), if the listing still fits; it reports
+// whether it did.
+func (m *budgetModel) describe(st *state, i, L, budget int) bool {
+	d := m.desc(i)
+	cost := m.fixed[i] + d.at(m.slab, L)
+	old := *st
+	f := m.fold[i]
+	st.folderCnt[f]--
+	if st.folderCnt[f] == 0 {
+		st.folderSum -= m.folderFx[f]
+	}
+	st.named--
+	st.nameSum -= m.dispCost[i]
+	st.kept++
+	st.detail += cost
+	if m.total(st) > budget {
+		st.folderCnt[f]++
+		cnt := st.folderCnt
+		*st = old
+		st.folderCnt = cnt
+		return false
+	}
+	m.setCap(st, i, L)
+	return true
+}
+
+func (m *budgetModel) setCap(st *state, i, L int) {
+	if L >= m.desc(i).n {
+		st.tiers[i], st.caps[i] = TierFull, -1
+	} else {
+		st.tiers[i], st.caps[i] = TierShortened, L
+	}
+}
+
+// priorityRank lists entry indexes in keep-preference order: the names in
+// priority first, in its order, then the rest by name (then position).
+func priorityRank(listing []Entry, priority []string) []int {
+	pos := make(map[string]int, len(priority))
+	for i, p := range priority {
+		if _, ok := pos[p]; !ok {
+			pos[p] = i
+		}
+	}
+	rank := make([]int, len(listing))
+	if slices.IsSortedFunc(listing, byName) {
+		// The usual case (and always progressive): no sort needed.
+		picked := make([]bool, len(listing))
+		rank = rank[:0]
+		for _, p := range priority {
+			i, ok := slices.BinarySearchFunc(listing, p, func(e Entry, p string) int { return strings.Compare(e.Name, p) })
+			for ; ok && i < len(listing) && listing[i].Name == p; i++ {
+				if !picked[i] {
+					picked[i] = true
+					rank = append(rank, i)
+				}
+			}
+		}
+		for i := range listing {
+			if !picked[i] {
+				rank = append(rank, i)
+			}
+		}
+		return rank
+	}
+	// Sort compact keys, not indexes into the large entries.
+	type item struct {
+		key  int // position in priority, or len(priority)
+		name string
+		i    int
+	}
+	items := make([]item, len(listing))
+	for i, e := range listing {
+		items[i] = item{len(priority), e.Name, i}
+		if p, ok := pos[e.Name]; ok {
+			items[i].key = p
+		}
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		if a.key != b.key {
+			return a.key - b.key
+		}
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
+		}
+		return a.i - b.i
+	})
+	for r, it := range items {
+		rank[r] = it.i
+	}
+	return rank
+}
+
+// fit plans the listing so that it fits the budget (see Prompt).
+func fit(lay layout, listing []Entry, c frameCtx, floor int, priority []string) plan {
+	n := len(listing)
+	full := plan{tiers: make([]Tier, n), caps: make([]int, n), virt: anyVirtual(listing)}
+	for i := range full.tiers {
+		full.tiers[i], full.caps[i] = TierFull, -1
 	}
 	budget := c.s.budget
 	if budget < 0 {
-		return p
+		return full
+	}
+	m := newModel(lay, listing, c)
+	rank := priorityRank(listing, priority)
+
+	// Everything whole? Not if the entries without descriptions are over.
+	sumFixed := 0
+	for i := range listing {
+		sumFixed += m.fixed[i]
+	}
+	if m.frameCost(full.virt)+sumFixed <= budget {
+		all := m.named(rank, n, TierGrouped)
+		for i := range listing {
+			m.describe(all, i, m.desc(i).n, 1<<62)
+		}
+		if m.total(all) <= budget {
+			return full
+		}
 	}
 
-	// virt[k]: one of the first k entries is virtual (the frame mentions
-	// the read tool then).
-	virt := make([]bool, n+1)
-	fixed := make([]int, n)
-	descs := make([]descCost, n)
-	var slab []special
-	var sb strings.Builder
-	sb.Grow(n * 128)
-	sumFixed, sumFull := 0, 0
-	extra := lay.escapeExtra()
-	for i, e := range listing {
-		virt[i+1] = virt[i] || e.Virtual
-		// Entries go into one buffer; each one's fixed cost is what it
-		// adds with an empty description.
-		start := sb.Len()
-		lay.entry(&sb, e, "", false)
-		fixed[i] = utf8.RuneCountInString(sb.String()[start:])
-		descs[i] = newDescCost(lay.prepDesc(e.Description), extra, &slab)
-		sumFixed += fixed[i]
-		sumFull += descs[i].at(slab, descs[i].n)
-	}
-	// frame is the cost of the text around the first k entries. The head
-	// depends only on whether a virtual entry is among them.
-	headCost := [2]int{-1, -1}
-	frame := func(k int) int {
-		fc := c
-		fc.hasListing = true
-		fc.listVirtual = virt[k]
-		v := 0
-		if virt[k] {
-			v = 1
-		}
-		if headCost[v] < 0 {
-			headCost[v] = utf8.RuneCountInString(lay.head(fc))
-		}
-		return headCost[v] + utf8.RuneCountInString(lay.tail(fc, k, n-k))
-	}
-	full := frame(n)
-	if full+sumFixed+sumFull <= budget {
-		return p
-	}
-
-	// Keep as many entries as fit with every description cut to nothing.
-	// pre[k] is what the first k entries cost then.
-	pre := make([]int, n+1)
-	for i := range descs {
-		pre[i+1] = pre[i] + fixed[i] + descs[i].at(slab, 0)
-	}
-	k, fr := n, full
-	if full+pre[n] > budget {
-		// Some must go, and the note about them comes in. With the note
-		// present, each entry kept costs more than the note can shrink by
-		// (a digit, "skills are" becoming "skill is"), so the cost grows
-		// with k and a binary search finds the largest k that fits.
-		lo, hi := -1, n // lo fits (or is the sentinel -1), hi does not
-		for hi-lo > 1 {
-			mid := lo + (hi-lo)/2
-			if frame(mid)+pre[mid] <= budget {
-				lo = mid
-			} else {
-				hi = mid
+	// Tier 3/4: name as many skills as fit, in priority order; group the
+	// rest, or, when even the groups do not fit, only count them.
+	st := m.named(rank, n, TierGrouped)
+	if m.total(st) > budget {
+		st = nil
+		nc := m.nameCosts(rank)
+		for _, rest := range []Tier{TierGrouped, TierOmitted} {
+			k := largestFit(n, func(k int) bool { return nc.cost(k, rest) <= budget })
+			if k >= 0 {
+				st = m.named(rank, k, rest)
+				break
 			}
 		}
-		k = lo
-		if k < 0 {
-			// Not even the frame and the note fit. The note is the one
-			// line that says skills exist and how to find them, so it
-			// stays: the listing keeps no entry and is over the budget,
-			// which Report.TooSmall says (callers refuse or warn).
-			return plan{kept: 0, tooSmall: true}
+		if st == nil {
+			// Not even the frame and the note fit. The note is the one line
+			// that says skills exist and how to find them, so it stays: the
+			// listing is over the budget, which Report.TooSmall says.
+			st = m.named(rank, 0, TierOmitted)
+			return plan{tiers: st.tiers, caps: st.caps, tooSmall: true}
 		}
-		fr = frame(k)
 	}
-	p.kept, p.caps = k, p.caps[:k]
-	avail := budget - fr
-	for i := 0; i < k; i++ {
-		avail -= fixed[i]
+
+	// Tier 2: descriptions at the floor, to as many as fit, in priority order.
+	for _, i := range rank {
+		if st.tiers[i] != TierName {
+			continue
+		}
+		// Skip, without measuring the description, an entry that cannot
+		// fit even with a one-character description.
+		lb := m.fixed[i] - m.dispCost[i]
+		if m.listing[i].Description != "" {
+			lb++
+		}
+		if st.folderCnt[m.fold[i]] == 1 {
+			lb -= m.folderFx[m.fold[i]]
+		}
+		if st.named == 1 {
+			lb -= m.affix + m.namesHead
+		}
+		if st.kept == 0 {
+			lb += m.closed - m.closeNone
+		}
+		if lb > budget-m.total(st) {
+			continue
+		}
+		m.describe(st, i, floorCap(m.lay.prepDesc(m.listing[i].Description), floor), budget)
 	}
-	waterfill(descs[:k], slab, avail, p.caps)
-	return p
+	// Tier 1: extend to whole descriptions in priority order; the first
+	// that cannot be whole takes the longest cut that fits.
+	for _, i := range rank {
+		if st.tiers[i] != TierShortened {
+			continue
+		}
+		d := m.desc(i)
+		L := st.caps[i]
+		room := budget - m.total(st)
+		if room <= 0 {
+			break
+		}
+		cur := d.at(m.slab, L)
+		if d.at(m.slab, d.n)-cur <= room {
+			st.detail += d.at(m.slab, d.n) - cur
+			m.setCap(st, i, d.n)
+			continue
+		}
+		bs := boundaries(m.prep[i])
+		best := L
+		for _, b := range bs {
+			if b > L && b < d.n && d.at(m.slab, b)-cur <= room {
+				best = b
+			}
+		}
+		if best > L {
+			st.detail += d.at(m.slab, best) - cur
+			m.setCap(st, i, best)
+		}
+	}
+	return plan{tiers: st.tiers, caps: st.caps, virt: st.virt, groups: m.groups, grp: m.grp}
 }
 
-// waterfill sets caps so that the descriptions cost at most avail, which
-// they do when all are cut to nothing. It finds the largest common cap L
-// that fits, then hands what is left over, in order, one more code point
-// per description.
-func waterfill(ds []descCost, slab []special, avail int, caps []int) {
-	total := func(L int) int {
-		t := 0
-		for i := range ds {
-			t += ds[i].at(slab, L)
-		}
-		return t
-	}
-	maxN := 0
-	for i := range ds {
-		maxN = max(maxN, ds[i].n)
-	}
-	if total(maxN) <= avail {
-		return // all whole; caps are already -1
-	}
-	lo, hi := 0, maxN // total(lo) fits, total(hi) does not
+// largestFit is a k in [0, n] with ok(k), found by binary search, or -1.
+// ok is nearly, not strictly, monotone (a group's count can gain a digit),
+// so k may fall a little short of the largest; it always satisfies ok.
+func largestFit(n int, ok func(int) bool) int {
+	lo, hi := -1, n+1
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
-		if total(mid) <= avail {
+		if ok(mid) {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
-	L := lo
-	used := total(L)
-	for i := range ds {
-		if ds[i].n > L {
-			caps[i] = L
-		}
-	}
-	for i := range ds {
-		if ds[i].n <= L {
-			continue
-		}
-		delta := ds[i].at(slab, L+1) - ds[i].at(slab, L)
-		if used+delta > avail {
-			continue
-		}
-		used += delta
-		if ds[i].n == L+1 {
-			caps[i] = -1
-		} else {
-			caps[i] = L + 1
-		}
-	}
+	return lo
 }

@@ -125,8 +125,11 @@ func TestBudgetRules(t *testing.T) {
 			{"exact fit", full, false, 0, false},
 			{"one short", full - 1, true, 0, false},
 			{"unlimited", -1, false, 0, false},
-			{"minimal fits", minimal, true, 0, false},
-			{"below minimal", minimal - 1, true, 1, false},
+			// Descriptions cut to "…" used to be the last step before
+			// leaving skills out; now names alone take less than that.
+			{"old minimal fits", minimal, true, 0, false},
+			{"old below minimal", minimal - 1, true, 0, false},
+			{"names do not fit", MinBudget(len(es), Options{Format: f}) + 40, false, 1, false},
 			{"nothing fits", 10, false, -1, false},
 		}
 		for _, tc := range cases {
@@ -144,8 +147,8 @@ func TestBudgetRules(t *testing.T) {
 				if rep.Chars != utf8.RuneCountInString(got) {
 					t.Errorf("Chars %d, output has %d", rep.Chars, utf8.RuneCountInString(got))
 				}
-				if (len(rep.Shortened) > 0) != tc.shortened {
-					t.Errorf("Shortened = %v", rep.Shortened)
+				if tc.omitted == 0 && (len(rep.Shortened)+len(rep.NameOnly) > 0) != tc.shortened {
+					t.Errorf("Shortened = %v, NameOnly = %v", rep.Shortened, rep.NameOnly)
 				}
 				switch {
 				case tc.omitted < 0:
@@ -176,35 +179,28 @@ func TestBudgetRules(t *testing.T) {
 	}
 }
 
-func TestWaterFilling(t *testing.T) {
+// TestTiersReplaceWaterFilling: the old water-filling cut every description
+// to the same length, down to "U…"; a description with no word boundary
+// after the floor now stays whole or goes (the skill keeps its name), and
+// the short one is never touched.
+func TestTiersReplaceWaterFilling(t *testing.T) {
 	short := Entry{Name: "short", Description: "Tiny.", Location: "/s/short/SKILL.md"}
-	long1 := Entry{Name: "long-a", Description: strings.Repeat("a", 400), Location: "/s/a/SKILL.md"}
+	long1 := Entry{Name: "long-a", Description: strings.Repeat("a", 400), Location: "/s/long-a/SKILL.md"}
 	long2 := Entry{Name: "long-b", Description: strings.Repeat("é", 300), Location: "/s/b/SKILL.md"}
 	es := []Entry{long1, short, long2}
-	budget := chars(es, FormatPi) - 300
+	budget := chars(es, FormatPi) - 150
 	got, rep := Prompt(es, nil, Options{Budget: budget})
 	if rep.Chars > budget {
 		t.Fatalf("Chars %d > %d", rep.Chars, budget)
 	}
-	if !slices.Equal([]string{"long-a", "long-b"}, rep.Shortened) {
-		t.Errorf("Shortened = %v", rep.Shortened)
+	if len(rep.Shortened) != 0 || !slices.Equal([]string{"long-b"}, rep.NameOnly) {
+		t.Errorf("Shortened = %v, NameOnly = %v", rep.Shortened, rep.NameOnly)
 	}
-	if !strings.Contains(got, "<description>Tiny.</description>") {
-		t.Errorf("short description was touched:\n%s", got)
+	if !strings.Contains(got, "<description>Tiny.</description>") || !strings.Contains(got, "\n- at the location given: long-b (/s/b/SKILL.md)") {
+		t.Errorf("output:\n%s", got)
 	}
-	// Both long ones are cut to the same cap, give or take the one code
-	// point of left-over room.
-	da := descOf(t, got, 0)
-	db := descOf(t, got, 2)
-	na, nb := utf8.RuneCountInString(da), utf8.RuneCountInString(db)
-	if na-nb > 1 || nb-na > 1 {
-		t.Errorf("caps differ: %d vs %d", na, nb)
-	}
-	if rep.Chars < budget-3 {
-		t.Errorf("budget wasted: %d of %d", rep.Chars, budget)
-	}
-	if !utf8.ValidString(got) {
-		t.Error("cut inside a UTF-8 sequence")
+	if rep.Tiers["long-a"] != TierFull || rep.Tiers["short"] != TierFull || rep.Tiers["long-b"] != TierName {
+		t.Errorf("Tiers = %v", rep.Tiers)
 	}
 }
 
@@ -357,14 +353,7 @@ func TestBudgetNeverExceeded(t *testing.T) {
 		if rep.Listed+len(rep.Omitted) != len(es) {
 			fail("Listed %d + Omitted %d != %d", rep.Listed, len(rep.Omitted), len(es))
 		}
-		if len(rep.Omitted) > 0 && !slices.Equal(order[rep.Listed:], rep.Omitted) {
-			fail("Omitted %v is not the tail of the listing", rep.Omitted)
-		}
-		// Names are dropped only when they cannot all be listed.
-		if len(rep.Omitted) > 0 && chars(minimalOf(es), f) <= budget {
-			fail("omitted %v although all names fit", rep.Omitted)
-		}
-		if len(rep.Omitted) == 0 && len(rep.Shortened) == 0 {
+		if len(rep.Omitted) == 0 && len(rep.Shortened) == 0 && len(rep.NameOnly) == 0 {
 			if want, _ := Prompt(es, nil, Options{Format: f, Budget: -1}); got != want {
 				fail("nothing cut, yet output differs from the unlimited one")
 			}
@@ -379,38 +368,58 @@ func TestBudgetNeverExceeded(t *testing.T) {
 		if f == FormatCatalog || got == "" || len(es) == 0 {
 			continue
 		}
-		// The block stays well-formed and shows each description whole or
-		// as a prefix plus the ellipsis.
+		// The block stays well-formed and shows, in listing order, the
+		// described skills, each description whole or as a prefix of at
+		// least the floor plus the ellipsis.
+		var described []string
+		for _, name := range order {
+			if t := rep.Tiers[name]; t == TierFull || t == TierShortened {
+				described = append(described, name)
+			}
+		}
 		ls := parseListing(t, got)
-		if len(ls) != rep.Listed {
-			fail("%d skills in block, Listed %d", len(ls), rep.Listed)
+		if len(ls) != len(described) {
+			fail("%d skills in block, %d described", len(ls), len(described))
 		}
 		byName := map[string]Entry{}
 		for _, e := range es {
 			byName[e.Name] = e
 		}
-		shortened := map[string]bool{}
-		for _, s := range rep.Shortened {
-			shortened[s] = true
-		}
 		for i, x := range ls {
 			name := x.Name + x.ID
-			if name != order[i] {
-				fail("entry %d is %q, want %q", i, name, order[i])
+			if name != described[i] {
+				fail("entry %d is %q, want %q", i, name, described[i])
 			}
 			orig := byName[name].Description
 			if x.Description == orig {
-				if shortened[name] {
-					fail("%q reported shortened but whole", name)
+				if rep.Tiers[name] != TierFull {
+					fail("%q reported %s but whole", name, rep.Tiers[name])
 				}
 				continue
 			}
 			prefix, ok := strings.CutSuffix(x.Description, Ellipsis)
-			if !ok || !strings.HasPrefix(orig, prefix) || !shortened[name] {
+			if !ok || !strings.HasPrefix(orig, prefix) || rep.Tiers[name] != TierShortened {
 				fail("%q: description %q is not a reported cut of %q", name, x.Description, orig)
+			}
+			if !aboveFloor(prefix, DefaultDescriptionFloor) {
+				fail("%q: description %q is below the floor", name, x.Description)
 			}
 		}
 	}
+}
+
+// aboveFloor: a shortened description keeps at least floor code points, or
+// at least its whole first sentence.
+func aboveFloor(prefix string, floor int) bool {
+	if utf8.RuneCountInString(prefix) >= floor {
+		return true
+	}
+	for i := 0; i < len(prefix); i++ {
+		if strings.IndexByte(".!?", prefix[i]) >= 0 && (i+1 == len(prefix) || strings.IndexByte(" \t\r\n", prefix[i+1]) >= 0) {
+			return true
+		}
+	}
+	return false
 }
 
 func TestPromptIsPure(t *testing.T) {

@@ -47,7 +47,7 @@ func ExamplePrompt_budget() {
 	out, rep := render.Prompt(listing, nil, render.Options{Format: render.FormatProgressive, Budget: 600})
 	fmt.Println(out)
 	fmt.Println("---")
-	fmt.Println("shortened:", rep.Shortened, "omitted:", rep.Omitted)
+	fmt.Println("shortened:", rep.Shortened, "names only:", rep.NameOnly, "omitted:", rep.Omitted)
 	// Output:
 	// ## Agent Skills
 	//
@@ -56,23 +56,17 @@ func ExamplePrompt_budget() {
 	// <available_skills>
 	//   <skill>
 	//     <id>alpha</id>
-	//     <description>A fairly long d…</description>
+	//     <description>A fairly long description of alpha that will not fit the budget whole.</description>
 	//   </skill>
 	//   <skill>
 	//     <id>beta</id>
-	//     <description>A fairly long d…</description>
-	//   </skill>
-	//   <skill>
-	//     <id>delta</id>
-	//     <description>A fairly long…</description>
-	//   </skill>
-	//   <skill>
-	//     <id>gamma</id>
-	//     <description>A fairly long…</description>
+	//     <description>A fairly long description of beta that will not fit the budget whole.</description>
 	//   </skill>
 	// </available_skills>
+	//
+	// Also available (load by name): delta, gamma
 	// ---
-	// shortened: [alpha beta delta gamma] omitted: []
+	// shortened: [] names only: [delta gamma] omitted: []
 }
 
 func ExampleEnvelope() {

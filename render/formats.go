@@ -2,10 +2,13 @@ package render
 
 import (
 	"strings"
+	"unicode/utf8"
 )
 
-// layout is one prompt format. A listing is head + entries + tail; the
-// budget code measures these pieces, so they must be all the listing holds.
+// layout is one prompt format. A listing is head + described entries +
+// closeBlock + sections (names, groups, note; each wrapped in affixes) +
+// after; the budget code measures these pieces, so they must be all the
+// listing holds.
 type layout interface {
 	// sorted reports whether the format orders entries by name itself.
 	sorted() bool
@@ -19,7 +22,23 @@ type layout interface {
 	// entry writes one entry; desc is prepared and cut, not yet escaped,
 	// and cut says whether to mark it with the ellipsis.
 	entry(b *strings.Builder, e Entry, desc string, cut bool)
-	tail(c frameCtx, kept, omitted int) string
+	// entryCost is the length of entry(e, "", false), computed.
+	entryCost(e Entry) int
+	// closeBlock follows the kept (described) entries.
+	closeBlock(kept int) string
+	// affixes go around each section after the block: the names, the
+	// groups, the note about skills not listed.
+	affixes() (pre, post string)
+	// after ends the listing part.
+	after(c frameCtx) string
+	// namesHeader starts the section of skills listed by name only; then,
+	// for each folder, folderPrefix(folder) and the compact names joined
+	// by ", ".
+	namesHeader(c frameCtx) string
+	folderPrefix(folder string) string
+	// compact is how entry e is named in the names section, and under
+	// which folder.
+	compact(e Entry) (folder, name string)
 	// inline writes the inline entries; c.hasListing says whether a
 	// listing part precedes them.
 	inline(b *strings.Builder, es []Entry, c frameCtx)
@@ -74,11 +93,34 @@ func (piLayout) entry(b *strings.Builder, e Entry, desc string, cut bool) {
 	b.WriteString("</location>\n  </skill>\n")
 }
 
-func (piLayout) tail(c frameCtx, kept, omitted int) string {
-	if omitted == 0 {
-		return "</available_skills>"
+func (piLayout) entryCost(e Entry) int {
+	return len("  <skill>\n    <name></name>\n    <description></description>\n    <location></location>\n  </skill>\n") +
+		xmlLen(e.Name) + xmlLen(e.Location)
+}
+
+func (piLayout) closeBlock(int) string     { return "</available_skills>" }
+func (piLayout) affixes() (string, string) { return "\n\n", "" }
+func (piLayout) after(frameCtx) string     { return "" }
+func (piLayout) namesHeader(frameCtx) string {
+	return "More skills, named under the folder that holds them: a skill's file is <folder>/<name>/SKILL.md. Read it when the task matches the skill's name."
+}
+
+func (piLayout) folderPrefix(folder string) string {
+	if folder == "" {
+		return "\n- at the location given: "
 	}
-	return "</available_skills>\n\n" + omittedNote(c.s, omitted)
+	return "\n- " + folder + ": "
+}
+
+// compact names a skill under its folder when its location is
+// <folder>/<name>/SKILL.md, else with its location.
+func (piLayout) compact(e Entry) (string, string) {
+	if f, ok := strings.CutSuffix(e.Location, "/SKILL.md"); ok {
+		if f, ok := strings.CutSuffix(f, e.Name); ok && len(f) > 1 && f[len(f)-1] == '/' {
+			return f[:len(f)-1], e.Name
+		}
+	}
+	return "", e.Name + " (" + e.Location + ")"
 }
 
 // inline writes Pi's <skill name location> blocks. Like Pi, it escapes the
@@ -139,15 +181,36 @@ func (catalogLayout) entry(b *strings.Builder, e Entry, desc string, cut bool) {
 	b.WriteString("\n")
 }
 
-func (catalogLayout) tail(c frameCtx, kept, omitted int) string {
-	var b strings.Builder
+func (catalogLayout) entryCost(e Entry) int {
+	return len("- ****: \n") + runes(e.Name)
+}
+
+func (progressiveLayout) entryCost(e Entry) int {
+	return len("  <skill>\n    <id></id>\n    <description></description>\n  </skill>\n") + xmlLen(e.Name)
+}
+
+func (catalogLayout) closeBlock(kept int) string {
 	if kept > 0 {
-		b.WriteString("\n")
+		return "\n"
 	}
-	if omitted > 0 {
-		b.WriteString(omittedNote(c.s, omitted))
-		b.WriteString("\n\n")
-	}
+	return ""
+}
+func (catalogLayout) affixes() (string, string)            { return "", "\n\n" }
+func (catalogLayout) namesHeader(frameCtx) string          { return namesLine }
+func (catalogLayout) folderPrefix(string) string           { return "" }
+func (catalogLayout) compact(e Entry) (string, string)     { return "", e.Name }
+func (progressiveLayout) namesHeader(frameCtx) string      { return namesLine }
+func (progressiveLayout) folderPrefix(string) string       { return "" }
+func (progressiveLayout) compact(e Entry) (string, string) { return "", e.Name }
+func (progressiveLayout) closeBlock(int) string            { return "</available_skills>" }
+func (progressiveLayout) affixes() (string, string)        { return "\n\n", "" }
+func (progressiveLayout) after(frameCtx) string            { return "" }
+
+// namesLine starts the one line of skills listed by name only.
+const namesLine = "Also available (load by name): "
+
+func (catalogLayout) after(c frameCtx) string {
+	var b strings.Builder
 	if c.hasInline {
 		b.WriteString("To load a skill not shown in detail below, use the `" + c.s.load + "` tool.")
 	} else {
@@ -248,13 +311,6 @@ func (progressiveLayout) entry(b *strings.Builder, e Entry, desc string, cut boo
 	b.WriteString("</description>\n  </skill>\n")
 }
 
-func (progressiveLayout) tail(c frameCtx, kept, omitted int) string {
-	if omitted == 0 {
-		return "</available_skills>"
-	}
-	return "</available_skills>\n\n" + omittedNote(c.s, omitted)
-}
-
 func (progressiveLayout) inline(b *strings.Builder, es []Entry, c frameCtx) {
 	if c.hasListing {
 		b.WriteString("\n\n")
@@ -309,6 +365,30 @@ func writeXML(b *strings.Builder, s string) {
 	}
 	b.WriteString(s[last:])
 }
+
+// xmlLen is the length of s escaped by writeXML, in code points.
+func xmlLen(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		n += int(xmlLenTab[s[i]])
+	}
+	return n
+}
+
+// xmlLenTab is what each byte adds to a string's length over one: -1 for a
+// UTF-8 continuation byte (not a code point of its own), xmlExtra for the
+// characters writeXML escapes.
+var xmlLenTab = func() (t [256]int8) {
+	for b := range 256 {
+		switch {
+		case b&0xC0 == 0x80:
+			t[b] = -1
+		case b < utf8.RuneSelf:
+			t[b] = int8(xmlExtra(rune(b)))
+		}
+	}
+	return t
+}()
 
 // xmlExtra is how many code points writeXML adds for r.
 func xmlExtra(r rune) int {

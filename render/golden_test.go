@@ -97,13 +97,16 @@ type promptCase struct {
 	opt             Options
 	// budgets overrides opt.Budget per format, whose frames differ in size
 	budgets map[string]int
-	// what the budget must have done, so a golden cannot turn trivial
-	shortened, omitted bool
+	// which tiers the budget must have used, so a golden cannot turn
+	// trivial: shortened descriptions, names only, groups, the note only
+	shortened, nameOnly, grouped, omitted bool
 }
 
 var (
-	shortBudgets = map[string]int{FormatPi: 1200, FormatCatalog: 1450, FormatProgressive: 1100}
-	omitBudgets  = map[string]int{FormatPi: 1500, FormatCatalog: 1250, FormatProgressive: 1800}
+	shortBudgets   = map[string]int{FormatPi: 1540, FormatCatalog: 1450, FormatProgressive: 1100}
+	namesBudgets   = map[string]int{FormatPi: 1500, FormatCatalog: 1250, FormatProgressive: 1800}
+	groupBudgets   = map[string]int{FormatPi: 770, FormatCatalog: 1070, FormatProgressive: 525}
+	groupNSBudgets = map[string]int{FormatPi: 712, FormatCatalog: 1010, FormatProgressive: 465}
 )
 
 func promptCases() []promptCase {
@@ -115,8 +118,15 @@ func promptCases() []promptCase {
 		{name: "virtual", listing: []Entry{stored, pdf}, inline: []Entry{stored}},
 		{name: "escape", listing: []Entry{escEntry}, inline: []Entry{escEntry}},
 		{name: "shortened", listing: many(6), budgets: shortBudgets, shortened: true},
-		{name: "omitted", listing: many(30), budgets: omitBudgets, shortened: true, omitted: true},
-		{name: "omitted_nosearch", listing: many(30), opt: Options{SearchTool: NoSearchTool}, budgets: omitBudgets, shortened: true, omitted: true},
+		// Tier 3: the skills that keep no description are named in the
+		// compact form (pi: under their folder).
+		{name: "names", listing: many(30), budgets: namesBudgets, shortened: true, nameOnly: true},
+		// Tier 4: the skills that cannot be named are counted in groups
+		// (category, else name prefix) that the search tool finds.
+		{name: "grouped", listing: categorised(30), budgets: groupBudgets, nameOnly: true, grouped: true},
+		{name: "grouped_nosearch", listing: categorised(30), opt: Options{SearchTool: NoSearchTool}, budgets: groupNSBudgets, nameOnly: true, grouped: true},
+		// Priority decides who keeps a description, not the order.
+		{name: "priority", listing: many(30), opt: Options{Priority: []string{"tool-z", "tool-q"}}, budgets: namesBudgets, shortened: true, nameOnly: true},
 		// A budget too small for the frame: no entry, but the line that
 		// says how to find the skills stays (Report.TooSmall).
 		{name: "toosmall", listing: many(3), inline: []Entry{gitReview}, opt: Options{Budget: 10}, omitted: true},
@@ -136,9 +146,11 @@ func TestGoldenPrompt(t *testing.T) {
 				if rep.Format != format {
 					t.Errorf("Report.Format = %q", rep.Format)
 				}
-				if (len(rep.Shortened) > 0) != tc.shortened || (len(rep.Omitted) > 0) != tc.omitted {
-					t.Errorf("shortened %v, omitted %v; want shortened %v, omitted %v",
-						rep.Shortened, rep.Omitted, tc.shortened, tc.omitted)
+				onlyNoted := len(rep.Omitted) - len(rep.Grouped)
+				if (len(rep.Shortened) > 0) != tc.shortened || (len(rep.NameOnly) > 0) != tc.nameOnly ||
+					(len(rep.Grouped) > 0) != tc.grouped || (onlyNoted > 0) != tc.omitted {
+					t.Errorf("shortened %v, names %v, grouped %v, omitted %v; want %v %v %v %v",
+						rep.Shortened, rep.NameOnly, rep.Grouped, rep.Omitted, tc.shortened, tc.nameOnly, tc.grouped, tc.omitted)
 				}
 				if rep.Budget > 0 && rep.Chars > rep.Budget && !rep.TooSmall {
 					t.Errorf("Chars %d > Budget %d", rep.Chars, rep.Budget)
@@ -181,4 +193,13 @@ func TestGoldenEnvelope(t *testing.T) {
 			golden(t, tc.name, Envelope(tc.in))
 		})
 	}
+}
+
+// categorised is many(n) with categories on two of every three skills.
+func categorised(n int) []Entry {
+	es := many(n)
+	for i := range es {
+		es[i].Category = []string{"media", "docs", ""}[i%3]
+	}
+	return es
 }

@@ -22,7 +22,9 @@
 // comes before the first preloaded (inline) skill. Bodies of inline skills
 // are never cut, since the caller asked for them explicitly; they are counted
 // in Report.Total but not in Report.Chars. Lengths are counted in Unicode
-// code points. See Prompt for how a listing is made to fit.
+// code points. Options.BudgetTokens adds a budget in tokens, counted by
+// ApproxTokens (code points / 4, rounded up); the smaller budget wins. See
+// Prompt for how a listing is made to fit, in tiers.
 package render
 
 import (
@@ -72,6 +74,9 @@ type Entry struct {
 	// the model must read them with the read tool (read_skill_file).
 	Virtual bool
 	Origin  skill.Origin
+	// Category is the skill's category (frontmatter `category`), if any.
+	// Skills that do not fit the budget even by name are grouped by it.
+	Category string
 }
 
 // NewEntry builds an Entry from a loaded skill. body is the skill's body
@@ -85,7 +90,15 @@ func NewEntry(s *skill.Skill, body string) Entry {
 		Body:        body,
 		Virtual:     s.Virtual,
 		Origin:      s.Origin,
+		Category:    category(s),
 	}
+}
+
+func category(s *skill.Skill) string {
+	if s.Meta == nil {
+		return ""
+	}
+	return s.Meta.Category
 }
 
 // Options control Prompt.
@@ -109,35 +122,59 @@ type Options struct {
 	Priority []string
 	// BudgetTokens, when positive, also limits the listing to about this
 	// many tokens (see ApproxTokens); the smaller of the two budgets wins.
+	// Since ApproxTokens is ceil(code points / 4), it is a budget of
+	// 4 × BudgetTokens characters.
 	BudgetTokens int
+	// DescriptionFloor is the least a shortened description keeps, in
+	// characters (or its whole first sentence if that is shorter): 0 means
+	// DefaultDescriptionFloor. A skill whose description cannot keep this
+	// much is listed by name only.
+	DescriptionFloor int
 }
 
 // Report says what Prompt rendered and what the budget cost.
 type Report struct {
 	// Format is the format used.
 	Format string
-	// Budget is the budget applied: DefaultBudget for 0, -1 for unlimited.
+	// Budget is the character budget applied: DefaultBudget for 0, -1 for
+	// unlimited, and at most 4 × BudgetTokens when that is set (the smaller
+	// budget wins).
 	Budget int
+	// BudgetTokens is Options.BudgetTokens (0: none).
+	BudgetTokens int
 	// Chars is the length of the listing part in code points; it never
 	// exceeds a non-negative Budget unless TooSmall.
 	Chars int
+	// Tokens is ApproxTokens of the listing part.
+	Tokens int
 	// Total is the length of the whole output, inline skills included.
 	Total int
-	// Listed is how many listing entries were rendered.
+	// Listed is how many listing skills are named, with a description or
+	// by name only.
 	Listed int
 	// Inlined is how many inline entries were rendered.
 	Inlined int
-	// Shortened names the listed skills whose descriptions were cut.
+	// Tiers gives every listing skill's tier (TierFull … TierOmitted).
+	Tiers map[string]Tier
+	// Shortened names the listed skills whose descriptions were cut
+	// (TierShortened), in listing order.
 	Shortened []string
-	// Omitted names the skills left out of the listing, in listing order.
+	// NameOnly names the skills listed by name only (TierName).
+	NameOnly []string
+	// Grouped names the skills counted in a group, not named (TierGrouped).
+	Grouped []string
+	// Omitted names the skills whose names are not in the listing (grouped,
+	// or only counted in the note), in listing order.
 	Omitted []string
-	// MinBudget is the least budget that holds the listing's frame text
-	// and the line saying how to find the skills left out (0 with no
-	// listing entries). A smaller budget cannot be met.
+	// MinBudget is the budget that always suffices: the listing's frame
+	// text and the line saying how many skills are not listed and how to
+	// find them (0 with no listing entries). A smaller budget is met only
+	// when a few short names happen to take less than that line.
 	MinBudget int
-	// TooSmall is true when Budget is below MinBudget: the listing then
-	// keeps no entry but still has its frame and that line, so Chars is
-	// MinBudget, over the budget. Callers should refuse such a budget.
+	// TooSmall is true when no listing fits the budget (it is then below
+	// MinBudget): the listing names no skill but still has its frame and
+	// that line, so Chars is MinBudget, over the budget. Callers should
+	// refuse such a budget.
 	TooSmall bool
 }
 
@@ -167,6 +204,7 @@ func ValidFormat(name string) bool {
 type settings struct {
 	format             string
 	budget             int
+	floor              int
 	load, read, search string // search is "" when there is no search tool
 }
 
@@ -186,6 +224,13 @@ func (o Options) settings() settings {
 		s.budget = DefaultBudget
 	case s.budget < 0:
 		s.budget = -1
+	}
+	if o.BudgetTokens > 0 && (s.budget < 0 || 4*o.BudgetTokens < s.budget) {
+		s.budget = 4 * o.BudgetTokens
+	}
+	s.floor = o.DescriptionFloor
+	if s.floor <= 0 {
+		s.floor = DefaultDescriptionFloor
 	}
 	if s.load == "" {
 		s.load = DefaultLoadTool
@@ -207,19 +252,31 @@ func (o Options) settings() settings {
 // name), followed by the full bodies of the inline entries. The caller has
 // already removed hidden skills. With no entries at all it returns "".
 //
-// When the listing does not fit in the budget, Prompt first shortens
-// descriptions, water-filling: it finds the largest cap L such that the
-// listing fits when every description longer than L code points is cut to
-// its first L code points (trailing white space dropped) plus "…"; left-over
-// room then lets descriptions, in listing order, keep one code point more.
-// Names are never dropped while all of them fit with descriptions cut to
-// "…". Only then are skills left out, from the end of the listing, as few as
-// possible, and a line says how many are missing and how to find them (the
-// search tool, `loadout list`); the remaining descriptions are water-filled
-// again. That line is counted in the budget and is never dropped: if the
-// budget cannot hold even the frame and that line (Report.MinBudget), the
-// listing keeps no entry, goes over the budget and Report.TooSmall says so.
-// The Report names every shortened and omitted skill.
+// When the listing does not fit in the budget, each skill gets a tier
+// (Report.Tiers), never changing the order of the listing:
+//
+//  1. TierFull: name and whole description;
+//  2. TierShortened: the description cut at a word boundary (or after a
+//     sentence) plus "…", never below the floor: Options.DescriptionFloor
+//     code points (DefaultDescriptionFloor), or the whole first sentence if
+//     that is shorter;
+//  3. TierName: the name only, after the block, in the format's compact
+//     form: one "Also available (load by name): a, b, c" line (catalog,
+//     progressive), or the names under the folder that holds their skill
+//     folders, with the rule <folder>/<name>/SKILL.md stated once (pi);
+//  4. TierGrouped: when even the names do not fit, the least preferred
+//     skills are counted in groups (by category, else shared name prefix,
+//     else folder) on one line that says how to find them (the search tool,
+//     `loadout list`); TierOmitted: when not even that line fits, only the
+//     count.
+//
+// The budget goes, in the order of Options.Priority (then by name): first a
+// name for every skill, as many as fit; then a description at the floor, to
+// as many as fit; then whole descriptions. The note about skills not named
+// is counted in the budget and never dropped: if the budget cannot hold
+// even the frame and that note (Report.MinBudget), nothing is named, the
+// listing goes over the budget and Report.TooSmall says so. The same input
+// always gives the same bytes.
 //
 // The budget covers the listing part: everything written before the inline
 // part, frame text included (Pi's preamble; the catalog's heading, load
@@ -227,7 +284,7 @@ func (o Options) settings() settings {
 // listing entries, the frame the inline part needs goes with it, unbudgeted.
 func Prompt(listing, inline []Entry, opt Options) (string, Report) {
 	s := opt.settings()
-	rep := Report{Format: s.format, Budget: s.budget}
+	rep := Report{Format: s.format, Budget: s.budget, BudgetTokens: max(opt.BudgetTokens, 0)}
 	if len(listing) == 0 && len(inline) == 0 {
 		return "", rep
 	}
@@ -241,23 +298,35 @@ func Prompt(listing, inline []Entry, opt Options) (string, Report) {
 	var b strings.Builder
 	b.Grow(estimate(listing, inline, s.budget))
 	if len(listing) > 0 {
-		p := fit(lay, listing, c)
+		p := fit(lay, listing, c, s.floor, opt.Priority)
 		if s.budget >= 0 {
 			rep.MinBudget = minFrame(lay, c, len(listing))
 			rep.TooSmall = p.tooSmall
 		}
 		writeListing(&b, lay, listing, c, p)
 		c.hasListing = true
-		rep.Listed = p.kept
-		for i := 0; i < p.kept; i++ {
-			if p.caps[i] >= 0 {
-				rep.Shortened = append(rep.Shortened, listing[i].Name)
+		rep.Tiers = make(map[string]Tier, len(listing))
+		for i, t := range p.tiers {
+			name := listing[i].Name
+			rep.Tiers[name] = t
+			switch t {
+			case TierFull:
+				rep.Listed++
+			case TierShortened:
+				rep.Listed++
+				rep.Shortened = append(rep.Shortened, name)
+			case TierName:
+				rep.Listed++
+				rep.NameOnly = append(rep.NameOnly, name)
+			case TierGrouped:
+				rep.Grouped = append(rep.Grouped, name)
+				rep.Omitted = append(rep.Omitted, name)
+			default:
+				rep.Omitted = append(rep.Omitted, name)
 			}
 		}
-		for i := p.kept; i < len(listing); i++ {
-			rep.Omitted = append(rep.Omitted, listing[i].Name)
-		}
 		rep.Chars = utf8.RuneCountInString(b.String())
+		rep.Tokens = (rep.Chars + 3) / 4
 	}
 	rep.Total = rep.Chars
 	if len(inline) > 0 {
@@ -273,9 +342,22 @@ func sortedByName(es []Entry) []Entry {
 	if slices.IsSortedFunc(es, byName) {
 		return es
 	}
-	es = slices.Clone(es)
-	slices.SortStableFunc(es, byName)
-	return es
+	// Sort indexes, not the large structs, stable by position.
+	idx := make([]int, len(es))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		if c := strings.Compare(es[a].Name, es[b].Name); c != 0 {
+			return c
+		}
+		return a - b
+	})
+	out := make([]Entry, len(es))
+	for i, j := range idx {
+		out[i] = es[j]
+	}
+	return out
 }
 
 func byName(a, b Entry) int { return strings.Compare(a.Name, b.Name) }
@@ -307,20 +389,69 @@ func estimate(listing, inline []Entry, budget int) int {
 	return n
 }
 
-// writeListing writes the first p.kept entries with their descriptions cut
-// as planned, between the format's head and tail.
+// writeListing writes the listing as planned: the described entries, the
+// names-only section, the groups and the note, in that order; each section
+// lists its skills in listing order.
 func writeListing(b *strings.Builder, lay layout, listing []Entry, c frameCtx, p plan) {
-	fc := c.withKept(listing, p.kept)
+	fc := c
+	fc.hasListing = true
+	fc.listVirtual = p.virt
 	b.WriteString(lay.head(fc))
-	for i := 0; i < p.kept; i++ {
-		d := lay.prepDesc(listing[i].Description)
-		L := p.caps[i]
-		if L >= 0 {
-			d = cut(d, L)
+	kept := 0
+	var named, grouped, omitted []int
+	for i, e := range listing {
+		switch p.tiers[i] {
+		case TierFull:
+			lay.entry(b, e, lay.prepDesc(e.Description), false)
+			kept++
+		case TierShortened:
+			lay.entry(b, e, cut(lay.prepDesc(e.Description), p.caps[i]), true)
+			kept++
+		case TierName:
+			named = append(named, i)
+		case TierGrouped:
+			grouped = append(grouped, i)
+		default:
+			omitted = append(omitted, i)
 		}
-		lay.entry(b, listing[i], d, L >= 0)
 	}
-	b.WriteString(lay.tail(fc, p.kept, len(listing)-p.kept))
+	b.WriteString(lay.closeBlock(kept))
+	pre, post := lay.affixes()
+	if len(named) > 0 {
+		b.WriteString(pre)
+		b.WriteString(lay.namesHeader(fc))
+		// Folders in order of first appearance, names in listing order.
+		var folders []string
+		byFolder := map[string][]string{}
+		for _, i := range named {
+			f, n := lay.compact(listing[i])
+			if _, ok := byFolder[f]; !ok {
+				folders = append(folders, f)
+			}
+			byFolder[f] = append(byFolder[f], n)
+		}
+		for _, f := range folders {
+			b.WriteString(lay.folderPrefix(f))
+			for j, n := range byFolder[f] {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(n)
+			}
+		}
+		b.WriteString(post)
+	}
+	if len(grouped) > 0 {
+		b.WriteString(pre)
+		b.WriteString(groupSection(c.s, p.groups, p.grp, p.tiers))
+		b.WriteString(post)
+	}
+	if len(omitted) > 0 {
+		b.WriteString(pre)
+		b.WriteString(omittedNote(c.s, len(omitted)))
+		b.WriteString(post)
+	}
+	b.WriteString(lay.after(fc))
 }
 
 // cut keeps the first L code points of s and drops trailing white space;
@@ -356,6 +487,19 @@ func omittedNote(s settings, n int) string {
 		b.WriteString("Find them with the `loadout list` command.")
 	}
 	return b.String()
+}
+
+// groupsNote starts the line that counts the skills not named, by group.
+func groupsNote(s settings, n int) string {
+	what := "skills are"
+	if n == 1 {
+		what = "skill is"
+	}
+	find := "Find them with the `loadout list` command"
+	if s.search != "" {
+		find = "Find them with the `" + s.search + "` tool (search for the group's name) or the `loadout list` command"
+	}
+	return strconv.Itoa(n) + " more " + what + " not named here, counted by category, name prefix (x-*) or folder. " + find + ": "
 }
 
 // EffectiveBudget is the listing budget Prompt applies for a configured
