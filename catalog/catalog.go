@@ -649,6 +649,7 @@ const (
 	CodePreloadMissing  = "preload-missing"
 	CodeBudgetShortened = "budget-shortened"
 	CodeBudgetOmitted   = "budget-omitted"
+	CodeBudgetNameOnly  = "budget-name-only"
 	CodeBudgetTooSmall  = "budget-too-small"
 	CodeNoStore         = "store-missing"
 	CodeNoPlugin        = "plugin-missing"

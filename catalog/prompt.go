@@ -81,8 +81,7 @@ func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diag
 	}
 	var listing, inline []render.Entry
 	for _, e := range l.entries {
-		re := render.Entry{Name: e.Skill.Name, Description: e.Skill.Description, Location: e.Skill.Location,
-			Dir: e.Skill.Dir, Virtual: e.Skill.Virtual, Origin: e.Skill.Origin}
+		re := render.NewEntry(e.Skill, "")
 		switch {
 		case e.Inline:
 			re.Body = e.body
@@ -98,6 +97,11 @@ func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diag
 			Message: fmt.Sprintf("the listing was over the budget of %d characters; the descriptions of %d skills were shortened: %s",
 				rep.Budget, len(rep.Shortened), strings.Join(rep.Shortened, ", "))})
 	}
+	if len(rep.NameOnly) > 0 {
+		diags = append(diags, skill.Diagnostic{Severity: skill.Info, Code: CodeBudgetNameOnly, Agent: l.Spec.AgentID,
+			Message: fmt.Sprintf("the listing was over the budget of %d characters; %d skills are listed by name only, without a description: %s; pin the ones the model must see described, or raise the budget",
+				rep.Budget, len(rep.NameOnly), strings.Join(rep.NameOnly, ", "))})
+	}
 	if rep.TooSmall {
 		diags = append(diags, skill.Diagnostic{Severity: skill.Error, Code: CodeBudgetTooSmall, Agent: l.Spec.AgentID, Field: "budget",
 			Message: fmt.Sprintf("the budget of %d characters cannot hold the %s format's fixed text and the line that says how to find the %d skills it leaves out (%d characters); no skill was listed and the prompt is over the budget: raise the budget to at least %d",
@@ -105,7 +109,7 @@ func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diag
 	}
 	if len(rep.Omitted) > 0 {
 		diags = append(diags, skill.Diagnostic{Severity: skill.Warning, Code: CodeBudgetOmitted, Agent: l.Spec.AgentID,
-			Message: fmt.Sprintf("%d skills did not fit the budget of %d characters and were left out of the listing (they can still be found with search_skills and loaded by name): %s; raise the agent's budget or narrow its available patterns",
+			Message: fmt.Sprintf("%d skills did not fit the budget of %d characters even by name: the listing counts them in groups (or in one line) and says to find them with search_skills; they can still be loaded by name: %s; raise the agent's budget or narrow its available patterns",
 				len(rep.Omitted), rep.Budget, strings.Join(rep.Omitted, ", "))})
 	}
 	return text, rep, diags

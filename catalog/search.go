@@ -69,7 +69,7 @@ func tokenize(s string, out []string) []string {
 }
 
 // docTerms are the terms of one entry with their weights (the name
-// counts three times, tags twice, the first maxDescTerms words of the
+// counts three times, tags and the category twice, the first maxDescTerms words of the
 // description once), which of them are in the name, and their total.
 func docTerms(e *Entry, toks []string) (counts map[string]int, inName map[string]bool, n int, _ []string) {
 	counts, inName = map[string]int{}, map[string]bool{}
@@ -87,6 +87,11 @@ func docTerms(e *Entry, toks []string) (counts map[string]int, inName map[string
 	}
 	for _, t := range e.Skill.Meta.Tags {
 		counts[strings.ToLower(t)] += 2
+	}
+	// The category counts as a tag: the listing's group lines (render's
+	// grouped tier) tell the model to search for a group's category.
+	if c := e.Skill.Meta.Category; c != "" {
+		counts[strings.ToLower(c)] += 2
 	}
 	for _, c := range counts {
 		n += c

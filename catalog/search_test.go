@@ -15,7 +15,7 @@ func TestSearch(t *testing.T) {
 		"deploy/SKILL.md":        md("deploy", "Deploy the application to production with safety checks."),
 		"rollback/SKILL.md":      md("rollback", "Roll a failed deployment back to the previous release."),
 		"pdf-forms/SKILL.md":     md("pdf-forms", "Fill in PDF forms from structured data.", "tags: [documents]\n"),
-		"code-review/SKILL.md":   md("code-review", "Review a pull request for correctness."),
+		"code-review/SKILL.md":   md("code-review", "Review a pull request for correctness.", "category: quality\n"),
 		"release-notes/SKILL.md": md("release-notes", "Write release notes from merged pull requests."),
 	})
 	c := newCat(t, AgentSpec{AgentID: "a", Skills: []SourceSpec{{Root: dir, Available: []string{"deploy", "rollback", "pdf-forms", "code-review"}, Inline: []string{"release-notes"}}}})
@@ -31,6 +31,7 @@ func TestSearch(t *testing.T) {
 		"deploy":              "deploy rollback", // the name first; "deployment" by prefix
 		"pull request review": "code-review release-notes",
 		"documents":           "pdf-forms",
+		"quality":             "code-review", // the category, which the listing's group lines name
 		"PDF":                 "pdf-forms",
 		"release":             "release-notes rollback",
 		"nothing matches":     "",

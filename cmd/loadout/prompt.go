@@ -8,6 +8,7 @@ import (
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/config"
+	"github.com/loadout/loadout/render"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/store"
 )
@@ -62,10 +63,6 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	// Where each skill in the prompt came from, so nothing is a mystery:
 	// one line each with --verbose, else a count that does not drown the
 	// diagnostics above it at a thousand skills.
-	omitted := map[string]bool{}
-	for _, n := range rep.Omitted {
-		omitted[n] = true
-	}
 	counts := map[string]int{}
 	var modes []string
 	for _, r := range listRows(l) {
@@ -73,8 +70,18 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 			continue
 		}
 		mode := r.Mode
-		if omitted[r.Name] && mode == "listed" {
-			mode = "omitted by budget"
+		if mode == "listed" {
+			// What the budget left of the skill: its tier in the report.
+			switch rep.Tiers[r.Name] {
+			case render.TierShortened:
+				mode = "listed, description shortened"
+			case render.TierName:
+				mode = "listed by name only"
+			case render.TierGrouped:
+				mode = "counted in a group (not named)"
+			case render.TierOmitted:
+				mode = "omitted by budget"
+			}
 		}
 		if verbose {
 			fmt.Fprintf(e.stderr, "skill %s: %s, from %s\n", r.Name, mode, sourceText(r.Source))
