@@ -74,9 +74,9 @@ func TreeStats(dir string, n int, seed int64) (Stats, error) {
 	dirsSeen := map[string]bool{}
 	for i := range plans {
 		p := &plans[i]
-		cat := categories[lay.IntN(len(categories))]
-		p.category = cat.name
-		rel := cat.name
+		cat := Categories[lay.IntN(len(Categories))]
+		p.category = cat.Name
+		rel := cat.Name
 		if lay.IntN(6) == 0 {
 			rel = filepath.Join(rel, groups[lay.IntN(len(groups))])
 		}
@@ -133,12 +133,16 @@ type plan struct {
 	rel      string // folder relative to the root
 }
 
-type category struct {
-	name  string
-	nouns []string
+// Category is a kind of skill: its name and the nouns its skills' names
+// start with. Categories and Verbs make realistic names
+// ("pdf-extract"), here and in bench/cmd/listing.
+type Category struct {
+	Name  string
+	Nouns []string
 }
 
-var categories = []category{
+// Categories are the kinds of generated skills.
+var Categories = []Category{
 	{"documents", []string{"pdf", "docx", "xlsx", "pptx", "markdown", "latex", "invoice", "contract", "report", "memo"}},
 	{"data", []string{"csv", "parquet", "sql", "etl", "dashboard", "pivot", "schema", "dataset", "chart", "forecast"}},
 	{"engineering", []string{"api", "refactor", "review", "migration", "benchmark", "profiler", "linter", "release", "changelog", "monorepo"}},
@@ -159,14 +163,15 @@ var categories = []category{
 
 var groups = []string{"internal", "community", "experimental", "team-alpha", "team-beta", "legacy", "vendor", "archive"}
 
-var verbs = []string{
+// Verbs end generated skill names.
+var Verbs = []string{
 	"build", "check", "convert", "draft", "extract", "fill", "fix", "format", "generate", "inspect",
 	"merge", "migrate", "plan", "publish", "review", "scan", "split", "summarize", "sync", "validate",
 }
 
 // skillName is unique per index: the suffix is the index itself.
-func skillName(r *rand.Rand, cat category, i int) string {
-	return fmt.Sprintf("%s-%s-%d", cat.nouns[r.IntN(len(cat.nouns))], verbs[r.IntN(len(verbs))], i)
+func skillName(r *rand.Rand, cat Category, i int) string {
+	return fmt.Sprintf("%s-%s-%d", cat.Nouns[r.IntN(len(cat.Nouns))], Verbs[r.IntN(len(Verbs))], i)
 }
 
 var words = strings.Fields(`the a this skill helps you with when user asks for files
@@ -343,7 +348,7 @@ func skillMD(r *rand.Rand, p *plan) string {
 	if r.IntN(3) == 0 {
 		b.WriteString("metadata:\n")
 		fmt.Fprintf(&b, "  author: team-%s\n", groups[r.IntN(len(groups))])
-		fmt.Fprintf(&b, "  owner: \"%s@example.com\"\n", verbs[r.IntN(len(verbs))])
+		fmt.Fprintf(&b, "  owner: \"%s@example.com\"\n", Verbs[r.IntN(len(Verbs))])
 		if r.IntN(2) == 0 {
 			fmt.Fprintf(&b, "  revision: \"%d\"\n", 1+r.IntN(50))
 		}

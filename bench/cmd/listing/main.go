@@ -36,6 +36,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"github.com/loadout/loadout/bench/gen"
 	"html"
 	"io/fs"
 	"math"
@@ -219,12 +220,12 @@ func catalog(n int, seed uint64) *cat {
 	for i := len(c.entries); i < n; i++ {
 		// noun-verb, as real names go (pdf-fill, docker-review); a name
 		// already taken gets a number (pdf-fill-2).
-		area := areas[r.IntN(len(areas))]
-		name := area.nouns[r.IntN(len(area.nouns))] + "-" + verbs[r.IntN(len(verbs))]
+		area := gen.Categories[r.IntN(len(gen.Categories))]
+		name := area.Nouns[r.IntN(len(area.Nouns))] + "-" + gen.Verbs[r.IntN(len(gen.Verbs))]
 		if taken[name]++; taken[name] > 1 {
 			name = fmt.Sprintf("%s-%d", name, taken[name])
 		}
-		dir := root + "/" + area.name + "/" + name
+		dir := root + "/" + area.Name + "/" + name
 		c.entries = append(c.entries, render.Entry{Name: name, Description: description(r, name), Dir: dir, Location: dir + "/SKILL.md"})
 	}
 	slices.SortFunc(c.entries, func(a, b render.Entry) int { return strings.Compare(a.Name, b.Name) })
@@ -261,7 +262,7 @@ func description(r *rand.Rand, name string) string {
 	n = max(20, min(n, 1024))
 	noun, _, _ := strings.Cut(name, "-")
 	var b strings.Builder
-	b.WriteString(sentence(r, strings.ToUpper(verbs[r.IntN(len(verbs))][:1])+verbs[r.IntN(len(verbs))][1:]+" "+noun, 4+r.IntN(8)))
+	b.WriteString(sentence(r, strings.ToUpper(gen.Verbs[r.IntN(len(gen.Verbs))][:1])+gen.Verbs[r.IntN(len(gen.Verbs))][1:]+" "+noun, 4+r.IntN(8)))
 	for b.Len() < n {
 		b.WriteByte(' ')
 		b.WriteString(sentence(r, "", 5+r.IntN(10)))
@@ -294,30 +295,6 @@ func sentence(r *rand.Rand, start string, nw int) string {
 	}
 	b.WriteByte('.')
 	return b.String()
-}
-
-type area struct {
-	name  string
-	nouns []string
-}
-
-var areas = []area{
-	{"documents", []string{"pdf", "docx", "xlsx", "pptx", "markdown", "latex", "invoice", "contract", "report", "memo"}},
-	{"data", []string{"csv", "parquet", "sql", "etl", "dashboard", "pivot", "schema", "dataset", "chart", "forecast"}},
-	{"engineering", []string{"api", "refactor", "review", "migration", "benchmark", "profiler", "linter", "release", "changelog", "monorepo"}},
-	{"testing", []string{"unit-test", "fuzz", "snapshot", "e2e", "coverage", "mock", "flaky-test", "load-test", "contract-test", "property"}},
-	{"devops", []string{"docker", "kubernetes", "terraform", "helm", "ci", "deploy", "rollback", "alerting", "oncall", "incident"}},
-	{"security", []string{"secrets", "sbom", "cve", "threat-model", "audit", "pentest", "oauth", "tls", "sandbox", "policy"}},
-	{"frontend", []string{"react", "svelte", "css", "a11y", "storybook", "webpack", "vite", "tailwind", "i18n", "design-token"}},
-	{"backend", []string{"grpc", "graphql", "postgres", "redis", "queue", "cache", "webhook", "rate-limit", "cron", "auth"}},
-	{"writing", []string{"blog", "newsletter", "press-release", "style-guide", "copyedit", "summary", "outline", "translation", "tone", "headline"}},
-	{"ml", []string{"finetune", "eval", "prompt", "embedding", "tokenizer", "notebook", "feature", "label", "inference", "quantize"}},
-	{"support", []string{"ticket", "faq", "macro", "escalation", "refund", "triage", "sla", "knowledge-base", "survey-reply", "chatbot"}},
-}
-
-var verbs = []string{
-	"build", "check", "convert", "draft", "extract", "fill", "fix", "format", "generate", "inspect",
-	"merge", "migrate", "plan", "publish", "review", "scan", "split", "summarize", "sync", "validate",
 }
 
 var words = strings.Fields(`the a this skill helps you with when user asks for files
