@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,25 +62,6 @@ func openBenchStore(b *testing.B) store.Store {
 	return st
 }
 
-// writeBenchSkills writes n folder skills (skill-00000 …) with a tag, a
-// category and one supporting file each.
-func writeBenchSkills(b *testing.B, root string, n int) {
-	b.Helper()
-	for i := range n {
-		name := fmt.Sprintf("skill-%05d", i)
-		dir := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Join(dir, "references"), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		md := fmt.Sprintf("---\nname: %s\ndescription: Skill number %d of the benchmark catalog. Use when the benchmark asks for skill %d.\ntags: [bench, group-%d]\ncategory: cat-%d\nversion: 1.0.%d\n---\n# %s\n\nRead [the guide](references/guide.md).\n", name, i, i, i%20, i%7, i%10, name)
-		if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(md), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "references", "guide.md"), []byte("# Guide\n\nStep one.\n"), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
 
 // serveOne runs one GET through the handler from loopback, as a browser
 // on the same machine would (gzip accepted, or not), fails unless it is a
@@ -106,7 +86,7 @@ func serveOne(b *testing.B, h http.Handler, target string, gzip bool) int {
 // (target: under 50 ms).
 func BenchmarkPagesSkills10k(b *testing.B) {
 	root := b.TempDir()
-	writeBenchSkills(b, root, 10_000)
+	webui.WriteSkills(b, root, 10_000)
 	h := benchHandler(b, root, openBenchStore(b))
 	size, sent := serveOne(b, h, "/ui/", false), serveOne(b, h, "/ui/", true)
 	b.ReportAllocs()
@@ -122,7 +102,7 @@ func BenchmarkPagesSkills10k(b *testing.B) {
 // folder skills; server time per request through the handler.
 func BenchmarkPagesSkill200Files(b *testing.B) {
 	root := b.TempDir()
-	writeBenchSkills(b, root, 1_000)
+	webui.WriteSkills(b, root, 1_000)
 	st := openBenchStore(b)
 	ctx := context.Background()
 	bundle := &skill.Bundle{}
