@@ -62,7 +62,6 @@ func openBenchStore(b *testing.B) store.Store {
 	return st
 }
 
-
 // serveOne runs one GET through the handler from loopback, as a browser
 // on the same machine would (gzip accepted, or not), fails unless it is a
 // 200 page, and returns the body's size as sent.
