@@ -1,9 +1,7 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -11,37 +9,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/loadout/loadout/store"
+	"github.com/loadout/loadout/store/storetest"
 )
 
 // storeState is every stored skill's versions with their digests and
 // bytes, to compare a store before and after a request.
-func storeState(t *testing.T, st store.Store) map[string]string {
-	t.Helper()
-	ctx := context.Background()
-	recs, err := st.List(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, r := range recs {
-		vs, err := st.Versions(ctx, r.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range vs {
-			b, _, err := st.Bundle(ctx, r.Name, v.Version)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var files []string
-			for _, f := range b.Files {
-				files = append(files, f.Path+"="+string(f.Data))
-			}
-			out[fmt.Sprintf("%s v%d", r.Name, v.Version)] = fmt.Sprintf("digest %s current %d content %q files %q", v.Digest, r.Version, b.Content, files)
-		}
-	}
-	return out
-}
+func storeState(t *testing.T, st store.Store) map[string]string { return storetest.State(t, st) }
 
 type importRow struct {
 	Name, Action, Error string

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/loadout/loadout/store/storetest"
 )
 
 // storeContents is every stored skill's versions with their digests and
@@ -24,29 +24,7 @@ func storeContents(t *testing.T, dsn string) map[string]string {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	recs, err := st.List(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, r := range recs {
-		vs, err := st.Versions(ctx, r.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range vs {
-			b, _, err := st.Bundle(ctx, r.Name, v.Version)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var files []string
-			for _, f := range b.Files {
-				files = append(files, f.Path+"="+string(f.Data))
-			}
-			out[fmt.Sprintf("%s v%d", r.Name, v.Version)] = fmt.Sprintf("digest %s current %d content %q files %q", v.Digest, r.Version, b.Content, files)
-		}
-	}
-	return out
+	return storetest.State(t, st)
 }
 
 func keysOf(m map[string]string) []string {

@@ -1158,3 +1158,34 @@ func testSkills(t *testing.T, s store.Store) {
 		t.Errorf("new snapshot reads %q", data)
 	}
 }
+
+// State is every stored skill's versions with their digests and bytes, to
+// compare a store before and after an operation that must leave it as it
+// was (a refused import, a failed update).
+func State(t testing.TB, st store.Store) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	recs, err := st.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, r := range recs {
+		vs, err := st.Versions(ctx, r.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vs {
+			b, _, err := st.Bundle(ctx, r.Name, v.Version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var files []string
+			for _, f := range b.Files {
+				files = append(files, f.Path+"="+string(f.Data))
+			}
+			out[fmt.Sprintf("%s v%d", r.Name, v.Version)] = fmt.Sprintf("digest %s current %d content %q files %q", v.Digest, r.Version, b.Content, files)
+		}
+	}
+	return out
+}
