@@ -56,14 +56,15 @@ type frameCtx struct {
 // plan says how to render the listing.
 type plan struct {
 	tiers []Tier
+	// sep separates the names listed by name only.
+	sep string
 	// caps[i] is the number of code points entry i's description is cut to
 	// (before the ellipsis) when its tier is TierShortened.
 	caps []int
 	// virt: a named skill is virtual.
 	virt bool
-	// groups and grp are groupKeys' result when some skill is grouped.
-	groups []string
-	grp    []int
+	// groups is groupKeys' result when some skill is grouped.
+	groups *groupSet
 	// tooSmall: the budget cannot hold the frame and the note about the
 	// skills left out; nothing is named and the listing is over the budget.
 	tooSmall bool
@@ -198,7 +199,7 @@ type budgetModel struct {
 	lay     layout
 	c       frameCtx
 	listing []Entry
-	fixed   []int // an entry's cost with an empty description
+	fixed   []int // an entry's cost with an empty description, +1 (0: not measured yet)
 	descs   []descCost
 	slab    []special
 	prep    []string
@@ -206,14 +207,15 @@ type budgetModel struct {
 	virt    []bool // listing[i].Virtual, packed
 	extra   func(rune) int
 	// compact names: entry i shows disp[i], under folder fold[i].
-	disp     []string
-	dispCost []int // runes(disp[i]) + 2, the separator
-	fold     []int
-	folders  []string
-	folderFx []int // cost of a folder's prefix, minus one separator
-	// groups: entry i is counted in group grp[i].
-	grp    []int
-	groups []string
+	disp      []string
+	dispCost  []int  // runes(disp[i]) + the separator
+	sep       string // between names: " ", or ", " when a name has a space or comma
+	folderIdx map[string]int
+	fold      []int
+	folders   []string
+	folderFx  []int // cost of a folder's prefix, minus one separator
+	// groups: entry i is counted in group groups.of[i] (nil until needed).
+	groups *groupSet
 	affix  int
 	// costs of the fixed pieces
 	namesHead         int
@@ -229,25 +231,55 @@ func newModel(lay layout, listing []Entry, c frameCtx) *budgetModel {
 	m.extra = lay.escapeExtra()
 	m.known = make([]bool, n)
 	m.virt = make([]bool, n)
-	folderIdx := map[string]int{}
+	// Names are separated by a space, unless one has a space or a comma
+	// in it (then by ", "): a space is one character and no extra token.
+	m.sep = " "
 	for i, e := range listing {
 		m.virt[i] = e.Virtual
-		m.fixed[i] = lay.entryCost(e)
 		f, d := lay.compact(e)
 		m.disp[i] = d
-		m.dispCost[i] = runes(d) + 2
-		fi, ok := folderIdx[f]
-		if !ok {
-			fi = len(m.folders)
-			folderIdx[f] = fi
-			m.folders = append(m.folders, f)
-			m.folderFx = append(m.folderFx, runes(lay.folderPrefix(f))-2)
+		if strings.ContainsAny(d, ", \t\n") {
+			m.sep = ", "
 		}
-		m.fold[i] = fi
+		m.fold[i] = m.folderOf(f)
+	}
+	for i, d := range m.disp {
+		m.dispCost[i] = runes(d) + len(m.sep)
+	}
+	for fi, f := range m.folders {
+		m.folderFx[fi] = runes(lay.folderPrefix(f)) - len(m.sep)
 	}
 	pre, post := lay.affixes()
 	m.affix = runes(pre) + runes(post)
 	return m
+}
+
+// folderOf is the index of folder f in m.folders, added if new. Entries
+// of one folder usually come together, so the last one is checked first.
+func (m *budgetModel) folderOf(f string) int {
+	if k := len(m.folders) - 1; k >= 0 && m.folders[k] == f {
+		return k
+	}
+	if m.folderIdx == nil {
+		m.folderIdx = map[string]int{}
+	}
+	fi, ok := m.folderIdx[f]
+	if !ok {
+		fi = len(m.folders)
+		m.folderIdx[f] = fi
+		m.folders = append(m.folders, f)
+		m.folderFx = append(m.folderFx, 0)
+	}
+	return fi
+}
+
+// fix is entry i's cost with an empty description, measured on first use
+// (most entries of a large catalog never need it).
+func (m *budgetModel) fix(i int) int {
+	if m.fixed[i] == 0 {
+		m.fixed[i] = m.lay.entryCost(m.listing[i]) + 1
+	}
+	return m.fixed[i] - 1
 }
 
 // desc is entry i's description cost, measured on first use.
@@ -261,11 +293,24 @@ func (m *budgetModel) desc(i int) *descCost {
 }
 
 // groupsOf computes the groups on first use.
-func (m *budgetModel) groupsOf() ([]string, []int) {
-	if m.grp == nil {
-		m.groups, m.grp = groupKeys(m.listing)
+func (m *budgetModel) groupsOf() *groupSet {
+	if m.groups == nil {
+		keys, of := groupKeys(m.listing)
+		gs := &groupSet{keys: keys, of: of, keyLen: make([]int, len(keys)), cap: max(m.c.s.budget, 0) / GroupShare}
+		size := make([]int, len(keys))
+		for _, g := range of {
+			size[g]++
+		}
+		gs.order = make([]int, len(keys))
+		for g, k := range keys {
+			gs.keyLen[g] = runes(k)
+			gs.order[g] = g
+		}
+		// Largest first; equal sizes in order of first appearance.
+		slices.SortStableFunc(gs.order, func(a, b int) int { return size[b] - size[a] })
+		m.groups = gs
 	}
-	return m.groups, m.grp
+	return m.groups
 }
 
 // groupKeys gives each entry a group: its category; else its name's prefix
@@ -349,39 +394,117 @@ func (m *budgetModel) total(st *state) int {
 	return t + st.groupCost + st.noteCost
 }
 
-// groupSection is the text of the groups of the entries whose tier is
-// TierGrouped, in order of first appearance; "" if none.
-func groupSection(s settings, groups []string, grp []int, tiers []Tier) string {
-	cnt := make([]int, len(groups))
-	var order []int
-	total := 0
-	for i, t := range tiers {
-		if t != TierGrouped {
+// GroupShare is the part of the budget the groups line may give to naming
+// groups (1/GroupShare of it): the largest groups are named while they fit
+// in that share, and the skills of the others are counted together. Names
+// are worth more than group counts, so the share is small.
+const GroupShare = 20
+
+// groupSet is every listing entry's group and the order groups are shown in.
+type groupSet struct {
+	keys   []string
+	of     []int // of[i] is entry i's group
+	order  []int // group indexes, the largest (over all entries) first
+	keyLen []int
+	cap    int // room for the groups' names and counts (see GroupShare)
+}
+
+// shown calls f for each group the groups line names, given each group's
+// count of grouped skills, in order: the largest first while their items
+// (", key (n)") fit in the cap; the first always. It returns how many skills
+// the named groups hold.
+func (gs *groupSet) shown(cnt []int, f func(g, len int)) (held int) {
+	used := 0
+	first := true
+	skipped, last := 0, -1
+	for _, g := range gs.order {
+		c := cnt[g]
+		if c == 0 {
 			continue
 		}
-		g := grp[i]
-		if cnt[g] == 0 {
-			order = append(order, g)
+		l := gs.keyLen[g] + 3 + digits(c) // "key (c)"
+		if !first {
+			l += 2
+			if used+l > gs.cap {
+				skipped, last = skipped+1, g
+				continue // a smaller group may still fit
+			}
 		}
-		cnt[g]++
-		total++
+		first = false
+		used += l
+		held += c
+		f(g, l)
 	}
+	if skipped == 1 {
+		// One group left: its name is shorter than saying "other groups".
+		f(last, gs.keyLen[last]+5+digits(cnt[last]))
+		held += cnt[last]
+	}
+	return held
+}
+
+// sectionLen is the length of section(s, cnt, total) without building it.
+func (gs *groupSet) sectionLen(s settings, cnt []int, total int) int {
+	if total == 0 {
+		return 0
+	}
+	n := runes(groupsNote(s, total)) + 1 // the final "."
+	held := gs.shown(cnt, func(_, l int) { n += l })
+	if rest := total - held; rest > 0 {
+		n += runes(otherGroups) + digits(rest) + runes(otherGroupsEnd)
+	}
+	return n
+}
+
+// The end of the groups line when some groups are not named.
+const (
+	otherGroups    = ", and "
+	otherGroupsEnd = " in other groups"
+)
+
+// section is the groups line for the given counts of grouped skills per
+// group (total of them); "" if none.
+func (gs *groupSet) section(s settings, cnt []int, total int) string {
 	if total == 0 {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString(groupsNote(s, total))
-	for j, g := range order {
-		if j > 0 {
+	first := true
+	held := gs.shown(cnt, func(g, _ int) {
+		if !first {
 			b.WriteString(", ")
 		}
-		b.WriteString(groups[g])
+		first = false
+		b.WriteString(gs.keys[g])
 		b.WriteString(" (")
 		b.WriteString(strconv.Itoa(cnt[g]))
 		b.WriteString(")")
+	})
+	if rest := total - held; rest > 0 {
+		b.WriteString(otherGroups)
+		b.WriteString(strconv.Itoa(rest))
+		b.WriteString(otherGroupsEnd)
 	}
 	b.WriteString(".")
 	return b.String()
+}
+
+// groupSection is the groups line of the entries whose tier is TierGrouped;
+// "" if none.
+func groupSection(s settings, gs *groupSet, tiers []Tier) string {
+	if gs == nil {
+		return ""
+	}
+	cnt := make([]int, len(gs.keys))
+	total := 0
+	for i, t := range tiers {
+		if t == TierGrouped {
+			cnt[gs.of[i]]++
+			total++
+		}
+	}
+	return gs.section(s, cnt, total)
 }
 
 // named sets up a state where the skills at ranks below k are named and the
@@ -416,8 +539,7 @@ func (m *budgetModel) nameInto(st *state, rank []int, k int, rest Tier) *state {
 	st.frame = m.frameCost(st.virt)
 	if omitted > 0 {
 		if rest == TierGrouped {
-			groups, grp := m.groupsOf()
-			st.groupCost = m.affix + runes(groupSection(m.c.s, groups, grp, st.tiers))
+			st.groupCost = m.affix + runes(groupSection(m.c.s, m.groupsOf(), st.tiers))
 		} else {
 			st.noteCost = m.affix + runes(omittedNote(m.c.s, omitted))
 		}
@@ -436,7 +558,6 @@ type nameCosts struct {
 	folders []int  // folders[k]: the folder prefixes they need
 	frame   [2]int // frameCost(false), frameCost(true)
 	gcnt    []int  // skills per group, over all
-	gkey    []int  // length of each group's name
 	cnt     []int  // scratch
 }
 
@@ -454,15 +575,11 @@ func (m *budgetModel) nameCosts(rank []int) *nameCosts {
 			nc.folders[r+1] += m.folderFx[f]
 		}
 	}
-	groups, grp := m.groupsOf()
-	nc.gcnt = make([]int, len(groups))
-	nc.gkey = make([]int, len(groups))
-	nc.cnt = make([]int, len(groups))
-	for _, g := range grp {
+	gs := m.groupsOf()
+	nc.gcnt = make([]int, len(gs.keys))
+	nc.cnt = make([]int, len(gs.keys))
+	for _, g := range gs.of {
 		nc.gcnt[g]++
-	}
-	for g, k := range groups {
-		nc.gkey[g] = runes(k)
 	}
 	return nc
 }
@@ -489,24 +606,19 @@ func (nc *nameCosts) cost(k int, rest Tier) int {
 	}
 	// The groups of the skills from rank k on, with their counts.
 	cnt := nc.cnt
+	of := m.groups.of
 	if k < n-k {
 		copy(cnt, nc.gcnt)
 		for _, i := range nc.rank[:k] {
-			cnt[m.grp[i]]--
+			cnt[of[i]]--
 		}
 	} else {
 		clear(cnt)
 		for _, i := range nc.rank[k:] {
-			cnt[m.grp[i]]++
+			cnt[of[i]]++
 		}
 	}
-	t += m.affix + runes(groupsNote(m.c.s, n-k)) + 1 - 2 // the final ".", no ", " before the first
-	for g, c := range cnt {
-		if c > 0 {
-			t += 2 + nc.gkey[g] + 3 + digits(c)
-		}
-	}
-	return t
+	return t + m.affix + m.groups.sectionLen(m.c.s, cnt, n-k)
 }
 
 func digits(c int) int {
@@ -523,7 +635,7 @@ func digits(c int) int {
 // whether it did.
 func (m *budgetModel) describe(st *state, i, L, budget int) bool {
 	d := m.desc(i)
-	cost := m.fixed[i] + d.at(m.slab, L)
+	cost := m.fix(i) + d.at(m.slab, L)
 	old := *st
 	f := m.fold[i]
 	st.folderCnt[f]--
@@ -626,11 +738,13 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority []string) 
 	rank := priorityRank(listing, priority)
 
 	// Everything whole? Not if the entries without descriptions are over.
-	sumFixed := 0
+	sumFixed := m.frameCost(full.virt)
 	for i := range listing {
-		sumFixed += m.fixed[i]
+		if sumFixed += m.fix(i); sumFixed > budget {
+			break
+		}
 	}
-	if m.frameCost(full.virt)+sumFixed <= budget {
+	if sumFixed <= budget {
 		all := m.named(rank, n, TierGrouped)
 		for i := range listing {
 			m.describe(all, i, m.desc(i).n, 1<<62)
@@ -646,12 +760,15 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority []string) 
 	if m.total(st) > budget {
 		st = nil
 		nc := m.nameCosts(rank)
-		for _, rest := range []Tier{TierGrouped, TierOmitted} {
-			k := largestFit(n, func(k int) bool { return nc.cost(k, rest) <= budget })
-			if k >= 0 {
-				st = m.named(rank, k, rest)
-				break
-			}
+		kg := largestFit(n, func(k int) bool { return nc.cost(k, TierGrouped) <= budget })
+		ko := largestFit(n, func(k int) bool { return nc.cost(k, TierOmitted) <= budget })
+		// Groups tell the model more than a bare count, but not at the
+		// price of more than half the names it could have.
+		switch {
+		case kg >= 0 && 2*kg >= ko:
+			st = m.named(rank, kg, TierGrouped)
+		case ko >= 0:
+			st = m.named(rank, ko, TierOmitted)
 		}
 		if st == nil {
 			// Not even the frame and the note fit. The note is the one line
@@ -669,7 +786,7 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority []string) 
 		}
 		// Skip, without measuring the description, an entry that cannot
 		// fit even with a one-character description.
-		lb := m.fixed[i] - m.dispCost[i]
+		lb := m.fix(i) - m.dispCost[i]
 		if m.listing[i].Description != "" {
 			lb++
 		}
@@ -717,7 +834,7 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority []string) 
 			m.setCap(st, i, best)
 		}
 	}
-	return plan{tiers: st.tiers, caps: st.caps, virt: st.virt, groups: m.groups, grp: m.grp}
+	return plan{tiers: st.tiers, caps: st.caps, virt: st.virt, groups: m.groups, sep: m.sep}
 }
 
 // largestFit is a k in [0, n] with ok(k), found by binary search, or -1.

@@ -64,7 +64,7 @@ func ExamplePrompt_budget() {
 	//   </skill>
 	// </available_skills>
 	//
-	// Also available (load by name): delta, gamma
+	// Also available (load by name): delta gamma
 	// ---
 	// shortened: [] names only: [delta gamma] omitted: []
 }

@@ -105,8 +105,8 @@ type promptCase struct {
 var (
 	shortBudgets   = map[string]int{FormatPi: 1540, FormatCatalog: 1450, FormatProgressive: 1100}
 	namesBudgets   = map[string]int{FormatPi: 1500, FormatCatalog: 1250, FormatProgressive: 1800}
-	groupBudgets   = map[string]int{FormatPi: 770, FormatCatalog: 1070, FormatProgressive: 525}
-	groupNSBudgets = map[string]int{FormatPi: 712, FormatCatalog: 1010, FormatProgressive: 465}
+	groupBudgets   = map[string]int{FormatPi: 845, FormatCatalog: 1145, FormatProgressive: 600}
+	groupNSBudgets = map[string]int{FormatPi: 765, FormatCatalog: 1065, FormatProgressive: 520}
 )
 
 func promptCases() []promptCase {
@@ -123,8 +123,8 @@ func promptCases() []promptCase {
 		{name: "names", listing: many(30), budgets: namesBudgets, shortened: true, nameOnly: true},
 		// Tier 4: the skills that cannot be named are counted in groups
 		// (category, else name prefix) that the search tool finds.
-		{name: "grouped", listing: categorised(30), budgets: groupBudgets, nameOnly: true, grouped: true},
-		{name: "grouped_nosearch", listing: categorised(30), opt: Options{SearchTool: NoSearchTool}, budgets: groupNSBudgets, nameOnly: true, grouped: true},
+		{name: "grouped", listing: categorised(60), budgets: groupBudgets, nameOnly: true, grouped: true},
+		{name: "grouped_nosearch", listing: categorised(60), opt: Options{SearchTool: NoSearchTool}, budgets: groupNSBudgets, nameOnly: true, grouped: true},
 		// Priority decides who keeps a description, not the order.
 		{name: "priority", listing: many(30), opt: Options{Priority: []string{"tool-z", "tool-q"}}, budgets: namesBudgets, shortened: true, nameOnly: true},
 		// A budget too small for the frame: no entry, but the line that

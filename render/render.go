@@ -434,7 +434,7 @@ func writeListing(b *strings.Builder, lay layout, listing []Entry, c frameCtx, p
 			b.WriteString(lay.folderPrefix(f))
 			for j, n := range byFolder[f] {
 				if j > 0 {
-					b.WriteString(", ")
+					b.WriteString(p.sep)
 				}
 				b.WriteString(n)
 			}
@@ -443,7 +443,7 @@ func writeListing(b *strings.Builder, lay layout, listing []Entry, c frameCtx, p
 	}
 	if len(grouped) > 0 {
 		b.WriteString(pre)
-		b.WriteString(groupSection(c.s, p.groups, p.grp, p.tiers))
+		b.WriteString(groupSection(c.s, p.groups, p.tiers))
 		b.WriteString(post)
 	}
 	if len(omitted) > 0 {
@@ -497,9 +497,9 @@ func groupsNote(s settings, n int) string {
 	}
 	find := "Find them with the `loadout list` command"
 	if s.search != "" {
-		find = "Find them with the `" + s.search + "` tool (search for the group's name) or the `loadout list` command"
+		find = "Find them with the `" + s.search + "` tool (search for a group's name) or the `loadout list` command"
 	}
-	return strconv.Itoa(n) + " more " + what + " not named here, counted by category, name prefix (x-*) or folder. " + find + ": "
+	return strconv.Itoa(n) + " more " + what + " not named here. " + find + ". By category, name prefix (x-*) or folder: "
 }
 
 // EffectiveBudget is the listing budget Prompt applies for a configured

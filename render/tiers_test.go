@@ -66,7 +66,7 @@ func shown(t *testing.T, format, out string) (described, named []string) {
 			}
 			described = append(described, n)
 		case format != FormatPi && strings.HasPrefix(l, namesLine):
-			named = append(named, strings.Split(l[len(namesLine):], ", ")...)
+			named = append(named, splitNames(l[len(namesLine):])...)
 		case format == FormatPi && strings.HasPrefix(l, "More skills, named under"):
 			inPiNames = true
 		case inPiNames && strings.HasPrefix(l, "- "):
@@ -74,7 +74,7 @@ func shown(t *testing.T, format, out string) (described, named []string) {
 			if !ok {
 				t.Fatalf("bad pi names line %q", l)
 			}
-			for _, n := range strings.Split(ns, ", ") {
+			for _, n := range splitNames(ns) {
 				n, _, _ = strings.Cut(n, " (")
 				named = append(named, n)
 			}
@@ -210,15 +210,34 @@ func TestTiersProperty(t *testing.T) {
 	}
 }
 
-// groupCountRe reads the counts of the groups line: "name (12), …".
+// splitNames splits a names line: by ", " when a name has a space or a
+// comma in it (or a location beside it), else by spaces.
+func splitNames(s string) []string {
+	if strings.Contains(s, ", ") {
+		return strings.Split(s, ", ")
+	}
+	return strings.Split(s, " ")
+}
+
+// groupCountRe reads the counts of the groups line: "name (12), …", and
+// the skills in the groups not named ("…, and 40 in other groups.").
 func groupCountRe(out string) []int {
 	var counts []int
 	for _, l := range strings.Split(out, "\n") {
-		_, items, ok := strings.Cut(l, " command: ")
+		_, items, ok := strings.Cut(l, " or folder: ")
 		if !ok || !strings.Contains(l, "not named here") {
 			continue
 		}
-		for _, it := range strings.Split(strings.TrimSuffix(items, "."), ", ") {
+		items = strings.TrimSuffix(items, ".")
+		if head, tail, ok := strings.Cut(items, otherGroups); ok {
+			c, err := strconv.Atoi(strings.TrimSuffix(tail, otherGroupsEnd))
+			if err != nil {
+				panic("groups line: " + l)
+			}
+			counts = append(counts, c)
+			items = head
+		}
+		for _, it := range strings.Split(items, ", ") {
 			i := strings.LastIndex(it, " (")
 			c, _ := strconv.Atoi(strings.TrimSuffix(it[i+2:], ")"))
 			counts = append(counts, c)
@@ -393,7 +412,7 @@ func TestNameCosts(t *testing.T) {
 				}
 				// and the model's length is the rendered one
 				var b strings.Builder
-				writeListing(&b, lay, es, frameCtx{s: s}, plan{tiers: st.tiers, caps: st.caps, virt: st.virt, groups: m.groups, grp: m.grp})
+				writeListing(&b, lay, es, frameCtx{s: s}, plan{tiers: st.tiers, caps: st.caps, virt: st.virt, groups: m.groups, sep: m.sep})
 				if got := utf8.RuneCountInString(b.String()); got != m.total(st) {
 					t.Fatalf("%s, %d skills, k %d, %s: rendered %d, model %d\n%s", f, len(es), k, rest, got, m.total(st), b.String())
 				}
