@@ -1,6 +1,7 @@
 package render
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -236,27 +237,43 @@ func newModel(lay layout, listing []Entry, c frameCtx) *budgetModel {
 	m.sep = " "
 	for i, e := range listing {
 		m.virt[i] = e.Virtual
-		f, d := lay.compact(e)
-		m.disp[i] = d
-		if strings.ContainsAny(d, ", \t\n") {
+		if strings.ContainsAny(e.Name, ", \t\n") {
 			m.sep = ", "
 		}
-		m.fold[i] = m.folderOf(f)
-	}
-	for i, d := range m.disp {
-		m.dispCost[i] = runes(d) + len(m.sep)
-	}
-	for fi, f := range m.folders {
-		m.folderFx[fi] = runes(lay.folderPrefix(f)) - len(m.sep)
 	}
 	pre, post := lay.affixes()
 	m.affix = runes(pre) + runes(post)
 	return m
 }
 
-// folderOf is the index of folder f in m.folders, added if new. Entries
-// of one folder usually come together, so the last one is checked first.
-func (m *budgetModel) folderOf(f string) int {
+// compact measures entry i's compact name on first use (most entries of a
+// large catalog are never named): disp, dispCost and fold. A name shown
+// with its location (not under a folder) has spaces in it, so those are
+// separated by ", ".
+func (m *budgetModel) compact(i int) {
+	if m.dispCost[i] != 0 {
+		return
+	}
+	f, d := m.lay.compact(m.listing[i])
+	sep := m.sep
+	if d != m.listing[i].Name {
+		sep = ", "
+	}
+	m.disp[i] = d
+	m.dispCost[i] = runes(d) + len(sep)
+	m.fold[i] = m.folderOf(f, sep)
+}
+
+// nameCost is what naming entry i costs: its compact name and separator.
+func (m *budgetModel) nameCost(i int) int {
+	m.compact(i)
+	return m.dispCost[i]
+}
+
+// folderOf is the index of folder f in m.folders, added if new (its names
+// separated by sep). Entries of one folder usually come together, so the
+// last one is checked first.
+func (m *budgetModel) folderOf(f, sep string) int {
 	if k := len(m.folders) - 1; k >= 0 && m.folders[k] == f {
 		return k
 	}
@@ -268,7 +285,7 @@ func (m *budgetModel) folderOf(f string) int {
 		fi = len(m.folders)
 		m.folderIdx[f] = fi
 		m.folders = append(m.folders, f)
-		m.folderFx = append(m.folderFx, 0)
+		m.folderFx = append(m.folderFx, runes(m.lay.folderPrefix(f))-len(sep))
 	}
 	return fi
 }
@@ -317,45 +334,65 @@ func (m *budgetModel) groupsOf() *groupSet {
 // (up to the first '-', '_', '.' or ':') when another skill shares it; else
 // the folder that holds its skill folder.
 func groupKeys(listing []Entry) ([]string, []int) {
-	prefix := func(name string) string {
-		if i := strings.IndexAny(name, "-_.:"); i > 0 {
-			return name[:i]
-		}
-		return ""
-	}
+	// prefix[i] is entry i's name up to its first '-', '_', '.' or ':'
+	// ("" if none, or if the name starts with one).
+	prefix := make([]string, len(listing))
 	count := map[string]int{}
-	for _, e := range listing {
-		if e.Category == "" {
-			if p := prefix(e.Name); p != "" {
-				count[p]++
+	for i := range listing {
+		e := &listing[i]
+		if e.Category != "" {
+			continue
+		}
+		name := e.Name
+		for j := 0; j < len(name); j++ {
+			if c := name[j]; c == '-' || c == '_' || c == '.' || c == ':' {
+				if j > 0 {
+					prefix[i] = name[:j]
+					count[name[:j]]++
+				}
+				break
 			}
 		}
 	}
-	idx := map[string]int{}
+	// Groups by kind (0 category, 1 prefix, 2 folder), so that a prefix
+	// group's key ("pdf-*") is built once, not for every entry.
+	var idx [3]map[string]int
 	var keys []string
 	grp := make([]int, len(listing))
-	for i, e := range listing {
-		var k string
-		switch p := prefix(e.Name); {
-		case e.Category != "":
-			k = e.Category
+	lastKind, last, lastG := -1, "", -1 // entries of a group often come together
+	for i := range listing {
+		e := &listing[i]
+		kind, k := 0, e.Category
+		switch p := prefix[i]; {
+		case k != "":
 		case p != "" && count[p] > 1:
-			k = p + "-*"
+			kind, k = 1, p
 		default:
-			k = "other"
+			kind, k = 2, "other"
 			if j := strings.LastIndexByte(e.Dir, '/'); j > 0 {
 				k = e.Dir[:j]
 			} else if j == 0 {
 				k = "/"
 			}
 		}
-		j, ok := idx[k]
+		if kind == lastKind && k == last {
+			grp[i] = lastG
+			continue
+		}
+		if idx[kind] == nil {
+			idx[kind] = map[string]int{}
+		}
+		j, ok := idx[kind][k]
 		if !ok {
 			j = len(keys)
-			idx[k] = j
-			keys = append(keys, k)
+			idx[kind][k] = j
+			if kind == 1 {
+				keys = append(keys, k+"-*")
+			} else {
+				keys = append(keys, k)
+			}
 		}
-		grp[i] = j
+		grp[i], lastKind, last, lastG = j, kind, k, j
 	}
 	return keys, grp
 }
@@ -529,8 +566,11 @@ func (m *budgetModel) nameInto(st *state, rank []int, k int, rest Tier) *state {
 		st.tiers[i] = TierName
 		st.virt = st.virt || m.virt[i]
 		st.named++
-		st.nameSum += m.dispCost[i]
+		st.nameSum += m.nameCost(i)
 		f := m.fold[i]
+		for f >= len(st.folderCnt) {
+			st.folderCnt = append(st.folderCnt, 0)
+		}
 		if st.folderCnt[f] == 0 {
 			st.folderSum += m.folderFx[f]
 		}
@@ -549,32 +589,23 @@ func (m *budgetModel) nameInto(st *state, rank []int, k int, rest Tier) *state {
 
 // nameCosts holds sums over the priority order, so that the length of the
 // listing that names the first k skills and groups or counts the rest is
-// known without building it (see cost).
+// known without building it (see cost). The sums are extended on demand:
+// a large catalog's budget names only its first few hundred skills.
 type nameCosts struct {
 	m       *budgetModel
 	rank    []int
 	virt    []bool // virt[k]: one of the first k is virtual
 	names   []int  // names[k]: the compact names of the first k
 	folders []int  // folders[k]: the folder prefixes they need
+	seen    []bool // folders counted in folders[len(folders)-1]
 	frame   [2]int // frameCost(false), frameCost(true)
 	gcnt    []int  // skills per group, over all
 	cnt     []int  // scratch
 }
 
 func (m *budgetModel) nameCosts(rank []int) *nameCosts {
-	n := len(rank)
-	nc := &nameCosts{m: m, rank: rank, virt: make([]bool, n+1), names: make([]int, n+1), folders: make([]int, n+1),
+	nc := &nameCosts{m: m, rank: rank, virt: []bool{false}, names: []int{0}, folders: []int{0},
 		frame: [2]int{m.frameCost(false), m.frameCost(true)}}
-	seen := make([]bool, len(m.folders))
-	for r, i := range rank {
-		nc.virt[r+1] = nc.virt[r] || m.virt[i]
-		nc.names[r+1] = nc.names[r] + m.dispCost[i]
-		nc.folders[r+1] = nc.folders[r]
-		if f := m.fold[i]; !seen[f] {
-			seen[f] = true
-			nc.folders[r+1] += m.folderFx[f]
-		}
-	}
 	gs := m.groupsOf()
 	nc.gcnt = make([]int, len(gs.keys))
 	nc.cnt = make([]int, len(gs.keys))
@@ -584,11 +615,39 @@ func (m *budgetModel) nameCosts(rank []int) *nameCosts {
 	return nc
 }
 
+// extend makes the sums reach k, unless the names alone pass limit on the
+// way: then it reports false, and every listing naming k skills is over.
+func (nc *nameCosts) extend(k, limit int) bool {
+	m := nc.m
+	for r := len(nc.names) - 1; r < k; r++ {
+		if nc.names[r] > limit {
+			return false
+		}
+		i := nc.rank[r]
+		nc.virt = append(nc.virt, nc.virt[r] || m.virt[i])
+		nc.names = append(nc.names, nc.names[r]+m.nameCost(i))
+		fx := nc.folders[r]
+		f := m.fold[i]
+		for f >= len(nc.seen) {
+			nc.seen = append(nc.seen, false)
+		}
+		if !nc.seen[f] {
+			nc.seen[f] = true
+			fx += m.folderFx[f]
+		}
+		nc.folders = append(nc.folders, fx)
+	}
+	return true
+}
+
 // cost is m.total(m.named(rank, k, rest)), computed from the sums in time
 // proportional to min(k, n-k) plus the number of groups.
 func (nc *nameCosts) cost(k int, rest Tier) int {
 	m := nc.m
 	n := len(nc.rank)
+	if !nc.extend(k, max(m.c.s.budget, 0)) {
+		return math.MaxInt / 2
+	}
 	t := m.closeNone
 	if nc.virt[k] {
 		t += nc.frame[1]
@@ -756,10 +815,11 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority []string) 
 
 	// Tier 3/4: name as many skills as fit, in priority order; group the
 	// rest, or, when even the groups do not fit, only count them.
-	st := m.named(rank, n, TierGrouped)
-	if m.total(st) > budget {
-		st = nil
-		nc := m.nameCosts(rank)
+	var st *state
+	nc := m.nameCosts(rank)
+	if nc.cost(n, TierGrouped) <= budget {
+		st = m.named(rank, n, TierGrouped)
+	} else {
 		kg := largestFit(n, func(k int) bool { return nc.cost(k, TierGrouped) <= budget })
 		ko := largestFit(n, func(k int) bool { return nc.cost(k, TierOmitted) <= budget })
 		// Groups tell the model more than a bare count, but not at the
@@ -837,11 +897,23 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority []string) 
 	return plan{tiers: st.tiers, caps: st.caps, virt: st.virt, groups: m.groups, sep: m.sep}
 }
 
-// largestFit is a k in [0, n] with ok(k), found by binary search, or -1.
-// ok is nearly, not strictly, monotone (a group's count can gain a digit),
-// so k may fall a little short of the largest; it always satisfies ok.
+// largestFit is a k in [0, n] with ok(k), or -1. It probes 0, 1, 2, 4, …
+// until ok fails, then searches between the last two probes, so it looks
+// no further than twice the answer. ok is nearly, not strictly, monotone (a
+// group's count can gain a digit, a group can leave the line), so k may
+// fall a little short of the largest; it always satisfies ok.
 func largestFit(n int, ok func(int) bool) int {
-	lo, hi := -1, n+1
+	if !ok(0) {
+		return -1
+	}
+	lo, hi := 0, n+1
+	for step := 1; lo+step <= n; step *= 2 {
+		if !ok(lo + step) {
+			hi = lo + step
+			break
+		}
+		lo += step
+	}
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
 		if ok(mid) {

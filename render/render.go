@@ -421,22 +421,32 @@ func writeListing(b *strings.Builder, lay layout, listing []Entry, c frameCtx, p
 		b.WriteString(pre)
 		b.WriteString(lay.namesHeader(fc))
 		// Folders in order of first appearance, names in listing order.
+		// A name shown with its location (not under a folder) has spaces
+		// in it, so those are separated by ", " (see budgetModel.compact).
+		type item struct {
+			text string
+			loc  bool
+		}
 		var folders []string
-		byFolder := map[string][]string{}
+		byFolder := map[string][]item{}
 		for _, i := range named {
 			f, n := lay.compact(listing[i])
 			if _, ok := byFolder[f]; !ok {
 				folders = append(folders, f)
 			}
-			byFolder[f] = append(byFolder[f], n)
+			byFolder[f] = append(byFolder[f], item{n, n != listing[i].Name})
 		}
 		for _, f := range folders {
 			b.WriteString(lay.folderPrefix(f))
-			for j, n := range byFolder[f] {
+			for j, it := range byFolder[f] {
 				if j > 0 {
-					b.WriteString(p.sep)
+					if it.loc {
+						b.WriteString(", ")
+					} else {
+						b.WriteString(p.sep)
+					}
 				}
-				b.WriteString(n)
+				b.WriteString(it.text)
 			}
 		}
 		b.WriteString(post)
