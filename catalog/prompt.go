@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/loadout/loadout/render"
@@ -94,13 +95,13 @@ func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diag
 	var diags []skill.Diagnostic
 	if len(rep.Shortened) > 0 {
 		diags = append(diags, skill.Diagnostic{Severity: skill.Info, Code: CodeBudgetShortened, Agent: l.Spec.AgentID,
-			Message: fmt.Sprintf("the listing was over the budget of %d characters; the descriptions of %d skills were shortened: %s",
-				rep.Budget, len(rep.Shortened), strings.Join(rep.Shortened, ", "))})
+			Message: fmt.Sprintf("the listing was over the budget of %d characters; the descriptions of %s shortened: %s",
+				rep.Budget, count(len(rep.Shortened), "skill was", "skills were"), strings.Join(rep.Shortened, ", "))})
 	}
 	if len(rep.NameOnly) > 0 {
 		diags = append(diags, skill.Diagnostic{Severity: skill.Info, Code: CodeBudgetNameOnly, Agent: l.Spec.AgentID,
-			Message: fmt.Sprintf("the listing was over the budget of %d characters; %d skills are listed by name only, without a description: %s; pin the ones the model must see described, or raise the budget",
-				rep.Budget, len(rep.NameOnly), strings.Join(rep.NameOnly, ", "))})
+			Message: fmt.Sprintf("the listing was over the budget of %d characters; %s listed by name only, without a description: %s; pin the ones the model must see described, or raise the budget",
+				rep.Budget, count(len(rep.NameOnly), "skill is", "skills are"), strings.Join(rep.NameOnly, ", "))})
 	}
 	if rep.TooSmall {
 		diags = append(diags, skill.Diagnostic{Severity: skill.Error, Code: CodeBudgetTooSmall, Agent: l.Spec.AgentID, Field: "budget",
@@ -109,8 +110,16 @@ func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diag
 	}
 	if len(rep.Omitted) > 0 {
 		diags = append(diags, skill.Diagnostic{Severity: skill.Warning, Code: CodeBudgetOmitted, Agent: l.Spec.AgentID,
-			Message: fmt.Sprintf("%d skills did not fit the budget of %d characters even by name: the listing counts them in groups (or in one line) and says to find them with search_skills; they can still be loaded by name: %s; raise the agent's budget or narrow its available patterns",
-				len(rep.Omitted), rep.Budget, strings.Join(rep.Omitted, ", "))})
+			Message: fmt.Sprintf("%s not fit the budget of %d characters even by name: the listing counts them in groups (or in one line) and says to find them with search_skills; they can still be loaded by name: %s; raise the agent's budget or narrow its available patterns",
+				count(len(rep.Omitted), "skill did", "skills did"), rep.Budget, strings.Join(rep.Omitted, ", "))})
 	}
 	return text, rep, diags
+}
+
+// count is "1 skill is" or "N skills are", as one and many say.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

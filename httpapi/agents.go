@@ -89,7 +89,15 @@ func (a *api) agentPrompt(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, badRequest("budget", "budget %d: use a number of characters, or -1 for none", budget))
 		return
 	}
-	text, rep, diags := l.Prompt(a.svc.PromptOptions(l.Spec.AgentID, catalog.PromptOptions{Format: format, Budget: int(budget)}))
+	budgetTokens, ok := intParam(w, r, "budgetTokens")
+	if !ok {
+		return
+	}
+	if budgetTokens < 0 || budgetTokens > 1<<28 {
+		writeErr(w, badRequest("budgetTokens", "budgetTokens %d: use a number of tokens (about 4 characters each), or leave it out", budgetTokens))
+		return
+	}
+	text, rep, diags := l.Prompt(a.svc.PromptOptions(l.Spec.AgentID, catalog.PromptOptions{Format: format, Budget: int(budget), BudgetTokens: int(budgetTokens)}))
 	if wantsText(r) {
 		writeRaw(w, http.StatusOK, ctText, []byte(text))
 		return
@@ -98,18 +106,26 @@ func (a *api) agentPrompt(w http.ResponseWriter, r *http.Request) {
 		Prompt      string             `json:"prompt"`
 		Report      promptReport       `json:"report"`
 		Diagnostics []skill.Diagnostic `json:"diagnostics"`
-	}{text, promptReport{rep.Format, rep.Budget, rep.Chars, rep.Total, rep.Listed, rep.Inlined, orEmpty(rep.Shortened), orEmpty(rep.Omitted)}, orEmpty(diags)})
+	}{text, promptReport{Format: rep.Format, Budget: rep.Budget, BudgetTokens: rep.BudgetTokens, Chars: rep.Chars, Tokens: rep.Tokens,
+		Total: rep.Total, Listed: rep.Listed, Inlined: rep.Inlined, Tiers: rep.Tiers, Shortened: orEmpty(rep.Shortened),
+		NameOnly: orEmpty(rep.NameOnly), Grouped: orEmpty(rep.Grouped), Omitted: orEmpty(rep.Omitted)}, orEmpty(diags)})
 }
 
+// promptReport is render.Report as the API gives it.
 type promptReport struct {
-	Format    string   `json:"format"`
-	Budget    int      `json:"budget"`
-	Chars     int      `json:"chars"`
-	Total     int      `json:"total"`
-	Listed    int      `json:"listed"`
-	Inlined   int      `json:"inlined"`
-	Shortened []string `json:"shortened"`
-	Omitted   []string `json:"omitted"`
+	Format       string                 `json:"format"`
+	Budget       int                    `json:"budget"`
+	BudgetTokens int                    `json:"budgetTokens"`
+	Chars        int                    `json:"chars"`
+	Tokens       int                    `json:"tokens"`
+	Total        int                    `json:"total"`
+	Listed       int                    `json:"listed"`
+	Inlined      int                    `json:"inlined"`
+	Tiers        map[string]render.Tier `json:"tiers"`
+	Shortened    []string               `json:"shortened"`
+	NameOnly     []string               `json:"nameOnly"`
+	Grouped      []string               `json:"grouped"`
+	Omitted      []string               `json:"omitted"`
 }
 
 // loadCache keeps the encoded JSON of successful loads. An entry is used

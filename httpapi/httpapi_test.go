@@ -778,6 +778,18 @@ func TestAgents(t *testing.T) {
 	if len(r.json(t)["diagnostics"].([]any)) == 0 {
 		t.Errorf("a tiny budget reported nothing: %s", r.body)
 	}
+	// A token budget: the smaller of the two wins, and the report gives
+	// both, with every skill's tier.
+	r = e.do(t, "GET", "/v1/agents/coder/prompt?budget=100000&budgetTokens=150", e.coder, nil)
+	want(t, r, 200)
+	rep := r.json(t)["report"].(map[string]any)
+	if rep["budgetTokens"] != 150.0 || rep["budget"] != 600.0 || rep["tokens"].(float64) > 150 || rep["chars"].(float64) > 600 {
+		t.Errorf("token budget: %v", rep)
+	}
+	if tiers, _ := rep["tiers"].(map[string]any); len(tiers) != 3 {
+		t.Errorf("tiers: %v", rep)
+	}
+	wantErr(t, e.do(t, "GET", "/v1/agents/coder/prompt?budgetTokens=-2", e.coder, nil), 400, "bad_request")
 	wantErr(t, e.do(t, "GET", "/v1/agents/coder/prompt?format=xml", e.coder, nil), 400, "bad_request")
 	wantErr(t, e.do(t, "GET", "/v1/agents/coder/prompt?budget=lots", e.coder, nil), 400, "bad_request")
 	wantErr(t, e.do(t, "GET", "/v1/agents/nosuch/prompt", e.admin, nil), 404, "not_found")

@@ -107,7 +107,7 @@ var routes = []route{
 	{"GET", "/v1/agents", (*api).listAgents, operation{ID: "listAgents", Summary: "The agents this token may read", Tag: "agents", Scope: "any",
 		OK: []response{{200, "the agents", jsonOf("AgentList"), nil}}}},
 	{"GET", "/v1/agents/{id}/prompt", (*api).agentPrompt, operation{ID: "agentPrompt", Summary: "The agent's system-prompt section, within its budget", Tag: "agents", Scope: "agent",
-		Query:  []param{{Name: "format", Type: "string", Desc: "override the agent's format", Enum: []string{"pi", "catalog", "progressive"}}, {Name: "budget", Type: "integer", Desc: "override the budget in characters; -1 for none"}},
+		Query:  []param{{Name: "format", Type: "string", Desc: "override the agent's format", Enum: []string{"pi", "catalog", "progressive"}}, {Name: "budget", Type: "integer", Desc: "override the budget in characters; -1 for none"}, {Name: "budgetTokens", Type: "integer", Desc: "a second budget in tokens (characters ÷ 4, rounded up); the smaller wins"}},
 		OK:     []response{{200, "the prompt (text/plain when the Accept header asks for it)", map[string]string{"application/json": "PromptResult", "text/plain": "string"}, nil}},
 		Errors: []int{400, 404}}},
 	{"GET", "/v1/agents/{id}/skills/{name}", (*api).agentLoad, operation{ID: "loadSkill", Summary: "load_skill: the skill's activation envelope (records a receipt)", Tag: "agents", Scope: "agent",

@@ -93,6 +93,27 @@ func TestPromptBudgetSaysWhatWasCut(t *testing.T) {
 	}
 }
 
+// TestPromptBudgetTokens: --budget-tokens limits the listing to four
+// characters a token, and one too small says what the least is.
+func TestPromptBudgetTokens(t *testing.T) {
+	cfg := filepath.Join(examplesDir(t), "loadout.json")
+	r := runCLI(t, "prompt", "--config", cfg, "--agent", "coder", "--budget", "100000", "--budget-tokens", "250")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "budget of 1000 characters") || !strings.Contains(r.stdout, "<available_skills>") {
+		t.Errorf("--budget-tokens 250 is not a budget of 1,000 characters:\n%s", r.stderr)
+	}
+	r = runCLI(t, "prompt", "--config", cfg, "--agent", "coder", "--budget-tokens", "20")
+	if r.code == 0 || !strings.Contains(r.stderr, "--budget-tokens 20 is too small") || !strings.Contains(r.stderr, "give at least") {
+		t.Errorf("exit %d: %s", r.code, r.stderr)
+	}
+	r = runCLI(t, "prompt", "--config", cfg, "--agent", "coder", "--budget-tokens", "-3")
+	if r.code == 0 || !strings.Contains(r.stderr, "--budget-tokens -3") {
+		t.Errorf("exit %d: %s", r.code, r.stderr)
+	}
+}
+
 func TestList(t *testing.T) {
 	ex := examplesDir(t)
 	cfg := filepath.Join(ex, "loadout.json")

@@ -20,13 +20,14 @@ func init() {
 func runPrompt(ctx context.Context, e *env, args []string) int {
 	var cf catalogFlags
 	var format string
-	var budget int
+	var budget, budgetTokens int
 	var verbose bool
-	fs := newFlags(e, "prompt", "[--config F --agent ID | --root DIR... | FOLDER...] [--format pi|catalog|progressive] [--budget N]",
+	fs := newFlags(e, "prompt", "[--config F --agent ID | --root DIR... | FOLDER...] [--format pi|catalog|progressive] [--budget N] [--budget-tokens N]",
 		"Prints the agent's skills section for its system prompt on stdout; diagnostics, including\nexactly which skills the budget shortened or left out, go to stderr."+fmt.Sprintf(folderArgsHelp, "prompt"))
 	cf.register(fs, true)
 	fs.StringVar(&format, "format", "", "prompt format: pi (default), catalog or progressive")
 	fs.IntVar(&budget, "budget", 0, "listing budget in characters (default: the agent's, else 8000; -1: no limit)")
+	fs.IntVar(&budgetTokens, "budget-tokens", 0, "a second limit in tokens, counted as characters ÷ 4 rounded up; the smaller wins (default: the agent's budgetTokens)")
 	fs.BoolVar(&verbose, "verbose", false, "say where every skill in the prompt came from (default: a count)")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
@@ -40,6 +41,9 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	if budget < -1 {
 		return fail(e, fmt.Errorf("--budget %d: give a number of characters, or -1 for no limit", budget))
 	}
+	if budgetTokens < 0 {
+		return fail(e, fmt.Errorf("--budget-tokens %d: give a number of tokens (about 4 characters each)", budgetTokens))
+	}
 	sess, err := cf.open(ctx, e, true)
 	if err != nil {
 		return fail(e, err)
@@ -51,7 +55,10 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 		// The listing is still printed, ranked by name alone after the pins.
 		fmt.Fprintf(e.stderr, "warning: %v; the listing is ranked without usage\n", err)
 	}
-	text, rep, diags := l.Prompt(catalog.PromptOptions{Format: format, Budget: budget, Usage: usage})
+	text, rep, diags := l.Prompt(catalog.PromptOptions{Format: format, Budget: budget, BudgetTokens: budgetTokens, Usage: usage})
+	if budgetTokens > 0 && rep.TooSmall {
+		return fail(e, fmt.Errorf("--budget-tokens %d is too small for this listing: the format's fixed text and the line saying how to find skills take %d characters (%d tokens); give at least %d", budgetTokens, rep.MinBudget, (rep.MinBudget+3)/4, (rep.MinBudget+3)/4))
+	}
 	if budget > 0 && rep.TooSmall {
 		return fail(e, fmt.Errorf("--budget %d is too small for this listing: the format's fixed text and the line saying how to find skills take %d characters; give at least %d", budget, rep.MinBudget, rep.MinBudget))
 	}
