@@ -126,3 +126,20 @@ func TestCatalogFromPool(t *testing.T) {
 		t.Error("a pool of 300 for 1000 skills: no error")
 	}
 }
+
+func TestFloorPrefix(t *testing.T) {
+	for _, c := range []struct{ d, want string }{
+		{"Short one.", "Short one."},
+		{"Fill forms. Then more text follows here.", "Fill forms."},
+		{"Does it? Yes.", "Does it?"},
+		{"A long description without any sentence end before the floor is reached, surely", "A long description without any sentence end before the floor"},
+		{"v1.2 is a version, not the end of a sentence, and this goes on past the floor", "v1.2 is a version, not the end of a sentence, and this goes "},
+		// Code points, not bytes: the first sentence is 37 code points
+		// (more than 60 bytes), so it is the floor.
+		{"저장소를 분석해 Codex용 instruction 구조를 초기화합니다. 루트 AGENTS.md, 필요 시 하위 파일을 생성할 때 사용합니다.", "저장소를 분석해 Codex용 instruction 구조를 초기화합니다."},
+	} {
+		if got := floorPrefix(c.d, 60); got != c.want {
+			t.Errorf("floorPrefix(%q):\n got %q\nwant %q", c.d, got, c.want)
+		}
+	}
+}

@@ -291,14 +291,19 @@ func hasWord(text, name string) bool {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // floorPrefix is the part of a description a listing must keep for it to
-// count as described: the first floor characters, or the first sentence or
-// the whole description when that is shorter.
+// count as described: the first floor characters, or the first sentence
+// (up to a '.', '!' or '?' followed by white space) or the whole
+// description when that is shorter. Lengths are in code points.
 func floorPrefix(d string, floor int) string {
-	n := min(floor, utf8.RuneCountInString(d))
-	if i := strings.Index(d, ". "); i >= 0 && i+1 < n {
-		n = i + 1
+	rs := []rune(d)
+	n := min(floor, len(rs))
+	for i := 1; i < n; i++ {
+		if unicode.IsSpace(rs[i]) && strings.ContainsRune(".!?", rs[i-1]) {
+			n = i
+			break
+		}
 	}
-	return string([]rune(d)[:n])
+	return string(rs[:n])
 }
 
 type cat struct {
