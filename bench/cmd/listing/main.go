@@ -55,6 +55,11 @@
 //     log-normal of median 210 and sigma 0.6, between 20 and 1,024
 //     characters (p10 92, p50 204, p90 452, mean 246 at 10,000).
 //
+// Each size's heading gives its length percentiles and the least any
+// listing naming every skill needs (each name and ", "): when that is over
+// the budget less the fixed text, every skill named is out of reach, and
+// the missed target says so.
+//
 // The repository ships no real descriptions: give -corpus folders of
 // collections checked out elsewhere.
 package main
@@ -128,7 +133,13 @@ func main() {
 			fmt.Fprintf(os.Stderr, "listing: %d skills: %v; size skipped\n", n, err)
 			continue
 		}
-		fmt.Fprintf(w, "\n# %d skills: %s; %d skills used\n", n, entryStats(cat.entries), len(cat.priority))
+		// The least any listing that names every skill needs: each name
+		// and a separator (", "), no description, no frame.
+		bare := 0
+		for _, e := range cat.entries {
+			bare += utf8.RuneCountInString(e.Name) + 2
+		}
+		fmt.Fprintf(w, "\n# %d skills: %s; %d skills used; naming them all takes at least %d characters (each name and \", \")\n", n, entryStats(cat.entries), len(cat.priority), bare)
 		fmt.Fprintf(w, "%6s %6s %-26s %5s %7s %10s %14s %10s\n", "skills", "budget", "strategy", "fixed", "named", "described", "chars", "render")
 		for _, b := range ints(*budgets) {
 			var text string
@@ -158,7 +169,11 @@ func main() {
 							n, name, b, lo.named, lo.described, max(cl.named, cx.named), max(cl.described, cx.described)))
 					}
 					if !plus && n == 500 && b == 8000 && f != "pi" && lo.named < n {
-						missed = append(missed, fmt.Sprintf("500 skills, %s, budget 8000: %d named, not all", name, lo.named))
+						why := ""
+						if bare > budget-fixed[f] {
+							why = fmt.Sprintf(" (out of reach: the names alone take %d characters, %d are left after the fixed text)", bare, budget-fixed[f])
+						}
+						missed = append(missed, fmt.Sprintf("500 skills, %s, budget 8000: %d named, not all%s", name, lo.named, why))
 					}
 					if n == 10000 && d > 5*time.Millisecond {
 						missed = append(missed, fmt.Sprintf("10000 skills, %s, budget %d: render took %s, over 5ms", name, budget, d.Round(time.Microsecond)))
