@@ -74,6 +74,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,11 +127,23 @@ func main() {
 	for _, f := range strings.Split(*formats, ",") {
 		fixed[f] = frameChars(f)
 	}
+	// Every catalog first, then the pool can go: a large heap left live
+	// would slow the timed renders (the collector scans it).
+	cats := map[int]*cat{}
 	for _, n := range ints(*sizes) {
-		cat, err := catalog(n, *seed, pool)
+		c, err := catalog(n, *seed, pool)
 		if err != nil {
 			w.Flush()
 			fmt.Fprintf(os.Stderr, "listing: %d skills: %v; size skipped\n", n, err)
+			continue
+		}
+		cats[n] = c
+	}
+	pool = nil
+	runtime.GC()
+	for _, n := range ints(*sizes) {
+		cat := cats[n]
+		if cat == nil {
 			continue
 		}
 		// The least any listing that names every skill needs: each name
