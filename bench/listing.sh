@@ -9,17 +9,26 @@
 #              (FLOOR characters, or its first sentence when shorter)
 #   chars      characters used of the budget (never over)
 #   render     mean time of one render (loadout: render.Prompt)
-# It renders with whatever the render package of this checkout does. The
-# descriptions are generated (see bench/cmd/listing: the example skills'
-# real ones plus a log-normal length distribution, median 150 characters).
+#   fixed      loadout rows: the format's fixed text (heading, rules,
+#              closing). "loadout FORMAT" has budget B with that text
+#              counted (loadout's rule); "loadout FORMAT +frame" has B plus
+#              it, as the peers' budgets count only their skill lines.
+# It renders with whatever the render package of this checkout does.
+# Catalogs are the example skills plus, with CORPUS (comma-separated
+# folders of real skill collections, read for every SKILL.md), a seeded
+# sample of those real skills; without it, generated skills whose name and
+# description lengths are fitted to real collections (see bench/cmd/listing).
+# A size larger than the corpus is skipped, with a message.
 #
-#   bench/listing.sh                      # the full table
+#   bench/listing.sh                      # the full table, generated skills
+#   CORPUS=/src/skills-a,/src/skills-b bench/listing.sh   # real skills
 #   SIZES=500 BUDGETS=8000 bench/listing.sh
 #   FLOOR=60 MINTIME=100ms bench/listing.sh
 #   STRICT=1 bench/listing.sh             # exit 1 if a target is missed
 # After the table it lists the issue's targets missed: over the budget;
 # fewer skills named or described than the better peer; not every skill
-# named at 500 skills and 8,000 characters in catalog and progressive;
+# named at 500 skills and 8,000 characters in catalog and progressive
+# (on the "loadout FORMAT" rows; the peer comparison is on the +frame rows);
 # a render of 10,000 skills over 5 ms (meaningful on a quiet machine only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,9 +38,11 @@ FORMATS=${FORMATS:-pi,catalog,progressive}
 FLOOR=${FLOOR:-60}
 MINTIME=${MINTIME:-30ms}
 STRICT=${STRICT:-}
+CORPUS=${CORPUS:-}
+SEED=${SEED:-1}
 load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
 cores=$(nproc 2>/dev/null || echo 1)
 if awk -v l="$load" -v c="$cores" 'BEGIN{exit !(l > c/2)}'; then
 	echo "listing.sh: load average $load on $cores cores: render times are not meaningful" >&2
 fi
-go run ./bench/cmd/listing -sizes "$SIZES" -budgets "$BUDGETS" -formats "$FORMATS" -floor "$FLOOR" -mintime "$MINTIME" ${STRICT:+-strict}
+go run ./bench/cmd/listing -sizes "$SIZES" -budgets "$BUDGETS" -formats "$FORMATS" -floor "$FLOOR" -mintime "$MINTIME" -seed "$SEED" ${CORPUS:+-corpus "$CORPUS"} ${STRICT:+-strict}
