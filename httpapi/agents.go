@@ -107,7 +107,7 @@ func (a *api) agentPrompt(w http.ResponseWriter, r *http.Request) {
 		Report      promptReport       `json:"report"`
 		Diagnostics []skill.Diagnostic `json:"diagnostics"`
 	}{text, promptReport{Format: rep.Format, Budget: rep.Budget, BudgetTokens: rep.BudgetTokens, Chars: rep.Chars, Tokens: rep.Tokens,
-		Total: rep.Total, Listed: rep.Listed, Inlined: rep.Inlined, Tiers: rep.Tiers, Shortened: orEmpty(rep.Shortened),
+		Total: rep.Total, Listed: rep.Listed, Inlined: rep.Inlined, Tiers: rep.TierMap(), Shortened: orEmpty(rep.Shortened),
 		NameOnly: orEmpty(rep.NameOnly), Grouped: orEmpty(rep.Grouped), Omitted: orEmpty(rep.Omitted)}, orEmpty(diags)})
 }
 

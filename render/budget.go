@@ -57,8 +57,6 @@ type frameCtx struct {
 // plan says how to render the listing.
 type plan struct {
 	tiers []Tier
-	// sep separates the names listed by name only.
-	sep string
 	// caps[i] is the number of code points entry i's description is cut to
 	// (before the ellipsis) when its tier is TierShortened.
 	caps []int
@@ -232,14 +230,8 @@ func newModel(lay layout, listing []Entry, c frameCtx) *budgetModel {
 	m.extra = lay.escapeExtra()
 	m.known = make([]bool, n)
 	m.virt = make([]bool, n)
-	// Names are separated by a space, unless one has a space or a comma
-	// in it (then by ", "): a space is one character and no extra token.
-	m.sep = " "
-	for i, e := range listing {
-		m.virt[i] = e.Virtual
-		if strings.ContainsAny(e.Name, ", \t\n") {
-			m.sep = ", "
-		}
+	for i := range listing {
+		m.virt[i] = listing[i].Virtual
 	}
 	pre, post := lay.affixes()
 	m.affix = runes(pre) + runes(post)
@@ -247,16 +239,14 @@ func newModel(lay layout, listing []Entry, c frameCtx) *budgetModel {
 }
 
 // compact measures entry i's compact name on first use (most entries of a
-// large catalog are never named): disp, dispCost and fold. A name shown
-// with its location (not under a folder) has spaces in it, so those are
-// separated by ", ".
+// large catalog are never named): disp, dispCost and fold.
 func (m *budgetModel) compact(i int) {
 	if m.dispCost[i] != 0 {
 		return
 	}
-	f, d := m.lay.compact(m.listing[i])
-	sep := m.sep
-	if d != m.listing[i].Name {
+	f, d, loc := compactName(m.lay, m.listing[i])
+	sep := " "
+	if loc {
 		sep = ", "
 	}
 	m.disp[i] = d
@@ -338,6 +328,8 @@ func groupKeys(listing []Entry) ([]string, []int) {
 	// ("" if none, or if the name starts with one).
 	prefix := make([]string, len(listing))
 	count := map[string]int{}
+	// Names in order share prefixes in runs: count a run, then add it.
+	run, runN := "", 0
 	for i := range listing {
 		e := &listing[i]
 		if e.Category != "" {
@@ -347,25 +339,42 @@ func groupKeys(listing []Entry) ([]string, []int) {
 		for j := 0; j < len(name); j++ {
 			if c := name[j]; c == '-' || c == '_' || c == '.' || c == ':' {
 				if j > 0 {
-					prefix[i] = name[:j]
-					count[name[:j]]++
+					p := name[:j]
+					prefix[i] = p
+					if p != run {
+						if runN > 0 {
+							count[run] += runN
+						}
+						run, runN = p, 0
+					}
+					runN++
 				}
 				break
 			}
 		}
+	}
+	if runN > 0 {
+		count[run] += runN
 	}
 	// Groups by kind (0 category, 1 prefix, 2 folder), so that a prefix
 	// group's key ("pdf-*") is built once, not for every entry.
 	var idx [3]map[string]int
 	var keys []string
 	grp := make([]int, len(listing))
-	lastKind, last, lastG := -1, "", -1 // entries of a group often come together
+	// Entries of a group often come together, kind by kind.
+	var last [3]string
+	lastG := [3]int{-1, -1, -1}
+	shared, sharedP := false, ""
 	for i := range listing {
 		e := &listing[i]
 		kind, k := 0, e.Category
-		switch p := prefix[i]; {
+		p := prefix[i]
+		if p != "" && p != sharedP {
+			shared, sharedP = count[p] > 1, p
+		}
+		switch {
 		case k != "":
-		case p != "" && count[p] > 1:
+		case p != "" && shared:
 			kind, k = 1, p
 		default:
 			kind, k = 2, "other"
@@ -375,8 +384,8 @@ func groupKeys(listing []Entry) ([]string, []int) {
 				k = "/"
 			}
 		}
-		if kind == lastKind && k == last {
-			grp[i] = lastG
+		if lastG[kind] >= 0 && k == last[kind] {
+			grp[i] = lastG[kind]
 			continue
 		}
 		if idx[kind] == nil {
@@ -392,7 +401,7 @@ func groupKeys(listing []Entry) ([]string, []int) {
 				keys = append(keys, k)
 			}
 		}
-		grp[i], lastKind, last, lastG = j, kind, k, j
+		grp[i], last[kind], lastG[kind] = j, k, j
 	}
 	return keys, grp
 }
@@ -432,10 +441,10 @@ func (m *budgetModel) total(st *state) int {
 }
 
 // GroupShare is the part of the budget the groups line may give to naming
-// groups (1/GroupShare of it): the largest groups are named while they fit
+// groups (1/GroupShare of it, 2.5%): the largest groups are named while they fit
 // in that share, and the skills of the others are counted together. Names
 // are worth more than group counts, so the share is small.
-const GroupShare = 20
+const GroupShare = 40
 
 // groupSet is every listing entry's group and the order groups are shown in.
 type groupSet struct {
@@ -894,7 +903,7 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority []string) 
 			m.setCap(st, i, best)
 		}
 	}
-	return plan{tiers: st.tiers, caps: st.caps, virt: st.virt, groups: m.groups, sep: m.sep}
+	return plan{tiers: st.tiers, caps: st.caps, virt: st.virt, groups: m.groups}
 }
 
 // largestFit is a k in [0, n] with ok(k), or -1. It probes 0, 1, 2, 4, …

@@ -199,7 +199,7 @@ func TestTiersReplaceWaterFilling(t *testing.T) {
 	if !strings.Contains(got, "<description>Tiny.</description>") || !strings.Contains(got, "\n- at the location given: long-b (/s/b/SKILL.md)") {
 		t.Errorf("output:\n%s", got)
 	}
-	if rep.Tiers["long-a"] != TierFull || rep.Tiers["short"] != TierFull || rep.Tiers["long-b"] != TierName {
+	if rep.Tier("long-a") != TierFull || rep.Tier("short") != TierFull || rep.Tier("long-b") != TierName {
 		t.Errorf("Tiers = %v", rep.Tiers)
 	}
 }
@@ -373,7 +373,7 @@ func TestBudgetNeverExceeded(t *testing.T) {
 		// least the floor plus the ellipsis.
 		var described []string
 		for _, name := range order {
-			if t := rep.Tiers[name]; t == TierFull || t == TierShortened {
+			if t := rep.Tier(name); t == TierFull || t == TierShortened {
 				described = append(described, name)
 			}
 		}
@@ -392,13 +392,13 @@ func TestBudgetNeverExceeded(t *testing.T) {
 			}
 			orig := byName[name].Description
 			if x.Description == orig {
-				if rep.Tiers[name] != TierFull {
-					fail("%q reported %s but whole", name, rep.Tiers[name])
+				if rep.Tier(name) != TierFull {
+					fail("%q reported %s but whole", name, rep.Tier(name))
 				}
 				continue
 			}
 			prefix, ok := strings.CutSuffix(x.Description, Ellipsis)
-			if !ok || !strings.HasPrefix(orig, prefix) || rep.Tiers[name] != TierShortened {
+			if !ok || !strings.HasPrefix(orig, prefix) || rep.Tier(name) != TierShortened {
 				fail("%q: description %q is not a reported cut of %q", name, x.Description, orig)
 			}
 			if !aboveFloor(prefix, DefaultDescriptionFloor) {

@@ -102,7 +102,7 @@ func (piLayout) closeBlock(int) string     { return "</available_skills>" }
 func (piLayout) affixes() (string, string) { return "\n\n", "" }
 func (piLayout) after(frameCtx) string     { return "" }
 func (piLayout) namesHeader(frameCtx) string {
-	return "More skills, named under the folder that holds them: a skill's file is <folder>/<name>/SKILL.md. Read it when the task matches the skill's name."
+	return "More skills, by folder (read <folder>/<name>/SKILL.md when the task matches a name):"
 }
 
 func (piLayout) folderPrefix(folder string) string {

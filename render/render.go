@@ -154,8 +154,11 @@ type Report struct {
 	Listed int
 	// Inlined is how many inline entries were rendered.
 	Inlined int
-	// Tiers gives every listing skill's tier (TierFull … TierOmitted).
-	Tiers map[string]Tier
+	// Names and Tiers give every listing skill's tier (TierFull …
+	// TierOmitted): Tiers[i] is the tier of Names[i], in listing order.
+	// Tier and TierMap look them up by name.
+	Names []string
+	Tiers []Tier
 	// Shortened names the listed skills whose descriptions were cut
 	// (TierShortened), in listing order.
 	Shortened []string
@@ -305,10 +308,17 @@ func Prompt(listing, inline []Entry, opt Options) (string, Report) {
 		}
 		writeListing(&b, lay, listing, c, p)
 		c.hasListing = true
-		rep.Tiers = make(map[string]Tier, len(listing))
+		rep.Names, rep.Tiers = make([]string, len(listing)), p.tiers
+		grouped := 0
+		for _, t := range p.tiers {
+			if t == TierGrouped || t == TierOmitted {
+				grouped++
+			}
+		}
+		rep.Omitted = make([]string, 0, grouped)
 		for i, t := range p.tiers {
 			name := listing[i].Name
-			rep.Tiers[name] = t
+			rep.Names[i] = name
 			switch t {
 			case TierFull:
 				rep.Listed++
@@ -336,6 +346,26 @@ func Prompt(listing, inline []Entry, opt Options) (string, Report) {
 		rep.Total += utf8.RuneCountInString(b.String()[start:])
 	}
 	return b.String(), rep
+}
+
+// Tier is the tier of the listing skill called name ("" if none): a scan
+// of Names, for a single look-up; TierMap is quicker for many.
+func (r *Report) Tier(name string) Tier {
+	for i, n := range r.Names {
+		if n == name {
+			return r.Tiers[i]
+		}
+	}
+	return ""
+}
+
+// TierMap is every listing skill's tier by name.
+func (r *Report) TierMap() map[string]Tier {
+	m := make(map[string]Tier, len(r.Names))
+	for i, n := range r.Names {
+		m[n] = r.Tiers[i]
+	}
+	return m
 }
 
 func sortedByName(es []Entry) []Entry {
@@ -421,8 +451,6 @@ func writeListing(b *strings.Builder, lay layout, listing []Entry, c frameCtx, p
 		b.WriteString(pre)
 		b.WriteString(lay.namesHeader(fc))
 		// Folders in order of first appearance, names in listing order.
-		// A name shown with its location (not under a folder) has spaces
-		// in it, so those are separated by ", " (see budgetModel.compact).
 		type item struct {
 			text string
 			loc  bool
@@ -430,11 +458,11 @@ func writeListing(b *strings.Builder, lay layout, listing []Entry, c frameCtx, p
 		var folders []string
 		byFolder := map[string][]item{}
 		for _, i := range named {
-			f, n := lay.compact(listing[i])
+			f, n, loc := compactName(lay, listing[i])
 			if _, ok := byFolder[f]; !ok {
 				folders = append(folders, f)
 			}
-			byFolder[f] = append(byFolder[f], item{n, n != listing[i].Name})
+			byFolder[f] = append(byFolder[f], item{n, loc})
 		}
 		for _, f := range folders {
 			b.WriteString(lay.folderPrefix(f))
@@ -443,7 +471,7 @@ func writeListing(b *strings.Builder, lay layout, listing []Entry, c frameCtx, p
 					if it.loc {
 						b.WriteString(", ")
 					} else {
-						b.WriteString(p.sep)
+						b.WriteByte(' ')
 					}
 				}
 				b.WriteString(it.text)
@@ -462,6 +490,23 @@ func writeListing(b *strings.Builder, lay layout, listing []Entry, c frameCtx, p
 		b.WriteString(post)
 	}
 	b.WriteString(lay.after(fc))
+}
+
+// compactName is how e is named in the names-only section, and under which
+// folder. Names are separated by a space (one character, and no token of
+// its own); a name with a space, comma or quote in it (not a valid name,
+// but lenient loading keeps it) is quoted. A name shown with its location
+// (loc: not under a folder) has spaces in it, so those are separated by
+// ", ".
+func compactName(lay layout, e Entry) (folder, text string, loc bool) {
+	folder, text = lay.compact(e)
+	if text != e.Name {
+		return folder, text, true
+	}
+	if strings.ContainsAny(text, " ,\"\t\r\n") {
+		text = strconv.Quote(text)
+	}
+	return folder, text, false
 }
 
 // cut keeps the first L code points of s and drops trailing white space;
@@ -505,11 +550,11 @@ func groupsNote(s settings, n int) string {
 	if n == 1 {
 		what = "skill is"
 	}
-	find := "Find them with the `loadout list` command"
+	find := "find them with `loadout list`"
 	if s.search != "" {
-		find = "Find them with the `" + s.search + "` tool (search for a group's name) or the `loadout list` command"
+		find = "find them with the `" + s.search + "` tool or `loadout list`"
 	}
-	return strconv.Itoa(n) + " more " + what + " not named here. " + find + ". By category, name prefix (x-*) or folder: "
+	return strconv.Itoa(n) + " more " + what + " not named here; " + find + ". Largest groups (category, name prefix x-* or folder): "
 }
 
 // EffectiveBudget is the listing budget Prompt applies for a configured

@@ -67,7 +67,7 @@ func shown(t *testing.T, format, out string) (described, named []string) {
 			described = append(described, n)
 		case format != FormatPi && strings.HasPrefix(l, namesLine):
 			named = append(named, splitNames(l[len(namesLine):])...)
-		case format == FormatPi && strings.HasPrefix(l, "More skills, named under"):
+		case format == FormatPi && strings.HasPrefix(l, "More skills, by folder"):
 			inPiNames = true
 		case inPiNames && strings.HasPrefix(l, "- "):
 			_, ns, ok := strings.Cut(l[2:], ": ")
@@ -143,25 +143,26 @@ func TestTiersProperty(t *testing.T) {
 		}
 		// Every skill has one tier; every name shown is a real skill, shown
 		// once, in the tier reported.
-		if len(rep.Tiers) != n || rep.Listed+len(rep.Omitted) != n {
+		if len(rep.Tiers) != n || len(rep.Names) != n || rep.Listed+len(rep.Omitted) != n {
 			fail("%d tiers, Listed %d, Omitted %d", len(rep.Tiers), rep.Listed, len(rep.Omitted))
 		}
 		described, named := shown(t, f, got)
 		seen := map[string]bool{}
+		tiers := rep.TierMap()
 		for _, name := range slices.Concat(described, named) {
-			if _, ok := rep.Tiers[name]; !ok || seen[name] {
+			if _, ok := tiers[name]; !ok || seen[name] {
 				fail("%q shown but not a skill, or shown twice", name)
 			}
 			seen[name] = true
 		}
 		for _, name := range described {
-			if tr := rep.Tiers[name]; tr != TierFull && tr != TierShortened {
+			if tr := rep.Tier(name); tr != TierFull && tr != TierShortened {
 				fail("%q described but tier %s", name, tr)
 			}
 		}
 		for _, name := range named {
-			if rep.Tiers[name] != TierName {
-				fail("%q named only but tier %s", name, rep.Tiers[name])
+			if rep.Tier(name) != TierName {
+				fail("%q named only but tier %s", name, rep.Tier(name))
 			}
 		}
 		if len(seen) != rep.Listed {
@@ -210,13 +211,29 @@ func TestTiersProperty(t *testing.T) {
 	}
 }
 
-// splitNames splits a names line: by ", " when a name has a space or a
-// comma in it (or a location beside it), else by spaces.
+// splitNames splits a names line: by ", " between names shown with their
+// locations, else by spaces, a quoted name (one with a space in it) whole.
 func splitNames(s string) []string {
-	if strings.Contains(s, ", ") {
+	if strings.Contains(s, " (") {
 		return strings.Split(s, ", ")
 	}
-	return strings.Split(s, " ")
+	var out []string
+	for s != "" {
+		if s[0] == '"' {
+			q, err := strconv.QuotedPrefix(s)
+			if err != nil {
+				panic("names line: " + s)
+			}
+			n, _ := strconv.Unquote(q)
+			out = append(out, n)
+			s = strings.TrimPrefix(s[len(q):], " ")
+			continue
+		}
+		n, rest, _ := strings.Cut(s, " ")
+		out = append(out, n)
+		s = rest
+	}
+	return out
 }
 
 // groupCountRe reads the counts of the groups line: "name (12), …", and
@@ -224,7 +241,7 @@ func splitNames(s string) []string {
 func groupCountRe(out string) []int {
 	var counts []int
 	for _, l := range strings.Split(out, "\n") {
-		_, items, ok := strings.Cut(l, " or folder: ")
+		_, items, ok := strings.Cut(l, " x-* or folder): ")
 		if !ok || !strings.Contains(l, "not named here") {
 			continue
 		}
@@ -276,8 +293,8 @@ func TestPriorityKeepsDescriptions(t *testing.T) {
 	opt := Options{Budget: namesBudgets[FormatPi], Priority: []string{"tool-z", "tool-q"}}
 	got, rep := Prompt(es, nil, opt)
 	described := func(t Tier) bool { return t == TierFull || t == TierShortened }
-	if !described(rep.Tiers["tool-z"]) || !described(rep.Tiers["tool-q"]) {
-		t.Errorf("Tiers: tool-z %s, tool-q %s", rep.Tiers["tool-z"], rep.Tiers["tool-q"])
+	if !described(rep.Tier("tool-z")) || !described(rep.Tier("tool-q")) {
+		t.Errorf("Tiers: tool-z %s, tool-q %s", rep.Tier("tool-z"), rep.Tier("tool-q"))
 	}
 	ls := parseListing(t, got)
 	var order []string
@@ -291,7 +308,7 @@ func TestPriorityKeepsDescriptions(t *testing.T) {
 	}
 	// Without the priority, those two are not described.
 	_, plain := Prompt(es, nil, Options{Budget: opt.Budget})
-	if described(plain.Tiers["tool-z"]) || described(plain.Tiers["tool-q"]) {
+	if described(plain.Tier("tool-z")) || described(plain.Tier("tool-q")) {
 		t.Errorf("tool-z full without priority; the test proves nothing")
 	}
 }
@@ -413,7 +430,7 @@ func TestNameCosts(t *testing.T) {
 				}
 				// and the model's length is the rendered one
 				var b strings.Builder
-				writeListing(&b, lay, es, frameCtx{s: s}, plan{tiers: st.tiers, caps: st.caps, virt: st.virt, groups: m.groups, sep: m.sep})
+				writeListing(&b, lay, es, frameCtx{s: s}, plan{tiers: st.tiers, caps: st.caps, virt: st.virt, groups: m.groups})
 				if got := utf8.RuneCountInString(b.String()); got != m.total(st) {
 					t.Fatalf("%s, %d skills, k %d, %s: rendered %d, model %d\n%s", f, len(es), k, rest, got, m.total(st), b.String())
 				}

@@ -72,6 +72,7 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	// diagnostics above it at a thousand skills.
 	counts := map[string]int{}
 	var modes []string
+	tiers := rep.TierMap()
 	for _, r := range listRows(l) {
 		if r.Mode == "hidden" {
 			continue
@@ -79,7 +80,7 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 		mode := r.Mode
 		if mode == "listed" {
 			// What the budget left of the skill: its tier in the report.
-			switch rep.Tiers[r.Name] {
+			switch tiers[r.Name] {
 			case render.TierShortened:
 				mode = "listed, description shortened"
 			case render.TierName:

@@ -75,6 +75,7 @@ import (
 	"os"
 	"path"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,7 +98,20 @@ func main() {
 	seed := flag.Uint64("seed", 1, "catalog seed")
 	corpus := flag.String("corpus", "", "comma-separated folders of real SKILL.md files to build the catalogs from (default: generated descriptions)")
 	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "listing: %v\n", err)
+			os.Exit(2)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(os.Stderr, "listing: %v\n", err)
+			os.Exit(2)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	var missed []string
 
 	w := bufio.NewWriter(os.Stdout)
@@ -147,12 +161,12 @@ func main() {
 			continue
 		}
 		// The least any listing that names every skill needs: each name
-		// and a separator (", "), no description, no frame.
+		// and a one-character separator, no description, no frame.
 		bare := 0
 		for _, e := range cat.entries {
-			bare += utf8.RuneCountInString(e.Name) + 2
+			bare += utf8.RuneCountInString(e.Name) + 1
 		}
-		fmt.Fprintf(w, "\n# %d skills: %s; %d skills used; naming them all takes at least %d characters (each name and \", \")\n", n, entryStats(cat.entries), len(cat.priority), bare)
+		fmt.Fprintf(w, "\n# %d skills: %s; %d skills used; naming them all takes at least %d characters (each name and a space)\n", n, entryStats(cat.entries), len(cat.priority), bare)
 		fmt.Fprintf(w, "%6s %6s %-26s %5s %7s %10s %14s %10s\n", "skills", "budget", "strategy", "fixed", "named", "described", "chars", "render")
 		for _, b := range ints(*budgets) {
 			var text string
@@ -210,8 +224,6 @@ func main() {
 // frameChars is the characters of format's fixed text (heading, rules and
 // closing, with no entry): a listing of one entry less the cost of one
 // entry, measured as the difference between listings of two and one.
-//
-// TODO(lead): replace with render.Report.Frame once render has it.
 func frameChars(format string) int {
 	one := []render.Entry{{Name: "x", Description: "d", Dir: "/s/x", Location: "/s/x/SKILL.md"}}
 	two := append(one[:1:1], render.Entry{Name: "y", Description: "d", Dir: "/s/y", Location: "/s/y/SKILL.md"})
