@@ -54,6 +54,10 @@ var layers = map[string][]string{
 	"wellknown":          {"service", "catalog", "store", "render", "skill", "internal/errstatus"},
 	"webui":              {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus"},
 	"internal/errstatus": {"service"},
+	// Remote sources: snapshots of git repositories and skill indexes. The
+	// git library is in remote/gitfetch only; cmd wires it in.
+	"remote":          {"skill", "source", "internal/safefile"},
+	"remote/gitfetch": {"remote", "skill"},
 }
 
 // free are the packages that wire everything together (or measure it):

@@ -1,0 +1,216 @@
+// Package remote reads skills from remote sources, git repositories and
+// well-known skill indexes, into local snapshots that are pinned in a lock
+// file and swapped in whole.
+//
+// A Fetcher knows one kind of source: Resolve says what the source points
+// at now (a commit, or an index's digest) and Fetch writes the files at
+// that revision into a new folder. The Manager (manager.go) keeps one
+// snapshot per source and revision under a cache folder, validates a new
+// snapshot beside the current one before it is used, and records pins in
+// loadout.lock. Nothing half-fetched is ever served: a snapshot folder
+// exists under its final name only once it is complete.
+//
+// The git fetcher lives in remote/gitfetch, so that this package does not
+// pull in a git library; the index fetcher is here (net/http only).
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Spec is one remote source as the config gives it. Exactly one of Git and
+// Index is set.
+type Spec struct {
+	// ID names the source in the lock file, the API and diagnostics. When
+	// the config gives none, DefaultID makes one from the URL, ref and
+	// paths.
+	ID string
+	// Git is a repository: https://, http://, ssh://, file:// or a plain
+	// path to a repository on disk.
+	Git string
+	// Ref is a branch, tag or full commit id; "" is the repository's
+	// default branch (its HEAD).
+	Ref string
+	// Paths are folders of the repository to read skills from; none reads
+	// the whole repository.
+	Paths []string
+	// Index is the URL of a well-known skills index
+	// (…/.well-known/agent-skills/index.json).
+	Index string
+	// Token is a credential, already expanded from the environment. It is
+	// sent to the remote and never written to logs, errors or the lock.
+	Token string
+}
+
+// URL is the source's location: Git or Index, without credentials.
+func (s Spec) URL() string {
+	if s.Git != "" {
+		return Redact(s.Git)
+	}
+	return Redact(s.Index)
+}
+
+// Kind is "git" or "index".
+func (s Spec) Kind() string {
+	if s.Git != "" {
+		return "git"
+	}
+	return "index"
+}
+
+// Limits bound what one snapshot may hold; a fetch over any of them fails
+// and keeps the last good snapshot.
+type Limits struct {
+	// MaxFiles is the most files (and symlinks) a snapshot may hold.
+	MaxFiles int
+	// MaxFileBytes is the largest one file may be.
+	MaxFileBytes int64
+	// MaxBytes is the most all files together may hold.
+	MaxBytes int64
+}
+
+// DefaultLimits are the limits a snapshot has unless the config sets
+// others: the same order as an import's.
+var DefaultLimits = Limits{MaxFiles: 20000, MaxFileBytes: 10 << 20, MaxBytes: 512 << 20}
+
+// Fetcher reads one kind of remote source.
+type Fetcher interface {
+	// Resolve returns the revision the source points at now: a git commit
+	// id (40 or 64 hex digits) or an index digest ("sha256:…"). It fetches
+	// as little as it can.
+	Resolve(ctx context.Context) (string, error)
+	// Fetch writes the source's files at rev into dir, which does not
+	// exist yet (Fetch creates it). Every path is checked with
+	// skill.CleanPath; symlinks that leave dir are refused; lim bounds
+	// files and bytes. On error dir may hold a part of the files; the
+	// caller removes it. Problems that do not stop the fetch (a submodule
+	// skipped, a symlink refused) are returned as notes.
+	Fetch(ctx context.Context, rev, dir string, lim Limits) (notes []string, err error)
+}
+
+// Error is a fetch or sync failure. Its message never holds a credential.
+type Error struct {
+	// Source is the source's ID.
+	Source string
+	// Code is stable: CodeNetwork, CodeRef, CodeLimit, CodePath, CodeInvalid,
+	// CodeDigest, CodeLock.
+	Code string
+	Msg  string
+	Err  error
+}
+
+// Error codes.
+const (
+	CodeNetwork = "remote-network"  // the remote could not be reached or the transfer broke
+	CodeRef     = "remote-ref"      // the ref or pinned revision does not exist
+	CodeLimit   = "remote-limit"    // a file or the snapshot is over a limit
+	CodePath    = "remote-path"     // a path or symlink in the source was refused
+	CodeInvalid = "remote-invalid"  // the source is not a repository or index loadout can read
+	CodeDigest  = "remote-digest"   // an archive or snapshot does not match its digest
+	CodeLock    = "remote-lock"     // loadout.lock and the snapshot on disk disagree
+	CodeAuth    = "remote-auth"     // the remote refused the credentials
+	CodeSynced  = "remote-synced"   // info: a sync moved a pin
+	CodeStale   = "remote-stale"    // warning: the last sync failed; the last good snapshot is served
+	CodeSkipped = "remote-skipped"  // info: something in the source was left out (a submodule, a refused link)
+	CodeMoved   = "remote-moved"    // sync --check: the remote has moved past the pin
+	CodeUnknown = "remote-unpinned" // a source has no pin yet
+)
+
+func (e *Error) Error() string {
+	if e.Source != "" {
+		return "source " + e.Source + ": " + e.Msg
+	}
+	return e.Msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf makes an Error; credentials in the message are redacted.
+func Errorf(source, code, format string, args ...any) *Error {
+	return &Error{Source: source, Code: code, Msg: Redact(fmt.Sprintf(format, args...))}
+}
+
+// CodeOf is err's code, or CodeNetwork for an error that is not an *Error.
+func CodeOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeNetwork
+}
+
+// Redact removes credentials from every URL in s: the userinfo of
+// scheme://user:pass@host becomes scheme://***@host.
+func Redact(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "://")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i+3])
+		s = s[i+3:]
+		end := strings.IndexAny(s, "/ \t\n\"'")
+		if end < 0 {
+			end = len(s)
+		}
+		if at := strings.LastIndexByte(s[:end], '@'); at >= 0 {
+			b.WriteString("***")
+			s = s[at:]
+		}
+	}
+}
+
+// DefaultID names a source from its location: the last part of the URL
+// (without .git), then the ref, e.g. "skills@main", made of letters,
+// digits, '.', '_' and '-' so that it can stand in a URL path. Two sources
+// that would get the same ID need an explicit one (the config says so).
+func DefaultID(s Spec) string {
+	loc := s.Git
+	if loc == "" {
+		loc = s.Index
+		if u, err := url.Parse(loc); err == nil && u.Host != "" {
+			loc = u.Host
+		}
+	}
+	loc = strings.TrimRight(loc, "/")
+	if i := strings.LastIndexAny(loc, "/\\:"); i >= 0 {
+		loc = loc[i+1:]
+	}
+	loc = strings.TrimSuffix(loc, ".git")
+	id := loc
+	if s.Ref != "" {
+		id += "@" + s.Ref
+	}
+	return sanitizeID(id)
+}
+
+func sanitizeID(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-', r == '@':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	if b.Len() == 0 {
+		return "remote"
+	}
+	return b.String()
+}
+
+// ValidID reports whether id can name a source: 1 to 64 letters, digits,
+// '.', '_', '-' or '@', not starting with '.'.
+func ValidID(id string) bool {
+	if id == "" || len(id) > 64 || id[0] == '.' {
+		return false
+	}
+	return sanitizeID(id) == id
+}
