@@ -40,6 +40,9 @@ type Options struct {
 	// is their configured order (for the global catalog).
 	Plugins     map[string]Provider
 	PluginOrder []string
+	// Remotes serve git and index sources, by SourceSpec.RemoteID (see
+	// package remote, which keeps their pinned snapshots).
+	Remotes map[string]Provider
 	// Scan bounds folder scans. Its Cache is created if nil, so reloads
 	// reparse only the SKILL.md files that changed.
 	Scan source.Options
@@ -204,8 +207,11 @@ func (c *Catalog) Roots() []string {
 func (c *Catalog) globalSpec(seen []SourceSpec) AgentSpec {
 	g := AgentSpec{AgentID: GlobalID, DisplayName: "All skills"}
 	for _, s := range seen {
-		if s.Root != "" {
+		switch {
+		case s.Root != "":
 			g.Skills = append(g.Skills, SourceSpec{Root: s.Root})
+		case s.Remote():
+			g.Skills = append(g.Skills, SourceSpec{Git: s.Git, Index: s.Index, Ref: s.Ref, Paths: s.Paths, ID: s.RemoteID()})
 		}
 	}
 	if c.opt.Store != nil {
@@ -232,6 +238,14 @@ func (c *Catalog) read(ctx context.Context, spec SourceSpec) *source.Result {
 		if !ok {
 			return &source.Result{Diagnostics: []skill.Diagnostic{{Severity: skill.Error, Code: CodeNoPlugin, Field: "plugin",
 				Message: fmt.Sprintf("no plugin with id %q is loaded: add its folder to \"plugins\" in the config (loaded: %s)", spec.Plugin, strings.Join(c.opt.PluginOrder, ", "))}}}
+		}
+		sk, d := p.Skills(ctx)
+		return &source.Result{Skills: sk, Diagnostics: d}
+	case spec.Remote():
+		p, ok := c.opt.Remotes[spec.RemoteID()]
+		if !ok {
+			return &source.Result{Diagnostics: []skill.Diagnostic{{Severity: skill.Error, Code: CodeNoRemote, Field: "git",
+				Message: fmt.Sprintf("remote source %s is not open: its skills are read by `loadout serve` and the catalog commands, which keep its snapshot pinned in loadout.lock", spec.RemoteID())}}}
 		}
 		sk, d := p.Skills(ctx)
 		return &source.Result{Skills: sk, Diagnostics: d}
@@ -653,6 +667,7 @@ const (
 	CodeBudgetTooSmall  = "budget-too-small"
 	CodeNoStore         = "store-missing"
 	CodeNoPlugin        = "plugin-missing"
+	CodeNoRemote        = "remote-missing"
 )
 
 // dedupeNames keeps the first skill of each name (the input is sorted by

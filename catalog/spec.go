@@ -6,10 +6,15 @@ package catalog
 
 import (
 	"fmt"
+	"net/url"
 	"path"
+	"regexp"
 	"strings"
+	"time"
 
 	"github.com/loadout/loadout/render"
+	"github.com/loadout/loadout/skill"
+	"github.com/loadout/loadout/source"
 )
 
 // AgentSpec is one agent's configuration: the seed's shape (agentId,
@@ -59,7 +64,7 @@ const (
 )
 
 // SourceSpec is one entry of an agent's skills list. Exactly one of Root,
-// Store and Plugin is set.
+// Store, Plugin, Git and Index is set.
 type SourceSpec struct {
 	// Root is a folder scanned recursively for SKILL.md. A leading ~ is the
 	// home folder; a relative root resolves against the config file's folder.
@@ -68,6 +73,26 @@ type SourceSpec struct {
 	Store bool `json:"store,omitempty"`
 	// Plugin selects the skills a plugin contributes, by plugin id.
 	Plugin string `json:"plugin,omitempty"`
+	// Git is a git repository (https://, http://, ssh://, file:// or a
+	// path) read into a snapshot pinned in loadout.lock; Index is a
+	// well-known skills index URL, likewise. The catalog reads both
+	// through Options.Remotes, by RemoteID.
+	Git   string `json:"git,omitempty"`
+	Index string `json:"index,omitempty"`
+	// Ref is the git branch, tag or commit ("": the default branch);
+	// Paths are the repository's folders to read (none: all of it).
+	Ref   string   `json:"ref,omitempty"`
+	Paths []string `json:"paths,omitempty"`
+	// Every is how often the server syncs the source and moves its pin
+	// (a Go duration, at least 1m); "" syncs only on `loadout sync` or
+	// POST /v1/sources/{id}/sync.
+	Every string `json:"every,omitempty"`
+	// Token names an environment variable holding a credential, as
+	// "${NAME}"; the config never holds the credential itself.
+	Token string `json:"token,omitempty"`
+	// ID names a remote source in the lock file and the API; default
+	// source.RemoteID of its location and ref.
+	ID string `json:"id,omitempty"`
 	// Available are glob patterns (* and ?, case-sensitive; / is an ordinary
 	// character, so * matches ui-toolkit/web) over skill names
 	// to put in the reference listing. Inline are patterns for skills whose
@@ -82,8 +107,26 @@ func (s SourceSpec) String() string {
 		return "store"
 	case s.Plugin != "":
 		return "plugin " + s.Plugin
+	case s.Remote():
+		return "remote " + s.RemoteID()
 	}
 	return "root " + s.Root
+}
+
+// Remote reports whether s is a git or index source.
+func (s SourceSpec) Remote() bool { return s.Git != "" || s.Index != "" }
+
+// RemoteID is a remote source's id: ID, else source.RemoteID of its
+// location and ref.
+func (s SourceSpec) RemoteID() string {
+	if s.ID != "" {
+		return s.ID
+	}
+	loc := s.Git
+	if loc == "" {
+		loc = s.Index
+	}
+	return source.RemoteID(loc, s.Ref)
 }
 
 // key identifies the source, so each is read once however many agents use it.
@@ -93,6 +136,8 @@ func (s SourceSpec) key() string {
 		return "store"
 	case s.Plugin != "":
 		return "plugin:" + s.Plugin
+	case s.Remote():
+		return "remote:" + s.RemoteID()
 	}
 	return "root:" + absRoot(s.Root)
 }
@@ -108,13 +153,17 @@ func (a *AgentSpec) Validate() error {
 	for i, s := range a.Skills {
 		field := fmt.Sprintf("skills[%d]", i)
 		n := 0
-		for _, set := range []bool{strings.TrimSpace(s.Root) != "", s.Store, strings.TrimSpace(s.Plugin) != ""} {
+		for _, set := range []bool{strings.TrimSpace(s.Root) != "", s.Store, strings.TrimSpace(s.Plugin) != "", strings.TrimSpace(s.Git) != "", strings.TrimSpace(s.Index) != ""} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			return &SpecError{Agent: a.AgentID, Field: field, Msg: `must name exactly one source: {"root": DIR}, {"store": true} or {"plugin": ID}`}
+			return &SpecError{Agent: a.AgentID, Field: field, Msg: `must name exactly one source: {"root": DIR}, {"store": true}, {"plugin": ID}, {"git": URL} or {"index": URL}`}
+		}
+		if err := s.checkRemote(); err != nil {
+			err.Agent, err.Field = a.AgentID, field+"."+err.Field
+			return err
 		}
 		for name, pats := range map[string][]string{"available": s.Available, "inline": s.Inline} {
 			for j, p := range pats {
@@ -164,6 +213,62 @@ func (a *AgentSpec) Validate() error {
 // default): 1<<28 tokens, far above any model's context, so that the
 // characters it stands for cannot overflow.
 const MaxBudgetTokens = 1 << 28
+
+// MinEvery is the shortest sync interval a remote source may ask for.
+const MinEvery = time.Minute
+
+// checkRemote checks the fields of git and index sources, and that no
+// other source sets them.
+func (s SourceSpec) checkRemote() *SpecError {
+	if !s.Remote() {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"ref", s.Ref != ""}, {"paths", len(s.Paths) > 0}, {"every", s.Every != ""}, {"token", s.Token != ""}, {"id", s.ID != ""}} {
+			if f.set {
+				return &SpecError{Field: f.name, Msg: "is for git and index sources only"}
+			}
+		}
+		return nil
+	}
+	if s.Index != "" {
+		if s.Ref != "" || len(s.Paths) > 0 {
+			return &SpecError{Field: "ref", Msg: "ref and paths are for git sources; an index source reads the whole index"}
+		}
+		if u, err := url.Parse(s.Index); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return &SpecError{Field: "index", Msg: fmt.Sprintf("%q is not an http(s) URL: give the index's URL, like https://example.com/.well-known/agent-skills/index.json", s.Index)}
+		}
+	}
+	if s.ID != "" && !source.ValidRemoteID(s.ID) {
+		return &SpecError{Field: "id", Msg: fmt.Sprintf("%q: use 1 to 64 letters, digits, '.', '_', '-' or '@', not starting with '.'", s.ID)}
+	}
+	for i, p := range s.Paths {
+		if c, err := skill.CleanPath(p); err != nil || c != p {
+			return &SpecError{Field: fmt.Sprintf("paths[%d]", i), Msg: fmt.Sprintf("%q is not a clean path relative to the repository's top (like skills or tools/skills)", p)}
+		}
+	}
+	if s.Every != "" {
+		d, err := time.ParseDuration(s.Every)
+		if err != nil || d < MinEvery {
+			return &SpecError{Field: "every", Msg: fmt.Sprintf("%q: give a duration of at least %s, like 15m or 1h, or leave it out to sync only on request", s.Every, MinEvery)}
+		}
+	}
+	if s.Token != "" && s.TokenVar() == "" {
+		return &SpecError{Field: "token", Msg: `must name an environment variable, like "${GITHUB_TOKEN}": the config never holds the credential itself`}
+	}
+	return nil
+}
+
+// tokenRef is how a remote source's token names its variable.
+var tokenRef = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*\}$`)
+
+// TokenVar is the environment variable s.Token names ("" if none).
+func (s SourceSpec) TokenVar() string {
+	if !tokenRef.MatchString(s.Token) {
+		return ""
+	}
+	return s.Token[2 : len(s.Token)-1]
+}
 
 // SpecError names the agent and field at fault.
 type SpecError struct {

@@ -51,9 +51,52 @@ type File struct {
 	Server Server `json:"server,omitempty"`
 	// Receipts bound the activation receipts the store keeps.
 	Receipts Receipts `json:"receipts,omitempty"`
+	// Remote configures git and index sources: where their snapshots and
+	// lock file are kept, and the bounds on a snapshot.
+	Remote Remote `json:"remote,omitempty"`
 
 	// Path is the absolute path the file was read from.
 	Path string `json:"-"`
+}
+
+// Remote configures remote (git and index) sources.
+type Remote struct {
+	// Cache is the folder snapshots are kept in. Default: remote-cache
+	// beside a SQLite store file, else loadout/remote in the user's cache
+	// folder.
+	Cache string `json:"cache,omitempty"`
+	// Lock is the lock file. Default: loadout.lock beside this file.
+	Lock string `json:"lock,omitempty"`
+	// MaxFiles, MaxFileSize and MaxTotalSize bound one snapshot (0: the
+	// defaults, 20,000 files, 10 MiB and 512 MiB).
+	MaxFiles     int   `json:"maxFiles,omitempty"`
+	MaxFileSize  int64 `json:"maxFileSize,omitempty"`
+	MaxTotalSize int64 `json:"maxTotalSize,omitempty"`
+}
+
+// Remotes are the remote sources the agents name, once each by id, in
+// order of first appearance.
+func (f *File) Remotes() []catalog.SourceSpec {
+	var out []catalog.SourceSpec
+	seen := map[string]bool{}
+	for _, a := range f.Agents {
+		for _, s := range a.Skills {
+			if s.Remote() && !seen[s.RemoteID()] {
+				seen[s.RemoteID()] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// LockPath is the lock file's path: Remote.Lock, else loadout.lock beside
+// the config file.
+func (f *File) LockPath() string {
+	if f.Remote.Lock != "" {
+		return f.Remote.Lock
+	}
+	return filepath.Join(filepath.Dir(f.Path), "loadout.lock")
 }
 
 // Limits bound folder discovery; zero means the default.
@@ -284,7 +327,20 @@ func Parse(data []byte, path string) (*File, error) {
 		a := &f.Agents[i]
 		for j := range a.Skills {
 			a.Skills[j].Root = Resolve(dir, a.Skills[j].Root)
+			// A git source given as a plain path is a repository on disk.
+			if g := a.Skills[j].Git; g != "" && !strings.Contains(g, "://") {
+				a.Skills[j].Git = Resolve(dir, g)
+			}
 		}
+	}
+	if f.Remote.Cache != "" {
+		f.Remote.Cache = Resolve(dir, f.Remote.Cache)
+	}
+	if f.Remote.Lock != "" {
+		f.Remote.Lock = Resolve(dir, f.Remote.Lock)
+	}
+	for i := range f.Agents {
+		a := &f.Agents[i]
 		for j, p := range a.Preload {
 			if strings.ContainsRune(p, '/') || strings.HasPrefix(p, "~") || strings.HasPrefix(p, ".") {
 				a.Preload[j] = Resolve(dir, p)
@@ -327,6 +383,24 @@ func (f *File) Validate() error {
 			return &Error{File: f.Path, Field: fmt.Sprintf("agents[%d].agentId", i), Msg: fmt.Sprintf("%q is already the id of agents[%d]: agent ids must be unique", a.AgentID, j)}
 		}
 		seen[a.AgentID] = i
+	}
+	// One id, one remote source: two entries with the same id must agree.
+	remotes := map[string]string{}
+	for i, a := range f.Agents {
+		for j, s := range a.Skills {
+			if !s.Remote() {
+				continue
+			}
+			k := fmt.Sprintf("%s|%s|%s|%q|%s|%s", s.Git, s.Index, s.Ref, s.Paths, s.Every, s.Token)
+			field := fmt.Sprintf("agents[%d].skills[%d]", i, j)
+			if prev, ok := remotes[s.RemoteID()]; ok && prev != k {
+				return &Error{File: f.Path, Field: field, Msg: fmt.Sprintf("remote source id %q is used for two different sources: give one of them its own \"id\" (or make their git, index, ref, paths, every and token the same)", s.RemoteID())}
+			}
+			remotes[s.RemoteID()] = k
+		}
+	}
+	if f.Remote.MaxFiles < 0 || f.Remote.MaxFileSize < 0 || f.Remote.MaxTotalSize < 0 {
+		return &Error{File: f.Path, Field: "remote", Msg: "limits must be positive numbers (0 or absent for the defaults)"}
 	}
 	switch f.Format {
 	case "", "pi", "catalog", "progressive":

@@ -18,8 +18,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
+
+	"github.com/loadout/loadout/source"
 )
 
 // Spec is one remote source as the config gives it. Exactly one of Git and
@@ -166,51 +167,15 @@ func Redact(s string) string {
 	}
 }
 
-// DefaultID names a source from its location: the last part of the URL
-// (without .git), then the ref, e.g. "skills@main", made of letters,
-// digits, '.', '_' and '-' so that it can stand in a URL path. Two sources
-// that would get the same ID need an explicit one (the config says so).
+// DefaultID names a source that the config gives no id:
+// source.RemoteID of its location and ref.
 func DefaultID(s Spec) string {
 	loc := s.Git
 	if loc == "" {
 		loc = s.Index
-		if u, err := url.Parse(loc); err == nil && u.Host != "" {
-			loc = u.Host
-		}
 	}
-	loc = strings.TrimRight(loc, "/")
-	if i := strings.LastIndexAny(loc, "/\\:"); i >= 0 {
-		loc = loc[i+1:]
-	}
-	loc = strings.TrimSuffix(loc, ".git")
-	id := loc
-	if s.Ref != "" {
-		id += "@" + s.Ref
-	}
-	return sanitizeID(id)
+	return source.RemoteID(loc, s.Ref)
 }
 
-func sanitizeID(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-', r == '@':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('-')
-		}
-	}
-	if b.Len() == 0 {
-		return "remote"
-	}
-	return b.String()
-}
-
-// ValidID reports whether id can name a source: 1 to 64 letters, digits,
-// '.', '_', '-' or '@', not starting with '.'.
-func ValidID(id string) bool {
-	if id == "" || len(id) > 64 || id[0] == '.' {
-		return false
-	}
-	return sanitizeID(id) == id
-}
+// ValidID reports whether id can name a source (source.ValidRemoteID).
+func ValidID(id string) bool { return source.ValidRemoteID(id) }

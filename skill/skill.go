@@ -13,19 +13,26 @@ import (
 // Origin says where a skill came from. It travels with the skill into
 // listings, activation results, exports and receipts.
 type Origin struct {
-	// Kind is "folder", "store" or "plugin".
+	// Kind is "folder", "store", "plugin", or "git" or "index" for a
+	// remote source's skill.
 	Kind string `json:"kind"`
 	// Root is the configured folder the skill was found under (folder
-	// skills), or the plugin's folder (plugin skills).
+	// skills), the plugin's folder (plugin skills), or the remote source's
+	// URL without credentials (git and index skills).
 	Root string `json:"root,omitempty"`
+	// Ref and Revision are set for remote skills: the configured branch,
+	// tag or commit (if any), and the commit or index digest the snapshot
+	// was read at.
+	Ref      string `json:"ref,omitempty"`
+	Revision string `json:"revision,omitempty"`
 	// Plugin and Trust are set for plugin skills.
 	Plugin string `json:"plugin,omitempty"`
 	Trust  string `json:"trust,omitempty"`
 	// Version is the store's version number, when there is one.
 	Version int `json:"version,omitempty"`
 	// Provenance says where the skill's bytes came from, when known: the
-	// file, archive or URL a stored skill was imported from, or the
-	// plugin's version.
+	// file, archive or URL a stored skill was imported from, the plugin's
+	// version, or a remote skill's folder in its source.
 	Provenance string `json:"provenance,omitempty"`
 }
 
