@@ -55,6 +55,8 @@ type Service struct {
 	sessOnce sync.Once
 	sess     *sessionStore // the UI's sessions (session.go)
 
+	remotes remotesHolder // remote sources (remote.go)
+
 	subMu sync.Mutex
 	subs  map[chan struct{}]struct{}
 	gen   uint64 // bumped on every change to the catalog
