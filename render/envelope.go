@@ -93,6 +93,12 @@ func Envelope(in EnvelopeInput) string {
 		b.WriteString("\"")
 		attr(&b, "plugin", o.Plugin)
 		attr(&b, "trust", o.Trust)
+		if o.Kind == "git" || o.Kind == "index" {
+			// A remote skill: where it came from, at which revision.
+			attr(&b, "source", o.Root)
+			attr(&b, "ref", o.Ref)
+			attr(&b, "revision", o.Revision)
+		}
 		if o.Version != 0 {
 			attr(&b, "version", strconv.Itoa(o.Version))
 		}

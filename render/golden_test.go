@@ -177,6 +177,11 @@ func TestGoldenEnvelope(t *testing.T) {
 	lots = append(lots, skill.File{Path: "scripts/run.sh", Size: 50, ContentType: "application/x-sh", Script: true})
 
 	plugin := escEntry
+	gitSkill := pdf
+	gitSkill.Dir = "/var/cache/loadout/remote/skills@main/3f2a9c0d5e1b7a8c4d6e2f0a1b3c5d7e9f1a2b4c/skills/pdf"
+	gitSkill.Location = gitSkill.Dir + "/SKILL.md"
+	gitSkill.Origin = skill.Origin{Kind: "git", Root: "https://git.example.com/team/skills.git", Ref: "main",
+		Revision: "3f2a9c0d5e1b7a8c4d6e2f0a1b3c5d7e9f1a2b4c", Provenance: "skills/pdf"}
 	cases := []struct {
 		name string
 		in   EnvelopeInput
@@ -186,6 +191,7 @@ func TestGoldenEnvelope(t *testing.T) {
 		{"envelope_virtual", EnvelopeInput{Entry: stored, Files: files}},
 		{"envelope_plugin_escape", EnvelopeInput{Entry: plugin, Files: files[:2]}},
 		{"envelope_capped", EnvelopeInput{Entry: pdf, Files: lots}},
+		{"envelope_git", EnvelopeInput{Entry: gitSkill, Files: files[:2]}},
 		{"envelope_capped_small", EnvelopeInput{Entry: stored, Files: files, MaxFiles: 1}},
 	}
 	for _, tc := range cases {
