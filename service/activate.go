@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -63,9 +64,27 @@ func (s *Service) record(p Principal, l *catalog.Loadout, sk *skill.Skill, name,
 		Transport: transport, Outcome: outcome, Token: p.TokenID, Code: clip(code, MaxReceiptName)}
 	if sk != nil {
 		r.Source, r.Plugin, r.Trust = sk.Origin.Kind, sk.Origin.Plugin, sk.Origin.Trust
+		r.Origin = clip(originText(sk.Origin), MaxReceiptPath)
 		r.Digest = sk.ContentDigest()
 	}
 	s.rcpt.add(r)
+}
+
+// originText is a receipt's Origin: a remote skill's source, ref,
+// revision and folder, or a plugin's provenance; "" for folder and stored
+// skills.
+func originText(o skill.Origin) string {
+	switch o.Kind {
+	case "git", "index":
+		src := o.Root
+		if o.Ref != "" {
+			src += "@" + o.Ref
+		}
+		return strings.TrimSpace(src + " " + o.Revision + " " + o.Provenance)
+	case "plugin":
+		return o.Provenance
+	}
+	return ""
 }
 
 // Receipts keep at most this many bytes of the name and path a caller

@@ -72,6 +72,9 @@ type Receipt struct {
 	// path-*, symlink-escapes, range-invalid, too-large...); empty for ok
 	// and not_found.
 	Code string `json:"code,omitempty"`
+	// Origin is where the skill came from beyond Source: a remote skill's
+	// "URL@REF REVISION PATH", a plugin's version; empty otherwise.
+	Origin string `json:"origin,omitempty"`
 }
 
 // ReceiptQuery filters Receipts; zero fields match everything.

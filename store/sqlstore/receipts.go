@@ -29,9 +29,9 @@ const (
 	PruneBatch = 5000
 )
 
-const receiptCols = `time, agent, skill, action, path, source, plugin, trust, digest, transport, outcome, token, code`
+const receiptCols = `time, agent, skill, action, path, source, plugin, trust, digest, transport, outcome, token, code, origin`
 
-const receiptNcols = 13
+const receiptNcols = 14
 
 // microsPerDay turns a receipt's time (Unix microseconds) into its UTC day
 // (days since 1970-01-01), the key of the daily counts.
@@ -59,7 +59,7 @@ var receiptChunks = []int{64, 8, 1}
 
 // receiptArrayInsert is PostgreSQL's insert of a whole batch.
 var receiptArrayInsert = `INSERT INTO receipts (` + receiptCols + `) SELECT * FROM unnest($1::bigint[], ` +
-	`$2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])`
+	`$2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[])`
 
 func (s *Store) receiptInsert(rows int) string {
 	if s.d.arrayReceipts {
@@ -152,7 +152,7 @@ func (s *Store) AddReceipts(ctx context.Context, rs []store.Receipt) error {
 				for j := range chunk {
 					r := &chunk[j]
 					times[j] = micros(r)
-					for k, v := range [...]string{r.Agent, r.Skill, r.Action, r.Path, r.Source, r.Plugin, r.Trust, r.Digest, r.Transport, r.Outcome, r.Token, r.Code} {
+					for k, v := range [...]string{r.Agent, r.Skill, r.Action, r.Path, r.Source, r.Plugin, r.Trust, r.Digest, r.Transport, r.Outcome, r.Token, r.Code, r.Origin} {
 						cols[k][j] = v
 					}
 				}
@@ -183,7 +183,7 @@ func (s *Store) AddReceipts(ctx context.Context, rs []store.Receipt) error {
 			args = args[:0]
 			for j := i; j < i+size; j++ {
 				r := &rs[j]
-				args = append(args, micros(r), r.Agent, r.Skill, r.Action, r.Path, r.Source, r.Plugin, r.Trust, r.Digest, r.Transport, r.Outcome, r.Token, r.Code)
+				args = append(args, micros(r), r.Agent, r.Skill, r.Action, r.Path, r.Source, r.Plugin, r.Trust, r.Digest, r.Transport, r.Outcome, r.Token, r.Code, r.Origin)
 			}
 			if err := c.execStmt(st, q, args...); err != nil {
 				return err
@@ -237,7 +237,7 @@ func (s *Store) Receipts(ctx context.Context, q store.ReceiptQuery) ([]store.Rec
 			var r store.Receipt
 			var us int64
 			if err := rows.Scan(&r.ID, &us, &r.Agent, &r.Skill, &r.Action, &r.Path, &r.Source, &r.Plugin, &r.Trust,
-				&r.Digest, &r.Transport, &r.Outcome, &r.Token, &r.Code); err != nil {
+				&r.Digest, &r.Transport, &r.Outcome, &r.Token, &r.Code, &r.Origin); err != nil {
 				return err
 			}
 			r.Time = fromMicros(us)

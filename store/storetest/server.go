@@ -274,6 +274,9 @@ func testReceipts(t *testing.T, open func(t *testing.T) store.Store) {
 			rs[i].Source, rs[i].Plugin, rs[i].Trust = "plugin", "acme", "trusted"
 			rs[i].Transport, rs[i].Outcome, rs[i].Token = "mcp-stdio", "not_found", ""
 		}
+		if i%10 == 5 {
+			rs[i].Source, rs[i].Origin = "git", fmt.Sprintf("https://git.example.com/team/skills.git@main %040x skills/skill-%d", i, i%50)
+		}
 	}
 	start := time.Now()
 	if err := s.AddReceipts(ctx, rs); err != nil {
