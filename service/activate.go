@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -74,17 +73,10 @@ func (s *Service) record(p Principal, l *catalog.Loadout, sk *skill.Skill, name,
 // revision and folder, or a plugin's provenance; "" for folder and stored
 // skills.
 func originText(o skill.Origin) string {
-	switch o.Kind {
-	case "git", "index":
-		src := o.Root
-		if o.Ref != "" {
-			src += "@" + o.Ref
-		}
-		return strings.TrimSpace(src + " " + o.Revision + " " + o.Provenance)
-	case "plugin":
+	if o.Kind == "plugin" {
 		return o.Provenance
 	}
-	return ""
+	return o.RemoteText()
 }
 
 // Receipts keep at most this many bytes of the name and path a caller

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 	"sync"
 )
 
@@ -34,6 +35,19 @@ type Origin struct {
 	// file, archive or URL a stored skill was imported from, the plugin's
 	// version, or a remote skill's folder in its source.
 	Provenance string `json:"provenance,omitempty"`
+}
+
+// RemoteText is a remote skill's origin in one line, "URL@REF REVISION
+// FOLDER" (no @REF without a ref); "" for other kinds.
+func (o Origin) RemoteText() string {
+	if o.Kind != "git" && o.Kind != "index" {
+		return ""
+	}
+	src := o.Root
+	if o.Ref != "" {
+		src += "@" + o.Ref
+	}
+	return strings.TrimSpace(strings.Join([]string{src, o.Revision, o.Provenance}, " "))
 }
 
 // File is one supporting file of a skill, as listed in its manifest. Files
