@@ -247,6 +247,9 @@ func (f *Fetcher) fail(ctx context.Context, err error, what string) error {
 // it lists the refs only (no objects are fetched); a full commit id as Ref
 // is returned as is.
 func (f *Fetcher) Resolve(ctx context.Context) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", f.fail(ctx, err, "resolving "+f.refLabel())
+	}
 	if h, ok := commitID(f.spec.Ref); ok {
 		return h, nil
 	}
@@ -255,6 +258,7 @@ func (f *Fetcher) Resolve(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		defer closeStorage(st)
 		_, tip, err := f.localRef(st)
 		if err != nil {
 			return "", err
@@ -454,12 +458,18 @@ func reachable(ctx context.Context, st storer.EncodedObjectStorer, tip, want plu
 }
 
 func (f *Fetcher) pinGone(rev string) error {
+	if _, ok := commitID(f.spec.Ref); ok {
+		return f.errorf(remote.CodeRef, "commit %s is not in %s (on no branch or tag it lists): check the source's ref, or run `loadout sync` after fixing it", rev, remote.Redact(f.spec.Git))
+	}
 	return f.errorf(remote.CodeRef, "the pinned commit %s is no longer on %s of %s (a force-push or a deleted branch?): run `loadout sync` to pin the current commit", rev, f.refLabel(), remote.Redact(f.spec.Git))
 }
 
 // Fetch writes the files of commit rev under the source's paths into dir,
 // which it creates. See remote.Fetcher.
 func (f *Fetcher) Fetch(ctx context.Context, rev, dir string, lim remote.Limits) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, f.fail(ctx, err, "fetching "+rev)
+	}
 	want, ok := commitID(rev)
 	if !ok {
 		return nil, f.errorf(remote.CodeRef, "%q is not a commit id (40 hex digits): run `loadout sync` to pin the source again", rev)
@@ -475,6 +485,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rev, dir string, lim remote.Limits)
 	if err != nil {
 		return nil, err
 	}
+	defer closeStorage(st)
 	commit, err := object.GetCommit(st, h)
 	if err != nil {
 		if errors.Is(err, plumbing.ErrObjectNotFound) {
@@ -513,6 +524,25 @@ func (f *Fetcher) localCommit(ctx context.Context, h plumbing.Hash) (storer.Enco
 	if err != nil {
 		return nil, err
 	}
+	ok := false
+	defer func() {
+		if !ok {
+			closeStorage(st)
+		}
+	}()
+	st2, err := f.localCommitOn(ctx, st, h)
+	ok = err == nil
+	return st2, err
+}
+
+// closeStorage closes the files a local repository's storage holds open.
+func closeStorage(st any) {
+	if c, ok := st.(io.Closer); ok {
+		c.Close()
+	}
+}
+
+func (f *Fetcher) localCommitOn(ctx context.Context, st storer.Storer, h plumbing.Hash) (storer.EncodedObjectStorer, error) {
 	if _, ok := commitID(f.spec.Ref); ok {
 		return st, nil // GetCommit says whether it exists
 	}

@@ -48,6 +48,7 @@ func wantCode(t testing.TB, err error, code string) {
 	if got := remote.CodeOf(err); got != code {
 		t.Fatalf("code %s, want %s: %v", got, code, err)
 	}
+	t.Logf("%s: %v", code, err)
 }
 
 // tree lists the files under dir as path → content ("->target" for links,

@@ -1,6 +1,7 @@
 package gitfetch
 
 import (
+	"io"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -104,7 +105,7 @@ func (fx *fixture) serve(token string, cut bool) string {
 	if _, err := os.Stat(httpBackend); err != nil {
 		fx.t.Skip("git http-backend is needed for the HTTP tests")
 	}
-	backend := &cgi.Handler{Path: httpBackend, Env: []string{"GIT_PROJECT_ROOT=" + fx.root, "GIT_HTTP_EXPORT_ALL=1"}}
+	backend := &cgi.Handler{Path: httpBackend, Env: []string{"GIT_PROJECT_ROOT=" + fx.root, "GIT_HTTP_EXPORT_ALL=1"}, Stderr: io.Discard}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if token != "" {
 			if _, pw, ok := r.BasicAuth(); !ok || pw != token {
