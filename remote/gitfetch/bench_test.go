@@ -18,7 +18,9 @@ import (
 // about 1 KiB and a reference file each, 2,000 files, 2.6 MB) served over
 // HTTP on loopback by git http-backend: the first fetch of the tip
 // (a shallow fetch and writing every file) and a re-Resolve (listing the
-// refs, as a no-change sync does). Run with
+// refs, as a no-change sync does); also the same fetch from the bare
+// repository on disk, and a fetch of an old pin after the branch moved.
+// Run with
 //
 //	go test -run '^$' -bench HTTP1000 -benchtime 5x ./remote/gitfetch
 //
@@ -52,6 +54,18 @@ func BenchmarkHTTP1000(b *testing.B) {
 		}
 		peak()
 	})
+	b.Run("fetch-local", func(b *testing.B) {
+		local := mustNew(b, remote.Spec{Git: fx.bare, Ref: "main", Paths: []string{"skills"}})
+		base := b.TempDir()
+		b.ReportAllocs()
+		peak := sampleHeap(b)
+		for i := 0; b.Loop(); i++ {
+			if _, err := local.Fetch(ctx, rev, filepath.Join(base, fmt.Sprint(i)), remote.DefaultLimits); err != nil {
+				b.Fatal(err)
+			}
+		}
+		peak()
+	})
 	b.Run("resolve", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -60,6 +74,21 @@ func BenchmarkHTTP1000(b *testing.B) {
 				b.Fatal(got, err)
 			}
 		}
+	})
+	// The branch moves on: fetching the old pin fetches the whole branch
+	// (two commits here) and checks the pin is on it.
+	fx.write(map[string]string{"skills/skill-0000/SKILL.md": "---\nname: skill-0000\ndescription: changed\n---\n"})
+	fx.commit("move")
+	b.Run("fetch-old-pin", func(b *testing.B) {
+		base := b.TempDir()
+		b.ReportAllocs()
+		peak := sampleHeap(b)
+		for i := 0; b.Loop(); i++ {
+			if _, err := f.Fetch(ctx, rev, filepath.Join(base, fmt.Sprint(i)), remote.DefaultLimits); err != nil {
+				b.Fatal(err)
+			}
+		}
+		peak()
 	})
 }
 

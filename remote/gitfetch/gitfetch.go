@@ -493,6 +493,9 @@ func (f *Fetcher) Fetch(ctx context.Context, rev, dir string, lim remote.Limits)
 		}
 		return nil, f.fail(ctx, err, "reading commit "+want)
 	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, f.errorf(remote.CodeInvalid, "creating the snapshot folder: %v", err)
+	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, f.errorf(remote.CodeInvalid, "creating the snapshot folder: %v", err)
 	}

@@ -316,11 +316,17 @@ func TestRefusedPaths(t *testing.T) {
 			wantCode(t, err, remote.CodePath)
 		})
 	}
+	// A name given twice in one tree is refused, not overwritten.
+	dir := filepath.Join(t.TempDir(), "repo.git")
+	rev := plumbingRepo(t, dir, []object.TreeEntry{{Name: "a.md", Mode: filemode.Regular}, {Name: "a.md", Mode: filemode.Executable}}, map[string]string{"a.md": "x"})
+	_, err := mustNew(t, remote.Spec{Git: dir}).Fetch(context.Background(), rev, filepath.Join(t.TempDir(), "snap"), remote.DefaultLimits)
+	wantCode(t, err, remote.CodePath)
+
 	// The same tree served over HTTP.
 	fx := newFixture(t)
 	os.RemoveAll(fx.bare)
-	rev := plumbingRepo(t, fx.bare, []object.TreeEntry{{Name: "ok.md", Mode: filemode.Regular}, {Name: "tab\t.md", Mode: filemode.Regular}}, nil)
-	_, err := mustNew(t, remote.Spec{Git: fx.serve("", false)}).Fetch(context.Background(), rev, filepath.Join(t.TempDir(), "snap"), remote.DefaultLimits)
+	rev = plumbingRepo(t, fx.bare, []object.TreeEntry{{Name: "ok.md", Mode: filemode.Regular}, {Name: "tab\t.md", Mode: filemode.Regular}}, nil)
+	_, err = mustNew(t, remote.Spec{Git: fx.serve("", false)}).Fetch(context.Background(), rev, filepath.Join(t.TempDir(), "snap"), remote.DefaultLimits)
 	wantCode(t, err, remote.CodePath)
 	if !strings.Contains(err.Error(), "control character") {
 		t.Errorf("error does not say why: %v", err)
