@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"path"
@@ -104,6 +105,9 @@ func New(spec remote.Spec) (*Fetcher, error) {
 			return nil, f.errorf(remote.CodeInvalid, "git: %q is not a URL with a host", g)
 		}
 		f.url = g
+		if spec.Token != "" && hasScheme(g, "http") && !isLoopback(u.Hostname()) {
+			return nil, f.errorf(remote.CodeInvalid, "git: a token is sent only over https (or plain http to this machine); %s would send it in the clear: use https://", remote.Redact(g))
+		}
 		if spec.Token != "" {
 			f.auth = &githttp.BasicAuth{Username: TokenUser, Password: spec.Token}
 		}
@@ -148,6 +152,15 @@ func New(spec remote.Spec) (*Fetcher, error) {
 	}
 	f.paths = paths
 	return f, nil
+}
+
+// isLoopback reports whether host names this machine.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func hasScheme(s, scheme string) bool {

@@ -449,6 +449,7 @@ func TestNew(t *testing.T) {
 	}
 	for _, spec := range []remote.Spec{
 		{Git: "/tmp/x", Token: "t"},
+		{Git: "http://example.com/x.git", Token: "t"},
 		{Git: "https://example.com/x.git", Paths: []string{"../x"}},
 		{Git: "https://example.com/x.git", Paths: []string{"/abs"}},
 	} {
