@@ -20,6 +20,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/loadout/loadout/skill"
 )
@@ -249,7 +251,7 @@ func (f *IndexFetcher) parseIndex(body []byte) (*parsedIndex, error) {
 		return nil, invalid("has no \"skills\" array: give the address of a well-known skills index, …/.well-known/agent-skills/index.json")
 	}
 	if raw.Schema != nil && *raw.Schema != SchemaIndexV2 {
-		return nil, invalid("has $schema %q, which loadout does not read: it reads %s and the 0.1.0 shape without $schema", *raw.Schema, SchemaIndexV2)
+		return nil, invalid("has $schema %s, which loadout does not read: it reads %s and the 0.1.0 shape without $schema", short(*raw.Schema), SchemaIndexV2)
 	}
 	if n := len(raw.Skills); n > MaxIndexEntries {
 		return nil, Errorf(f.spec.ID, CodeLimit, "the index at %s lists %d skills, over the limit of %d", f.index, n, MaxIndexEntries)
@@ -263,7 +265,7 @@ func (f *IndexFetcher) parseIndex(body []byte) (*parsedIndex, error) {
 	p := &parsedIndex{}
 	seen := map[string]int{}
 	for i, e := range raw.Skills {
-		at := fmt.Sprintf("skill %d (%q)", i+1, e.Name)
+		at := fmt.Sprintf("skill %d (%s)", i+1, short(e.Name))
 		if probs := skill.NameProblems(e.Name); len(probs) > 0 || e.Name != skill.NormalizeName(e.Name) || e.Name == "" {
 			why := "it is not NFKC-normalised"
 			if len(probs) > 0 {
@@ -287,10 +289,10 @@ func (f *IndexFetcher) parseIndex(body []byte) (*parsedIndex, error) {
 			continue
 		}
 		if e.Type != "skill-md" && e.Type != "archive" {
-			return nil, invalid("%s has type %q: loadout reads \"skill-md\" and \"archive\"", at, e.Type)
+			return nil, invalid("%s has type %s: loadout reads \"skill-md\" and \"archive\"", at, short(e.Type))
 		}
 		if !validDigest(e.Digest) {
-			return nil, invalid("%s has digest %q: it must be \"sha256:\" and 64 lowercase hex digits", at, e.Digest)
+			return nil, invalid("%s has digest %s: it must be \"sha256:\" and 64 lowercase hex digits", at, short(e.Digest))
 		}
 		u, err := f.artifactURL(e.URL)
 		if err != nil {
@@ -301,12 +303,22 @@ func (f *IndexFetcher) parseIndex(body []byte) (*parsedIndex, error) {
 	if legacy && len(p.entries) > 0 {
 		p.notes = append(p.notes, "the index is in the 0.1.0 shape, without digests: only the index itself is pinned, not the files it lists; publish the 0.2.0 index (…/.well-known/agent-skills/index.json) for verified archives")
 	}
-	for i, w := range raw.Warnings {
-		if i == maxIndexNotes {
-			p.notes = append(p.notes, fmt.Sprintf("the index gives %d more warnings", len(raw.Warnings)-maxIndexNotes))
-			break
+	// A loadout publisher's warnings: skills it left out of its index are
+	// worth knowing; the two about installers (executable bits dropped,
+	// descriptions shortened in the index) do not apply here, since the
+	// archives keep modes and SKILL.md is read whole.
+	n := 0
+	for _, w := range raw.Warnings {
+		if w.Code == "executable-dropped" || w.Code == "description-shortened" {
+			continue
 		}
-		p.notes = append(p.notes, fmt.Sprintf("the index warns (%s) about skill %q: %s", w.Code, w.Skill, w.Message))
+		if n++; n > maxIndexNotes {
+			continue
+		}
+		p.notes = append(p.notes, fmt.Sprintf("the index warns (%s) about skill %s: %s", clip(w.Code, 40), short(w.Skill), clip(w.Message, 400)))
+	}
+	if n > maxIndexNotes {
+		p.notes = append(p.notes, fmt.Sprintf("the index gives %d more warnings", n-maxIndexNotes))
 	}
 	return p, nil
 }
@@ -323,7 +335,7 @@ func (f *IndexFetcher) legacyFiles(e rawEntry, at string) ([]string, error) {
 	for _, p := range files {
 		c, err := skill.CleanPath(p)
 		if err != nil {
-			return nil, Errorf(f.spec.ID, CodePath, "the index at %s: %s lists file %q: %v", f.index, at, p, err)
+			return nil, Errorf(f.spec.ID, CodePath, "the index at %s: %s lists file %s, which is refused: %s", f.index, at, short(p), pathReason(err))
 		}
 		if seen[c] {
 			return nil, Errorf(f.spec.ID, CodeInvalid, "the index at %s: %s lists file %q twice", f.index, at, c)
@@ -361,11 +373,11 @@ func (f *IndexFetcher) artifactURL(s string) (*url.URL, error) {
 	}
 	ref, err := url.Parse(s)
 	if err != nil {
-		return nil, fmt.Errorf("its url %q cannot be read: %v", s, err)
+		return nil, fmt.Errorf("its url %s cannot be read", short(s))
 	}
 	u := f.index.ResolveReference(ref)
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("its url %q is refused: artifacts are fetched over http or https only", s)
+		return nil, fmt.Errorf("its url %s is refused: artifacts are fetched over http or https only", short(s))
 	}
 	return u, nil
 }
@@ -388,8 +400,9 @@ func (f *IndexFetcher) get(ctx context.Context, u *url.URL, what string) (*http.
 	if res.StatusCode == http.StatusOK {
 		return res, nil
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 4096))
+	why := errorMessage(res)
 	res.Body.Close()
+	status := strconv.Itoa(res.StatusCode) + " " + http.StatusText(res.StatusCode)
 	switch res.StatusCode {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		hint := "give a token (\"token\": \"${ENV_VAR}\") that the server accepts"
@@ -399,9 +412,34 @@ func (f *IndexFetcher) get(ctx context.Context, u *url.URL, what string) (*http.
 		if !sameOrigin(u, f.index) {
 			hint = "the token is sent to the index's host only, and this is another host"
 		}
-		return nil, Errorf(f.spec.ID, CodeAuth, "GET %s (%s): %s: %s", u, what, res.Status, hint)
+		return nil, Errorf(f.spec.ID, CodeAuth, "GET %s (%s): %s%s: %s", u, what, status, why, hint)
 	}
-	return nil, Errorf(f.spec.ID, CodeNetwork, "GET %s (%s): %s", u, what, res.Status)
+	return nil, Errorf(f.spec.ID, CodeNetwork, "GET %s (%s): %s%s", u, what, status, why)
+}
+
+// errorMessage is the message of an error response in the shape loadout
+// (and many servers) answer with, {"error": {"message"}} or {"message"},
+// as ` ("…")`, or "". At most maxErrorBody bytes are read.
+func errorMessage(res *http.Response) string {
+	const maxErrorBody = 4096
+	body, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+	var v struct {
+		Message string `json:"message"`
+		Error   struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return ""
+	}
+	m := v.Error.Message
+	if m == "" {
+		m = v.Message
+	}
+	if m == "" {
+		return ""
+	}
+	return " (the server says " + strconv.Quote(clip(m, 200)) + ")"
 }
 
 // netErr is a transfer error: CodeNetwork, with the cause. The token is in
@@ -649,7 +687,7 @@ type unpacker struct {
 }
 
 func (u *unpacker) refuse(p, format string, args ...any) error {
-	return &Error{Code: CodePath, Msg: Redact(fmt.Sprintf("the archive of skill %q: entry %q is refused: ", u.name, p) + fmt.Sprintf(format, args...))}
+	return &Error{Code: CodePath, Msg: Redact(fmt.Sprintf("the archive of skill %q: entry %s is refused: ", u.name, short(p)) + clip(fmt.Sprintf(format, args...), 400))}
 }
 
 func (u *unpacker) broken(err error) error {
@@ -672,7 +710,7 @@ func (u *unpacker) clean(p string, dir bool) (string, bool, error) {
 		if errors.As(err, &pe) && pe.Code == skill.CodePathEmpty && dir {
 			return "", false, nil
 		}
-		return "", false, u.refuse(p, "%v", err)
+		return "", false, u.refuse(p, "%s", pathReason(err))
 	}
 	return c, true, nil
 }
@@ -765,15 +803,50 @@ func unpackTarGz(ctx context.Context, r io.Reader, root *os.Root, name string, b
 func tarKind(h *tar.Header) string {
 	switch h.Typeflag {
 	case tar.TypeSymlink:
-		return fmt.Sprintf("a symbolic link (to %q)", h.Linkname)
+		return "a symbolic link (to " + short(h.Linkname) + ")"
 	case tar.TypeLink:
-		return fmt.Sprintf("a hard link (to %q)", h.Linkname)
+		return "a hard link (to " + short(h.Linkname) + ")"
 	case tar.TypeChar, tar.TypeBlock:
 		return "a device"
 	case tar.TypeFifo:
 		return "a named pipe (FIFO)"
 	}
 	return "an entry of type " + strconv.Quote(string(h.Typeflag))
+}
+
+// short quotes a string from the remote for a message, cut to 120 bytes.
+func short(s string) string { return strconv.Quote(clip(s, 120)) }
+
+// clip cuts s to at most n bytes on a rune boundary, marking the cut, and
+// replaces control characters (a remote's text goes into logs).
+func clip(s string, n int) string {
+	cut := false
+	if len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s, cut = s[:n], true
+	}
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	if cut {
+		s += "…"
+	}
+	return s
+}
+
+// pathReason is why skill.CleanPath refused a path, without the path
+// (which the caller quotes, cut).
+func pathReason(err error) string {
+	var pe *skill.PathError
+	if errors.As(err, &pe) {
+		return pe.Reason
+	}
+	return err.Error()
 }
 
 // maxZipDirectory bounds the bytes of a zip's central directory that

@@ -227,10 +227,10 @@ func TestIndexFetchFromSecondLoadout(t *testing.T) {
 	// Byte for byte, executable bits included (the 0.2.0 archive keeps
 	// them); the download file is gone.
 	sameTrees(t, tree(t, root), tree(t, dir))
-	// The index's own warning (installers drop executable bits) is passed
-	// on as a note.
-	if !strings.Contains(strings.Join(notes, "\n"), "executable-dropped") {
-		t.Errorf("notes %q do not pass on the index's executable-dropped warning", notes)
+	// The index warns that installers drop executable bits; loadout keeps
+	// them, so that warning is not passed on.
+	if len(notes) != 0 {
+		t.Errorf("notes %q, want none", notes)
 	}
 	// The same revision fetched again gives the same snapshot.
 	dir2 := filepath.Join(t.TempDir(), "snap")
@@ -434,6 +434,39 @@ func TestIndexFetchZipAndSkillMD(t *testing.T) {
 	}, tree(t, dir))
 }
 
+// The publisher's warnings (skills it left out) become notes: bounded in
+// number and length, control characters replaced.
+func TestIndexWarningsAsNotes(t *testing.T) {
+	p := newPublisher(t)
+	e := p.publish("one", "skill-md", []byte(skillMD("one", "One.")))
+	var ws []map[string]string
+	ws = append(ws, map[string]string{"skill": "huge", "code": "too-large", "message": "skill \"huge\" is left out\x1b[31m" + strings.Repeat("!", 5000)})
+	ws = append(ws, map[string]string{"skill": "multi", "code": "executable-dropped", "message": "installers drop bits"})
+	for i := 0; i < 30; i++ {
+		ws = append(ws, map[string]string{"skill": fmt.Sprint("s", i), "code": "name-unsupported", "message": "left out"})
+	}
+	b, _ := json.Marshal(map[string]any{"$schema": SchemaIndexV2, "skills": []entry{e}, "warnings": ws})
+	p.put(v2Path, b)
+	_, notes, err := fetch(t, newIndex(t, Spec{Index: p.srv.URL + v2Path}, nil), DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) != maxIndexNotes+1 {
+		t.Fatalf("%d notes, want %d: %q", len(notes), maxIndexNotes+1, notes)
+	}
+	if n := notes[0]; !strings.Contains(n, `(too-large) about skill "huge"`) || len(n) > 600 || strings.ContainsRune(n, 0x1b) {
+		t.Errorf("first note %q: want the warning, cut, without control characters", n)
+	}
+	if last := notes[len(notes)-1]; last != "the index gives 11 more warnings" {
+		t.Errorf("last note %q", last)
+	}
+	for _, n := range notes {
+		if strings.Contains(n, "executable") {
+			t.Errorf("note %q: installers' warnings do not apply", n)
+		}
+	}
+}
+
 func TestIndexChangedSincePinned(t *testing.T) {
 	p := newPublisher(t)
 	e := p.publish("one", "skill-md", []byte(skillMD("one", "One.")))
@@ -622,11 +655,17 @@ func TestIndexHTTPErrors(t *testing.T) {
 			w.WriteHeader(http.StatusUnauthorized)
 		case "/403":
 			w.WriteHeader(http.StatusForbidden)
+		case "/409":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusConflict)
+			io.WriteString(w, `{"error": {"code": "changed", "message": "skill \"x\" changed since the index was built: fetch the index again"}}`)
 		default:
 			w.WriteHeader(http.StatusInternalServerError)
 		}
 	}))
 	defer srv.Close()
+	_, err := newIndex(t, Spec{Index: srv.URL + "/409"}, nil).Resolve(context.Background())
+	wantCode(t, err, CodeNetwork, "409 Conflict", "the server says", "fetch the index again")
 	for path, code := range map[string]string{"/401": CodeAuth, "/403": CodeAuth, "/500": CodeNetwork} {
 		_, err := newIndex(t, Spec{Index: srv.URL + path}, nil).Resolve(context.Background())
 		wantCode(t, err, code, path[1:])
@@ -637,7 +676,7 @@ func TestIndexHTTPErrors(t *testing.T) {
 	p.mu.Lock()
 	delete(p.files, "/.well-known/agent-skills/gone/SKILL.md")
 	p.mu.Unlock()
-	_, _, err := fetch(t, newIndex(t, Spec{Index: p.srv.URL + v2Path}, nil), DefaultLimits)
+	_, _, err = fetch(t, newIndex(t, Spec{Index: p.srv.URL + v2Path}, nil), DefaultLimits)
 	wantCode(t, err, CodeNetwork, "404", `skill "gone"`, "/gone/SKILL.md")
 	// Nothing listens: a network error.
 	closed := httptest.NewServer(http.NotFoundHandler())
@@ -863,5 +902,23 @@ func TestIndexFetchMemoryBounded(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(dir, "large", "blob.bin"))
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("blob.bin differs from the source (%v)", err)
+	}
+}
+
+// Text from the remote is cut in messages: a huge name, a huge path.
+func TestIndexMessagesBounded(t *testing.T) {
+	p := newPublisher(t)
+	huge := strings.Repeat("A", 100000)
+	p.put(v2Path, indexJSON(entry{Name: huge, Type: "skill-md", URL: "x", Digest: skill.DigestBytes(nil)}))
+	_, err := newIndex(t, Spec{Index: p.srv.URL + v2Path}, nil).Resolve(context.Background())
+	wantCode(t, err, CodeInvalid, "invalid name")
+	if n := len(err.Error()); n > 1000 {
+		t.Errorf("the error is %d bytes long", n)
+	}
+	p.put(v2Path, indexJSON(p.publish("long", "archive", tarGz(t, tarEntry{name: "SKILL.md", body: "x"}, tarEntry{name: strings.Repeat("d/", 30000) + "f", body: "x"}))))
+	_, _, err = fetch(t, newIndex(t, Spec{Index: p.srv.URL + v2Path}, nil), DefaultLimits)
+	wantCode(t, err, CodePath, "the limit is 1024")
+	if n := len(err.Error()); n > 1000 {
+		t.Errorf("the error is %d bytes long", n)
 	}
 }
