@@ -459,6 +459,19 @@ type budget struct {
 	files      int
 	written    int64
 	downloaded int64
+	// Reused across the snapshot's files and archives.
+	buf  []byte
+	gz   *gzip.Reader
+	made map[string]bool // folders made so far
+}
+
+// copy is io.Copy through the budget's buffer (an *os.File's ReadFrom
+// would take a new one each time).
+func (b *budget) copy(w io.Writer, r io.Reader) (int64, error) {
+	if b.buf == nil {
+		b.buf = make([]byte, 32<<10)
+	}
+	return io.CopyBuffer(struct{ io.Writer }{w}, r, b.buf)
 }
 
 // limitErr is an artifact or file over one of the limits.
@@ -497,7 +510,7 @@ func (b *budget) fileRoom() int64 {
 // copyFile copies r into w, at most the budget's room, counting it.
 func (b *budget) copyFile(w io.Writer, r io.Reader) error {
 	room := b.fileRoom()
-	n, err := io.Copy(w, io.LimitReader(r, room+1))
+	n, err := b.copy(w, io.LimitReader(r, room+1))
 	b.written += n
 	if err != nil {
 		return err
@@ -535,7 +548,7 @@ func (f *IndexFetcher) download(ctx context.Context, root *os.Root, u *url.URL, 
 		return nil, 0, "", Errorf(f.spec.ID, CodeInvalid, "%s: creating the download file: %v", what, err)
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(res.Body, max+1))
+	n, err := b.copy(io.MultiWriter(tmp, h), io.LimitReader(res.Body, max+1))
 	b.downloaded += n
 	if err == nil && n > max {
 		err = over()
@@ -716,9 +729,17 @@ func (u *unpacker) clean(p string, dir bool) (string, bool, error) {
 }
 
 func (u *unpacker) mkdir(p, clean string) error {
-	if err := u.root.MkdirAll(u.name+"/"+clean, 0o755); err != nil {
+	full := u.name + "/" + clean
+	if u.b.made[full] {
+		return nil
+	}
+	if err := u.root.MkdirAll(full, 0o755); err != nil {
 		return u.refuse(p, "%v", err)
 	}
+	if u.b.made == nil {
+		u.b.made = map[string]bool{}
+	}
+	u.b.made[full] = true
 	return nil
 }
 
@@ -756,11 +777,17 @@ func (u *unpacker) write(p, clean string, size int64, exec bool, r io.Reader) er
 
 func unpackTarGz(ctx context.Context, r io.Reader, root *os.Root, name string, b *budget) error {
 	u := &unpacker{root: root, name: name, b: b}
-	gz, err := gzip.NewReader(r)
+	gz := b.gz
+	var err error
+	if gz == nil {
+		gz, err = gzip.NewReader(r)
+	} else {
+		err = gz.Reset(r)
+	}
 	if err != nil {
 		return u.broken(err)
 	}
-	defer gz.Close()
+	b.gz = gz // its decompressor is reused for the next archive
 	tr := tar.NewReader(gz)
 	for {
 		if err := ctx.Err(); err != nil {

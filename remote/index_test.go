@@ -82,7 +82,7 @@ func writeTree(t testing.TB, root string, files map[string]srcFile) {
 // secondLoadout serves the skills under root the way `loadout serve` does
 // at /.well-known/; next, if set, wraps the handler (to alter or cut
 // responses).
-func secondLoadout(t *testing.T, root string, wrap func(http.Handler) http.Handler) *httptest.Server {
+func secondLoadout(t testing.TB, root string, wrap func(http.Handler) http.Handler) *httptest.Server {
 	t.Helper()
 	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil))) // the index logs its warnings
 	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{
@@ -920,5 +920,41 @@ func TestIndexMessagesBounded(t *testing.T) {
 	wantCode(t, err, CodePath, "the limit is 1024")
 	if n := len(err.Error()); n > 1000 {
 		t.Errorf("the error is %d bytes long", n)
+	}
+}
+
+// BenchmarkIndexFetch fetches a second loadout's index of 200 skills
+// (SKILL.md and three supporting files each, one an executable script):
+// go test -run XXX -bench IndexFetch -benchtime 10x -benchmem ./remote/
+func BenchmarkIndexFetch(b *testing.B) {
+	root := b.TempDir()
+	files := map[string]srcFile{}
+	for i := 0; i < 200; i++ {
+		n := fmt.Sprintf("skill-%03d", i)
+		files[n+"/SKILL.md"] = srcFile{skillMD(n, "Skill number "+n+"."), 0o644}
+		files[n+"/references/guide.md"] = srcFile{strings.Repeat("Some guidance. ", 200), 0o644}
+		files[n+"/scripts/run.sh"] = srcFile{"#!/bin/sh\necho " + n + "\n", 0o755}
+		files[n+"/assets/data.json"] = srcFile{`{"n": "` + n + `"}`, 0o644}
+	}
+	writeTree(b, root, files)
+	srv := secondLoadout(b, root, nil)
+	f, err := NewIndex(Spec{ID: "bench", Index: srv.URL + v2Path}, srv.Client())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rev, err := f.Resolve(context.Background()) // the server builds its index once
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := b.TempDir()
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := f.Resolve(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.Fetch(context.Background(), rev, filepath.Join(base, fmt.Sprint(i)), DefaultLimits); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
