@@ -45,8 +45,8 @@ import (
 // artifact against the digest the pinned index gives for it before a byte
 // of it is unpacked.
 //
-// Hosts: artifact URLs resolve against the index URL and may be on any
-// http or https host (publishers put archives on CDNs and release hosts);
+// Hosts: artifact URLs resolve against the index URL (after redirects)
+// and may be on any http or https host (publishers put archives on CDNs and release hosts);
 // the digests, not the host, make them trustworthy. Any other scheme
 // (file:, ftp:, data:, …) is refused. The token goes to the index's own
 // scheme and host (and port) only: never to another host the index points
@@ -126,11 +126,11 @@ func sameOrigin(a, b *url.URL) bool {
 // Resolve reads the index, checks that loadout can read it, and returns
 // the digest of its bytes.
 func (f *IndexFetcher) Resolve(ctx context.Context) (string, error) {
-	body, err := f.readIndex(ctx)
+	body, base, err := f.readIndex(ctx)
 	if err != nil {
 		return "", err
 	}
-	if _, err := f.parseIndex(body); err != nil {
+	if _, err := f.parseIndex(body, base); err != nil {
 		return "", err
 	}
 	return skill.DigestBytes(body), nil
@@ -140,14 +140,14 @@ func (f *IndexFetcher) Resolve(ctx context.Context) (string, error) {
 // the one rev pinned, and writes every skill it lists into dir/<name>/,
 // each artifact verified against its digest before it is unpacked.
 func (f *IndexFetcher) Fetch(ctx context.Context, rev, dir string, lim Limits) (notes []string, err error) {
-	body, err := f.readIndex(ctx)
+	body, base, err := f.readIndex(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if got := skill.DigestBytes(body); got != rev {
 		return nil, Errorf(f.spec.ID, CodeDigest, "the index at %s changed since it was pinned (pinned %s, now %s): run loadout sync to fetch it and move the pin", f.index, rev, got)
 	}
-	idx, err := f.parseIndex(body)
+	idx, err := f.parseIndex(body, base)
 	if err != nil {
 		return nil, err
 	}
@@ -186,8 +186,8 @@ func (f *IndexFetcher) Fetch(ctx context.Context, rev, dir string, lim Limits) (
 // indexEntry is one skill of a parsed index.
 type indexEntry struct {
 	name   string
-	kind   string // "skill-md" or "archive"; "" for a legacy entry
-	url    *url.URL
+	kind   string   // "skill-md" or "archive"; "" for a legacy entry
+	url    *url.URL // the artifact; for a legacy entry, the index
 	digest string
 	legacy []string // the 0.1.0 shape: clean file paths, SKILL.md first
 }
@@ -217,29 +217,31 @@ type rawEntry struct {
 	Files  json.RawMessage `json:"files"`
 }
 
-// readIndex GETs the index (with the token), at most MaxIndexBytes.
-func (f *IndexFetcher) readIndex(ctx context.Context) ([]byte, error) {
+// readIndex GETs the index (with the token), at most MaxIndexBytes, and
+// returns it with the URL it came from after redirects, which the
+// artifacts' URLs are relative to.
+func (f *IndexFetcher) readIndex(ctx context.Context) ([]byte, *url.URL, error) {
 	res, err := f.get(ctx, f.index, "the index")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer res.Body.Close()
 	if res.ContentLength > MaxIndexBytes {
-		return nil, Errorf(f.spec.ID, CodeLimit, "the index at %s is %d bytes, over the limit of %d", f.index, res.ContentLength, MaxIndexBytes)
+		return nil, nil, Errorf(f.spec.ID, CodeLimit, "the index at %s is %d bytes, over the limit of %d", f.index, res.ContentLength, MaxIndexBytes)
 	}
 	body, err := io.ReadAll(io.LimitReader(res.Body, MaxIndexBytes+1))
 	if err != nil {
-		return nil, f.netErr(err, "reading the index at %s", f.index)
+		return nil, nil, f.netErr(err, "reading the index at %s", f.index)
 	}
 	if len(body) > MaxIndexBytes {
-		return nil, Errorf(f.spec.ID, CodeLimit, "the index at %s is over the limit of %d bytes", f.index, MaxIndexBytes)
+		return nil, nil, Errorf(f.spec.ID, CodeLimit, "the index at %s is over the limit of %d bytes", f.index, MaxIndexBytes)
 	}
-	return body, nil
+	return body, res.Request.URL, nil
 }
 
 // parseIndex checks the whole index before anything is downloaded: the
 // shape, every name (valid, unique), type, digest and URL.
-func (f *IndexFetcher) parseIndex(body []byte) (*parsedIndex, error) {
+func (f *IndexFetcher) parseIndex(body []byte, base *url.URL) (*parsedIndex, error) {
 	invalid := func(format string, args ...any) error {
 		return Errorf(f.spec.ID, CodeInvalid, "the index at %s: "+format, append([]any{f.index}, args...)...)
 	}
@@ -285,7 +287,7 @@ func (f *IndexFetcher) parseIndex(body []byte) (*parsedIndex, error) {
 			if err != nil {
 				return nil, err
 			}
-			p.entries = append(p.entries, indexEntry{name: e.Name, legacy: files})
+			p.entries = append(p.entries, indexEntry{name: e.Name, url: base, legacy: files})
 			continue
 		}
 		if e.Type != "skill-md" && e.Type != "archive" {
@@ -294,7 +296,7 @@ func (f *IndexFetcher) parseIndex(body []byte) (*parsedIndex, error) {
 		if !validDigest(e.Digest) {
 			return nil, invalid("%s has digest %s: it must be \"sha256:\" and 64 lowercase hex digits", at, short(e.Digest))
 		}
-		u, err := f.artifactURL(e.URL)
+		u, err := artifactURL(base, e.URL)
 		if err != nil {
 			return nil, invalid("%s: %v", at, err)
 		}
@@ -365,9 +367,10 @@ func validDigest(d string) bool {
 	return true
 }
 
-// artifactURL resolves an entry's url against the index's and refuses
+// artifactURL resolves an entry's url against the index's (after
+// redirects, as a browser would) and refuses
 // every scheme but http and https.
-func (f *IndexFetcher) artifactURL(s string) (*url.URL, error) {
+func artifactURL(base *url.URL, s string) (*url.URL, error) {
 	if s == "" {
 		return nil, errors.New("it has no url")
 	}
@@ -375,7 +378,7 @@ func (f *IndexFetcher) artifactURL(s string) (*url.URL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("its url %s cannot be read", short(s))
 	}
-	u := f.index.ResolveReference(ref)
+	u := base.ResolveReference(ref)
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("its url %s is refused: artifacts are fetched over http or https only", short(s))
 	}
@@ -608,7 +611,7 @@ func (f *IndexFetcher) fetchEntry(ctx context.Context, root *os.Root, e indexEnt
 // <index folder>/<name>/<path>, each at most the file limit.
 func (f *IndexFetcher) fetchLegacy(ctx context.Context, root *os.Root, e indexEntry, b *budget) error {
 	for _, p := range e.legacy {
-		u := f.index.JoinPath("..", e.name, p) // beside the index: <folder>/<name>/<path>
+		u := e.url.JoinPath("..", e.name, p) // beside the index: <folder>/<name>/<path>
 		u.RawQuery, u.Fragment = "", ""
 		what := fmt.Sprintf("file %q of skill %q", p, e.name)
 		if err := b.addFile(0); err != nil {

@@ -958,3 +958,40 @@ func BenchmarkIndexFetch(b *testing.B) {
 		}
 	}
 }
+
+// An index that moved (a redirect to another host): its relative URLs
+// are relative to where it is now, and the token stays with the host
+// configured.
+func TestIndexRedirected(t *testing.T) {
+	const token = "redirect-t0ken"
+	moved := newPublisher(t)
+	moved.put(v2Path, indexJSON(moved.publish("one", "skill-md", []byte(skillMD("one", "One.")))))
+	var got []string
+	var mu sync.Mutex
+	old := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Get("Authorization"))
+		mu.Unlock()
+		if r.URL.Path != v2Path {
+			http.NotFound(w, r) // only the index moved
+			return
+		}
+		http.Redirect(w, r, moved.srv.URL+r.URL.Path, http.StatusMovedPermanently)
+	}))
+	defer old.Close()
+	dir, _, err := fetch(t, newIndex(t, Spec{Index: old.URL + v2Path, Token: token}, nil), DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "one", "SKILL.md")); err != nil {
+		t.Error(err)
+	}
+	for _, r := range moved.requests() {
+		if strings.Contains(r, token) {
+			t.Errorf("the host the index moved to got the token: %q", r)
+		}
+	}
+	if len(got) != 2 || got[0] != "Bearer "+token { // Resolve and Fetch
+		t.Errorf("the configured host got %q", got)
+	}
+}
