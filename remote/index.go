@@ -46,9 +46,9 @@ import (
 // of it is unpacked.
 //
 // Hosts: artifact URLs resolve against the index URL (after redirects)
-// and may be on any http or https host (publishers put archives on CDNs and release hosts);
-// the digests, not the host, make them trustworthy. Any other scheme
-// (file:, ftp:, data:, …) is refused. The token goes to the index's own
+// and may be on any http or https host (publishers put archives on CDNs
+// and release hosts); the digests, not the host, make them trustworthy.
+// Any other scheme (file:, ftp:, data:, …) is refused. The token goes to the index's own
 // scheme and host (and port) only: never to another host the index points
 // at, nor to one a redirect leads to.
 
