@@ -43,7 +43,7 @@ var accessWant = map[string][6]string{
 
 // accessParams fills the path parameters: a stored skill coder can see,
 // one of its files, its first version, the agent the tokens are about.
-var accessParams = map[string]string{"{$}": "", "{name}": "gamma", "{path...}": "notes.md", "{v}": "1", "{id}": "coder"}
+var accessParams = map[string]string{"{$}": "", "{name}": "gamma", "{path...}": "notes.md", "{v}": "1", "{id}": "coder", "{source}": "team"}
 
 // TestAccessMatrix is generated from the route table: every route, called
 // by each of the five callers, answers as its declared scope says. A route

@@ -347,6 +347,24 @@ func (a *api) reload(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+func (a *api) sources(w http.ResponseWriter, r *http.Request) {
+	list, err := a.svc.Sources(principal(r))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sources": list})
+}
+
+func (a *api) syncSource(w http.ResponseWriter, r *http.Request) {
+	res, err := a.svc.SyncSources(r.Context(), principal(r), r.PathValue("source"))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res[0])
+}
+
 func (a *api) receipts(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	rq := store.ReceiptQuery{Agent: q.Get("agent"), Skill: q.Get("skill")}

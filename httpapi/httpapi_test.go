@@ -111,6 +111,7 @@ func newEnvOpt(t testing.TB, files map[string]string, requireTokens bool) *env {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := service.New(cat, service.Options{Store: st, Server: srv, RequireTokens: requireTokens, Logger: quiet})
 	t.Cleanup(func() { svc.Close() })
+	svc.SetRemotes(oneRemote{})
 	e := &env{svc: svc, st: st, root: root}
 	if tt, ok := t.(*testing.T); ok {
 		e.t = tt
@@ -961,7 +962,7 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 			}
 		}
 		// The route answers (never 404 or 405 from the mux).
-		path := strings.NewReplacer("{name}", "alpha", "{id}", "coder", "{v}", "1", "{path}", "SKILL.md").Replace(p)
+		path := strings.NewReplacer("{name}", "alpha", "{id}", "coder", "{v}", "1", "{path}", "SKILL.md", "{source}", "team").Replace(p)
 		if res := e.do(t, rt[0], path, e.admin, nil); res.code == 405 || res.code == 404 && !strings.HasPrefix(string(res.body), "{") {
 			t.Errorf("%s: the mux does not route it (%d)", key, res.code)
 		}
@@ -969,7 +970,7 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 	for k := range inDoc {
 		t.Errorf("the OpenAPI document has %s, which is not a route", k)
 	}
-	if n := len(httpapi.Routes()); n != 26 {
+	if n := len(httpapi.Routes()); n != 28 {
 		t.Errorf("%d routes", n)
 	}
 }
@@ -1028,4 +1029,40 @@ func TestNoStore(t *testing.T) {
 	if !strings.Contains(string(r.body), `"skill":"alpha"`) {
 		t.Errorf("in-memory receipts: %s", r.body)
 	}
+}
+
+// oneRemote is a remote source that never moves, for the routes' access
+// and shape tests; cmd/loadout's tests sync real git repositories.
+type oneRemote struct{}
+
+func (oneRemote) Sync(_ context.Context, ids ...string) []service.SourceSync {
+	return []service.SourceSync{{ID: "team", From: "abc", To: "abc", Added: []string{}, Removed: []string{}, Changed: []string{}, Summary: "team: unchanged at abc"}}
+}
+
+func (oneRemote) Status() []service.SourceStatus {
+	return []service.SourceStatus{{ID: "team", Kind: "git", URL: "https://git.example.com/team/skills.git", Ref: "main", Revision: "abc", Skills: 2}}
+}
+
+func TestSourcesRoutes(t *testing.T) {
+	e := newEnv(t, baseFiles)
+	r := e.do(t, "GET", "/v1/sources", e.admin, nil)
+	want(t, r, 200)
+	var list struct {
+		Sources []service.SourceStatus `json:"sources"`
+	}
+	if err := json.Unmarshal(r.body, &list); err != nil || len(list.Sources) != 1 || list.Sources[0].ID != "team" || list.Sources[0].Skills != 2 {
+		t.Errorf("sources: %s", r.body)
+	}
+	r = e.do(t, "POST", "/v1/sources/team/sync", e.admin, nil)
+	want(t, r, 200)
+	var res service.SourceSync
+	if err := json.Unmarshal(r.body, &res); err != nil || res.ID != "team" || res.Moved || res.Summary == "" {
+		t.Errorf("sync: %s", r.body)
+	}
+	r = e.do(t, "POST", "/v1/sources/nosuch/sync", e.admin, nil)
+	wantErr(t, r, 404, "not_found")
+	if !strings.Contains(string(r.body), "team") {
+		t.Errorf("the 404 should name the sources there are: %s", r.body)
+	}
+	wantErr(t, e.do(t, "POST", "/v1/sources/team/sync", e.coder, nil), 403, "forbidden")
 }

@@ -46,8 +46,9 @@ type Manager struct {
 	lockMu sync.Mutex // guards the lock file and lock
 	lock   *Lock
 
-	mu    sync.RWMutex
-	state map[string]*snapshot
+	mu      sync.RWMutex
+	state   map[string]*snapshot
+	lastErr map[string]string // why the last sync of a source failed
 
 	syncMu map[string]*sync.Mutex // one sync at a time per source
 }
@@ -71,7 +72,7 @@ func NewManager(specs []Spec, opt Options) (*Manager, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	m := &Manager{opt: opt, byID: map[string]int{}, state: map[string]*snapshot{}, syncMu: map[string]*sync.Mutex{}}
+	m := &Manager{opt: opt, byID: map[string]int{}, state: map[string]*snapshot{}, lastErr: map[string]string{}, syncMu: map[string]*sync.Mutex{}}
 	for i, s := range specs {
 		if s.ID == "" {
 			s.ID = DefaultID(s)
@@ -187,7 +188,7 @@ func (m *Manager) openPinned(ctx context.Context, s Spec, pin *Pin) error {
 	snap, digests := m.scan(ctx, s, pin.Revision, dir)
 	if d := snapshotDigest(digests); d != pin.Digest {
 		return Errorf(s.ID, CodeLock, "the snapshot at %s (%s) has digest %s, but %s pins %s: the remote's content at that revision, or the lock, changed. Run `loadout sync %s` to pin what the source holds now",
-			short(pin.Revision), dir, d, m.opt.LockPath, pin.Digest, s.ID)
+			shortRev(pin.Revision), dir, d, m.opt.LockPath, pin.Digest, s.ID)
 	}
 	m.mu.Lock()
 	m.state[s.ID] = snap
@@ -228,13 +229,13 @@ func (c Change) Summary() string {
 		return fmt.Sprintf("%s: sync failed: %v", c.ID, c.Err)
 	}
 	if !c.Moved {
-		return fmt.Sprintf("%s: unchanged at %s", c.ID, short(c.To))
+		return fmt.Sprintf("%s: unchanged at %s", c.ID, shortRev(c.To))
 	}
 	from := "nothing"
 	if c.From != "" {
-		from = short(c.From)
+		from = shortRev(c.From)
 	}
-	parts := []string{fmt.Sprintf("%s: %s → %s", c.ID, from, short(c.To))}
+	parts := []string{fmt.Sprintf("%s: %s → %s", c.ID, from, shortRev(c.To))}
 	list := func(what string, names []string) {
 		if len(names) > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s (%s)", len(names), what, strings.Join(names, ", ")))
@@ -345,7 +346,7 @@ func (m *Manager) sync(ctx context.Context, s Spec, dry bool) (ch Change) {
 		if len(s.Paths) > 0 {
 			where = strings.Join(s.Paths, ", ")
 		}
-		ch.Err = Errorf(s.ID, CodeInvalid, "no skill (no SKILL.md with a name and description) under %s at %s", where, short(rev))
+		ch.Err = Errorf(s.ID, CodeInvalid, "no skill (no SKILL.md with a name and description) under %s at %s", where, shortRev(rev))
 		return ch
 	}
 	pin := Pin{ID: s.ID, Kind: s.Kind(), URL: s.URL(), Ref: s.Ref, Paths: s.Paths, Revision: rev,
@@ -365,6 +366,7 @@ func (m *Manager) sync(ctx context.Context, s Spec, dry bool) (ch Change) {
 	}
 	m.mu.Lock()
 	m.state[s.ID] = snap
+	delete(m.lastErr, s.ID)
 	m.mu.Unlock()
 	m.prune(s.ID, rev, ch.From)
 	return ch
@@ -377,11 +379,31 @@ func (m *Manager) current(id string) (*snapshot, bool) {
 	return s, ok
 }
 
+// LastError is why the last sync of source id failed ("" when it did
+// not).
+func (m *Manager) LastError(id string) string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.lastErr[id]
+}
+
+// Snapshot is source id's current snapshot: its revision and folder ("" if
+// none is loaded) and how many skills it holds.
+func (m *Manager) Snapshot(id string) (rev, dir string, skills int) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if s := m.state[id]; s != nil {
+		return s.rev, s.dir, len(s.skills)
+	}
+	return "", "", 0
+}
+
 func (m *Manager) setStale(s Spec, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.lastErr[s.ID] = err.Error()
 	if cur := m.state[s.ID]; cur != nil {
-		d := diag(s, skill.Warning, CodeStale, fmt.Sprintf("the last sync failed (%v); serving the snapshot at %s", err, short(cur.rev)))
+		d := diag(s, skill.Warning, CodeStale, fmt.Sprintf("the last sync failed (%v); serving the snapshot at %s", err, shortRev(cur.rev)))
 		c := *cur
 		c.stale = &d
 		m.state[s.ID] = &c
@@ -391,6 +413,7 @@ func (m *Manager) setStale(s Spec, err error) {
 func (m *Manager) clearStale(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	delete(m.lastErr, id)
 	if cur := m.state[id]; cur != nil && cur.stale != nil {
 		c := *cur
 		c.stale = nil
@@ -474,7 +497,7 @@ func (m *Manager) scan(ctx context.Context, s Spec, rev, dir string) (*snapshot,
 		}
 		opt.Origin = skill.Origin{Kind: s.Kind(), Root: s.URL(), Ref: s.Ref, Revision: rev, Provenance: path}
 		if _, err := os.Stat(root); err != nil {
-			snap.diags = append(snap.diags, diag(s, skill.Warning, CodeInvalid, fmt.Sprintf("paths: %q is not in the source at %s", path, short(rev))))
+			snap.diags = append(snap.diags, diag(s, skill.Warning, CodeInvalid, fmt.Sprintf("paths: %q is not in the source at %s", path, shortRev(rev))))
 			continue
 		}
 		res := source.ScanFolder(ctx, root, opt)
@@ -560,7 +583,7 @@ func diag(s Spec, sev skill.Severity, code, msg string) skill.Diagnostic {
 
 // short is a revision as people read it: 12 hex digits of a commit or
 // digest.
-func short(rev string) string {
+func shortRev(rev string) string {
 	r := strings.TrimPrefix(rev, "sha256:")
 	if len(r) > 12 {
 		r = r[:12]

@@ -387,6 +387,18 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*sessi
 	if f != nil && len(f.Plugins) > 0 {
 		opts.Plugins, opts.PluginOrder, pluginDiags = pluginProviders(ctx, f.Plugins, sess.store)
 	}
+	// Remote sources are read at their pins; these commands never move a
+	// pin or write the lock (`loadout sync` does).
+	m, remoteDiags, err := newRemotes(e.getenv, f, dsn, opts.Scan)
+	if err != nil {
+		sess.close()
+		return nil, err
+	}
+	if m != nil {
+		remoteDiags = append(remoteDiags, m.Open(ctx, false)...)
+		opts.Remotes = remoteProviders(m)
+	}
+	pluginDiags = append(pluginDiags, remoteDiags...)
 	if f == nil && len(c.roots) == 0 {
 		// Only a store: the global catalog is the store.
 		specs = nil

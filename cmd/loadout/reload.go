@@ -18,6 +18,7 @@ import (
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/config"
 	"github.com/loadout/loadout/service"
+	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/watch"
 )
 
@@ -52,6 +53,11 @@ type configReloader struct {
 	// start are compared with it, on every reload, until a restart.
 	start *config.File
 
+	// remotes are the remote sources; a reload that changes them opens
+	// new ones (dsn decides the default cache folder).
+	remotes *remoteState
+	dsn     string
+
 	mu   sync.Mutex
 	data []byte // the file's bytes at the last good load
 }
@@ -71,9 +77,26 @@ func (r *configReloader) reload(_ context.Context, why string) error {
 	specs, opts := r.flags.agentSpecs(nf)
 	opts.Scan.KeepBodies = true
 	opts.Store, opts.Plugins, opts.PluginOrder = r.base.Store, r.base.Plugins, r.base.PluginOrder
+	rm := r.remotes.m
+	var remoteDiags []skill.Diagnostic
+	if !sameRemotes(r.remotes.cfg, nf) {
+		// Other remote sources: open them (new ones are synced and pinned)
+		// before the catalog is rebuilt over them.
+		m, diags, err := openRemotes(ctx, r.getenv, nf, r.dsn, opts.Scan)
+		if err != nil {
+			r.logger.Error("config not reloaded: keeping the running one", "code", "config_invalid", "why", why, "config", r.path, "err", err)
+			return configRefused(err)
+		}
+		rm, remoteDiags = m, diags
+	}
+	opts.Remotes = remoteProviders(rm)
 	if err := r.svc.Reconfigure(ctx, why, specs, opts); err != nil {
 		r.logger.Error("config not reloaded: keeping the running one", "code", "config_invalid", "why", why, "config", r.path, "err", err)
 		return configRefused(err)
+	}
+	if rm != r.remotes.m {
+		r.svc.Catalog().AddDiagnostics(remoteDiags)
+		r.remotes.start(ctx, r.svc, rm, nf, r.logger)
 	}
 	r.data = data
 	r.svc.SetListing(ctx, listingOf(nf))

@@ -270,6 +270,13 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	if cfg != nil && len(cfg.Plugins) > 0 {
 		opts.Plugins, opts.PluginOrder, pluginDiags = pluginProviders(ctx, cfg.Plugins, st)
 	}
+	rm, remoteDiags, err := openRemotes(ctx, e.getenv, cfg, dsn, opts.Scan)
+	if err != nil {
+		srv.close()
+		return nil, err
+	}
+	opts.Remotes = remoteProviders(rm)
+	pluginDiags = append(pluginDiags, remoteDiags...)
 	start := time.Now()
 	cat, err := catalog.New(ctx, specs, opts)
 	if err != nil {
@@ -303,6 +310,8 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	wctx, cancel := context.WithCancel(ctx)
 	srv.closers = append(srv.closers, cancel)
 	dl.follow(wctx, srv.svc)
+	remotes := &remoteState{}
+	remotes.start(wctx, srv.svc, rm, cfg, logger)
 	var folders *folderWatch
 	if !f.noWatch {
 		wopt := watch.Options{Logger: logger}
@@ -318,7 +327,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		// the file changes.
 		data, _ := os.ReadFile(cfg.Path)
 		r := &configReloader{path: cfg.Path, flags: f, getenv: e.getenv, svc: srv.svc, logger: logger,
-			base: opts, folders: folders, start: cfg, data: data, life: wctx}
+			base: opts, folders: folders, start: cfg, data: data, life: wctx, remotes: remotes, dsn: dsn}
 		srv.svc.SetReloader(r.reload)
 		r.watchConfig(wctx, f.noWatch)
 	} else {

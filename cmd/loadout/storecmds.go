@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -102,7 +103,11 @@ func runImport(ctx context.Context, e *env, args []string) int {
 	defer st.Close()
 	var items []store.ImportItem
 	for _, src := range fs.Args() {
-		for _, b := range readSource(ctx, src) {
+		read := readSource(ctx, src)
+		if rest, ok := strings.CutPrefix(src, "remote:"); ok {
+			read = readRemote(ctx, e, f, dsn, rest)
+		}
+		for _, b := range read {
 			items = append(items, store.ImportItem{Bundle: b.bundle, Err: b.err, Source: "import", Provenance: b.provenance, Limits: limitsOf(f)})
 		}
 	}
@@ -194,6 +199,46 @@ type sourced struct {
 // readSource reads one import source into items: a .json file (one document
 // or an array, each document its own item), a .zip file, a skill folder,
 // or a folder of skill folders (found as discovery finds them).
+// readRemote reads the skills of remote source ID (or one of them,
+// ID/NAME) from its pinned snapshot, for an import: a copy into the store
+// whose provenance is the source's URL, ref, revision and folder.
+func readRemote(ctx context.Context, e *env, f *config.File, dsn, arg string) []sourced {
+	id, name, _ := strings.Cut(arg, "/")
+	refused := func(err error) []sourced { return []sourced{{err: err, provenance: "remote:" + arg}} }
+	m, _, err := newRemotes(e.getenv, f, dsn, source.Options{})
+	if err != nil {
+		return refused(err)
+	}
+	if m == nil {
+		return refused(errors.New("remote:" + arg + ": the config has no remote sources ({\"git\": URL} or {\"index\": URL} in an agent's skills)"))
+	}
+	var ids []string
+	for _, s := range m.Specs() {
+		ids = append(ids, s.ID)
+	}
+	if !slices.Contains(ids, id) {
+		return refused(fmt.Errorf("remote:%s: no remote source %q; the config's are %s", arg, id, strings.Join(ids, ", ")))
+	}
+	for _, d := range m.Open(ctx, false) {
+		if d.Severity == skill.Error && strings.Contains(d.Message, "remote source "+id+":") {
+			return refused(errors.New(d.Message))
+		}
+	}
+	sks, _ := m.Skills(id)
+	var out []sourced
+	for _, sk := range sks {
+		if name != "" && sk.Name != name {
+			continue
+		}
+		b, err := portable.ImportDir(sk.Dir)
+		out = append(out, sourced{b, err, sk.Origin.Kind + " " + sk.Origin.RemoteText()})
+	}
+	if len(out) == 0 {
+		return refused(fmt.Errorf("remote:%s: source %s has no skill named %q at its pin", arg, id, name))
+	}
+	return out
+}
+
 func readSource(ctx context.Context, src string) []sourced {
 	refused := func(err error) []sourced { return []sourced{{err: err, provenance: src}} }
 	abs, err := filepath.Abs(src)
