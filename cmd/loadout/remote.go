@@ -161,6 +161,10 @@ func everyOf(f *config.File) map[string]string {
 	return out
 }
 
+// minSyncEvery is the shortest schedule scheduleSyncs keeps
+// (catalog.MinEvery; tests shorten it).
+var minSyncEvery = catalog.MinEvery
+
 // scheduleSyncs syncs each source with an interval ("every") on that
 // schedule until ctx ends; a sync that moves a pin refreshes the catalog
 // (SyncSources), which clients hear of as any live change.
@@ -168,7 +172,7 @@ func scheduleSyncs(ctx context.Context, svc *service.Service, every map[string]s
 	sched := service.Principal{Name: "scheduled sync", Scopes: []string{"admin"}}
 	for id, ev := range every {
 		d, err := time.ParseDuration(ev)
-		if err != nil || d < catalog.MinEvery {
+		if err != nil || d < minSyncEvery {
 			continue // the config check refused it already
 		}
 		go func() {

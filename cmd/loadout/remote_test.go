@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -12,7 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/config"
 	"github.com/loadout/loadout/remote"
+	"github.com/loadout/loadout/service"
+	"github.com/loadout/loadout/source"
 )
 
 // gitRepo is a real repository made with the git binary: a working copy
@@ -343,4 +349,52 @@ func runCLIEnv(t *testing.T, getenv func(string) string, args ...string) result 
 	e := &env{stdout: &out, stderr: &errb, stdin: strings.NewReader(""), getenv: getenv}
 	code := run(t.Context(), e, args)
 	return result{code, out.String(), errb.String()}
+}
+
+// TestScheduledSync: a source with "every" is synced on that schedule; a
+// push shows up in the catalog, and subscribers hear of it as of any live
+// change.
+func TestScheduledSync(t *testing.T) {
+	g := newGitRepo(t, map[string]string{"skills/pdf/SKILL.md": skillMD("pdf", "Fill PDF forms. Use when a PDF form must be filled.", "v1")})
+	defer func(d time.Duration) { minSyncEvery = d }(minSyncEvery)
+	minSyncEvery = time.Millisecond
+	dir := t.TempDir()
+	f := &config.File{Path: filepath.Join(dir, "loadout.json"), Agents: []catalog.AgentSpec{{AgentID: "coder",
+		Skills: []catalog.SourceSpec{{Git: g.url(), Ref: "main", Paths: []string{"skills"}, Every: "1m"}}}}}
+	m, _, err := openRemotes(t.Context(), func(string) string { return "" }, f, filepath.Join(dir, "loadout.db"), source.Options{KeepBodies: true})
+	if err != nil || m == nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.New(t.Context(), f.Agents, catalog.Options{Remotes: remoteProviders(m)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(cat, service.Options{Logger: slog.New(slog.DiscardHandler)})
+	defer svc.Close()
+	changes, stop := svc.Subscribe()
+	defer stop()
+	rs := &remoteState{}
+	rs.start(t.Context(), svc, m, f, slog.New(slog.DiscardHandler))
+	defer rs.cancel()
+	if l, _ := cat.Agent("coder"); len(l.Names()) != 1 {
+		t.Fatalf("before: %v", l.Names())
+	}
+	// The schedule is the config's 1m; ask for it every 20ms instead.
+	rs.cancel()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	scheduleSyncs(ctx, svc, map[string]string{"skills@main": "20ms"}, slog.New(slog.DiscardHandler))
+
+	g.commit("add lint", map[string]string{"skills/lint/SKILL.md": skillMD("lint", "Lint the code. Use when asked to lint.", "v1")})
+	g.push()
+	select {
+	case <-changes:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no change was announced after the push")
+	}
+	eventually(t, 5*time.Second, "lint in the catalog", func() bool {
+		l, _ := svc.Catalog().Agent("coder")
+		_, ok := l.Lookup("lint")
+		return ok
+	})
 }
