@@ -294,6 +294,12 @@ func TestServeRemoteSources(t *testing.T) {
 		t.Fatalf("sources: %d %s", code, body)
 	}
 
+	// Remote skills are read-only, and the refusal says what to do.
+	code, body = httpDo(t, "PUT", a.base+"/v1/skills/pdf/files/notes.md", "", strings.NewReader("x"), "Content-Type", "application/octet-stream")
+	if code != 403 || !strings.Contains(body, "read_only") || !strings.Contains(body, "loadout sync") {
+		t.Errorf("a write to a remote skill: %d %s", code, body)
+	}
+
 	// A push, then the webhook: the new skill is served, the lock moves.
 	g.commit("add lint", map[string]string{"skills/lint/SKILL.md": skillMD("lint", "Lint the code. Use when asked to lint.", "v1")})
 	g.push()
