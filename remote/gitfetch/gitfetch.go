@@ -566,14 +566,8 @@ func (f *Fetcher) localCommitOn(ctx context.Context, st storer.Storer, h plumbin
 	if err != nil {
 		return nil, err
 	}
-	if tip != h {
-		ok, err := reachable(ctx, st, tip, h)
-		if err != nil {
-			return nil, f.fail(ctx, err, "walking the history of "+f.refLabel())
-		}
-		if !ok {
-			return nil, f.pinGone(h.String())
-		}
+	if err := f.onRef(ctx, st, tip, h); err != nil {
+		return nil, err
 	}
 	return st, nil
 }
@@ -614,16 +608,26 @@ func (f *Fetcher) remoteCommit(ctx context.Context, h plumbing.Hash) (storer.Enc
 	if err != nil {
 		return nil, err
 	}
-	if tip != h {
-		ok, err := reachable(ctx, st, tip, h)
-		if err != nil {
-			return nil, f.fail(ctx, err, "walking the history of "+f.refLabel())
-		}
-		if !ok {
-			return nil, f.pinGone(h.String())
-		}
+	if err := f.onRef(ctx, st, tip, h); err != nil {
+		return nil, err
 	}
 	return st, nil
+}
+
+// onRef checks that commit h is the ref's tip or in its history: a pin
+// the branch no longer holds (after a force-push) is gone.
+func (f *Fetcher) onRef(ctx context.Context, st storer.EncodedObjectStorer, tip, h plumbing.Hash) error {
+	if tip == h {
+		return nil
+	}
+	ok, err := reachable(ctx, st, tip, h)
+	if err != nil {
+		return f.fail(ctx, err, "walking the history of "+f.refLabel())
+	}
+	if !ok {
+		return f.pinGone(h.String())
+	}
+	return nil
 }
 
 func hasCommit(st storer.EncodedObjectStorer, h plumbing.Hash) bool {
