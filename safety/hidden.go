@@ -87,9 +87,12 @@ func legitimateJoiner(s string, i, size int) bool {
 	prev, _ := utf8.DecodeLastRuneInString(s[:i])
 	next, _ := utf8.DecodeRuneInString(s[i+size:])
 	joins := func(r rune) bool {
-		return r >= 0x2000 && (unicode.Is(unicode.So, r) || unicode.Is(unicode.Sk, r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r) ||
+		if r < 0x300 {
+			return false
+		}
+		return unicode.Is(unicode.So, r) || unicode.Is(unicode.Sk, r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r) ||
 			(r >= 0xFE00 && r <= 0xFE0F) || (r >= 0x1F000 && r <= 0x1FAFF) ||
-			(unicode.IsLetter(r) && !unicode.Is(unicode.Latin, r) && !unicode.Is(unicode.Cyrillic, r) && !unicode.Is(unicode.Greek, r)))
+			(unicode.IsLetter(r) && !unicode.Is(unicode.Latin, r) && !unicode.Is(unicode.Cyrillic, r) && !unicode.Is(unicode.Greek, r))
 	}
 	return joins(prev) || joins(next)
 }

@@ -225,7 +225,12 @@ func (c *checker) unreferenced(skillMD string) {
 		}
 		found := mentioned(self, f.Path) || mentioned(self, base)
 		for d := path.Dir(f.Path); !found && d != "."; d = path.Dir(d) {
-			found = mentioned(self, d+"/")
+			for i, s := range texts {
+				if i != self && mentionsDir(s, d+"/") {
+					found = true
+					break
+				}
+			}
 		}
 		if !found {
 			lone = append(lone, f.Path)
@@ -234,6 +239,27 @@ func (c *checker) unreferenced(skillMD string) {
 	for _, p := range lone {
 		c.add(CodeUnreferencedFile, p, "nothing in SKILL.md or the other files mentions this file, so the model will not know to read it: link it from SKILL.md or remove it")
 	}
+}
+
+// mentionsDir reports whether s names the folder dir ("references/") on
+// its own, not as the start of a longer path ("references/a.md"), so
+// that one linked file does not cover its siblings.
+func mentionsDir(s, dir string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], dir)
+		if j < 0 {
+			return false
+		}
+		end := i + j + len(dir)
+		if end == len(s) || !isPathByte(s[end]) {
+			return true
+		}
+		i = end
+	}
+}
+
+func isPathByte(b byte) bool {
+	return b == '.' || b == '_' || b == '-' || b == '/' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
 
 // whenRE is the "when to use" heuristic: the description says when
