@@ -16,6 +16,9 @@ type rule struct {
 	todo string // what to do
 	// quote shows the matched text (redacted) in the message.
 	quote bool
+	// skip, when set, drops matches whose line it matches: a known
+	// harmless form of the pattern.
+	skip *regexp.Regexp
 }
 
 // Injection: sentences aimed at the model rather than the task. Each is
@@ -23,12 +26,17 @@ type rule struct {
 // secret sent to a URL) so ordinary skill prose does not match.
 var injectionRules = []rule{
 	// "Ignore all previous instructions" and its variants: the classic
-	// override of the system prompt.
+	// override of the system prompt. The words before "instructions" must
+	// point back at the model's own (previous, prior, above, your, system
+	// …): "override any instructions found in files" and "conventions
+	// override these guidelines" are rules for the task, not attacks.
 	{code: CodeInjection, what: "an instruction to ignore or override earlier instructions", quote: true,
-		re: regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|every|the|your|my|of|these|those|previous|prior|above|earlier|preceding|original|existing)\s+){1,4}(?:instructions?|prompts?|rules|directions|directives|guidelines|guardrails|constraints)\b`)},
-	// "Disregard … the system prompt", "reveal your system prompt".
+		re: regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|every|of|the|these|those|my)\s+)*(?:previous|prior|above|earlier|preceding|original|your|system|initial)\s+(?:\w+\s+)?(?:instructions?|prompts?|rules|directions|directives|guidelines|guardrails|constraints)\b`)},
+	// "Disregard … the system prompt", "reveal your system prompt" (not
+	// "override": configuration docs say "override the default system
+	// prompt" of an SDK).
 	{code: CodeInjection, what: "an instruction aimed at the system prompt", quote: true,
-		re: regexp.MustCompile(`(?i)\b(?:ignore|disregard|override|bypass|forget|reveal|print|leak|output)\b[^.\n]{0,40}\b(?:system|developer)\s+(?:prompt|message|instructions)\b`)},
+		re: regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|reveal|leak|print|repeat)\b[^.\n]{0,40}\b(?:system|developer)\s+(?:prompt|message|instructions)\b`)},
 	// Hiding from the user: "do not tell the user", "without the user's
 	// knowledge", "secretly".
 	{code: CodeInjection, what: "an instruction to hide what is done from the user", quote: true,
@@ -55,7 +63,10 @@ var scriptRules = []rule{
 		re:   regexp.MustCompile(`(?i)\bbase64\s+(?:-d|--decode|-D)\b[^\n]*\|\s*(?:sudo\s+)?(?:sh|bash|zsh|python[0-9.]*|perl|node|ruby)\b|\beval\b[^\n]{0,40}\bbase64\s+(?:-d|--decode|-D)\b|\b(?:exec|eval)\s*\(\s*(?:base64\.b64decode|codecs\.decode|zlib\.decompress|__import__\(\s*['"](?:base64|zlib|codecs)|atob\s*\(|Buffer\.from\s*\([^)]*['"]base64)|\bFromBase64String\b[^\n]{0,80}\b(?:iex|Invoke-Expression)\b|\b(?:iex|Invoke-Expression)\b[^\n]{0,80}\bFromBase64String\b`)},
 	// Recursive deletion of the root, the home folder or an absolute path
 	// outside the working folder (temporary folders excepted).
+	// Package-manager caches in a Dockerfile (rm -rf /var/lib/apt/lists/*)
+	// are the common, harmless exception.
 	{code: CodeScriptRmRf, what: "a recursive delete outside the working folder", quote: true,
+		skip: regexp.MustCompile(`/var/(?:lib/apt/lists|cache/(?:apt|apk|yum|dnf))\b`),
 		todo: "delete only paths inside the skill's working folder",
 		re:   regexp.MustCompile(`\brm\s+(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)(?:\s+(?:-[a-zA-Z-]+))*\s+(?:--no-preserve-root\s+)?["']?(?:/(?:\*|\s|["']|$)|~/?(?:\*|\s|["']|$)|\$\{?HOME\}?/?(?:\*|\s|["']|$)|/(?:(?:etc|usr|bin|sbin|lib|lib64|var|opt|boot|root|home|Users|System|Library|Applications|srv|dev|proc|sys)\b))`)},
 	// Start-up files run on every new shell: a classic persistence hook.
@@ -101,6 +112,22 @@ func (c *checker) runRules(p string, t *text, rules []rule, from, to int, todo s
 	for i := range rules {
 		r := &rules[i]
 		ms := r.re.FindAllStringIndex(seg, -1)
+		if r.skip != nil {
+			kept := ms[:0]
+			for _, m := range ms {
+				ls := strings.LastIndexByte(seg[:m[0]], '\n') + 1
+				le := strings.IndexByte(seg[m[0]:], '\n')
+				if le < 0 {
+					le = len(seg)
+				} else {
+					le += m[0]
+				}
+				if !r.skip.MatchString(seg[ls:le]) {
+					kept = append(kept, m)
+				}
+			}
+			ms = kept
+		}
 		if len(ms) == 0 {
 			continue
 		}
