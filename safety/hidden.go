@@ -2,6 +2,8 @@ package safety
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -12,7 +14,99 @@ import (
 // that every rule can turn a byte offset into a line and column.
 type text struct {
 	s     string
-	lines []int // byte offset of each line start; built on first use
+	lines []int    // byte offset of each line start; built on first use
+	hits  []keyHit // every rule keyword in s; built on first use
+	hitOK bool
+}
+
+// find returns the matches of re in t.s[from:to], as absolute offsets.
+// With keys (lower-case ASCII, one of which every match contains), re runs
+// only on a window around each keyword: from up to before bytes ahead of
+// it to up to after bytes past it, within its line and widened to whole
+// words (before and after 0: the keyword's line and the next, for a match
+// that wraps). The keywords of all rules are found in one pass over the
+// text (see keyHits), so a text without them costs no regular expression
+// at all: regular expressions are the expensive part of Check. With also,
+// a window must hold one of those words too (ASCII case folded), else the
+// expression is not run on it.
+func (t *text) find(re *regexp.Regexp, keys, also []string, before, after, from, to int) [][]int {
+	if len(keys) == 0 {
+		ms := re.FindAllStringIndex(t.s[from:to], -1)
+		for _, m := range ms {
+			m[0] += from
+			m[1] += from
+		}
+		return ms
+	}
+	var buf [16]int16
+	ids := buf[:0]
+	for _, k := range keys {
+		ids = append(ids, keyID(k))
+	}
+	var out [][]int
+	scanned, last := from, -1
+	for _, h := range t.keyHits() {
+		st := int(h.off)
+		if st < from || st >= to || !slices.Contains(ids, h.key) {
+			continue
+		}
+		ls := max(from, strings.LastIndexByte(t.s[:st], '\n')+1)
+		le := to
+		if i := strings.IndexByte(t.s[st:to], '\n'); i >= 0 {
+			le = st + i
+		}
+		if before == 0 && after == 0 {
+			if st < scanned {
+				continue
+			}
+			if le < to {
+				if j := strings.IndexByte(t.s[le+1:to], '\n'); j >= 0 {
+					le += 1 + j
+				} else {
+					le = to
+				}
+			}
+		} else {
+			ws, we := max(ls, st-before), min(le, st+after)
+			for ws > ls && isWordByte(t.s[ws-1]) {
+				ws--
+			}
+			for we < le && isWordByte(t.s[we]) {
+				we++
+			}
+			ls, le = ws, we
+		}
+		if len(also) > 0 && !containsAnyFold(t.s[ls:le], also) {
+			scanned = le
+			continue
+		}
+		for _, m := range re.FindAllStringIndex(t.s[ls:le], -1) {
+			if a := ls + m[0]; a > last {
+				out = append(out, []int{a, ls + m[1]})
+				last = a
+			}
+		}
+		scanned = le
+	}
+	return out
+}
+
+// containsAnyFold reports whether s holds one of the lower-case words,
+// ASCII case folded.
+func containsAnyFold(s string, words []string) bool {
+	for i := 0; i < len(s); i++ {
+		c := lowerByte(s[i])
+		for _, w := range words {
+			if w[0] == c && hasPrefixFold(s[i:], w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
 func newText(b []byte) *text { return &text{s: string(b)} }

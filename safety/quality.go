@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"bytes"
 	"fmt"
 	"net/url"
 	"path"
@@ -91,16 +92,16 @@ var (
 	// [label]: target
 	refDefRE = regexp.MustCompile(`(?m)^ {0,3}\[[^\]\n]+\]:\s*<?(\S+?)>?(?:\s|$)`)
 	// Relative paths the body names: scripts/x.py, references/y.md.
-	pathRefRE = regexp.MustCompile(`(?:^|[\s"'(\x60\[=])(?:\./)?((?:scripts|references|reference|assets|templates|examples|resources|docs|bin|lib|data)/[A-Za-z0-9._/-]*[A-Za-z0-9_-]\.[A-Za-z0-9]{1,8})\b`)
-	schemeRE  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
+	pathRefRE   = regexp.MustCompile(`(?:^|[\s"'(\x60\[=])(?:\./)?((?:scripts|references|reference|assets|templates|examples|resources|docs|bin|lib|data)/[A-Za-z0-9._/-]*[A-Za-z0-9_-]\.[A-Za-z0-9]{1,8})\b`)
+	pathRefKeys = []string{"scripts/", "references/", "reference/", "assets/", "templates/", "examples/", "resources/", "docs/", "bin/", "lib/", "data/"}
+	schemeRE    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
 )
 
 // checkQuality runs the quality rules on SKILL.md and the description.
 func (c *checker) checkQuality() {
-	s := string(c.in.Content)
-	t := newText(c.in.Content)
-	lines := strings.Count(s, "\n")
-	if len(s) > 0 && !strings.HasSuffix(s, "\n") {
+	content := c.in.Content
+	lines := bytes.Count(content, []byte("\n"))
+	if len(content) > 0 && content[len(content)-1] != '\n' {
 		lines++
 	}
 	if max := c.p.maxLines(); lines > max {
@@ -121,6 +122,11 @@ func (c *checker) checkQuality() {
 			dirs[d] = true
 		}
 	}
+	t := c.md // SKILL.md as scanned (up to MaxScanBytes)
+	if t == nil {
+		t = newText(content)
+	}
+	s := t.s
 	start := bodyStart(s)
 	body := s[start:]
 	code := codeRanges(body)
@@ -144,11 +150,15 @@ func (c *checker) checkQuality() {
 		}
 		nBroken++
 	}
-	for _, m := range linkRE.FindAllStringSubmatchIndex(body, -1) {
-		check(m[0], body[m[2]:m[3]])
-	}
-	for _, m := range refDefRE.FindAllStringSubmatchIndex(body, -1) {
-		check(m[0], body[m[2]:m[3]])
+	for _, r := range []struct {
+		re            *regexp.Regexp
+		key           string
+		before, after int
+	}{{linkRE, "](", 300, 300}, {refDefRE, "]:", 200, 300}} {
+		for _, m := range t.find(r.re, []string{r.key}, nil, r.before, r.after, start, len(s)) {
+			sm := r.re.FindStringSubmatchIndex(s[m[0]:m[1]])
+			check(m[0]-start, s[m[0]+sm[2]:m[0]+sm[3]])
+		}
 	}
 	if len(broken) > 0 {
 		c.add(CodeBrokenLink, "SKILL.md", fmt.Sprintf("%slinks to %s, which the skill does not have%s: add the file or fix the link",
@@ -156,7 +166,9 @@ func (c *checker) checkQuality() {
 	}
 	var missing []string
 	firstMissing := 0
-	for _, m := range pathRefRE.FindAllStringSubmatchIndex(body, -1) {
+	for _, mm := range t.find(pathRefRE, pathRefKeys, nil, 3, 120, start, len(s)) {
+		sm := pathRefRE.FindStringSubmatchIndex(s[mm[0]:mm[1]])
+		m := []int{mm[0] - start, mm[1] - start, mm[0] - start + sm[2], mm[0] - start + sm[3]}
 		rel := path.Clean(body[m[2]:m[3]])
 		if have[rel] || dirs[rel] || reported[rel] || strings.ContainsAny(rel, "<>{}*$") {
 			continue
@@ -171,7 +183,7 @@ func (c *checker) checkQuality() {
 		c.add(CodeMissingFile, "SKILL.md", fmt.Sprintf("%snames %s, which the skill does not have%s: add the file or remove the reference",
 			t.lineAt(firstMissing), quoteList(missing, 5), more(len(missing), 5)))
 	}
-	c.unreferenced(s)
+	c.unreferenced()
 }
 
 // localTarget turns a link target into a path inside the skill, or false
@@ -195,17 +207,17 @@ func localTarget(target string) (string, bool) {
 // unreferenced reports supporting files that neither SKILL.md nor another
 // text file mentions: by path, by file name, or by a folder above it
 // ("see references/").
-func (c *checker) unreferenced(skillMD string) {
-	var texts []string
-	texts = append(texts, skillMD)
+func (c *checker) unreferenced() {
+	max := int(c.p.maxScan())
+	texts := [][]byte{c.in.Content[:min(len(c.in.Content), max)]}
 	for _, f := range c.in.Files {
 		if !isBinary(&f) {
-			texts = append(texts, string(f.Data[:min(len(f.Data), int(c.p.maxScan()))]))
+			texts = append(texts, f.Data[:min(len(f.Data), max)])
 		}
 	}
 	mentioned := func(self int, needle string) bool {
 		for i, s := range texts {
-			if i != self && strings.Contains(s, needle) {
+			if i != self && bytes.Contains(s, []byte(needle)) {
 				return true
 			}
 		}
@@ -226,7 +238,7 @@ func (c *checker) unreferenced(skillMD string) {
 		found := mentioned(self, f.Path) || mentioned(self, base)
 		for d := path.Dir(f.Path); !found && d != "."; d = path.Dir(d) {
 			for i, s := range texts {
-				if i != self && mentionsDir(s, d+"/") {
+				if i != self && mentionsDir(s, []byte(d+"/")) {
 					found = true
 					break
 				}
@@ -244,9 +256,9 @@ func (c *checker) unreferenced(skillMD string) {
 // mentionsDir reports whether s names the folder dir ("references/") on
 // its own, not as the start of a longer path ("references/a.md"), so
 // that one linked file does not cover its siblings.
-func mentionsDir(s, dir string) bool {
+func mentionsDir(s, dir []byte) bool {
 	for i := 0; ; {
-		j := strings.Index(s[i:], dir)
+		j := bytes.Index(s[i:], dir)
 		if j < 0 {
 			return false
 		}

@@ -132,6 +132,7 @@ type checker struct {
 	in  Input
 	p   *Policy
 	out []finding
+	md  *text // SKILL.md, shared by the text and the quality rules
 }
 
 func (c *checker) add(code, path, msg string) {
@@ -190,6 +191,9 @@ func (c *checker) scanText(path string, data []byte, skillMD bool) {
 		data = data[:max]
 	}
 	t := newText(data)
+	if skillMD {
+		c.md = t
+	}
 	c.hidden(path, t)
 	c.secrets(path, t)
 	md := skillMD || isMarkdown(path)

@@ -14,28 +14,37 @@ import (
 type secretRule struct {
 	code, what string
 	re         *regexp.Regexp
-	// body is the part of the match checked for placeholders (the random
-	// part); the whole match when 0.
+	// prefix is the length of the fixed prefix; the rest (the random
+	// part) is checked for placeholders.
 	prefix int
+	// keys: see rule.keys.
+	keys []string
 }
 
 var secretRules = []secretRule{
 	{code: CodeSecretAWS, what: "an AWS access key id", prefix: 4,
-		re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
+		keys: []string{"akia", "asia", "abia", "acca"},
+		re:   regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
 	{code: CodeSecretGitHub, what: "a GitHub token", prefix: 4,
-		re: regexp.MustCompile(`\b(?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{36}\b|\bgithub_pat_[A-Za-z0-9_]{60,}\b`)},
+		keys: []string{"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_"},
+		re:   regexp.MustCompile(`\b(?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{36}\b|\bgithub_pat_[A-Za-z0-9_]{60,}\b`)},
 	{code: CodeSecretSlack, what: "a Slack token", prefix: 5,
-		re: regexp.MustCompile(`\bxox[abposr]-[0-9]{6,}-[A-Za-z0-9-]{10,}\b`)},
+		keys: []string{"xox"},
+		re:   regexp.MustCompile(`\bxox[abposr]-[0-9]{6,}-[A-Za-z0-9-]{10,}\b`)},
 	{code: CodeSecretGoogle, what: "a Google API key", prefix: 4,
-		re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}(?:[^0-9A-Za-z_-]|$)`)},
+		keys: []string{"aiza"},
+		re:   regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}(?:[^0-9A-Za-z_-]|$)`)},
 	{code: CodeSecretStripe, what: "a Stripe live secret key", prefix: 8,
-		re: regexp.MustCompile(`\b(?:sk|rk)_live_[0-9A-Za-z]{24,}\b`)},
+		keys: []string{"_live_"},
+		re:   regexp.MustCompile(`\b(?:sk|rk)_live_[0-9A-Za-z]{24,}\b`)},
 	{code: CodeSecretAnthropic, what: "an Anthropic API key", prefix: 14,
-		re: regexp.MustCompile(`\bsk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{80,}`)},
+		keys: []string{"sk-ant-"},
+		re:   regexp.MustCompile(`\bsk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{80,}`)},
 	// OpenAI keys carry "T3BlbkFJ" (base64 of "OpenAI") in the middle, or
 	// the project/service-account prefix and a long random part.
 	{code: CodeSecretOpenAI, what: "an OpenAI API key", prefix: 8,
-		re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{10,}T3BlbkFJ[A-Za-z0-9_-]{10,}|\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{80,}`)},
+		keys: []string{"sk-"},
+		re:   regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{10,}T3BlbkFJ[A-Za-z0-9_-]{10,}|\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{80,}`)},
 }
 
 // pemRE finds a private key block with a body: a header alone, or a body
@@ -114,7 +123,7 @@ func (c *checker) secrets(path string, t *text) {
 	for _, r := range secretRules {
 		first, n := "", 0
 		firstOff := 0
-		for _, m := range r.re.FindAllStringIndex(t.s, -1) {
+		for _, m := range t.find(r.re, r.keys, nil, 1, 300, 0, len(t.s)) {
 			v := strings.TrimRight(t.s[m[0]:m[1]], "\"' \t\r\n,;)}]>`")
 			if r.code == CodeSecretGoogle && len(v) > 39 {
 				v = v[:39]
