@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // text is one file's bytes as a string with a lazily built line index, so
@@ -109,7 +110,10 @@ func isWordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
-func newText(b []byte) *text { return &text{s: string(b)} }
+// newText wraps b without copying it: Check only reads the bytes during
+// the call and every message copies what it quotes, so nothing returned
+// shares b's memory.
+func newText(b []byte) *text { return &text{s: unsafe.String(unsafe.SliceData(b), len(b))} }
 
 // pos returns the 1-based line and column (in characters) of byte offset
 // off.

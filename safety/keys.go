@@ -11,8 +11,10 @@ import "strings"
 var (
 	allKeys []string
 	keyIDs  = map[string]int16{}
-	// byPair lists the keywords starting with each byte pair, by id.
-	byPair [1 << 16][]int16
+	// byPair lists the keywords starting with each byte pair, by id;
+	// pairBits marks the pairs that have any (8 KiB: stays in cache).
+	byPair   [1 << 16][]int16
+	pairBits [1 << 16 / 64]uint64
 )
 
 // registerKeys adds keywords to the index; called from init for every
@@ -30,6 +32,7 @@ func registerKeys(keys ...string) {
 		keyIDs[k] = id
 		p := uint16(k[0])<<8 | uint16(k[1])
 		byPair[p] = append(byPair[p], id)
+		pairBits[p/64] |= 1 << (p % 64)
 	}
 }
 
@@ -51,7 +54,6 @@ func init() {
 	for _, r := range secretRules {
 		registerKeys(r.keys...)
 	}
-	registerKeys(pathRefKeys...)
 	registerKeys("](", "]:")
 }
 
@@ -61,12 +63,18 @@ type keyHit struct {
 	key int16
 }
 
-func lowerByte(c byte) byte {
-	if c >= 'A' && c <= 'Z' {
-		return c + 'a' - 'A'
+// lowerTable folds ASCII upper case; a table lookup has no branch.
+var lowerTable = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+		if i >= 'A' && i <= 'Z' {
+			t[i] = byte(i) + 'a' - 'A'
+		}
 	}
-	return c
-}
+	return t
+}()
+
+func lowerByte(c byte) byte { return lowerTable[c] }
 
 // keyHits returns every keyword occurrence in t.s, in order of offset.
 func (t *text) keyHits() []keyHit {
@@ -78,16 +86,14 @@ func (t *text) keyHits() []keyHit {
 	if len(s) < 2 {
 		return nil
 	}
-	prev := lowerByte(s[0])
+	p := uint16(lowerTable[s[0]])
 	for i := 1; i < len(s); i++ {
-		c := lowerByte(s[i])
-		ids := byPair[uint16(prev)<<8|uint16(c)]
-		prev = c
-		if ids == nil {
+		p = p<<8 | uint16(lowerTable[s[i]])
+		if pairBits[p>>6]&(1<<(p&63)) == 0 {
 			continue
 		}
 		start := i - 1
-		for _, id := range ids {
+		for _, id := range byPair[p] {
 			if hasPrefixFold(s[start:], allKeys[id]) {
 				t.hits = append(t.hits, keyHit{off: int32(start), key: id})
 			}

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/loadout/loadout/skill"
@@ -92,9 +93,8 @@ var (
 	// [label]: target
 	refDefRE = regexp.MustCompile(`(?m)^ {0,3}\[[^\]\n]+\]:\s*<?(\S+?)>?(?:\s|$)`)
 	// Relative paths the body names: scripts/x.py, references/y.md.
-	pathRefRE   = regexp.MustCompile(`(?:^|[\s"'(\x60\[=])(?:\./)?((?:scripts|references|reference|assets|templates|examples|resources|docs|bin|lib|data)/[A-Za-z0-9._/-]*[A-Za-z0-9_-]\.[A-Za-z0-9]{1,8})\b`)
-	pathRefKeys = []string{"scripts/", "references/", "reference/", "assets/", "templates/", "examples/", "resources/", "docs/", "bin/", "lib/", "data/"}
-	schemeRE    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
+	pathRefRE = regexp.MustCompile(`(?:^|[\s"'(\x60\[=])(?:\./)?((?:scripts|references|reference|assets|templates|examples|resources|docs|bin|lib|data)/[A-Za-z0-9._/-]*[A-Za-z0-9_-]\.[A-Za-z0-9]{1,8})\b`)
+	schemeRE  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
 )
 
 // checkQuality runs the quality rules on SKILL.md and the description.
@@ -166,16 +166,22 @@ func (c *checker) checkQuality() {
 	}
 	var missing []string
 	firstMissing := 0
-	for _, mm := range t.find(pathRefRE, pathRefKeys, nil, 3, 120, start, len(s)) {
-		sm := pathRefRE.FindStringSubmatchIndex(s[mm[0]:mm[1]])
-		m := []int{mm[0] - start, mm[1] - start, mm[0] - start + sm[2], mm[0] - start + sm[3]}
-		rel := path.Clean(body[m[2]:m[3]])
+	for _, h := range t.keyHits() {
+		if int(h.off) < start || !slices.Contains(pathRefIDs, h.key) {
+			continue
+		}
+		m, ok := pathRefAt(s, allKeys[h.key], int(h.off), start)
+		if !ok {
+			continue
+		}
+		m[0], m[1] = m[0]-start, m[1]-start
+		rel := path.Clean(body[m[0]:m[1]])
 		if have[rel] || dirs[rel] || reported[rel] || strings.ContainsAny(rel, "<>{}*$") {
 			continue
 		}
 		reported[rel] = true
 		if len(missing) == 0 {
-			firstMissing = start + m[2]
+			firstMissing = start + m[0]
 		}
 		missing = append(missing, rel)
 	}
@@ -184,6 +190,50 @@ func (c *checker) checkQuality() {
 			t.lineAt(firstMissing), quoteList(missing, 5), more(len(missing), 5)))
 	}
 	c.unreferenced()
+}
+
+// pathRefKeys are the folders whose files the body names in passing
+// ("run scripts/fill.py", "see `references/forms.md`").
+var pathRefKeys = []string{"scripts/", "references/", "reference/", "assets/", "templates/", "examples/", "resources/", "docs/", "bin/", "lib/", "data/"}
+
+var pathRefIDs = func() []int16 {
+	registerKeys(pathRefKeys...)
+	ids := make([]int16, len(pathRefKeys))
+	for i, k := range pathRefKeys {
+		ids[i] = keyID(k)
+	}
+	return ids
+}()
+
+// pathRefAt reads a relative file path starting with a pathRefKeys folder
+// at s[off:] (the keyword pass folds case; the folder must match exactly
+// here): after a space, quote, bracket, backtick, "=" or
+// "./", made of letters, digits and ._/-, ending in a file extension of 1
+// to 8 characters. It returns the path's byte range.
+func pathRefAt(s, key string, off, min int) ([2]int, bool) {
+	if !strings.HasPrefix(s[off:], key) {
+		return [2]int{}, false
+	}
+	b := off
+	if b-2 >= min && s[b-2:b] == "./" {
+		b -= 2
+	}
+	if b > min && !strings.ContainsRune(" \t\n\r\"'(`[=", rune(s[b-1])) {
+		return [2]int{}, false
+	}
+	e := off
+	for e < len(s) && isPathByte(s[e]) {
+		e++
+	}
+	for e > off && (s[e-1] == '.' || s[e-1] == '/') { // sentence punctuation
+		e--
+	}
+	p := s[off:e]
+	dot := strings.LastIndexByte(p, '.')
+	if dot < 0 || dot < strings.LastIndexByte(p, '/') || len(p)-dot-1 < 1 || len(p)-dot-1 > 8 {
+		return [2]int{}, false
+	}
+	return [2]int{off, e}, true
 }
 
 // localTarget turns a link target into a path inside the skill, or false
