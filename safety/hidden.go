@@ -30,8 +30,8 @@ type text struct {
 // at all: regular expressions are the expensive part of Check. With also,
 // a window must hold one of those words too (ASCII case folded), else the
 // expression is not run on it.
-func (t *text) find(re *regexp.Regexp, keys, also []string, before, after, from, to int) [][]int {
-	if len(keys) == 0 {
+func (t *text) find(re *regexp.Regexp, sp *keySpec, before, after, from, to int) [][]int {
+	if sp == nil {
 		ms := re.FindAllStringIndex(t.s[from:to], -1)
 		for _, m := range ms {
 			m[0] += from
@@ -39,11 +39,7 @@ func (t *text) find(re *regexp.Regexp, keys, also []string, before, after, from,
 		}
 		return ms
 	}
-	var buf [16]int16
-	ids := buf[:0]
-	for _, k := range keys {
-		ids = append(ids, keyID(k))
-	}
+	ids := sp.ids
 	var out [][]int
 	scanned, last := from, -1
 	for _, h := range t.keyHits() {
@@ -77,7 +73,7 @@ func (t *text) find(re *regexp.Regexp, keys, also []string, before, after, from,
 			}
 			ls, le = ws, we
 		}
-		if len(also) > 0 && !containsAnyFold(t.s[ls:le], also) {
+		if !t.holdsAlso(sp, ls, le) {
 			scanned = le
 			continue
 		}
@@ -90,20 +86,6 @@ func (t *text) find(re *regexp.Regexp, keys, also []string, before, after, from,
 		scanned = le
 	}
 	return out
-}
-
-// containsAnyFold reports whether s holds one of the lower-case words,
-// ASCII case folded.
-func containsAnyFold(s string, words []string) bool {
-	for i := 0; i < len(s); i++ {
-		c := lowerByte(s[i])
-		for _, w := range words {
-			if w[0] == c && hasPrefixFold(s[i:], w) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func isWordByte(c byte) bool {

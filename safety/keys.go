@@ -1,6 +1,10 @@
 package safety
 
-import "strings"
+import (
+	"slices"
+	"sort"
+	"strings"
+)
 
 // The rules' keywords are found in one pass over a text: every rule names
 // lower-case ASCII keywords one of which each of its matches contains, and
@@ -45,16 +49,64 @@ func keyID(k string) int16 {
 }
 
 func init() {
-	for _, r := range injectionRules {
-		registerKeys(r.keys...)
+	for i := range injectionRules {
+		injectionRules[i].spec = newSpec(injectionRules[i].keys, injectionRules[i].also)
 	}
-	for _, r := range scriptRules {
-		registerKeys(r.keys...)
+	for i := range scriptRules {
+		scriptRules[i].spec = newSpec(scriptRules[i].keys, scriptRules[i].also)
 	}
-	for _, r := range secretRules {
-		registerKeys(r.keys...)
+	for i := range secretRules {
+		secretRules[i].spec = newSpec(secretRules[i].keys, nil)
 	}
-	registerKeys("](", "]:")
+	linkSpec = newSpec([]string{"]("}, nil)
+	refDefSpec = newSpec([]string{"]:"}, nil)
+}
+
+var linkSpec, refDefSpec *keySpec
+
+// keySpec is a rule's keywords, by id, and its "also" words: the
+// multi-byte ones by id (found by the same pass), single bytes as a
+// string.
+type keySpec struct {
+	ids       []int16
+	also      []int16
+	alsoBytes string
+}
+
+func newSpec(keys, also []string) *keySpec {
+	registerKeys(keys...)
+	sp := &keySpec{}
+	for _, k := range keys {
+		sp.ids = append(sp.ids, keyID(k))
+	}
+	for _, w := range also {
+		if len(w) == 1 {
+			sp.alsoBytes += w
+			continue
+		}
+		registerKeys(w)
+		sp.also = append(sp.also, keyID(w))
+	}
+	return sp
+}
+
+// holdsAlso reports whether t.s[from:to] holds one of sp's "also" words
+// (true when sp has none).
+func (t *text) holdsAlso(sp *keySpec, from, to int) bool {
+	if len(sp.also) == 0 && sp.alsoBytes == "" {
+		return true
+	}
+	if sp.alsoBytes != "" && strings.ContainsAny(t.s[from:to], sp.alsoBytes) {
+		return true
+	}
+	hits := t.keyHits()
+	i := sort.Search(len(hits), func(i int) bool { return int(hits[i].off) >= from })
+	for ; i < len(hits) && int(hits[i].off) < to; i++ {
+		if slices.Contains(sp.also, hits[i].key) {
+			return true
+		}
+	}
+	return false
 }
 
 // keyHit is one keyword found at a byte offset.

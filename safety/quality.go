@@ -152,10 +152,10 @@ func (c *checker) checkQuality() {
 	}
 	for _, r := range []struct {
 		re            *regexp.Regexp
-		key           string
+		spec          *keySpec
 		before, after int
-	}{{linkRE, "](", 300, 300}, {refDefRE, "]:", 200, 300}} {
-		for _, m := range t.find(r.re, []string{r.key}, nil, r.before, r.after, start, len(s)) {
+	}{{linkRE, linkSpec, 300, 300}, {refDefRE, refDefSpec, 200, 300}} {
+		for _, m := range t.find(r.re, r.spec, r.before, r.after, start, len(s)) {
 			sm := r.re.FindStringSubmatchIndex(s[m[0]:m[1]])
 			check(m[0]-start, s[m[0]+sm[2]:m[0]+sm[3]])
 		}

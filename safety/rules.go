@@ -27,6 +27,7 @@ type rule struct {
 	// also holds: a window without any is skipped before the expression
 	// runs (a cheap filter; the expression decides).
 	also []string
+	spec *keySpec // keys and also, indexed (set by init)
 	// skip, when set, drops matches whose line it matches: a known
 	// harmless form of the pattern.
 	skip *regexp.Regexp
@@ -143,7 +144,7 @@ func (c *checker) runRules(p string, t *text, rules []rule, from, to int, todo s
 	byCode := map[string]*hit{}
 	for i := range rules {
 		r := &rules[i]
-		ms := t.find(r.re, r.keys, r.also, r.before, r.after, from, to)
+		ms := t.find(r.re, r.spec, r.before, r.after, from, to)
 		if r.skip != nil {
 			kept := ms[:0]
 			for _, m := range ms {

@@ -19,6 +19,7 @@ type secretRule struct {
 	prefix int
 	// keys: see rule.keys.
 	keys []string
+	spec *keySpec
 }
 
 var secretRules = []secretRule{
@@ -123,7 +124,7 @@ func (c *checker) secrets(path string, t *text) {
 	for _, r := range secretRules {
 		first, n := "", 0
 		firstOff := 0
-		for _, m := range t.find(r.re, r.keys, nil, 1, 300, 0, len(t.s)) {
+		for _, m := range t.find(r.re, r.spec, 1, 300, 0, len(t.s)) {
 			v := strings.TrimRight(t.s[m[0]:m[1]], "\"' \t\r\n,;)}]>`")
 			if r.code == CodeSecretGoogle && len(v) > 39 {
 				v = v[:39]
