@@ -23,9 +23,9 @@ type text struct {
 // find returns the matches of re in t.s[from:to], as absolute offsets.
 // With keys (lower-case ASCII, one of which every match contains), re runs
 // only on a window around each keyword: from up to before bytes ahead of
-// it to up to after bytes past it, within its line and widened to whole
-// words (before and after 0: the keyword's line and the next, for a match
-// that wraps). The keywords of all rules are found in one pass over the
+// it to up to after bytes past it, within its line and the next (a
+// sentence may wrap once), widened to whole words (before and after 0:
+// the whole of both lines). The keywords of all rules are found in one pass over the
 // text (see keyHits), so a text without them costs no regular expression
 // at all: regular expressions are the expensive part of Check. With also,
 // a window must hold one of those words too (ASCII case folded), else the
@@ -47,21 +47,20 @@ func (t *text) find(re *regexp.Regexp, sp *keySpec, before, after, from, to int)
 		if st < from || st >= to || !slices.Contains(ids, h.key) {
 			continue
 		}
+		// The keyword's line and the next (a sentence may wrap once).
 		ls := max(from, strings.LastIndexByte(t.s[:st], '\n')+1)
 		le := to
 		if i := strings.IndexByte(t.s[st:to], '\n'); i >= 0 {
 			le = st + i
+			if j := strings.IndexByte(t.s[le+1:to], '\n'); j >= 0 {
+				le += 1 + j
+			} else {
+				le = to
+			}
 		}
 		if before == 0 && after == 0 {
 			if st < scanned {
 				continue
-			}
-			if le < to {
-				if j := strings.IndexByte(t.s[le+1:to], '\n'); j >= 0 {
-					le += 1 + j
-				} else {
-					le = to
-				}
 			}
 		} else {
 			ws, we := max(ls, st-before), min(le, st+after)
