@@ -92,7 +92,9 @@ func ParsePolicy(data []byte) (*Policy, error) {
 }
 
 // Validate checks the policy and prepares it; Check and Similar call it
-// (and ignore a bad policy's bad entries) when the caller has not.
+// on a copy (and ignore a bad policy's bad entries) when the caller has
+// not. Call it (or ParsePolicy) once before sharing a policy between
+// goroutines; after that a policy is only read.
 func (p *Policy) Validate() error {
 	levels := map[string]skill.Severity{}
 	where := map[string]string{}

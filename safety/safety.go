@@ -22,8 +22,8 @@
 package safety
 
 import (
+	"bytes"
 	"sort"
-	"strings"
 
 	"github.com/loadout/loadout/skill"
 )
@@ -104,7 +104,7 @@ var defaults = map[string]skill.Severity{
 	CodeSimilarLimit: skill.Info,
 }
 
-// Codes returns every code this package reports, sorted, with its default
+// Codes returns every code this package reports with its default
 // severity; a default error is also what the default policy refuses.
 func Codes() map[string]skill.Severity {
 	m := make(map[string]skill.Severity, len(defaults))
@@ -144,7 +144,7 @@ func (c *checker) add(code, path, msg string) {
 func (c *checker) run() {
 	content := c.in.Content
 	c.scanText("SKILL.md", content, true)
-	if d := c.in.Description; d != "" && !strings.Contains(string(content), d) {
+	if d := c.in.Description; d != "" && !bytes.Contains(content, []byte(d)) {
 		// A description from a store or an index, or a folded YAML block:
 		// scan it too, unless SKILL.md already showed the same problem.
 		seen := map[string]bool{}
