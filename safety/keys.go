@@ -1,10 +1,6 @@
 package safety
 
-import (
-	"slices"
-	"sort"
-	"strings"
-)
+import "strings"
 
 // The rules' keywords are found in one pass over a text: every rule names
 // lower-case ASCII keywords one of which each of its matches contains, and
@@ -69,7 +65,7 @@ var linkSpec, refDefSpec *keySpec
 // string.
 type keySpec struct {
 	ids       []int16
-	also      []int16
+	alsoWords []string
 	alsoBytes string
 }
 
@@ -84,26 +80,29 @@ func newSpec(keys, also []string) *keySpec {
 			sp.alsoBytes += w
 			continue
 		}
-		registerKeys(w)
-		sp.also = append(sp.also, keyID(w))
+		sp.alsoWords = append(sp.alsoWords, w)
 	}
 	return sp
 }
 
 // holdsAlso reports whether t.s[from:to] holds one of sp's "also" words
-// (true when sp has none).
+// (true when sp has none). The words are not in the keyword pass: many
+// are common ("not", "cat") and would slow it for every text; a window is
+// short, so it is searched directly.
 func (t *text) holdsAlso(sp *keySpec, from, to int) bool {
-	if len(sp.also) == 0 && sp.alsoBytes == "" {
+	if len(sp.alsoWords) == 0 && sp.alsoBytes == "" {
 		return true
 	}
-	if sp.alsoBytes != "" && strings.ContainsAny(t.s[from:to], sp.alsoBytes) {
+	w := t.s[from:to]
+	if sp.alsoBytes != "" && strings.ContainsAny(w, sp.alsoBytes) {
 		return true
 	}
-	hits := t.keyHits()
-	i := sort.Search(len(hits), func(i int) bool { return int(hits[i].off) >= from })
-	for ; i < len(hits) && int(hits[i].off) < to; i++ {
-		if slices.Contains(sp.also, hits[i].key) {
-			return true
+	for i := 0; i < len(w); i++ {
+		c := lowerTable[w[i]]
+		for _, a := range sp.alsoWords {
+			if a[0] == c && hasPrefixFold(w[i:], a) {
+				return true
+			}
 		}
 	}
 	return false
