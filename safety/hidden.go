@@ -271,7 +271,7 @@ func (c *checker) hidden(path string, t *text) {
 			fmt.Fprintf(&b, ", %d in this file", h.Count)
 		}
 		if h.Decoded != "" {
-			fmt.Fprintf(&b, "; the tag characters spell %q", clip(h.Decoded, 80))
+			fmt.Fprintf(&b, "; the tag characters spell %q", clip(redactSecrets(h.Decoded), 80))
 		}
 		b.WriteString(": it is invisible in an editor and a preview but the model reads it; remove it (or allow it in the policy with a reason)")
 		c.add(h.Code, path, b.String())

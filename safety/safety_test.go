@@ -182,6 +182,16 @@ func pem() string {
 	return "-----BEGIN " + "PRIVATE KEY-----\n" + line + "\n" + line + "\n-----END " + "PRIVATE KEY-----"
 }
 
+// TestHiddenSecretRedacted: a secret spelled in tag characters is decoded
+// for the reviewer but never shown.
+func TestHiddenSecretRedacted(t *testing.T) {
+	key := "AKIA" + "Q3EGRK7WZP2NY5VD"
+	d := find(safety.Check(input("x", "a"+tagged("key "+key)+"\n"), nil), safety.CodeHiddenTag)
+	if d == nil || strings.Contains(d.Message, key[4:]) || !strings.Contains(d.Message, "key AKIA") {
+		t.Fatalf("got %v", d)
+	}
+}
+
 func TestHiddenPosition(t *testing.T) {
 	s := "ab\ncd\U000E0041\U000E0042 ef\u200Bg\u200Bh\n\u202Ex"
 	hs := safety.ScanHidden(s)
