@@ -21,6 +21,7 @@ var layers = map[string][]string{
 	// The format and the library.
 	"skill":                 {"internal/pyrepr"},
 	"render":                {"skill"},
+	"safety":                {"skill"},
 	"source":                {"skill", "internal/ignore", "internal/safefile"},
 	"catalog":               {"source", "render", "skill", "internal/textdist"},
 	"config":                {"catalog", "source", "internal/jsonc"},
@@ -66,7 +67,7 @@ var free = []string{"cmd", "bench", "mcpserver/internal"}
 
 // library are the packages other Go agent frameworks import: they must not
 // pull in a database, an HTTP server or MCP, even indirectly.
-var library = []string{"skill", "render", "source", "catalog", "config", "store", "portable", "plugin", "service", "watch", "examples", "internal/ignore", "internal/jsonc", "internal/pyrepr", "internal/textdist", "internal/safefile", "internal/jsondepth"}
+var library = []string{"skill", "render", "safety", "source", "catalog", "config", "store", "portable", "plugin", "service", "watch", "examples", "internal/ignore", "internal/jsonc", "internal/pyrepr", "internal/textdist", "internal/safefile", "internal/jsondepth"}
 
 // Drivers and protocols no library package may depend on; store/sqlstore
 // is the one user of database/sql outside the drivers.

@@ -1,0 +1,321 @@
+package safety
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// text is one file's bytes as a string with a lazily built line index, so
+// that every rule can turn a byte offset into a line and column.
+type text struct {
+	s     string
+	lines []int    // byte offset of each line start; built on first use
+	hits  []keyHit // every rule keyword in s; built on first use
+	hitOK bool
+}
+
+// find returns the matches of re in t.s[from:to], as absolute offsets.
+// With keys (lower-case ASCII, one of which every match contains), re runs
+// only on a window around each keyword: from up to before bytes ahead of
+// it to up to after bytes past it, within its line and the next (a
+// sentence may wrap once), widened to whole words (before and after 0:
+// the whole of both lines). The keywords of all rules are found in one pass over the
+// text (see keyHits), so a text without them costs no regular expression
+// at all: regular expressions are the expensive part of Check. With also,
+// a window must hold one of those words too (ASCII case folded), else the
+// expression is not run on it.
+func (t *text) find(re *regexp.Regexp, sp *keySpec, before, after, from, to int) [][]int {
+	if sp == nil {
+		ms := re.FindAllStringIndex(t.s[from:to], -1)
+		for _, m := range ms {
+			m[0] += from
+			m[1] += from
+		}
+		return ms
+	}
+	ids := sp.ids
+	var out [][]int
+	scanned, last := from, -1
+	for _, h := range t.keyHits() {
+		st := int(h.off)
+		if st < from || st >= to || !slices.Contains(ids, h.key) {
+			continue
+		}
+		// The keyword's line and the next (a sentence may wrap once).
+		ls := max(from, strings.LastIndexByte(t.s[:st], '\n')+1)
+		le := to
+		if i := strings.IndexByte(t.s[st:to], '\n'); i >= 0 {
+			le = st + i
+			if j := strings.IndexByte(t.s[le+1:to], '\n'); j >= 0 {
+				le += 1 + j
+			} else {
+				le = to
+			}
+		}
+		if before == 0 && after == 0 {
+			if st < scanned {
+				continue
+			}
+		} else {
+			ws, we := max(ls, st-before), min(le, st+after)
+			for ws > ls && isWordByte(t.s[ws-1]) {
+				ws--
+			}
+			for we < le && isWordByte(t.s[we]) {
+				we++
+			}
+			ls, le = ws, we
+		}
+		if !t.holdsAlso(sp, ls, le) {
+			scanned = le
+			continue
+		}
+		for _, m := range re.FindAllStringIndex(t.s[ls:le], -1) {
+			if a := ls + m[0]; a > last {
+				out = append(out, []int{a, ls + m[1]})
+				last = a
+			}
+		}
+		scanned = le
+	}
+	return out
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
+
+// newText wraps b without copying it: Check only reads the bytes during
+// the call and every message copies what it quotes, so nothing returned
+// shares b's memory.
+func newText(b []byte) *text { return &text{s: unsafe.String(unsafe.SliceData(b), len(b))} }
+
+// pos returns the 1-based line and column (in characters) of byte offset
+// off.
+func (t *text) pos(off int) (line, col int) {
+	if t.lines == nil {
+		t.lines = []int{0}
+		for i := 0; i < len(t.s); i++ {
+			if t.s[i] == '\n' {
+				t.lines = append(t.lines, i+1)
+			}
+		}
+	}
+	line = sort.Search(len(t.lines), func(i int) bool { return t.lines[i] > off })
+	start := t.lines[line-1]
+	return line, utf8.RuneCountInString(t.s[start:off]) + 1
+}
+
+// at formats a position for the start of a message.
+func (t *text) at(off int) string {
+	l, c := t.pos(off)
+	return fmt.Sprintf("line %d, column %d: ", l, c)
+}
+
+// lineAt formats a line number for the start of a message.
+func (t *text) lineAt(off int) string {
+	l, _ := t.pos(off)
+	return fmt.Sprintf("line %d: ", l)
+}
+
+// Hidden is one kind of hidden character found in a text: the first one's
+// byte offset, 1-based line and column, the rune, and how many of that
+// kind there are.
+type Hidden struct {
+	Code         string // CodeHiddenTag, CodeBidi or CodeZeroWidth
+	Offset       int
+	Line, Column int
+	Rune         rune
+	Count        int
+	// Decoded is what a run of tag characters spells in ASCII (tag
+	// characters mirror ASCII at U+E0000): the hidden instruction itself.
+	Decoded string
+}
+
+// hiddenKind classifies r: tag characters (invisible ASCII), bidirectional
+// controls (reorder the text a reviewer reads: "Trojan Source"), and
+// zero-width or otherwise invisible characters (split words so filters and
+// reviewers miss them). It returns "" for everything else.
+func hiddenKind(r rune) string {
+	switch {
+	case r >= 0xE0000 && r <= 0xE007F:
+		return CodeHiddenTag
+	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r == 0x200E, r == 0x200F, r == 0x061C:
+		return CodeBidi
+	case r >= 0x200B && r <= 0x200D, r >= 0x2060 && r <= 0x2064, r == 0xFEFF, r == 0x180E, r == 0x00AD,
+		r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0, r == 0x034F:
+		// Zero-width space/joiners, word joiner and invisible operators,
+		// byte order mark inside a file, Mongolian vowel separator, soft
+		// hyphen, Hangul fillers, combining grapheme joiner.
+		return CodeZeroWidth
+	}
+	return ""
+}
+
+// legitimateJoiner reports whether a zero-width joiner or non-joiner at
+// s[i:] is doing its real job: inside an emoji sequence (👩‍💻) or between
+// letters of a script that needs it (Persian, Indic scripts). Between two
+// Latin letters or ASCII it is what hides a split word, and is reported.
+func legitimateJoiner(s string, i, size int) bool {
+	prev, _ := utf8.DecodeLastRuneInString(s[:i])
+	next, _ := utf8.DecodeRuneInString(s[i+size:])
+	joins := func(r rune) bool {
+		if r < 0x300 {
+			return false
+		}
+		return unicode.Is(unicode.So, r) || unicode.Is(unicode.Sk, r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r) ||
+			(r >= 0xFE00 && r <= 0xFE0F) || (r >= 0x1F000 && r <= 0x1FAFF) ||
+			(unicode.IsLetter(r) && !unicode.Is(unicode.Latin, r) && !unicode.Is(unicode.Cyrillic, r) && !unicode.Is(unicode.Greek, r))
+	}
+	return joins(prev) || joins(next)
+}
+
+// tagFlag reports whether the tag characters at s[i:] are an emoji flag
+// sequence (🏴 U+1F3F4, then tag letters or digits, then CANCEL TAG
+// U+E007F), the one legitimate use of tag characters. It returns the
+// sequence's length in bytes.
+func tagFlag(s string, i int) (int, bool) {
+	prev, _ := utf8.DecodeLastRuneInString(s[:i])
+	if prev != 0x1F3F4 {
+		return 0, false
+	}
+	j, n := i, 0
+	for j < len(s) && n <= 8 {
+		r, size := utf8.DecodeRuneInString(s[j:])
+		j += size
+		switch {
+		case r == 0xE007F:
+			return j - i, n >= 2
+		case r >= 0xE0030 && r <= 0xE0039, r >= 0xE0061 && r <= 0xE007A:
+			n++
+		default:
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// ScanHidden finds the hidden characters in s, one Hidden per kind (the
+// first occurrence, with the count), in the order the kinds first appear.
+// A byte order mark at offset 0 is allowed. Work is one pass over s; ASCII
+// bytes are skipped without decoding.
+func ScanHidden(s string) []Hidden {
+	var out []Hidden
+	idx := map[string]int{}
+	var t *text
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		kind := hiddenKind(r)
+		switch {
+		case kind == "":
+		case r == 0xFEFF && i == 0:
+			kind = ""
+		case (r == 0x200C || r == 0x200D) && legitimateJoiner(s, i, size):
+			kind = ""
+		case kind == CodeHiddenTag:
+			if n, ok := tagFlag(s, i); ok {
+				i += n
+				continue
+			}
+		}
+		if kind == "" {
+			i += size
+			continue
+		}
+		k, seen := idx[kind]
+		if !seen {
+			if t == nil {
+				t = &text{s: s}
+			}
+			line, col := t.pos(i)
+			idx[kind] = len(out)
+			out = append(out, Hidden{Code: kind, Offset: i, Line: line, Column: col, Rune: r})
+			k = len(out) - 1
+		}
+		out[k].Count++
+		if kind == CodeHiddenTag && len(out[k].Decoded) < 200 {
+			if a := r - 0xE0000; a >= 0x20 && a < 0x7F {
+				out[k].Decoded += string(a)
+			}
+		}
+		i += size
+	}
+	return out
+}
+
+var hiddenWhat = map[string]string{
+	CodeHiddenTag: "Unicode tag character",
+	CodeBidi:      "bidirectional control",
+	CodeZeroWidth: "invisible character",
+}
+
+// hidden reports the hidden characters of one text.
+func (c *checker) hidden(path string, t *text) {
+	for _, h := range ScanHidden(t.s) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "line %d, column %d: %s %U", h.Line, h.Column, hiddenWhat[h.Code], h.Rune)
+		if n := runeName(h.Rune); n != "" {
+			fmt.Fprintf(&b, " (%s)", n)
+		}
+		if h.Count > 1 {
+			fmt.Fprintf(&b, ", %d in this file", h.Count)
+		}
+		if h.Decoded != "" {
+			fmt.Fprintf(&b, "; the tag characters spell %q", clip(redactSecrets(h.Decoded), 80))
+		}
+		b.WriteString(": it is invisible in an editor and a preview but the model reads it; remove it (or allow it in the policy with a reason)")
+		c.add(h.Code, path, b.String())
+	}
+}
+
+var runeNames = map[rune]string{
+	0xad: "SOFT HYPHEN", 0x034f: "COMBINING GRAPHEME JOINER", 0x061c: "ARABIC LETTER MARK", 0x180e: "MONGOLIAN VOWEL SEPARATOR",
+	0x200b: "ZERO WIDTH SPACE", 0x200c: "ZERO WIDTH NON-JOINER", 0x200d: "ZERO WIDTH JOINER",
+	0x200e: "LEFT-TO-RIGHT MARK", 0x200f: "RIGHT-TO-LEFT MARK",
+	0x202a: "LEFT-TO-RIGHT EMBEDDING", 0x202b: "RIGHT-TO-LEFT EMBEDDING", 0x202c: "POP DIRECTIONAL FORMATTING",
+	0x202d: "LEFT-TO-RIGHT OVERRIDE", 0x202e: "RIGHT-TO-LEFT OVERRIDE",
+	0x2060: "WORD JOINER", 0x2061: "FUNCTION APPLICATION", 0x2062: "INVISIBLE TIMES", 0x2063: "INVISIBLE SEPARATOR", 0x2064: "INVISIBLE PLUS",
+	0x2066: "LEFT-TO-RIGHT ISOLATE", 0x2067: "RIGHT-TO-LEFT ISOLATE",
+	0x2068: "FIRST STRONG ISOLATE", 0x2069: "POP DIRECTIONAL ISOLATE", 0xfeff: "ZERO WIDTH NO-BREAK SPACE",
+	0x115f: "HANGUL CHOSEONG FILLER", 0x1160: "HANGUL JUNGSEONG FILLER", 0x3164: "HANGUL FILLER", 0xffa0: "HALFWIDTH HANGUL FILLER",
+}
+
+func runeName(r rune) string {
+	if r >= 0xE0000 && r <= 0xE007F {
+		return "TAG"
+	}
+	return runeNames[r]
+}
+
+// clip shortens s to n characters, with an ellipsis, and shows invisible
+// and control characters as escapes.
+func clip(s string, n int) string {
+	var b strings.Builder
+	i := 0
+	for _, r := range s {
+		if i == n {
+			b.WriteString("…")
+			break
+		}
+		i++
+		switch {
+		case r == '\n' || r == '\t':
+			b.WriteByte(' ')
+		case hiddenKind(r) != "" || unicode.IsControl(r):
+			fmt.Fprintf(&b, "<%U>", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
