@@ -23,8 +23,8 @@ var layers = map[string][]string{
 	"render":                {"skill"},
 	"safety":                {"skill"},
 	"source":                {"skill", "internal/ignore", "internal/safefile"},
-	"catalog":               {"source", "render", "skill", "internal/textdist"},
-	"config":                {"catalog", "source", "internal/jsonc"},
+	"catalog":               {"source", "render", "skill", "safety", "internal/textdist"},
+	"config":                {"catalog", "source", "safety", "internal/jsonc"},
 	"internal/ignore":       {},
 	"internal/jsonc":        {"internal/textdist", "internal/jsondepth"},
 	"internal/jsondepth":    {},
@@ -48,7 +48,7 @@ var layers = map[string][]string{
 	"plugin":          {"skill", "source", "internal/jsonc", "internal/safefile"},
 	// The service sits between the transports and the catalog; it uses the
 	// store's interface, never a driver.
-	"service": {"catalog", "store", "skill"},
+	"service": {"catalog", "store", "skill", "safety"},
 	// Transports.
 	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus"},
 	"mcpserver":          {"service", "catalog", "store", "render", "skill", "internal/errstatus"},

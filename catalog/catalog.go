@@ -70,6 +70,8 @@ type Catalog struct {
 
 	extraMu sync.Mutex
 	extra   atomic.Pointer[[]skill.Diagnostic]
+
+	safety safetyCache // Safety's findings per skill (safety.go)
 }
 
 type snapshot struct {

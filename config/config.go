@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/safety"
 	"github.com/loadout/loadout/internal/jsonc"
 	"github.com/loadout/loadout/source"
 )
@@ -54,6 +55,11 @@ type File struct {
 	// Remote configures git and index sources: where their snapshots and
 	// lock file are kept, and the bounds on a snapshot.
 	Remote Remote `json:"remote,omitempty"`
+	// Safety is the policy of the safety and quality checks (package
+	// safety): which codes refuse a write, an import or a sync, which warn,
+	// which are off, and accepted findings per skill. Nil is the default
+	// (hidden text and secrets refuse; the rest warn).
+	Safety *safety.Policy `json:"safety,omitempty"`
 
 	// Path is the absolute path the file was read from.
 	Path string `json:"-"`
@@ -397,6 +403,11 @@ func (f *File) Validate() error {
 				return &Error{File: f.Path, Field: field, Msg: fmt.Sprintf("remote source id %q is used for two different sources: give one of them its own \"id\" (or make their git, index, ref, paths, every and token the same)", s.RemoteID())}
 			}
 			remotes[s.RemoteID()] = k
+		}
+	}
+	if f.Safety != nil {
+		if err := f.Safety.Validate(); err != nil {
+			return &Error{File: f.Path, Field: "safety", Msg: err.Error()}
 		}
 	}
 	if f.Remote.MaxFiles < 0 || f.Remote.MaxFileSize < 0 || f.Remote.MaxTotalSize < 0 {

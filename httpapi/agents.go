@@ -327,7 +327,7 @@ func (a *api) diagnostics(w http.ResponseWriter, r *http.Request) {
 	if _, ok := a.global(w, r); !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"diagnostics": orEmpty(a.svc.Catalog().Diagnostics())})
+	writeJSON(w, http.StatusOK, map[string]any{"diagnostics": orEmpty(a.svc.Diagnostics(r.Context()))})
 }
 
 func (a *api) reload(w http.ResponseWriter, r *http.Request) {

@@ -34,6 +34,11 @@ type Options struct {
 	Fetchers map[string]func(Spec) (Fetcher, error)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Gate, when set, checks a new snapshot's skills before it is swapped
+	// in (cmd: the safety checks with the config's policy); findings it
+	// returns refuse the snapshot, which fails the sync with CodeRefused
+	// and keeps the last good one.
+	Gate func(skills []*skill.Skill) []skill.Diagnostic
 }
 
 // Manager keeps every remote source's current snapshot and its pin. It is
@@ -208,6 +213,8 @@ type Change struct {
 	Moved bool
 	// Err is why the sync failed; the last good snapshot is kept.
 	Err error
+	// Refused are the findings that refused the snapshot (CodeRefused).
+	Refused []skill.Diagnostic
 }
 
 // Diagnostics are c as diagnostics: the failure, or what moved.
@@ -348,6 +355,24 @@ func (m *Manager) sync(ctx context.Context, s Spec, dry bool) (ch Change) {
 		}
 		ch.Err = Errorf(s.ID, CodeInvalid, "no skill (no SKILL.md with a name and description) under %s at %s", where, shortRev(rev))
 		return ch
+	}
+	if m.opt.Gate != nil {
+		if refused := m.opt.Gate(snap.skills); len(refused) > 0 {
+			if fresh {
+				os.RemoveAll(dir)
+			}
+			var what []string
+			for _, d := range refused[:min(len(refused), 3)] {
+				what = append(what, d.Skill+": "+d.Code+" ("+d.Path+")")
+			}
+			more := ""
+			if len(refused) > 3 {
+				more = fmt.Sprintf(" and %d more", len(refused)-3)
+			}
+			ch.Err = Errorf(s.ID, CodeRefused, "the snapshot at %s was refused by the safety checks: %s%s; fix it upstream, or accept the finding with an allow entry in the config's \"safety\" policy", shortRev(rev), strings.Join(what, "; "), more)
+			ch.Refused = refused
+			return ch
+		}
 	}
 	pin := Pin{ID: s.ID, Kind: s.Kind(), URL: s.URL(), Ref: s.Ref, Paths: s.Paths, Revision: rev,
 		Digest: snapshotDigest(digests), Skills: digests, Synced: m.opt.Now().UTC()}

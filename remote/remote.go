@@ -119,6 +119,7 @@ const (
 	CodeSkipped = "remote-skipped"  // info: something in the source was left out (a submodule, a refused link)
 	CodeMoved   = "remote-moved"    // sync --check: the remote has moved past the pin
 	CodeUnknown = "remote-unpinned" // a source has no pin yet
+	CodeRefused = "remote-refused"  // the safety checks refused a new snapshot
 )
 
 func (e *Error) Error() string {

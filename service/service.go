@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/safety"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/store"
 )
@@ -41,6 +42,9 @@ type Options struct {
 	Sessions SessionOptions
 	// Listing tunes the usage ranking of listings (see listing.go).
 	Listing ListingOptions
+	// Safety is the policy of the safety and quality checks that
+	// Diagnostics and CheckPolicy use (nil: the default).
+	Safety *safety.Policy
 }
 
 // Service serves one catalog to many agents over any transport. It is safe
@@ -56,6 +60,8 @@ type Service struct {
 	sess     *sessionStore // the UI's sessions (session.go)
 
 	remotes remotesHolder // remote sources (remote.go)
+
+	safetyMu sync.RWMutex // guards opt.Safety
 
 	subMu sync.Mutex
 	subs  map[chan struct{}]struct{}
@@ -118,6 +124,28 @@ func (s *Service) Catalog() *catalog.Catalog { return s.cat }
 
 // Store returns the store, or nil.
 func (s *Service) Store() store.Store { return s.opt.Store }
+
+// Diagnostics are every source's diagnostics and the safety and quality
+// checks' findings over the current catalog (catalog.Safety: skills that
+// did not change are not read again).
+func (s *Service) Diagnostics(ctx context.Context) []skill.Diagnostic {
+	d := s.cat.Diagnostics()
+	return append(d[:len(d):len(d)], s.cat.Safety(ctx, s.SafetyPolicy())...)
+}
+
+// SafetyPolicy is the safety checks' policy (nil: the default).
+func (s *Service) SafetyPolicy() *safety.Policy {
+	s.safetyMu.RLock()
+	defer s.safetyMu.RUnlock()
+	return s.opt.Safety
+}
+
+// SetSafety replaces the safety checks' policy (a reloaded config).
+func (s *Service) SetSafety(p *safety.Policy) {
+	s.safetyMu.Lock()
+	s.opt.Safety = p
+	s.safetyMu.Unlock()
+}
 
 // Generation counts the changes to the catalog; caches keyed by it stay
 // correct.

@@ -64,7 +64,7 @@ func (u *ui) routesDiagnostics(mux *http.ServeMux) {
 // for an admin, else those of the agent its token names.
 func (u *ui) allDiagnostics(r *http.Request) ([]skill.Diagnostic, error) {
 	if principal(r).Admin() {
-		return u.svc.Catalog().Diagnostics(), nil
+		return u.svc.Diagnostics(r.Context()), nil
 	}
 	l, err := u.visible(r)
 	if err != nil {

@@ -15,12 +15,17 @@ func init() {
 func runCheck(ctx context.Context, e *env, args []string) int {
 	var cf catalogFlags
 	var failOn string
-	fs := newFlags(e, "check", "[--config F] [--root DIR]... [--json] [--fail-on error|warning] [FOLDER...]",
-		"Loads every configured source and prints every diagnostic. Exits 1 when there is an error\n(or, with --fail-on warning, a warning), so skill authors can run it in CI."+fmt.Sprintf(folderArgsHelp, "check"))
+	var withSafety bool
+	fs := newFlags(e, "check", "[--config F] [--root DIR]... [--json] [--fail-on error|warning] [--safety=false] [FOLDER...]",
+		"Loads every configured source and prints every diagnostic, the safety and quality checks'\n"+
+			"included (hidden text, injection, dangerous scripts, secrets, broken links, descriptions\n"+
+			"too alike; the config's \"safety\" policy decides their severity). Exits 1 when there is an\n"+
+			"error (or, with --fail-on warning, a warning), so skill authors can run it in CI."+fmt.Sprintf(folderArgsHelp, "check"))
 	cf.register(fs, false)
 	cf.missingRootIsDiag = true
 	fs.BoolVar(&cf.json, "json", false, `print {"skills":N,"diagnostics":[…]} on stdout`)
 	fs.StringVar(&failOn, "fail-on", "error", "lowest severity that fails the check: error or warning")
+	fs.BoolVar(&withSafety, "safety", true, "run the safety and quality checks (reads every file of every skill)")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
@@ -35,6 +40,9 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	defer sess.close()
 	cat := sess.cat
 	diags := cat.Diagnostics()
+	if withSafety {
+		diags = append(diags, cat.Safety(ctx, policyOf(sess.cfg))...)
+	}
 	// A folder named on the command line must exist.
 	for i, d := range diags {
 		if d.Code == skill.CodeRootMissing && len(cf.roots) > 0 {

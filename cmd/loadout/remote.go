@@ -17,6 +17,7 @@ import (
 	"github.com/loadout/loadout/config"
 	"github.com/loadout/loadout/remote"
 	"github.com/loadout/loadout/remote/gitfetch"
+	"github.com/loadout/loadout/safety"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/source"
@@ -86,7 +87,8 @@ func newRemotes(getenv func(string) string, f *config.File, dsn string, scan sou
 	if f.Remote.MaxTotalSize > 0 {
 		lim.MaxBytes = f.Remote.MaxTotalSize
 	}
-	m, err := remote.NewManager(specs, remote.Options{Cache: remoteCache(f, dsn), LockPath: f.LockPath(), Limits: lim, Scan: scan, Fetchers: remoteFetchers()})
+	m, err := remote.NewManager(specs, remote.Options{Cache: remoteCache(f, dsn), LockPath: f.LockPath(), Limits: lim, Scan: scan,
+		Fetchers: remoteFetchers(), Gate: safetyRefusals(policyOf(f))})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -321,4 +323,33 @@ func (rs *remoteState) start(life context.Context, svc *service.Service, m *remo
 	ctx, cancel := context.WithCancel(life)
 	rs.cancel = cancel
 	scheduleSyncs(ctx, svc, every, logger)
+}
+
+// policyOf is the config's safety policy (nil: the default).
+func policyOf(f *config.File) *safety.Policy {
+	if f == nil {
+		return nil
+	}
+	return f.Safety
+}
+
+// safetyRefusals checks skills with the safety checks and returns the
+// findings policy p refuses (a remote snapshot with any is not swapped in).
+func safetyRefusals(p *safety.Policy) func([]*skill.Skill) []skill.Diagnostic {
+	return func(sks []*skill.Skill) []skill.Diagnostic {
+		var out []skill.Diagnostic
+		for _, sk := range sks {
+			in, err := safety.FromSkill(sk, p)
+			if err != nil {
+				continue // the catalog reports what cannot be read
+			}
+			for _, d := range safety.Check(in, p) {
+				if p.Refuses(d) {
+					d.Skill = sk.Name
+					out = append(out, d)
+				}
+			}
+		}
+		return out
+	}
 }

@@ -259,6 +259,19 @@ func TestSyncGit(t *testing.T) {
 	if r := runCLIEnv(t, env, "import", "--config", cfg, "remote:nosuch"); r.code == 0 || !strings.Contains(r.stdout, "skills@main") {
 		t.Fatalf("import of an unknown source: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+
+	// Upstream commits a secret: the safety checks refuse the snapshot, the
+	// pin stays, and the skills served are the last good ones.
+	lockBefore, _ := os.ReadFile(lockPath)
+	g.commit("oops", map[string]string{"skills/lint/SKILL.md": skillMD("lint", "Lint the code. Use when asked to lint.", "key: AKIA"+"Q7WERTYUIOPASDFG")})
+	g.push()
+	r = runCLIEnv(t, env, "sync", "--config", cfg)
+	if r.code != 1 || !strings.Contains(r.stdout, "refused by the safety checks") || !strings.Contains(r.stdout, "lint: safety-secret-aws") || strings.Contains(r.stdout, "Q7WERTYUIOPASDFG") {
+		t.Fatalf("a snapshot with a secret: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if after, _ := os.ReadFile(lockPath); string(after) != string(lockBefore) {
+		t.Error("a refused snapshot moved the pin")
+	}
 }
 
 func jsonText(v any) string {

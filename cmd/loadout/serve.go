@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/loadout/loadout/safety"
+	"github.com/loadout/loadout/store/sqlstore"
 	"log/slog"
 	"net"
 	"net/http"
@@ -293,8 +295,15 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		svcOpt.Sessions = service.SessionOptions{Max: cfg.Server.UISessions,
 			Idle: time.Duration(cfg.Server.UISessionIdle), Lifetime: time.Duration(cfg.Server.UISessionLifetime)}
 		svcOpt.Listing = listingOf(cfg)
+		svcOpt.Safety = cfg.Safety
 	}
 	srv.svc = service.New(cat, svcOpt)
+	if ss, ok := st.(*sqlstore.Store); ok {
+		// Writes follow the safety policy of the config as reloaded.
+		ss.Gate = func(b *skill.Bundle, d *skill.Document) ([]skill.Diagnostic, []skill.Diagnostic) {
+			return safety.Gate(srv.svc.SafetyPolicy())(b, d)
+		}
+	}
 	srv.closers = append(srv.closers, func() { srv.svc.Close() })
 	errs := 0
 	for _, d := range cat.Diagnostics() {

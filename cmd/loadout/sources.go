@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/loadout/loadout/safety"
 	"os"
 	"path/filepath"
 	"sort"
@@ -106,6 +107,7 @@ func openStore(ctx context.Context, dsn string, f *config.File, mode openMode) (
 		return nil, fmt.Errorf("store %s: %s", redact(dsn), oneLine(err.Error()))
 	}
 	st.Limits = limitsOf(f)
+	st.Gate = safety.Gate(policyOf(f))
 	return st, nil
 }
 

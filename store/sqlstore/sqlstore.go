@@ -41,6 +41,12 @@ type Store struct {
 	// DeleteFile, Restore, Import, and the zero fields of PutOptions.Limits.
 	// Zero fields take skill's defaults. Set it before use.
 	Limits skill.Limits
+	// Gate, when set, runs after Bundle.Check on every write (Put, PutFile,
+	// DeleteFile, Restore, Import): refused findings refuse the write like
+	// Check's own refusals (store.Invalid with the findings as Problems),
+	// warnings join the write's warnings. cmd sets it to the safety checks
+	// with the config's policy. Set it before use.
+	Gate func(b *skill.Bundle, doc *skill.Document) (refused, warnings []skill.Diagnostic)
 
 	fault atomic.Pointer[func(stmt string) error]
 

@@ -31,8 +31,30 @@ func (s *Store) limits(l skill.Limits) skill.Limits {
 	return l
 }
 
-// check is the write-time gate: Bundle.Check, with its refusal turned into
-// an "invalid" Error naming the first field and path at fault.
+// check is the write-time gate: Bundle.Check, then the store's Gate, with
+// a refusal turned into an "invalid" Error naming the first field and path
+// at fault.
+func (s *Store) check(b *skill.Bundle, lim skill.Limits) (*skill.Document, []skill.Diagnostic, error) {
+	doc, warnings, err := check(b, lim)
+	if err != nil || s.Gate == nil {
+		return doc, warnings, err
+	}
+	refused, more := s.Gate(b, doc)
+	warnings = append(warnings, more...)
+	if len(refused) > 0 {
+		e := &store.Error{Code: store.Invalid, Field: refused[0].Field, Path: refused[0].Path,
+			Message:  fmt.Sprintf("the skill was refused by the safety checks: %s", refused[0].Message),
+			Problems: append(append([]skill.Diagnostic{}, refused...), warnings...)}
+		if len(refused) > 1 {
+			e.Message += fmt.Sprintf(" (and %d more)", len(refused)-1)
+		}
+		return nil, warnings, e
+	}
+	return doc, warnings, nil
+}
+
+// check is Bundle.Check, with its refusal turned into an "invalid" Error
+// naming the first field and path at fault.
 func check(b *skill.Bundle, lim skill.Limits) (*skill.Document, []skill.Diagnostic, error) {
 	if b == nil {
 		return nil, nil, &store.Error{Code: store.Invalid, Field: "bundle", Message: "no skill given"}
@@ -303,7 +325,7 @@ func (s *Store) Put(ctx context.Context, b *skill.Bundle, opt store.PutOptions) 
 	if opt.IfVersion < -1 {
 		return nil, &store.Error{Code: store.Invalid, Field: "ifVersion", Message: fmt.Sprintf("ifVersion %d: give the version the edit started from, 0 to create, or -1", opt.IfVersion)}
 	}
-	doc, warnings, err := check(b, s.limits(opt.Limits))
+	doc, warnings, err := s.check(b, s.limits(opt.Limits))
 	if err != nil {
 		return nil, err
 	}
@@ -374,7 +396,7 @@ func (s *Store) replace(ctx context.Context, name string, ifVersion int, note st
 		if err != nil {
 			return err
 		}
-		doc, w, err := check(b, s.limits(skill.Limits{}))
+		doc, w, err := s.check(b, s.limits(skill.Limits{}))
 		if err != nil {
 			return err
 		}
@@ -572,7 +594,7 @@ func (s *Store) Import(ctx context.Context, items []store.ImportItem) ([]store.I
 			}
 			continue
 		}
-		doc, warnings, err := check(it.Bundle, s.limits(it.Limits))
+		doc, warnings, err := s.check(it.Bundle, s.limits(it.Limits))
 		res.Problems = warnings
 		if err != nil {
 			res.Action, res.Error = store.ActionRefused, err

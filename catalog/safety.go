@@ -1,0 +1,142 @@
+package catalog
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/loadout/loadout/safety"
+	"github.com/loadout/loadout/skill"
+)
+
+// CodeSafetyUnread: a skill's files could not be read for the safety
+// checks (it changed or went away since the scan); it is checked again on
+// the next call.
+const CodeSafetyUnread = "safety-unread"
+
+// safetyCache keeps each skill value's findings, so that a skill that did
+// not change is not read again; it holds the current snapshot's skills
+// only, and is dropped when the policy changes.
+type safetyCache struct {
+	mu     sync.Mutex
+	policy *safety.Policy
+	m      map[*skill.Skill][]skill.Diagnostic
+}
+
+// Safety runs the safety and quality checks (package safety) with policy p
+// (nil: the default) over the current snapshot: every skill of every
+// source once, and each agent's listed skills for descriptions too alike
+// and names that look alike. Paths in the findings are the files' own
+// (a folder skill's absolute path, store://NAME/PATH for a stored skill).
+// Results are cached per skill value, so a reload reads only the skills
+// that changed; ctx stops the reading.
+func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnostic {
+	snap := c.snap.Load()
+	c.safety.mu.Lock()
+	defer c.safety.mu.Unlock()
+	if c.safety.policy != p {
+		c.safety.policy, c.safety.m = p, nil
+	}
+	old := c.safety.m
+	next := map[*skill.Skill][]skill.Diagnostic{}
+	var todo []*skill.Skill
+	for _, res := range snap.results {
+		for _, sk := range res.Skills {
+			if _, seen := next[sk]; seen {
+				continue
+			}
+			if d, ok := old[sk]; ok {
+				next[sk] = d
+				continue
+			}
+			next[sk] = nil
+			todo = append(todo, sk)
+		}
+	}
+	// Check the new skills on every core: each is independent.
+	found := make([][]skill.Diagnostic, len(todo))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(todo)) {
+		wg.Go(func() {
+			for i := range work {
+				found[i] = checkSkill(todo[i], p)
+			}
+		})
+	}
+	for i := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	for i, sk := range todo {
+		if ctx.Err() != nil || len(found[i]) > 0 && found[i][0].Code == CodeSafetyUnread {
+			delete(next, sk) // read again next time
+		} else {
+			next[sk] = found[i]
+		}
+	}
+	c.safety.m = next
+
+	var out []skill.Diagnostic
+	for _, d := range next {
+		out = append(out, d...)
+	}
+	for i, sk := range todo {
+		if _, kept := next[sk]; !kept {
+			out = append(out, found[i]...)
+		}
+	}
+	for _, l := range snap.order {
+		var ins []safety.Input
+		for _, e := range l.entries {
+			if e.Listed && !e.Skill.Hidden() {
+				ins = append(ins, safety.Input{Name: e.Skill.Name, Description: e.Skill.Description})
+			}
+		}
+		for _, d := range safety.Similar(ins, p) {
+			d.Agent = l.Spec.AgentID
+			out = append(out, d)
+		}
+	}
+	// One order, whatever the map's: by path, then code.
+	slices.SortStableFunc(out, func(a, b skill.Diagnostic) int {
+		return cmp.Or(strings.Compare(a.Agent, b.Agent), strings.Compare(a.Path, b.Path), strings.Compare(a.Code, b.Code), strings.Compare(a.Message, b.Message))
+	})
+	return out
+}
+
+// checkSkill is safety.Check of one skill, its paths made the files' own.
+func checkSkill(sk *skill.Skill, p *safety.Policy) []skill.Diagnostic {
+	in, err := safety.FromSkill(sk, p)
+	if err != nil {
+		return []skill.Diagnostic{{Severity: skill.Warning, Code: CodeSafetyUnread, Skill: sk.Name, Path: sk.Location,
+			Message: fmt.Sprintf("skill %q could not be read for the safety checks (%v); they run again on the next check", sk.Name, err)}}
+	}
+	ds := safety.Check(in, p)
+	for i := range ds {
+		ds[i].Skill = sk.Name
+		ds[i].Path = skillPath(sk, ds[i].Path)
+	}
+	return ds
+}
+
+// skillPath is the path of a skill's file rel as people find it.
+func skillPath(sk *skill.Skill, rel string) string {
+	if rel == "" {
+		rel = sk.Entry
+	}
+	if strings.Contains(sk.Dir, "://") {
+		return sk.Dir + "/" + path.Clean(rel)
+	}
+	return filepath.Join(sk.Dir, filepath.FromSlash(rel))
+}

@@ -1,0 +1,69 @@
+package safety
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/loadout/loadout/skill"
+)
+
+// FromSkill reads a loaded skill into an Input: SKILL.md and every
+// supporting text file, each up to p's scan bound (MaxScanBytes; a file
+// longer than that is read in part and reported, as Check does for a
+// longer Input). Binary files are listed without their bytes. It reads
+// through the skill's own reader, so folder skills stay inside their
+// folder (os.Root) and stored skills come from the store.
+func FromSkill(sk *skill.Skill, p *Policy) (Input, error) {
+	lim := p.orDefault().maxScan()
+	in := Input{Name: sk.Name, Description: sk.Description}
+	read := func(path string) ([]byte, error) {
+		c, err := sk.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		n := min(c.Size(), lim+1) // one byte more: Check then knows it was cut
+		buf := make([]byte, n)
+		m, err := c.ReadAt(buf, 0)
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		return buf[:m], nil
+	}
+	content, err := read(sk.Entry)
+	if err != nil {
+		return in, fmt.Errorf("%s: %w", sk.Entry, err)
+	}
+	in.Content = content
+	for _, f := range sk.Files {
+		bf := skill.BundleFile{Path: f.Path, Executable: f.Executable, Binary: f.Binary, ContentType: f.ContentType}
+		if !f.Binary {
+			if bf.Data, err = read(f.Path); err != nil {
+				return in, fmt.Errorf("%s: %w", f.Path, err)
+			}
+		}
+		in.Files = append(in.Files, bf)
+	}
+	return in, nil
+}
+
+// Gate is the write-time check for a store (sqlstore.Store.Gate): Check
+// of the skill being written, split into the findings p refuses and the
+// rest.
+func Gate(p *Policy) func(b *skill.Bundle, doc *skill.Document) (refused, others []skill.Diagnostic) {
+	return func(b *skill.Bundle, doc *skill.Document) (refused, others []skill.Diagnostic) {
+		in := Input{Content: b.Content, Files: b.Files}
+		if doc != nil {
+			in.Name, in.Description = doc.Name, doc.Description
+		}
+		for _, d := range Check(in, p) {
+			d.Skill = in.Name
+			if p.orDefault().Refuses(d) {
+				refused = append(refused, d)
+			} else {
+				others = append(others, d)
+			}
+		}
+		return refused, others
+	}
+}
