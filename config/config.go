@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/loadout/loadout/catalog"
-	"github.com/loadout/loadout/safety"
 	"github.com/loadout/loadout/internal/jsonc"
+	"github.com/loadout/loadout/safety"
 	"github.com/loadout/loadout/source"
 )
 

@@ -145,4 +145,3 @@ func TestSafetyPolicy(t *testing.T) {
 		t.Fatalf("import of a warned skill: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
-
