@@ -50,7 +50,7 @@ var layers = map[string][]string{
 	// store's interface, never a driver.
 	"service": {"catalog", "store", "skill", "safety"},
 	// Transports.
-	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus"},
+	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "safety", "internal/errstatus"},
 	"mcpserver":          {"service", "catalog", "store", "render", "skill", "internal/errstatus"},
 	"wellknown":          {"service", "catalog", "store", "render", "skill", "internal/errstatus"},
 	"webui":              {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus"},

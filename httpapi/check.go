@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/loadout/loadout/safety"
 	"github.com/loadout/loadout/skill"
 )
 
@@ -61,11 +62,12 @@ func (a *api) checkSkill(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, badRequest("", "the body is not a JSON object {\"content\": \"...\", \"name\": \"...\"}: %v", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, checkText(req.Content, req.Name, a.lim))
+	writeJSON(w, http.StatusOK, checkText(req.Content, req.Name, a.lim, a.svc.SafetyPolicy()))
 }
 
-// checkText is the diagnostics of one SKILL.md text.
-func checkText(content, name string, lim skill.Limits) checkResult {
+// checkText is the diagnostics of one SKILL.md text: the loader's, the
+// store's and the safety checks' (with policy p) as a save would see them.
+func checkText(content, name string, lim skill.Limits, p *safety.Policy) checkResult {
 	var out []checkDiagnostic
 	seen := map[string]bool{}
 	add := func(d skill.Diagnostic) {
@@ -93,6 +95,14 @@ func checkText(content, name string, lim skill.Limits) checkResult {
 		}
 	} else if err != nil {
 		add(skill.Diagnostic{Severity: skill.Error, Code: "invalid", Message: err.Error()})
+	}
+	// The safety checks, on the text alone (its files are not known here).
+	in := safety.Input{Name: name, Content: []byte(content), FilesUnknown: true}
+	if doc != nil {
+		in.Name, in.Description = doc.Name, doc.Description
+	}
+	for _, d := range safety.Check(in, p) {
+		add(d)
 	}
 	if doc != nil && name != "" && doc.Name != name {
 		add(skill.Diagnostic{Severity: skill.Error, Code: skill.CodeNameMismatch, Field: "name",

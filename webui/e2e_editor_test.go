@@ -169,11 +169,11 @@ func TestEditorInBrowser(t *testing.T) {
 
 	// Text -> form: typing in the description line updates the form.
 	js[bool](t, ctx, `(loadoutEdit.current.editor().gotoLine(3), true)`)
-	browsertest.Do(t, ctx, "type in the text", chromedp.SendKeys(chromedp.CSS("#md-editor .cm-content"), kb.End+" Carefully."))
-	waitJS(t, ctx, "the form follows the text", `document.querySelector("#fm-description").value === "Does alpha things. Carefully."`)
+	browsertest.Do(t, ctx, "type in the text", chromedp.SendKeys(chromedp.CSS("#md-editor .cm-content"), kb.End+" Use when asked."))
+	waitJS(t, ctx, "the form follows the text", `document.querySelector("#fm-description").value === "Does alpha things. Use when asked."`)
 	browsertest.Do(t, ctx, "save", chromedp.Click(chromedp.CSS("#md-save")))
 	waitJS(t, ctx, "saved v3", `document.querySelector("#md-status").textContent.includes("version 3")`)
-	if s := getSkill(t, base, "alpha"); !strings.Contains(s.Content, "description: Does alpha things. Carefully.") || !strings.Contains(s.Content, "tags: [ops, deploy]") {
+	if s := getSkill(t, base, "alpha"); !strings.Contains(s.Content, "description: Does alpha things. Use when asked.") || !strings.Contains(s.Content, "tags: [ops, deploy]") {
 		t.Fatalf("after the text edit: %+v", s)
 	}
 
