@@ -63,7 +63,8 @@ func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnost
 	found := make([][]skill.Diagnostic, len(todo))
 	work := make(chan int)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(todo)) {
+	// Twice the cores: reading the files waits on the disk.
+	for range min(2*runtime.GOMAXPROCS(0), len(todo)) {
 		wg.Go(func() {
 			for i := range work {
 				found[i] = checkSkill(todo[i], p)

@@ -3,6 +3,9 @@ package safety
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/loadout/loadout/skill"
 )
@@ -16,19 +19,43 @@ import (
 func FromSkill(sk *skill.Skill, p *Policy) (Input, error) {
 	lim := p.orDefault().maxScan()
 	in := Input{Name: sk.Name, Description: sk.Description}
+	readAt := func(c io.ReaderAt, size int64) ([]byte, error) {
+		buf := make([]byte, min(size, lim+1)) // one byte more: Check then knows it was cut
+		m, err := c.ReadAt(buf, 0)
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		return buf[:m], nil
+	}
 	read := func(path string) ([]byte, error) {
 		c, err := sk.Open(path)
 		if err != nil {
 			return nil, err
 		}
 		defer c.Close()
-		n := min(c.Size(), lim+1) // one byte more: Check then knows it was cut
-		buf := make([]byte, n)
-		m, err := c.ReadAt(buf, 0)
-		if err != nil && err != io.EOF {
-			return nil, err
+		return readAt(c, c.Size())
+	}
+	if !strings.Contains(sk.Dir, "://") && filepath.IsAbs(sk.Dir) {
+		// A folder skill: one os.Root for all its files (links may not
+		// leave the folder), instead of opening the folder per file.
+		if root, err := os.OpenRoot(sk.Dir); err == nil {
+			defer root.Close()
+			read = func(path string) ([]byte, error) {
+				f, err := root.Open(filepath.FromSlash(path))
+				if err != nil {
+					return nil, err
+				}
+				defer f.Close()
+				fi, err := f.Stat()
+				if err != nil {
+					return nil, err
+				}
+				if !fi.Mode().IsRegular() {
+					return nil, fmt.Errorf("%s is not a regular file", path)
+				}
+				return readAt(f, fi.Size())
+			}
 		}
-		return buf[:m], nil
 	}
 	content, err := read(sk.Entry)
 	if err != nil {

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# safety.sh: what the safety and quality checks add to `loadout check`.
+# Generates a tree of N skills (default 10,000; each a SKILL.md and three
+# supporting files), then runs the built binary ROUNDS times each, in turn:
+#   loadout check --safety=false DIR   (discovery and the format checks)
+#   loadout check DIR                  (plus the safety and quality checks)
+# and prints the median wall and CPU (user+system) time of each, and the
+# ratio. The first round's files are cold when the machine's page cache was
+# dropped first (COLD=1 tries `sync; echo 3 > /proc/sys/vm/drop_caches`,
+# which needs root); the later rounds are warm.
+#
+#   bench/safety.sh
+#   N=2000 ROUNDS=3 COLD=1 bench/safety.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${N:-10000}
+ROUNDS=${ROUNDS:-5}
+COLD=${COLD:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/loadout" ./cmd/loadout
+go run ./bench/cmd/gentree -n "$N" -out "$tmp/tree" >/dev/null
+measure() { # prints "wall cpu" in seconds for one run of the command
+	local start end
+	start=$(date +%s.%N)
+	/usr/bin/time -f "%U %S" -o "$tmp/time" "$@" >/dev/null 2>&1 || true
+	end=$(date +%s.%N)
+	awk -v s="$start" -v e="$end" -v t="$(tail -1 "$tmp/time")" 'BEGIN{split(t,a," "); printf "%.3f %.3f\n", e-s, a[1]+a[2]}'
+}
+median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+: >"$tmp/off" && : >"$tmp/on"
+for r in $(seq "$ROUNDS"); do
+	if [ -n "$COLD" ] && [ "$r" = 1 ]; then
+		sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || echo "safety.sh: cannot drop the page cache (not root): round 1 is warm too" >&2
+	fi
+	measure "$tmp/loadout" check --safety=false "$tmp/tree" >>"$tmp/off"
+	if [ -n "$COLD" ] && [ "$r" = 1 ]; then
+		sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
+	fi
+	measure "$tmp/loadout" check "$tmp/tree" >>"$tmp/on"
+done
+off_wall=$(cut -d' ' -f1 "$tmp/off" | median); off_cpu=$(cut -d' ' -f2 "$tmp/off" | median)
+on_wall=$(cut -d' ' -f1 "$tmp/on" | median); on_cpu=$(cut -d' ' -f2 "$tmp/on" | median)
+echo "# $N skills, $ROUNDS rounds (medians)"
+printf "check --safety=false  wall %6.2fs  cpu %6.2fs\n" "$off_wall" "$off_cpu"
+printf "check                 wall %6.2fs  cpu %6.2fs\n" "$on_wall" "$on_cpu"
+awk -v a="$off_wall" -v b="$on_wall" -v c="$off_cpu" -v d="$on_cpu" 'BEGIN{printf "added: wall %+.0f%%, cpu %+.0f%%\n", 100*(b-a)/a, 100*(d-c)/c}'
+if [ -n "$COLD" ]; then
+	echo "# round 1 (cold): off $(head -1 "$tmp/off"), on $(head -1 "$tmp/on") (wall cpu)"
+fi
