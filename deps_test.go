@@ -41,7 +41,7 @@ var layers = map[string][]string{
 	// skill folders with source), never the catalog.
 	"store":           {"skill"},
 	"store/sqlstore":  {"store", "skill"},
-	"store/storetest": {"store", "skill"},
+	"store/storetest": {"store", "skill", "internal/testutil"},
 	"sqlite":          {"store/sqlstore"},
 	"postgres":        {"store/sqlstore"},
 	"portable":        {"skill", "internal/safefile", "internal/jsondepth"},

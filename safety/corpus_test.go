@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loadout/loadout/bench/gen"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/safety"
 	"github.com/loadout/loadout/skill"
 )
@@ -202,14 +203,14 @@ func BenchmarkCheck(b *testing.B) {
 		ins  []safety.Input
 	}{{"with-files", ins}, {"skill-md-only", mdOnly}} {
 		b.Run(bc.name, func(b *testing.B) {
-			cpu := cpuTime()
+			cpu := testutil.CPUTime()
 			for i := 0; i < b.N; i++ {
 				for _, in := range bc.ins {
 					safety.Check(in, nil)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(bc.ins)), "ns/skill")
-			if c := cpuTime() - cpu; c > 0 {
+			if c := testutil.CPUTime() - cpu; c > 0 {
 				b.ReportMetric(float64(c.Nanoseconds())/float64(b.N*len(bc.ins)), "cpu-ns/skill")
 			}
 		})

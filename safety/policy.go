@@ -260,32 +260,19 @@ func (p *Policy) apply(name string, fs []finding) []skill.Diagnostic {
 	return out
 }
 
-func (p *Policy) maxScan() int64 {
-	if p.MaxScanBytes > 0 {
-		return p.MaxScanBytes
-	}
-	return DefaultMaxScanBytes
-}
-
-func (p *Policy) maxLines() int {
-	if p.MaxSkillMDLines > 0 {
-		return p.MaxSkillMDLines
-	}
-	return DefaultMaxSkillMDLines
-}
-
+func (p *Policy) maxScan() int64 { return positiveOr(p.MaxScanBytes, DefaultMaxScanBytes) }
+func (p *Policy) maxLines() int  { return positiveOr(p.MaxSkillMDLines, DefaultMaxSkillMDLines) }
 func (p *Policy) threshold() float64 {
-	if p.SimilarityThreshold > 0 {
-		return p.SimilarityThreshold
-	}
-	return DefaultSimilarityThreshold
+	return positiveOr(p.SimilarityThreshold, DefaultSimilarityThreshold)
 }
+func (p *Policy) maxSimilar() int { return positiveOr(p.MaxSimilarSkills, DefaultMaxSimilarSkills) }
 
-func (p *Policy) maxSimilar() int {
-	if p.MaxSimilarSkills > 0 {
-		return p.MaxSimilarSkills
+// positiveOr is v when it is set (positive), else d.
+func positiveOr[T int | int64 | float64](v, d T) T {
+	if v > 0 {
+		return v
 	}
-	return DefaultMaxSimilarSkills
+	return d
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

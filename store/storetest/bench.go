@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/store"
 )
 
@@ -31,7 +32,7 @@ func BenchAddReceipts(b *testing.B, open func(tb testing.TB) store.Store) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			n := 0
-			cpu := cpuTime()
+			cpu := testutil.CPUTime()
 			for b.Loop() {
 				if err := s.AddReceipts(ctx, rs); err != nil {
 					b.Fatal(err)
@@ -39,7 +40,7 @@ func BenchAddReceipts(b *testing.B, open func(tb testing.TB) store.Store) {
 				n += len(rs)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/receipt")
-			b.ReportMetric(float64(cpuTime()-cpu)/float64(n), "cpu-ns/receipt")
+			b.ReportMetric(float64(testutil.CPUTime()-cpu)/float64(n), "cpu-ns/receipt")
 		})
 	}
 }
