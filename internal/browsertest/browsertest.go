@@ -192,6 +192,13 @@ func Get[T any](t testing.TB, ctx context.Context, what string, a chromedp.Actio
 	c, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	v, err := chromedp.Run(c, a)
+	// A read is safe to repeat: when the page was replaced between finding
+	// a node and reading it (a navigation finishing, a live reload), the
+	// node's id is stale; read the new page instead.
+	for try := 0; err != nil && strings.Contains(err.Error(), "No node with given id") && try < 5; try++ {
+		time.Sleep(100 * time.Millisecond)
+		v, err = chromedp.Run(c, a)
+	}
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
