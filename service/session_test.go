@@ -212,8 +212,11 @@ func TestSessionRevoked(t *testing.T) {
 					t.Fatal("a live session refused")
 				}
 			}
-			if n := cnt.lists.Load() - before; n > 1 {
-				t.Errorf("100 session checks listed the tokens %d times, want at most 1", n)
+			// One listing for the checks, and one more when the feed's
+			// event for the CLI's token (another store handle) arrives
+			// during the loop: one per change, not one per request.
+			if n := cnt.lists.Load() - before; n > 2 {
+				t.Errorf("100 session checks listed the tokens %d times, want at most 2", n)
 			}
 
 			if err := s.RevokeToken(ctx, admin, tok.ID); err != nil {
