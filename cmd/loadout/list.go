@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -50,7 +54,7 @@ func runList(ctx context.Context, e *env, args []string) int {
 	l := sess.l
 	rows := listRows(l)
 	if cf.json {
-		if err := writeJSON(e.stdout, map[string]any{"skills": rows, "diagnostics": diagsOrEmpty(sess.diagnostics())}); err != nil {
+		if err := writeListJSON(e.stdout, rows, diagsOrEmpty(sess.diagnostics())); err != nil {
 			return fail(e, err)
 		}
 		return 0
@@ -125,4 +129,46 @@ func clip(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
+}
+
+// writeListJSON writes {"diagnostics": […], "skills": […]} exactly as
+// writeJSON would, but one skill at a time: the output of 50,000 skills is
+// never held in memory whole (writeJSON builds all of it, indented, before
+// writing a byte).
+func writeListJSON(w io.Writer, rows []listedSkill, diags []skill.Diagnostic) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	put := func(v any, prefix string) error {
+		buf.Reset()
+		enc.SetIndent(prefix, "  ")
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		_, err := bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		return err
+	}
+	bw.WriteString("{\n  \"diagnostics\": ")
+	if err := put(diags, "  "); err != nil {
+		return err
+	}
+	bw.WriteString(",\n  \"skills\": ")
+	if len(rows) == 0 {
+		bw.WriteString("[]")
+	} else {
+		bw.WriteString("[")
+		for i := range rows {
+			if i > 0 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n    ")
+			if err := put(&rows[i], "    "); err != nil {
+				return err
+			}
+		}
+		bw.WriteString("\n  ]")
+	}
+	bw.WriteString("\n}\n")
+	return bw.Flush()
 }
