@@ -56,6 +56,9 @@ func (u *ui) editState(w http.ResponseWriter, r *http.Request, sp *skillPage) (*
 			d.Where += ", " + sk.Origin.Provenance
 		}
 		d.Why = "Plugin skills are read-only: change the plugin, or copy the skill to the store to edit a copy."
+	case "git", "index":
+		d.Where = "remote source " + sk.Origin.RemoteText()
+		d.Why = "Remote skills are read-only: change them at their source and sync (loadout sync, or POST /v1/sources/{id}/sync), or copy the skill to the store to edit a copy."
 	case "folder":
 		d.Where = "folder " + sk.Dir
 		d.Why = "Folder skills are read-only here: edit the files on disk (changes show up live), or copy the skill to the store to edit a copy."

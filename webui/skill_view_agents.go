@@ -142,6 +142,8 @@ func holds(src catalog.SourceSpec, sk *skill.Skill) bool {
 		return o.Kind == "store"
 	case src.Plugin != "":
 		return o.Kind == "plugin" && o.Plugin == src.Plugin
+	case src.Remote():
+		return (o.Kind == "git" && o.Root == src.Git || o.Kind == "index" && o.Root == src.Index) && o.Ref == src.Ref
 	}
 	if o.Kind != "folder" {
 		return false

@@ -122,6 +122,8 @@ func sourceText(o skill.Origin) string {
 			s += " · " + o.Trust
 		}
 		return s
+	case "git", "index":
+		return o.Kind + " " + o.RemoteText()
 	}
 	return o.Root
 }

@@ -112,6 +112,8 @@ func sourceText(o skill.Origin) string {
 		s = o.Root
 	case "store":
 		s = fmt.Sprintf("store v%d", o.Version)
+	case "git", "index":
+		return o.Kind + " " + o.RemoteText()
 	default:
 		s = o.Kind
 	}
