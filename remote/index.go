@@ -166,7 +166,7 @@ func (f *IndexFetcher) Fetch(ctx context.Context, rev, dir string, lim Limits) (
 		return notes, Errorf(f.spec.ID, CodeInvalid, "opening the snapshot folder: %v", err)
 	}
 	defer root.Close()
-	b := &budget{lim: lim}
+	b := &budget{lim: lim.WithDefaults()}
 	for _, e := range idx.entries {
 		if err := ctx.Err(); err != nil {
 			return notes, Errorf(f.spec.ID, CodeNetwork, "fetch stopped: %v", err)

@@ -71,9 +71,7 @@ type snapshot struct {
 // NewManager checks the specs (ids valid and unique, one location each)
 // and reads the lock file. It fetches nothing.
 func NewManager(specs []Spec, opt Options) (*Manager, error) {
-	if opt.Limits == (Limits{}) {
-		opt.Limits = DefaultLimits
-	}
+	opt.Limits = opt.Limits.WithDefaults()
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}

@@ -78,6 +78,21 @@ type Limits struct {
 // others: the same order as an import's.
 var DefaultLimits = Limits{MaxFiles: 20000, MaxFileBytes: 10 << 20, MaxBytes: 512 << 20}
 
+// WithDefaults is l with every limit of 0 or less set to DefaultLimits':
+// no fetcher runs unbounded.
+func (l Limits) WithDefaults() Limits {
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = DefaultLimits.MaxFiles
+	}
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = DefaultLimits.MaxFileBytes
+	}
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultLimits.MaxBytes
+	}
+	return l
+}
+
 // Fetcher reads one kind of remote source.
 type Fetcher interface {
 	// Resolve returns the revision the source points at now: a git commit

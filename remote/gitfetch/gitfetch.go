@@ -512,25 +512,11 @@ func (f *Fetcher) Fetch(ctx context.Context, rev, dir string, lim remote.Limits)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, f.errorf(remote.CodeInvalid, "creating the snapshot folder: %v", err)
 	}
-	w := &writer{f: f, ctx: ctx, st: st, dir: dir, lim: withDefaults(lim), rev: want}
+	w := &writer{f: f, ctx: ctx, st: st, dir: dir, lim: lim.WithDefaults(), rev: want}
 	if err := w.write(commit.TreeHash); err != nil {
 		return w.notes, err
 	}
 	return w.notes, nil
-}
-
-// withDefaults fills a limit of 0 or less with remote.DefaultLimits'.
-func withDefaults(lim remote.Limits) remote.Limits {
-	if lim.MaxFiles <= 0 {
-		lim.MaxFiles = remote.DefaultLimits.MaxFiles
-	}
-	if lim.MaxFileBytes <= 0 {
-		lim.MaxFileBytes = remote.DefaultLimits.MaxFileBytes
-	}
-	if lim.MaxBytes <= 0 {
-		lim.MaxBytes = remote.DefaultLimits.MaxBytes
-	}
-	return lim
 }
 
 // localCommit opens a local repository and checks that h is on Ref (or,
