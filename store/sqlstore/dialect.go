@@ -54,6 +54,12 @@ type Dialect struct {
 	// prepares a statement and when it binds one, which makes a statement
 	// of thousands of them quadratic: 1,000 rows/s for receipts.
 	anonymousParams bool
+	// serialWrites says the engine writes one transaction at a time
+	// (SQLite's one write lock): the store lets one of its write
+	// transactions in at a time, so the others wait in the process,
+	// without a pooled connection, instead of in the database's busy
+	// handler holding one.
+	serialWrites bool
 }
 
 // bulkParams returns n parameters numbered from from, for statements
@@ -76,6 +82,7 @@ var (
 		changedCounts:   true,
 		tokensChanged:   `UPDATE change_seq SET tokens = tokens + 1, instance = $1 WHERE id = 1 RETURNING tokens`,
 		anonymousParams: true,
+		serialWrites:    true,
 	}
 	Postgres = Dialect{
 		Name:      "postgres",

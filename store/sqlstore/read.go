@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -35,7 +36,7 @@ func (r *skillRow) dest() []any {
 // skillByName reads a skill's row; nil when there is none. lock takes the
 // row for update (PostgreSQL).
 func (c conn) skillByName(name string, lock bool) (*skillRow, error) {
-	q := `SELECT ` + skillCols + ` FROM skills WHERE name = $1`
+	q := qSkillByName
 	if lock {
 		q += c.s.d.ForUpdate
 	}
@@ -72,13 +73,40 @@ func (r *skillRow) record(files []skill.File) (*store.Record, error) {
 
 const fileCols = `relative_path, size, content_type, is_binary, executable`
 
+// The hot reads, prepared once per store (see Store.prepare and
+// conn.query): the admin routes' Get, file reads and listings.
+const (
+	qSkillByName = `SELECT ` + skillCols + ` FROM skills WHERE name = $1`
+	qFilesOf     = `SELECT skill_id, ` + fileCols + ` FROM skill_files WHERE skill_id = $1`
+	qAllFiles    = `SELECT skill_id, ` + fileCols + ` FROM skill_files`
+	qSnapshot    = `SELECT v.digest, v.size, v.files, v.note, v.source, v.provenance, v.created_at, b.data
+FROM skill_versions v JOIN blobs b ON b.sha256 = v.content_sha256
+WHERE v.skill_id = $1 AND v.version = $2`
+	qSnapshotFiles = `SELECT f.relative_path, f.content_type, f.is_binary, f.executable, b.data
+FROM skill_version_files f JOIN blobs b ON b.sha256 = f.blob_sha256
+WHERE f.skill_id = $1 AND f.version = $2`
+	// $2 = 0 picks the current version.
+	qReadContent = `SELECT b.data FROM skills s
+JOIN skill_versions v ON v.skill_id = s.id AND v.version = CASE WHEN $2 = 0 THEN s.version ELSE $2 END
+JOIN blobs b ON b.sha256 = v.content_sha256
+WHERE s.name = $1`
+	qReadFile = `SELECT b.data FROM skills s
+JOIN skill_version_files f ON f.skill_id = s.id AND f.version = CASE WHEN $2 = 0 THEN s.version ELSE $2 END
+JOIN blobs b ON b.sha256 = f.blob_sha256
+WHERE s.name = $1 AND f.relative_path = $3`
+	qVersions = `SELECT version, digest, size, files, note, source, provenance, created_at
+FROM skill_versions WHERE skill_id = $1 ORDER BY version DESC`
+)
+
+var hotQueries = []string{qSkillByName, qFilesOf, qFilesAt, qSnapshot, qSnapshotFiles, qReadContent, qReadFile, qVersions}
+
 // files reads the manifests of the current files: of one skill, or of all
 // skills when id is "".
 func (c conn) files(id string) (map[string][]skill.File, error) {
-	q := `SELECT skill_id, ` + fileCols + ` FROM skill_files`
+	q := qAllFiles
 	var args []any
 	if id != "" {
-		q += ` WHERE skill_id = $1`
+		q = qFilesOf
 		args = append(args, id)
 	}
 	rows, err := c.query(q, args...)
@@ -165,13 +193,92 @@ func (s *Store) List(ctx context.Context) ([]*store.Record, error) {
 }
 
 // Get returns a skill at its current version.
+//
+// It opens no transaction: the skill's row is one statement, and its
+// files a second one that also reads the skill's version again. Every
+// write of a skill's files makes a new version of it in the same
+// transaction, so when that version is still the row's, the files are the
+// row's. Only when a write came in between does Get read both again in a
+// read-only transaction.
 func (s *Store) Get(ctx context.Context, name string) (*store.Record, error) {
-	var rec *store.Record
-	err := s.read(ctx, func(c conn) (err error) {
+	rec, ok, err := s.getDirect(ctx, name)
+	if err != nil {
+		return nil, asStoreError(err)
+	}
+	if ok {
+		return rec, nil
+	}
+	err = s.read(ctx, func(c conn) (err error) {
 		rec, err = c.recordByName(name)
 		return err
 	})
 	return rec, err
+}
+
+// qFilesAt is the files of one skill with the skill's version, one row
+// with NULL file columns when it has none, no row when it is gone.
+const qFilesAt = `SELECT s.version, f.relative_path, f.size, f.content_type, f.is_binary, f.executable
+FROM skills s LEFT JOIN skill_files f ON f.skill_id = s.id WHERE s.id = $1`
+
+// getDirect is Get without a transaction; ok is false when a write came
+// between its two statements (then nothing is returned), and the answer
+// not_found is final (one statement saw no such skill).
+func (s *Store) getDirect(ctx context.Context, name string) (rec *store.Record, ok bool, err error) {
+	for _, q := range [...]string{qSkillByName, qFilesAt} {
+		if err := s.injected(q); err != nil {
+			return nil, false, err
+		}
+	}
+	r := &skillRow{}
+	rows, err := s.stmts[qSkillByName].QueryContext(ctx, name)
+	if err != nil {
+		return nil, false, err
+	}
+	if !rows.Next() {
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, false, err
+		}
+		return nil, false, notFound(name)
+	}
+	err = rows.Scan(r.dest()...)
+	rows.Close()
+	if err != nil {
+		return nil, false, err
+	}
+	frows, err := s.stmts[qFilesAt].QueryContext(ctx, r.id)
+	if err != nil {
+		return nil, false, err
+	}
+	defer frows.Close()
+	var files []skill.File
+	seen := false
+	for frows.Next() {
+		var version int
+		var p, ct sql.NullString
+		var size sql.NullInt64
+		var bin, exe sql.NullBool
+		if err := frows.Scan(&version, &p, &size, &ct, &bin, &exe); err != nil {
+			return nil, false, err
+		}
+		if version != r.version {
+			return nil, false, nil
+		}
+		seen = true
+		if p.Valid {
+			files = append(files, skill.File{Path: p.String, Size: size.Int64, ContentType: ct.String,
+				Binary: bin.Bool, Executable: exe.Bool, Script: skill.IsScript(p.String, exe.Bool)})
+		}
+	}
+	if err := frows.Err(); err != nil {
+		return nil, false, err
+	}
+	if !seen {
+		return nil, false, nil // deleted since the first statement
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	rec, err = r.record(files)
+	return rec, err == nil, err
 }
 
 // snapshot reads the bytes of one version. ok is false when the version
@@ -180,9 +287,7 @@ func (c conn) snapshot(id string, version int) (b *skill.Bundle, v *store.Versio
 	v = &store.Version{}
 	var created int64
 	var content []byte
-	found, err := c.one(`SELECT v.digest, v.size, v.files, v.note, v.source, v.provenance, v.created_at, b.data
-FROM skill_versions v JOIN blobs b ON b.sha256 = v.content_sha256
-WHERE v.skill_id = $1 AND v.version = $2`, []any{id, version},
+	found, err := c.one(qSnapshot, []any{id, version},
 		&v.Digest, &v.Size, &v.Files, &v.Note, &v.Source, &v.Provenance, &created, &content)
 	if err != nil || !found {
 		return nil, nil, false, err
@@ -190,9 +295,7 @@ WHERE v.skill_id = $1 AND v.version = $2`, []any{id, version},
 	v.Version = version
 	v.CreatedAt = fromMicros(created)
 	b = &skill.Bundle{Content: content, Files: make([]skill.BundleFile, 0, v.Files)}
-	rows, err := c.query(`SELECT f.relative_path, f.content_type, f.is_binary, f.executable, b.data
-FROM skill_version_files f JOIN blobs b ON b.sha256 = f.blob_sha256
-WHERE f.skill_id = $1 AND f.version = $2`, id, version)
+	rows, err := c.query(qSnapshotFiles, id, version)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -296,17 +399,10 @@ func (s *Store) ReadFile(ctx context.Context, name string, version int, p string
 	err := s.read(ctx, func(c conn) error {
 		var found bool
 		var err error
-		// $2 = 0 picks the current version.
 		if p == "SKILL.md" {
-			found, err = c.one(`SELECT b.data FROM skills s
-JOIN skill_versions v ON v.skill_id = s.id AND v.version = CASE WHEN $2 = 0 THEN s.version ELSE $2 END
-JOIN blobs b ON b.sha256 = v.content_sha256
-WHERE s.name = $1`, []any{name, version}, &data)
+			found, err = c.one(qReadContent, []any{name, version}, &data)
 		} else {
-			found, err = c.one(`SELECT b.data FROM skills s
-JOIN skill_version_files f ON f.skill_id = s.id AND f.version = CASE WHEN $2 = 0 THEN s.version ELSE $2 END
-JOIN blobs b ON b.sha256 = f.blob_sha256
-WHERE s.name = $1 AND f.relative_path = $3`, []any{name, version, p}, &data)
+			found, err = c.one(qReadFile, []any{name, version, p}, &data)
 		}
 		if err != nil {
 			return err
@@ -371,8 +467,7 @@ func (s *Store) Versions(ctx context.Context, name string) ([]store.Version, err
 		if r == nil {
 			return notFound(name)
 		}
-		rows, err := c.query(`SELECT version, digest, size, files, note, source, provenance, created_at
-FROM skill_versions WHERE skill_id = $1 ORDER BY version DESC`, r.id)
+		rows, err := c.query(qVersions, r.id)
 		if err != nil {
 			return err
 		}
