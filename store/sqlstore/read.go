@@ -224,10 +224,8 @@ FROM skills s LEFT JOIN skill_files f ON f.skill_id = s.id WHERE s.id = $1`
 // between its two statements (then nothing is returned), and the answer
 // not_found is final (one statement saw no such skill).
 func (s *Store) getDirect(ctx context.Context, name string) (rec *store.Record, ok bool, err error) {
-	for _, q := range [...]string{qSkillByName, qFilesAt} {
-		if err := s.injected(q); err != nil {
-			return nil, false, err
-		}
+	if err := s.injected(qSkillByName); err != nil {
+		return nil, false, err
 	}
 	r := &skillRow{}
 	rows, err := s.stmts[qSkillByName].QueryContext(ctx, name)
@@ -244,6 +242,9 @@ func (s *Store) getDirect(ctx context.Context, name string) (rec *store.Record, 
 	err = rows.Scan(r.dest()...)
 	rows.Close()
 	if err != nil {
+		return nil, false, err
+	}
+	if err := s.injected(qFilesAt); err != nil {
 		return nil, false, err
 	}
 	frows, err := s.stmts[qFilesAt].QueryContext(ctx, r.id)

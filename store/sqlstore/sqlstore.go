@@ -136,7 +136,7 @@ func (s *Store) Close() error {
 }
 
 // SetFault installs a hook called before every statement the store runs
-// inside a transaction (and with "COMMIT" before each commit); a non-nil
+// inside a transaction or for Get (and with "COMMIT" before each commit); a non-nil
 // error from it fails that statement. It exists for tests that show a
 // failure partway through a write leaves the store as it was. nil removes
 // the hook.
