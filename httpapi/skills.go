@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -235,6 +236,7 @@ func (a *api) lookup(w http.ResponseWriter, r *http.Request, l *catalog.Loadout,
 }
 
 func (a *api) getSkill(w http.ResponseWriter, r *http.Request) {
+	gen := a.svc.Generation()
 	l, ok := a.global(w, r)
 	if !ok {
 		return
@@ -248,12 +250,64 @@ func (a *api) getSkill(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, recordDetail(rec, l))
 		return
 	}
+	if body := a.details.get(sk, gen); body != nil {
+		writeRaw(w, http.StatusOK, ctJSON, body)
+		return
+	}
 	d, err := catalogDetail(sk)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, d)
+	body, err := marshal(d)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.details.put(sk, gen, body)
+	writeRaw(w, http.StatusOK, ctJSON, body)
+}
+
+// MaxDetailCache is how many answers of GET /v1/skills/{name} for catalog
+// skills the server keeps (see detailCache); past it, the cache starts
+// afresh.
+const MaxDetailCache = 1024
+
+// detailCache keeps the answers of GET /v1/skills/{name} for the catalog's
+// own skills (folder, plugin and remote ones; stored skills are read from
+// the store every time), so that their entry file is read and the answer
+// encoded once per skill and catalog generation, not on every request. A
+// skill value is immutable and belongs to one catalog snapshot, and a
+// reload of the catalog (a new generation) drops every answer.
+type detailCache struct {
+	mu  sync.RWMutex
+	gen uint64
+	m   map[*skill.Skill][]byte
+}
+
+func (c *detailCache) get(sk *skill.Skill, gen uint64) []byte {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.gen != gen {
+		return nil
+	}
+	return c.m[sk]
+}
+
+func (c *detailCache) put(sk *skill.Skill, gen uint64, body []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen < c.gen {
+		return
+	}
+	if gen > c.gen || len(c.m) >= MaxDetailCache {
+		c.gen = gen
+		c.m = nil
+	}
+	if c.m == nil {
+		c.m = map[*skill.Skill][]byte{}
+	}
+	c.m[sk] = body
 }
 
 // weakIfMatch is ifMatch's version for a weak ETag: If-Match compares
