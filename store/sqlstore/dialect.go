@@ -60,6 +60,10 @@ type Dialect struct {
 	// without a pooled connection, instead of in the database's busy
 	// handler holding one.
 	serialWrites bool
+	// filesJSON aggregates a skill's skill_files rows (as f) into one JSON
+	// text, an array of [path, size, content type, binary 0/1, executable
+	// 0/1], so that Get reads a skill and its files in one statement.
+	filesJSON string
 }
 
 // bulkParams returns n parameters numbered from from, for statements
@@ -83,6 +87,7 @@ var (
 		tokensChanged:   `UPDATE change_seq SET tokens = tokens + 1, instance = $1 WHERE id = 1 RETURNING tokens`,
 		anonymousParams: true,
 		serialWrites:    true,
+		filesJSON:       `json_group_array(json_array(f.relative_path, f.size, f.content_type, f.is_binary, f.executable))`,
 	}
 	Postgres = Dialect{
 		Name:      "postgres",
@@ -96,6 +101,7 @@ var (
 		tokensChanged:   `SELECT pg_notify('` + NotifyChannel + `', current_schema() || ' ' || $1 || ' ` + ChangeTokens + `')`,
 		lockReceipts:    `LOCK TABLE receipts IN SHARE ROW EXCLUSIVE MODE`,
 		arrayReceipts:   true,
+		filesJSON:       `json_agg(json_build_array(f.relative_path, f.size, f.content_type, f.is_binary::int, f.executable::int))::text`,
 	}
 )
 

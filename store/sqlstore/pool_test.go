@@ -167,42 +167,56 @@ func TestTinyPool(t *testing.T) {
 	})
 }
 
-// TestGetBetweenWrites: a write that lands between Get's two statements
-// (its row, then its files) does not make Get answer one version's row
-// with another's files.
-func TestGetBetweenWrites(t *testing.T) {
+// TestGetOneStatement: Get reads a skill and its files in one statement,
+// so without a transaction and without a second statement a write could
+// land before; its manifest is the one the skill was saved with.
+func TestGetOneStatement(t *testing.T) {
 	engines(t, func(t *testing.T, open func(*testing.T, int) *sqlstore.Store) {
 		s := open(t, 0)
 		ctx := context.Background()
-		if _, err := s.Put(ctx, bundle("alpha", "references/a.md"), store.PutOptions{}); err != nil {
+		b := bundle("alpha", "references/a.md", "scripts/run.sh")
+		b.Files = append(b.Files, skill.BundleFile{Path: "assets/logo.png", Data: []byte("\x89PNG\r\n\x1a\n\x00\x00")},
+			skill.BundleFile{Path: "bin/tool", Data: []byte("#!/bin/sh\n"), Executable: true})
+		if _, err := s.Put(ctx, b, store.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		var once sync.Once
+		if _, err := s.PutFile(ctx, "alpha", "references/b.md", []byte("b\n"), false, 1); err != nil {
+			t.Fatal(err)
+		}
+		var stmts []string
+		var mu sync.Mutex
 		s.SetFault(func(stmt string) error {
-			if strings.Contains(stmt, "LEFT JOIN skill_files") {
-				once.Do(func() {
-					if _, err := s.PutFile(ctx, "alpha", "references/b.md", []byte("b\n"), false, 1); err != nil {
-						t.Errorf("PutFile between the statements: %v", err)
-					}
-				})
-			}
+			mu.Lock()
+			stmts = append(stmts, stmt)
+			mu.Unlock()
 			return nil
 		})
 		rec, err := s.Get(ctx, "alpha")
+		_, missing := s.Get(ctx, "missing")
 		s.SetFault(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var paths []string
+		if store.ErrorCode(missing) != store.NotFound {
+			t.Fatalf("Get of a missing skill: %v", missing)
+		}
+		if len(stmts) != 2 {
+			t.Fatalf("two Gets ran %d statements, want one each: %q", len(stmts), stmts)
+		}
+		var got []string
 		for _, f := range rec.Files {
-			paths = append(paths, f.Path)
+			got = append(got, fmt.Sprintf("%s %d %s bin=%v exe=%v script=%v", f.Path, f.Size, f.ContentType, f.Binary, f.Executable, f.Script))
 		}
-		got := fmt.Sprintf("v%d %v", rec.Version, paths)
-		if got != "v2 [references/a.md references/b.md]" && got != "v1 [references/a.md]" {
-			t.Fatalf("Get across a write answered %s: one version's row with another's files", got)
+		b2, _, err := s.Bundle(ctx, "alpha", 0)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if again, err := s.Get(ctx, "alpha"); err != nil || again.Version != 2 || len(again.Files) != 2 {
-			t.Fatalf("Get after the write: %+v, %v", again, err)
+		var want []string
+		for _, f := range b2.Manifest() {
+			want = append(want, fmt.Sprintf("%s %d %s bin=%v exe=%v script=%v", f.Path, f.Size, f.ContentType, f.Binary, f.Executable, f.Script))
+		}
+		if rec.Version != 2 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("Get: version %d, files\n%s\nwant version 2, files\n%s", rec.Version, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	})
 }

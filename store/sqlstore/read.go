@@ -98,7 +98,7 @@ WHERE s.name = $1 AND f.relative_path = $3`
 FROM skill_versions WHERE skill_id = $1 ORDER BY version DESC`
 )
 
-var hotQueries = []string{qSkillByName, qFilesOf, qFilesAt, qSnapshot, qSnapshotFiles, qReadContent, qReadFile, qVersions}
+var hotQueries = []string{qSkillByName, qFilesOf, qSnapshot, qSnapshotFiles, qReadContent, qReadFile, qVersions}
 
 // files reads the manifests of the current files: of one skill, or of all
 // skills when id is "".
@@ -192,94 +192,65 @@ func (s *Store) List(ctx context.Context) ([]*store.Record, error) {
 	return out, nil
 }
 
-// Get returns a skill at its current version.
-//
-// It opens no transaction: the skill's row is one statement, and its
-// files a second one that also reads the skill's version again. Every
-// write of a skill's files makes a new version of it in the same
-// transaction, so when that version is still the row's, the files are the
-// row's. Only when a write came in between does Get read both again in a
-// read-only transaction.
+// Get returns a skill at its current version, in one statement (so
+// without a transaction): the skill's row with its files aggregated into
+// one JSON column (Dialect.filesJSON).
 func (s *Store) Get(ctx context.Context, name string) (*store.Record, error) {
-	rec, ok, err := s.getDirect(ctx, name)
+	q := s.getQuery()
+	if err := s.injected(q); err != nil {
+		return nil, asStoreError(err)
+	}
+	r := &skillRow{}
+	var filesJSON string
+	err := s.stmts[q].QueryRowContext(ctx, name).Scan(append(r.dest(), &filesJSON)...)
+	if err == sql.ErrNoRows {
+		return nil, notFound(name)
+	}
 	if err != nil {
 		return nil, asStoreError(err)
 	}
-	if ok {
-		return rec, nil
+	files, err := decodeFiles(filesJSON)
+	if err != nil {
+		return nil, internal(fmt.Sprintf("skill %q: its files", name), err)
 	}
-	err = s.read(ctx, func(c conn) (err error) {
-		rec, err = c.recordByName(name)
-		return err
-	})
-	return rec, err
+	rec, err := r.record(files)
+	if err != nil {
+		return nil, asStoreError(err)
+	}
+	return rec, nil
 }
 
-// qFilesAt is the files of one skill with the skill's version, one row
-// with NULL file columns when it has none, no row when it is gone.
-const qFilesAt = `SELECT s.version, f.relative_path, f.size, f.content_type, f.is_binary, f.executable
-FROM skills s LEFT JOIN skill_files f ON f.skill_id = s.id WHERE s.id = $1`
+// getQuery is Get's statement for the store's dialect.
+func (s *Store) getQuery() string {
+	return `SELECT ` + skillCols + `, COALESCE((SELECT ` + s.d.filesJSON + ` FROM skill_files f WHERE f.skill_id = skills.id), '[]')
+FROM skills WHERE name = $1`
+}
 
-// getDirect is Get without a transaction; ok is false when a write came
-// between its two statements (then nothing is returned), and the answer
-// not_found is final (one statement saw no such skill).
-func (s *Store) getDirect(ctx context.Context, name string) (rec *store.Record, ok bool, err error) {
-	if err := s.injected(qSkillByName); err != nil {
-		return nil, false, err
+// decodeFiles reads Dialect.filesJSON's array, sorted by path.
+func decodeFiles(text string) ([]skill.File, error) {
+	var tuples [][5]any
+	if err := json.Unmarshal([]byte(text), &tuples); err != nil {
+		return nil, err
 	}
-	r := &skillRow{}
-	rows, err := s.stmts[qSkillByName].QueryContext(ctx, name)
-	if err != nil {
-		return nil, false, err
-	}
-	if !rows.Next() {
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, false, err
+	files := make([]skill.File, 0, len(tuples))
+	for _, t := range tuples {
+		p, ok1 := t[0].(string)
+		size, ok2 := t[1].(float64)
+		ct, ok3 := t[2].(string)
+		bin, ok4 := t[3].(float64)
+		exe, ok5 := t[4].(float64)
+		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+			return nil, fmt.Errorf("a file of the wrong shape: %v", t)
 		}
-		return nil, false, notFound(name)
+		files = append(files, skill.File{Path: p, Size: int64(size), ContentType: ct, Binary: bin != 0,
+			Executable: exe != 0, Script: skill.IsScript(p, exe != 0)})
 	}
-	err = rows.Scan(r.dest()...)
-	rows.Close()
-	if err != nil {
-		return nil, false, err
-	}
-	if err := s.injected(qFilesAt); err != nil {
-		return nil, false, err
-	}
-	frows, err := s.stmts[qFilesAt].QueryContext(ctx, r.id)
-	if err != nil {
-		return nil, false, err
-	}
-	defer frows.Close()
-	var files []skill.File
-	seen := false
-	for frows.Next() {
-		var version int
-		var p, ct sql.NullString
-		var size sql.NullInt64
-		var bin, exe sql.NullBool
-		if err := frows.Scan(&version, &p, &size, &ct, &bin, &exe); err != nil {
-			return nil, false, err
-		}
-		if version != r.version {
-			return nil, false, nil
-		}
-		seen = true
-		if p.Valid {
-			files = append(files, skill.File{Path: p.String, Size: size.Int64, ContentType: ct.String,
-				Binary: bin.Bool, Executable: exe.Bool, Script: skill.IsScript(p.String, exe.Bool)})
-		}
-	}
-	if err := frows.Err(); err != nil {
-		return nil, false, err
-	}
-	if !seen {
-		return nil, false, nil // deleted since the first statement
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	rec, err = r.record(files)
-	return rec, err == nil, err
+	sortManifest(files)
+	return files, nil
+}
+
+func sortManifest(fs []skill.File) {
+	sort.Slice(fs, func(i, j int) bool { return fs[i].Path < fs[j].Path })
 }
 
 // snapshot reads the bytes of one version. ok is false when the version

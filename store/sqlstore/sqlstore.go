@@ -91,8 +91,8 @@ func Open(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
 // connection while holding one, which a bounded pool (SetMaxOpenConns)
 // may never give.
 func (s *Store) prepare(ctx context.Context) error {
-	s.stmts = make(map[string]*sql.Stmt, len(hotQueries))
-	for _, q := range hotQueries {
+	s.stmts = make(map[string]*sql.Stmt, len(hotQueries)+1)
+	for _, q := range append(hotQueries[:len(hotQueries):len(hotQueries)], s.getQuery()) {
 		st, err := s.db.PrepareContext(ctx, q)
 		if err != nil {
 			return fmt.Errorf("sqlstore: preparing %q: %w", q, err)
