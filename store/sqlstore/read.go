@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"sync"
 
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/store"
@@ -209,6 +211,10 @@ func (s *Store) Get(ctx context.Context, name string) (*store.Record, error) {
 	if err != nil {
 		return nil, asStoreError(err)
 	}
+	k := decodedKey{r.id, r.version}
+	if d := s.decoded.get(k); d != nil {
+		return r.recordFrom(d), nil
+	}
 	files, err := decodeFiles(filesJSON)
 	if err != nil {
 		return nil, internal(fmt.Sprintf("skill %q: its files", name), err)
@@ -217,7 +223,59 @@ func (s *Store) Get(ctx context.Context, name string) (*store.Record, error) {
 	if err != nil {
 		return nil, asStoreError(err)
 	}
-	return rec, nil
+	s.decoded.put(k, &decoded{fm: rec.Frontmatter, tags: rec.Tags, tools: rec.RequiresTools, files: rec.Files})
+	return r.recordFrom(s.decoded.get(k)), nil
+}
+
+// MaxDecodedCache is how many skill versions' decoded JSON columns Get
+// keeps (see decodedCache); past it, the cache starts afresh.
+const MaxDecodedCache = 4096
+
+// decodedCache keeps what Get decodes from a row's JSON columns (the
+// frontmatter, tags, requires_tools and the files), per skill id and
+// version: every write of them makes a new version, so a version's are
+// fixed. Records get copies of the slices.
+type decodedCache struct {
+	mu sync.RWMutex
+	m  map[decodedKey]*decoded
+}
+
+type decodedKey struct {
+	id      string
+	version int
+}
+
+type decoded struct {
+	fm          skill.Fields
+	tags, tools []string
+	files       []skill.File
+}
+
+func (c *decodedCache) get(k decodedKey) *decoded {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.m[k]
+}
+
+func (c *decodedCache) put(k decodedKey, d *decoded) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= MaxDecodedCache {
+		c.m = map[decodedKey]*decoded{}
+	}
+	c.m[k] = d
+}
+
+// recordFrom is record with the JSON columns already decoded.
+func (r *skillRow) recordFrom(d *decoded) *store.Record {
+	return &store.Record{
+		ID: r.id, Name: r.name, Description: r.description, Version: r.version, Digest: r.digest,
+		Enabled: r.enabled, IsDirectory: r.isDir, Category: r.category, SkillVersion: r.skillVersion,
+		Source: r.source, Provenance: r.provenance, Size: r.size, Content: r.content,
+		CreatedAt: fromMicros(r.createdAt), UpdatedAt: fromMicros(r.updatedAt),
+		Frontmatter: slices.Clone(d.fm), Tags: slices.Clone(d.tags), RequiresTools: slices.Clone(d.tools),
+		Files: append([]skill.File{}, d.files...),
+	}
 }
 
 // getQuery is Get's statement for the store's dialect.

@@ -61,6 +61,8 @@ type Store struct {
 	// pollDB, when set, is where SQLite's change feeds hold their
 	// connections (SetPollDB).
 	pollDB *sql.DB
+	// decoded caches Get's JSON decoding per skill version.
+	decoded decodedCache
 }
 
 var (
