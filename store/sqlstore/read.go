@@ -223,8 +223,9 @@ func (s *Store) Get(ctx context.Context, name string) (*store.Record, error) {
 	if err != nil {
 		return nil, asStoreError(err)
 	}
-	s.decoded.put(k, &decoded{fm: rec.Frontmatter, tags: rec.Tags, tools: rec.RequiresTools, files: rec.Files})
-	return r.recordFrom(s.decoded.get(k)), nil
+	d := &decoded{fm: rec.Frontmatter, tags: rec.Tags, tools: rec.RequiresTools, files: rec.Files}
+	s.decoded.put(k, d)
+	return r.recordFrom(d), nil
 }
 
 // MaxDecodedCache is how many skill versions' decoded JSON columns Get
@@ -425,25 +426,22 @@ func (s *Store) ReadFile(ctx context.Context, name string, version int, p string
 		}
 		p = clean
 	}
+	// One statement, so no transaction; only a miss reads more, in one,
+	// to say which of skill, version or file is missing.
+	q, args := qReadContent, []any{name, version}
+	if p != "SKILL.md" {
+		q, args = qReadFile, []any{name, version, p}
+	}
+	if err := s.injected(q); err != nil {
+		return nil, asStoreError(err)
+	}
 	var data []byte
-	err := s.read(ctx, func(c conn) error {
-		var found bool
-		var err error
-		if p == "SKILL.md" {
-			found, err = c.one(qReadContent, []any{name, version}, &data)
-		} else {
-			found, err = c.one(qReadFile, []any{name, version, p}, &data)
-		}
-		if err != nil {
-			return err
-		}
-		if !found {
-			return c.missingFile(name, version, p)
-		}
-		return nil
-	})
+	err := s.stmts[q].QueryRowContext(ctx, args...).Scan(&data)
+	if err == sql.ErrNoRows {
+		err = s.read(ctx, func(c conn) error { return c.missingFile(name, version, p) })
+	}
 	if err != nil {
-		return nil, err
+		return nil, asStoreError(err)
 	}
 	if data == nil {
 		data = []byte{}
