@@ -93,6 +93,7 @@ type api struct {
 	zipCap  int64 // bytes of a zip import
 	docCap  int64 // bytes of a JSON document (or array) body
 	loads   loadCache
+	details detailCache // GET /v1/skills/{name} of catalog skills (skills.go)
 	openapi []byte
 	// indexBody is GET /'s answer, encoded once.
 	indexBody []byte

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -235,6 +236,7 @@ func (a *api) lookup(w http.ResponseWriter, r *http.Request, l *catalog.Loadout,
 }
 
 func (a *api) getSkill(w http.ResponseWriter, r *http.Request) {
+	gen := a.svc.Generation()
 	l, ok := a.global(w, r)
 	if !ok {
 		return
@@ -245,7 +247,26 @@ func (a *api) getSkill(w http.ResponseWriter, r *http.Request) {
 	}
 	if rec != nil {
 		w.Header().Set("ETag", etag(rec.Version))
-		writeJSON(w, http.StatusOK, recordDetail(rec, l))
+		k := storedKey{rec.ID, rec.Version, rec.Enabled, rec.UpdatedAt.UnixMicro()}
+		if len(rec.Warnings) > 0 {
+			writeJSON(w, http.StatusOK, recordDetail(rec, l))
+			return
+		}
+		if body := a.details.get(k, gen); body != nil {
+			writeRaw(w, http.StatusOK, ctJSON, body)
+			return
+		}
+		body, err := marshal(recordDetail(rec, l))
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		a.details.put(k, gen, body)
+		writeRaw(w, http.StatusOK, ctJSON, body)
+		return
+	}
+	if body := a.details.get(sk, gen); body != nil {
+		writeRaw(w, http.StatusOK, ctJSON, body)
 		return
 	}
 	d, err := catalogDetail(sk)
@@ -253,7 +274,66 @@ func (a *api) getSkill(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, d)
+	body, err := marshal(d)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.details.put(sk, gen, body)
+	writeRaw(w, http.StatusOK, ctJSON, body)
+}
+
+// MaxDetailCache is how many answers of GET /v1/skills/{name} the server
+// keeps encoded (see detailCache); past it, the cache starts afresh.
+const MaxDetailCache = 1024
+
+// detailCache keeps the answers of GET /v1/skills/{name}, encoded, per
+// catalog generation (a reload drops them all):
+//   - for the catalog's own skills (folder, plugin and remote ones), keyed
+//     by the skill value, which is immutable: their entry file is read and
+//     the answer encoded once per skill and generation, not per request;
+//   - for stored skills, keyed by what the answer depends on besides the
+//     catalog (storedKey): the store is still read on every request (it is
+//     the truth, and its version is the ETag), but an unchanged version is
+//     not encoded again.
+type detailCache struct {
+	mu  sync.RWMutex
+	gen uint64
+	m   map[any][]byte
+}
+
+// storedKey identifies a stored skill's answer: a version fixes its bytes
+// and metadata; enabling or disabling it changes Enabled and UpdatedAt.
+type storedKey struct {
+	id      string
+	version int
+	enabled bool
+	updated int64
+}
+
+func (c *detailCache) get(sk any, gen uint64) []byte {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.gen != gen {
+		return nil
+	}
+	return c.m[sk]
+}
+
+func (c *detailCache) put(sk any, gen uint64, body []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen < c.gen {
+		return
+	}
+	if gen > c.gen || len(c.m) >= MaxDetailCache {
+		c.gen = gen
+		c.m = nil
+	}
+	if c.m == nil {
+		c.m = map[any][]byte{}
+	}
+	c.m[sk] = body
 }
 
 // weakIfMatch is ifMatch's version for a weak ETag: If-Match compares

@@ -48,6 +48,20 @@ type Listener func(ctx context.Context, instance string, notify func(kind string
 // Set it before calling Changes.
 func (s *Store) SetListener(l Listener) { s.feed.listener = l }
 
+// SetPollDB gives SQLite's change feeds a database of their own to poll
+// on: each feed holds one connection for as long as it runs, which must
+// not come out of a bounded pool (SetMaxOpenConns) the requests share.
+// The store owns db: Close closes it. Without it the feeds poll on the
+// store's own database. Set it before calling Changes.
+func (s *Store) SetPollDB(db *sql.DB) { s.pollDB = db }
+
+func (s *Store) pollConn(ctx context.Context) (*sql.Conn, error) {
+	if s.pollDB != nil {
+		return s.pollDB.Conn(ctx)
+	}
+	return s.db.Conn(ctx)
+}
+
 // Instance returns this store's random id, the one its writes carry to the
 // other instances (see NotifyChannel).
 func (s *Store) Instance() string { return s.feed.instance }
@@ -279,7 +293,7 @@ func (s *Store) subscribe(ctx context.Context, k kind, others bool) (<-chan stru
 // counter of kind k. A counter past what this instance has signalled
 // itself is another instance's change.
 func (s *Store) poll(ctx context.Context, k kind, others bool, notify func()) (<-chan struct{}, error) {
-	c, err := s.db.Conn(ctx)
+	c, err := s.pollConn(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +323,7 @@ func (s *Store) poll(ctx context.Context, k kind, others bool, notify func()) (<
 			}
 			fresh := false
 			if c == nil {
-				if c, err = s.db.Conn(ctx); err != nil {
+				if c, err = s.pollConn(ctx); err != nil {
 					c = nil
 					continue
 				}

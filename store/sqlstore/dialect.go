@@ -54,6 +54,16 @@ type Dialect struct {
 	// prepares a statement and when it binds one, which makes a statement
 	// of thousands of them quadratic: 1,000 rows/s for receipts.
 	anonymousParams bool
+	// serialWrites says the engine writes one transaction at a time
+	// (SQLite's one write lock): the store lets one of its write
+	// transactions in at a time, so the others wait in the process,
+	// without a pooled connection, instead of in the database's busy
+	// handler holding one.
+	serialWrites bool
+	// filesJSON aggregates a skill's skill_files rows (as f) into one JSON
+	// text, an array of [path, size, content type, binary 0/1, executable
+	// 0/1], so that Get reads a skill and its files in one statement.
+	filesJSON string
 }
 
 // bulkParams returns n parameters numbered from from, for statements
@@ -76,6 +86,8 @@ var (
 		changedCounts:   true,
 		tokensChanged:   `UPDATE change_seq SET tokens = tokens + 1, instance = $1 WHERE id = 1 RETURNING tokens`,
 		anonymousParams: true,
+		serialWrites:    true,
+		filesJSON:       `json_group_array(json_array(f.relative_path, f.size, f.content_type, f.is_binary, f.executable))`,
 	}
 	Postgres = Dialect{
 		Name:      "postgres",
@@ -89,6 +101,7 @@ var (
 		tokensChanged:   `SELECT pg_notify('` + NotifyChannel + `', current_schema() || ' ' || $1 || ' ` + ChangeTokens + `')`,
 		lockReceipts:    `LOCK TABLE receipts IN SHARE ROW EXCLUSIVE MODE`,
 		arrayReceipts:   true,
+		filesJSON:       `json_agg(json_build_array(f.relative_path, f.size, f.content_type, f.is_binary::int, f.executable::int))::text`,
 	}
 )
 

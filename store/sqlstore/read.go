@@ -2,9 +2,12 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"sync"
 
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/store"
@@ -35,7 +38,7 @@ func (r *skillRow) dest() []any {
 // skillByName reads a skill's row; nil when there is none. lock takes the
 // row for update (PostgreSQL).
 func (c conn) skillByName(name string, lock bool) (*skillRow, error) {
-	q := `SELECT ` + skillCols + ` FROM skills WHERE name = $1`
+	q := qSkillByName
 	if lock {
 		q += c.s.d.ForUpdate
 	}
@@ -72,13 +75,40 @@ func (r *skillRow) record(files []skill.File) (*store.Record, error) {
 
 const fileCols = `relative_path, size, content_type, is_binary, executable`
 
+// The hot reads, prepared once per store (see Store.prepare and
+// conn.query): the admin routes' Get, file reads and listings.
+const (
+	qSkillByName = `SELECT ` + skillCols + ` FROM skills WHERE name = $1`
+	qFilesOf     = `SELECT skill_id, ` + fileCols + ` FROM skill_files WHERE skill_id = $1`
+	qAllFiles    = `SELECT skill_id, ` + fileCols + ` FROM skill_files`
+	qSnapshot    = `SELECT v.digest, v.size, v.files, v.note, v.source, v.provenance, v.created_at, b.data
+FROM skill_versions v JOIN blobs b ON b.sha256 = v.content_sha256
+WHERE v.skill_id = $1 AND v.version = $2`
+	qSnapshotFiles = `SELECT f.relative_path, f.content_type, f.is_binary, f.executable, b.data
+FROM skill_version_files f JOIN blobs b ON b.sha256 = f.blob_sha256
+WHERE f.skill_id = $1 AND f.version = $2`
+	// $2 = 0 picks the current version.
+	qReadContent = `SELECT b.data FROM skills s
+JOIN skill_versions v ON v.skill_id = s.id AND v.version = CASE WHEN $2 = 0 THEN s.version ELSE $2 END
+JOIN blobs b ON b.sha256 = v.content_sha256
+WHERE s.name = $1`
+	qReadFile = `SELECT b.data FROM skills s
+JOIN skill_version_files f ON f.skill_id = s.id AND f.version = CASE WHEN $2 = 0 THEN s.version ELSE $2 END
+JOIN blobs b ON b.sha256 = f.blob_sha256
+WHERE s.name = $1 AND f.relative_path = $3`
+	qVersions = `SELECT version, digest, size, files, note, source, provenance, created_at
+FROM skill_versions WHERE skill_id = $1 ORDER BY version DESC`
+)
+
+var hotQueries = []string{qSkillByName, qFilesOf, qSnapshot, qSnapshotFiles, qReadContent, qReadFile, qVersions}
+
 // files reads the manifests of the current files: of one skill, or of all
 // skills when id is "".
 func (c conn) files(id string) (map[string][]skill.File, error) {
-	q := `SELECT skill_id, ` + fileCols + ` FROM skill_files`
+	q := qAllFiles
 	var args []any
 	if id != "" {
-		q += ` WHERE skill_id = $1`
+		q = qFilesOf
 		args = append(args, id)
 	}
 	rows, err := c.query(q, args...)
@@ -164,14 +194,122 @@ func (s *Store) List(ctx context.Context) ([]*store.Record, error) {
 	return out, nil
 }
 
-// Get returns a skill at its current version.
+// Get returns a skill at its current version, in one statement (so
+// without a transaction): the skill's row with its files aggregated into
+// one JSON column (Dialect.filesJSON).
 func (s *Store) Get(ctx context.Context, name string) (*store.Record, error) {
-	var rec *store.Record
-	err := s.read(ctx, func(c conn) (err error) {
-		rec, err = c.recordByName(name)
-		return err
-	})
-	return rec, err
+	q := s.getQuery()
+	if err := s.injected(q); err != nil {
+		return nil, asStoreError(err)
+	}
+	r := &skillRow{}
+	var filesJSON string
+	err := s.stmts[q].QueryRowContext(ctx, name).Scan(append(r.dest(), &filesJSON)...)
+	if err == sql.ErrNoRows {
+		return nil, notFound(name)
+	}
+	if err != nil {
+		return nil, asStoreError(err)
+	}
+	k := decodedKey{r.id, r.version}
+	if d := s.decoded.get(k); d != nil {
+		return r.recordFrom(d), nil
+	}
+	files, err := decodeFiles(filesJSON)
+	if err != nil {
+		return nil, internal(fmt.Sprintf("skill %q: its files", name), err)
+	}
+	rec, err := r.record(files)
+	if err != nil {
+		return nil, asStoreError(err)
+	}
+	d := &decoded{fm: rec.Frontmatter, tags: rec.Tags, tools: rec.RequiresTools, files: rec.Files}
+	s.decoded.put(k, d)
+	return r.recordFrom(d), nil
+}
+
+// MaxDecodedCache is how many skill versions' decoded JSON columns Get
+// keeps (see decodedCache); past it, the cache starts afresh.
+const MaxDecodedCache = 4096
+
+// decodedCache keeps what Get decodes from a row's JSON columns (the
+// frontmatter, tags, requires_tools and the files), per skill id and
+// version: every write of them makes a new version, so a version's are
+// fixed. Records get copies of the slices.
+type decodedCache struct {
+	mu sync.RWMutex
+	m  map[decodedKey]*decoded
+}
+
+type decodedKey struct {
+	id      string
+	version int
+}
+
+type decoded struct {
+	fm          skill.Fields
+	tags, tools []string
+	files       []skill.File
+}
+
+func (c *decodedCache) get(k decodedKey) *decoded {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.m[k]
+}
+
+func (c *decodedCache) put(k decodedKey, d *decoded) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= MaxDecodedCache {
+		c.m = map[decodedKey]*decoded{}
+	}
+	c.m[k] = d
+}
+
+// recordFrom is record with the JSON columns already decoded.
+func (r *skillRow) recordFrom(d *decoded) *store.Record {
+	return &store.Record{
+		ID: r.id, Name: r.name, Description: r.description, Version: r.version, Digest: r.digest,
+		Enabled: r.enabled, IsDirectory: r.isDir, Category: r.category, SkillVersion: r.skillVersion,
+		Source: r.source, Provenance: r.provenance, Size: r.size, Content: r.content,
+		CreatedAt: fromMicros(r.createdAt), UpdatedAt: fromMicros(r.updatedAt),
+		Frontmatter: slices.Clone(d.fm), Tags: slices.Clone(d.tags), RequiresTools: slices.Clone(d.tools),
+		Files: append([]skill.File{}, d.files...),
+	}
+}
+
+// getQuery is Get's statement for the store's dialect.
+func (s *Store) getQuery() string {
+	return `SELECT ` + skillCols + `, COALESCE((SELECT ` + s.d.filesJSON + ` FROM skill_files f WHERE f.skill_id = skills.id), '[]')
+FROM skills WHERE name = $1`
+}
+
+// decodeFiles reads Dialect.filesJSON's array, sorted by path.
+func decodeFiles(text string) ([]skill.File, error) {
+	var tuples [][5]any
+	if err := json.Unmarshal([]byte(text), &tuples); err != nil {
+		return nil, err
+	}
+	files := make([]skill.File, 0, len(tuples))
+	for _, t := range tuples {
+		p, ok1 := t[0].(string)
+		size, ok2 := t[1].(float64)
+		ct, ok3 := t[2].(string)
+		bin, ok4 := t[3].(float64)
+		exe, ok5 := t[4].(float64)
+		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+			return nil, fmt.Errorf("a file of the wrong shape: %v", t)
+		}
+		files = append(files, skill.File{Path: p, Size: int64(size), ContentType: ct, Binary: bin != 0,
+			Executable: exe != 0, Script: skill.IsScript(p, exe != 0)})
+	}
+	sortManifest(files)
+	return files, nil
+}
+
+func sortManifest(fs []skill.File) {
+	sort.Slice(fs, func(i, j int) bool { return fs[i].Path < fs[j].Path })
 }
 
 // snapshot reads the bytes of one version. ok is false when the version
@@ -180,9 +318,7 @@ func (c conn) snapshot(id string, version int) (b *skill.Bundle, v *store.Versio
 	v = &store.Version{}
 	var created int64
 	var content []byte
-	found, err := c.one(`SELECT v.digest, v.size, v.files, v.note, v.source, v.provenance, v.created_at, b.data
-FROM skill_versions v JOIN blobs b ON b.sha256 = v.content_sha256
-WHERE v.skill_id = $1 AND v.version = $2`, []any{id, version},
+	found, err := c.one(qSnapshot, []any{id, version},
 		&v.Digest, &v.Size, &v.Files, &v.Note, &v.Source, &v.Provenance, &created, &content)
 	if err != nil || !found {
 		return nil, nil, false, err
@@ -190,9 +326,7 @@ WHERE v.skill_id = $1 AND v.version = $2`, []any{id, version},
 	v.Version = version
 	v.CreatedAt = fromMicros(created)
 	b = &skill.Bundle{Content: content, Files: make([]skill.BundleFile, 0, v.Files)}
-	rows, err := c.query(`SELECT f.relative_path, f.content_type, f.is_binary, f.executable, b.data
-FROM skill_version_files f JOIN blobs b ON b.sha256 = f.blob_sha256
-WHERE f.skill_id = $1 AND f.version = $2`, id, version)
+	rows, err := c.query(qSnapshotFiles, id, version)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -292,32 +426,22 @@ func (s *Store) ReadFile(ctx context.Context, name string, version int, p string
 		}
 		p = clean
 	}
+	// One statement, so no transaction; only a miss reads more, in one,
+	// to say which of skill, version or file is missing.
+	q, args := qReadContent, []any{name, version}
+	if p != "SKILL.md" {
+		q, args = qReadFile, []any{name, version, p}
+	}
+	if err := s.injected(q); err != nil {
+		return nil, asStoreError(err)
+	}
 	var data []byte
-	err := s.read(ctx, func(c conn) error {
-		var found bool
-		var err error
-		// $2 = 0 picks the current version.
-		if p == "SKILL.md" {
-			found, err = c.one(`SELECT b.data FROM skills s
-JOIN skill_versions v ON v.skill_id = s.id AND v.version = CASE WHEN $2 = 0 THEN s.version ELSE $2 END
-JOIN blobs b ON b.sha256 = v.content_sha256
-WHERE s.name = $1`, []any{name, version}, &data)
-		} else {
-			found, err = c.one(`SELECT b.data FROM skills s
-JOIN skill_version_files f ON f.skill_id = s.id AND f.version = CASE WHEN $2 = 0 THEN s.version ELSE $2 END
-JOIN blobs b ON b.sha256 = f.blob_sha256
-WHERE s.name = $1 AND f.relative_path = $3`, []any{name, version, p}, &data)
-		}
-		if err != nil {
-			return err
-		}
-		if !found {
-			return c.missingFile(name, version, p)
-		}
-		return nil
-	})
+	err := s.stmts[q].QueryRowContext(ctx, args...).Scan(&data)
+	if err == sql.ErrNoRows {
+		err = s.read(ctx, func(c conn) error { return c.missingFile(name, version, p) })
+	}
 	if err != nil {
-		return nil, err
+		return nil, asStoreError(err)
 	}
 	if data == nil {
 		data = []byte{}
@@ -371,8 +495,7 @@ func (s *Store) Versions(ctx context.Context, name string) ([]store.Version, err
 		if r == nil {
 			return notFound(name)
 		}
-		rows, err := c.query(`SELECT version, digest, size, files, note, source, provenance, created_at
-FROM skill_versions WHERE skill_id = $1 ORDER BY version DESC`, r.id)
+		rows, err := c.query(qVersions, r.id)
 		if err != nil {
 			return err
 		}

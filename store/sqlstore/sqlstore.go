@@ -52,6 +52,17 @@ type Store struct {
 
 	feed   feed
 	rstmts receiptStmts
+	// stmts are the hot reads (hotQueries), prepared at Open and read
+	// without a lock afterwards; see conn.query.
+	stmts map[string]*sql.Stmt
+	// writer, for SQLite, lets one transaction of this process write at a
+	// time (see writeTx); nil for PostgreSQL.
+	writer chan struct{}
+	// pollDB, when set, is where SQLite's change feeds hold their
+	// connections (SetPollDB).
+	pollDB *sql.DB
+	// decoded caches Get's JSON decoding per skill version.
+	decoded decodedCache
 }
 
 var (
@@ -63,11 +74,50 @@ var (
 // The store owns db: Close closes it.
 func Open(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
 	s := &Store{db: db, d: d}
+	if d.serialWrites {
+		s.writer = make(chan struct{}, 1)
+	}
 	s.feed.init()
 	if err := s.migrate(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.prepare(ctx); err != nil {
+		s.closeStmts()
+		return nil, err
+	}
 	return s, nil
+}
+
+// prepare prepares the hot reads and the receipt inserts once, at Open:
+// preparing on the pool inside a transaction would need a second
+// connection while holding one, which a bounded pool (SetMaxOpenConns)
+// may never give.
+func (s *Store) prepare(ctx context.Context) error {
+	s.stmts = make(map[string]*sql.Stmt, len(hotQueries)+1)
+	for _, q := range append(hotQueries[:len(hotQueries):len(hotQueries)], s.getQuery()) {
+		st, err := s.db.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("sqlstore: preparing %q: %w", q, err)
+		}
+		s.stmts[q] = st
+	}
+	sizes := receiptChunks
+	if s.d.arrayReceipts {
+		sizes = []int{0}
+	}
+	for _, n := range sizes {
+		if _, _, err := s.receiptStmt(ctx, n); err != nil {
+			return fmt.Errorf("sqlstore: preparing the receipt insert: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) closeStmts() {
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.closeReceiptStmts()
 }
 
 // DB returns the underlying database.
@@ -80,12 +130,15 @@ func (s *Store) Dialect() Dialect { return s.d }
 // database.
 func (s *Store) Close() error {
 	s.feed.close()
-	s.closeReceiptStmts()
+	s.closeStmts()
+	if s.pollDB != nil {
+		s.pollDB.Close()
+	}
 	return s.db.Close()
 }
 
 // SetFault installs a hook called before every statement the store runs
-// inside a transaction (and with "COMMIT" before each commit); a non-nil
+// inside a transaction or for Get (and with "COMMIT" before each commit); a non-nil
 // error from it fails that statement. It exists for tests that show a
 // failure partway through a write leaves the store as it was. nil removes
 // the hook.
@@ -197,9 +250,15 @@ func (c conn) exec(q string, args ...any) (sql.Result, error) {
 	return c.tx.ExecContext(c.ctx, q, args...)
 }
 
+// query runs q in the transaction: through its prepared statement when q
+// is one of hotQueries (the statement is prepared once per connection and
+// kept with it), else parsed anew.
 func (c conn) query(q string, args ...any) (*sql.Rows, error) {
 	if err := c.s.injected(q); err != nil {
 		return nil, err
+	}
+	if st := c.s.stmts[q]; st != nil {
+		return c.tx.StmtContext(c.ctx, st).QueryContext(c.ctx, args...)
 	}
 	return c.tx.QueryContext(c.ctx, q, args...)
 }
@@ -242,6 +301,14 @@ func (s *Store) quiet(ctx context.Context, fn func(c conn) error) error {
 }
 
 func (s *Store) writeTx(ctx context.Context, k kind, fn func(c conn) error) error {
+	if s.writer != nil {
+		select {
+		case s.writer <- struct{}{}:
+			defer func() { <-s.writer }()
+		case <-ctx.Done():
+			return internal("waiting for the write lock", ctx.Err())
+		}
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return internal("begin", err)
