@@ -180,9 +180,23 @@ func Do(t testing.TB, ctx context.Context, what string, steps ...chromedp.Action
 	t.Helper()
 	c, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := chromedp.Do(c, steps...); err != nil {
+	err := chromedp.Do(c, steps...)
+	// One step whose node went stale before it acted (the page re-rendered
+	// between finding the node and clicking it) did nothing: do it again.
+	// Several steps are not repeated, since the first may have acted.
+	for try := 0; err != nil && len(steps) == 1 && staleNode(err) && try < 5; try++ {
+		time.Sleep(100 * time.Millisecond)
+		err = chromedp.Do(c, steps...)
+	}
+	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
+}
+
+// staleNode reports whether err is the browser saying a node id it was
+// given no longer exists: the document changed under the action.
+func staleNode(err error) bool {
+	return strings.Contains(err.Error(), "No node with given id") || strings.Contains(err.Error(), "Could not find node with given id")
 }
 
 // Get runs one chromedp action that returns a value (Text, Evaluate, …)
@@ -195,7 +209,7 @@ func Get[T any](t testing.TB, ctx context.Context, what string, a chromedp.Actio
 	// A read is safe to repeat: when the page was replaced between finding
 	// a node and reading it (a navigation finishing, a live reload), the
 	// node's id is stale; read the new page instead.
-	for try := 0; err != nil && strings.Contains(err.Error(), "No node with given id") && try < 5; try++ {
+	for try := 0; err != nil && staleNode(err) && try < 5; try++ {
 		time.Sleep(100 * time.Millisecond)
 		v, err = chromedp.Run(c, a)
 	}
