@@ -42,6 +42,9 @@ type File struct {
 	Store string `json:"store,omitempty"`
 	// StoreLimits bound what may be stored.
 	StoreLimits StoreLimits `json:"storeLimits,omitempty"`
+	// StorePool bounds the store's connection pool (0: the engine's
+	// default: SQLite 2×GOMAXPROCS+1, PostgreSQL 16; idle 5 minutes).
+	StorePool StorePool `json:"storePool,omitempty"`
 	// Plugins are plugin folders (each holding plugin.json), in precedence
 	// order.
 	Plugins []string `json:"plugins,omitempty"`
@@ -63,6 +66,14 @@ type File struct {
 
 	// Path is the absolute path the file was read from.
 	Path string `json:"-"`
+}
+
+// StorePool bounds the store's connections.
+type StorePool struct {
+	// MaxConns is the most connections open (and kept open while idle).
+	MaxConns int `json:"maxConns,omitempty"`
+	// MaxIdleTime closes a connection idle this long.
+	MaxIdleTime Duration `json:"maxIdleTime,omitempty"`
 }
 
 // Remote configures remote (git and index) sources.
@@ -407,8 +418,11 @@ func (f *File) Validate() error {
 	}
 	if f.Safety != nil {
 		if err := f.Safety.Validate(); err != nil {
-			return &Error{File: f.Path, Field: "safety", Msg: err.Error()}
+			return &Error{File: f.Path, Field: "safety", Msg: strings.TrimPrefix(err.Error(), "safety policy: ")}
 		}
+	}
+	if f.StorePool.MaxConns < 0 || f.StorePool.MaxIdleTime < 0 {
+		return &Error{File: f.Path, Field: "storePool", Msg: "maxConns and maxIdleTime must be positive (0 or absent for the defaults)"}
 	}
 	if f.Remote.MaxFiles < 0 || f.Remote.MaxFileSize < 0 || f.Remote.MaxTotalSize < 0 {
 		return &Error{File: f.Path, Field: "remote", Msg: "limits must be positive numbers (0 or absent for the defaults)"}

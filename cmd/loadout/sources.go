@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/config"
@@ -90,7 +91,11 @@ func openStore(ctx context.Context, dsn string, f *config.File, mode openMode) (
 	var st *sqlstore.Store
 	var err error
 	if config.IsPostgres(dsn) {
-		st, err = postgres.Open(ctx, dsn)
+		var o postgres.Options
+		if f != nil {
+			o = postgres.Options{MaxConns: f.StorePool.MaxConns, MaxIdleTime: time.Duration(f.StorePool.MaxIdleTime)}
+		}
+		st, err = postgres.OpenWith(ctx, dsn, o)
 	} else {
 		if mode == readOnly {
 			if fi, err := os.Stat(dsn); err != nil || fi.IsDir() {
@@ -99,7 +104,11 @@ func openStore(ctx context.Context, dsn string, f *config.File, mode openMode) (
 		} else if err := os.MkdirAll(filepath.Dir(dsn), 0o755); err != nil {
 			return nil, err
 		}
-		st, err = sqlite.Open(dsn)
+		var o sqlite.Options
+		if f != nil {
+			o = sqlite.Options{MaxConns: f.StorePool.MaxConns, MaxIdleTime: time.Duration(f.StorePool.MaxIdleTime)}
+		}
+		st, err = sqlite.OpenWith(dsn, o)
 	}
 	if err != nil {
 		// One line: a driver's error can span several (pgx lists each
