@@ -139,6 +139,7 @@ func (r *configReloader) restartNeeded(nf *config.File) {
 		{"watch", reflect.DeepEqual(old.Watch, nf.Watch)},
 		{"receipts", reflect.DeepEqual(old.Receipts, nf.Receipts)},
 		{"storeLimits", reflect.DeepEqual(old.StoreLimits, nf.StoreLimits)},
+		{"storePool", reflect.DeepEqual(old.StorePool, nf.StorePool)},
 	} {
 		if !x.same {
 			r.logger.Warn("config change needs a restart to take effect; the running value stays until then", "code", "restart_needed", "config", r.path, "field", x.field)
