@@ -29,6 +29,7 @@ var layers = map[string][]string{
 	"internal/jsonc":        {"internal/textdist", "internal/jsondepth"},
 	"internal/jsondepth":    {},
 	"internal/testutil":     {}, // imported by tests only
+	"internal/pgtest":       {}, // imported by tests only: a PostgreSQL schema per test
 	"internal/browsertest":  {}, // imported by tests only: the real binary, and Chromium
 	"webui/internal/bundle": {}, // go generate: the editor bundle, with esbuild
 	"compat":                {}, // test-only: runs the pinned MCP and skills clients against the real binary

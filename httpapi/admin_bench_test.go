@@ -2,15 +2,11 @@ package httpapi_test
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -22,6 +18,7 @@ import (
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/httpapi"
+	"github.com/loadout/loadout/internal/pgtest"
 	"github.com/loadout/loadout/postgres"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
@@ -157,24 +154,5 @@ func adminBenchEnv(b *testing.B, engine string) http.Handler {
 // benchSchema makes a fresh schema on LOADOUT_TEST_POSTGRES, dropped
 // afterwards, and returns the URL that uses it.
 func benchSchema(b *testing.B) string {
-	raw := os.Getenv("LOADOUT_TEST_POSTGRES")
-	db, err := sql.Open("pgx", raw)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var r [6]byte
-	rand.Read(r[:])
-	schema := "loadout_bench_" + hex.EncodeToString(r[:])
-	if _, err := db.Exec(`CREATE SCHEMA ` + schema); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Exec(`DROP SCHEMA ` + schema + ` CASCADE`); db.Close() })
-	u, err := url.Parse(raw)
-	if err != nil {
-		b.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return pgtest.Schema(b, os.Getenv("LOADOUT_TEST_POSTGRES"), "loadout_bench_")
 }

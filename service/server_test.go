@@ -2,14 +2,11 @@ package service
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +16,7 @@ import (
 	"time"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/pgtest"
 	"github.com/loadout/loadout/postgres"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/sqlite"
@@ -69,31 +67,7 @@ func engines(t testing.TB) map[string]func(t testing.TB) func(t testing.TB) *sql
 
 // freshSchema makes a schema, dropped afterwards, and returns the URL with
 // it as the search_path.
-func freshSchema(t testing.TB, raw string) string {
-	t.Helper()
-	db, err := sql.Open("pgx", raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "loadout_svc_" + hex.EncodeToString(b[:])
-	if _, err := db.Exec(`CREATE SCHEMA ` + schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		db.Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
-		db.Close()
-	})
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+func freshSchema(t testing.TB, raw string) string { return pgtest.Schema(t, raw, "loadout_svc_") }
 
 // storeService is a service over st with two folder skills, for agents
 // "ops" and "dev".

@@ -2,11 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadout/loadout/internal/pgtest"
 	"github.com/loadout/loadout/postgres"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/sqlite"
@@ -42,25 +39,7 @@ func engines(t *testing.T, f func(t *testing.T, open func(t *testing.T, maxConns
 			t.Skip("LOADOUT_TEST_POSTGRES is not set; run eval \"$(scripts/pg.sh start)\" to test against PostgreSQL")
 		}
 		f(t, func(t *testing.T, maxConns int) *sqlstore.Store {
-			admin, err := sql.Open("pgx", raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b [6]byte
-			rand.Read(b[:])
-			schema := "loadout_pool_" + hex.EncodeToString(b[:])
-			if _, err := admin.Exec(`CREATE SCHEMA ` + schema); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { admin.Exec(`DROP SCHEMA ` + schema + ` CASCADE`); admin.Close() })
-			u, err := url.Parse(raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			q := u.Query()
-			q.Set("search_path", schema)
-			u.RawQuery = q.Encode()
-			s, err := postgres.OpenWith(context.Background(), u.String(), postgres.Options{MaxConns: maxConns})
+			s, err := postgres.OpenWith(context.Background(), pgtest.Schema(t, raw, "loadout_pool_"), postgres.Options{MaxConns: maxConns})
 			if err != nil {
 				t.Fatal(err)
 			}
