@@ -185,11 +185,17 @@ source target version history config settings options defaults limits`)
 
 // sentence returns words joined by spaces, capitalised, ending in a period.
 // It never contains ": ", " #" or quotes, so it is safe in any YAML style.
-func sentence(r *rand.Rand, nw int) string {
+func sentence(r *rand.Rand, nw int) string { return Sentence(r, "", nw) }
+
+// Sentence is start followed by nw words from the generator's vocabulary
+// (the first capitalised when start is empty) and a period; now and then a
+// comma. The same r gives the same sentence.
+func Sentence(r *rand.Rand, start string, nw int) string {
 	var b strings.Builder
+	b.WriteString(start)
 	for i := range nw {
 		w := words[r.IntN(len(words))]
-		if i == 0 {
+		if b.Len() == 0 {
 			w = strings.ToUpper(w[:1]) + w[1:]
 		} else {
 			b.WriteByte(' ')

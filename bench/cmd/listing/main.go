@@ -469,10 +469,10 @@ func description(r *rand.Rand, name string) string {
 	n = max(20, min(n, descMax))
 	noun, _, _ := strings.Cut(name, "-")
 	var b strings.Builder
-	b.WriteString(sentence(r, strings.ToUpper(gen.Verbs[r.IntN(len(gen.Verbs))][:1])+gen.Verbs[r.IntN(len(gen.Verbs))][1:]+" "+noun, 4+r.IntN(8)))
+	b.WriteString(gen.Sentence(r, strings.ToUpper(gen.Verbs[r.IntN(len(gen.Verbs))][:1])+gen.Verbs[r.IntN(len(gen.Verbs))][1:]+" "+noun, 4+r.IntN(8)))
 	for b.Len() < n {
 		b.WriteByte(' ')
-		b.WriteString(sentence(r, "", 5+r.IntN(10)))
+		b.WriteString(gen.Sentence(r, "", 5+r.IntN(10)))
 	}
 	s := b.String()
 	if len(s) > n {
@@ -484,34 +484,6 @@ func description(r *rand.Rand, name string) string {
 	}
 	return s
 }
-
-func sentence(r *rand.Rand, start string, nw int) string {
-	var b strings.Builder
-	b.WriteString(start)
-	for i := range nw {
-		w := words[r.IntN(len(words))]
-		if b.Len() == 0 {
-			w = strings.ToUpper(w[:1]) + w[1:]
-		} else {
-			b.WriteByte(' ')
-		}
-		b.WriteString(w)
-		if i > 0 && i < nw-1 && r.IntN(9) == 0 {
-			b.WriteByte(',')
-		}
-	}
-	b.WriteByte('.')
-	return b.String()
-}
-
-var words = strings.Fields(`the a this skill helps you with when user asks for files
-data reports tables pages forms notes tasks steps results changes errors
-project repository document template workflow pipeline service team release
-quickly safely carefully consistently reliably using standard tools and
-scripts to create edit check update compare clean verify export import
-structured output format layout sections headings lists examples summary
-review before after each every any new existing large small local remote
-source target version history config settings options defaults limits`)
 
 // byUse is the skills most used first, then by name: the order both peers
 // keep things in when the budget runs out.
