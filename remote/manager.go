@@ -153,10 +153,14 @@ func (f ProviderFunc) Skills(ctx context.Context) ([]*skill.Skill, []skill.Diagn
 // A snapshot whose digest is not the pin's is not used (an error that says
 // to run `loadout sync`). A source with no pin (or a pin for another place
 // after a config edit) is synced and pinned when pinNew is set, else
-// reported. Problems are diagnostics; Open never fails as a whole.
-func (m *Manager) Open(ctx context.Context, pinNew bool) []skill.Diagnostic {
+// reported. With ids, only those sources are opened. Problems are
+// diagnostics; Open never fails as a whole.
+func (m *Manager) Open(ctx context.Context, pinNew bool, ids ...string) []skill.Diagnostic {
 	var diags []skill.Diagnostic
 	for _, s := range m.specs {
+		if len(ids) > 0 && !slices.Contains(ids, s.ID) {
+			continue
+		}
 		m.cleanTemps(s.ID)
 		pin := m.Pin(s.ID)
 		if pin == nil || !pin.Same(s) {

@@ -219,8 +219,8 @@ func readRemote(ctx context.Context, e *env, f *config.File, dsn, arg string) []
 	if !slices.Contains(ids, id) {
 		return refused(fmt.Errorf("remote:%s: no remote source %q; the config's are %s", arg, id, strings.Join(ids, ", ")))
 	}
-	for _, d := range m.Open(ctx, false) {
-		if d.Severity == skill.Error && strings.Contains(d.Message, "remote source "+id+":") {
+	for _, d := range m.Open(ctx, false, id) {
+		if d.Severity == skill.Error {
 			return refused(errors.New(d.Message))
 		}
 	}
