@@ -69,19 +69,10 @@ func TreeStats(dir string, n int, seed int64) (Stats, error) {
 
 	// Plan first (serially, so the layout depends only on n and seed), then
 	// write in parallel: each skill's content depends only on its index.
-	plans := make([]plan, n)
-	lay := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
+	plans := layout(n, seed)
 	dirsSeen := map[string]bool{}
 	for i := range plans {
 		p := &plans[i]
-		cat := Categories[lay.IntN(len(Categories))]
-		p.category = cat.Name
-		rel := cat.Name
-		if lay.IntN(6) == 0 {
-			rel = filepath.Join(rel, groups[lay.IntN(len(groups))])
-		}
-		p.name = skillName(lay, cat, i)
-		p.rel = filepath.Join(rel, p.name)
 		for d := filepath.Dir(p.rel); d != "."; d = filepath.Dir(d) {
 			if dirsSeen[d] {
 				break
@@ -125,6 +116,81 @@ func TreeStats(dir string, n int, seed int64) (Stats, error) {
 	close(next)
 	wg.Wait()
 	return st, firstErr
+}
+
+// layout plans n skills: their categories, names and folders. It is
+// serial, so the layout depends only on n and seed.
+func layout(n int, seed int64) []plan {
+	plans := make([]plan, n)
+	lay := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
+	for i := range plans {
+		p := &plans[i]
+		cat := Categories[lay.IntN(len(Categories))]
+		p.category = cat.Name
+		rel := cat.Name
+		if lay.IntN(6) == 0 {
+			rel = filepath.Join(rel, groups[lay.IntN(len(groups))])
+		}
+		p.name = skillName(lay, cat, i)
+		p.rel = filepath.Join(rel, p.name)
+	}
+	return plans
+}
+
+// File is one file of a generated skill: its slash-separated path inside
+// the skill folder ("SKILL.md", "scripts/run.sh"), its bytes, and whether
+// it is executable.
+type File struct {
+	Path       string
+	Data       []byte
+	Executable bool
+}
+
+// Skill is one generated skill held in memory: what Tree writes into the
+// skill's folder, for writers that are not a file system (a store).
+type Skill struct {
+	Name     string
+	Category string
+	// Folder is the skill's folder relative to a tree's root, slash-separated.
+	Folder string
+	// Files are SKILL.md first, then the supporting files.
+	Files []File
+}
+
+// Skills calls fn with the skills of Tree(dir, n, seed), byte for byte,
+// in index order, without writing anything; it stops at fn's first error.
+func Skills(n int, seed int64, fn func(i int, s Skill) error) error {
+	if n < 0 {
+		return fmt.Errorf("gen: negative skill count %d", n)
+	}
+	for i, p := range layout(n, seed) {
+		s := Skill{Name: p.name, Category: p.category, Folder: filepath.ToSlash(p.rel)}
+		for _, f := range skillFiles(&p, seed, i) {
+			s.Files = append(s.Files, File{Path: f.rel, Data: []byte(f.data), Executable: f.mode&0o111 != 0})
+		}
+		if err := fn(i, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type genFile struct {
+	rel  string
+	data string
+	mode os.FileMode
+}
+
+// skillFiles is the content of skill i: SKILL.md, then its supporting
+// files. It depends only on the plan, seed and i.
+func skillFiles(p *plan, seed int64, i int) []genFile {
+	r := rand.New(rand.NewPCG(uint64(seed), uint64(i)+1))
+	return []genFile{
+		{"SKILL.md", skillMD(r, p), 0o644},
+		{"references/guide.md", guideMD(r, p), 0o644},
+		{"scripts/run.sh", runSH(r, p), 0o755},
+		{"assets/data.json", dataJSON(r, p, i), 0o644},
+	}
 }
 
 type plan struct {
@@ -250,24 +316,13 @@ func description(r *rand.Rand, p *plan) string {
 }
 
 func writeSkill(root string, p *plan, seed int64, i int, st *Stats) error {
-	r := rand.New(rand.NewPCG(uint64(seed), uint64(i)+1))
 	dir := filepath.Join(root, p.rel)
 	for _, sub := range []string{"references", "scripts", "assets"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return err
 		}
 	}
-	files := []struct {
-		rel  string
-		data string
-		mode os.FileMode
-	}{
-		{"SKILL.md", skillMD(r, p), 0o644},
-		{"references/guide.md", guideMD(r, p), 0o644},
-		{"scripts/run.sh", runSH(r, p), 0o755},
-		{"assets/data.json", dataJSON(r, p, i), 0o644},
-	}
-	for _, f := range files {
+	for _, f := range skillFiles(p, seed, i) {
 		path := filepath.Join(dir, filepath.FromSlash(f.rel))
 		if err := os.WriteFile(path, []byte(f.data), f.mode); err != nil {
 			return err
