@@ -17,10 +17,21 @@ import (
 // reading the whole store again parses only the skills whose version
 // changed and returns the very same values for the others, which is how
 // the catalog sees what changed. It is safe for concurrent use.
+//
+// The skills hold no bodies (see SkillOf): a load reads the SKILL.md of
+// the skill's version through a cache of EntryCacheBytes shared by every
+// skill of the Provider.
 type Provider struct {
-	s     Store
-	mu    sync.Mutex
-	built map[string]built
+	// EntryCacheBytes bounds the SKILL.md texts kept for loads, in bytes:
+	// 0 is DefaultEntryCacheBytes, a negative value keeps none (every load
+	// reads the store). Set it before the first Skills or Skill.
+	EntryCacheBytes int64
+
+	s       Store
+	once    sync.Once
+	entries *entryCache
+	mu      sync.Mutex
+	built   map[string]built
 }
 
 // built is a skill as Provider built it from one record.
@@ -66,7 +77,7 @@ func (p *Provider) Skills(ctx context.Context) ([]*skill.Skill, []skill.Diagnost
 		if !rec.Enabled {
 			continue
 		}
-		b := build(p.s, prev, rec)
+		b := p.build(prev, rec)
 		next[rec.Name] = b
 		if b.sk != nil {
 			out = append(out, b.sk)
@@ -112,7 +123,7 @@ func (p *Provider) stamped(ctx context.Context, st Stamper, prev map[string]buil
 			return nil, nil, false
 		}
 		if rec.Enabled {
-			next[name] = build(p.s, prev, rec)
+			next[name] = p.build(prev, rec)
 		}
 	}
 	var out []*skill.Skill
@@ -147,18 +158,38 @@ func (p *Provider) Skill(ctx context.Context, name string) (*skill.Skill, []skil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	b := build(p.s, p.built, rec)
+	b := p.build(p.built, rec)
 	p.built[rec.Name] = b
 	return b.sk, b.diags, nil
 }
 
+// EntryCache returns how many SKILL.md texts the load cache holds and
+// their bytes.
+func (p *Provider) EntryCache() (entries int, size int64) {
+	if c := p.cache(); c != nil {
+		return c.stats()
+	}
+	return 0, 0
+}
+
+func (p *Provider) cache() *entryCache {
+	p.once.Do(func() {
+		n := p.EntryCacheBytes
+		if n == 0 {
+			n = DefaultEntryCacheBytes
+		}
+		p.entries = newEntryCache(n)
+	})
+	return p.entries
+}
+
 // build returns the skill of rec, the one in have when it was built from
 // the same version.
-func build(s Store, have map[string]built, rec *Record) built {
+func (p *Provider) build(have map[string]built, rec *Record) built {
 	if b, ok := have[rec.Name]; ok && b.version == rec.Version && b.digest == rec.Digest && b.updated.Equal(rec.UpdatedAt) &&
 		b.source == rec.Source && b.provenance == rec.Provenance {
 		return b
 	}
-	sk, diags := SkillOf(s, rec)
+	sk, diags := skillOf(p.s, rec, p.cache())
 	return built{version: rec.Version, digest: rec.Digest, updated: rec.UpdatedAt, source: rec.Source, provenance: rec.Provenance, sk: sk, diags: diags}
 }
