@@ -20,6 +20,7 @@
 #   PG_DSN=postgres://… bench/scale.sh     # an existing server: schemas sN are reused
 #   KEEP_PG=1 bench/scale.sh               # leave the throwaway server running (reuse: PG_DSN)
 #   STRICT=1 bench/scale.sh                # exit 1 when a target is missed
+#   LOADOUT_BIN=/tmp/old/loadout bench/scale.sh   # measure another build
 #
 # Without PG_DSN it starts a throwaway PostgreSQL with scripts/pg.sh under
 # SCALE_DIR (default /tmp/scale-bench), filled once per size (200,000
@@ -66,7 +67,11 @@ else
   fi
 fi
 
-go build -o "$work/loadout" ./cmd/loadout
+if [ -n "${LOADOUT_BIN:-}" ]; then
+  cp "$LOADOUT_BIN" "$work/loadout"
+else
+  go build -o "$work/loadout" ./cmd/loadout
+fi
 go build -o "$work/loadgen" ./bench/cmd/loadgen
 go build -o "$work/genstore" ./bench/cmd/genstore
 go build -o "$work/propagate" ./bench/cmd/propagate

@@ -136,3 +136,35 @@ func TestProviderEntryCache(t *testing.T) {
 		t.Errorf("the new skill of an old name and version: %q, %v", body, err)
 	}
 }
+
+// noList is a store whose List must not be called.
+type noList struct {
+	*sqlstore.Store
+	t *testing.T
+}
+
+func (n noList) List(context.Context) ([]*store.Record, error) {
+	n.t.Error("Provider.Skills read every record at once (List) from a store that walks")
+	return nil, errors.New("List called")
+}
+
+// A Provider reads a store that walks one record at a time, and returns
+// the enabled skills sorted by name, whatever order the walk took.
+func TestProviderWalks(t *testing.T) {
+	st := openSQLite(t)
+	for _, n := range []string{"b", "c", "a"} {
+		putBody(t, st, n, "Body.\n")
+	}
+	if err := st.SetEnabled(context.Background(), "c", false); err != nil {
+		t.Fatal(err)
+	}
+	p := store.NewProvider(noList{st, t})
+	skills, diags := p.Skills(context.Background())
+	var names []string
+	for _, sk := range skills {
+		names = append(names, sk.Name)
+	}
+	if strings.Join(names, " ") != "a b" || len(diags) != 0 {
+		t.Errorf("skills %v, diagnostics %v", names, diags)
+	}
+}

@@ -65,20 +65,37 @@ func (p *Provider) Skills(ctx context.Context) ([]*skill.Skill, []skill.Diagnost
 			return out, diags
 		}
 	}
-	recs, err := p.s.List(ctx)
+	next := map[string]built{}
+	var names []string
+	each := func(rec *Record) error {
+		if rec.Enabled {
+			next[rec.Name] = p.build(prev, rec)
+			names = append(names, rec.Name)
+		}
+		return nil
+	}
+	var err error
+	if w, ok := p.s.(Walker); ok {
+		// One record's content at a time, not the whole store's.
+		err = w.Walk(ctx, each)
+	} else {
+		var recs []*Record
+		if recs, err = p.s.List(ctx); err == nil {
+			for _, rec := range recs {
+				each(rec)
+			}
+		}
+	}
 	if err != nil {
 		return nil, []skill.Diagnostic{{Severity: skill.Error, Code: skill.CodeReadError, Field: "store",
 			Message: fmt.Sprintf("cannot read the store: %v; stored skills are left out until it can be read", err)}}
 	}
-	next := make(map[string]built, len(recs))
+	// By name, bytewise, whatever the order the store gave.
+	sort.Strings(names)
 	var out []*skill.Skill
 	var diags []skill.Diagnostic
-	for _, rec := range recs {
-		if !rec.Enabled {
-			continue
-		}
-		b := p.build(prev, rec)
-		next[rec.Name] = b
+	for _, name := range names {
+		b := next[name]
 		if b.sk != nil {
 			out = append(out, b.sk)
 		}

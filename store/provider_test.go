@@ -71,7 +71,8 @@ func TestProvider(t *testing.T) {
 	}
 }
 
-// listCounting counts the reads of the whole store; it keeps Stamps.
+// listCounting counts the reads of the whole store (List or Walk); it
+// keeps Stamps.
 type listCounting struct {
 	*sqlstore.Store
 	lists int
@@ -80,6 +81,11 @@ type listCounting struct {
 func (l *listCounting) List(ctx context.Context) ([]*store.Record, error) {
 	l.lists++
 	return l.Store.List(ctx)
+}
+
+func (l *listCounting) Walk(ctx context.Context, fn func(*store.Record) error) error {
+	l.lists++
+	return l.Store.Walk(ctx, fn)
 }
 
 // Reading the store again after a change by another instance reads the

@@ -22,3 +22,16 @@ type Stamp struct {
 type Stamper interface {
 	Stamps(ctx context.Context) ([]Stamp, error)
 }
+
+// Walker is a Store that can hand its enabled skills to a function one at
+// a time, without holding them all (store/sqlstore's is one). Provider
+// reads the whole store through it, so that a server starting on many
+// skills keeps one record's content at a time, not every record's.
+type Walker interface {
+	// Walk calls fn with every enabled skill at its current version, in no
+	// particular order, from one snapshot. The records carry what a
+	// catalog needs: every field but Frontmatter, Tags and RequiresTools
+	// (the catalog parses Content), which are left empty. fn must not keep
+	// rec.Content. Walk stops at fn's first error and returns it.
+	Walk(ctx context.Context, fn func(rec *Record) error) error
+}

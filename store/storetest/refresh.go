@@ -2,9 +2,12 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/loadout/loadout/store"
 )
@@ -111,5 +114,61 @@ func testStamps(t *testing.T, open func(t *testing.T) store.Store) {
 	}
 	if version(before, "one") == version(after, "one") {
 		t.Error("a write did not move its skill's stamp")
+	}
+}
+
+// testWalk: a Walker hands over every enabled skill once, as List has it
+// but for the JSON fields, and stops at fn's error.
+func testWalk(t *testing.T, open func(t *testing.T) store.Store) {
+	s := open(t)
+	w, ok := s.(store.Walker)
+	if !ok {
+		t.Skipf("%T does not walk", s)
+	}
+	put(t, s, bundle("one"), 0)
+	put(t, s, bundle("two", file("a.md", "A"), file("b/c.md", "C")), 0)
+	put(t, s, bundle("off"), 0)
+	if err := s.SetEnabled(ctx, "off", false); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*store.Record{}
+	if err := w.Walk(ctx, func(r *store.Record) error {
+		if got[r.Name] != nil {
+			t.Errorf("%s walked twice", r.Name)
+		}
+		got[r.Name] = r
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range recs {
+		r := got[want.Name]
+		if !want.Enabled {
+			if r != nil {
+				t.Errorf("the disabled %s was walked", want.Name)
+			}
+			continue
+		}
+		if r == nil {
+			t.Errorf("%s was not walked", want.Name)
+			continue
+		}
+		want := *want
+		want.Frontmatter, want.Tags, want.RequiresTools = nil, nil, nil
+		if d := cmp.Diff(&want, r); d != "" {
+			t.Errorf("%s walked as (-List +Walk):\n%s", want.Name, d)
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("walked %d skills, want the 2 enabled", len(got))
+	}
+	stop := errors.New("enough")
+	n := 0
+	if err := w.Walk(ctx, func(*store.Record) error { n++; return stop }); err != stop || n != 1 {
+		t.Errorf("Walk after fn's error: %v, %d calls", err, n)
 	}
 }

@@ -34,6 +34,7 @@ func RunServer(t *testing.T, fresh func(t *testing.T) (open func(t *testing.T) s
 		{"ChangesClose", testChangesClose},
 		{"ChangesByOthers", testChangesByOthers},
 		{"Stamps", testStamps},
+		{"Walk", testWalk},
 		{"TokenChanges", testTokenChanges},
 		{"ReceiptRetention", testReceiptRetention},
 		{"ReceiptRetentionByAge", testReceiptRetentionByAge},
