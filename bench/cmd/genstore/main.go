@@ -216,4 +216,3 @@ func redact(dsn string) string {
 	}
 	return "(the DSN)"
 }
-
