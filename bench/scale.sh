@@ -33,6 +33,7 @@ SIZES=${SIZES:-"20000 50000 200000"}
 DUR=${DUR:-5s}
 CONNS=${CONNS:-4}
 ROUNDS=${ROUNDS:-5}
+PROP_TIMEOUT=${PROP_TIMEOUT:-60s}
 STRICT=${STRICT:-0}
 SCALE_DIR=${SCALE_DIR:-/tmp/scale-bench}
 
@@ -78,6 +79,7 @@ go build -o "$work/propagate" ./bench/cmd/propagate
 
 # ms DURATION: a Go duration (1.5ms, 850µs, 2.1s) in milliseconds.
 ms() {
+  case "$1" in '>'*) echo "$1" | tr -d 'ms'; return ;; '?') echo '?'; return ;; esac
   awk -v d="$1" 'BEGIN {
     if (d ~ /ms$/) { sub(/ms$/, "", d); v = d }
     else if (d ~ /µs$/ || d ~ /us$/) { sub(/(µs|us)$/, "", d); v = d / 1000 }
@@ -167,7 +169,12 @@ for n in $SIZES; do
     R[$n,${key}_p99]=$(ms "$(field "$line" p99)")
     R[$n,${key}_rps]=$(field "$line" rps)
   done
-  prop=$("$work/propagate" -a "$base" -b "http://127.0.0.1:$pb" -agent a -skill "$other" -n "$ROUNDS")
+  if ! prop=$("$work/propagate" -a "$base" -b "http://127.0.0.1:$pb" -agent a -skill "$other" -n "$ROUNDS" -timeout "$PROP_TIMEOUT" 2>&1); then
+    # Not seen within PROP_TIMEOUT: recorded as the timeout, a miss.
+    t=$(ms "$PROP_TIMEOUT")
+    prop="$prop
+propagate rounds=0 put_p50=? put_max=? load_p50=>${t}ms load_max=>${t}ms search_p50=>${t}ms search_max=>${t}ms"
+  fi
   echo "$prop"
   sum=$(echo "$prop" | tail -n 1)
   R[$n,put]="$(ms "$(field "$sum" put_p50)")/$(ms "$(field "$sum" put_max)")"
@@ -175,7 +182,13 @@ for n in $SIZES; do
   R[$n,prop_search]="$(ms "$(field "$sum" search_p50)")/$(ms "$(field "$sum" search_max)")"
   R[$n,prop_max]=$(ms "$(field "$sum" search_max)")
   pmax=$(ms "$(field "$sum" load_max)")
-  R[$n,prop_max]=$(awk -v a="${R[$n,prop_max]}" -v b="$pmax" 'BEGIN {print (a > b ? a : b)}')
+  R[$n,prop_max]=$(awk -v a="${R[$n,prop_max]#>}" -v b="${pmax#>}" 'BEGIN {print (a > b ? a : b)}')
+  # What each refresh of B's catalog took (the log's "catalog refreshed").
+  R[$n,refreshB]=$(grep 'catalog refreshed' "$work/serve-B.log" | grep -o 'took=[^ ]*' | cut -d= -f2 |
+    while read -r d; do ms "$d"; echo; done | sort -n | awk '{v[NR] = $1} END {if (NR) printf "%s/%s", v[int((NR + 1) / 2)], v[NR]}')
+  R[$n,refreshA]=$(grep 'catalog refreshed' "$work/serve-A.log" | grep -o 'took=[^ ]*' | cut -d= -f2 |
+    while read -r d; do ms "$d"; echo; done | sort -n | awk '{v[NR] = $1} END {if (NR) printf "%s/%s", v[int((NR + 1) / 2)], v[NR]}')
+  echo "catalog refreshes: A (its own writes) p50/max ${R[$n,refreshA]} ms, B (A's writes) ${R[$n,refreshB]} ms"
   R[$n,hwmA2]=$(mem "$a" VmHWM); R[$n,hwmB2]=$(mem "$b" VmHWM)
   R[$n,heapA2]=$(liveheap "$ppa"); R[$n,heapB2]=$(liveheap "$ppb")
   R[$n,perskill]=$(awk -v h="${R[$n,heapA2]}" -v n="$n" 'BEGIN {printf "%.1f", h * 1024 / n}')
@@ -224,6 +237,8 @@ row "admin GET /v1/skills/NAME p50/p99" "p99 ≤ $T_LOAD_P99" get_admin
 row "PUT through A p50/max" "" put
 row "A→B served (load) p50/max" "max ≤ $T_PROPAGATE" prop_load
 row "A→B found (search) p50/max" "max ≤ $T_PROPAGATE" prop_search
+row "catalog refresh on A after its write p50/max" "" refreshA
+row "catalog refresh on B after A's write p50/max" "" refreshB
 if [ ${#missed[@]} -gt 0 ]; then
   echo
   echo "targets missed:"

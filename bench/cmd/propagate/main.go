@@ -109,21 +109,25 @@ func round(a, b, agent, name string, poll, timeout time.Duration) (put, load, se
 	put = time.Since(start)
 	loadURL := b + "/v1/agents/" + url.PathEscape(agent) + "/skills/" + url.PathEscape(name)
 	searchURL := b + "/v1/agents/" + url.PathEscape(agent) + "/search?limit=5&q=" + marker
-	for load == 0 || search == 0 {
-		if time.Since(start) > timeout {
-			return 0, 0, 0, fmt.Errorf("%s not on %s after %s (load seen: %v, search seen: %v)", marker, b, timeout, load != 0, search != 0)
-		}
-		if load == 0 {
-			if got, err := get(loadURL); err == nil && bytes.Contains(got, []byte(marker)) {
-				load = time.Since(start)
+	// Each on its own, so a slow search does not delay seeing the load.
+	watch := func(u, want string) <-chan time.Duration {
+		ch := make(chan time.Duration, 1)
+		go func() {
+			for time.Since(start) < timeout {
+				if got, err := get(u); err == nil && bytes.Contains(got, []byte(want)) {
+					ch <- time.Since(start)
+					return
+				}
+				time.Sleep(poll)
 			}
-		}
-		if search == 0 {
-			if got, err := get(searchURL); err == nil && bytes.Contains(got, []byte(`"`+name+`"`)) {
-				search = time.Since(start)
-			}
-		}
-		time.Sleep(poll)
+			ch <- 0
+		}()
+		return ch
+	}
+	lch, sch := watch(loadURL, marker), watch(searchURL, `"`+name+`"`)
+	load, search = <-lch, <-sch
+	if load == 0 || search == 0 {
+		return 0, 0, 0, fmt.Errorf("%s not on %s after %s (load seen: %v, search seen: %v)", marker, b, timeout, load != 0, search != 0)
 	}
 	return put, load, search, nil
 }
