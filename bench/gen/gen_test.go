@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"testing"
 
@@ -98,5 +99,39 @@ func TestTreeRefusesNonEmpty(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "x"), nil, 0o644)
 	if err := gen.Tree(dir, 1, 1); !errors.Is(err, gen.ErrNotEmpty) {
 		t.Fatalf("err = %v, want ErrNotEmpty", err)
+	}
+}
+
+// Skills hands over the very bytes Tree writes, folder for folder.
+func TestSkillsAreTree(t *testing.T) {
+	const n, seed = 60, 7
+	dir := t.TempDir()
+	if err := gen.Tree(dir, n, seed); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	err := gen.Skills(n, seed, func(i int, s gen.Skill) error {
+		seen++
+		if path.Base(s.Folder) != s.Name || len(s.Files) != 4 || s.Files[0].Path != "SKILL.md" {
+			t.Errorf("skill %d: %s in %s with %d files", i, s.Name, s.Folder, len(s.Files))
+		}
+		for _, f := range s.Files {
+			p := filepath.Join(dir, filepath.FromSlash(s.Folder), filepath.FromSlash(f.Path))
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(data, f.Data) || (st.Mode()&0o111 != 0) != f.Executable {
+				t.Errorf("%s: not the bytes or mode Tree wrote", p)
+			}
+		}
+		return nil
+	})
+	if err != nil || seen != n {
+		t.Errorf("Skills: %d skills, %v", seen, err)
 	}
 }
