@@ -37,6 +37,27 @@ func (p *fastParser) node(n yaml.Node) *yaml.Node {
 	return &p.slab[len(p.slab)-1]
 }
 
+// nodeEstimate is about how many nodes the fast path makes of lines: two
+// for a line that holds a key, one for a list item, one more for each
+// comma of a flow list. It errs high for block text that holds colons, and
+// node makes more room when it is low.
+func nodeEstimate(lines []string) int {
+	n := 1
+	for _, l := range lines {
+		t := strings.TrimLeft(l, " ")
+		switch {
+		case strings.HasPrefix(t, "- ") || t == "-":
+			n++
+		case strings.IndexByte(t, ':') >= 0:
+			n += 2
+			if strings.IndexByte(t, '[') >= 0 {
+				n += strings.Count(t, ",") + 1
+			}
+		}
+	}
+	return n
+}
+
 // hasKey reports whether the mapping node m already holds key.
 func hasKey(m *yaml.Node, key string) bool {
 	for i := 0; i < len(m.Content); i += 2 {
@@ -61,9 +82,10 @@ func (p *fastParser) parse(front string) (root *yaml.Node, ok bool) {
 	if len(lines) > 0 && lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
-	p.slab = make([]yaml.Node, 0, 2*len(lines)+1)
+	n := nodeEstimate(lines)
+	p.slab = make([]yaml.Node, 0, n)
 	root = p.node(yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1, Column: 1})
-	root.Content = make([]*yaml.Node, 0, 2*len(lines))
+	root.Content = make([]*yaml.Node, 0, n)
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
 		if blankOrComment(line) {

@@ -653,6 +653,58 @@ func (fm *Frontmatter) fill(root *yaml.Node) []Diagnostic {
 	return diags
 }
 
+// TypedOnly drops what only Raw and Metadata hold, for a program that
+// reads the typed fields alone and keeps many of them (loadout check and
+// list): Raw and Metadata are set to nil, and the typed fields' text is
+// copied into one string of its own, so the text of every other key and
+// value can be freed. The typed fields keep their values; what metadata
+// set (version, category, tags, requires-tools,
+// disable-model-invocation) is already in them.
+func (fm *Frontmatter) TypedOnly() {
+	fm.Raw, fm.Metadata = nil, nil
+	lists := [][]string{fm.AllowedTools, fm.Tags, fm.RequiresTools}
+	strs := []*string{&fm.Name, &fm.Description, &fm.License, &fm.Compatibility, &fm.Version, &fm.Category}
+	total := 0
+	for _, p := range strs {
+		total += len(*p)
+	}
+	for _, l := range lists {
+		for _, v := range l {
+			total += len(v)
+		}
+	}
+	var b strings.Builder
+	b.Grow(total)
+	for _, p := range strs {
+		b.WriteString(*p)
+	}
+	for _, l := range lists {
+		for _, v := range l {
+			b.WriteString(v)
+		}
+	}
+	arena := b.String()
+	take := func(n int) string {
+		s := arena[:n]
+		arena = arena[n:]
+		return s
+	}
+	for _, p := range strs {
+		*p = take(len(*p))
+	}
+	for i, l := range lists {
+		if l == nil {
+			continue
+		}
+		out := make([]string, len(l))
+		for j, v := range l {
+			out[j] = take(len(v))
+		}
+		lists[i] = out
+	}
+	fm.AllowedTools, fm.Tags, fm.RequiresTools = lists[0], lists[1], lists[2]
+}
+
 // MetadataFields are loadout's extension fields that may also be written
 // under metadata (as strings), which keeps a skill to the open format's
 // top-level fields, as skills-ref validate (loadout validate) requires: a

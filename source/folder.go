@@ -57,6 +57,12 @@ type Options struct {
 	// KeepBodies holds each skill's body in memory (servers do: loads read
 	// no files, and a broken edit can keep serving the last good version).
 	KeepBodies bool
+	// TypedMeta makes each skill keep only the typed fields of its
+	// frontmatter (skill.Frontmatter.TypedOnly: Meta.Raw and
+	// Meta.Metadata are nil), for one-shot commands that read nothing
+	// else, such as loadout check and list: a skill then holds about 600
+	// bytes less. Diagnostics are the same either way.
+	TypedMeta bool
 }
 
 func (o *Options) defaults() {

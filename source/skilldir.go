@@ -156,6 +156,9 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string) found {
 		} else {
 			c.doc, c.diags, c.ok = skill.ParseHeader(data, entryPath, dirName)
 		}
+		if c.ok && s.opt.TypedMeta {
+			c.doc.TypedOnly()
+		}
 		if cap(data) <= maxPooledBuf {
 			*bp = data[:0]
 			readBufs.Put(bp)
@@ -338,7 +341,7 @@ func (m *manifest) walk(d *dirHandle, real, rel string, depth int, rules *ignore
 				continue
 			}
 		}
-		if rules.IgnoredEntry(m.rootRel(childRel), st.isDir()) {
+		if rules != nil && rules.IgnoredEntry(m.rootRel(childRel), st.isDir()) {
 			continue
 		}
 		m.count++

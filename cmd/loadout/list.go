@@ -41,6 +41,7 @@ func runList(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "list", "[--config F] [--agent ID] [--root DIR]... [--json] [FOLDER...]",
 		"Lists the skills an agent has (with no --agent, every skill of every configured source),\nwith their source. Diagnostics go to stderr."+fmt.Sprintf(folderArgsHelp, "list"))
 	cf.register(fs, true)
+	cf.typedMeta = true // Raw and Metadata are never printed here
 	fs.BoolVar(&cf.json, "json", false, `print {"skills":[…],"diagnostics":[…]} on stdout`)
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
