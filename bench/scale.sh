@@ -12,7 +12,8 @@
 # in fresh processes on the same tree:
 #   - peakmem -floor: the serial floor (one walk reading every SKILL.md),
 #   - peakmem: one cold discovery (source.ScanFolder), with the heap it
-#     keeps (retained) read after a GC,
+#     keeps (retained) read after a GC; and again with -typed, as check
+#     and list scan (source.Options.TypedMeta),
 #   - loadout check --safety=false, check (safety on), list, list --json,
 #     each with its default memory limit (BatchMemoryLimit), and
 #     check --safety=false with GOMEMLIMIT=off, for what the limit costs.
@@ -121,6 +122,7 @@ for n in $SIZES; do
 		say "$n skills, round $round of $COUNT"
 		"${pin[@]}" "$work/peakmem" -n "$n" -floor "$tree" | tee -a "$work/$n-floor.txt" >&2
 		"${pin[@]}" "$work/peakmem" -n "$n" "$tree" | tee -a "$work/$n-disc.txt" >&2
+		"${pin[@]}" "$work/peakmem" -n "$n" -typed "$tree" | tee -a "$work/$n-typed.txt" >&2
 		run check-nosafety GOMEMLIMIT= -- "$work/loadout" check --safety=false --root "$tree"
 		run check-nosafety-nolimit GOMEMLIMIT=off -- "$work/loadout" check --safety=false --root "$tree"
 		run check GOMEMLIMIT= -- "$work/loadout" check --root "$tree"
@@ -151,6 +153,10 @@ for n in $SIZES; do
 	report+=("$(printf '  %-40s %12s %12s %11s %15s' "" "wall" "cpu" "peak RSS" "RSS per skill")")
 	report+=("$(line "floor (serial read, no parse)" "$fl_wall" "$fl_cpu" "$fl_rss" "")")
 	report+=("$(line "cold discovery (peakmem)" "$d_wall" "$d_cpu" "$d_rss" "$note")")
+	t_ret=$(field retained <"$work/$n-typed.txt" | median)
+	report+=("$(line "cold discovery, TypedMeta (-typed)" "$(dur wall <"$work/$n-typed.txt" | median)" \
+		"$(dur cpu <"$work/$n-typed.txt" | median)" "$(field peak_rss <"$work/$n-typed.txt" | median)" \
+		"$(awk -v r="$t_ret" -v n="$n" 'BEGIN { printf "%.0f", r * 1048576 / n }') B retained per skill (what check and list keep)")")
 	for c in check-nosafety check-nosafety-nolimit check list list-json; do
 		w=$(field wall <"$work/$n-$c.txt" | median)
 		cpu=$(field cpu <"$work/$n-$c.txt" | median)
