@@ -204,11 +204,34 @@ func sourceText(o skill.Origin) string {
 	return s
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine joins the words of s with single spaces. ASCII text that is
+// already so is returned as it is, without the copies: list calls it for
+// every skill.
+func oneLine(s string) string {
+	plain := s == "" || s[0] != ' ' && s[len(s)-1] != ' '
+	for i := 0; plain && i < len(s); i++ {
+		c := s[i]
+		plain = c >= 0x21 && c < 0x80 || c == ' ' && s[i+1] != ' '
+	}
+	if plain {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
 
+// clip cuts s to n characters, the last of them "…". Valid UTF-8 is cut
+// in place; other text as []rune would, each bad byte then U+FFFD.
 func clip(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
+	}
+	if utf8.ValidString(s) {
+		i := 0
+		for k := 0; k < n-1; k++ {
+			_, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+		}
+		return s[:i] + "…"
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"

@@ -76,3 +76,23 @@ func TestWriteTableIsTabwriter(t *testing.T) {
 		}
 	}
 }
+
+// TestOneLineAndClip: the copy-free paths give what the plain definitions
+// give: strings.Join(strings.Fields(s), " ") and a cut of []rune(s).
+func TestOneLineAndClip(t *testing.T) {
+	for _, s := range []string{"", "a", "one two", " lead", "trail ", "two  spaces", "tab\there", "line\nbreak",
+		"nbsp\u00a0here", "ünï cödé", "日本語の説明です", "bad \xff byte", "\x01ctl", "x\u0085y", strings.Repeat("word ", 30) + "end"} {
+		if got, want := oneLine(s), strings.Join(strings.Fields(s), " "); got != want {
+			t.Errorf("oneLine(%q) = %q, want %q", s, got, want)
+		}
+		for _, n := range []int{1, 2, 5, 60} {
+			want := s
+			if r := []rune(s); len(r) > n {
+				want = string(r[:n-1]) + "…"
+			}
+			if got := clip(s, n); got != want {
+				t.Errorf("clip(%q, %d) = %q, want %q", s, n, got, want)
+			}
+		}
+	}
+}
