@@ -86,9 +86,12 @@ var _ = catalog.GlobalID
 // runs check with GOMEMLIMIT=off): 128 MiB takes the peak of check
 // --safety=false from about 205 MB to 148 MB and list --json from about
 // 210 MB to 148 MB, for about 0.6 s more CPU (+17%); 96 MiB took little
-// more off (140 MB) for 2.3 s more CPU, and 192 MiB almost nothing. It is
+// more off (140 MB) for 2.3 s more CPU, and 192 MiB almost nothing. check
+// with the safety checks, which read every file, pays more: 286 MB to
+// 168 MB for about 4.4 s more CPU (+43%; 160 MiB: 180 MB, +2 s). It is
 // soft: a larger catalog still loads, the collector running more often
-// (at most half the CPU, Go's own bound).
+// (at most half the CPU, Go's own bound); GOMEMLIMIT=off trades the
+// memory back for the CPU.
 const BatchMemoryLimit = 128 << 20
 
 // limitBatchMemory sets BatchMemoryLimit unless GOMEMLIMIT is set, and
