@@ -17,17 +17,75 @@ import (
 // caller uses the real decoder. FuzzFastYAML checks that whenever ok is
 // true the result equals the real decoder's.
 func fastNode(front string) (root *yaml.Node, ok bool) {
+	var p fastParser
+	return p.parse(front)
+}
+
+// fastParser makes the nodes of one frontmatter from a slab, as the tree
+// lives only until the frontmatter is filled in (compactText copies the
+// text it keeps): a few allocations per header instead of one per node.
+type fastParser struct {
+	slab []yaml.Node
+}
+
+// node returns a new node holding n.
+func (p *fastParser) node(n yaml.Node) *yaml.Node {
+	if len(p.slab) == cap(p.slab) {
+		p.slab = make([]yaml.Node, 0, max(2*cap(p.slab), 16))
+	}
+	p.slab = append(p.slab, n)
+	return &p.slab[len(p.slab)-1]
+}
+
+// nodeEstimate is about how many nodes the fast path makes of lines: two
+// for a line that holds a key, one for a list item, one more for each
+// comma of a flow list. It errs high for block text that holds colons, and
+// node makes more room when it is low.
+func nodeEstimate(lines []string) int {
+	n := 1
+	for _, l := range lines {
+		t := strings.TrimLeft(l, " ")
+		switch {
+		case strings.HasPrefix(t, "- ") || t == "-":
+			n++
+		case strings.IndexByte(t, ':') >= 0:
+			n += 2
+			if strings.IndexByte(t, '[') >= 0 {
+				n += strings.Count(t, ",") + 1
+			}
+		}
+	}
+	return n
+}
+
+// hasKey reports whether the mapping node m already holds key.
+func hasKey(m *yaml.Node, key string) bool {
+	for i := 0; i < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+// maxFastKeys is how many keys a mapping may have for the fast path; one
+// with more goes to the real decoder (hasKey is linear).
+const maxFastKeys = 64
+
+func (p *fastParser) parse(front string) (root *yaml.Node, ok bool) {
 	// Split's frontmatter always ends with a line break; block scalar
 	// chomping depends on it, so other text goes to the real decoder.
 	if !strings.HasSuffix(front, "\n") || !yamlPrintable(front) {
 		return nil, false
 	}
-	root = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1, Column: 1}
 	lines := strings.Split(front, "\n")
 	if len(lines) > 0 && lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
-	seen := map[string]bool{}
+	n := nodeEstimate(lines)
+	p.slab = make([]yaml.Node, 0, n)
+	root = p.node(yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1, Column: 1})
+	root.Content = make([]*yaml.Node, 0, n)
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
 		if blankOrComment(line) {
@@ -37,21 +95,20 @@ func fastNode(front string) (root *yaml.Node, ok bool) {
 			return nil, false
 		}
 		key, rest, found := strings.Cut(line, ":")
-		if !found || !plainKey(key) || seen[key] {
+		if !found || !plainKey(key) || hasKey(root, key) || len(root.Content) >= 2*maxFastKeys {
 			return nil, false
 		}
-		seen[key] = true
 		if len(root.Content) == 0 {
 			root.Line = i + 1
 		}
-		k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key, Line: i + 1, Column: 1}
+		k := p.node(yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key, Line: i + 1, Column: 1})
 		if rest != "" && rest[0] != ' ' && rest[0] != '\t' {
 			return nil, false
 		}
 		val := strings.Trim(rest, " \t")
 		col := len(line) - len(strings.TrimLeft(rest, " \t")) + 1
 		if val == ">" || val == ">-" || val == "|" || val == "|-" {
-			v, next, ok := fastBlockScalar(lines, i+1, val, i+1, col)
+			v, next, ok := p.fastBlockScalar(lines, i+1, val, i+1, col)
 			if !ok {
 				return nil, false
 			}
@@ -60,7 +117,7 @@ func fastNode(front string) (root *yaml.Node, ok bool) {
 			continue
 		}
 		if val != "" {
-			v, ok := fastValue(val, i+1, col, true)
+			v, ok := p.fastValue(val, i+1, col, true)
 			if !ok {
 				return nil, false
 			}
@@ -73,10 +130,10 @@ func fastNode(front string) (root *yaml.Node, ok bool) {
 			j++
 		}
 		if j == len(lines) || !(strings.HasPrefix(lines[j], " ") || strings.HasPrefix(lines[j], "- ") || lines[j] == "-") {
-			root.Content = append(root.Content, k, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: i + 1, Column: col})
+			root.Content = append(root.Content, k, p.node(yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: i + 1, Column: col}))
 			continue
 		}
-		child, next, ok := fastBlock(lines, j)
+		child, next, ok := p.fastBlock(lines, j)
 		if !ok {
 			return nil, false
 		}
@@ -91,12 +148,12 @@ func fastNode(front string) (root *yaml.Node, ok bool) {
 
 // fastBlock reads a block list or a nested mapping starting at line j; it
 // returns the node and the index of the first line after it.
-func fastBlock(lines []string, j int) (*yaml.Node, int, bool) {
+func (p *fastParser) fastBlock(lines []string, j int) (*yaml.Node, int, bool) {
 	first := lines[j]
 	indent := len(first) - len(strings.TrimLeft(first, " "))
 	body := first[indent:]
 	if strings.HasPrefix(body, "- ") || body == "-" {
-		seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: j + 1, Column: indent + 1}
+		seq := p.node(yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: j + 1, Column: indent + 1})
 		for ; j < len(lines); j++ {
 			l := lines[j]
 			if blankOrComment(l) {
@@ -113,7 +170,7 @@ func fastBlock(lines []string, j int) (*yaml.Node, int, bool) {
 			if item == "" {
 				return nil, 0, false
 			}
-			v, ok := fastValue(item, j+1, in+3, false)
+			v, ok := p.fastValue(item, j+1, in+3, false)
 			if !ok || v.Kind != yaml.ScalarNode {
 				return nil, 0, false
 			}
@@ -124,8 +181,7 @@ func fastBlock(lines []string, j int) (*yaml.Node, int, bool) {
 	if indent == 0 {
 		return nil, 0, false
 	}
-	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: j + 1, Column: indent + 1}
-	seen := map[string]bool{}
+	m := p.node(yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: j + 1, Column: indent + 1})
 	for ; j < len(lines); j++ {
 		l := lines[j]
 		if blankOrComment(l) {
@@ -139,19 +195,18 @@ func fastBlock(lines []string, j int) (*yaml.Node, int, bool) {
 			return nil, 0, false
 		}
 		key, rest, found := strings.Cut(l[in:], ":")
-		if !found || !plainKey(key) || seen[key] || rest == "" || rest[0] != ' ' {
+		if !found || !plainKey(key) || hasKey(m, key) || len(m.Content) >= 2*maxFastKeys || rest == "" || rest[0] != ' ' {
 			return nil, 0, false
 		}
-		seen[key] = true
 		val := strings.Trim(rest, " \t")
 		if val == "" {
 			return nil, 0, false
 		}
-		v, ok := fastValue(val, j+1, in+len(key)+3, false)
+		v, ok := p.fastValue(val, j+1, in+len(key)+3, false)
 		if !ok || v.Kind != yaml.ScalarNode {
 			return nil, 0, false
 		}
-		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key, Line: j + 1, Column: in + 1}, v)
+		m.Content = append(m.Content, p.node(yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key, Line: j + 1, Column: in + 1}), v)
 	}
 	return m, j, true
 }
@@ -176,13 +231,13 @@ func plainKey(k string) bool {
 
 // fastValue parses one scalar, or (when flow is allowed) a flow list of
 // plain scalars.
-func fastValue(v string, line, col int, flow bool) (*yaml.Node, bool) {
+func (p *fastParser) fastValue(v string, line, col int, flow bool) (*yaml.Node, bool) {
 	switch v[0] {
 	case '"':
 		if len(v) < 2 || v[len(v)-1] != '"' || strings.ContainsAny(v[1:len(v)-1], "\"\\") {
 			return nil, false
 		}
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.DoubleQuotedStyle, Value: v[1 : len(v)-1], Line: line, Column: col}, true
+		return p.node(yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.DoubleQuotedStyle, Value: v[1 : len(v)-1], Line: line, Column: col}), true
 	case '\'':
 		if len(v) < 2 || v[len(v)-1] != '\'' {
 			return nil, false
@@ -191,12 +246,12 @@ func fastValue(v string, line, col int, flow bool) (*yaml.Node, bool) {
 		if strings.Count(inner, "'")%2 != 0 || strings.Contains(strings.ReplaceAll(inner, "''", ""), "'") {
 			return nil, false
 		}
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.SingleQuotedStyle, Value: strings.ReplaceAll(inner, "''", "'"), Line: line, Column: col}, true
+		return p.node(yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.SingleQuotedStyle, Value: strings.ReplaceAll(inner, "''", "'"), Line: line, Column: col}), true
 	case '[':
 		if !flow || v[len(v)-1] != ']' {
 			return nil, false
 		}
-		seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: line, Column: col}
+		seq := p.node(yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: line, Column: col})
 		inner := strings.TrimSpace(v[1 : len(v)-1])
 		if inner == "" {
 			return seq, true
@@ -206,7 +261,7 @@ func fastValue(v string, line, col int, flow bool) (*yaml.Node, bool) {
 			if item == "" || strings.ContainsAny(item, "[]{}") {
 				return nil, false
 			}
-			n, ok := plainScalar(item, line, col, true)
+			n, ok := p.plainScalar(item, line, col, true)
 			if !ok {
 				return nil, false
 			}
@@ -214,12 +269,12 @@ func fastValue(v string, line, col int, flow bool) (*yaml.Node, bool) {
 		}
 		return seq, true
 	}
-	return plainScalar(v, line, col, false)
+	return p.plainScalar(v, line, col, false)
 }
 
 // plainScalar accepts a plain scalar that cannot mean anything but its
 // text (or null).
-func plainScalar(v string, line, col int, inFlow bool) (*yaml.Node, bool) {
+func (p *fastParser) plainScalar(v string, line, col int, inFlow bool) (*yaml.Node, bool) {
 	if strings.ContainsAny(v[:1], "-?:,[]{}#&*!|>'\"%@`") {
 		return nil, false
 	}
@@ -239,9 +294,9 @@ func plainScalar(v string, line, col int, inFlow bool) (*yaml.Node, bool) {
 	}
 	switch v {
 	case "~", "null", "Null", "NULL":
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: v, Line: line, Column: col}, true
+		return p.node(yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: v, Line: line, Column: col}), true
 	}
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v, Line: line, Column: col}, true
+	return p.node(yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v, Line: line, Column: col}), true
 }
 
 // yamlPrintable reports whether text is valid UTF-8 made only of the
@@ -254,6 +309,8 @@ func yamlPrintable(text string) bool {
 			return false
 		case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0, r == 0xFEFF, r == 0xFFFE, r == 0xFFFF:
 			return false
+		case r == 0x2028, r == 0x2029: // YAML 1.1 line breaks, to the real decoder
+			return false
 		}
 	}
 	return true
@@ -262,7 +319,7 @@ func yamlPrintable(text string) bool {
 // fastBlockScalar reads a literal (|) or folded (>) block scalar whose lines
 // all share one indentation, with clip or strip chomping. It returns the
 // node and the index of the first line after it.
-func fastBlockScalar(lines []string, j int, header string, line, col int) (*yaml.Node, int, bool) {
+func (p *fastParser) fastBlockScalar(lines []string, j int, header string, line, col int) (*yaml.Node, int, bool) {
 	if j >= len(lines) || strings.TrimLeft(lines[j], " ") == "" {
 		return nil, 0, false
 	}
@@ -318,5 +375,5 @@ func fastBlockScalar(lines []string, j int, header string, line, col int) (*yaml
 	if folded {
 		style = yaml.FoldedStyle
 	}
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: style, Value: b.String(), Line: line, Column: col}, j, true
+	return p.node(yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: style, Value: b.String(), Line: line, Column: col}), j, true
 }

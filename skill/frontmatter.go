@@ -175,6 +175,24 @@ func Split(data []byte) (front, body string, hadBOM bool, err error) {
 	return string(f), string(b), hadBOM, err
 }
 
+// HeaderComplete reports whether prefix, the start of a SKILL.md, holds
+// everything ParseHeader needs: ParseHeader of prefix then gives the same
+// document and diagnostics as ParseHeader of the whole file. That is so
+// once the lines it holds whole (up to its last line break) close the
+// frontmatter, or show that there is none. A reader can stop there and
+// leave the body unread.
+func HeaderComplete(prefix []byte) bool {
+	i := bytes.LastIndexByte(prefix, '\n')
+	if i < 0 {
+		return false
+	}
+	// The lines up to a line break are the same lines in the whole file
+	// (a CR before it is followed by it, so CRLF is not cut in two), and
+	// splitBytes looks at nothing after the closing fence line.
+	_, _, _, err := splitBytes(prefix[:i+1])
+	return err != errUnclosed
+}
+
 // splitBytes is Split without copying: front and body share data's
 // memory unless line ends had to be normalised.
 func splitBytes(data []byte) (front, body []byte, hadBOM bool, err error) {
@@ -284,6 +302,7 @@ func parse(data []byte, path, dirName string, keepBody bool) (doc *Document, dia
 		report(Error, CodeNotMapping, "", "frontmatter must be a YAML mapping of fields (key: value), not a %s; skill skipped", kindName(root))
 		return nil, diags, false
 	}
+	compactText(root)
 	fieldDiags := doc.Frontmatter.fill(root)
 	for _, d := range fieldDiags {
 		d.Path = path
@@ -340,6 +359,51 @@ func hasDiag(ds []Diagnostic, field string) bool {
 		}
 	}
 	return false
+}
+
+// compactText moves the text of every node of the decoded frontmatter
+// (keys and scalar values) into one string made for it, so that what a
+// parsed Frontmatter keeps (every string of it is a node's text or a part
+// of one) holds neither the whole frontmatter text nor the file it was
+// read from, and costs one allocation instead of one per value. Each node
+// is visited once: aliases are not followed (their targets are in the
+// tree), and checkBounds has refused cycles.
+func compactText(root *yaml.Node) {
+	if root == nil {
+		return
+	}
+	total := 0
+	var count func(n *yaml.Node)
+	count = func(n *yaml.Node) {
+		total += len(n.Value)
+		for _, c := range n.Content {
+			count(c)
+		}
+	}
+	count(root)
+	if total == 0 {
+		return
+	}
+	var b strings.Builder
+	b.Grow(total)
+	var copyText func(n *yaml.Node)
+	copyText = func(n *yaml.Node) {
+		b.WriteString(n.Value)
+		for _, c := range n.Content {
+			copyText(c)
+		}
+	}
+	copyText(root)
+	arena := b.String()
+	var assign func(n *yaml.Node)
+	assign = func(n *yaml.Node) {
+		l := len(n.Value)
+		n.Value, arena = arena[:l], arena[l:]
+		for _, c := range n.Content {
+			assign(c)
+		}
+	}
+	assign(root)
 }
 
 // parseYAML parses frontmatter text into its root node (nil when empty).
@@ -510,6 +574,7 @@ func (fm *Frontmatter) fill(root *yaml.Node) []Diagnostic {
 		diags = append(diags, Diagnostic{Severity: Warning, Code: CodeFieldType, Field: key,
 			Message: fmt.Sprintf("field %q must be %s, not a %s (line %d); it was ignored", key, want, kindName(n), n.Line+1)})
 	}
+	fm.Raw = make(Fields, 0, len(root.Content)/2)
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		kn, vn := root.Content[i], resolveAlias(root.Content[i+1])
 		key := kn.Value
@@ -586,6 +651,58 @@ func (fm *Frontmatter) fill(root *yaml.Node) []Diagnostic {
 	}
 	diags = append(diags, fm.fromMetadata()...)
 	return diags
+}
+
+// TypedOnly drops what only Raw and Metadata hold, for a program that
+// reads the typed fields alone and keeps many of them (loadout check and
+// list): Raw and Metadata are set to nil, and the typed fields' text is
+// copied into one string of its own, so the text of every other key and
+// value can be freed. The typed fields keep their values; what metadata
+// set (version, category, tags, requires-tools,
+// disable-model-invocation) is already in them.
+func (fm *Frontmatter) TypedOnly() {
+	fm.Raw, fm.Metadata = nil, nil
+	lists := [][]string{fm.AllowedTools, fm.Tags, fm.RequiresTools}
+	strs := []*string{&fm.Name, &fm.Description, &fm.License, &fm.Compatibility, &fm.Version, &fm.Category}
+	total := 0
+	for _, p := range strs {
+		total += len(*p)
+	}
+	for _, l := range lists {
+		for _, v := range l {
+			total += len(v)
+		}
+	}
+	var b strings.Builder
+	b.Grow(total)
+	for _, p := range strs {
+		b.WriteString(*p)
+	}
+	for _, l := range lists {
+		for _, v := range l {
+			b.WriteString(v)
+		}
+	}
+	arena := b.String()
+	take := func(n int) string {
+		s := arena[:n]
+		arena = arena[n:]
+		return s
+	}
+	for _, p := range strs {
+		*p = take(len(*p))
+	}
+	for i, l := range lists {
+		if l == nil {
+			continue
+		}
+		out := make([]string, len(l))
+		for j, v := range l {
+			out[j] = take(len(v))
+		}
+		lists[i] = out
+	}
+	fm.AllowedTools, fm.Tags, fm.RequiresTools = lists[0], lists[1], lists[2]
 }
 
 // MetadataFields are loadout's extension fields that may also be written

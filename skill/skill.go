@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Origin says where a skill came from. It travels with the skill into
@@ -113,18 +114,22 @@ type Skill struct {
 	reader  Reader
 	body    string // set for skills whose body is held in memory
 	hasBody bool
-	digests sync.Map // path -> "sha256:<hex>"
+	// digests maps path -> "sha256:<hex>"; made on first use, as most
+	// skills of a large catalog are never digested.
+	digests atomic.Pointer[sync.Map]
 }
 
 // New builds a Skill. reader serves its files (including the entry file).
+// Dir and Location share one string.
 func New(doc *Document, dir, entry string, files []File, origin Origin, reader Reader) *Skill {
+	loc := dir + "/" + entry
 	s := &Skill{
 		Name:        doc.Name,
 		Description: doc.Description,
 		Meta:        &doc.Frontmatter,
-		Dir:         dir,
+		Dir:         loc[:len(dir)],
 		Entry:       entry,
-		Location:    dir + "/" + entry,
+		Location:    loc,
 		Files:       files,
 		Origin:      origin,
 		reader:      reader,
@@ -217,7 +222,7 @@ func (s *Skill) ReadFile(path string) ([]byte, error) {
 // Digest returns "sha256:<hex>" of a file's bytes, computed on first use
 // (reading the file in pieces) and cached for the life of this Skill value.
 func (s *Skill) Digest(path string) (string, error) {
-	if d, ok := s.digests.Load(path); ok {
+	if d, ok := s.digestMap().Load(path); ok {
 		return d.(string), nil
 	}
 	c, err := s.OpenWhole(path)
@@ -229,7 +234,7 @@ func (s *Skill) Digest(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.digests.Store(path, d)
+	s.digestMap().Store(path, d)
 	return d, nil
 }
 
@@ -255,15 +260,24 @@ func (s *Skill) ContentDigest() string {
 	if s.VersionDigest != "" {
 		return s.VersionDigest
 	}
-	if d, ok := s.digests.Load(bundleDigestKey); ok {
+	if d, ok := s.digestMap().Load(bundleDigestKey); ok {
 		return d.(string)
 	}
 	d, err := s.bundleDigest()
 	if err != nil {
 		return ""
 	}
-	s.digests.Store(bundleDigestKey, d)
+	s.digestMap().Store(bundleDigestKey, d)
 	return d
+}
+
+// digestMap returns the skill's digest cache, making it on first use.
+func (s *Skill) digestMap() *sync.Map {
+	if m := s.digests.Load(); m != nil {
+		return m
+	}
+	s.digests.CompareAndSwap(nil, new(sync.Map))
+	return s.digests.Load()
 }
 
 // bundleDigestKey caches ContentDigest beside the per-file digests; no

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"sync"
 
 	"github.com/loadout/loadout/internal/safefile"
 )
@@ -59,6 +60,18 @@ func errNotRegular(m fs.FileMode) error {
 func errTooBig(size, max int64) error {
 	return fmt.Errorf("it is %d bytes, over the %d-byte limit (limits.maxFileSize for SKILL.md, 1 MiB for ignore files)", size, max)
 }
+
+// readChunk is the first read of a SKILL.md whose body is not kept: most
+// frontmatter ends well inside it, and the buffer doubles until it does.
+const readChunk = 4 << 10
+
+// readBufs are the buffers SKILL.md files are read into, one per worker at
+// a time: parsing keeps none of the bytes (skill.Parse copies what it
+// keeps), so the read leaves no garbage the size of the file. A buffer
+// that grew past maxPooledBuf is dropped, not kept.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, readChunk); return &b }}
+
+const maxPooledBuf = 256 << 10
 
 // maxIgnoreFile bounds an ignore file (.gitignore, .ignore, .fdignore):
 // one larger is not read, and a warning says so.

@@ -143,6 +143,15 @@ func (d *dirHandle) id() safefile.ID {
 // FIFO or device is refused on the handle, never read. A file over max
 // bytes is refused before it is read.
 func (d *dirHandle) readFile(name string, max int64) ([]byte, fileStat, error) {
+	return d.readInto(name, max, nil, nil)
+}
+
+// readInto is readFile into buf (reused when it is large enough; nil makes
+// a buffer of the file's size). With enough set, it stops at the first
+// full buffer for which enough says the bytes read so far are all the
+// caller needs, and returns that prefix of the file: the buffer starts at
+// readChunk bytes and doubles, so enough is called O(log size) times.
+func (d *dirHandle) readInto(name string, max int64, buf []byte, enough func([]byte) bool) ([]byte, fileStat, error) {
 	fd, err := syscall.Openat(d.fd, name, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fileStat{}, &fs.PathError{Op: "open", Path: d.path + "/" + name, Err: err}
@@ -159,8 +168,23 @@ func (d *dirHandle) readFile(name string, max int64) ([]byte, fileStat, error) {
 	if fst.size > max {
 		return nil, fst, &fs.PathError{Op: "read", Path: d.path + "/" + name, Err: errTooBig(fst.size, max)}
 	}
-	buf := make([]byte, 0, fst.size+1)
+	want := fst.size + 1 // the extra byte of room catches a file that grew
+	if enough != nil {
+		want = min(want, readChunk)
+	}
+	if int64(cap(buf)) < want {
+		buf = make([]byte, 0, want)
+	}
+	buf = buf[:0]
 	for {
+		if len(buf) == cap(buf) {
+			if enough != nil && enough(buf) {
+				return buf, fst, nil
+			}
+			grown := make([]byte, len(buf), min(2*int64(cap(buf)), max+1))
+			copy(grown, buf)
+			buf = grown
+		}
 		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
 		if err == syscall.EINTR {
 			continue
@@ -173,15 +197,11 @@ func (d *dirHandle) readFile(name string, max int64) ([]byte, fileStat, error) {
 			return buf, fst, nil
 		}
 		if len(buf) < cap(buf) && int64(len(buf)) == fst.size {
-			// A regular file that returned exactly its size is done;
-			// the extra byte of room catches a file that grew.
+			// A regular file that returned exactly its size is done.
 			return buf, fst, nil
 		}
 		if int64(len(buf)) > max {
 			return nil, fst, &fs.PathError{Op: "read", Path: d.path + "/" + name, Err: errTooBig(int64(len(buf)), max)}
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
 		}
 	}
 }

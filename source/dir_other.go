@@ -77,6 +77,13 @@ func (d *dirHandle) id() safefile.ID { return safefile.Stat(d.path) }
 // does not block: a FIFO or device is refused on the handle, never read.
 // A file over max bytes is refused before it is read.
 func (d *dirHandle) readFile(name string, max int64) ([]byte, fileStat, error) {
+	return d.readInto(name, max, nil, nil)
+}
+
+// readInto is readFile into buf (reused when it is large enough). With
+// enough set, it stops at the first full buffer for which enough says the
+// bytes read so far are all the caller needs (see the Linux version).
+func (d *dirHandle) readInto(name string, max int64, buf []byte, enough func([]byte) bool) ([]byte, fileStat, error) {
 	p := filepath.Join(d.path, name)
 	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -94,9 +101,33 @@ func (d *dirHandle) readFile(name string, max int64) ([]byte, fileStat, error) {
 	if fi.Size() > max {
 		return nil, st, &fs.PathError{Op: "read", Path: p, Err: errTooBig(fi.Size(), max)}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err == nil && int64(len(data)) > max {
-		return nil, st, &fs.PathError{Op: "read", Path: p, Err: errTooBig(int64(len(data)), max)}
+	want := fi.Size() + 1
+	if enough != nil {
+		want = min(want, readChunk)
 	}
-	return data, st, err
+	if int64(cap(buf)) < want {
+		buf = make([]byte, 0, want)
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			if enough != nil && enough(buf) {
+				return buf, st, nil
+			}
+			grown := make([]byte, len(buf), min(2*int64(cap(buf)), max+1))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, st, nil
+		}
+		if err != nil {
+			return nil, st, err
+		}
+		if int64(len(buf)) > max {
+			return nil, st, &fs.PathError{Op: "read", Path: p, Err: errTooBig(int64(len(buf)), max)}
+		}
+	}
 }

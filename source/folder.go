@@ -57,6 +57,12 @@ type Options struct {
 	// KeepBodies holds each skill's body in memory (servers do: loads read
 	// no files, and a broken edit can keep serving the last good version).
 	KeepBodies bool
+	// TypedMeta makes each skill keep only the typed fields of its
+	// frontmatter (skill.Frontmatter.TypedOnly: Meta.Raw and
+	// Meta.Metadata are nil), for one-shot commands that read nothing
+	// else, such as loadout check and list: a skill then holds about 600
+	// bytes less. Diagnostics are the same either way.
+	TypedMeta bool
 }
 
 func (o *Options) defaults() {
@@ -215,26 +221,37 @@ func ScanFolder(ctx context.Context, root string, opt Options) *Result {
 	}
 
 	sort.SliceStable(out, func(i, j int) bool { return walkLess(out[i].rel, out[j].rel) })
-	// byReal maps a real skill folder to the entry file's path as first
-	// reached (through the links the walk followed), so a duplicate names
-	// both ways in, not the real path twice.
-	byReal := map[string]string{}
-	byName := map[string]*skill.Skill{}
+	// byReal maps a real skill folder to the folder as first reached
+	// (relative to the root, through the links the walk followed), so a
+	// duplicate names both ways in, not the real path twice.
+	n := 0
+	for _, f := range out {
+		if f.skill != nil {
+			n++
+		}
+	}
+	byReal := make(map[string]string, n)
+	byName := make(map[string]*skill.Skill, n)
+	if n > 0 {
+		res.Skills = make([]*skill.Skill, 0, n)
+		res.Dirs = make([]string, 0, n)
+	}
 	for _, f := range out {
 		res.Diagnostics = append(res.Diagnostics, f.diags...)
 		sk := f.skill
 		if sk == nil {
 			continue
 		}
-		reached := filepath.Join(abs, filepath.FromSlash(f.rel), sk.Entry)
-		if first, dup := byReal[sk.Dir]; dup {
+		if firstRel, dup := byReal[sk.Dir]; dup {
+			first := filepath.Join(abs, filepath.FromSlash(firstRel), sk.Entry)
+			reached := filepath.Join(abs, filepath.FromSlash(f.rel), sk.Entry)
 			res.Diagnostics = append(res.Diagnostics, skill.Diagnostic{Severity: skill.Info, Code: skill.CodeDuplicateSkill,
 				Path: filepath.Join(abs, filepath.FromSlash(f.rel)), Skill: sk.Name,
 				Message: fmt.Sprintf("the skill folder %s is reached twice, as %s (kept) and as %s, at least one through a symlink; it counts once", sk.Dir, filepath.Dir(first), filepath.Dir(reached)),
 				Winner:  first, Loser: reached})
 			continue
 		}
-		byReal[sk.Dir] = reached
+		byReal[sk.Dir] = f.rel
 		if first, dup := byName[sk.Name]; dup {
 			res.Diagnostics = append(res.Diagnostics, skill.Diagnostic{Severity: skill.Warning, Code: skill.CodeNameCollision,
 				Path: sk.Location, Skill: sk.Name,
@@ -244,9 +261,20 @@ func ScanFolder(ctx context.Context, root string, opt Options) *Result {
 		}
 		byName[sk.Name] = sk
 		res.Skills = append(res.Skills, sk)
-		res.Dirs = append(res.Dirs, filepath.Join(abs, filepath.FromSlash(f.rel)))
+		res.Dirs = append(res.Dirs, reachedDir(abs, f.rel, sk.Dir))
 	}
 	return res
+}
+
+// reachedDir is filepath.Join(abs, rel): the skill folder as reached. It
+// is the skill's own Dir string when that is the same path (no link was
+// followed), so the result does not hold a second copy of every path.
+func reachedDir(abs, rel, dir string) string {
+	if len(dir) == len(abs)+1+len(rel) && strings.HasPrefix(dir, abs) && dir[len(abs)] == filepath.Separator &&
+		dir[len(abs)+1:] == filepath.FromSlash(rel) && filepath.Clean(dir) == dir {
+		return dir
+	}
+	return filepath.Join(abs, filepath.FromSlash(rel))
 }
 
 // walkLess orders slash paths as a depth-first walk with sorted entries

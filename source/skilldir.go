@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -133,9 +134,20 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string) found {
 			c, hit = s.opt.Cache.get(entryPath, st)
 		}
 	}
+	var st fileStat
+	put := !hit // the cache takes the parse once the skill is built
 	if !hit {
-		data, st, err := d.readFile(entry, s.opt.MaxFileSize)
+		// The file is read into a pooled buffer that parsing keeps nothing
+		// of; without bodies, only up to the end of the frontmatter.
+		bp := readBufs.Get().(*[]byte)
+		var enough func([]byte) bool
+		if !s.opt.KeepBodies {
+			enough = skill.HeaderComplete
+		}
+		data, fst, err := d.readInto(entry, s.opt.MaxFileSize, *bp, enough)
+		st = fst
 		if err != nil {
+			readBufs.Put(bp)
 			report(diag(skill.Error, skill.CodeReadError, entryPath, "cannot read: %s; skill skipped", errText(err)))
 			return f
 		}
@@ -144,12 +156,20 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string) found {
 		} else {
 			c.doc, c.diags, c.ok = skill.ParseHeader(data, entryPath, dirName)
 		}
+		if c.ok && s.opt.TypedMeta {
+			c.doc.TypedOnly()
+		}
+		if cap(data) <= maxPooledBuf {
+			*bp = data[:0]
+			readBufs.Put(bp)
+		}
 		if !c.ok {
 			if prev, ok := s.opt.Cache.lastGood(entryPath); ok {
 				c = keepLastGood(prev, c, entryPath)
 			}
+			s.opt.Cache.put(entryPath, st, c)
+			put = false
 		}
-		s.opt.Cache.put(entryPath, st, c)
 	}
 	f.diags = append(f.diags, c.diags...)
 	if !c.ok {
@@ -160,16 +180,36 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string) found {
 			f.diags[i].Skill = c.doc.Name
 		}
 	}
-	m := manifest{scan: s, skillReal: t.real, base: t.rel, name: c.doc.Name}
+	fp := fileBufs.Get().(*[]skill.File)
+	defer func() {
+		clear(*fp) // drop the paths it points to
+		if *fp = (*fp)[:0]; cap(*fp) <= maxPooledFiles {
+			fileBufs.Put(fp)
+		}
+	}()
+	m := manifest{scan: s, skillReal: t.real, base: t.rel, name: c.doc.Name, files: (*fp)[:0]}
 	m.walk(d, t.real, "", t.depth, t.rules, t.up, entry)
 	if m.root != nil {
 		m.root.Close()
 	}
 	f.diags = append(f.diags, m.diags...)
-	f.skill = skill.New(c.doc, t.real, entry, m.files, s.origin, folderReader{dir: t.real, id: d.id()})
+	r := &folderReader{id: d.id()}
+	f.skill = skill.New(c.doc, t.real, entry, m.finishFiles(), s.origin, r)
+	*fp = m.files
+	// The reader and the cache share the skill's Dir and Location strings
+	// (the cache key is the path as reached, Location when no link was
+	// followed), so a skill keeps one copy of its path.
+	r.dir = f.skill.Dir
+	if put {
+		key := entryPath
+		if key == f.skill.Location {
+			key = f.skill.Location
+		}
+		s.opt.Cache.put(key, st, c)
+	}
 	if len(m.dirs) > 0 {
 		sort.Strings(m.dirs)
-		f.skill.Dirs = m.dirs
+		f.skill.Dirs = slices.Clip(m.dirs)
 	}
 	f.skill.MaxFileSize = s.opt.MaxFileSize
 	if s.opt.KeepBodies {
@@ -192,6 +232,13 @@ func keepLastGood(prev, broken cached, path string) cached {
 	prev.stale = true
 	return prev
 }
+
+// fileBufs hold a manifest while it is walked; finishFiles copies it out
+// at its final length.
+// One that grew past maxPooledFiles is dropped, not kept.
+var fileBufs = sync.Pool{New: func() any { b := make([]skill.File, 0, 16); return &b }}
+
+const maxPooledFiles = 1024
 
 type manifest struct {
 	scan      *scan
@@ -294,7 +341,7 @@ func (m *manifest) walk(d *dirHandle, real, rel string, depth int, rules *ignore
 				continue
 			}
 		}
-		if rules.IgnoredEntry(m.rootRel(childRel), st.isDir()) {
+		if rules != nil && rules.IgnoredEntry(m.rootRel(childRel), st.isDir()) {
 			continue
 		}
 		m.count++
@@ -331,6 +378,31 @@ func (m *manifest) walk(d *dirHandle, real, rel string, depth int, rules *ignore
 		}
 		m.files = append(m.files, skill.File{Path: childRel, Size: st.size, ContentType: ct, Binary: bin, Executable: exec, Script: skill.IsScript(childRel, exec)})
 	}
+}
+
+// finishFiles returns the manifest in a slice of its own length, its
+// paths in one string: a skill keeps its file list for as long as it is
+// loaded, so it holds no spare capacity and one allocation for the paths.
+func (m *manifest) finishFiles() []skill.File {
+	if len(m.files) == 0 {
+		return nil
+	}
+	n := 0
+	for _, f := range m.files {
+		n += len(f.Path)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, f := range m.files {
+		b.WriteString(f.Path)
+	}
+	paths := b.String()
+	files := make([]skill.File, len(m.files))
+	for i, f := range m.files {
+		f.Path, paths = paths[:len(f.Path)], paths[len(f.Path):]
+		files[i] = f
+	}
+	return files
 }
 
 // rootRel is the path of a file inside the skill relative to the scanned

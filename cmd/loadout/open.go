@@ -34,6 +34,9 @@ type catalogFlags struct {
 	// missingRootIsDiag: a --root that does not exist is reported as an
 	// error diagnostic (check, whose output CI reads) rather than refused.
 	missingRootIsDiag bool
+	// typedMeta: folder skills keep only their typed frontmatter fields
+	// (source.Options.TypedMeta), for commands that print nothing else.
+	typedMeta bool
 }
 
 func (c *catalogFlags) register(fs *flag.FlagSet, withAgent bool) {
@@ -356,6 +359,7 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*sessi
 		return nil, err
 	}
 	specs, opts := c.agentSpecs(f)
+	opts.Scan.TypedMeta = c.typedMeta
 	if len(c.roots) > 0 && c.agent == "" {
 		c.agent = rootsAgent
 	}

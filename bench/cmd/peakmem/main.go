@@ -19,7 +19,8 @@
 // heap_inuse and heap_sys are read right after the scan, with the result
 // still alive; retained is the live heap after a GC with the result still
 // held: what keeping the catalog costs. With -floor it runs floor.Walk
-// instead, for comparison. -memprofile writes the retained heap as a pprof
+// instead, for comparison; -typed scans as loadout check and list do
+// (source.Options.TypedMeta). -memprofile writes the retained heap as a pprof
 // profile (go tool pprof -sample_index=inuse_space). With -n it exits 1 unless exactly N skills were
 // found with no error diagnostics.
 package main
@@ -76,9 +77,10 @@ func vmHWM() float64 {
 func main() {
 	useFloor := flag.Bool("floor", false, "run the serial floor walk instead of discovery")
 	want := flag.Int("n", 0, "exit 1 unless exactly this many skills are found (0: no check)")
+	typed := flag.Bool("typed", false, "scan with source.Options.TypedMeta, as loadout check and list do")
 	memprofile := flag.String("memprofile", "", "write a heap profile here after the scan and a GC, with the result still held")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: peakmem [-n N] [-floor] DIR")
+		fmt.Fprintln(os.Stderr, "usage: peakmem [-n N] [-floor] [-typed] DIR")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -104,7 +106,7 @@ func main() {
 		}
 		skills = n
 	} else {
-		res = source.ScanFolder(context.Background(), dir, source.Options{})
+		res = source.ScanFolder(context.Background(), dir, source.Options{TypedMeta: *typed})
 		skills = len(res.Skills)
 		for _, d := range res.Diagnostics {
 			switch d.Severity {

@@ -1,0 +1,116 @@
+package skill
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// typicalSkillMD is a SKILL.md as bench/gen makes them: a folded
+// description, a list, a nested mapping, and a body.
+const typicalSkillMD = `---
+name: auth-build-13318
+description: >-
+  Use when working on auth tasks in the backend area. Forms pages clean asks
+  tasks edit files.
+allowed-tools: jq curl write python
+tags: [productivity, backend]
+metadata:
+  author: team-team-beta
+  owner: "format@example.com"
+  revision: "9"
+---
+
+# auth build 13318
+
+Notes limits files lists, examples local version existing defaults.
+
+## Steps
+
+1. Reliably examples large scripts skill workflow errors, after.
+`
+
+// TestParseHeaderAllocs bounds the allocations of parsing one typical
+// SKILL.md header, the work discovery does per skill. It made 56 before
+// the frontmatter text was compacted; the bound leaves room for small
+// changes, not for a return to one allocation per value kept.
+func TestParseHeaderAllocs(t *testing.T) {
+	data := []byte(typicalSkillMD)
+	if _, diags, ok := ParseHeader(data, "SKILL.md", "auth-build-13318"); !ok || len(diags) > 0 {
+		t.Fatalf("ok=%v diags=%v", ok, diags)
+	}
+	n := testing.AllocsPerRun(100, func() {
+		ParseHeader(data, "SKILL.md", "auth-build-13318")
+	})
+	const max = 40
+	t.Logf("%.0f allocations per header", n)
+	if n > max {
+		t.Errorf("ParseHeader made %.0f allocations, want at most %d", n, max)
+	}
+}
+
+// TestParseKeepsNoInput: what a parsed document keeps is text of its own:
+// changing the bytes it was parsed from changes nothing in it, so a
+// reader may parse from a buffer it reuses.
+func TestParseKeepsNoInput(t *testing.T) {
+	for _, text := range []string{typicalSkillMD, strings.ReplaceAll(typicalSkillMD, "\n", "\r\n"),
+		"---\nname: x\ndescription: |\n  a\n  b\nlist:\n  - &a one\n  - *a\n---\nbody\n"} {
+		data := []byte(text)
+		doc, _, ok := Parse(data, "SKILL.md", "x")
+		if !ok {
+			t.Fatalf("not ok: %q", text)
+		}
+		want, _, _ := Parse([]byte(text), "SKILL.md", "x")
+		for i := range data {
+			data[i] = '#'
+		}
+		if diff := cmp.Diff(want, doc); diff != "" {
+			t.Errorf("the document changed with its input (-want +got):\n%s", diff)
+		}
+	}
+}
+
+// TestHeaderComplete: whenever HeaderComplete says a prefix of a SKILL.md
+// is enough, ParseHeader of that prefix is ParseHeader of the whole file,
+// for every cut; and the whole of a file with a closed frontmatter is
+// enough before its body.
+func TestHeaderComplete(t *testing.T) {
+	body := strings.Repeat("Some body text. ---\n---\n", 20)
+	files := []string{
+		typicalSkillMD + body,
+		strings.ReplaceAll(typicalSkillMD+body, "\n", "\r\n"),
+		strings.ReplaceAll(typicalSkillMD+body, "\n", "\r"),
+		"\uFEFF" + typicalSkillMD + body,
+		"---  \nname: a\ndescription: b\n---\t\n" + body,
+		"---\nname: a\ndescription: b\n---", // fence at the end, no line break
+		"---\nname: a\ndescription: b\n----\nmore: c\n---\n" + body,
+		"---\nname: a\ndescription: b\n", // unclosed
+		"# no frontmatter\n" + body,      // none
+		"--- \r\nname: a\r\ndescription: b\r---\r\n",
+		"",
+		"---",
+	}
+	for _, f := range files {
+		data := []byte(f)
+		wantDoc, wantDiags, wantOK := ParseHeader(data, "SKILL.md", "a")
+		earliest := -1
+		for k := 0; k <= len(data); k++ {
+			if !HeaderComplete(data[:k]) {
+				continue
+			}
+			if earliest < 0 {
+				earliest = k
+			}
+			doc, diags, ok := ParseHeader(data[:k:k], "SKILL.md", "a")
+			if ok != wantOK || !cmp.Equal(doc, wantDoc) || !cmp.Equal(diags, wantDiags) {
+				t.Errorf("%q cut at %d: ParseHeader differs from the whole file's:\n%s\n%s", f, k, cmp.Diff(wantDoc, doc), cmp.Diff(wantDiags, diags))
+				break
+			}
+		}
+		if i := bytes.Index(data, []byte(body)); i > 0 && strings.HasSuffix(f, body) && (earliest < 0 || earliest > i) {
+			t.Errorf("%q: HeaderComplete first true at %d, want by %d (before the body)", f, earliest, i)
+		}
+	}
+}
