@@ -707,6 +707,9 @@ func (c *Catalog) Reconfigure(ctx context.Context, agents []AgentSpec, opt Optio
 	if opt.Scan.Cache == nil {
 		opt.Scan.Cache = c.opt.Scan.Cache
 	}
+	if opt.Scan.Bodies == nil {
+		opt.Scan.Bodies = c.opt.Scan.Bodies
+	}
 	c.specs, c.opt = agents, opt
 	c.apply(ctx, nil, map[string]*source.Result{}, nil)
 	return nil

@@ -54,9 +54,14 @@ type Options struct {
 	// Origin is copied into every skill found; Kind defaults to "folder"
 	// and Root to the scanned root.
 	Origin skill.Origin
-	// KeepBodies holds each skill's body in memory (servers do: loads read
-	// no files, and a broken edit can keep serving the last good version).
+	// KeepBodies keeps each skill's body as scanned (servers do: loads read
+	// no skill files, and a broken edit keeps serving the last good
+	// version, body included): in Bodies when it is set, else in memory.
 	KeepBodies bool
+	// Bodies, with KeepBodies, holds the bodies outside the heap (see
+	// skill.BodyFile); a body it refuses (full, or a write failed) is
+	// held in memory instead.
+	Bodies *skill.BodyFile
 }
 
 func (o *Options) defaults() {

@@ -13,8 +13,6 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -46,6 +44,7 @@ type serverFlags struct {
 	noWatch   bool
 	logJSON   bool
 	logLevel  string
+	bodies    string // --keep-bodies
 	demo      bool
 	net       netFlags
 }
@@ -197,7 +196,14 @@ func (f *serverFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noWatch, "no-watch", false, "do not watch skill folders or the config file for changes (SIGHUP and POST /v1/reload still reload)")
 	fs.BoolVar(&f.logJSON, "log-json", false, "log JSON lines instead of text (the start-up banner and a fatal error too)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug (every request), info, warn or error")
+	fs.StringVar(&f.bodies, "keep-bodies", bodiesFile, "where the skills' bodies are kept as scanned, so that a broken edit keeps serving the last good one: \"file\" (a temporary file in $TMPDIR, unlinked at once, read back through the page cache) or \"memory\" (about 3 KB of heap a skill)")
 }
+
+// Values of --keep-bodies.
+const (
+	bodiesFile   = "file"
+	bodiesMemory = "memory"
+)
 
 // server is a running service and what it holds open.
 type server struct {
@@ -236,6 +242,14 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", f.logLevel)
 	}
 	logger := newLogger(e, level, f.logJSON)
+	if f.bodies != bodiesFile && f.bodies != bodiesMemory {
+		return nil, fmt.Errorf("--keep-bodies %q: use %q or %q", f.bodies, bodiesFile, bodiesMemory)
+	}
+	if addr := e.getenv("LOADOUT_PPROF"); addr != "" && transport == "" {
+		// Started before the catalog is loaded, so start-up can be
+		// profiled too.
+		startPprof(logger, addr)
+	}
 	if f.demo {
 		if f.config != "" || len(f.roots) > 0 {
 			return nil, errors.New("--demo serves only the built-in examples: leave out --config and --root")
@@ -256,17 +270,25 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	srv := &server{cfg: cfg, logger: logger}
 	specs, opts := f.agentSpecs(cfg)
 	opts.Scan.KeepBodies = true
-	if e.getenv("GOMEMLIMIT") == "" {
-		// Keep discovery's garbage from inflating the process; tuneMemory
-		// sets the lasting limit once the catalog is loaded.
-		debug.SetMemoryLimit(96 << 20)
-	}
+	mem := startMemory(e.getenv) // memory.go
 	st, err := openStore(ctx, dsn, cfg, mayCreate)
 	if err != nil {
 		return nil, err
 	}
 	srv.store = st
 	srv.closers = append(srv.closers, func() { st.Close() })
+	if f.bodies == bodiesFile {
+		// Bodies are served as scanned (the last good version of a broken
+		// edit included) from a temporary file rather than the heap: 3 KB
+		// a skill is 150 MB at 50,000 skills.
+		bf, err := skill.NewBodyFile("", 0)
+		if err != nil {
+			logger.Warn("skill bodies are held in memory", "err", err)
+		} else {
+			opts.Scan.Bodies = bf
+			srv.closers = append(srv.closers, func() { bf.Close() })
+		}
+	}
 	opts.Store = storeProvider(st)
 	var pluginDiags []skill.Diagnostic
 	if cfg != nil && len(cfg.Plugins) > 0 {
@@ -286,7 +308,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		return nil, err
 	}
 	cat.AddDiagnostics(pluginDiags)
-	tuneMemory(logger, e)
+	mem.loaded(logger)
 	server, _ := st.(store.Server)
 	svcOpt := service.Options{Store: st, Server: server, Logger: logger}
 	if cfg != nil {
@@ -412,9 +434,6 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	srv.svc = withTokens(srv, tokens)
 	followTokens(ctx, srv, tokens, !loopback(host))
 
-	if addr := e.getenv("LOADOUT_PPROF"); addr != "" {
-		startPprof(srv.logger, addr)
-	}
 	ns, err := f.net.resolve(srv.cfg)
 	if err != nil {
 		return fail(e, err)
@@ -744,22 +763,4 @@ func startPprof(logger *slog.Logger, addr string) {
 			logger.Warn("profiler stopped", "err", err)
 		}
 	}()
-}
-
-// tuneMemory runs after the first load. Discovery leaves garbage several
-// times the size of what it keeps; it is handed back to the system at once,
-// and a soft memory limit (unless GOMEMLIMIT is set) keeps the heap near
-// what the catalog needs: twice the live heap, at least 80 MiB. Go's
-// collector gives up at most half the CPU to meet it, so it never stalls
-// the server.
-func tuneMemory(logger *slog.Logger, e *env) {
-	debug.FreeOSMemory()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	if e.getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	limit := max(int64(ms.HeapAlloc)*2, 80<<20)
-	debug.SetMemoryLimit(limit)
-	logger.Info("memory", "live_heap_mb", ms.HeapAlloc>>20, "soft_limit_mb", limit>>20)
 }
