@@ -46,6 +46,9 @@ type Options struct {
 	// Scan bounds folder scans. Its Cache is created if nil, so reloads
 	// reparse only the SKILL.md files that changed.
 	Scan source.Options
+	// EnvelopeCache bounds the bytes of rendered envelopes loads keep
+	// for reuse (default DefaultEnvelopeCache; negative: none are kept).
+	EnvelopeCache int64
 	// Budget and Format are the defaults for agents that set neither;
 	// BudgetTokens likewise for agents that set no budgetTokens.
 	Budget       int
@@ -72,6 +75,7 @@ type Catalog struct {
 	extra   atomic.Pointer[[]skill.Diagnostic]
 
 	safety safetyCache // Safety's findings per skill (safety.go)
+	envs   envCache    // the loads' rendered envelopes (envcache.go)
 }
 
 type snapshot struct {
@@ -104,6 +108,10 @@ func New(ctx context.Context, agents []AgentSpec, opt Options) (*Catalog, error)
 		opt.Scan.Cache = source.NewCache()
 	}
 	c := &Catalog{specs: agents, opt: opt}
+	c.envs.max = opt.EnvelopeCache
+	if c.envs.max == 0 {
+		c.envs.max = DefaultEnvelopeCache
+	}
 	c.Reload(ctx)
 	return c, nil
 }
@@ -340,10 +348,10 @@ type Entry struct {
 	selDiags           []skill.Diagnostic
 	bodyDiag, toolDiag *skill.Diagnostic
 
-	// The envelope is rendered once when nothing it holds can change
-	// (the body is in memory); entries are immutable.
-	envOnce sync.Once
-	env     string
+	// The envelope, kept once rendered when nothing it holds can change
+	// (the body is kept), as long as the catalog's envelope cache has
+	// room for it (envcache.go).
+	envState
 }
 
 // Loadout is one agent's set of skills. It is immutable.
@@ -365,6 +373,8 @@ type Loadout struct {
 	// shadowed are the names selected more than once (from two sources,
 	// or twice from one); a change to one of them rebuilds the loadout.
 	shadowed map[string]bool
+
+	envs *envCache // the catalog's
 
 	searchOnce sync.Once
 	search     atomic.Pointer[searchIndex]
@@ -395,7 +405,7 @@ func (l *Loadout) Diagnostics() []skill.Diagnostic {
 }
 
 func (c *Catalog) build(spec AgentSpec, fetch func(SourceSpec) *source.Result) *Loadout {
-	l := &Loadout{Spec: spec, byName: map[string]*Entry{}, srcDiags: make([][]skill.Diagnostic, len(spec.Skills))}
+	l := &Loadout{Spec: spec, byName: map[string]*Entry{}, srcDiags: make([][]skill.Diagnostic, len(spec.Skills)), envs: &c.envs}
 	if l.Spec.Budget == 0 {
 		l.Spec.Budget = c.opt.Budget
 	}
