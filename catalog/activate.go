@@ -53,7 +53,7 @@ func (l *Loadout) Load(name string) LoadResult {
 	if env, ok := envOf(e); ok {
 		return LoadResult{Status: StatusOK, Name: name, Skill: sk, Text: env}
 	}
-	body := e.body
+	body := e.inlineBody()
 	if !e.Inline {
 		var err error
 		if body, err = sk.Body(); err != nil {

@@ -64,7 +64,7 @@ func TestBodiesInFileServeLastGood(t *testing.T) {
 	os.WriteFile(lp, []byte("---\nname: lint\ndescription: [broken\n---\nLint body two.\n"), 0o644)
 	c.Refresh(context.Background(), []string{lp})
 	e, _ := agent(t, c, "a").Lookup("lint")
-	if e == nil || !e.Inline || e.body != "Lint body one." {
+	if e == nil || !e.Inline || e.inlineBody() != "Lint body one." {
 		t.Errorf("inline body after a broken edit: %+v", e)
 	}
 }

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"sync"
-	"sync/atomic"
 	"weak"
 )
 
@@ -86,10 +85,4 @@ func (c *envCache) keep(e *Entry, env string) {
 		c.ring[last] = envSlot{}
 		c.ring = c.ring[:last]
 	}
-}
-
-// envState is what an Entry holds of its envelope.
-type envState struct {
-	env     atomic.Pointer[string]
-	envUsed atomic.Bool
 }

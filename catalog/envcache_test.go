@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/source"
@@ -61,5 +62,14 @@ func TestEnvelopeCacheIsBounded(t *testing.T) {
 	defer c.envs.mu.Unlock()
 	if c.envs.bytes > bound || len(c.envs.ring) != kept {
 		t.Errorf("cache accounts %d bytes in %d slots; entries hold %d bytes in %d", c.envs.bytes, len(c.envs.ring), bytes, kept)
+	}
+}
+
+// A catalog holds an Entry per skill per agent: what few entries need
+// (inline bodies, diagnostics) is kept apart, so that an entry stays
+// within a 48-byte allocation (it was 112).
+func TestEntryIsSmall(t *testing.T) {
+	if n := unsafe.Sizeof(Entry{}); n > 48 {
+		t.Errorf("Entry is %d bytes, over 48", n)
 	}
 }

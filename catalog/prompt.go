@@ -85,7 +85,7 @@ func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diag
 		re := render.NewEntry(e.Skill, "")
 		switch {
 		case e.Inline:
-			re.Body = e.body
+			re.Body = e.inlineBody()
 			inline = append(inline, re)
 		case e.Listed && !e.Skill.Hidden():
 			listing = append(listing, re)

@@ -428,7 +428,7 @@ func (c *Catalog) patch(was *Loadout, fetch func(SourceSpec) *source.Result, dir
 	// comes or goes has some.
 	l.agentDiags = was.agentDiags
 	for _, e := range slices.Concat(removed, made) {
-		if len(e.selDiags) > 0 || e.bodyDiag != nil || e.toolDiag != nil {
+		if e.hasDiags() {
 			l.assemble()
 			break
 		}
