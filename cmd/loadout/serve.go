@@ -211,6 +211,7 @@ type server struct {
 	store   store.Store
 	cfg     *config.File
 	logger  *slog.Logger
+	mem     *memoryTuner
 	closers []func()
 }
 
@@ -270,7 +271,8 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	srv := &server{cfg: cfg, logger: logger}
 	specs, opts := f.agentSpecs(cfg)
 	opts.Scan.KeepBodies = true
-	mem := startMemory(e.getenv) // memory.go
+	srv.mem = startMemory(e.getenv) // memory.go; srv.mem.loaded once serving
+	srv.closers = append(srv.closers, srv.mem.stop)
 	st, err := openStore(ctx, dsn, cfg, mayCreate)
 	if err != nil {
 		return nil, err
@@ -308,7 +310,6 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		return nil, err
 	}
 	cat.AddDiagnostics(pluginDiags)
-	mem.loaded(logger)
 	server, _ := st.(store.Server)
 	svcOpt := service.Options{Store: st, Server: server, Logger: logger}
 	if cfg != nil {
@@ -462,6 +463,8 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		ln.Close()
 		return fail(e, err)
 	}
+	// Everything start-up builds is built: the collector's lasting rule.
+	srv.mem.loaded(srv.logger)
 	hs := &http.Server{Handler: handler, ReadHeaderTimeout: ns.readHeaderTimeout, IdleTimeout: ns.idleTimeout,
 		MaxHeaderBytes: maxHeaderBytes, BaseContext: func(net.Listener) context.Context { return ctx }}
 	srv.logger.Info("client bounds", "max_conns", ns.maxConns, "max_conns_per_ip", ns.maxConnsPerIP,
@@ -737,6 +740,7 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	if _, ok := srv.svc.Catalog().Agent(id); !ok {
 		return fail(e, fmt.Errorf("no agent %q: agents are %s", id, strings.Join(srv.svc.Catalog().AgentIDs(), ", ")))
 	}
+	srv.mem.loaded(srv.logger)
 	if err := mcpserver.ServeStdio(ctx, srv.svc, mcpserver.Options{Agent: id, Logger: srv.logger}); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(e.stderr, "loadout: mcp: %v\n", err)
 		return 1
