@@ -58,6 +58,11 @@ func TestMemoryRules(t *testing.T) {
 	if heap < 160<<20 || limit < int64(float64(heap)*startupHeadroom)-(8<<20) {
 		t.Errorf("while loading: limit %d MiB for a live heap of %d MiB; want at least %.1f times it", limit>>20, heap>>20, startupHeadroom)
 	}
+	// Once the catalog is loaded: twice the live heap, measured exactly.
+	m.catalogLoaded()
+	if got, want := debug.SetMemoryLimit(-1), 2*int64(liveHeap()); got < want-(8<<20) || got > want+(8<<20) {
+		t.Errorf("after the catalog loaded: limit %d MiB, want about %d MiB", got>>20, want>>20)
+	}
 	m.loaded(logger)
 	limit = debug.SetMemoryLimit(-1)
 	var ms runtime.MemStats

@@ -310,6 +310,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		return nil, err
 	}
 	cat.AddDiagnostics(pluginDiags)
+	srv.mem.catalogLoaded()
 	server, _ := st.(store.Server)
 	svcOpt := service.Options{Store: st, Server: server, Logger: logger}
 	if cfg != nil {
