@@ -50,22 +50,23 @@ func (l *Loadout) Load(name string) LoadResult {
 		return LoadResult{Status: StatusNotFound, Name: name, Text: msg, Suggestions: sugg}
 	}
 	sk := e.Skill
+	if env, ok := envOf(e); ok {
+		return LoadResult{Status: StatusOK, Name: name, Skill: sk, Text: env}
+	}
+	body := e.inlineBody()
+	if !e.Inline {
+		var err error
+		if body, err = sk.Body(); err != nil {
+			return LoadResult{Status: StatusError, Name: name, Skill: sk, Err: err,
+				Text: fmt.Sprintf("Skill %q exists but its SKILL.md could not be read (%v). Tell the user; do not guess its instructions.", name, readErrText(err))}
+		}
+	}
+	env := envelope(sk, body)
 	if e.Inline || sk.HasBody() {
-		e.envOnce.Do(func() {
-			body := e.body
-			if !e.Inline {
-				body, _ = sk.Body()
-			}
-			e.env = envelope(sk, body)
-		})
-		return LoadResult{Status: StatusOK, Name: name, Skill: sk, Text: e.env}
+		// Nothing in it can change: keep it while there is room.
+		l.envs.keep(e, env)
 	}
-	body, err := sk.Body()
-	if err != nil {
-		return LoadResult{Status: StatusError, Name: name, Skill: sk, Err: err,
-			Text: fmt.Sprintf("Skill %q exists but its SKILL.md could not be read (%v). Tell the user; do not guess its instructions.", name, readErrText(err))}
-	}
-	return LoadResult{Status: StatusOK, Name: name, Skill: sk, Text: envelope(sk, body)}
+	return LoadResult{Status: StatusOK, Name: name, Skill: sk, Text: env}
 }
 
 func envelope(sk *skill.Skill, body string) string {

@@ -46,6 +46,9 @@ type Options struct {
 	// Scan bounds folder scans. Its Cache is created if nil, so reloads
 	// reparse only the SKILL.md files that changed.
 	Scan source.Options
+	// EnvelopeCache bounds the bytes of rendered envelopes loads keep
+	// for reuse (default DefaultEnvelopeCache; negative: none are kept).
+	EnvelopeCache int64
 	// Budget and Format are the defaults for agents that set neither;
 	// BudgetTokens likewise for agents that set no budgetTokens.
 	Budget       int
@@ -72,6 +75,7 @@ type Catalog struct {
 	extra   atomic.Pointer[[]skill.Diagnostic]
 
 	safety safetyCache // Safety's findings per skill (safety.go)
+	envs   envCache    // the loads' rendered envelopes (envcache.go)
 }
 
 type snapshot struct {
@@ -104,6 +108,10 @@ func New(ctx context.Context, agents []AgentSpec, opt Options) (*Catalog, error)
 		opt.Scan.Cache = source.NewCache()
 	}
 	c := &Catalog{specs: agents, opt: opt}
+	c.envs.max = opt.EnvelopeCache
+	if c.envs.max == 0 {
+		c.envs.max = DefaultEnvelopeCache
+	}
 	c.Reload(ctx)
 	return c, nil
 }
@@ -323,7 +331,9 @@ func (c *Catalog) AddDiagnostics(d []skill.Diagnostic) {
 	c.extra.Store(&all)
 }
 
-// Entry is a skill as one agent has it.
+// Entry is a skill as one agent has it. A catalog holds one per skill
+// per agent (the global catalog included), so what few entries need is
+// in x, allocated for those only.
 type Entry struct {
 	Skill *skill.Skill
 	// Source is the index of the agent's skills entry the skill came from,
@@ -331,19 +341,46 @@ type Entry struct {
 	Source int
 	// Listed: in the reference listing. Inline: full body in the prompt.
 	Listed, Inline bool
-	body           string
 	// preloaded: added by the agent's preload list, after its sources.
 	preloaded bool
-	// The agent's diagnostics about this entry, by when build makes them:
-	// selection (inline-overlap, then same-name-sources when it is
-	// shadowed), the inline body, required tools.
+	// The envelope, kept once rendered when nothing it holds can change
+	// (the body is kept), as long as the catalog's envelope cache has
+	// room for it; envUsed marks it loaded since the cache's clock hand
+	// last passed (envcache.go).
+	envUsed atomic.Bool
+	env     atomic.Pointer[string]
+	x       *entryExtra
+}
+
+// entryExtra is what only some entries have: an inline body, and the
+// agent's diagnostics about the entry, by when build makes them:
+// selection (inline-overlap, then same-name-sources when it is shadowed),
+// the inline body, required tools.
+type entryExtra struct {
+	body               string
 	selDiags           []skill.Diagnostic
 	bodyDiag, toolDiag *skill.Diagnostic
+}
 
-	// The envelope is rendered once when nothing it holds can change
-	// (the body is in memory); entries are immutable.
-	envOnce sync.Once
-	env     string
+// extra returns e.x, made on first use (while the entry is built).
+func (e *Entry) extra() *entryExtra {
+	if e.x == nil {
+		e.x = &entryExtra{}
+	}
+	return e.x
+}
+
+// inlineBody is the body an inline entry puts in the prompt.
+func (e *Entry) inlineBody() string {
+	if e.x == nil {
+		return ""
+	}
+	return e.x.body
+}
+
+// hasDiags reports whether the entry has diagnostics of its own.
+func (e *Entry) hasDiags() bool {
+	return e.x != nil && (len(e.x.selDiags) > 0 || e.x.bodyDiag != nil || e.x.toolDiag != nil)
 }
 
 // Loadout is one agent's set of skills. It is immutable.
@@ -365,6 +402,8 @@ type Loadout struct {
 	// shadowed are the names selected more than once (from two sources,
 	// or twice from one); a change to one of them rebuilds the loadout.
 	shadowed map[string]bool
+
+	envs *envCache // the catalog's
 
 	searchOnce sync.Once
 	search     atomic.Pointer[searchIndex]
@@ -395,7 +434,7 @@ func (l *Loadout) Diagnostics() []skill.Diagnostic {
 }
 
 func (c *Catalog) build(spec AgentSpec, fetch func(SourceSpec) *source.Result) *Loadout {
-	l := &Loadout{Spec: spec, byName: map[string]*Entry{}, srcDiags: make([][]skill.Diagnostic, len(spec.Skills))}
+	l := &Loadout{Spec: spec, byName: map[string]*Entry{}, srcDiags: make([][]skill.Diagnostic, len(spec.Skills)), envs: &c.envs}
 	if l.Spec.Budget == 0 {
 		l.Spec.Budget = c.opt.Budget
 	}
@@ -446,7 +485,7 @@ func (c *Catalog) build(spec AgentSpec, fetch func(SourceSpec) *source.Result) *
 				continue
 			}
 			if d := add(e); d != nil {
-				e.selDiags = append(e.selDiags, *d)
+				e.extra().selDiags = append(e.extra().selDiags, *d)
 			}
 		}
 	}
@@ -485,7 +524,7 @@ func (c *Catalog) entry(spec AgentSpec, i int, sk *skill.Skill) *Entry {
 	}
 	e := &Entry{Skill: sk, Source: i, Inline: inInline, Listed: !inInline}
 	if inAvail && inInline {
-		e.selDiags = append(e.selDiags, skill.Diagnostic{Severity: skill.Warning, Code: CodeInlineOverlap, Skill: sk.Name, Path: sk.Location, Agent: spec.AgentID,
+		e.extra().selDiags = append(e.extra().selDiags, skill.Diagnostic{Severity: skill.Warning, Code: CodeInlineOverlap, Skill: sk.Name, Path: sk.Location, Agent: spec.AgentID,
 			Field:   fmt.Sprintf("skills[%d]", i),
 			Message: fmt.Sprintf("skill %q matches both available and inline patterns of skills[%d]; inline wins", sk.Name, i)})
 	}
@@ -498,11 +537,11 @@ func (c *Catalog) finish(spec AgentSpec, e *Entry) {
 	if e.Inline {
 		body, err := e.Skill.Body()
 		if err != nil {
-			e.bodyDiag = &skill.Diagnostic{Severity: skill.Error, Code: skill.CodeReadError, Skill: e.Skill.Name, Path: e.Skill.Location, Agent: spec.AgentID,
+			e.extra().bodyDiag = &skill.Diagnostic{Severity: skill.Error, Code: skill.CodeReadError, Skill: e.Skill.Name, Path: e.Skill.Location, Agent: spec.AgentID,
 				Message: fmt.Sprintf("cannot read the body of inline skill %q: %v; it is left out of the prompt", e.Skill.Name, err)}
 			e.Inline = false
 		} else {
-			e.body = strings.TrimSpace(body)
+			e.extra().body = strings.TrimSpace(body)
 		}
 	}
 	if spec.Tools == nil {
@@ -515,7 +554,7 @@ func (c *Catalog) finish(spec AgentSpec, e *Entry) {
 		}
 	}
 	if len(missing) > 0 {
-		e.toolDiag = &skill.Diagnostic{Severity: skill.Warning, Code: CodeToolsMissing, Skill: e.Skill.Name, Path: e.Skill.Location, Field: "requires-tools", Agent: spec.AgentID,
+		e.extra().toolDiag = &skill.Diagnostic{Severity: skill.Warning, Code: CodeToolsMissing, Skill: e.Skill.Name, Path: e.Skill.Location, Field: "requires-tools", Agent: spec.AgentID,
 			Message: fmt.Sprintf("skill %q requires tools the agent does not list: %s; add them to the agent's tools or expect the skill to fail", e.Skill.Name, strings.Join(missing, ", "))}
 	}
 }
@@ -537,18 +576,20 @@ func (l *Loadout) assemble() {
 	for i := range l.Spec.Skills {
 		out = append(out, l.srcDiags[i]...)
 		for ; pos < len(l.entries) && !l.entries[pos].preloaded && l.entries[pos].Source == i; pos++ {
-			out = append(out, l.entries[pos].selDiags...)
+			if x := l.entries[pos].x; x != nil {
+				out = append(out, x.selDiags...)
+			}
 		}
 	}
 	out = append(out, l.preloadDiags...)
 	for _, e := range l.entries {
-		if e.bodyDiag != nil {
-			out = append(out, *e.bodyDiag)
+		if e.x != nil && e.x.bodyDiag != nil {
+			out = append(out, *e.x.bodyDiag)
 		}
 	}
 	for _, e := range l.entries {
-		if e.toolDiag != nil {
-			out = append(out, *e.toolDiag)
+		if e.x != nil && e.x.toolDiag != nil {
+			out = append(out, *e.x.toolDiag)
 		}
 	}
 	l.agentDiags = out
@@ -706,6 +747,9 @@ func (c *Catalog) Reconfigure(ctx context.Context, agents []AgentSpec, opt Optio
 	defer c.mu.Unlock()
 	if opt.Scan.Cache == nil {
 		opt.Scan.Cache = c.opt.Scan.Cache
+	}
+	if opt.Scan.Bodies == nil {
+		opt.Scan.Bodies = c.opt.Scan.Bodies
 	}
 	c.specs, c.opt = agents, opt
 	c.apply(ctx, nil, map[string]*source.Result{}, nil)

@@ -344,7 +344,7 @@ func (c *Catalog) patch(was *Loadout, fetch func(SourceSpec) *source.Result, dir
 			return nil, false // changed in two of the agent's sources
 		}
 	}
-	l := &Loadout{Spec: spec, srcDiags: was.srcDiags, preloadDiags: was.preloadDiags, shadowed: was.shadowed}
+	l := &Loadout{Spec: spec, srcDiags: was.srcDiags, preloadDiags: was.preloadDiags, shadowed: was.shadowed, envs: was.envs}
 	l.entries = make([]*Entry, 0, len(was.entries)+len(all))
 	var removed, made []*Entry
 	// Entries come by source, and by name within a source.
@@ -428,7 +428,7 @@ func (c *Catalog) patch(was *Loadout, fetch func(SourceSpec) *source.Result, dir
 	// comes or goes has some.
 	l.agentDiags = was.agentDiags
 	for _, e := range slices.Concat(removed, made) {
-		if len(e.selDiags) > 0 || e.bodyDiag != nil || e.toolDiag != nil {
+		if e.hasDiags() {
 			l.assemble()
 			break
 		}

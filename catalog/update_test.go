@@ -98,7 +98,7 @@ type view struct {
 func viewOf(l *Loadout) view {
 	var v view
 	for _, e := range l.Entries() {
-		v.Entries = append(v.Entries, fmt.Sprintf("%s src=%d listed=%v inline=%v body=%q %s v%d", e.Skill.Name, e.Source, e.Listed, e.Inline, e.body, e.Skill.Description, e.Skill.Origin.Version))
+		v.Entries = append(v.Entries, fmt.Sprintf("%s src=%d listed=%v inline=%v body=%q %s v%d", e.Skill.Name, e.Source, e.Listed, e.Inline, e.inlineBody(), e.Skill.Description, e.Skill.Origin.Version))
 	}
 	v.Names = l.Names()
 	for _, d := range l.Diagnostics() {

@@ -112,7 +112,8 @@ type Skill struct {
 	MaxFileSize int64
 
 	reader  Reader
-	body    string // set for skills whose body is held in memory
+	body    string  // set for skills whose body is held in memory
+	bodyRef BodyRef // set for skills whose body is kept in a BodyFile
 	hasBody bool
 	// digests maps path -> "sha256:<hex>"; made on first use, as most
 	// skills of a large catalog are never digested.
@@ -140,15 +141,28 @@ func New(doc *Document, dir, entry string, files []File, origin Origin, reader R
 // KeepBody makes the skill hold its body in memory, for skills whose text is
 // not cheap to read again (stored, inline) or that a prompt inlines.
 func (s *Skill) KeepBody(body string) {
-	s.body, s.hasBody = body, true
+	s.body, s.bodyRef, s.hasBody = body, BodyRef{}, true
 }
 
-// HasBody reports whether the body is held in memory (Body reads no file).
+// KeepBodyRef makes the skill serve the body kept in a BodyFile: the
+// version scanned, whatever becomes of the entry file, without holding it
+// in memory.
+func (s *Skill) KeepBodyRef(r BodyRef) {
+	s.body, s.bodyRef, s.hasBody = "", r, r.Kept()
+}
+
+// HasBody reports whether the body is kept, in memory or in a BodyFile:
+// Body then returns the version the skill was built from and never reads
+// the entry file, so what is made of it can be cached for the life of
+// this Skill value.
 func (s *Skill) HasBody() bool { return s.hasBody }
 
 // Body returns the Markdown after the frontmatter. It reads the entry file
-// unless the body is held in memory.
+// unless the body is kept (KeepBody, KeepBodyRef).
 func (s *Skill) Body() (string, error) {
+	if s.bodyRef.Kept() {
+		return s.bodyRef.Read()
+	}
 	if s.hasBody {
 		return s.body, nil
 	}

@@ -54,8 +54,9 @@ type Options struct {
 	// Origin is copied into every skill found; Kind defaults to "folder"
 	// and Root to the scanned root.
 	Origin skill.Origin
-	// KeepBodies holds each skill's body in memory (servers do: loads read
-	// no files, and a broken edit can keep serving the last good version).
+	// KeepBodies keeps each skill's body as scanned (servers do: loads read
+	// no skill files, and a broken edit keeps serving the last good
+	// version, body included): in Bodies when it is set, else in memory.
 	KeepBodies bool
 	// TypedMeta makes each skill keep only the typed fields of its
 	// frontmatter (skill.Frontmatter.TypedOnly: Meta.Raw and
@@ -63,6 +64,10 @@ type Options struct {
 	// else, such as loadout check and list: a skill then holds about 600
 	// bytes less. Diagnostics are the same either way.
 	TypedMeta bool
+	// Bodies, with KeepBodies, holds the bodies outside the heap (see
+	// skill.BodyFile); a body it refuses (full, or a write failed) is
+	// held in memory instead.
+	Bodies *skill.BodyFile
 }
 
 func (o *Options) defaults() {

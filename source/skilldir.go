@@ -29,6 +29,7 @@ type cached struct {
 	mtime int64
 	ino   uint64
 	doc   *skill.Document
+	body  skill.BodyRef // the body, when kept in Options.Bodies
 	diags []skill.Diagnostic
 	ok    bool
 	stale bool // doc is an earlier good version; the file is broken
@@ -151,10 +152,17 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string) found {
 			report(diag(skill.Error, skill.CodeReadError, entryPath, "cannot read: %s; skill skipped", errText(err)))
 			return f
 		}
-		if s.opt.KeepBodies {
+		spill := s.opt.KeepBodies && s.opt.Bodies != nil
+		if s.opt.KeepBodies && !spill {
 			c.doc, c.diags, c.ok = skill.Parse(data, entryPath, dirName)
 		} else {
 			c.doc, c.diags, c.ok = skill.ParseHeader(data, entryPath, dirName)
+		}
+		if spill && c.ok {
+			var err error
+			if c.body, err = s.opt.Bodies.KeepEntry(data); err != nil {
+				c.doc, c.diags, c.ok = skill.Parse(data, entryPath, dirName) // held in memory instead
+			}
 		}
 		if c.ok && s.opt.TypedMeta {
 			c.doc.TypedOnly()
@@ -212,7 +220,9 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string) found {
 		f.skill.Dirs = slices.Clip(m.dirs)
 	}
 	f.skill.MaxFileSize = s.opt.MaxFileSize
-	if s.opt.KeepBodies {
+	if c.body.Kept() {
+		f.skill.KeepBodyRef(c.body)
+	} else if s.opt.KeepBodies {
 		f.skill.KeepBody(c.doc.Body)
 	}
 	return f

@@ -75,7 +75,7 @@ func (r *configReloader) reload(_ context.Context, why string) error {
 	}
 	r.restartNeeded(nf)
 	specs, opts := r.flags.agentSpecs(nf)
-	opts.Scan.KeepBodies = true
+	opts.Scan.KeepBodies, opts.Scan.Bodies = true, r.base.Scan.Bodies
 	opts.Store, opts.Plugins, opts.PluginOrder = r.base.Store, r.base.Plugins, r.base.PluginOrder
 	rm := r.remotes.m
 	var remoteDiags []skill.Diagnostic

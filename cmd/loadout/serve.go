@@ -13,8 +13,6 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -46,6 +44,7 @@ type serverFlags struct {
 	noWatch   bool
 	logJSON   bool
 	logLevel  string
+	bodies    string // --keep-bodies
 	demo      bool
 	net       netFlags
 }
@@ -197,7 +196,14 @@ func (f *serverFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noWatch, "no-watch", false, "do not watch skill folders or the config file for changes (SIGHUP and POST /v1/reload still reload)")
 	fs.BoolVar(&f.logJSON, "log-json", false, "log JSON lines instead of text (the start-up banner and a fatal error too)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug (every request), info, warn or error")
+	fs.StringVar(&f.bodies, "keep-bodies", bodiesFile, "where the skills' bodies are kept as scanned, so that a broken edit keeps serving the last good one: \"file\" (a temporary file in $TMPDIR, unlinked at once, read back through the page cache) or \"memory\" (about 3 KB of heap a skill)")
 }
+
+// Values of --keep-bodies.
+const (
+	bodiesFile   = "file"
+	bodiesMemory = "memory"
+)
 
 // server is a running service and what it holds open.
 type server struct {
@@ -205,6 +211,7 @@ type server struct {
 	store   store.Store
 	cfg     *config.File
 	logger  *slog.Logger
+	mem     *memoryTuner
 	closers []func()
 }
 
@@ -236,6 +243,14 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", f.logLevel)
 	}
 	logger := newLogger(e, level, f.logJSON)
+	if f.bodies != bodiesFile && f.bodies != bodiesMemory {
+		return nil, fmt.Errorf("--keep-bodies %q: use %q or %q", f.bodies, bodiesFile, bodiesMemory)
+	}
+	if addr := e.getenv("LOADOUT_PPROF"); addr != "" && transport == "" {
+		// Started before the catalog is loaded, so start-up can be
+		// profiled too.
+		startPprof(logger, addr)
+	}
 	if f.demo {
 		if f.config != "" || len(f.roots) > 0 {
 			return nil, errors.New("--demo serves only the built-in examples: leave out --config and --root")
@@ -256,17 +271,26 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	srv := &server{cfg: cfg, logger: logger}
 	specs, opts := f.agentSpecs(cfg)
 	opts.Scan.KeepBodies = true
-	if e.getenv("GOMEMLIMIT") == "" {
-		// Keep discovery's garbage from inflating the process; tuneMemory
-		// sets the lasting limit once the catalog is loaded.
-		debug.SetMemoryLimit(96 << 20)
-	}
+	srv.mem = startMemory(e.getenv) // memory.go; srv.mem.loaded once serving
+	srv.closers = append(srv.closers, srv.mem.stop)
 	st, err := openStore(ctx, dsn, cfg, mayCreate)
 	if err != nil {
 		return nil, err
 	}
 	srv.store = st
 	srv.closers = append(srv.closers, func() { st.Close() })
+	if f.bodies == bodiesFile {
+		// Bodies are served as scanned (the last good version of a broken
+		// edit included) from a temporary file rather than the heap: 3 KB
+		// a skill is 150 MB at 50,000 skills.
+		bf, err := skill.NewBodyFile("", 0)
+		if err != nil {
+			logger.Warn("skill bodies are held in memory", "err", err)
+		} else {
+			opts.Scan.Bodies = bf
+			srv.closers = append(srv.closers, func() { bf.Close() })
+		}
+	}
 	opts.Store = storeProvider(st)
 	var pluginDiags []skill.Diagnostic
 	if cfg != nil && len(cfg.Plugins) > 0 {
@@ -286,7 +310,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		return nil, err
 	}
 	cat.AddDiagnostics(pluginDiags)
-	tuneMemory(logger, e)
+	srv.mem.catalogLoaded()
 	server, _ := st.(store.Server)
 	svcOpt := service.Options{Store: st, Server: server, Logger: logger}
 	if cfg != nil {
@@ -412,9 +436,6 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	srv.svc = withTokens(srv, tokens)
 	followTokens(ctx, srv, tokens, !loopback(host))
 
-	if addr := e.getenv("LOADOUT_PPROF"); addr != "" {
-		startPprof(srv.logger, addr)
-	}
 	ns, err := f.net.resolve(srv.cfg)
 	if err != nil {
 		return fail(e, err)
@@ -443,6 +464,8 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		ln.Close()
 		return fail(e, err)
 	}
+	// Everything start-up builds is built: the collector's lasting rule.
+	srv.mem.loaded(srv.logger)
 	hs := &http.Server{Handler: handler, ReadHeaderTimeout: ns.readHeaderTimeout, IdleTimeout: ns.idleTimeout,
 		MaxHeaderBytes: maxHeaderBytes, BaseContext: func(net.Listener) context.Context { return ctx }}
 	srv.logger.Info("client bounds", "max_conns", ns.maxConns, "max_conns_per_ip", ns.maxConnsPerIP,
@@ -718,6 +741,7 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	if _, ok := srv.svc.Catalog().Agent(id); !ok {
 		return fail(e, fmt.Errorf("no agent %q: agents are %s", id, strings.Join(srv.svc.Catalog().AgentIDs(), ", ")))
 	}
+	srv.mem.loaded(srv.logger)
 	if err := mcpserver.ServeStdio(ctx, srv.svc, mcpserver.Options{Agent: id, Logger: srv.logger}); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(e.stderr, "loadout: mcp: %v\n", err)
 		return 1
@@ -744,22 +768,4 @@ func startPprof(logger *slog.Logger, addr string) {
 			logger.Warn("profiler stopped", "err", err)
 		}
 	}()
-}
-
-// tuneMemory runs after the first load. Discovery leaves garbage several
-// times the size of what it keeps; it is handed back to the system at once,
-// and a soft memory limit (unless GOMEMLIMIT is set) keeps the heap near
-// what the catalog needs: twice the live heap, at least 80 MiB. Go's
-// collector gives up at most half the CPU to meet it, so it never stalls
-// the server.
-func tuneMemory(logger *slog.Logger, e *env) {
-	debug.FreeOSMemory()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	if e.getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	limit := max(int64(ms.HeapAlloc)*2, 80<<20)
-	debug.SetMemoryLimit(limit)
-	logger.Info("memory", "live_heap_mb", ms.HeapAlloc>>20, "soft_limit_mb", limit>>20)
 }

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# serve50k.sh: how fast `loadout serve` becomes ready and how much memory it
+# holds, at 10,000 and 50,000 folder skills. For each size:
+#   first  no SQLite file yet; with COLD=1 (root only) the page cache is
+#          dropped first (sync; echo 3 > /proc/sys/vm/drop_caches), as after
+#          a reboot
+#   warm   the same again: the store exists, the tree is in the page cache
+#   watch  warm, with the folder watcher on (no --no-watch)
+# and prints the time to GET /healthz answering, the CPU time the process
+# used until then, its peak resident memory (VmHWM), and the live heap it
+# logs once the catalog is loaded, each with its target.
+#
+#   bench/serve50k.sh
+#   T50K=/tmp/t50k bench/serve50k.sh    # reuse a generated 50,000-skill tree
+#   COLD=1 STRICT=1 bench/serve50k.sh   # exit 1 if a target is missed
+#
+# Targets (2 cores): 50,000 skills ready in under 5 s (first and warm) with
+# VmHWM under 300 MB; 10,000 skills ready in under 1.5 s with VmHWM under
+# 150 MB.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SIZES=${SIZES:-"10000 50000"}
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+go build -o "$work/loadout" ./cmd/loadout
+go build -o "$work/gentree" ./bench/cmd/gentree
+
+missed=0
+check() { # check LABEL VALUE TARGET UNIT
+  local ok=ok
+  if awk -v v="$2" -v t="$3" 'BEGIN { exit !(v > t) }'; then ok=MISSED; missed=1; fi
+  printf '    %-26s %8s %-3s (target < %s %s) %s\n' "$1" "$2" "$4" "$3" "$4" "$ok"
+}
+
+run() { # run N TREE DB MODE
+  local n=$1 tree=$2 db=$3 mode=$4 args=(--no-watch)
+  [ "$mode" = watch ] && args=()
+  local cfg="$work/cfg.json" log="$work/serve.log"
+  printf '{"agents":[{"agentId":"bench","skills":[{"root":"%s"}]}],"store":"%s"}\n' "$tree" "$db" > "$cfg"
+  local port=$((17000 + RANDOM % 2000))
+  local t0 t1
+  t0=$(date +%s%N)
+  "$work/loadout" serve --config "$cfg" --addr "127.0.0.1:$port" "${args[@]}" >"$log" 2>&1 &
+  local pid=$!
+  for _ in $(seq 1 6000); do
+    curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
+    sleep 0.01
+  done
+  t1=$(date +%s%N)
+  curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null
+  local cpu hwm live
+  cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14+$15)/hz}' "/proc/$pid/stat")
+  sleep 1
+  hwm=$(awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/$pid/status")
+  live=$(grep -o 'live_heap_mb=[0-9]*' "$log" | head -1 | cut -d= -f2)
+  kill -INT "$pid"; wait "$pid" || true
+  local ready
+  ready=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b-a)/1e9 }')
+  echo "  $n skills, $mode start: ready ${ready} s, CPU ${cpu} s, peak ${hwm} MB, live heap ${live} MB"
+  if [ "$n" -ge 50000 ]; then rt=5 mt=300; else rt=1.5 mt=150; fi
+  check "ready" "$ready" "$rt" s
+  check "peak (VmHWM)" "$hwm" "$mt" MB
+}
+
+echo "load: $(uptime)"
+for n in $SIZES; do
+  if [ "$n" = 50000 ] && [ -n "${T50K:-}" ]; then tree=$T50K; else
+    tree="$work/tree$n"; "$work/gentree" -n "$n" -out "$tree" >/dev/null; fi
+  db="$work/bench$n.db"
+  if [ "${COLD:-}" = 1 ]; then
+    sync
+    if ! echo 3 > /proc/sys/vm/drop_caches 2>/dev/null; then
+      echo "  (cannot drop the page cache: the first start reads a tree already cached)"
+    fi
+  fi
+  run "$n" "$tree" "$db" first
+  run "$n" "$tree" "$db" warm
+  run "$n" "$tree" "$db" watch
+done
+echo "load: $(uptime)"
+if [ "${STRICT:-}" = 1 ] && [ "$missed" = 1 ]; then
+  echo "a target was missed"; exit 1
+fi

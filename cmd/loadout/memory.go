@@ -1,0 +1,180 @@
+package main
+
+import (
+	"log/slog"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+)
+
+// The garbage collector's settings in serve and mcp. GOMEMLIMIT and GOGC
+// from the environment always win: with either set, none of this applies.
+//
+// While the catalog loads, discovery makes several times the garbage of
+// what it keeps. A fixed soft limit under the live heap (96 MiB, before)
+// made the collector run back to back for the whole load once the catalog
+// outgrew it: at 50,000 skills the load took 9 s of CPU instead of 5, and
+// on a cold page cache, where the load waits on the disk for half a
+// minute, 25 s of CPU instead of 6-15 (the "32-38 s first start"). So the
+// limit follows the live heap instead: after every collection it is set
+// to startupHeadroom times the live heap, at least startupFloor. The
+// collector then runs about as often as with GOGC=50 whatever the size
+// of the catalog, and the peak stays near twice what the catalog keeps.
+// At 50,000 skills (live heap 131 MB), interleaved on 2 busy cores:
+// 1.5 times peaked at 257-269 MB for 6.3-7.2 s of CPU to ready, 2 times
+// at 337-342 MB for 4.8-5.7 s, 3 times at 386-401 MB for 4.7-5.3 s; the
+// fixed 96 MiB, 8.6-10.2 s (483-488 MB peak, with every body held).
+//
+// Once the catalog is loaded, what start-up builds next (the MCP
+// handlers' listings, the folder watch) runs under a fixed limit of twice
+// the live heap, measured by a collection (0.3-0.5 s less CPU at 50,000
+// skills than following the heap, whose marks still count the load's
+// garbage, at the same peak). Once everything start-up builds is built, its garbage is handed back to
+// the system at once and the lasting rule applies: a soft limit of twice
+// the live heap plus lastingHeadroom. Requests make garbage at a rate that
+// depends on the load, not on the size of the catalog, so the room left
+// for it is a fixed amount on top of what GOGC's default would give a
+// catalog of that size. The rule before, a limit of twice the live heap,
+// left less room than GOGC itself once the runtime's own overhead was
+// counted, so it bound first at every size over a few thousand skills and
+// made the collector run 2.6-3.5 times per request as often as with no
+// limit; with no limit at all, the collector's goal grows with the
+// garbage made while it marks, and a server of 50,000 skills under load
+// held 475-510 MB. Measured with bench/gcrule.sh (64 connections, HTTP
+// cached load then MCP read_skill_file, 2 cores, interleaved), collections
+// per 1,000 requests and resident memory after the load:
+//
+//	skills  rule               GCs/1k req  RSS      live heap at start
+//	10,000  2×live (old)       1.4-2.1     105 MB   29 MB
+//	10,000  2×live + 128 MiB   1.0-1.1     145 MB
+//	10,000  no limit           0.8         140 MB
+//	50,000  2×live (old)       0.6         290 MB   135 MB
+//	50,000  2×live + 128 MiB   0.26-0.27   416 MB
+//	50,000  no limit           0.16-0.23   475-510 MB
+//
+// Throughput followed the collections: at 50,000 skills the old rule
+// served 0.5-0.8× the HTTP requests and MCP calls of the other two, which
+// were alike within the machine's noise. The limit is soft: past it the
+// collector takes at most half the CPU, and never stalls the server.
+const (
+	// startupHeadroom is the soft memory limit while the catalog loads, as
+	// a multiple of the live heap after the last collection.
+	startupHeadroom = 1.5
+	// startupFloor is the least soft memory limit while the catalog loads:
+	// small catalogs never collect for its sake.
+	startupFloor = 64 << 20
+	// lastingHeadroom is the room for garbage on top of twice the live
+	// heap once serving.
+	lastingHeadroom = 128 << 20
+)
+
+// memoryTuner applies the rules above.
+type memoryTuner struct {
+	off bool // GOMEMLIMIT or GOGC is set
+
+	mu      sync.Mutex
+	loading bool
+	limit   int64 // the last limit set while loading
+}
+
+// startMemory applies the loading rule, unless the environment sets
+// GOMEMLIMIT or GOGC.
+func startMemory(getenv func(string) string) *memoryTuner {
+	t := &memoryTuner{off: getenv("GOMEMLIMIT") != "" || getenv("GOGC") != ""}
+	if t.off {
+		return t
+	}
+	t.loading = true
+	t.set(liveHeap())
+	onEachGC(func() bool {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if !t.loading {
+			return false
+		}
+		t.set(liveHeap())
+		return true
+	})
+	return t
+}
+
+// set sets the loading limit for a live heap of live bytes; t.mu is held
+// (or t is not shared yet).
+func (t *memoryTuner) set(live uint64) {
+	t.limit = max(int64(float64(live)*startupHeadroom), startupFloor)
+	debug.SetMemoryLimit(t.limit)
+}
+
+// catalogLoaded ends the tracking of the loading rule once the catalog
+// is loaded: what start-up builds next (the MCP handlers' listings, the
+// folder watch) runs under a fixed limit of twice the live heap, measured
+// exactly by a collection, rather than under one that follows a heap
+// still marked with the load's garbage.
+func (t *memoryTuner) catalogLoaded() {
+	if t.off {
+		return
+	}
+	t.mu.Lock()
+	t.loading = false
+	t.mu.Unlock()
+	runtime.GC()
+	debug.SetMemoryLimit(max(2*int64(liveHeap()), startupFloor))
+}
+
+// loaded ends the loading rule: the garbage of start-up is returned to
+// the system and the lasting soft limit is set from the live heap.
+func (t *memoryTuner) loaded(logger *slog.Logger) {
+	if !t.off {
+		t.mu.Lock()
+		t.loading = false
+		t.mu.Unlock()
+		debug.SetMemoryLimit(math.MaxInt64)
+	}
+	debug.FreeOSMemory()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if t.off {
+		logger.Info("memory", "live_heap_mb", ms.HeapAlloc>>20, "gc", "GOMEMLIMIT/GOGC from the environment")
+		return
+	}
+	limit := 2*int64(ms.HeapAlloc) + lastingHeadroom
+	debug.SetMemoryLimit(limit)
+	logger.Info("memory", "live_heap_mb", ms.HeapAlloc>>20, "soft_limit_mb", limit>>20)
+}
+
+// stop ends the loading rule, if loaded was never called (start-up
+// failed); the limit it set stays.
+func (t *memoryTuner) stop() {
+	t.mu.Lock()
+	t.loading = false
+	t.mu.Unlock()
+}
+
+// liveHeap is the heap marked live by the last collection.
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// onEachGC calls fn after every garbage collection until it returns
+// false. It runs on the finalizer goroutine: fn must be quick.
+func onEachGC(fn func() bool) {
+	// A sentinel with a pointer is never a tiny allocation (whose
+	// finalizer might never run) and is garbage at the next collection.
+	type sentinel struct{ p *int }
+	var arm func()
+	arm = func() {
+		runtime.SetFinalizer(&sentinel{}, func(*sentinel) {
+			if fn() {
+				arm()
+			}
+		})
+	}
+	arm()
+}

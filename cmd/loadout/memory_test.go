@@ -1,0 +1,81 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+// While the catalog loads, the soft memory limit stays above the live
+// heap, however large it grows (a fixed 96 MiB made the collector run
+// back to back once the catalog outgrew it: the slow first start of
+// 50,000 skills); once serving, it is twice the live heap plus
+// lastingHeadroom; GOMEMLIMIT or GOGC from the environment leave it alone.
+func TestMemoryRules(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	debug.SetGCPercent(100)
+	debug.SetMemoryLimit(math.MaxInt64)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	for _, env := range []string{"GOMEMLIMIT", "GOGC"} {
+		debug.SetMemoryLimit(math.MaxInt64)
+		m := startMemory(func(k string) string {
+			if k == env {
+				return "1GiB"
+			}
+			return ""
+		})
+		runtime.GC()
+		m.loaded(logger)
+		if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+			t.Errorf("with %s set, the limit was changed to %d", env, got)
+		}
+	}
+
+	m := startMemory(func(string) string { return "" })
+	defer m.stop()
+	// A live heap over the old fixed limit.
+	live := make([][]byte, 0, 160)
+	for range 160 {
+		live = append(live, make([]byte, 1<<20))
+	}
+	// The hook runs on the finalizer goroutine, some time after a cycle.
+	var heap uint64
+	var limit int64
+	for range 100 {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+		heap, limit = liveHeap(), debug.SetMemoryLimit(-1)
+		if limit >= int64(float64(heap)*startupHeadroom)-(8<<20) {
+			break
+		}
+	}
+	if heap < 160<<20 || limit < int64(float64(heap)*startupHeadroom)-(8<<20) {
+		t.Errorf("while loading: limit %d MiB for a live heap of %d MiB; want at least %.1f times it", limit>>20, heap>>20, startupHeadroom)
+	}
+	// Once the catalog is loaded: twice the live heap, measured exactly.
+	m.catalogLoaded()
+	if got, want := debug.SetMemoryLimit(-1), 2*int64(liveHeap()); got < want-(8<<20) || got > want+(8<<20) {
+		t.Errorf("after the catalog loaded: limit %d MiB, want about %d MiB", got>>20, want>>20)
+	}
+	m.loaded(logger)
+	limit = debug.SetMemoryLimit(-1)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if want := 2*int64(ms.HeapAlloc) + lastingHeadroom; limit < want-(8<<20) || limit > want+(8<<20) {
+		t.Errorf("serving: limit %d MiB, want about %d MiB", limit>>20, want>>20)
+	}
+	// The loading rule is over: collections no longer move the limit.
+	live = live[:10]
+	runtime.GC()
+	runtime.GC()
+	if got := debug.SetMemoryLimit(-1); got != limit {
+		t.Errorf("a collection after loading moved the limit from %d to %d", limit, got)
+	}
+	runtime.KeepAlive(live)
+}
