@@ -77,3 +77,37 @@ func hasCode(ds []skill.Diagnostic, code string) bool {
 	}
 	return false
 }
+
+// A catalog read once (loadout check, list, prompt) keeps no scan cache,
+// and a Reload of it still sees an edit.
+func TestOnceKeepsNoScanCache(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"deploy/SKILL.md": "---\nname: deploy\ndescription: Deploy one.\n---\nBody.\n",
+	})
+	ctx := context.Background()
+	specs := []AgentSpec{{AgentID: "a", Skills: []SourceSpec{{Root: dir}}}}
+	once, err := New(ctx, specs, Options{Once: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if once.opt.Scan.Cache != nil {
+		t.Fatal("a catalog read once made a scan cache")
+	}
+	kept, err := New(ctx, specs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept.opt.Scan.Cache == nil {
+		t.Fatal("a catalog without Once has no scan cache: reloads would parse every SKILL.md again")
+	}
+	write(t, dir, map[string]string{
+		"deploy/SKILL.md": "---\nname: deploy\ndescription: Deploy two, a longer description.\n---\nBody.\n",
+	})
+	once.Reload(ctx)
+	l, _ := once.Agent("a")
+	e, ok := l.Lookup("deploy")
+	if !ok || e.Skill.Description != "Deploy two, a longer description." {
+		t.Fatalf("after Reload: %+v, %v", e, ok)
+	}
+}

@@ -46,6 +46,11 @@ type Options struct {
 	// Scan bounds folder scans. Its Cache is created if nil, so reloads
 	// reparse only the SKILL.md files that changed.
 	Scan source.Options
+	// Once says the catalog is read once and never reloaded or refreshed
+	// (a command such as loadout check or list): no scan cache is made,
+	// which saves about 170 bytes a skill. A Reload or Refresh still
+	// works, parsing every SKILL.md again.
+	Once bool
 	// EnvelopeCache bounds the bytes of rendered envelopes loads keep
 	// for reuse (default DefaultEnvelopeCache; negative: none are kept).
 	EnvelopeCache int64
@@ -104,7 +109,7 @@ func New(ctx context.Context, agents []AgentSpec, opt Options) (*Catalog, error)
 		}
 		seen[agents[i].AgentID] = true
 	}
-	if opt.Scan.Cache == nil {
+	if opt.Scan.Cache == nil && !opt.Once {
 		opt.Scan.Cache = source.NewCache()
 	}
 	c := &Catalog{specs: agents, opt: opt}

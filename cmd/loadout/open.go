@@ -360,6 +360,7 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*sessi
 	}
 	specs, opts := c.agentSpecs(f)
 	opts.Scan.TypedMeta = c.typedMeta
+	opts.Once = true // these commands read the catalog once
 	if len(c.roots) > 0 && c.agent == "" {
 		c.agent = rootsAgent
 	}
