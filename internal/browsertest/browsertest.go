@@ -66,11 +66,15 @@ func (s *Server) Log() string {
 
 // Serve starts `loadout serve --addr 127.0.0.1:0 args...` with env added
 // to the environment, waits for its banner and stops it when the test
-// ends, printing its log if the test failed.
+// ends, printing its log if the test failed. It runs in a temporary
+// folder, so relative paths in args do not work.
 func Serve(t testing.TB, env []string, args ...string) *Server {
 	t.Helper()
 	cmd := exec.Command(Binary(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(append(os.Environ(), "LOADOUT_CONFIG=", "LOADOUT_DB="), env...)
+	// In a folder of its own: a server given no --db makes loadout.db in
+	// its working folder, which must not be the package's source folder.
+	cmd.Dir = t.TempDir()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
