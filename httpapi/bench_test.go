@@ -40,7 +40,7 @@ func (w *nopWriter) WriteHeader(int)             {}
 //   - full-chain: RequestID(Log(Auth(New(...)))) with a discarding logger;
 //   - tcp: over loopback through httptest.NewServer with keep-alive.
 func BenchmarkLoad(b *testing.B) {
-	e := newEnvOpt(b, benchFiles(), false)
+	e := newEnvServe(b, benchFiles(), false, true) // bodies held, as serve holds them
 	url := "/v1/agents/coder/skills/skill-042"
 	serve := func(b *testing.B, h http.Handler, token string) {
 		b.ReportAllocs()

@@ -161,28 +161,28 @@ const (
 // refuses every route the same way whether or not its target exists. A
 // route without a known scope is a programming error.
 func requireScope(scope string, h func(*api, http.ResponseWriter, *http.Request)) func(*api, http.ResponseWriter, *http.Request) {
-	var allowed func(p service.Principal, r *http.Request) (bool, *service.Error)
+	// allowed says whether p may; refusal is its answer when not (made
+	// only then: this runs on every request).
+	var allowed func(p service.Principal, r *http.Request) bool
+	var refusal func() *service.Error
 	switch scope {
 	case "none":
 		return h
 	case "any":
-		allowed = func(p service.Principal, _ *http.Request) (bool, *service.Error) {
-			return p.Open || p.TokenID != "", &service.Error{Code: service.CodeUnauthorized, Message: msgNeedsToken}
-		}
+		allowed = func(p service.Principal, _ *http.Request) bool { return p.Open || p.TokenID != "" }
+		refusal = func() *service.Error { return &service.Error{Code: service.CodeUnauthorized, Message: msgNeedsToken} }
 	case "agent":
-		allowed = func(p service.Principal, r *http.Request) (bool, *service.Error) {
-			return p.CanAgent(r.PathValue("id")), &service.Error{Code: service.CodeForbidden, Message: msgNotAgent}
-		}
+		allowed = func(p service.Principal, r *http.Request) bool { return p.CanAgent(r.PathValue("id")) }
+		refusal = func() *service.Error { return &service.Error{Code: service.CodeForbidden, Message: msgNotAgent} }
 	case "admin":
-		allowed = func(p service.Principal, _ *http.Request) (bool, *service.Error) {
-			return p.Admin(), &service.Error{Code: service.CodeForbidden, Message: msgNeedsAdmin}
-		}
+		allowed = func(p service.Principal, _ *http.Request) bool { return p.Admin() }
+		refusal = func() *service.Error { return &service.Error{Code: service.CodeForbidden, Message: msgNeedsAdmin} }
 	default:
 		panic(fmt.Sprintf("httpapi: a route declares scope %q: use none, any, agent or admin", scope))
 	}
 	return func(a *api, w http.ResponseWriter, r *http.Request) {
-		if ok, e := allowed(principal(r), r); !ok {
-			writeErr(w, e)
+		if !allowed(principal(r), r) {
+			writeErr(w, refusal())
 			return
 		}
 		h(a, w, r)

@@ -194,19 +194,32 @@ func (s *Service) requireAdmin(p Principal) error {
 	return nil
 }
 
-type principalKey struct{}
+// PrincipalKey is the context key of the request's principal. Its value
+// is a Principal (WithPrincipal) or a *Principal: a transport that keeps
+// its per-request state in a context of its own may answer
+// Value(PrincipalKey{}) with a pointer into that state once it has
+// authenticated the request, which spares the request a copy and a
+// context value (httpapi does). PrincipalFrom reads either.
+type PrincipalKey struct{}
 
 // WithPrincipal returns ctx carrying p; transports set it once per request
 // (the HTTP auth middleware, the stdio MCP server) and handlers read it.
 func WithPrincipal(ctx context.Context, p Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
+	return context.WithValue(ctx, PrincipalKey{}, p)
 }
 
 // PrincipalFrom returns the principal in ctx; without one it is the zero
 // Principal, which may do nothing.
 func PrincipalFrom(ctx context.Context) Principal {
-	p, _ := ctx.Value(principalKey{}).(Principal)
-	return p
+	switch p := ctx.Value(PrincipalKey{}).(type) {
+	case Principal:
+		return p
+	case *Principal:
+		if p != nil {
+			return *p
+		}
+	}
+	return Principal{}
 }
 
 // LinkPrefix starts a link URL: /i/SECRET/.well-known/agent-skills/… (and
