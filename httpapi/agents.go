@@ -9,6 +9,7 @@ import (
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/render"
+	"github.com/loadout/loadout/safety"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/store"
@@ -323,11 +324,40 @@ func (a *api) agentSearch(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, searchBody{Query: q, Skills: orEmpty(hits)})
 }
 
+// diagKey is what GET /v1/diagnostics depends on: the catalog (every
+// refresh that changes a source's diagnostics stores a new snapshot and
+// moves its generation), the diagnostics added beside it (only ever
+// appended, so their count), and the safety policy.
+type diagKey struct {
+	gen    uint64
+	added  int
+	policy *safety.Policy
+}
+
+type diagEntry struct {
+	key  diagKey
+	body []byte
+}
+
 func (a *api) diagnostics(w http.ResponseWriter, r *http.Request) {
 	if _, ok := a.global(w, r); !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"diagnostics": orEmpty(a.svc.Diagnostics(r.Context()))})
+	// The safety checks walk every skill of the catalog (about 5 ms at
+	// 4,000 skills, under one lock): the answer is encoded once per key.
+	cat := a.svc.Catalog()
+	k := diagKey{gen: cat.Generation(), added: len(cat.Added()), policy: a.svc.SafetyPolicy()}
+	if e := a.diags.Load(); e != nil && e.key == k {
+		writeRaw(w, http.StatusOK, ctJSON, e.body)
+		return
+	}
+	body, err := marshal(map[string]any{"diagnostics": orEmpty(a.svc.Diagnostics(r.Context()))})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.diags.Store(&diagEntry{key: k, body: body})
+	writeRaw(w, http.StatusOK, ctJSON, body)
 }
 
 func (a *api) reload(w http.ResponseWriter, r *http.Request) {

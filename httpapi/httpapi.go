@@ -54,6 +54,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/loadout/loadout/internal/errstatus"
 	"github.com/loadout/loadout/service"
@@ -93,8 +94,11 @@ type api struct {
 	zipCap  int64 // bytes of a zip import
 	docCap  int64 // bytes of a JSON document (or array) body
 	loads   loadCache
-	details detailCache // GET /v1/skills/{name} of catalog skills (skills.go)
-	openapi []byte
+	details detailCache               // GET /v1/skills/{name} of catalog skills (skills.go)
+	diags   atomic.Pointer[diagEntry] // GET /v1/diagnostics (agents.go)
+	// fileDigests are stored files' ETags (skills.go).
+	fileDigests fileDigests
+	openapi     []byte
 	// indexBody is GET /'s answer, encoded once.
 	indexBody []byte
 	patterns  []string

@@ -283,6 +283,37 @@ func (a *api) getSkill(w http.ResponseWriter, r *http.Request) {
 	writeRaw(w, http.StatusOK, ctJSON, body)
 }
 
+// MaxFileDigests is how many stored files' digests GET
+// /v1/skills/{name}/files/{path} keeps (fileDigests); past it, the cache
+// starts afresh. About 150 bytes each.
+const MaxFileDigests = 10_000
+
+// fileDigestKey names a stored file by content: the digest of its skill's
+// version (which fixes every byte of it) and its path.
+type fileDigestKey struct{ version, path string }
+
+// fileDigests keeps stored files' digests (their ETags).
+type fileDigests struct {
+	mu sync.RWMutex
+	m  map[fileDigestKey]string
+}
+
+func (c *fileDigests) get(k fileDigestKey) (string, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	d, ok := c.m[k]
+	return d, ok
+}
+
+func (c *fileDigests) put(k fileDigestKey, d string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= MaxFileDigests {
+		c.m = map[fileDigestKey]string{}
+	}
+	c.m[k] = d
+}
+
 // MaxDetailCache is how many answers of GET /v1/skills/{name} the server
 // keeps encoded (see detailCache); past it, the cache starts afresh.
 const MaxDetailCache = 1024
@@ -685,7 +716,24 @@ func (a *api) getFile(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	defer c.Close()
-	digest, err := skill.DigestOf(c)
+	// The ETag is the file's digest, hashed once: a stored version's files
+	// never change (the digest is kept per version digest and path), and
+	// a folder skill's digests are kept by its Skill value, which a change
+	// on disk replaces (a file whose size no longer matches its manifest is
+	// refused above). Before, every request hashed the file (12% of the
+	// route's CPU).
+	var digest string
+	var err error
+	if rec != nil {
+		k := fileDigestKey{rec.Digest, path}
+		if d, ok := a.fileDigests.get(k); ok && rec.Digest != "" {
+			digest = d
+		} else if digest, err = skill.DigestOf(c); err == nil && rec.Digest != "" {
+			a.fileDigests.put(k, digest)
+		}
+	} else {
+		digest, err = sk.Digest(path)
+	}
 	if err != nil {
 		a.fail(w, r, err)
 		return
