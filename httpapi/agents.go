@@ -98,18 +98,82 @@ func (a *api) agentPrompt(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, badRequest("budgetTokens", "budgetTokens %d: use a number of tokens (about 4 characters each), or leave it out", budgetTokens))
 		return
 	}
-	text, rep, diags := l.Prompt(a.svc.PromptOptions(l.Spec.AgentID, catalog.PromptOptions{Format: format, Budget: int(budget), BudgetTokens: int(budgetTokens)}))
-	if wantsText(r) {
-		writeRaw(w, http.StatusOK, ctText, []byte(text))
+	// The prompt depends on the loadout (a value replaced, never changed,
+	// when its skills change), the options and the usage counts: rendered
+	// and encoded once per key (a few milliseconds at thousands of skills).
+	text := wantsText(r)
+	k := promptKey{l: l, gen: a.svc.Generation(), usage: a.svc.UsageGeneration(), format: format, budget: budget, budgetTokens: budgetTokens, text: text}
+	if body := a.prompts.get(k); body != nil {
+		writeRaw(w, http.StatusOK, promptType(text), body)
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Prompt      string             `json:"prompt"`
-		Report      promptReport       `json:"report"`
-		Diagnostics []skill.Diagnostic `json:"diagnostics"`
-	}{text, promptReport{Format: rep.Format, Budget: rep.Budget, BudgetTokens: rep.BudgetTokens, Chars: rep.Chars, Tokens: rep.Tokens,
-		Total: rep.Total, Listed: rep.Listed, Inlined: rep.Inlined, Tiers: rep.TierMap(), Shortened: orEmpty(rep.Shortened),
-		NameOnly: orEmpty(rep.NameOnly), Grouped: orEmpty(rep.Grouped), Omitted: orEmpty(rep.Omitted)}, orEmpty(diags)})
+	out, rep, diags := l.Prompt(a.svc.PromptOptions(l.Spec.AgentID, catalog.PromptOptions{Format: format, Budget: int(budget), BudgetTokens: int(budgetTokens)}))
+	var body []byte
+	if text {
+		body = []byte(out)
+	} else {
+		var err error
+		body, err = marshal(struct {
+			Prompt      string             `json:"prompt"`
+			Report      promptReport       `json:"report"`
+			Diagnostics []skill.Diagnostic `json:"diagnostics"`
+		}{out, promptReport{Format: rep.Format, Budget: rep.Budget, BudgetTokens: rep.BudgetTokens, Chars: rep.Chars, Tokens: rep.Tokens,
+			Total: rep.Total, Listed: rep.Listed, Inlined: rep.Inlined, Tiers: rep.TierMap(), Shortened: orEmpty(rep.Shortened),
+			NameOnly: orEmpty(rep.NameOnly), Grouped: orEmpty(rep.Grouped), Omitted: orEmpty(rep.Omitted)}, orEmpty(diags)})
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+	}
+	a.prompts.put(k, body)
+	writeRaw(w, http.StatusOK, promptType(text), body)
+}
+
+func promptType(text bool) []string {
+	if text {
+		return ctText
+	}
+	return ctJSON
+}
+
+// MaxPromptCache is how many rendered prompts GET
+// /v1/agents/{id}/prompt keeps (one per agent, options and form); past
+// it, the cache starts afresh.
+const MaxPromptCache = 256
+
+// promptKey is everything a prompt answer depends on.
+type promptKey struct {
+	l                    *catalog.Loadout
+	gen, usage           uint64
+	format               string
+	budget, budgetTokens int64
+	text                 bool
+}
+
+// promptCache keeps encoded prompt answers; entries of older
+// generations are dropped when a newer one is put.
+type promptCache struct {
+	mu  sync.RWMutex
+	gen uint64
+	m   map[promptKey][]byte
+}
+
+func (c *promptCache) get(k promptKey) []byte {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.m[k]
+}
+
+func (c *promptCache) put(k promptKey, body []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if k.gen < c.gen {
+		return
+	}
+	if c.m == nil || k.gen > c.gen || len(c.m) >= MaxPromptCache {
+		c.gen, c.m = k.gen, map[promptKey][]byte{}
+	}
+	c.m[k] = body
 }
 
 // promptReport is render.Report as the API gives it.

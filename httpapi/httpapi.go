@@ -96,6 +96,7 @@ type api struct {
 	loads   loadCache
 	details detailCache               // GET /v1/skills/{name} of catalog skills (skills.go)
 	diags   atomic.Pointer[diagEntry] // GET /v1/diagnostics (agents.go)
+	prompts promptCache               // GET /v1/agents/{id}/prompt (agents.go)
 	// fileDigests are stored files' ETags (skills.go).
 	fileDigests fileDigests
 	openapi     []byte

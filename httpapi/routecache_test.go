@@ -102,3 +102,32 @@ func TestFileETagHashedOnce(t *testing.T) {
 		t.Errorf("after a new version: ETag %s, body %q", r.Header().Get("ETag"), r.Body)
 	}
 }
+
+// GET /v1/agents/{id}/prompt renders the agent's listing; the answer is
+// kept per loadout, options and usage counts, so a repeated request does
+// not render it again, and a new skill is in the next answer.
+func TestPromptRenderedOncePerKey(t *testing.T) {
+	e := newEnv(t, benchFiles())
+	path := "/v1/agents/coder/prompt?budget=-1"
+	if r := e.serveGet(path); r.Code != 200 {
+		t.Fatalf("status %d: %s", r.Code, r.Body)
+	}
+	// Before: the listing of 200 skills rendered and encoded every time
+	// (thousands of allocations).
+	if allocs := testing.AllocsPerRun(50, func() { e.serveGet(path) }); allocs > 60 {
+		t.Errorf("a repeated GET %s allocates %.0f times, want at most 60: it is rendered again", path, allocs)
+	}
+	want(t, e.do(t, "POST", "/v1/skills", e.admin, doc(t, "zzz-new", "Brand new skill. Use when asked.", "n")), 201)
+	if r := e.serveGet(path); !strings.Contains(r.Body.String(), "zzz-new") {
+		t.Errorf("the new skill is not in the prompt after the change: %.300s", r.Body)
+	}
+	// The text form is kept apart from the JSON one.
+	req := httptest.NewRequest("GET", path, nil)
+	req.Header.Set("Authorization", "Bearer "+e.admin)
+	req.Header.Set("Accept", "text/plain")
+	w := httptest.NewRecorder()
+	e.h.ServeHTTP(w, req)
+	if !strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") || strings.HasPrefix(w.Body.String(), "{") {
+		t.Errorf("Accept: text/plain got %s: %.100s", w.Header().Get("Content-Type"), w.Body)
+	}
+}
