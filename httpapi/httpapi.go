@@ -97,6 +97,11 @@ type api struct {
 	details detailCache               // GET /v1/skills/{name} of catalog skills (skills.go)
 	diags   atomic.Pointer[diagEntry] // GET /v1/diagnostics (agents.go)
 	prompts promptCache               // GET /v1/agents/{id}/prompt (agents.go)
+	lists   listCache                 // GET /v1/skills (skills.go)
+	// writes counts the write requests this API has answered (any method
+	// but GET and HEAD), for the caches of answers that the catalog's
+	// generation does not cover (the disabled stored skills).
+	writes atomic.Uint64
 	// fileDigests are stored files' ETags (skills.go).
 	fileDigests fileDigests
 	openapi     []byte
@@ -116,6 +121,14 @@ func New(svc *service.Service, opt Options) http.Handler {
 			h = requireType(rt.op.Body.Content, h)
 		}
 		h = requireScope(rt.op.Scope, h)
+		if rt.Method != "GET" && rt.Method != "HEAD" {
+			write := h
+			h = func(a *api, w http.ResponseWriter, r *http.Request) {
+				defer a.writes.Add(1)
+				a.writes.Add(1) // before and after: a listing made meanwhile is not kept
+				write(a, w, r)
+			}
+		}
 		mux.HandleFunc(rt.Method+" "+rt.Pattern, func(w http.ResponseWriter, r *http.Request) { h(a, w, r) })
 	}
 	// Every other request: the JSON error shape instead of ServeMux's

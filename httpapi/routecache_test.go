@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
@@ -8,8 +9,11 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/loadout/loadout/httpapi"
 	"github.com/loadout/loadout/skill"
+	"github.com/loadout/loadout/store"
 )
 
 // bytesPerRun is the bytes f allocates per call, over n calls.
@@ -129,5 +133,55 @@ func TestPromptRenderedOncePerKey(t *testing.T) {
 	e.h.ServeHTTP(w, req)
 	if !strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") || strings.HasPrefix(w.Body.String(), "{") {
 		t.Errorf("Accept: text/plain got %s: %.100s", w.Header().Get("Content-Type"), w.Body)
+	}
+}
+
+// GET /v1/skills reads every stored record and encodes every skill; its
+// answer is kept while nothing it depends on changed (the catalog, this
+// API's writes, for at most MaxListAge), so a repeated listing is cheap,
+// and a write through the API, even of a disabled skill the catalog does
+// not hold, is in the next one.
+func TestSkillListKeptUntilAChange(t *testing.T) {
+	e := newEnv(t, benchFiles())
+	if r := e.serveGet("/v1/skills"); r.Code != 200 {
+		t.Fatalf("status %d: %s", r.Code, r.Body)
+	}
+	// Before: every stored record read and 200 summaries encoded, per
+	// request (thousands of allocations).
+	if allocs := testing.AllocsPerRun(50, func() { e.serveGet("/v1/skills") }); allocs > 60 {
+		t.Errorf("a repeated GET /v1/skills allocates %.0f times, want at most 60: it is built again", allocs)
+	}
+	// A stored skill, disabled: the catalog drops it and the list shows
+	// it from the store.
+	ctx := context.Background()
+	want(t, e.do(t, "POST", "/v1/skills", e.admin, doc(t, "quiet-one", "Q.", "q")), 201)
+	if err := e.st.SetEnabled(ctx, "quiet-one", false); err != nil {
+		t.Fatal(err)
+	}
+	e.svc.Refresh(ctx, nil, "test")
+	if body := e.serveGet("/v1/skills").Body.String(); !strings.Contains(body, `"description":"Q.","source":{"kind":"store"`) {
+		t.Fatalf("the disabled skill is not listed: %.300s", body)
+	}
+	// Edited in the store behind the API's back while disabled (as another
+	// instance would): the catalog does not see it, the list does within
+	// MaxListAge.
+	if _, err := e.st.Put(ctx, &skill.Bundle{Content: []byte(md("quiet-one", "Quieter.", "q"))}, store.PutOptions{IfVersion: -1}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(httpapi.MaxListAge + 2*time.Second)
+	for {
+		body := e.serveGet("/v1/skills").Body.String()
+		if strings.Contains(body, `"description":"Quieter."`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the edit of the disabled skill is not listed %s after it: %.300s", httpapi.MaxListAge, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// A write through the API shows at once.
+	want(t, e.do(t, "POST", "/v1/skills", e.admin, doc(t, "loud-one", "L.", "l")), 201)
+	if body := e.serveGet("/v1/skills").Body.String(); !strings.Contains(body, `"name":"loud-one"`) {
+		t.Errorf("the skill just created is not listed: %.300s", body)
 	}
 }
