@@ -459,7 +459,30 @@ func (a *api) syncSource(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res[0])
 }
 
+// MaxReceiptsAge is the longest GET /v1/receipts answers from its cache:
+// an answer is kept while this instance records no receipt, for at most
+// this long (receipts other instances write to a shared store, and a
+// since given as a duration, show within it).
+const MaxReceiptsAge = time.Second
+
+// receiptsEntry is the last answer of GET /v1/receipts.
+type receiptsEntry struct {
+	query string
+	added uint64
+	at    time.Time
+	body  []byte
+}
+
 func (a *api) receipts(w http.ResponseWriter, r *http.Request) {
+	if !principal(r).Admin() {
+		writeErr(w, &service.Error{Code: service.CodeForbidden, Message: msgNeedsAdmin})
+		return
+	}
+	added := a.svc.ReceiptsAdded()
+	if e := a.rcpts.Load(); e != nil && e.query == r.URL.RawQuery && e.added == added && time.Since(e.at) < MaxReceiptsAge {
+		writeRaw(w, http.StatusOK, ctJSON, e.body)
+		return
+	}
 	q := r.URL.Query()
 	rq := store.ReceiptQuery{Agent: q.Get("agent"), Skill: q.Get("skill")}
 	if s := q.Get("since"); s != "" {
@@ -483,12 +506,19 @@ func (a *api) receipts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rq.Limit = int(limit)
+	at := time.Now()
 	rs, err := a.svc.Receipts(r.Context(), principal(r), rq)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"receipts": orEmpty(rs)})
+	body, err := marshal(map[string]any{"receipts": orEmpty(rs)})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.rcpts.Store(&receiptsEntry{query: r.URL.RawQuery, added: added, at: at, body: body})
+	writeRaw(w, http.StatusOK, ctJSON, body)
 }
 
 func (a *api) openAPI(w http.ResponseWriter, r *http.Request) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -183,5 +184,30 @@ func TestSkillListKeptUntilAChange(t *testing.T) {
 	want(t, e.do(t, "POST", "/v1/skills", e.admin, doc(t, "loud-one", "L.", "l")), 201)
 	if body := e.serveGet("/v1/skills").Body.String(); !strings.Contains(body, `"name":"loud-one"`) {
 		t.Errorf("the skill just created is not listed: %.300s", body)
+	}
+}
+
+// GET /v1/receipts flushes and queries the store; its answer is kept
+// while this instance records no receipt (for at most MaxReceiptsAge),
+// and a load recorded since is in the next answer at once.
+func TestReceiptsKeptUntilARecord(t *testing.T) {
+	e := newEnv(t, benchFiles())
+	for i := range 50 {
+		if r := e.serveGet(fmt.Sprintf("/v1/agents/coder/skills/skill-%03d", i)); r.Code != 200 {
+			t.Fatalf("load: %d %s", r.Code, r.Body)
+		}
+	}
+	if r := e.serveGet("/v1/receipts"); r.Code != 200 || !strings.Contains(r.Body.String(), "skill-049") {
+		t.Fatalf("receipts: %d %.300s", r.Code, r.Body)
+	}
+	// Before: a flush, a store query and 50 receipts encoded every time.
+	if allocs := testing.AllocsPerRun(50, func() { e.serveGet("/v1/receipts") }); allocs > 60 {
+		t.Errorf("a repeated GET /v1/receipts allocates %.0f times, want at most 60: it queries the store again", allocs)
+	}
+	if r := e.serveGet("/v1/agents/coder/skills/skill-150"); r.Code != 200 {
+		t.Fatal(r.Code)
+	}
+	if body := e.serveGet("/v1/receipts").Body.String(); !strings.Contains(body, `"skill":"skill-150"`) {
+		t.Errorf("the load just made is not in the receipts: %.300s", body)
 	}
 }

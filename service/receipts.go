@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/loadout/loadout/store"
@@ -43,6 +44,8 @@ type receiptLog struct {
 	flushMu sync.Mutex
 	closed  bool
 
+	// added counts every receipt queued (ReceiptsAdded).
+	added atomic.Uint64
 	// written counts the receipts written since the last maintenance
 	// began (under mu).
 	written int64
@@ -142,6 +145,7 @@ func (r *receiptLog) add(rc store.Receipt) {
 	}
 	r.pending = append(r.pending, rc)
 	n := len(r.pending)
+	r.added.Add(1)
 	r.mu.Unlock()
 	if n == receiptBatch {
 		go r.flush()
@@ -326,3 +330,8 @@ func (r *receiptLog) close() error {
 	r.maintGroup.Wait()
 	return nil
 }
+
+// ReceiptsAdded counts the receipts this service has recorded since it
+// started: an answer of Receipts stays current while it does not move
+// (on this instance; other instances sharing the store write their own).
+func (s *Service) ReceiptsAdded() uint64 { return s.rcpt.added.Load() }
