@@ -98,6 +98,7 @@ type api struct {
 	diags   atomic.Pointer[diagEntry]     // GET /v1/diagnostics (agents.go)
 	prompts promptCache                   // GET /v1/agents/{id}/prompt (agents.go)
 	lists   listCache                     // GET /v1/skills (skills.go)
+	exports exportCache                   // GET /v1/skills/{name}/export and …/versions/{v} (skills.go)
 	rcpts   atomic.Pointer[receiptsEntry] // GET /v1/receipts (agents.go)
 	// writes counts the write requests this API has answered (any method
 	// but GET and HEAD), for the caches of answers that the catalog's

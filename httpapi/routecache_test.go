@@ -211,3 +211,37 @@ func TestReceiptsKeptUntilARecord(t *testing.T) {
 		t.Errorf("the load just made is not in the receipts: %.300s", body)
 	}
 }
+
+// An export's JSON (and a version's document) is kept for MaxExportAge
+// keyed by the stored record or the catalog's skill value, so a repeated
+// export reads one record instead of the whole bundle and encodes nothing,
+// and a new version is exported at once.
+func TestExportKeptUntilAChange(t *testing.T) {
+	e := newEnv(t, baseFiles)
+	want(t, e.do(t, "POST", "/v1/skills", e.admin, doc(t, "gamma", "G.", "first body", skill.BundleFile{Path: "references/a.md", Data: []byte(strings.Repeat("a", 4000))})), 201)
+	for _, path := range []string{"/v1/skills/gamma/export", "/v1/skills/gamma/versions/1", "/v1/skills/alpha/export"} {
+		r := e.serveGet(path)
+		if r.Code != 200 {
+			t.Fatalf("GET %s: %d %s", path, r.Code, r.Body)
+		}
+		// Before: the bundle read (every file) and checked, and the
+		// document indented, per request.
+		if b := bytesPerRun(50, func() { e.serveGet(path) }); b > 24<<10 {
+			t.Errorf("a repeated GET %s allocates %.0f bytes, want under 24 KB: it is exported again", path, b)
+		}
+	}
+	req := httptest.NewRequest("PUT", "/v1/skills/gamma/files/SKILL.md", strings.NewReader(md("gamma", "G.", "second body")))
+	req.Header.Set("Authorization", "Bearer "+e.admin)
+	req.Header.Set("If-Match", "*")
+	w := httptest.NewRecorder()
+	e.h.ServeHTTP(w, req)
+	if w.Code != 200 {
+		t.Fatalf("PUT: %d %s", w.Code, w.Body)
+	}
+	if body := e.serveGet("/v1/skills/gamma/export").Body.String(); !strings.Contains(body, "second body") {
+		t.Errorf("the export is not of the new version: %.300s", body)
+	}
+	if r := e.serveGet("/v1/skills/gamma/versions/1"); !strings.Contains(r.Body.String(), "first body") || r.Header().Get("ETag") == "" {
+		t.Errorf("version 1: ETag %q, %.300s", r.Header().Get("ETag"), r.Body)
+	}
+}

@@ -952,7 +952,19 @@ func (a *api) getVersion(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	b, rec, err := a.svc.Bundle(r.Context(), principal(r), r.PathValue("name"), n)
+	name := r.PathValue("name")
+	var key exportKey
+	if l, ok := a.global(w, r); !ok {
+		return
+	} else if key, ok = a.exportKeyOf(w, r, l, name, n, "version"); !ok {
+		return
+	}
+	if e := a.exports.get(key); e != nil {
+		w.Header().Set("ETag", e.etag)
+		writeRaw(w, http.StatusOK, ctJSON, e.body)
+		return
+	}
+	b, rec, err := a.svc.Bundle(r.Context(), principal(r), name, n)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -963,7 +975,9 @@ func (a *api) getVersion(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	w.Header().Set("ETag", etag(rec.Version))
+	tag := etag(rec.Version)
+	a.exports.put(key, &exportEntry{body: data, etag: tag})
+	w.Header().Set("ETag", tag)
 	writeRaw(w, http.StatusOK, ctJSON, data)
 }
 
@@ -1003,6 +1017,20 @@ func (a *api) exportSkill(w http.ResponseWriter, r *http.Request) {
 		version = n
 	}
 	name := r.PathValue("name")
+	// A JSON export is kept for MaxExportAge (see exportCache): the key
+	// is the stored record (one query, not the whole bundle) or the
+	// catalog's skill value.
+	var key exportKey
+	if format == "json" {
+		key, ok = a.exportKeyOf(w, r, l, name, version, "export")
+		if !ok {
+			return
+		}
+		if e := a.exports.get(key); e != nil {
+			writeRaw(w, http.StatusOK, ctJSON, e.body)
+			return
+		}
+	}
 	var b *skill.Bundle
 	var origin skill.Origin
 	sb, rec, err := a.svc.Bundle(r.Context(), principal(r), name, version)
@@ -1047,7 +1075,92 @@ func (a *api) exportSkill(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, importError(err))
 		return
 	}
+	a.exports.put(key, &exportEntry{body: data})
 	writeRaw(w, http.StatusOK, ctJSON, data)
+}
+
+// exportKeyOf is the cache key of an export (what "export") or a
+// version's document (what "version"): the current stored record when
+// there is one (read from the store: the truth), else the catalog's skill
+// of that name in this generation. ok is false when a store error was
+// answered; a skill found nowhere gets the zero key (never cached), and the
+// caller's own lookup answers it.
+func (a *api) exportKeyOf(w http.ResponseWriter, r *http.Request, l *catalog.Loadout, name string, version int, what string) (exportKey, bool) {
+	rec, err := a.svc.Get(r.Context(), principal(r), name)
+	switch {
+	case err == nil:
+		return exportKey{what: what, stored: storedKey{rec.ID, rec.Version, rec.Enabled, rec.UpdatedAt.UnixMicro()}, digest: rec.Digest, version: version}, true
+	case service.AsError(err).Code != service.CodeNotFound:
+		a.fail(w, r, err)
+		return exportKey{}, false
+	}
+	if e, found := l.Lookup(name); found && version == 0 && what == "export" {
+		return exportKey{what: what, sk: e.Skill, gen: a.svc.Generation()}, true
+	}
+	return exportKey{}, true
+}
+
+// MaxExportAge is how long an export's JSON (GET
+// /v1/skills/{name}/export, and …/versions/{v}) is answered from the
+// cache: its exportedAt is at most this old. Reading the whole bundle
+// and encoding it took most of the route's time.
+const MaxExportAge = time.Second
+
+// MaxExportCacheBytes bounds the bytes of the exports kept; past it, the
+// cache starts afresh.
+const MaxExportCacheBytes = 32 << 20
+
+// exportKey is what an export's bytes depend on; the zero key is never
+// cached.
+type exportKey struct {
+	what    string
+	stored  storedKey
+	digest  string
+	version int
+	sk      *skill.Skill
+	gen     uint64
+}
+
+type exportEntry struct {
+	body []byte
+	etag string
+	at   time.Time
+}
+
+type exportCache struct {
+	mu    sync.Mutex
+	m     map[exportKey]*exportEntry
+	bytes int
+}
+
+func (c *exportCache) get(k exportKey) *exportEntry {
+	if k == (exportKey{}) {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[k]
+	if e == nil || time.Since(e.at) >= MaxExportAge {
+		return nil
+	}
+	return e
+}
+
+func (c *exportCache) put(k exportKey, e *exportEntry) {
+	if k == (exportKey{}) || len(e.body) > MaxExportCacheBytes/4 {
+		return
+	}
+	e.at = time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || c.bytes+len(e.body) > MaxExportCacheBytes {
+		c.m, c.bytes = map[exportKey]*exportEntry{}, 0
+	}
+	if old := c.m[k]; old != nil {
+		c.bytes -= len(old.body)
+	}
+	c.m[k] = e
+	c.bytes += len(e.body)
 }
 
 // importResult is one row of POST /v1/import's answer.
