@@ -94,12 +94,14 @@ type api struct {
 	zipCap  int64 // bytes of a zip import
 	docCap  int64 // bytes of a JSON document (or array) body
 	loads   loadCache
-	details detailCache                   // GET /v1/skills/{name} of catalog skills (skills.go)
-	diags   atomic.Pointer[diagEntry]     // GET /v1/diagnostics (agents.go)
-	prompts promptCache                   // GET /v1/agents/{id}/prompt (agents.go)
-	lists   listCache                     // GET /v1/skills (skills.go)
-	exports exportCache                   // GET /v1/skills/{name}/export and …/versions/{v} (skills.go)
-	rcpts   atomic.Pointer[receiptsEntry] // GET /v1/receipts (agents.go)
+	details detailCache               // GET /v1/skills/{name} of catalog skills (skills.go)
+	diags   atomic.Pointer[diagEntry] // GET /v1/diagnostics (agents.go)
+	prompts promptCache               // GET /v1/agents/{id}/prompt (agents.go)
+	lists   listCache                 // GET /v1/skills (skills.go)
+	// unstored: catalog skills with no stored namesake, recently (skills.go).
+	unstored unstoredCache
+	exports  exportCache                   // GET /v1/skills/{name}/export and …/versions/{v} (skills.go)
+	rcpts    atomic.Pointer[receiptsEntry] // GET /v1/receipts (agents.go)
 	// writes counts the write requests this API has answered (any method
 	// but GET and HEAD), for the caches of answers that the catalog's
 	// generation does not cover (the disabled stored skills).

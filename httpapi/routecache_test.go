@@ -245,3 +245,25 @@ func TestExportKeptUntilAChange(t *testing.T) {
 		t.Errorf("version 1: ETag %q, %.300s", r.Header().Get("ETag"), r.Body)
 	}
 }
+
+// The admin routes of a folder skill ask the store first (a stored
+// namesake wins); its "no" is kept for MaxUnstoredAge unless the API
+// writes, so a repeated GET costs no store query, and a namesake stored
+// through the API wins at once.
+func TestFolderSkillNoStoreQueryPerRequest(t *testing.T) {
+	e := newEnv(t, baseFiles)
+	for _, path := range []string{"/v1/skills/alpha", "/v1/skills/alpha/files"} {
+		if r := e.serveGet(path); r.Code != 200 {
+			t.Fatalf("GET %s: %d %s", path, r.Code, r.Body)
+		}
+		// Before: a store query that misses, every request (over 40
+		// allocations in the SQLite driver alone).
+		if allocs := testing.AllocsPerRun(50, func() { e.serveGet(path) }); allocs > 40 {
+			t.Errorf("a repeated GET %s allocates %.0f times, want at most 40: the store is asked every time", path, allocs)
+		}
+	}
+	want(t, e.do(t, "POST", "/v1/skills", e.admin, doc(t, "alpha", "Stored alpha.", "s")), 201)
+	if body := e.serveGet("/v1/skills/alpha").Body.String(); !strings.Contains(body, "Stored alpha.") {
+		t.Errorf("the stored namesake does not win at once: %.300s", body)
+	}
+}

@@ -281,6 +281,11 @@ func orEmpty[T any](s []T) []T {
 // lookup finds a skill for the admin routes: the store first (disabled
 // skills too), then the global catalog. It writes the error itself.
 func (a *api) lookup(w http.ResponseWriter, r *http.Request, l *catalog.Loadout, name string) (*store.Record, *skill.Skill, bool) {
+	e, inCatalog := l.Lookup(name)
+	if inCatalog && a.unstored.has(name, a.writes.Load()) {
+		return nil, e.Skill, true
+	}
+	writes := a.writes.Load()
 	rec, err := a.svc.Get(r.Context(), principal(r), name)
 	if err == nil {
 		return rec, nil, true
@@ -289,7 +294,8 @@ func (a *api) lookup(w http.ResponseWriter, r *http.Request, l *catalog.Loadout,
 		a.fail(w, r, err)
 		return nil, nil, false
 	}
-	if e, ok := l.Lookup(name); ok {
+	if inCatalog {
+		a.unstored.put(name, writes)
 		return nil, e.Skill, true
 	}
 	notFound(w, l, name)
@@ -342,6 +348,46 @@ func (a *api) getSkill(w http.ResponseWriter, r *http.Request) {
 	}
 	a.details.put(sk, gen, body)
 	writeRaw(w, http.StatusOK, ctJSON, body)
+}
+
+// MaxUnstoredAge is how long the admin routes trust that a skill of the
+// catalog (a folder, plugin or remote skill) has no stored namesake,
+// which would win: they ask the store first, and its "no" is kept this
+// long (unstoredCache) unless this API writes meanwhile. A namesake
+// stored by the web UI of another instance or the CLI shows within it.
+const MaxUnstoredAge = time.Second
+
+// MaxUnstored bounds the names unstoredCache keeps; past it, it starts
+// afresh.
+const MaxUnstored = 10_000
+
+// unstoredCache keeps the store's recent "no such skill" for names the
+// catalog has, so GET /v1/skills/{name} and its files of a folder skill
+// cost no store query per request.
+type unstoredCache struct {
+	mu sync.Mutex
+	m  map[string]unstored
+}
+
+type unstored struct {
+	at     time.Time
+	writes uint64 // the API's write count when the store was asked
+}
+
+func (c *unstoredCache) has(name string, writes uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	u, ok := c.m[name]
+	return ok && u.writes == writes && time.Since(u.at) < MaxUnstoredAge
+}
+
+func (c *unstoredCache) put(name string, writes uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= MaxUnstored {
+		c.m = map[string]unstored{}
+	}
+	c.m[name] = unstored{at: time.Now(), writes: writes}
 }
 
 // MaxFileDigests is how many stored files' digests GET
