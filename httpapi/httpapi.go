@@ -106,8 +106,8 @@ type api struct {
 	// but GET and HEAD), for the caches of answers that the catalog's
 	// generation does not cover (the disabled stored skills).
 	writes atomic.Uint64
-	// fileDigests are stored files' ETags (skills.go).
-	fileDigests fileDigests
+	// storedFiles are stored files' bytes and ETags (skills.go).
+	storedFiles storedFileCache
 	openapi     []byte
 	// indexBody is GET /'s answer, encoded once.
 	indexBody []byte

@@ -267,3 +267,22 @@ func TestFolderSkillNoStoreQueryPerRequest(t *testing.T) {
 		t.Errorf("the stored namesake does not win at once: %.300s", body)
 	}
 }
+
+// A stored version's files never change: a repeated read of one costs the
+// record's query only, not a second query for the file's bytes.
+func TestStoredFileKept(t *testing.T) {
+	e := newEnv(t, baseFiles)
+	want(t, e.do(t, "POST", "/v1/skills", e.admin, doc(t, "gamma", "G.", "g", skill.BundleFile{Path: "references/guide.md", Data: []byte("# Guide\n")})), 201)
+	path := "/v1/skills/gamma/files/references/guide.md"
+	if r := e.serveGet(path); r.Code != 200 || r.Body.String() != "# Guide\n" {
+		t.Fatalf("GET %s: %d %q", path, r.Code, r.Body)
+	}
+	get := testing.AllocsPerRun(50, func() { e.serveGet("/v1/skills/gamma/files") })
+	file := testing.AllocsPerRun(50, func() { e.serveGet(path) })
+	// The manifest route makes the same record query; the file route
+	// adds what serving a file needs (about 10 allocations), not a second
+	// query (before: about 37 more).
+	if file > get+20 {
+		t.Errorf("a repeated GET %s allocates %.0f times, the manifest's %.0f: the file is read from the store again", path, file, get)
+	}
+}

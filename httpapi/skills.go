@@ -390,35 +390,57 @@ func (c *unstoredCache) put(name string, writes uint64) {
 	c.m[name] = unstored{at: time.Now(), writes: writes}
 }
 
-// MaxFileDigests is how many stored files' digests GET
-// /v1/skills/{name}/files/{path} keeps (fileDigests); past it, the cache
-// starts afresh. About 150 bytes each.
-const MaxFileDigests = 10_000
+// MaxStoredFileBytes bounds the bytes of stored files GET
+// /v1/skills/{name}/files/{path} keeps (storedFiles), and
+// MaxStoredFileSize the size of one kept file; past the bound, the cache
+// starts afresh.
+const (
+	MaxStoredFileBytes = 32 << 20
+	MaxStoredFileSize  = 256 << 10
+)
 
 // fileDigestKey names a stored file by content: the digest of its skill's
 // version (which fixes every byte of it) and its path.
 type fileDigestKey struct{ version, path string }
 
-// fileDigests keeps stored files' digests (their ETags).
-type fileDigests struct {
-	mu sync.RWMutex
-	m  map[fileDigestKey]string
+// storedFile is a stored file's bytes (nil when over MaxStoredFileSize)
+// and digest (its ETag).
+type storedFile struct {
+	data   []byte
+	digest string
 }
 
-func (c *fileDigests) get(k fileDigestKey) (string, bool) {
+// storedFileCache keeps stored files by content.
+type storedFileCache struct {
+	mu    sync.RWMutex
+	m     map[fileDigestKey]storedFile
+	bytes int
+}
+
+func (c *storedFileCache) get(k fileDigestKey) ([]byte, string, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	d, ok := c.m[k]
-	return d, ok
+	f, ok := c.m[k]
+	return f.data, f.digest, ok && f.data != nil
 }
 
-func (c *fileDigests) put(k fileDigestKey, d string) {
+func (c *storedFileCache) put(k fileDigestKey, data []byte, digest string) {
+	if len(data) > MaxStoredFileSize {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= MaxFileDigests {
-		c.m = map[fileDigestKey]string{}
+	if c.m == nil || c.bytes+len(data) > MaxStoredFileBytes {
+		c.m, c.bytes = map[fileDigestKey]storedFile{}, 0
 	}
-	c.m[k] = d
+	if old, ok := c.m[k]; ok {
+		c.bytes -= len(old.data)
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	c.m[k] = storedFile{data: data, digest: digest}
+	c.bytes += len(data)
 }
 
 // MaxDetailCache is how many answers of GET /v1/skills/{name} the server
@@ -789,12 +811,24 @@ func (a *api) getFile(w http.ResponseWriter, r *http.Request) {
 	}
 	var c skill.Content
 	ct := "application/octet-stream"
+	var storedDigest string
 	if rec != nil {
-		data, err := a.svc.Store().ReadFile(r.Context(), name, rec.Version, path)
-		if err != nil {
-			a.fail(w, r, err)
-			return
+		// A stored version's files never change: small ones are kept
+		// (storedFiles), so a repeated read costs the record's query only.
+		k := fileDigestKey{rec.Digest, path}
+		data, d, ok := a.storedFiles.get(k)
+		if !ok || rec.Digest == "" {
+			var err error
+			if data, err = a.svc.Store().ReadFile(r.Context(), name, rec.Version, path); err != nil {
+				a.fail(w, r, err)
+				return
+			}
+			d = skill.DigestBytes(data)
+			if rec.Digest != "" {
+				a.storedFiles.put(k, data, d)
+			}
 		}
+		storedDigest = d
 		c = skill.BytesContent(data)
 		if path == "SKILL.md" {
 			ct = "text/markdown; charset=utf-8"
@@ -832,12 +866,7 @@ func (a *api) getFile(w http.ResponseWriter, r *http.Request) {
 	var digest string
 	var err error
 	if rec != nil {
-		k := fileDigestKey{rec.Digest, path}
-		if d, ok := a.fileDigests.get(k); ok && rec.Digest != "" {
-			digest = d
-		} else if digest, err = skill.DigestOf(c); err == nil && rec.Digest != "" {
-			a.fileDigests.put(k, digest)
-		}
+		digest = storedDigest
 	} else {
 		digest, err = sk.Digest(path)
 	}
