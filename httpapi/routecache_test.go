@@ -252,7 +252,7 @@ func TestExportKeptUntilAChange(t *testing.T) {
 // through the API wins at once.
 func TestFolderSkillNoStoreQueryPerRequest(t *testing.T) {
 	e := newEnv(t, baseFiles)
-	for _, path := range []string{"/v1/skills/alpha", "/v1/skills/alpha/files"} {
+	for _, path := range []string{"/v1/skills/alpha", "/v1/skills/alpha/files", "/v1/skills/alpha/export"} {
 		if r := e.serveGet(path); r.Code != 200 {
 			t.Fatalf("GET %s: %d %s", path, r.Code, r.Body)
 		}

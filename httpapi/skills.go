@@ -1161,6 +1161,17 @@ func (a *api) exportSkill(w http.ResponseWriter, r *http.Request) {
 // answered; a skill found nowhere gets the zero key (never cached), and the
 // caller's own lookup answers it.
 func (a *api) exportKeyOf(w http.ResponseWriter, r *http.Request, l *catalog.Loadout, name string, version int, what string) (exportKey, bool) {
+	e, inCatalog := l.Lookup(name)
+	catalogKey := func() exportKey {
+		if version == 0 && what == "export" {
+			return exportKey{what: what, sk: e.Skill, gen: a.svc.Generation()}
+		}
+		return exportKey{}
+	}
+	if inCatalog && a.unstored.has(name, a.writes.Load()) {
+		return catalogKey(), true
+	}
+	writes := a.writes.Load()
 	rec, err := a.svc.Get(r.Context(), principal(r), name)
 	switch {
 	case err == nil:
@@ -1169,8 +1180,9 @@ func (a *api) exportKeyOf(w http.ResponseWriter, r *http.Request, l *catalog.Loa
 		a.fail(w, r, err)
 		return exportKey{}, false
 	}
-	if e, found := l.Lookup(name); found && version == 0 && what == "export" {
-		return exportKey{what: what, sk: e.Skill, gen: a.svc.Generation()}, true
+	if inCatalog {
+		a.unstored.put(name, writes)
+		return catalogKey(), true
 	}
 	return exportKey{}, true
 }
