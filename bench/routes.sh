@@ -5,10 +5,12 @@
 # `loadout serve` on loopback over N generated folder skills and a store
 # holding N other skills (imported, named s-…), with tokens required and an
 # admin token on every request (the production mode), and drives each route
-# with bench/cmd/loadgen at CONNS connections, the routes interleaved
-# ROUNDS times. It prints each route's req/s (the median of the rounds),
-# p99, and its req/s as a ratio of the cached load's
-# (GET /v1/agents/bench/skills/NAME) in the same run.
+# with bench/cmd/loadgen at CONNS connections, ROUNDS rounds, each route
+# right after a run of the cached load (GET /v1/agents/bench/skills/NAME).
+# It prints each route's req/s and p99 (medians of the rounds) and its
+# req/s as a ratio of the cached load run just before it (the median of
+# the rounds' ratios), so that other load on the machine, which drifts,
+# weighs on both alike.
 #
 # Target (issue 14): every route within 2x of the cached load, i.e. ratio
 # >= 0.5. Routes whose answer grows with the catalog (the skill list, the
@@ -126,19 +128,32 @@ for engine in $ENGINES; do
     [ -n "${urls[$r]:-}" ] || { echo "routes.sh: unknown route $r (known: ${all_routes[*]})" >&2; exit 2; }
     size[$r]=$(curl -fsS -H "Authorization: Bearer $tok" -o "$work/body" -w '%{size_download}' "${urls[$r]}") ||
       { echo "routes.sh: GET ${urls[$r]} failed" >&2; cat "$work/serve-$engine.log" >&2; exit 1; }
-    : >"$work/$engine-$r.rps"; : >"$work/$engine-$r.p99"
+    : >"$work/$engine-$r.rps"; : >"$work/$engine-$r.p99"; : >"$work/$engine-$r.ratio"
   done
   echo "== $engine, $N folder + $N stored skills, $CONNS connections, $ROUNDS rounds of $DUR, admin token on every request (server pid $pid, load average $(cut -d' ' -f1-3 /proc/loadavg))"
   "$work/loadgen" -token "$tok" -url "${urls[load]}" -c "$CONNS" -d 1s >/dev/null # warm up
+  # run NAME URL: one loadgen run; appends its req/s and p99 (ms) to the
+  # route's files.
+  run() {
+    local out
+    # A route so slow that requests time out still gets its figure
+    # (loadgen exits 1 on errors), and the errors are counted in it.
+    out=$("$work/loadgen" -token "$tok" -label "$engine-$1" -url "$2" -c "$CONNS" -d "$DUR" 2>&1) || true
+    echo "$out"
+    out=$(echo "$out" | grep ' rps=')
+    echo "$out" | grep -o 'rps=[0-9]*' | cut -d= -f2 >>"$work/$engine-$1.rps"
+    ms "$(echo "$out" | grep -o 'p99=[^ ]*' | cut -d= -f2)" >>"$work/$engine-$1.p99"
+  }
+  # Each route runs right after a run of the cached load, and its ratio is
+  # to that run, so that the other load on the machine, which drifts, is
+  # about the same for both.
   for round in $(seq 1 "$ROUNDS"); do
     for r in "${routes[@]}"; do
-      # A route so slow that requests time out still gets its figure
-      # (loadgen exits 1 on errors), and the errors are counted in it.
-      out=$("$work/loadgen" -token "$tok" -label "$engine-$r" -url "${urls[$r]}" -c "$CONNS" -d "$DUR" 2>&1) || true
-      echo "$out"
-      out=$(echo "$out" | grep ' rps=')
-      echo "$out" | grep -o 'rps=[0-9]*' | cut -d= -f2 >>"$work/$engine-$r.rps"
-      ms "$(echo "$out" | grep -o 'p99=[^ ]*' | cut -d= -f2)" >>"$work/$engine-$r.p99"
+      [ "$r" = load ] && continue
+      run load "${urls[load]}"
+      l=$(tail -1 "$work/$engine-load.rps")
+      run "$r" "${urls[$r]}"
+      awk -v a="$(tail -1 "$work/$engine-$r.rps")" -v b="$l" 'BEGIN {printf "%.4f\n", a/b}' >>"$work/$engine-$r.ratio"
     done
   done
   kill -INT "$pid"; wait "$pid" || true
@@ -146,7 +161,11 @@ for engine in $ENGINES; do
   for r in "${routes[@]}"; do
     rps=$(median <"$work/$engine-$r.rps")
     p99=$(median <"$work/$engine-$r.p99")
-    ratio=$(awk -v a="$rps" -v b="$load" 'BEGIN {printf "%.2f", a/b}')
+    if [ "$r" = load ]; then
+      ratio=1.00
+    else
+      ratio=$(median <"$work/$engine-$r.ratio" | awk '{printf "%.2f", $1}')
+    fi
     verdict=ok
     if [ "$r" != load ] && ! awk -v x="$ratio" 'BEGIN {exit !(x >= 0.5)}'; then verdict=MISSED; missed=1; fi
     summary+=("$(printf '%-9s %-17s %7s req/s  p99 %8.2fms  %8s B  %5sx of load (target >= 0.50)  %s' "$engine" "$r" "$rps" "$p99" "${size[$r]}" "$ratio" "$verdict")")
