@@ -100,8 +100,10 @@ type api struct {
 	lists   listCache                 // GET /v1/skills (skills.go)
 	// unstored: catalog skills with no stored namesake, recently (skills.go).
 	unstored unstoredCache
-	exports  exportCache                   // GET /v1/skills/{name}/export and …/versions/{v} (skills.go)
-	rcpts    atomic.Pointer[receiptsEntry] // GET /v1/receipts (agents.go)
+	// records: stored skills' records, recently (skills.go).
+	records recordCache
+	exports exportCache                   // GET /v1/skills/{name}/export and …/versions/{v} (skills.go)
+	rcpts   atomic.Pointer[receiptsEntry] // GET /v1/receipts (agents.go)
 	// writes counts the write requests this API has answered (any method
 	// but GET and HEAD), for the caches of answers that the catalog's
 	// generation does not cover (the disabled stored skills).

@@ -286,3 +286,32 @@ func TestStoredFileKept(t *testing.T) {
 		t.Errorf("a repeated GET %s allocates %.0f times, the manifest's %.0f: the file is read from the store again", path, file, get)
 	}
 }
+
+// The admin read routes of a stored skill use its record for
+// MaxRecordAge unless the API writes: a repeated GET costs no store
+// query, and a write through the API shows at once.
+func TestStoredRecordKeptUntilAWrite(t *testing.T) {
+	e := newEnv(t, baseFiles)
+	want(t, e.do(t, "POST", "/v1/skills", e.admin, doc(t, "gamma", "G.", "first")), 201)
+	for _, path := range []string{"/v1/skills/gamma", "/v1/skills/gamma/files"} {
+		if r := e.serveGet(path); r.Code != 200 {
+			t.Fatalf("GET %s: %d %s", path, r.Code, r.Body)
+		}
+		// Before: the record read from the store every time (over 90
+		// allocations).
+		if allocs := testing.AllocsPerRun(50, func() { e.serveGet(path) }); allocs > 40 {
+			t.Errorf("a repeated GET %s allocates %.0f times, want at most 40: the store is read every time", path, allocs)
+		}
+	}
+	req := httptest.NewRequest("PUT", "/v1/skills/gamma/files/SKILL.md", strings.NewReader(md("gamma", "Second.", "second")))
+	req.Header.Set("Authorization", "Bearer "+e.admin)
+	req.Header.Set("If-Match", `"v1"`)
+	w := httptest.NewRecorder()
+	e.h.ServeHTTP(w, req)
+	if w.Code != 200 {
+		t.Fatalf("PUT: %d %s", w.Code, w.Body)
+	}
+	if r := e.serveGet("/v1/skills/gamma"); r.Header().Get("ETag") != `"v2"` || !strings.Contains(r.Body.String(), "Second.") {
+		t.Errorf("after a write: ETag %s, %.200s", r.Header().Get("ETag"), r.Body)
+	}
+}

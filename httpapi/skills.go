@@ -286,7 +286,7 @@ func (a *api) lookup(w http.ResponseWriter, r *http.Request, l *catalog.Loadout,
 		return nil, e.Skill, true
 	}
 	writes := a.writes.Load()
-	rec, err := a.svc.Get(r.Context(), principal(r), name)
+	rec, err := a.record(r, name, writes)
 	if err == nil {
 		return rec, nil, true
 	}
@@ -348,6 +348,54 @@ func (a *api) getSkill(w http.ResponseWriter, r *http.Request) {
 	}
 	a.details.put(sk, gen, body)
 	writeRaw(w, http.StatusOK, ctJSON, body)
+}
+
+// MaxRecordAge is how long the admin read routes (GET
+// /v1/skills/{name}, its files, export and versions) use a stored
+// skill's record read from the store before they read it again, unless
+// this API writes meanwhile (recordCache): a change by the web UI of
+// another instance or the CLI shows within it. Writes always read the
+// store (If-Match is checked there), so a stale ETag costs a 409 at
+// worst. MaxRecords bounds the records kept; past it, the cache starts
+// afresh.
+const (
+	MaxRecordAge = time.Second
+	MaxRecords   = 1000
+)
+
+// recordCache keeps stored skills' records read recently.
+type recordCache struct {
+	mu sync.Mutex
+	m  map[string]cachedRecord
+}
+
+type cachedRecord struct {
+	rec    *store.Record
+	at     time.Time
+	writes uint64
+}
+
+// record is the service's Get through recordCache; writes is the API's
+// write count read before.
+func (a *api) record(r *http.Request, name string, writes uint64) (*store.Record, error) {
+	a.records.mu.Lock()
+	c, ok := a.records.m[name]
+	a.records.mu.Unlock()
+	if ok && c.writes == writes && time.Since(c.at) < MaxRecordAge {
+		return c.rec, nil
+	}
+	at := time.Now()
+	rec, err := a.svc.Get(r.Context(), principal(r), name)
+	if err != nil {
+		return nil, err
+	}
+	a.records.mu.Lock()
+	if a.records.m == nil || len(a.records.m) >= MaxRecords {
+		a.records.m = map[string]cachedRecord{}
+	}
+	a.records.m[name] = cachedRecord{rec: rec, at: at, writes: writes}
+	a.records.mu.Unlock()
+	return rec, nil
 }
 
 // MaxUnstoredAge is how long the admin routes trust that a skill of the
@@ -1172,7 +1220,7 @@ func (a *api) exportKeyOf(w http.ResponseWriter, r *http.Request, l *catalog.Loa
 		return catalogKey(), true
 	}
 	writes := a.writes.Load()
-	rec, err := a.svc.Get(r.Context(), principal(r), name)
+	rec, err := a.record(r, name, writes)
 	switch {
 	case err == nil:
 		return exportKey{what: what, stored: storedKey{rec.ID, rec.Version, rec.Enabled, rec.UpdatedAt.UnixMicro()}, digest: rec.Digest, version: version}, true
