@@ -21,19 +21,56 @@
 # Targets (2 cores): > 20,000 req/s and p99 < 10 ms for the cached load;
 # > 3,000 tool calls/s over MCP HTTP; search_skills p99 < 20 ms at 10,000
 # skills; server memory < 150 MB at 10,000 skills.
+#
+# The floor (issue 14): before those figures, each size and mode runs the
+# cached load against bench/cmd/bareserve, a bare net/http handler serving
+# the very bytes the route returned (fetched once from the server), ROUNDS
+# times interleaved (loadout, bare, loadout, bare, ...) with the same load
+# generator, and prints per round and as medians: req/s, p99, and the
+# server's CPU per request (from /proc, so less sensitive to other load on
+# the machine than req/s). Targets: loadout's req/s >= 0.85x bare's and its
+# p99 <= 2x bare's. With STRICT=1 the script exits 1 when one is missed.
+#
+#   ROUNDS=3 FLOOR_DUR=5s bench/server.sh
+#   FLOOR_ONLY=1 SIZES=10000 bench/server.sh   # only the floor comparison
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DUR=${DUR:-10s}
 CONNS=${CONNS:-64}
 SIZES=${SIZES:-"100 10000"}
 MODES=${MODES:-"token open"}
+ROUNDS=${ROUNDS:-3}
+FLOOR_DUR=${FLOOR_DUR:-5s}
+FLOOR_ONLY=${FLOOR_ONLY:-}
+STRICT=${STRICT:-}
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
 go build -o "$work/loadout" ./cmd/loadout
 go build -o "$work/loadgen" ./bench/cmd/loadgen
 go build -o "$work/gentree" ./bench/cmd/gentree
+go build -o "$work/bareserve" ./bench/cmd/bareserve
 
+# cpu_ticks PID: the process's user+system CPU time in clock ticks.
+cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# ms DURATION: a loadgen duration (1.5ms, 900us, 2s) in milliseconds.
+ms() { awk -v d="$1" 'BEGIN { if (d ~ /ms$/) {sub(/ms$/,"",d); print d} else if (d ~ /(us|µs)$/) {sub(/(us|µs)$/,"",d); print d/1000} else if (d ~ /s$/) {sub(/s$/,"",d); print d*1000} else print d }'; }
+# floor_run LABEL PID URL: one loadgen run; prints "rps p99ms cpu_us_per_request".
+floor_run() {
+  local t0 t1 out rps p99 n
+  t0=$(cpu_ticks "$2")
+  out=$("$work/loadgen" "${tok[@]}" -label "$1" -url "$3" -c "$CONNS" -d "$FLOOR_DUR")
+  t1=$(cpu_ticks "$2")
+  echo "$out" >&2
+  rps=$(echo "$out" | grep -o 'rps=[0-9]*' | cut -d= -f2)
+  n=$(echo "$out" | grep -o 'requests=[0-9]*' | cut -d= -f2)
+  p99=$(ms "$(echo "$out" | grep -o 'p99=[^ ]*' | cut -d= -f2)")
+  echo "$rps $p99 $(awk -v a="$t0" -v b="$t1" -v hz="$hz" -v n="$n" 'BEGIN {printf "%.1f", (b-a)/hz*1e6/n}')"
+}
+missed=0
+floors=()
 summary=()
 for n in $SIZES; do
   tree="$work/tree$n"
@@ -57,7 +94,42 @@ for mode in $MODES; do
   name=$(find "$tree" -name SKILL.md | sort | awk 'NR==1' | xargs dirname | xargs basename)
   file="references/guide.md"
   echo "== $n skills, $mode (server pid $pid, skill $name)"
-  load=$("$work/loadgen" "${tok[@]}" -label "load-http-$n-$mode" -url "http://127.0.0.1:$port/v1/agents/bench/skills/$name" -c "$CONNS" -d "$DUR")
+  url="http://127.0.0.1:$port/v1/agents/bench/skills/$name"
+  bport=$((19100 + RANDOM % 800))
+  "$work/bareserve" "${tok[@]}" -from "$url" -addr "127.0.0.1:$bport" >"$work/bare$n-$mode.log" 2>&1 &
+  bpid=$!
+  for _ in $(seq 1 100); do
+    curl -fsS -o /dev/null "http://127.0.0.1:$bport/" 2>/dev/null && break
+    sleep 0.1
+  done
+  echo "-- floor: the cached load against bare net/http serving the same $(head -c 200 "$work/bare$n-$mode.log" | grep -o '[0-9]* bytes'), $ROUNDS rounds of $FLOOR_DUR interleaved (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+  : >"$work/fl.loadout"; : >"$work/fl.bare"
+  # Warm up both (caches, connections, the receipts table).
+  "$work/loadgen" "${tok[@]}" -url "$url" -c "$CONNS" -d 1s >/dev/null
+  "$work/loadgen" -url "http://127.0.0.1:$bport/" -c "$CONNS" -d 1s >/dev/null
+  for round in $(seq 1 "$ROUNDS"); do
+    floor_run "floor-loadout-$n-$mode" "$pid" "$url" >>"$work/fl.loadout"
+    floor_run "floor-bare-$n-$mode" "$bpid" "http://127.0.0.1:$bport/v1/agents/bench/skills/$name" >>"$work/fl.bare"
+  done
+  kill "$bpid"; wait "$bpid" 2>/dev/null || true
+  lr=$(awk '{print $1}' "$work/fl.loadout" | median); br=$(awk '{print $1}' "$work/fl.bare" | median)
+  lp=$(awk '{print $2}' "$work/fl.loadout" | median); bp=$(awk '{print $2}' "$work/fl.bare" | median)
+  lc=$(awk '{print $3}' "$work/fl.loadout" | median); bc=$(awk '{print $3}' "$work/fl.bare" | median)
+  rr=$(awk -v a="$lr" -v b="$br" 'BEGIN {printf "%.2f", a/b}')
+  pr=$(awk -v a="$lp" -v b="$bp" 'BEGIN {printf "%.2f", a/b}')
+  cr=$(awk -v a="$lc" -v b="$bc" 'BEGIN {printf "%.2f", a/b}')
+  verdict=ok
+  awk -v r="$rr" 'BEGIN {exit !(r >= 0.85)}' || { verdict=MISSED; missed=1; }
+  awk -v r="$pr" 'BEGIN {exit !(r <= 2.0)}' || { verdict=MISSED; missed=1; }
+  line=$(printf '%6s skills %-5s loadout %6s req/s p99 %6.2fms %5.1fus CPU/req | bare %6s req/s p99 %6.2fms %5.1fus CPU/req | req/s %sx (target >= 0.85) p99 %sx (target <= 2) CPU/req %sx  %s' \
+    "$n" "$mode" "$lr" "$lp" "$lc" "$br" "$bp" "$bc" "$rr" "$pr" "$cr" "$verdict")
+  echo "$line"
+  floors+=("$line")
+  if [ -n "$FLOOR_ONLY" ]; then
+    kill -INT "$pid"; wait "$pid" || true
+    continue
+  fi
+  load=$("$work/loadgen" "${tok[@]}" -label "load-http-$n-$mode" -url "$url" -c "$CONNS" -d "$DUR")
   echo "$load"
   # The same at a fixed 20,000 req/s: the latency the target is about,
   # without the queueing that saturation adds.
@@ -77,5 +149,13 @@ for mode in $MODES; do
 done
 done
 echo
-echo "summary ($(nproc) cpus, $CONNS connections, $DUR each):"
-printf '  %s\n' "${summary[@]}"
+echo "floor: the cached load against bare net/http, median of $ROUNDS interleaved rounds of $FLOOR_DUR ($(nproc) cpus, $CONNS connections, load average $(cut -d' ' -f1-3 /proc/loadavg)):"
+printf '  %s\n' "${floors[@]}"
+if [ ${#summary[@]} -gt 0 ]; then
+  echo "summary ($(nproc) cpus, $CONNS connections, $DUR each):"
+  printf '  %s\n' "${summary[@]}"
+fi
+if [ -n "$STRICT" ] && [ "$missed" = 1 ]; then
+  echo "server.sh: a floor target was missed (STRICT=1)" >&2
+  exit 1
+fi

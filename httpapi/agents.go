@@ -9,6 +9,7 @@ import (
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/render"
+	"github.com/loadout/loadout/safety"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/store"
@@ -97,18 +98,82 @@ func (a *api) agentPrompt(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, badRequest("budgetTokens", "budgetTokens %d: use a number of tokens (about 4 characters each), or leave it out", budgetTokens))
 		return
 	}
-	text, rep, diags := l.Prompt(a.svc.PromptOptions(l.Spec.AgentID, catalog.PromptOptions{Format: format, Budget: int(budget), BudgetTokens: int(budgetTokens)}))
-	if wantsText(r) {
-		writeRaw(w, http.StatusOK, ctText, []byte(text))
+	// The prompt depends on the loadout (a value replaced, never changed,
+	// when its skills change), the options and the usage counts: rendered
+	// and encoded once per key (a few milliseconds at thousands of skills).
+	text := wantsText(r)
+	k := promptKey{l: l, gen: a.svc.Generation(), usage: a.svc.UsageGeneration(), format: format, budget: budget, budgetTokens: budgetTokens, text: text}
+	if body := a.prompts.get(k); body != nil {
+		writeRaw(w, http.StatusOK, promptType(text), body)
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Prompt      string             `json:"prompt"`
-		Report      promptReport       `json:"report"`
-		Diagnostics []skill.Diagnostic `json:"diagnostics"`
-	}{text, promptReport{Format: rep.Format, Budget: rep.Budget, BudgetTokens: rep.BudgetTokens, Chars: rep.Chars, Tokens: rep.Tokens,
-		Total: rep.Total, Listed: rep.Listed, Inlined: rep.Inlined, Tiers: rep.TierMap(), Shortened: orEmpty(rep.Shortened),
-		NameOnly: orEmpty(rep.NameOnly), Grouped: orEmpty(rep.Grouped), Omitted: orEmpty(rep.Omitted)}, orEmpty(diags)})
+	out, rep, diags := l.Prompt(a.svc.PromptOptions(l.Spec.AgentID, catalog.PromptOptions{Format: format, Budget: int(budget), BudgetTokens: int(budgetTokens)}))
+	var body []byte
+	if text {
+		body = []byte(out)
+	} else {
+		var err error
+		body, err = marshal(struct {
+			Prompt      string             `json:"prompt"`
+			Report      promptReport       `json:"report"`
+			Diagnostics []skill.Diagnostic `json:"diagnostics"`
+		}{out, promptReport{Format: rep.Format, Budget: rep.Budget, BudgetTokens: rep.BudgetTokens, Chars: rep.Chars, Tokens: rep.Tokens,
+			Total: rep.Total, Listed: rep.Listed, Inlined: rep.Inlined, Tiers: rep.TierMap(), Shortened: orEmpty(rep.Shortened),
+			NameOnly: orEmpty(rep.NameOnly), Grouped: orEmpty(rep.Grouped), Omitted: orEmpty(rep.Omitted)}, orEmpty(diags)})
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+	}
+	a.prompts.put(k, body)
+	writeRaw(w, http.StatusOK, promptType(text), body)
+}
+
+func promptType(text bool) []string {
+	if text {
+		return ctText
+	}
+	return ctJSON
+}
+
+// MaxPromptCache is how many rendered prompts GET
+// /v1/agents/{id}/prompt keeps (one per agent, options and form); past
+// it, the cache starts afresh.
+const MaxPromptCache = 256
+
+// promptKey is everything a prompt answer depends on.
+type promptKey struct {
+	l                    *catalog.Loadout
+	gen, usage           uint64
+	format               string
+	budget, budgetTokens int64
+	text                 bool
+}
+
+// promptCache keeps encoded prompt answers; entries of older
+// generations are dropped when a newer one is put.
+type promptCache struct {
+	mu  sync.RWMutex
+	gen uint64
+	m   map[promptKey][]byte
+}
+
+func (c *promptCache) get(k promptKey) []byte {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.m[k]
+}
+
+func (c *promptCache) put(k promptKey, body []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if k.gen < c.gen {
+		return
+	}
+	if c.m == nil || k.gen > c.gen || len(c.m) >= MaxPromptCache {
+		c.gen, c.m = k.gen, map[promptKey][]byte{}
+	}
+	c.m[k] = body
 }
 
 // promptReport is render.Report as the API gives it.
@@ -323,11 +388,40 @@ func (a *api) agentSearch(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, searchBody{Query: q, Skills: orEmpty(hits)})
 }
 
+// diagKey is what GET /v1/diagnostics depends on: the catalog (every
+// refresh that changes a source's diagnostics stores a new snapshot and
+// moves its generation), the diagnostics added beside it (only ever
+// appended, so their count), and the safety policy.
+type diagKey struct {
+	gen    uint64
+	added  int
+	policy *safety.Policy
+}
+
+type diagEntry struct {
+	key  diagKey
+	body []byte
+}
+
 func (a *api) diagnostics(w http.ResponseWriter, r *http.Request) {
 	if _, ok := a.global(w, r); !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"diagnostics": orEmpty(a.svc.Diagnostics(r.Context()))})
+	// The safety checks walk every skill of the catalog (about 5 ms at
+	// 4,000 skills, under one lock): the answer is encoded once per key.
+	cat := a.svc.Catalog()
+	k := diagKey{gen: cat.Generation(), added: len(cat.Added()), policy: a.svc.SafetyPolicy()}
+	if e := a.diags.Load(); e != nil && e.key == k {
+		writeRaw(w, http.StatusOK, ctJSON, e.body)
+		return
+	}
+	body, err := marshal(map[string]any{"diagnostics": orEmpty(a.svc.Diagnostics(r.Context()))})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.diags.Store(&diagEntry{key: k, body: body})
+	writeRaw(w, http.StatusOK, ctJSON, body)
 }
 
 func (a *api) reload(w http.ResponseWriter, r *http.Request) {
@@ -365,7 +459,30 @@ func (a *api) syncSource(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res[0])
 }
 
+// MaxReceiptsAge is the longest GET /v1/receipts answers from its cache:
+// an answer is kept while this instance records no receipt, for at most
+// this long (receipts other instances write to a shared store, and a
+// since given as a duration, show within it).
+const MaxReceiptsAge = time.Second
+
+// receiptsEntry is the last answer of GET /v1/receipts.
+type receiptsEntry struct {
+	query string
+	added uint64
+	at    time.Time
+	body  []byte
+}
+
 func (a *api) receipts(w http.ResponseWriter, r *http.Request) {
+	if !principal(r).Admin() {
+		writeErr(w, &service.Error{Code: service.CodeForbidden, Message: msgNeedsAdmin})
+		return
+	}
+	added := a.svc.ReceiptsAdded()
+	if e := a.rcpts.Load(); e != nil && e.query == r.URL.RawQuery && e.added == added && time.Since(e.at) < MaxReceiptsAge {
+		writeRaw(w, http.StatusOK, ctJSON, e.body)
+		return
+	}
 	q := r.URL.Query()
 	rq := store.ReceiptQuery{Agent: q.Get("agent"), Skill: q.Get("skill")}
 	if s := q.Get("since"); s != "" {
@@ -389,12 +506,19 @@ func (a *api) receipts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rq.Limit = int(limit)
+	at := time.Now()
 	rs, err := a.svc.Receipts(r.Context(), principal(r), rq)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"receipts": orEmpty(rs)})
+	body, err := marshal(map[string]any{"receipts": orEmpty(rs)})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.rcpts.Store(&receiptsEntry{query: r.URL.RawQuery, added: added, at: at, body: body})
+	writeRaw(w, http.StatusOK, ctJSON, body)
 }
 
 func (a *api) openAPI(w http.ResponseWriter, r *http.Request) {

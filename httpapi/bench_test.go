@@ -38,9 +38,11 @@ func (w *nopWriter) WriteHeader(int)             {}
 //   - handler: Auth(New(...)).ServeHTTP in process, no network;
 //   - handler-token: the same with a bearer token (a token lookup per request);
 //   - full-chain: RequestID(Log(Auth(New(...)))) with a discarding logger;
+//   - serve-chain-token: serve's whole chain (Timeouts, RequestID, Log at
+//     info, Guard, Auth, New) with an agent token;
 //   - tcp: over loopback through httptest.NewServer with keep-alive.
 func BenchmarkLoad(b *testing.B) {
-	e := newEnvOpt(b, benchFiles(), false)
+	e := newEnvServe(b, benchFiles(), false, true) // bodies held, as serve holds them
 	url := "/v1/agents/coder/skills/skill-042"
 	serve := func(b *testing.B, h http.Handler, token string) {
 		b.ReportAllocs()
@@ -60,6 +62,21 @@ func BenchmarkLoad(b *testing.B) {
 	b.Run("handler-token", func(b *testing.B) { serve(b, e.h, e.admin) })
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b.Run("full-chain", func(b *testing.B) { serve(b, httpapi.RequestID(httpapi.Log(quiet, e.h)), "") })
+	// serve's chain (timeouts, request id, log, guard, auth), with an
+	// agent token as production runs.
+	b.Run("serve-chain-token", func(b *testing.B) {
+		h := chain(b, e.svc)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			req := httptest.NewRequest("GET", "http://127.0.0.1:8080"+url, nil)
+			req.Header.Set("Authorization", "Bearer "+e.coder)
+			w := &deadlineRecorder{nopWriter: nopWriter{h: http.Header{}}}
+			for pb.Next() {
+				clear(w.h)
+				h.ServeHTTP(w, req)
+			}
+		})
+	})
 	b.Run("tcp", func(b *testing.B) {
 		tr := &http.Transport{MaxIdleConnsPerHost: 256}
 		c := &http.Client{Transport: tr}

@@ -54,6 +54,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/loadout/loadout/internal/errstatus"
 	"github.com/loadout/loadout/service"
@@ -93,8 +94,23 @@ type api struct {
 	zipCap  int64 // bytes of a zip import
 	docCap  int64 // bytes of a JSON document (or array) body
 	loads   loadCache
-	details detailCache // GET /v1/skills/{name} of catalog skills (skills.go)
-	openapi []byte
+	details detailCache               // GET /v1/skills/{name} of catalog skills (skills.go)
+	diags   atomic.Pointer[diagEntry] // GET /v1/diagnostics (agents.go)
+	prompts promptCache               // GET /v1/agents/{id}/prompt (agents.go)
+	lists   listCache                 // GET /v1/skills (skills.go)
+	// unstored: catalog skills with no stored namesake, recently (skills.go).
+	unstored unstoredCache
+	// records: stored skills' records, recently (skills.go).
+	records recordCache
+	exports exportCache                   // GET /v1/skills/{name}/export and …/versions/{v} (skills.go)
+	rcpts   atomic.Pointer[receiptsEntry] // GET /v1/receipts (agents.go)
+	// writes counts the write requests this API has answered (any method
+	// but GET and HEAD), for the caches of answers that the catalog's
+	// generation does not cover (the disabled stored skills).
+	writes atomic.Uint64
+	// storedFiles are stored files' bytes and ETags (skills.go).
+	storedFiles storedFileCache
+	openapi     []byte
 	// indexBody is GET /'s answer, encoded once.
 	indexBody []byte
 	patterns  []string
@@ -111,6 +127,14 @@ func New(svc *service.Service, opt Options) http.Handler {
 			h = requireType(rt.op.Body.Content, h)
 		}
 		h = requireScope(rt.op.Scope, h)
+		if rt.Method != "GET" && rt.Method != "HEAD" {
+			write := h
+			h = func(a *api, w http.ResponseWriter, r *http.Request) {
+				defer a.writes.Add(1)
+				a.writes.Add(1) // before and after: a listing made meanwhile is not kept
+				write(a, w, r)
+			}
+		}
 		mux.HandleFunc(rt.Method+" "+rt.Pattern, func(w http.ResponseWriter, r *http.Request) { h(a, w, r) })
 	}
 	// Every other request: the JSON error shape instead of ServeMux's
@@ -161,28 +185,28 @@ const (
 // refuses every route the same way whether or not its target exists. A
 // route without a known scope is a programming error.
 func requireScope(scope string, h func(*api, http.ResponseWriter, *http.Request)) func(*api, http.ResponseWriter, *http.Request) {
-	var allowed func(p service.Principal, r *http.Request) (bool, *service.Error)
+	// allowed says whether p may; refusal is its answer when not (made
+	// only then: this runs on every request).
+	var allowed func(p service.Principal, r *http.Request) bool
+	var refusal func() *service.Error
 	switch scope {
 	case "none":
 		return h
 	case "any":
-		allowed = func(p service.Principal, _ *http.Request) (bool, *service.Error) {
-			return p.Open || p.TokenID != "", &service.Error{Code: service.CodeUnauthorized, Message: msgNeedsToken}
-		}
+		allowed = func(p service.Principal, _ *http.Request) bool { return p.Open || p.TokenID != "" }
+		refusal = func() *service.Error { return &service.Error{Code: service.CodeUnauthorized, Message: msgNeedsToken} }
 	case "agent":
-		allowed = func(p service.Principal, r *http.Request) (bool, *service.Error) {
-			return p.CanAgent(r.PathValue("id")), &service.Error{Code: service.CodeForbidden, Message: msgNotAgent}
-		}
+		allowed = func(p service.Principal, r *http.Request) bool { return p.CanAgent(r.PathValue("id")) }
+		refusal = func() *service.Error { return &service.Error{Code: service.CodeForbidden, Message: msgNotAgent} }
 	case "admin":
-		allowed = func(p service.Principal, _ *http.Request) (bool, *service.Error) {
-			return p.Admin(), &service.Error{Code: service.CodeForbidden, Message: msgNeedsAdmin}
-		}
+		allowed = func(p service.Principal, _ *http.Request) bool { return p.Admin() }
+		refusal = func() *service.Error { return &service.Error{Code: service.CodeForbidden, Message: msgNeedsAdmin} }
 	default:
 		panic(fmt.Sprintf("httpapi: a route declares scope %q: use none, any, agent or admin", scope))
 	}
 	return func(a *api, w http.ResponseWriter, r *http.Request) {
-		if ok, e := allowed(principal(r), r); !ok {
-			writeErr(w, e)
+		if !allowed(principal(r), r) {
+			writeErr(w, refusal())
 			return
 		}
 		h(a, w, r)

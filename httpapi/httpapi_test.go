@@ -75,6 +75,12 @@ func pluginSkill(t testing.TB) *skill.Skill {
 func newEnv(t testing.TB, files map[string]string) *env { return newEnvOpt(t, files, true) }
 
 func newEnvOpt(t testing.TB, files map[string]string, requireTokens bool) *env {
+	return newEnvServe(t, files, requireTokens, false)
+}
+
+// newEnvServe is newEnvOpt; keepBodies holds the folder skills' bodies in
+// memory, as loadout serve does.
+func newEnvServe(t testing.TB, files map[string]string, requireTokens, keepBodies bool) *env {
 	ctx := context.Background()
 	root := t.TempDir()
 	writeFiles(t, root, files)
@@ -95,6 +101,7 @@ func newEnvOpt(t testing.TB, files map[string]string, requireTokens bool) *env {
 		Plugins:     map[string]catalog.Provider{"acme": catalog.ProviderFunc(func(context.Context) ([]*skill.Skill, []skill.Diagnostic) { return []*skill.Skill{plug}, nil })},
 		PluginOrder: []string{"acme"},
 	}
+	opts.Scan.KeepBodies = keepBodies
 	cat, err := catalog.New(ctx, []catalog.AgentSpec{
 		{AgentID: "coder", DisplayName: "Coder", Description: "Writes code.", Skills: []catalog.SourceSpec{{Root: root}, {Store: true}, {Plugin: "acme"}}, Budget: 4000},
 		{AgentID: "writer", Skills: []catalog.SourceSpec{{Root: root, Available: []string{"beta"}}}},

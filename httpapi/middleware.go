@@ -62,7 +62,7 @@ func Auth(svc *service.Service, next http.Handler) http.Handler {
 				p, _, err := svc.SessionRequest(r.Context(), c.Value, r.Method, r.Header.Get(service.CSRFHeader))
 				switch e := service.AsError(err); {
 				case err == nil:
-					next.ServeHTTP(w, r.WithContext(service.WithPrincipal(r.Context(), p)))
+					next.ServeHTTP(w, withPrincipal(r, p))
 					return
 				case e.Code == service.CodeCSRF:
 					writeErr(w, e)
@@ -71,7 +71,7 @@ func Auth(svc *service.Service, next http.Handler) http.Handler {
 				// An ended session: as without the cookie, but a refusal
 				// says to sign in again.
 				if p, err := svc.Authenticate(r.Context(), ""); err == nil {
-					next.ServeHTTP(w, r.WithContext(service.WithPrincipal(r.Context(), p)))
+					next.ServeHTTP(w, withPrincipal(r, p))
 					return
 				}
 				errstatus.WriteUnauthorized(w, r, service.AsError(err))
@@ -95,17 +95,18 @@ func Auth(svc *service.Service, next http.Handler) http.Handler {
 			errstatus.WriteUnauthorized(w, r, e)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(service.WithPrincipal(r.Context(), p)))
+		next.ServeHTTP(w, withPrincipal(r, p))
 	})
 }
 
-type requestIDKey struct{}
 type loggerKey struct{}
 
 // RequestIDFrom returns the request id RequestID stored, or "".
 func RequestIDFrom(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
+	if s, ok := ctx.Value(stateKey{}).(*reqState); ok {
+		return s.id
+	}
+	return ""
 }
 
 // WithLogger returns ctx carrying a logger; Log sets one per request (with
@@ -114,10 +115,16 @@ func WithLogger(ctx context.Context, l *slog.Logger) context.Context {
 	return context.WithValue(ctx, loggerKey{}, l)
 }
 
-// LoggerFrom returns the logger in ctx, or nil.
+// LoggerFrom returns the logger in ctx (WithLogger's, else Log's with the
+// request id), or nil.
 func LoggerFrom(ctx context.Context) *slog.Logger {
-	l, _ := ctx.Value(loggerKey{}).(*slog.Logger)
-	return l
+	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	if s, ok := ctx.Value(stateKey{}).(*reqState); ok && s.base != nil {
+		return s.log()
+	}
+	return nil
 }
 
 var (
@@ -151,12 +158,19 @@ func validID(id string) bool {
 // (RequestIDFrom).
 func RequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, r := stateOf(r)
 		id := r.Header.Get("X-Request-Id")
 		if !validID(id) {
-			id = idPrefix + "-" + strconv.FormatUint(idCounter.Add(1), 36)
+			// One allocation: the prefix, a dash and the counter in base 36.
+			var buf [64]byte
+			b := append(buf[:0], idPrefix...)
+			b = append(b, '-')
+			id = string(strconv.AppendUint(b, idCounter.Add(1), 36))
 		}
-		w.Header()["X-Request-Id"] = []string{id}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+		s.id = id
+		s.idHdr[0] = id
+		w.Header()["X-Request-Id"] = s.idHdr[:]
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -173,15 +187,28 @@ func Log(logger *slog.Logger, next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		id := RequestIDFrom(r.Context())
-		// The request's logger gets the request id only when it is used:
-		// With allocates, and most requests never log.
-		l := logger
-		if id != "" && logger.Enabled(r.Context(), slog.LevelInfo) {
-			l = logger.With("request_id", id)
+		s, r := stateOf(r)
+		id := s.id
+		// The request's logger gets the request id only when it is used
+		// (LoggerFrom): With allocates, and most requests never log.
+		if _, ok := r.Context().Value(loggerKey{}).(*slog.Logger); ok || s.base != nil {
+			// A logger set before (WithLogger, or a Log outside this one)
+			// would win over the state's: set this one the old way.
+			l := logger
+			if id != "" && logger.Enabled(r.Context(), slog.LevelInfo) {
+				l = logger.With("request_id", id)
+			}
+			r = r.WithContext(WithLogger(r.Context(), l))
+		} else {
+			s.base = logger
 		}
-		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r.WithContext(WithLogger(r.Context(), l)))
+		sw := &s.status
+		if s.sw {
+			sw = &statusWriter{}
+		}
+		s.sw = true
+		*sw = statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}

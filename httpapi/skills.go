@@ -63,9 +63,28 @@ func modeOf(e *catalog.Entry) string {
 
 // listSkills: every skill of the global catalog (shadowed ones marked), then
 // the stored skills that are disabled (so not in the catalog).
+//
+// The answer is kept encoded (listCache): reading every stored record
+// (to find the disabled ones) and encoding thousands of summaries took
+// about 85 ms at 4,000 skills, so 64 concurrent listings took seconds
+// each. It is used while the catalog generation and this API's own writes
+// are unchanged and for at most MaxListAge, which bounds how late a
+// change the catalog does not see (a stored skill disabled, or edited
+// while disabled, by the web UI or another instance) shows here.
 func (a *api) listSkills(w http.ResponseWriter, r *http.Request) {
 	l, ok := a.global(w, r)
 	if !ok {
+		return
+	}
+	k := listKey{l: l, gen: a.svc.Generation(), writes: a.writes.Load()}
+	if body := a.lists.get(k); body != nil {
+		writeRaw(w, http.StatusOK, ctJSON, body)
+		return
+	}
+	a.lists.mu.Lock() // one listing at a time builds; the others wait for it
+	defer a.lists.mu.Unlock()
+	if body := a.lists.getLocked(k); body != nil {
+		writeRaw(w, http.StatusOK, ctJSON, body)
 		return
 	}
 	out := make([]skillSummary, 0, len(l.Entries()))
@@ -94,7 +113,49 @@ func (a *api) listSkills(w http.ResponseWriter, r *http.Request) {
 				Version: rec.Version, Digest: rec.Digest, Mode: "disabled", Files: len(rec.Files), Enabled: rec.Enabled})
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"skills": out})
+	body, err := marshal(map[string]any{"skills": out})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.lists.putLocked(k, body)
+	writeRaw(w, http.StatusOK, ctJSON, body)
+}
+
+// MaxListAge is the longest GET /v1/skills answers from its cache (see
+// listSkills).
+const MaxListAge = time.Second
+
+// listKey is what the skill list depends on that this server sees change.
+type listKey struct {
+	l      *catalog.Loadout
+	gen    uint64
+	writes uint64
+}
+
+// listCache keeps the last encoded skill list.
+type listCache struct {
+	mu   sync.Mutex
+	key  listKey
+	at   time.Time
+	body []byte
+}
+
+func (c *listCache) get(k listKey) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.getLocked(k)
+}
+
+func (c *listCache) getLocked(k listKey) []byte {
+	if c.body == nil || c.key != k || time.Since(c.at) >= MaxListAge {
+		return nil
+	}
+	return c.body
+}
+
+func (c *listCache) putLocked(k listKey, body []byte) {
+	c.key, c.at, c.body = k, time.Now(), body
 }
 
 func storeOrigin(rec *store.Record) skill.Origin {
@@ -220,7 +281,12 @@ func orEmpty[T any](s []T) []T {
 // lookup finds a skill for the admin routes: the store first (disabled
 // skills too), then the global catalog. It writes the error itself.
 func (a *api) lookup(w http.ResponseWriter, r *http.Request, l *catalog.Loadout, name string) (*store.Record, *skill.Skill, bool) {
-	rec, err := a.svc.Get(r.Context(), principal(r), name)
+	e, inCatalog := l.Lookup(name)
+	if inCatalog && a.unstored.has(name, a.writes.Load()) {
+		return nil, e.Skill, true
+	}
+	writes := a.writes.Load()
+	rec, err := a.record(r, name, writes)
 	if err == nil {
 		return rec, nil, true
 	}
@@ -228,7 +294,8 @@ func (a *api) lookup(w http.ResponseWriter, r *http.Request, l *catalog.Loadout,
 		a.fail(w, r, err)
 		return nil, nil, false
 	}
-	if e, ok := l.Lookup(name); ok {
+	if inCatalog {
+		a.unstored.put(name, writes)
 		return nil, e.Skill, true
 	}
 	notFound(w, l, name)
@@ -281,6 +348,147 @@ func (a *api) getSkill(w http.ResponseWriter, r *http.Request) {
 	}
 	a.details.put(sk, gen, body)
 	writeRaw(w, http.StatusOK, ctJSON, body)
+}
+
+// MaxRecordAge is how long the admin read routes (GET
+// /v1/skills/{name}, its files, export and versions) use a stored
+// skill's record read from the store before they read it again, unless
+// this API writes meanwhile (recordCache): a change by the web UI of
+// another instance or the CLI shows within it. Writes always read the
+// store (If-Match is checked there), so a stale ETag costs a 409 at
+// worst. MaxRecords bounds the records kept; past it, the cache starts
+// afresh.
+const (
+	MaxRecordAge = time.Second
+	MaxRecords   = 1000
+)
+
+// recordCache keeps stored skills' records read recently.
+type recordCache struct {
+	mu sync.Mutex
+	m  map[string]cachedRecord
+}
+
+type cachedRecord struct {
+	rec    *store.Record
+	at     time.Time
+	writes uint64
+}
+
+// record is the service's Get through recordCache; writes is the API's
+// write count read before.
+func (a *api) record(r *http.Request, name string, writes uint64) (*store.Record, error) {
+	a.records.mu.Lock()
+	c, ok := a.records.m[name]
+	a.records.mu.Unlock()
+	if ok && c.writes == writes && time.Since(c.at) < MaxRecordAge {
+		return c.rec, nil
+	}
+	at := time.Now()
+	rec, err := a.svc.Get(r.Context(), principal(r), name)
+	if err != nil {
+		return nil, err
+	}
+	a.records.mu.Lock()
+	if a.records.m == nil || len(a.records.m) >= MaxRecords {
+		a.records.m = map[string]cachedRecord{}
+	}
+	a.records.m[name] = cachedRecord{rec: rec, at: at, writes: writes}
+	a.records.mu.Unlock()
+	return rec, nil
+}
+
+// MaxUnstoredAge is how long the admin routes trust that a skill of the
+// catalog (a folder, plugin or remote skill) has no stored namesake,
+// which would win: they ask the store first, and its "no" is kept this
+// long (unstoredCache) unless this API writes meanwhile. A namesake
+// stored by the web UI of another instance or the CLI shows within it.
+const MaxUnstoredAge = time.Second
+
+// MaxUnstored bounds the names unstoredCache keeps; past it, it starts
+// afresh.
+const MaxUnstored = 10_000
+
+// unstoredCache keeps the store's recent "no such skill" for names the
+// catalog has, so GET /v1/skills/{name} and its files of a folder skill
+// cost no store query per request.
+type unstoredCache struct {
+	mu sync.Mutex
+	m  map[string]unstored
+}
+
+type unstored struct {
+	at     time.Time
+	writes uint64 // the API's write count when the store was asked
+}
+
+func (c *unstoredCache) has(name string, writes uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	u, ok := c.m[name]
+	return ok && u.writes == writes && time.Since(u.at) < MaxUnstoredAge
+}
+
+func (c *unstoredCache) put(name string, writes uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= MaxUnstored {
+		c.m = map[string]unstored{}
+	}
+	c.m[name] = unstored{at: time.Now(), writes: writes}
+}
+
+// MaxStoredFileBytes bounds the bytes of stored files GET
+// /v1/skills/{name}/files/{path} keeps (storedFiles), and
+// MaxStoredFileSize the size of one kept file; past the bound, the cache
+// starts afresh.
+const (
+	MaxStoredFileBytes = 32 << 20
+	MaxStoredFileSize  = 256 << 10
+)
+
+// fileDigestKey names a stored file by content: the digest of its skill's
+// version (which fixes every byte of it) and its path.
+type fileDigestKey struct{ version, path string }
+
+// storedFile is a stored file's bytes (nil when over MaxStoredFileSize)
+// and digest (its ETag).
+type storedFile struct {
+	data   []byte
+	digest string
+}
+
+// storedFileCache keeps stored files by content.
+type storedFileCache struct {
+	mu    sync.RWMutex
+	m     map[fileDigestKey]storedFile
+	bytes int
+}
+
+func (c *storedFileCache) get(k fileDigestKey) ([]byte, string, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	f, ok := c.m[k]
+	return f.data, f.digest, ok && f.data != nil
+}
+
+func (c *storedFileCache) put(k fileDigestKey, data []byte, digest string) {
+	if len(data) > MaxStoredFileSize {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || c.bytes+len(data) > MaxStoredFileBytes {
+		c.m, c.bytes = map[fileDigestKey]storedFile{}, 0
+	}
+	if old, ok := c.m[k]; ok {
+		c.bytes -= len(old.data)
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	c.m[k] = storedFile{data: data, digest: digest}
+	c.bytes += len(data)
 }
 
 // MaxDetailCache is how many answers of GET /v1/skills/{name} the server
@@ -651,12 +859,24 @@ func (a *api) getFile(w http.ResponseWriter, r *http.Request) {
 	}
 	var c skill.Content
 	ct := "application/octet-stream"
+	var storedDigest string
 	if rec != nil {
-		data, err := a.svc.Store().ReadFile(r.Context(), name, rec.Version, path)
-		if err != nil {
-			a.fail(w, r, err)
-			return
+		// A stored version's files never change: small ones are kept
+		// (storedFiles), so a repeated read costs the record's query only.
+		k := fileDigestKey{rec.Digest, path}
+		data, d, ok := a.storedFiles.get(k)
+		if !ok || rec.Digest == "" {
+			var err error
+			if data, err = a.svc.Store().ReadFile(r.Context(), name, rec.Version, path); err != nil {
+				a.fail(w, r, err)
+				return
+			}
+			d = skill.DigestBytes(data)
+			if rec.Digest != "" {
+				a.storedFiles.put(k, data, d)
+			}
 		}
+		storedDigest = d
 		c = skill.BytesContent(data)
 		if path == "SKILL.md" {
 			ct = "text/markdown; charset=utf-8"
@@ -685,7 +905,19 @@ func (a *api) getFile(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	defer c.Close()
-	digest, err := skill.DigestOf(c)
+	// The ETag is the file's digest, hashed once: a stored version's files
+	// never change (the digest is kept per version digest and path), and
+	// a folder skill's digests are kept by its Skill value, which a change
+	// on disk replaces (a file whose size no longer matches its manifest is
+	// refused above). Before, every request hashed the file (12% of the
+	// route's CPU).
+	var digest string
+	var err error
+	if rec != nil {
+		digest = storedDigest
+	} else {
+		digest, err = sk.Digest(path)
+	}
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -843,7 +1075,19 @@ func (a *api) getVersion(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	b, rec, err := a.svc.Bundle(r.Context(), principal(r), r.PathValue("name"), n)
+	name := r.PathValue("name")
+	var key exportKey
+	if l, ok := a.global(w, r); !ok {
+		return
+	} else if key, ok = a.exportKeyOf(w, r, l, name, n, "version"); !ok {
+		return
+	}
+	if e := a.exports.get(key); e != nil {
+		w.Header().Set("ETag", e.etag)
+		writeRaw(w, http.StatusOK, ctJSON, e.body)
+		return
+	}
+	b, rec, err := a.svc.Bundle(r.Context(), principal(r), name, n)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -854,7 +1098,9 @@ func (a *api) getVersion(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	w.Header().Set("ETag", etag(rec.Version))
+	tag := etag(rec.Version)
+	a.exports.put(key, &exportEntry{body: data, etag: tag})
+	w.Header().Set("ETag", tag)
 	writeRaw(w, http.StatusOK, ctJSON, data)
 }
 
@@ -894,6 +1140,20 @@ func (a *api) exportSkill(w http.ResponseWriter, r *http.Request) {
 		version = n
 	}
 	name := r.PathValue("name")
+	// A JSON export is kept for MaxExportAge (see exportCache): the key
+	// is the stored record (one query, not the whole bundle) or the
+	// catalog's skill value.
+	var key exportKey
+	if format == "json" {
+		key, ok = a.exportKeyOf(w, r, l, name, version, "export")
+		if !ok {
+			return
+		}
+		if e := a.exports.get(key); e != nil {
+			writeRaw(w, http.StatusOK, ctJSON, e.body)
+			return
+		}
+	}
 	var b *skill.Bundle
 	var origin skill.Origin
 	sb, rec, err := a.svc.Bundle(r.Context(), principal(r), name, version)
@@ -938,7 +1198,104 @@ func (a *api) exportSkill(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, importError(err))
 		return
 	}
+	a.exports.put(key, &exportEntry{body: data})
 	writeRaw(w, http.StatusOK, ctJSON, data)
+}
+
+// exportKeyOf is the cache key of an export (what "export") or a
+// version's document (what "version"): the current stored record when
+// there is one (read from the store: the truth), else the catalog's skill
+// of that name in this generation. ok is false when a store error was
+// answered; a skill found nowhere gets the zero key (never cached), and the
+// caller's own lookup answers it.
+func (a *api) exportKeyOf(w http.ResponseWriter, r *http.Request, l *catalog.Loadout, name string, version int, what string) (exportKey, bool) {
+	e, inCatalog := l.Lookup(name)
+	catalogKey := func() exportKey {
+		if version == 0 && what == "export" {
+			return exportKey{what: what, sk: e.Skill, gen: a.svc.Generation()}
+		}
+		return exportKey{}
+	}
+	if inCatalog && a.unstored.has(name, a.writes.Load()) {
+		return catalogKey(), true
+	}
+	writes := a.writes.Load()
+	rec, err := a.record(r, name, writes)
+	switch {
+	case err == nil:
+		return exportKey{what: what, stored: storedKey{rec.ID, rec.Version, rec.Enabled, rec.UpdatedAt.UnixMicro()}, digest: rec.Digest, version: version}, true
+	case service.AsError(err).Code != service.CodeNotFound:
+		a.fail(w, r, err)
+		return exportKey{}, false
+	}
+	if inCatalog {
+		a.unstored.put(name, writes)
+		return catalogKey(), true
+	}
+	return exportKey{}, true
+}
+
+// MaxExportAge is how long an export's JSON (GET
+// /v1/skills/{name}/export, and …/versions/{v}) is answered from the
+// cache: its exportedAt is at most this old. Reading the whole bundle
+// and encoding it took most of the route's time.
+const MaxExportAge = time.Second
+
+// MaxExportCacheBytes bounds the bytes of the exports kept; past it, the
+// cache starts afresh.
+const MaxExportCacheBytes = 32 << 20
+
+// exportKey is what an export's bytes depend on; the zero key is never
+// cached.
+type exportKey struct {
+	what    string
+	stored  storedKey
+	digest  string
+	version int
+	sk      *skill.Skill
+	gen     uint64
+}
+
+type exportEntry struct {
+	body []byte
+	etag string
+	at   time.Time
+}
+
+type exportCache struct {
+	mu    sync.Mutex
+	m     map[exportKey]*exportEntry
+	bytes int
+}
+
+func (c *exportCache) get(k exportKey) *exportEntry {
+	if k == (exportKey{}) {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[k]
+	if e == nil || time.Since(e.at) >= MaxExportAge {
+		return nil
+	}
+	return e
+}
+
+func (c *exportCache) put(k exportKey, e *exportEntry) {
+	if k == (exportKey{}) || len(e.body) > MaxExportCacheBytes/4 {
+		return
+	}
+	e.at = time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || c.bytes+len(e.body) > MaxExportCacheBytes {
+		c.m, c.bytes = map[exportKey]*exportEntry{}, 0
+	}
+	if old := c.m[k]; old != nil {
+		c.bytes -= len(old.body)
+	}
+	c.m[k] = e
+	c.bytes += len(e.body)
 }
 
 // importResult is one row of POST /v1/import's answer.

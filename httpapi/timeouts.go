@@ -38,7 +38,14 @@ func Timeouts(opt TimeoutOptions, next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rc := http.NewResponseController(w)
+		// The server's response sets its own deadlines; a wrapped writer
+		// goes through a ResponseController, which unwraps it.
+		var rc deadliner
+		if d, ok := w.(deadliner); ok {
+			rc = d
+		} else {
+			rc = http.NewResponseController(w)
+		}
 		if opt.Read > 0 && r.Body != nil && r.Body != http.NoBody {
 			if rc.SetReadDeadline(time.Now().Add(opt.Read)) == nil {
 				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
@@ -46,9 +53,35 @@ func Timeouts(opt TimeoutOptions, next http.Handler) http.Handler {
 		}
 		if opt.Write > 0 {
 			// A deadline left by the connection's previous request must not
-			// cut this one's work before it writes.
-			if rc.SetWriteDeadline(time.Time{}) == nil {
-				dw := &deadlineWriter{ResponseWriter: w, rc: rc, d: opt.Write}
+			// cut this one's work before it writes. The deadline is set
+			// once here, a full Write ahead: every write of the response
+			// moves it forward first when half of it has passed (extend),
+			// so it never cuts a write the handler makes after working
+			// longer than Write. One deadline change per request instead
+			// of two (clearing it, then setting it at the first write).
+			// A request that may wait for "100 Continue" (the server writes
+			// that itself, when the body is first read) gets no deadline
+			// until its handler writes, as before.
+			now := time.Now()
+			var err error
+			if r.Header.Get("Expect") != "" {
+				err = rc.SetWriteDeadline(time.Time{})
+				now = time.Time{}
+			} else {
+				err = rc.SetWriteDeadline(now.Add(opt.Write))
+			}
+			if err == nil {
+				s, r2 := stateOf(r)
+				r = r2
+				dw := &s.deadline
+				if s.dw {
+					dw = &deadlineWriter{}
+				}
+				s.dw = true
+				*dw = deadlineWriter{ResponseWriter: w, rc: rc, d: opt.Write}
+				if !now.IsZero() {
+					dw.until = now.Add(opt.Write)
+				}
 				w = dw
 				// The server writes what is buffered after the handler
 				// returns; bound that too.
@@ -59,12 +92,19 @@ func Timeouts(opt TimeoutOptions, next http.Handler) http.Handler {
 	})
 }
 
+// deadliner sets a connection's deadlines: the server's ResponseWriter
+// does, and http.ResponseController for any writer that unwraps to it.
+type deadliner interface {
+	SetReadDeadline(time.Time) error
+	SetWriteDeadline(time.Time) error
+}
+
 // deadlineBody clears the read deadline once the body has been read, so
 // the server's watch on the connection (which cancels the request's
 // context on a read error) does not fire while the handler works.
 type deadlineBody struct {
 	io.ReadCloser
-	rc   *http.ResponseController
+	rc   deadliner
 	done bool
 }
 
@@ -82,7 +122,7 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 // to a comparison on most calls.
 type deadlineWriter struct {
 	http.ResponseWriter
-	rc    *http.ResponseController
+	rc    deadliner
 	d     time.Duration
 	until time.Time
 }

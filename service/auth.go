@@ -40,7 +40,12 @@ func (p Principal) CanAgent(id string) bool {
 		return true
 	}
 	for _, s := range p.Scopes {
-		if s == "agent:"+id || s == ScopeIndexPrefix+id {
+		// Compared without building "agent:"+id: this runs twice per
+		// request, and a concatenation over 32 bytes allocates.
+		if a, ok := strings.CutPrefix(s, "agent:"); ok && a == id {
+			return true
+		}
+		if a, ok := strings.CutPrefix(s, ScopeIndexPrefix); ok && a == id {
 			return true
 		}
 	}
@@ -194,19 +199,32 @@ func (s *Service) requireAdmin(p Principal) error {
 	return nil
 }
 
-type principalKey struct{}
+// PrincipalKey is the context key of the request's principal. Its value
+// is a Principal (WithPrincipal) or a *Principal: a transport that keeps
+// its per-request state in a context of its own may answer
+// Value(PrincipalKey{}) with a pointer into that state once it has
+// authenticated the request, which spares the request a copy and a
+// context value (httpapi does). PrincipalFrom reads either.
+type PrincipalKey struct{}
 
 // WithPrincipal returns ctx carrying p; transports set it once per request
 // (the HTTP auth middleware, the stdio MCP server) and handlers read it.
 func WithPrincipal(ctx context.Context, p Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
+	return context.WithValue(ctx, PrincipalKey{}, p)
 }
 
 // PrincipalFrom returns the principal in ctx; without one it is the zero
 // Principal, which may do nothing.
 func PrincipalFrom(ctx context.Context) Principal {
-	p, _ := ctx.Value(principalKey{}).(Principal)
-	return p
+	switch p := ctx.Value(PrincipalKey{}).(type) {
+	case Principal:
+		return p
+	case *Principal:
+		if p != nil {
+			return *p
+		}
+	}
+	return Principal{}
 }
 
 // LinkPrefix starts a link URL: /i/SECRET/.well-known/agent-skills/… (and

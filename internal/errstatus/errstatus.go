@@ -100,14 +100,25 @@ func IsOAuthDiscovery(path string) bool {
 	case "/register", "/authorize", "/token":
 		return true
 	}
-	for _, name := range oauthWellKnown {
-		wk := "/.well-known/" + name
-		if path == wk || strings.HasPrefix(path, wk+"/") || strings.HasSuffix(path, wk) {
+	if !strings.Contains(path, "/.well-known/") {
+		return false // every request passes here: no allocation
+	}
+	for _, wk := range oauthWellKnownPaths {
+		if path == wk || strings.HasPrefix(path, wk) && path[len(wk)] == '/' || strings.HasSuffix(path, wk) {
 			return true
 		}
 	}
 	return false
 }
+
+// oauthWellKnownPaths are oauthWellKnown's paths, /.well-known/NAME.
+var oauthWellKnownPaths = func() []string {
+	out := make([]string, len(oauthWellKnown))
+	for i, name := range oauthWellKnown {
+		out[i] = "/.well-known/" + name
+	}
+	return out
+}()
 
 // NoOAuth answers an OAuth discovery request (IsOAuthDiscovery) with a
 // JSON 404 saying this server uses static bearer tokens, so the client's

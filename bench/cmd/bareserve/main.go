@@ -1,0 +1,72 @@
+// Command bareserve is the floor of the HTTP serving figures: a bare
+// net/http handler that answers every request with the same bytes from
+// memory. It fetches them once from a running server (-from URL, with
+// -token for a server that needs one), keeps the status, Content-Type and
+// body, and serves them on -addr until interrupted:
+//
+//	bareserve -from http://127.0.0.1:8080/v1/agents/bench/skills/NAME -token T -addr 127.0.0.1:9090
+//
+// It does what any handler must (set the headers, write the body) and
+// nothing else, so loadout's cached load route divided by it is the share
+// of the machine's HTTP capacity the route reaches (bench/server.sh).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	from := flag.String("from", "", "fetch the response to serve from this URL (loopback)")
+	token := flag.String("token", "", "bearer token for -from")
+	addr := flag.String("addr", "127.0.0.1:0", "listen on this loopback HOST:PORT")
+	flag.Parse()
+	if *from == "" || !strings.HasPrefix(*from, "http://127.") {
+		fmt.Fprintln(os.Stderr, "bareserve: give -from http://127.x.x.x:PORT/PATH (loopback only)")
+		os.Exit(2)
+	}
+	req, _ := http.NewRequest("GET", *from, nil)
+	if *token != "" {
+		req.Header.Set("Authorization", "Bearer "+*token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bareserve:", err)
+		os.Exit(1)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(os.Stderr, "bareserve: GET %s: status %d, %v\n", *from, resp.StatusCode, err)
+		os.Exit(1)
+	}
+	ct := []string{resp.Header.Get("Content-Type")}
+	cl := []string{strconv.Itoa(len(body))}
+	nosniff := []string{"nosniff"}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd["Content-Type"] = ct
+		hd["X-Content-Type-Options"] = nosniff
+		hd["Content-Length"] = cl
+		w.WriteHeader(http.StatusOK)
+		w.Write(body)
+	})
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bareserve:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("bareserve: serving %d bytes on http://%s/\n", len(body), ln.Addr())
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	if err := srv.Serve(ln); err != nil {
+		fmt.Fprintln(os.Stderr, "bareserve:", err)
+		os.Exit(1)
+	}
+}
