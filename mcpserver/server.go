@@ -304,7 +304,7 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			case *mcp.InitializeResult:
 				r.Instructions = s.current().instructions
 				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && s.opt.Sessions != nil && c.transport == service.TransportMCPHTTP {
-					s.opt.Sessions.add(ss)
+					s.opt.Sessions.add(ss, service.PrincipalFrom(ctx).TokenID)
 				}
 			case *mcp.DiscoverResult:
 				r.Instructions = s.current().instructions
