@@ -102,6 +102,7 @@ func (s *server) parseFast(m *rpcMessage) (fastCall, bool) {
 // answer runs the call's handler and returns the JSON-RPC response, encoded
 // as the SDK encodes it (no trailing newline).
 func (s *server) answer(ctx context.Context, ss *mcp.ServerSession, c fastCall, extra *mcp.RequestExtra) ([]byte, error) {
+	s.fastCalls.Add(1)
 	req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: c.name, Arguments: c.args}, Extra: extra}
 	res, err := c.handler(ctx, req)
 	resp := &jsonrpc.Response{ID: c.id}

@@ -433,10 +433,18 @@ func ServeStdio(ctx context.Context, svc *service.Service, opt Options) error {
 
 // serveStdio serves over in and out with the fast path (fast.go).
 func serveStdio(ctx context.Context, svc *service.Service, opt Options, in io.Reader, out io.Writer) error {
+	return serveStdioWith(ctx, svc, opt, in, out, nil)
+}
+
+// serveStdioWith is serveStdio that hands the server to started (tests).
+func serveStdioWith(ctx context.Context, svc *service.Service, opt Options, in io.Reader, out io.Writer, started func(*server)) error {
 	p := service.Principal{Open: true}
 	ctx, cancel := context.WithCancel(service.WithPrincipal(ctx, p))
 	defer cancel()
 	s := newServer(ctx, svc, opt)
+	if started != nil {
+		started(s)
+	}
 	if _, err := svc.Loadout(p, s.agent); err != nil {
 		return err
 	}

@@ -74,6 +74,8 @@ type server struct {
 	// listingNote is what the last "listing over its budget" log line said
 	// (counts only), so a reload that changes nothing logs nothing.
 	listingNote atomic.Pointer[string]
+	// fastCalls counts the calls answered on the fast path (fast.go).
+	fastCalls atomic.Int64
 }
 
 // view is what the server derives from one immutable loadout; a reload
