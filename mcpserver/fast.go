@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -105,25 +106,47 @@ func (s *server) answer(ctx context.Context, ss *mcp.ServerSession, c fastCall, 
 	s.fastCalls.Add(1)
 	req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: c.name, Arguments: c.args}, Extra: extra}
 	res, err := c.handler(ctx, req)
-	resp := &jsonrpc.Response{ID: c.id}
-	switch {
-	case err != nil:
+	if err != nil {
 		// Not reached by the fast tools; answered as the SDK answers a
 		// handler's error.
-		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-	default:
-		if res.Content == nil {
-			res.Content = []mcp.Content{} // as the SDK: never "null"
-		}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(res); err != nil {
-			return nil, err
-		}
-		resp.Result = bytes.TrimRight(buf.Bytes(), "\n")
+		return jsonrpc.EncodeMessage(&jsonrpc.Response{ID: c.id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}})
 	}
-	return jsonrpc.EncodeMessage(resp)
+	if res.Content == nil {
+		res.Content = []mcp.Content{} // as the SDK: never "null"
+	}
+	// The SDK marshals the result with its MarshalJSON (compact JSON) and
+	// puts it in the envelope {"jsonrpc":"2.0","id":ID,"result":...}
+	// through an encoder that compacts it again, which changes nothing but
+	// costs a copy and a scan of the file's bytes: the envelope is
+	// written here around the result as it is.
+	result, err := res.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	id, err := idJSON(c.id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(result)+len(id)+36)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id...)
+	out = append(out, `,"result":`...)
+	out = append(out, result...)
+	return append(out, '}'), nil
+}
+
+// idJSON is a request id as the SDK writes it (no HTML escaping).
+func idJSON(id jsonrpc.ID) ([]byte, error) {
+	if n, ok := id.Raw().(int64); ok {
+		return strconv.AppendInt(nil, n, 10), nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(id.Raw()); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // fastVersions are the MCP-Protocol-Version header values the fast path

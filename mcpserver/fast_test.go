@@ -82,9 +82,13 @@ func TestFastPathMatchesSDK(t *testing.T) {
 			t.Errorf("%s: status fast %d, SDK %d", tc.name, fastResp.StatusCode, sdkResp.StatusCode)
 		}
 	}
-	// A string id comes back as the same string.
-	if _, b := rawPost(t, c, srv.URL, sid, `{"jsonrpc":"2.0","id":"x-1","method":"tools/call","params":{`+fastCases[0].params+`}}`); !strings.HasPrefix(b, `{"jsonrpc":"2.0","id":"x-1","result":`) {
-		t.Errorf("string id: %s", b)
+	// Ids: strings (with characters JSON may escape), large numbers.
+	for _, id := range []string{`"x-1"`, `"a<b>&\"c\u00e9"`, `9007199254740993`, `-4`, `1e3`} {
+		_, fast := rawPost(t, c, srv.URL, sid, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{`+fastCases[0].params+`}}`)
+		_, sdk := rawPost(t, c, srv.URL, sid, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"_meta":{},`+fastCases[0].params+`}}`)
+		if fast != sdk {
+			t.Errorf("id %s: fast path\n%s\nSDK\n%s", id, fast, sdk)
+		}
 	}
 }
 

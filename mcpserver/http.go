@@ -95,20 +95,29 @@ func newHTTPHandler(svc *service.Service, opt Options) (*server, http.Handler) {
 			writeError(w, r, err)
 			return
 		}
+		var msgs []rpcMessage
+		var batch bool
+		var body []byte
+		if r.Method == http.MethodPost && isJSON(r.Header.Get("Content-Type")) {
+			var err error
+			if body, err = readBody(w, r); err != nil {
+				writeError(w, r, err)
+				return
+			}
+			msgs, batch = parseMessages(body)
+			// The fast path (fast.go) before anything else: it takes only
+			// single tools/call messages of the revisions with sessions,
+			// on a session the SDK holds.
+			if sid := r.Header.Get(sessionHeader); sid != "" && !opt.Stateless && !batch && len(msgs) == 1 && s.serveFast(w, r, pool, sid, &msgs[0]) {
+				return
+			}
+		}
 		r2 := new(http.Request)
 		*r2 = *r
 		r2.Header = r.Header.Clone()
 		r2.Header.Set("Authorization", bridgeToken)
-		var msgs []rpcMessage
-		var batch bool
-		if r.Method == http.MethodPost && isJSON(r.Header.Get("Content-Type")) {
-			body, err := readBody(w, r)
-			if err != nil {
-				writeError(w, r, err)
-				return
-			}
+		if body != nil {
 			r2.Body = io.NopCloser(bytes.NewReader(body))
-			msgs, batch = parseMessages(body)
 		}
 		if isModern(r.Header, msgs) {
 			// The SDK answers these revisions' unknown methods itself
@@ -136,9 +145,6 @@ func newHTTPHandler(svc *service.Service, opt Options) (*server, http.Handler) {
 		case opt.Stateless:
 			bridged.ServeHTTP(w, r2)
 		case sid != "":
-			if r.Method == http.MethodPost && !batch && len(msgs) == 1 && s.serveFast(w, r, pool, sid, &msgs[0]) {
-				return
-			}
 			defer pool.begin(sid)()
 			if r.Method != http.MethodDelete {
 				bridged.ServeHTTP(w, r2)
