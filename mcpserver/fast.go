@@ -119,7 +119,7 @@ func (s *server) answer(ctx context.Context, ss *mcp.ServerSession, c fastCall, 
 	// through an encoder that compacts it again, which changes nothing but
 	// costs a copy and a scan of the file's bytes: the envelope is
 	// written here around the result as it is.
-	result, err := res.MarshalJSON()
+	result, err := marshalResult(res)
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +132,45 @@ func (s *server) answer(ctx context.Context, ss *mcp.ServerSession, c fastCall, 
 	out = append(out, id...)
 	out = append(out, `,"result":`...)
 	out = append(out, result...)
+	return append(out, '}'), nil
+}
+
+// marshalResult is res.MarshalJSON(), written directly when the result
+// is only text contents (read_skill_file's and load_skill's usual
+// answer): the SDK's MarshalJSON marshals each content with its own
+// MarshalJSON, which encoding/json then scans and copies again, for 18%
+// of the server's CPU per call over stdio. The bytes are the same
+// (TestFastPathMatchesSDK).
+func marshalResult(res *mcp.CallToolResult) ([]byte, error) {
+	if res.Meta != nil || res.StructuredContent != nil {
+		return res.MarshalJSON()
+	}
+	n := 32
+	for _, c := range res.Content {
+		t, ok := c.(*mcp.TextContent)
+		if !ok || t.Meta != nil || t.Annotations != nil {
+			return res.MarshalJSON()
+		}
+		n += len(t.Text) + 32
+	}
+	out := make([]byte, 0, n+n/16)
+	out = append(out, `{"content":[`...)
+	for i, c := range res.Content {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		text, err := json.Marshal(c.(*mcp.TextContent).Text)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, `{"type":"text","text":`...)
+		out = append(out, text...)
+		out = append(out, '}')
+	}
+	out = append(out, ']')
+	if res.IsError {
+		out = append(out, `,"isError":true`...)
+	}
 	return append(out, '}'), nil
 }
 

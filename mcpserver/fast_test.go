@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // rawPost posts one JSON-RPC body on a session as principal coder.
@@ -264,5 +266,37 @@ func TestFastPathStdio(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("serveStdio did not return after the input ended")
+	}
+}
+
+// TestMarshalResult: the fast path's result encoding is the SDK's, byte
+// for byte, for text it must escape (HTML, U+2028, invalid UTF-8, control
+// characters) and for contents it leaves to the SDK.
+func TestMarshalResult(t *testing.T) {
+	texts := []string{"", "plain", "<b>&amp;</b>", "line\u2028sep\u2029", "bad \xff\xfe utf8", "tab\tnul\x00\"quote\"\\", "é ü 日本"}
+	var results []*mcp.CallToolResult
+	for _, s := range texts {
+		results = append(results,
+			&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}},
+			&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}, &mcp.TextContent{Text: s + "2"}}, IsError: true})
+	}
+	results = append(results,
+		&mcp.CallToolResult{Content: []mcp.Content{}},
+		&mcp.CallToolResult{Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "skill://a/b", MIMEType: "image/png", Blob: []byte{1, 2}}}}},
+		&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x", Meta: mcp.Meta{"k": "v"}}}},
+		&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}, StructuredContent: map[string]any{"a": 1}},
+	)
+	for i, res := range results {
+		want, err := res.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := marshalResult(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%d: got\n%s\nwant\n%s", i, got, want)
+		}
 	}
 }
