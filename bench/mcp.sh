@@ -85,7 +85,7 @@ fi
 tree=$work/tree
 "$bin/gentree" -n "$N" -out "$work/nested" >/dev/null
 mkdir -p "$tree"
-find "$work/nested" -name SKILL.md -printf '%h\n' | xargs -I{} mv {} "$tree/"
+find "$work/nested" -name SKILL.md -printf '%h\0' | xargs -0 mv -t "$tree/"
 name=$(ls "$tree" | sort | awk "NR==1")
 file=references/guide.md
 echo "# $N skills in $tree; every call reads $name/$file ($(wc -c <"$tree/$name/$file") bytes)"
