@@ -11,6 +11,7 @@
 #   GC=1 bench/mcp.sh                            # + loadout with GOMEMLIMIT=4GiB
 #   BASE=none bench/mcp.sh                       # no "before" rows
 #   STRICT=1 bench/mcp.sh                        # exit 1 if a target is missed
+#   INIT_TIMEOUT=30m                             # how long a server may take to start
 #
 # Rows (each server started once; rounds of DUR per row, A B C A B C ...):
 #   floor-*        bench/cmd/mcpfloor: one tool returning the file's bytes
@@ -44,6 +45,10 @@ C=${C:-64}
 BASE=${BASE:-660e1ac}
 GC=${GC:-0}
 STRICT=${STRICT:-0}
+# skillserver indexes its whole tree before it answers initialize: about
+# 95 s at 10,000 skills on a quiet 2-core machine, over 10 minutes on a
+# busy one.
+INIT_TIMEOUT=${INIT_TIMEOUT:-30m}
 work=$(mktemp -d /tmp/mcpbench.XXXXXX)
 pids=()
 cleanup() {
@@ -132,7 +137,7 @@ if [ "$BASE" != none ]; then
 fi
 
 (IFS=,; echo "[${targets[*]}]") >"$work/targets.json"
-"$bin/mcpload" -config "$work/targets.json" -c "$C" -d "$DUR" -rounds "$ROUNDS" | tee "$work/out.txt"
+"$bin/mcpload" -config "$work/targets.json" -c "$C" -d "$DUR" -rounds "$ROUNDS" -init-timeout "$INIT_TIMEOUT" | tee "$work/out.txt"
 
 rate() { awk -v l="$1" '$1=="RESULT" && $2==l {print $3}' "$work/out.txt"; }
 echo
