@@ -100,78 +100,106 @@ func (s *server) parseFast(m *rpcMessage) (fastCall, bool) {
 	return c, true
 }
 
-// answer runs the call's handler and returns the JSON-RPC response, encoded
-// as the SDK encodes it (no trailing newline).
-func (s *server) answer(ctx context.Context, ss *mcp.ServerSession, c fastCall, extra *mcp.RequestExtra) ([]byte, error) {
+// answer runs the call's handler and appends the JSON-RPC response to
+// buf, encoded as the SDK encodes it (no trailing newline).
+func (s *server) answer(ctx context.Context, ss *mcp.ServerSession, c fastCall, extra *mcp.RequestExtra, buf *bytes.Buffer) {
 	s.fastCalls.Add(1)
 	req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: c.name, Arguments: c.args}, Extra: extra}
 	res, err := c.handler(ctx, req)
-	if err != nil {
-		// Not reached by the fast tools; answered as the SDK answers a
-		// handler's error.
-		return jsonrpc.EncodeMessage(&jsonrpc.Response{ID: c.id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}})
+	if err == nil {
+		if res.Content == nil {
+			res.Content = []mcp.Content{} // as the SDK: never "null"
+		}
+		// The SDK marshals the result with its MarshalJSON (compact JSON)
+		// and puts it in the envelope {"jsonrpc":"2.0","id":ID,"result":...}
+		// through an encoder that compacts it again, which changes nothing
+		// but costs a copy and a scan of the file's bytes: the envelope is
+		// written here around the result as it is.
+		var id []byte
+		if id, err = idJSON(c.id); err == nil {
+			buf.WriteString(`{"jsonrpc":"2.0","id":`)
+			buf.Write(id)
+			buf.WriteString(`,"result":`)
+			if err = appendResult(buf, res); err == nil {
+				buf.WriteByte('}')
+				return
+			}
+		}
 	}
-	if res.Content == nil {
-		res.Content = []mcp.Content{} // as the SDK: never "null"
-	}
-	// The SDK marshals the result with its MarshalJSON (compact JSON) and
-	// puts it in the envelope {"jsonrpc":"2.0","id":ID,"result":...}
-	// through an encoder that compacts it again, which changes nothing but
-	// costs a copy and a scan of the file's bytes: the envelope is
-	// written here around the result as it is.
-	result, err := marshalResult(res)
-	if err != nil {
-		return nil, err
-	}
-	id, err := idJSON(c.id)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, len(result)+len(id)+36)
-	out = append(out, `{"jsonrpc":"2.0","id":`...)
-	out = append(out, id...)
-	out = append(out, `,"result":`...)
-	out = append(out, result...)
-	return append(out, '}'), nil
+	// Not reached by the fast tools (their handlers return no error, and
+	// their results marshal); answered as the SDK answers a handler's error.
+	s.log.Error("mcp tool call failed", "tool", c.name, "err", err)
+	buf.Reset()
+	b, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: c.id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}})
+	buf.Write(b)
 }
 
-// marshalResult is res.MarshalJSON(), written directly when the result
-// is only text contents (read_skill_file's and load_skill's usual
+// marshalResult is res.MarshalJSON(), through appendResult.
+func marshalResult(res *mcp.CallToolResult) ([]byte, error) {
+	var buf bytes.Buffer
+	err := appendResult(&buf, res)
+	return buf.Bytes(), err
+}
+
+// appendResult appends res.MarshalJSON() to buf, written directly when the
+// result is only text contents (read_skill_file's and load_skill's usual
 // answer): the SDK's MarshalJSON marshals each content with its own
 // MarshalJSON, which encoding/json then scans and copies again, for 18%
 // of the server's CPU per call over stdio. The bytes are the same
-// (TestFastPathMatchesSDK).
-func marshalResult(res *mcp.CallToolResult) ([]byte, error) {
-	if res.Meta != nil || res.StructuredContent != nil {
-		return res.MarshalJSON()
-	}
+// (TestMarshalResult, TestFastPathMatchesSDK).
+func appendResult(buf *bytes.Buffer, res *mcp.CallToolResult) error {
+	direct := res.Meta == nil && res.StructuredContent == nil
 	n := 32
 	for _, c := range res.Content {
 		t, ok := c.(*mcp.TextContent)
 		if !ok || t.Meta != nil || t.Annotations != nil {
-			return res.MarshalJSON()
+			direct = false
+			break
 		}
 		n += len(t.Text) + 32
 	}
-	out := make([]byte, 0, n+n/16)
-	out = append(out, `{"content":[`...)
+	if !direct {
+		b, err := res.MarshalJSON()
+		buf.Write(b)
+		return err
+	}
+	buf.Grow(n + n/16)
+	buf.WriteString(`{"content":[`)
+	// An Encoder escapes as json.Marshal does (HTML included) and writes
+	// into buf without a copy of its own; it adds a newline, cut below.
+	enc := json.NewEncoder(buf)
 	for i, c := range res.Content {
 		if i > 0 {
-			out = append(out, ',')
+			buf.WriteByte(',')
 		}
-		text, err := json.Marshal(c.(*mcp.TextContent).Text)
-		if err != nil {
-			return nil, err
+		buf.WriteString(`{"type":"text","text":`)
+		if err := enc.Encode(c.(*mcp.TextContent).Text); err != nil {
+			return err
 		}
-		out = append(out, `{"type":"text","text":`...)
-		out = append(out, text...)
-		out = append(out, '}')
+		buf.Truncate(buf.Len() - 1) // the Encoder's newline
+		buf.WriteByte('}')
 	}
-	out = append(out, ']')
+	buf.WriteByte(']')
 	if res.IsError {
-		out = append(out, `,"isError":true`...)
+		buf.WriteString(`,"isError":true`)
 	}
-	return append(out, '}'), nil
+	buf.WriteByte('}')
+	return nil
+}
+
+// bufs are the fast path's response buffers, reused: a response is one
+// file's bytes (at most ReadCap) and its envelope.
+var bufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuf is the largest buffer put back in bufs; a larger one (a
+// large file's piece) is left to the collector.
+const maxPooledBuf = 64 << 10
+
+func putBuf(b *bytes.Buffer) {
+	if b.Cap() <= maxPooledBuf {
+		b.Reset()
+		bufs.Put(b)
+	}
 }
 
 // idJSON is a request id as the SDK writes it (no HTML escaping).
@@ -249,15 +277,13 @@ func (s *server) serveFast(w http.ResponseWriter, r *http.Request, pool *Session
 	defer done()
 	ctx := context.WithValue(service.WithPrincipal(r.Context(), p), callKey{}, call{transport: service.TransportMCPHTTP})
 	extra := &mcp.RequestExtra{Header: r.Header}
-	body, err := s.answer(ctx, ss, c, extra)
-	if err != nil {
-		writeError(w, r, err)
-		return true
-	}
+	buf := bufs.Get().(*bytes.Buffer)
+	defer putBuf(buf)
+	s.answer(ctx, ss, c, extra, buf)
 	w.Header().Set("Cache-Control", "no-cache, no-transform")
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	w.Write(body)
+	w.Write(buf.Bytes())
 	return true
 }
 
@@ -346,11 +372,11 @@ func (f *stdioFast) try(line []byte) bool {
 	}
 	go func() {
 		ctx := context.WithValue(f.ctx, callKey{}, call{transport: service.TransportMCPStdio})
-		body, err := f.s.answer(ctx, ss, c, nil)
-		if err != nil {
-			body, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: c.id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}})
-		}
-		f.out.Write(append(body, '\n'))
+		buf := bufs.Get().(*bytes.Buffer)
+		defer putBuf(buf)
+		f.s.answer(ctx, ss, c, nil, buf)
+		buf.WriteByte('\n')
+		f.out.Write(buf.Bytes())
 	}()
 	return true
 }
