@@ -95,20 +95,29 @@ func newHTTPHandler(svc *service.Service, opt Options) (*server, http.Handler) {
 			writeError(w, r, err)
 			return
 		}
+		var msgs []rpcMessage
+		var batch bool
+		var body []byte
+		if r.Method == http.MethodPost && isJSON(r.Header.Get("Content-Type")) {
+			var err error
+			if body, err = readBody(w, r); err != nil {
+				writeError(w, r, err)
+				return
+			}
+			msgs, batch = parseMessages(body)
+			// The fast path (fast.go) before anything else: it takes only
+			// single tools/call messages of the revisions with sessions,
+			// on a session the SDK holds.
+			if sid := r.Header.Get(sessionHeader); sid != "" && !opt.Stateless && !batch && len(msgs) == 1 && s.serveFast(w, r, pool, sid, &msgs[0]) {
+				return
+			}
+		}
 		r2 := new(http.Request)
 		*r2 = *r
 		r2.Header = r.Header.Clone()
 		r2.Header.Set("Authorization", bridgeToken)
-		var msgs []rpcMessage
-		var batch bool
-		if r.Method == http.MethodPost && isJSON(r.Header.Get("Content-Type")) {
-			body, err := readBody(w, r)
-			if err != nil {
-				writeError(w, r, err)
-				return
-			}
+		if body != nil {
 			r2.Body = io.NopCloser(bytes.NewReader(body))
-			msgs, batch = parseMessages(body)
 		}
 		if isModern(r.Header, msgs) {
 			// The SDK answers these revisions' unknown methods itself
@@ -199,10 +208,11 @@ var knownMethods = map[string]bool{
 
 // rpcMessage is what HTTPHandler reads of each JSON-RPC message of a POST.
 type rpcMessage struct {
-	raw    json.RawMessage
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
+	raw     json.RawMessage
+	Version string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
 }
 
 func (m *rpcMessage) unknown() bool { return m.Method != "" && !knownMethods[m.Method] }
@@ -424,16 +434,41 @@ func writeErrorStatus(w http.ResponseWriter, status int, e *service.Error) {
 // the client disconnects (`loadout mcp --agent ID`). The caller is the
 // local user: the principal is open.
 func ServeStdio(ctx context.Context, svc *service.Service, opt Options) error {
-	return serveTransport(ctx, svc, opt, &mcp.StdioTransport{})
+	return serveStdio(ctx, svc, opt, os.Stdin, os.Stdout)
 }
 
-func serveTransport(ctx context.Context, svc *service.Service, opt Options, t mcp.Transport) error {
+// serveStdio serves over in and out with the fast path (fast.go).
+func serveStdio(ctx context.Context, svc *service.Service, opt Options, in io.Reader, out io.Writer) error {
+	return serveStdioWith(ctx, svc, opt, in, out, nil)
+}
+
+// serveStdioWith is serveStdio that hands the server to started (tests).
+func serveStdioWith(ctx context.Context, svc *service.Service, opt Options, in io.Reader, out io.Writer, started func(*server)) error {
 	p := service.Principal{Open: true}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(service.WithPrincipal(ctx, p))
 	defer cancel()
 	s := newServer(ctx, svc, opt)
+	if started != nil {
+		started(s)
+	}
 	if _, err := svc.Loadout(p, s.agent); err != nil {
 		return err
 	}
-	return s.mcp.Run(service.WithPrincipal(ctx, p), t)
+	t := &stdioFast{s: s, ctx: ctx, in: in, out: &lockedWriter{w: out}}
+	ss, err := s.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	t.ss.Store(ss)
+	// As mcp.Server.Run: until the client goes or ctx ends.
+	closed := make(chan error, 1)
+	go func() { closed <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		<-closed
+		return ctx.Err()
+	case err := <-closed:
+		return err
+	}
 }

@@ -74,6 +74,8 @@ type server struct {
 	// listingNote is what the last "listing over its budget" log line said
 	// (counts only), so a reload that changes nothing logs nothing.
 	listingNote atomic.Pointer[string]
+	// fastCalls counts the calls answered on the fast path (fast.go).
+	fastCalls atomic.Int64
 }
 
 // view is what the server derives from one immutable loadout; a reload
@@ -304,7 +306,7 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			case *mcp.InitializeResult:
 				r.Instructions = s.current().instructions
 				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && s.opt.Sessions != nil && c.transport == service.TransportMCPHTTP {
-					s.opt.Sessions.add(ss)
+					s.opt.Sessions.add(ss, service.PrincipalFrom(ctx).TokenID)
 				}
 			case *mcp.DiscoverResult:
 				r.Instructions = s.current().instructions

@@ -50,7 +50,10 @@ type Sessions struct {
 }
 
 type sessionEntry struct {
-	ss    *mcp.ServerSession
+	ss *mcp.ServerSession
+	// user is the token id that opened the session ("" for none): as the
+	// SDK does, only requests with the same token may use the session.
+	user  string
 	busy  int
 	last  time.Time
 	timer *time.Timer
@@ -111,15 +114,16 @@ func (p *Sessions) oldestIdle() string {
 	return oldID
 }
 
-// add records a session that has just been initialized, and closes the
-// session idle the longest if that makes one too many.
-func (p *Sessions) add(ss *mcp.ServerSession) {
+// add records a session that has just been initialized (by the token id
+// user), and closes the session idle the longest if that makes one too
+// many. The entry goes when the SDK closes the session, whatever closed it.
+func (p *Sessions) add(ss *mcp.ServerSession, user string) {
 	id := ss.ID()
 	if id == "" {
 		return
 	}
 	// Busy until the initialize request ends (doneNew starts the timer).
-	e := &sessionEntry{ss: ss, busy: 1, last: time.Now()}
+	e := &sessionEntry{ss: ss, user: user, busy: 1, last: time.Now()}
 	e.timer = time.AfterFunc(time.Hour, func() { p.expire(id, e) })
 	e.timer.Stop()
 	p.mu.Lock()
@@ -131,6 +135,14 @@ func (p *Sessions) add(ss *mcp.ServerSession) {
 	closing := p.trimLocked()
 	p.mu.Unlock()
 	closeAll(closing)
+	go func() {
+		ss.Wait()
+		p.mu.Lock()
+		if p.m[id] == e {
+			p.drop(id, e)
+		}
+		p.mu.Unlock()
+	}()
 }
 
 // trimLocked drops the sessions idle the longest while there are more
@@ -173,6 +185,22 @@ func (p *Sessions) begin(id string) func() {
 	e.timer.Stop()
 	p.mu.Unlock()
 	return func() { p.done(id, e) }
+}
+
+// beginFast is begin for a request the server answers itself (fast.go):
+// the session must be one the SDK holds, initialized, and opened by the
+// same token id, or it returns nil and the SDK answers (and refuses).
+func (p *Sessions) beginFast(id, user string) (*mcp.ServerSession, func()) {
+	p.mu.Lock()
+	e := p.m[id]
+	if e == nil || (e.user != "" && e.user != user) || e.ss.InitializeParams() == nil {
+		p.mu.Unlock()
+		return nil, nil
+	}
+	e.busy++
+	e.timer.Stop()
+	p.mu.Unlock()
+	return e.ss, func() { p.done(id, e) }
 }
 
 // done ends a request of the session; the last one starts the idle timer.

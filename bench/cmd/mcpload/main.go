@@ -1,0 +1,274 @@
+// Command mcpload measures MCP tool calls per second with the go-sdk
+// client, over several servers in interleaved rounds (A, B, C, A, B, C…),
+// so that the figures of one run are comparable on a busy machine.
+//
+//	mcpload -config targets.json [-c 64] [-d 5s] [-rounds 3] [-warm 1s]
+//
+// targets.json is a list of targets, each
+//
+//	{"label": "floor-stdio", "tool": "read_skill_file", "args": {...},
+//	 "cmd": ["mcpfloor", "-file", "F"]}            // stdio: one process
+//	{"label": "floor-http", "tool": "...", "args": {...},
+//	 "url": "http://127.0.0.1:P/mcp", "token": ""}  // streamable HTTP
+//
+// Over stdio a server process has one session, so the -c callers share it
+// (the SDK multiplexes their calls); over HTTP each caller opens its own
+// session. Every call must succeed (no isError) and the first reply's
+// content size is printed, to show the servers return comparable bytes.
+// Every target is connected before the first round (a slow start-up does
+// not count), then warmed up for -warm.
+//
+// The output ends with one line per target:
+//
+//	RESULT label calls_per_s p50_us p99_us bytes
+//
+// calls/s is the median of the rounds; p50 and p99 are over all rounds'
+// calls.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type target struct {
+	Label string          `json:"label"`
+	Tool  string          `json:"tool"`
+	Args  json.RawMessage `json:"args"`
+	Cmd   []string        `json:"cmd"`
+	Env   []string        `json:"env"`
+	URL   string          `json:"url"`
+	Token string          `json:"token"`
+
+	sessions []*mcp.ClientSession
+	bytes    int
+	rates    []float64
+	lat      []time.Duration
+}
+
+func main() {
+	config := flag.String("config", "", "JSON list of targets")
+	conns := flag.Int("c", 64, "concurrent callers per target")
+	dur := flag.Duration("d", 5*time.Second, "duration of each target's turn in a round")
+	rounds := flag.Int("rounds", 3, "rounds")
+	warm := flag.Duration("warm", time.Second, "warm-up per target before the first round")
+	initTimeout := flag.Duration("init-timeout", 10*time.Minute, "how long a target may take to start and answer initialize")
+	proto := flag.String("protocol", "2025-06-18", "MCP revision the client asks for")
+	flag.Parse()
+	data, err := os.ReadFile(*config)
+	if err != nil {
+		fatal(err)
+	}
+	var targets []*target
+	if err := json.Unmarshal(data, &targets); err != nil {
+		fatal(fmt.Errorf("%s: %v", *config, err))
+	}
+	tr := &http.Transport{MaxIdleConns: 4 * *conns, MaxIdleConnsPerHost: 4 * *conns, DisableCompression: true}
+	hc := &http.Client{Transport: tr, Timeout: 60 * time.Second}
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpload", Version: "1"}, nil)
+	opts := &mcp.ClientSessionOptions{ProtocolVersion: *proto}
+
+	// Connect every target at once: a server that indexes at start-up
+	// (skillserver) may take minutes.
+	var wg sync.WaitGroup
+	errs := make([]error, len(targets))
+	for i, t := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), *initTimeout)
+			defer cancel()
+			t0 := time.Now()
+			errs[i] = t.connect(ctx, client, hc, opts, *conns)
+			if errs[i] == nil {
+				fmt.Printf("# %s: %d session(s) ready in %s\n", t.Label, len(t.sessions), time.Since(t0).Round(time.Millisecond))
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		fatal(err)
+	}
+	for _, t := range targets {
+		n, err := t.check()
+		if err != nil {
+			fatal(fmt.Errorf("%s: %v", t.Label, err))
+		}
+		t.bytes = n
+		if *warm > 0 {
+			if _, _, err := t.run(*conns, *warm); err != nil {
+				fatal(fmt.Errorf("%s: %v", t.Label, err))
+			}
+		}
+	}
+	for r := 1; r <= *rounds; r++ {
+		for _, t := range targets {
+			rate, lat, err := t.run(*conns, *dur)
+			if err != nil {
+				fatal(fmt.Errorf("%s: %v", t.Label, err))
+			}
+			t.rates = append(t.rates, rate)
+			t.lat = append(t.lat, lat...)
+			fmt.Printf("round %d %-18s calls/s=%.0f\n", r, t.Label, rate)
+		}
+	}
+	for _, t := range targets {
+		sort.Float64s(t.rates)
+		sort.Slice(t.lat, func(i, j int) bool { return t.lat[i] < t.lat[j] })
+		pct := func(p float64) int64 {
+			if len(t.lat) == 0 {
+				return 0
+			}
+			return t.lat[int(float64(len(t.lat)-1)*p)].Microseconds()
+		}
+		fmt.Printf("RESULT %s %.0f %d %d %d\n", t.Label, t.rates[len(t.rates)/2], pct(0.5), pct(0.99), t.bytes)
+	}
+	for _, t := range targets {
+		for _, s := range t.sessions {
+			s.Close()
+			if t.URL == "" {
+				break // one stdio session, shared
+			}
+		}
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "mcpload:", err)
+	os.Exit(1)
+}
+
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+func (t *target) connect(ctx context.Context, client *mcp.Client, hc *http.Client, opts *mcp.ClientSessionOptions, conns int) error {
+	if (len(t.Cmd) == 0) == (t.URL == "") {
+		return fmt.Errorf("%s: give cmd or url", t.Label)
+	}
+	if len(t.Cmd) > 0 {
+		cmd := exec.Command(t.Cmd[0], t.Cmd[1:]...)
+		cmd.Env = append(os.Environ(), t.Env...)
+		cmd.Stderr = os.Stderr
+		s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, opts)
+		if err != nil {
+			return fmt.Errorf("%s: %v", t.Label, err)
+		}
+		for range conns {
+			t.sessions = append(t.sessions, s)
+		}
+		return nil
+	}
+	if !strings.HasPrefix(t.URL, "http://127.") && !strings.HasPrefix(t.URL, "http://localhost") {
+		return fmt.Errorf("%s: only loopback URLs", t.Label)
+	}
+	if t.Token != "" {
+		c := *hc
+		c.Transport = bearer{t.Token, hc.Transport}
+		hc = &c
+	}
+	// The server may still be starting: retry the first session.
+	for {
+		s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: t.URL, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, opts)
+		if err == nil {
+			t.sessions = append(t.sessions, s)
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %v", t.Label, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	for len(t.sessions) < conns {
+		s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: t.URL, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, opts)
+		if err != nil {
+			return fmt.Errorf("%s: session %d: %v", t.Label, len(t.sessions)+1, err)
+		}
+		t.sessions = append(t.sessions, s)
+	}
+	return nil
+}
+
+func (t *target) call(ctx context.Context, s *mcp.ClientSession) (*mcp.CallToolResult, error) {
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: t.Tool, Arguments: t.Args})
+	if err != nil {
+		return nil, err
+	}
+	if res.IsError {
+		msg := ""
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				msg += tc.Text
+			}
+		}
+		return nil, fmt.Errorf("isError: %.300s", msg)
+	}
+	return res, nil
+}
+
+// check makes one call and returns the size of its reply's content.
+func (t *target) check() (int, error) {
+	res, err := t.call(context.Background(), t.sessions[0])
+	if err != nil {
+		return 0, err
+	}
+	b, _ := json.Marshal(res)
+	return len(b), nil
+}
+
+// run calls as fast as the callers can for d and returns calls/s and each
+// call's latency.
+func (t *target) run(conns int, d time.Duration) (float64, []time.Duration, error) {
+	ctx := context.Background()
+	deadline := time.Now().Add(d)
+	lat := make([][]time.Duration, conns)
+	var failed atomic.Pointer[error]
+	var wg sync.WaitGroup
+	start := time.Now()
+	for c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := t.sessions[c]
+			for time.Now().Before(deadline) && failed.Load() == nil {
+				t0 := time.Now()
+				if _, err := t.call(ctx, s); err != nil {
+					failed.CompareAndSwap(nil, &err)
+					return
+				}
+				lat[c] = append(lat[c], time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if p := failed.Load(); p != nil {
+		return 0, nil, *p
+	}
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	return float64(len(all)) / elapsed.Seconds(), all, nil
+}

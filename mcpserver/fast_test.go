@@ -1,0 +1,302 @@
+package mcpserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// rawPost posts one JSON-RPC body on a session as principal coder.
+func rawPost(t testing.TB, c *http.Client, url, sid, body string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// fastCalls are tool calls the fast path answers, each with the SDK's
+// answer to compare against: the same call with an empty _meta, which
+// the fast path leaves to the SDK.
+var fastCases = []struct{ name, params string }{
+	{"text", `"name":"read_skill_file","arguments":{"name":"alpha","path":"references/guide.md"}`},
+	{"binary", `"name":"read_skill_file","arguments":{"name":"alpha","path":"assets/logo.png"}`},
+	{"piece", `"name":"read_skill_file","arguments":{"name":"alpha","path":"data/big.txt","offset":5,"length":100}`},
+	{"missing file", `"name":"read_skill_file","arguments":{"name":"alpha","path":"nope.md"}`},
+	{"unknown skill", `"name":"read_skill_file","arguments":{"name":"nobody","path":"SKILL.md"}`},
+	{"other agent's skill", `"name":"load_skill","arguments":{"name":"delta"}`},
+	{"bad arguments", `"name":"read_skill_file","arguments":{"name":7}`},
+	{"no arguments", `"name":"load_skill"`},
+	{"load", `"name":"load_skill","arguments":{"name":"beta"}`},
+	{"use", `"name":"use_skill","arguments":{"name":"gamma"}`},
+	{"html in text", `"name":"read_skill_file","arguments":{"name":"alpha","path":"<b>&.md"}`},
+}
+
+// TestFastPathMatchesSDK: over HTTP, every call the fast path answers gets
+// the same status, headers and bytes as the SDK gives the same call.
+func TestFastPathMatchesSDK(t *testing.T) {
+	f := newFixture(t)
+	srv, s, _ := sessionServer(t, f.svc, 10, time.Hour)
+	c := httpClient("coder")
+	status, sid, body := initialize(t, srv.URL)
+	if status != 200 || sid == "" {
+		t.Fatalf("initialize: %d %s", status, body)
+	}
+	rawPost(t, c, srv.URL, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for i, tc := range fastCases {
+		before := s.fastCalls.Load()
+		fastResp, fast := rawPost(t, c, srv.URL, sid, `{"jsonrpc":"2.0","id":`+itoa(i+10)+`,"method":"tools/call","params":{`+tc.params+`}}`)
+		if s.fastCalls.Load() != before+1 {
+			t.Fatalf("%s: not answered on the fast path", tc.name)
+		}
+		sdkResp, sdk := rawPost(t, c, srv.URL, sid, `{"jsonrpc":"2.0","id":`+itoa(i+10)+`,"method":"tools/call","params":{"_meta":{},`+tc.params+`}}`)
+		if s.fastCalls.Load() != before+1 {
+			t.Fatalf("%s: a call with _meta was answered on the fast path", tc.name)
+		}
+		if fast != sdk {
+			t.Errorf("%s: fast path\n%s\nSDK\n%s", tc.name, fast, sdk)
+		}
+		for _, h := range []string{"Content-Type", "Cache-Control", "Mcp-Session-Id"} {
+			if fastResp.Header.Get(h) != sdkResp.Header.Get(h) {
+				t.Errorf("%s: %s: fast %q, SDK %q", tc.name, h, fastResp.Header.Get(h), sdkResp.Header.Get(h))
+			}
+		}
+		if fastResp.StatusCode != sdkResp.StatusCode {
+			t.Errorf("%s: status fast %d, SDK %d", tc.name, fastResp.StatusCode, sdkResp.StatusCode)
+		}
+	}
+	// Ids: strings (with characters JSON may escape), large numbers.
+	for _, id := range []string{`"x-1"`, `"a<b>&\"c\u00e9"`, `9007199254740993`, `-4`, `1e3`} {
+		_, fast := rawPost(t, c, srv.URL, sid, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{`+fastCases[0].params+`}}`)
+		_, sdk := rawPost(t, c, srv.URL, sid, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"_meta":{},`+fastCases[0].params+`}}`)
+		if fast != sdk {
+			t.Errorf("id %s: fast path\n%s\nSDK\n%s", id, fast, sdk)
+		}
+	}
+}
+
+func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+// TestFastPathLeavesRefusalsToSDK: the fast path answers only on a session
+// the SDK would serve; the SDK's refusals stand.
+func TestFastPathLeavesRefusalsToSDK(t *testing.T) {
+	f := newFixture(t)
+	srv, s, _ := sessionServer(t, f.svc, 10, time.Hour)
+	_, sid, _ := initialize(t, srv.URL)
+	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{` + fastCases[0].params + `}}`
+
+	// Another principal (the SDK: session user mismatch).
+	if resp, b := rawPost(t, httpClient("open"), srv.URL, sid, call); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("another token's call on the session: %d %s", resp.StatusCode, b)
+	}
+	// An unknown session.
+	if resp, b := rawPost(t, httpClient("coder"), srv.URL, "no-such-session", call); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown session: %d %s", resp.StatusCode, b)
+	}
+	// A tool the fast path does not answer, and an unknown one.
+	c := httpClient("coder")
+	if _, b := rawPost(t, c, srv.URL, sid, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search_skills","arguments":{"query":"pdf"}}}`); !strings.Contains(b, "alpha") {
+		t.Errorf("search_skills: %s", b)
+	}
+	if _, b := rawPost(t, c, srv.URL, sid, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope"}}`); !strings.Contains(b, `unknown tool`) {
+		t.Errorf("unknown tool: %s", b)
+	}
+	// An unsupported revision header is the SDK's 400.
+	req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(call))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "1999-01-01")
+	req.Header.Set("Mcp-Session-Id", sid)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("unsupported revision: %d", resp.StatusCode)
+	}
+	// After DELETE the session is gone for the fast path too.
+	del, _ := http.NewRequest("DELETE", srv.URL, nil)
+	del.Header.Set("Mcp-Session-Id", sid)
+	if r, err := c.Do(del); err != nil || r.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %v %v", r, err)
+	}
+	if resp, b := rawPost(t, c, srv.URL, sid, call); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("deleted session: %d %s", resp.StatusCode, b)
+	}
+	if n := s.fastCalls.Load(); n != 0 {
+		t.Errorf("%d refused calls went the fast path", n)
+	}
+}
+
+// maxFastCallBytes bounds what one read_skill_file call over HTTP
+// allocates on the server (the handler, not the network). The SDK's path
+// allocated about 200 KB per call (32 KiB per JSON decode, six decodes).
+const maxFastCallBytes = 48 << 10
+
+// TestFastPathAllocates: a read_skill_file call over HTTP allocates under
+// maxFastCallBytes.
+func TestFastPathAllocates(t *testing.T) {
+	f := newFixture(t)
+	pool := NewSessions(10, time.Hour, quiet)
+	_, h := newHTTPHandler(f.svc, Options{Agent: "coder", Logger: quiet, Sessions: pool})
+	h = testAuth(h)
+	post := func(sid, body string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("POST", "http://127.0.0.1/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("X-Test-Principal", "coder")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w
+	}
+	w := post("", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	sid := w.Header().Get("Mcp-Session-Id")
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	perCall := func(params string) uint64 {
+		body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{` + params + `}}`
+		if w := post(sid, body); w.Code != 200 || !strings.Contains(w.Body.String(), "Read this first") {
+			t.Fatalf("call: %d %s", w.Code, w.Body)
+		}
+		const n = 200
+		var a, b runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&a)
+		for range n {
+			post(sid, body)
+		}
+		runtime.ReadMemStats(&b)
+		return (b.TotalAlloc - a.TotalAlloc) / n
+	}
+	fast := perCall(fastCases[0].params)
+	sdk := perCall(`"_meta":{},` + fastCases[0].params)
+	t.Logf("bytes allocated per read_skill_file call: fast path %d, SDK %d", fast, sdk)
+	if fast > maxFastCallBytes {
+		t.Errorf("a read_skill_file call allocates %d bytes, over %d", fast, maxFastCallBytes)
+	}
+}
+
+// TestFastPathStdio: over stdio, the fast path's answers are the SDK's
+// bytes; calls before initialize, other methods and a line longer than
+// fastLineMax go to the SDK.
+func TestFastPathStdio(t *testing.T) {
+	f := newFixture(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opt := Options{Agent: "coder", Logger: quiet}
+	var srv *server
+	done := make(chan error, 1)
+	go func() {
+		done <- serveStdioWith(ctx, f.svc, opt, inR, outW, func(s *server) { srv = s })
+	}()
+	lines := bufio.NewReaderSize(outR, 1<<20)
+	send := func(msg string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recv := func() string {
+		t.Helper()
+		l, err := lines.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSuffix(l, "\n")
+	}
+	// Before initialize: the SDK's refusal.
+	send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + fastCases[0].params + `}}`)
+	if r := recv(); !strings.Contains(r, `"error"`) || !strings.Contains(r, "initialization") {
+		t.Errorf("a call before initialize: %s", r)
+	}
+	send(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if r := recv(); !strings.Contains(r, `"protocolVersion":"2025-06-18"`) {
+		t.Fatalf("initialize: %s", r)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for i, tc := range fastCases {
+		before := srv.fastCalls.Load()
+		send(`{"jsonrpc":"2.0","id":` + itoa(i+10) + `,"method":"tools/call","params":{` + tc.params + `}}`)
+		fast := recv()
+		if srv.fastCalls.Load() != before+1 {
+			t.Fatalf("%s: not answered on the fast path", tc.name)
+		}
+		send(`{"jsonrpc":"2.0","id":` + itoa(i+10) + `,"method":"tools/call","params":{"_meta":{},` + tc.params + `}}`)
+		if sdk := recv(); fast != sdk {
+			t.Errorf("%s: fast path\n%s\nSDK\n%s", tc.name, fast, sdk)
+		}
+	}
+	// A line longer than fastLineMax: the SDK's, whole.
+	before := srv.fastCalls.Load()
+	long := strings.Repeat("x", fastLineMax+100)
+	send(`{"jsonrpc":"2.0","id":90,"method":"tools/call","params":{"name":"read_skill_file","arguments":{"name":"alpha","path":"` + long + `"}}}`)
+	if r := recv(); !strings.Contains(r, `"id":90`) || !strings.Contains(r, `"isError":true`) {
+		t.Errorf("long line: %.300s", r)
+	}
+	if srv.fastCalls.Load() != before {
+		t.Error("a line over fastLineMax went the fast path")
+	}
+	// The input ends: the server returns.
+	inW.Close()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("serveStdio did not return after the input ended")
+	}
+}
+
+// TestMarshalResult: the fast path's result encoding is the SDK's, byte
+// for byte, for text it must escape (HTML, U+2028, invalid UTF-8, control
+// characters) and for contents it leaves to the SDK.
+func TestMarshalResult(t *testing.T) {
+	texts := []string{"", "plain", "<b>&amp;</b>", "line\u2028sep\u2029", "bad \xff\xfe utf8", "tab\tnul\x00\"quote\"\\", "é ü 日本"}
+	var results []*mcp.CallToolResult
+	for _, s := range texts {
+		results = append(results,
+			&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}},
+			&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}, &mcp.TextContent{Text: s + "2"}}, IsError: true})
+	}
+	results = append(results,
+		&mcp.CallToolResult{Content: []mcp.Content{}},
+		&mcp.CallToolResult{Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "skill://a/b", MIMEType: "image/png", Blob: []byte{1, 2}}}}},
+		&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x", Meta: mcp.Meta{"k": "v"}}}},
+		&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}, StructuredContent: map[string]any{"a": 1}},
+	)
+	for i, res := range results {
+		want, err := res.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := marshalResult(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%d: got\n%s\nwant\n%s", i, got, want)
+		}
+	}
+}
