@@ -353,7 +353,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		}
 		folders = &folderWatch{svc: srv.svc, logger: logger, opt: wopt}
 		srv.closers = append(srv.closers, folders.close)
-		folders.follow(wctx, cat.Roots())
+		folders.start(wctx, cat.Roots())
 	}
 	if cfg != nil && cfg.Path != "" {
 		// The config is read again on SIGHUP, on POST /v1/reload and when
