@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"sort"
 	"sync"
@@ -76,3 +77,46 @@ const maxPooledBuf = 256 << 10
 // maxIgnoreFile bounds an ignore file (.gitignore, .ignore, .fdignore):
 // one larger is not read, and a warning says so.
 const maxIgnoreFile = 1 << 20
+
+// readSized reads a regular file of size bytes, at most max, through read
+// (which returns io.EOF at the end) into buf, reused when it is large
+// enough. With enough set, it stops at the first full buffer for which
+// enough says the bytes read so far are all the caller needs, and returns
+// that prefix of the file: the buffer starts at readChunk bytes and
+// doubles, so enough is called O(log size) times. tooBig makes the error
+// for a file that grew past max while it was read.
+func readSized(read func([]byte) (int, error), size, max int64, buf []byte, enough func([]byte) bool, tooBig func(int64) error) ([]byte, error) {
+	want := size + 1 // the extra byte of room catches a file that grew
+	if enough != nil {
+		want = min(want, readChunk)
+	}
+	if int64(cap(buf)) < want {
+		buf = make([]byte, 0, want)
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			if enough != nil && enough(buf) {
+				return buf, nil
+			}
+			grown := make([]byte, len(buf), min(2*int64(cap(buf)), max+1))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(buf) < cap(buf) && int64(len(buf)) == size {
+			// A regular file that returned exactly its size is done.
+			return buf, nil
+		}
+		if int64(len(buf)) > max {
+			return nil, tooBig(int64(len(buf)))
+		}
+	}
+}

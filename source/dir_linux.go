@@ -4,6 +4,7 @@ package source
 
 import (
 	"encoding/binary"
+	"io"
 	"io/fs"
 	"sync"
 	"syscall"
@@ -168,42 +169,25 @@ func (d *dirHandle) readInto(name string, max int64, buf []byte, enough func([]b
 	if fst.size > max {
 		return nil, fst, &fs.PathError{Op: "read", Path: d.path + "/" + name, Err: errTooBig(fst.size, max)}
 	}
-	want := fst.size + 1 // the extra byte of room catches a file that grew
-	if enough != nil {
-		want = min(want, readChunk)
-	}
-	if int64(cap(buf)) < want {
-		buf = make([]byte, 0, want)
-	}
-	buf = buf[:0]
-	for {
-		if len(buf) == cap(buf) {
-			if enough != nil && enough(buf) {
-				return buf, fst, nil
+	path := d.path + "/" + name
+	read := func(b []byte) (int, error) {
+		for {
+			n, err := syscall.Read(fd, b)
+			switch {
+			case err == syscall.EINTR:
+				continue
+			case err != nil:
+				return 0, &fs.PathError{Op: "read", Path: path, Err: err}
+			case n == 0:
+				return 0, io.EOF
 			}
-			grown := make([]byte, len(buf), min(2*int64(cap(buf)), max+1))
-			copy(grown, buf)
-			buf = grown
-		}
-		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, fst, &fs.PathError{Op: "read", Path: d.path + "/" + name, Err: err}
-		}
-		buf = buf[:len(buf)+n]
-		if n == 0 {
-			return buf, fst, nil
-		}
-		if len(buf) < cap(buf) && int64(len(buf)) == fst.size {
-			// A regular file that returned exactly its size is done.
-			return buf, fst, nil
-		}
-		if int64(len(buf)) > max {
-			return nil, fst, &fs.PathError{Op: "read", Path: d.path + "/" + name, Err: errTooBig(int64(len(buf)), max)}
+			return n, nil
 		}
 	}
+	data, err := readSized(read, fst.size, max, buf, enough, func(n int64) error {
+		return &fs.PathError{Op: "read", Path: path, Err: errTooBig(n, max)}
+	})
+	return data, fst, err
 }
 
 // statFollow stats an entry following links, as os.Stat does.

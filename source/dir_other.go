@@ -3,7 +3,6 @@
 package source
 
 import (
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -101,33 +100,8 @@ func (d *dirHandle) readInto(name string, max int64, buf []byte, enough func([]b
 	if fi.Size() > max {
 		return nil, st, &fs.PathError{Op: "read", Path: p, Err: errTooBig(fi.Size(), max)}
 	}
-	want := fi.Size() + 1
-	if enough != nil {
-		want = min(want, readChunk)
-	}
-	if int64(cap(buf)) < want {
-		buf = make([]byte, 0, want)
-	}
-	buf = buf[:0]
-	for {
-		if len(buf) == cap(buf) {
-			if enough != nil && enough(buf) {
-				return buf, st, nil
-			}
-			grown := make([]byte, len(buf), min(2*int64(cap(buf)), max+1))
-			copy(grown, buf)
-			buf = grown
-		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, st, nil
-		}
-		if err != nil {
-			return nil, st, err
-		}
-		if int64(len(buf)) > max {
-			return nil, st, &fs.PathError{Op: "read", Path: p, Err: errTooBig(int64(len(buf)), max)}
-		}
-	}
+	data, err := readSized(f.Read, fi.Size(), max, buf, enough, func(n int64) error {
+		return &fs.PathError{Op: "read", Path: p, Err: errTooBig(n, max)}
+	})
+	return data, st, err
 }
