@@ -315,3 +315,33 @@ func TestStoredRecordKeptUntilAWrite(t *testing.T) {
 		t.Errorf("after a write: ETag %s, %.200s", r.Header().Get("ETag"), r.Body)
 	}
 }
+
+// A stored skill's version list is kept by its current record: a repeated
+// GET runs no versions query, and a new version shows at once.
+func TestVersionsKeptUntilAChange(t *testing.T) {
+	e := newEnv(t, baseFiles)
+	want(t, e.do(t, "POST", "/v1/skills", e.admin, doc(t, "gamma", "G.", "first body")), 201)
+	path := "/v1/skills/gamma/versions"
+	if r := e.serveGet(path); r.Code != 200 || !strings.Contains(r.Body.String(), `"version":1`) {
+		t.Fatalf("GET %s: %d %s", path, r.Code, r.Body)
+	}
+	// Before: the versions query ran on every request (over 40
+	// allocations in the SQLite driver alone, on top of the record's).
+	if allocs := testing.AllocsPerRun(50, func() { e.serveGet(path) }); allocs > 60 {
+		t.Errorf("a repeated GET %s allocates %.0f times, want at most 60: the versions are read every time", path, allocs)
+	}
+	req := httptest.NewRequest("PUT", "/v1/skills/gamma/files/SKILL.md", strings.NewReader(md("gamma", "G.", "second body")))
+	req.Header.Set("Authorization", "Bearer "+e.admin)
+	req.Header.Set("If-Match", "*")
+	w := httptest.NewRecorder()
+	e.h.ServeHTTP(w, req)
+	if w.Code != 200 {
+		t.Fatalf("PUT: %d %s", w.Code, w.Body)
+	}
+	if body := e.serveGet(path).Body.String(); !strings.Contains(body, `"version":2`) {
+		t.Errorf("the new version is not listed at once: %.300s", body)
+	}
+	if r := e.serveGet("/v1/skills/alpha/versions"); r.Code == 200 {
+		t.Errorf("a folder skill has no stored versions, got 200: %.200s", r.Body)
+	}
+}

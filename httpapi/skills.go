@@ -1048,6 +1048,21 @@ type versionView struct {
 
 func (a *api) listVersions(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
+	// The list is kept with the exports (exportCache), keyed by the
+	// current stored record: a new version, a restore or a switch makes
+	// a new key. Without it each request ran the versions query.
+	l, ok := a.global(w, r)
+	if !ok {
+		return
+	}
+	key, ok := a.exportKeyOf(w, r, l, name, 0, "versions")
+	if !ok {
+		return
+	}
+	if e := a.exports.get(key); e != nil {
+		writeRaw(w, http.StatusOK, ctJSON, e.body)
+		return
+	}
 	vs, err := a.svc.Versions(r.Context(), principal(r), name)
 	if err != nil {
 		a.fail(w, r, err)
@@ -1057,7 +1072,13 @@ func (a *api) listVersions(w http.ResponseWriter, r *http.Request) {
 	for i, v := range vs {
 		out[i] = versionView(v)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"name": name, "versions": out})
+	data, err := marshal(map[string]any{"name": name, "versions": out})
+	if err != nil {
+		writeErr(w, &service.Error{Code: service.CodeInternal, Message: "the response could not be encoded"})
+		return
+	}
+	a.exports.put(key, &exportEntry{body: data})
+	writeRaw(w, http.StatusOK, ctJSON, data)
 }
 
 func versionParam(w http.ResponseWriter, r *http.Request) (int, bool) {
