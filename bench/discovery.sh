@@ -79,14 +79,7 @@ benchcol() { # benchcol NAME UNIT: that column of each result line of benchmark 
 }
 
 # Figures are only as good as the machine is quiet.
-load_note() {
-	local load cpus
-	load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
-	cpus=$(nproc 2>/dev/null || echo 1)
-	if awk -v l="$load" -v c="$cpus" 'BEGIN { exit !(l > c / 2) }'; then
-		echo "WARNING: load average $load on $cpus cpus at $1: other work is running, figures will be noisy"
-	fi
-}
+. bench/lib.sh # load_note
 load_start=$(load_note start)
 [[ -z $load_start ]] || echo "$load_start" >&2
 

@@ -44,7 +44,7 @@ CPUS=${CPUS:-2}
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
-work=$(mktemp -d "${TMPDIR:-/tmp}/loadout-scale.XXXXXX")
+work=$(mktemp -d "${TMPDIR:-/tmp}/loadout-growth.XXXXXX")
 if [[ "${KEEP:-}" == 1 ]]; then
 	echo "keeping $work" >&2
 else
@@ -73,14 +73,7 @@ ms() { # a Go duration (1.2s, 340ms, 900µs) in ms
 	awk '{ v = $1; if (v ~ /ms$/) { sub(/ms$/, "", v); print v } else if (v ~ /µs$/) { sub(/µs$/, "", v); print v / 1000 }
 		else if (v ~ /s$/) { sub(/s$/, "", v); print v * 1000 } else print v }'
 }
-load_note() {
-	local load cpus
-	load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
-	cpus=$(nproc 2>/dev/null || echo 1)
-	if awk -v l="$load" -v c="$cpus" 'BEGIN { exit !(l > c / 2) }'; then
-		echo "WARNING: load average $load on $cpus cpus at $1: other work is running, figures will be noisy"
-	fi
-}
+. bench/lib.sh # load_note
 load_start=$(load_note start)
 [[ -z $load_start ]] || echo "$load_start" >&2
 

@@ -230,14 +230,7 @@ func TestExportKeptUntilAChange(t *testing.T) {
 			t.Errorf("a repeated GET %s allocates %.0f bytes, want under 24 KB: it is exported again", path, b)
 		}
 	}
-	req := httptest.NewRequest("PUT", "/v1/skills/gamma/files/SKILL.md", strings.NewReader(md("gamma", "G.", "second body")))
-	req.Header.Set("Authorization", "Bearer "+e.admin)
-	req.Header.Set("If-Match", "*")
-	w := httptest.NewRecorder()
-	e.h.ServeHTTP(w, req)
-	if w.Code != 200 {
-		t.Fatalf("PUT: %d %s", w.Code, w.Body)
-	}
+	putEntry(t, e, "gamma", "*", md("gamma", "G.", "second body"))
 	if body := e.serveGet("/v1/skills/gamma/export").Body.String(); !strings.Contains(body, "second body") {
 		t.Errorf("the export is not of the new version: %.300s", body)
 	}
@@ -303,14 +296,7 @@ func TestStoredRecordKeptUntilAWrite(t *testing.T) {
 			t.Errorf("a repeated GET %s allocates %.0f times, want at most 40: the store is read every time", path, allocs)
 		}
 	}
-	req := httptest.NewRequest("PUT", "/v1/skills/gamma/files/SKILL.md", strings.NewReader(md("gamma", "Second.", "second")))
-	req.Header.Set("Authorization", "Bearer "+e.admin)
-	req.Header.Set("If-Match", `"v1"`)
-	w := httptest.NewRecorder()
-	e.h.ServeHTTP(w, req)
-	if w.Code != 200 {
-		t.Fatalf("PUT: %d %s", w.Code, w.Body)
-	}
+	putEntry(t, e, "gamma", `"v1"`, md("gamma", "Second.", "second"))
 	if r := e.serveGet("/v1/skills/gamma"); r.Header().Get("ETag") != `"v2"` || !strings.Contains(r.Body.String(), "Second.") {
 		t.Errorf("after a write: ETag %s, %.200s", r.Header().Get("ETag"), r.Body)
 	}
@@ -330,18 +316,25 @@ func TestVersionsKeptUntilAChange(t *testing.T) {
 	if allocs := testing.AllocsPerRun(50, func() { e.serveGet(path) }); allocs > 60 {
 		t.Errorf("a repeated GET %s allocates %.0f times, want at most 60: the versions are read every time", path, allocs)
 	}
-	req := httptest.NewRequest("PUT", "/v1/skills/gamma/files/SKILL.md", strings.NewReader(md("gamma", "G.", "second body")))
-	req.Header.Set("Authorization", "Bearer "+e.admin)
-	req.Header.Set("If-Match", "*")
-	w := httptest.NewRecorder()
-	e.h.ServeHTTP(w, req)
-	if w.Code != 200 {
-		t.Fatalf("PUT: %d %s", w.Code, w.Body)
-	}
+	putEntry(t, e, "gamma", "*", md("gamma", "G.", "second body"))
 	if body := e.serveGet(path).Body.String(); !strings.Contains(body, `"version":2`) {
 		t.Errorf("the new version is not listed at once: %.300s", body)
 	}
 	if r := e.serveGet("/v1/skills/alpha/versions"); r.Code == 200 {
 		t.Errorf("a folder skill has no stored versions, got 200: %.200s", r.Body)
+	}
+}
+
+// putEntry replaces a stored skill's SKILL.md through the API, with the
+// If-Match given, and fails the test unless it is written.
+func putEntry(t *testing.T, e *env, name, ifMatch, text string) {
+	t.Helper()
+	req := httptest.NewRequest("PUT", "/v1/skills/"+name+"/files/SKILL.md", strings.NewReader(text))
+	req.Header.Set("Authorization", "Bearer "+e.admin)
+	req.Header.Set("If-Match", ifMatch)
+	w := httptest.NewRecorder()
+	e.h.ServeHTTP(w, req)
+	if w.Code != 200 {
+		t.Fatalf("PUT %s: %d %s", name, w.Code, w.Body)
 	}
 }
