@@ -287,18 +287,22 @@ func ignoreHUP(ctx context.Context, svc *service.Service) {
 	onHUP(ctx, func() { svc.Rescan(ctx, "SIGHUP") })
 }
 
-// onHUP runs fn on every SIGHUP until ctx ends. After that SIGHUP stays
-// ignored, so it can neither stop the process nor cut the draining of
-// requests and receipts short.
+// onHUP runs fn on every SIGHUP until ctx ends. After that SIGHUP is
+// still caught, and dropped, for the life of the process, so it can
+// neither stop the process nor cut the draining of requests and receipts
+// short. (It used to be handed to signal.Ignore then; but Ignore first
+// drops the handler, giving SIGHUP back its default action, which ends
+// the process, and only then ignores it: a SIGHUP in between, right after
+// a SIGTERM, killed the server in the middle of its drain.)
 func onHUP(ctx context.Context, fn func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {
-		defer signal.Ignore(syscall.SIGHUP)
 		for {
 			select {
 			case <-ctx.Done():
-				return
+				for range hup {
+				}
 			case <-hup:
 				fn()
 			}
