@@ -263,6 +263,10 @@ func newAPI(svc *service.Service, opt Options) *api {
 		docCap:  lim.MaxTotalSize + lim.MaxTotalSize/3 + 1<<20,
 	}
 	a.loads.m = map[loadKey]*loadEntry{}
+	a.records.maxLen = MaxRecords
+	a.unstored.b.maxLen = MaxUnstored
+	a.storedFiles.b.maxBytes, a.storedFiles.b.size = MaxStoredFileBytes, func(f storedFile) int { return len(f.data) }
+	a.exports.b.maxBytes, a.exports.b.size = MaxExportCacheBytes, func(e *exportEntry) int { return len(e.body) }
 	doc, err := json.MarshalIndent(openAPIDoc(), "", "  ")
 	if err != nil {
 		panic("httpapi: the OpenAPI document does not marshal: " + err.Error())

@@ -364,10 +364,7 @@ const (
 )
 
 // recordCache keeps stored skills' records read recently.
-type recordCache struct {
-	mu sync.Mutex
-	m  map[string]cachedRecord
-}
+type recordCache = bounded[string, cachedRecord]
 
 type cachedRecord struct {
 	rec    *store.Record
@@ -378,9 +375,7 @@ type cachedRecord struct {
 // record is the service's Get through recordCache; writes is the API's
 // write count read before.
 func (a *api) record(r *http.Request, name string, writes uint64) (*store.Record, error) {
-	a.records.mu.Lock()
-	c, ok := a.records.m[name]
-	a.records.mu.Unlock()
+	c, ok := a.records.get(name)
 	if ok && c.writes == writes && time.Since(c.at) < MaxRecordAge {
 		return c.rec, nil
 	}
@@ -389,12 +384,7 @@ func (a *api) record(r *http.Request, name string, writes uint64) (*store.Record
 	if err != nil {
 		return nil, err
 	}
-	a.records.mu.Lock()
-	if a.records.m == nil || len(a.records.m) >= MaxRecords {
-		a.records.m = map[string]cachedRecord{}
-	}
-	a.records.m[name] = cachedRecord{rec: rec, at: at, writes: writes}
-	a.records.mu.Unlock()
+	a.records.put(name, cachedRecord{rec: rec, at: at, writes: writes})
 	return rec, nil
 }
 
@@ -412,10 +402,7 @@ const MaxUnstored = 10_000
 // unstoredCache keeps the store's recent "no such skill" for names the
 // catalog has, so GET /v1/skills/{name} and its files of a folder skill
 // cost no store query per request.
-type unstoredCache struct {
-	mu sync.Mutex
-	m  map[string]unstored
-}
+type unstoredCache struct{ b bounded[string, unstored] }
 
 type unstored struct {
 	at     time.Time
@@ -423,19 +410,12 @@ type unstored struct {
 }
 
 func (c *unstoredCache) has(name string, writes uint64) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	u, ok := c.m[name]
+	u, ok := c.b.get(name)
 	return ok && u.writes == writes && time.Since(u.at) < MaxUnstoredAge
 }
 
 func (c *unstoredCache) put(name string, writes uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= MaxUnstored {
-		c.m = map[string]unstored{}
-	}
-	c.m[name] = unstored{at: time.Now(), writes: writes}
+	c.b.put(name, unstored{at: time.Now(), writes: writes})
 }
 
 // MaxStoredFileBytes bounds the bytes of stored files GET
@@ -460,15 +440,11 @@ type storedFile struct {
 
 // storedFileCache keeps stored files by content.
 type storedFileCache struct {
-	mu    sync.RWMutex
-	m     map[fileDigestKey]storedFile
-	bytes int
+	b bounded[fileDigestKey, storedFile]
 }
 
 func (c *storedFileCache) get(k fileDigestKey) ([]byte, string, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	f, ok := c.m[k]
+	f, ok := c.b.get(k)
 	return f.data, f.digest, ok && f.data != nil
 }
 
@@ -476,19 +452,10 @@ func (c *storedFileCache) put(k fileDigestKey, data []byte, digest string) {
 	if len(data) > MaxStoredFileSize {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || c.bytes+len(data) > MaxStoredFileBytes {
-		c.m, c.bytes = map[fileDigestKey]storedFile{}, 0
-	}
-	if old, ok := c.m[k]; ok {
-		c.bytes -= len(old.data)
-	}
 	if data == nil {
 		data = []byte{}
 	}
-	c.m[k] = storedFile{data: data, digest: digest}
-	c.bytes += len(data)
+	c.b.put(k, storedFile{data: data, digest: digest})
 }
 
 // MaxDetailCache is how many answers of GET /v1/skills/{name} the server
@@ -1284,18 +1251,14 @@ type exportEntry struct {
 }
 
 type exportCache struct {
-	mu    sync.Mutex
-	m     map[exportKey]*exportEntry
-	bytes int
+	b bounded[exportKey, *exportEntry]
 }
 
 func (c *exportCache) get(k exportKey) *exportEntry {
 	if k == (exportKey{}) {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e := c.m[k]
+	e, _ := c.b.get(k)
 	if e == nil || time.Since(e.at) >= MaxExportAge {
 		return nil
 	}
@@ -1307,16 +1270,7 @@ func (c *exportCache) put(k exportKey, e *exportEntry) {
 		return
 	}
 	e.at = time.Now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || c.bytes+len(e.body) > MaxExportCacheBytes {
-		c.m, c.bytes = map[exportKey]*exportEntry{}, 0
-	}
-	if old := c.m[k]; old != nil {
-		c.bytes -= len(old.body)
-	}
-	c.m[k] = e
-	c.bytes += len(e.body)
+	c.b.put(k, e)
 }
 
 // importResult is one row of POST /v1/import's answer.
