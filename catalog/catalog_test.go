@@ -347,6 +347,55 @@ func TestBudgetDiagnosticsNameSkills(t *testing.T) {
 	}
 }
 
+// A budget that leaves out thousands of skills names the first
+// MaxNamesInDiagnostic in its diagnostic and counts the rest; the report
+// still holds every name.
+func TestBudgetDiagnosticsBounded(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	const n = 300
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("skill-%03d", i)
+		files[name+"/SKILL.md"] = md(name, strings.Repeat("A long description. ", 10))
+	}
+	write(t, dir, files)
+	c := newCat(t, AgentSpec{AgentID: "x", Skills: []SourceSpec{{Root: dir}}, Budget: 500})
+	_, rep, diags := agent(t, c, "x").Prompt(PromptOptions{})
+	if len(rep.Omitted)+len(rep.NameOnly) < MaxNamesInDiagnostic*2 {
+		t.Fatalf("500 characters should leave out most of %d skills: %+v", n, rep)
+	}
+	var seen int
+	for _, d := range diags {
+		var names []string
+		switch d.Code {
+		case CodeBudgetOmitted:
+			names = rep.Omitted
+		case CodeBudgetNameOnly:
+			names = rep.NameOnly
+		case CodeBudgetShortened:
+			names = rep.Shortened
+		default:
+			continue
+		}
+		seen++
+		if len(names) <= MaxNamesInDiagnostic {
+			continue
+		}
+		if !strings.Contains(d.Message, names[MaxNamesInDiagnostic-1]) || strings.Contains(d.Message, names[MaxNamesInDiagnostic]+",") || strings.Contains(d.Message, names[len(names)-1]) {
+			t.Errorf("%s: want the first %d of %d names, got %s", d.Code, MaxNamesInDiagnostic, len(names), d.Message)
+		}
+		if want := fmt.Sprintf("and %d more", len(names)-MaxNamesInDiagnostic); !strings.Contains(d.Message, want) {
+			t.Errorf("%s: message does not say %q: %s", d.Code, want, d.Message)
+		}
+		if len(d.Message) > 2000 {
+			t.Errorf("%s: message of %d bytes", d.Code, len(d.Message))
+		}
+	}
+	if seen == 0 {
+		t.Fatalf("no budget diagnostic: %v", diagCodes(diags))
+	}
+}
+
 func TestConcurrentUse(t *testing.T) {
 	_, l := skillTree(t)
 	c := newCat(t, AgentSpec{AgentID: "a", Skills: l.Spec.Skills})

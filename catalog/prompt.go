@@ -97,12 +97,12 @@ func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diag
 	if len(rep.Shortened) > 0 {
 		diags = append(diags, skill.Diagnostic{Severity: skill.Info, Code: CodeBudgetShortened, Agent: l.Spec.AgentID,
 			Message: fmt.Sprintf("the listing was over the budget of %d characters; the descriptions of %s shortened: %s",
-				rep.Budget, count(len(rep.Shortened), "skill was", "skills were"), strings.Join(rep.Shortened, ", "))})
+				rep.Budget, count(len(rep.Shortened), "skill was", "skills were"), someNames(rep.Shortened))})
 	}
 	if len(rep.NameOnly) > 0 {
 		diags = append(diags, skill.Diagnostic{Severity: skill.Info, Code: CodeBudgetNameOnly, Agent: l.Spec.AgentID,
 			Message: fmt.Sprintf("the listing was over the budget of %d characters; %s listed by name only, without a description: %s; pin the ones the model must see described, or raise the budget",
-				rep.Budget, count(len(rep.NameOnly), "skill is", "skills are"), strings.Join(rep.NameOnly, ", "))})
+				rep.Budget, count(len(rep.NameOnly), "skill is", "skills are"), someNames(rep.NameOnly))})
 	}
 	if rep.TooSmall {
 		diags = append(diags, skill.Diagnostic{Severity: skill.Error, Code: CodeBudgetTooSmall, Agent: l.Spec.AgentID, Field: "budget",
@@ -112,9 +112,27 @@ func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diag
 	if len(rep.Omitted) > 0 {
 		diags = append(diags, skill.Diagnostic{Severity: skill.Warning, Code: CodeBudgetOmitted, Agent: l.Spec.AgentID,
 			Message: fmt.Sprintf("%s not fit the budget of %d characters even by name: the listing counts them in groups (or in one line) and says to find them with search_skills; they can still be loaded by name: %s; raise the agent's budget or narrow its available patterns",
-				count(len(rep.Omitted), "skill did", "skills did"), rep.Budget, strings.Join(rep.Omitted, ", "))})
+				count(len(rep.Omitted), "skill did", "skills did"), rep.Budget, someNames(rep.Omitted))})
 	}
 	return text, rep, diags
+}
+
+// MaxNamesInDiagnostic is how many skills a budget diagnostic names; it
+// counts the rest. At 50,000 skills an 8,000-character budget leaves out
+// nearly all of them, and one message naming each was a megabyte (on
+// every prompt's stderr, in every diagnostics answer). Every name and its
+// tier stays in the prompt's report (render.Report: Shortened, NameOnly,
+// Omitted, Tiers), which the HTTP prompt route returns and `loadout prompt
+// --verbose` prints one line a skill.
+const MaxNamesInDiagnostic = 20
+
+// someNames is names joined with commas, at most MaxNamesInDiagnostic of
+// them, then how many more there are and where they all are.
+func someNames(names []string) string {
+	if len(names) <= MaxNamesInDiagnostic {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:MaxNamesInDiagnostic], ", ") + fmt.Sprintf(" and %d more (the prompt's report lists every one)", len(names)-MaxNamesInDiagnostic)
 }
 
 // count is "1 skill is" or "N skills are", as one and many say.

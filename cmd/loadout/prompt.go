@@ -23,7 +23,7 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	var budget, budgetTokens int
 	var verbose bool
 	fs := newFlags(e, "prompt", "[--config F --agent ID | --root DIR... | FOLDER...] [--format pi|catalog|progressive] [--budget N] [--budget-tokens N]",
-		"Prints the agent's skills section for its system prompt on stdout; diagnostics, including\nexactly which skills the budget shortened or left out, go to stderr."+fmt.Sprintf(folderArgsHelp, "prompt"))
+		"Prints the agent's skills section for its system prompt on stdout; diagnostics go to stderr,\neach naming up to 20 of the skills the budget shortened or left out and counting the rest;\n--verbose prints every skill with what the budget left of it."+fmt.Sprintf(folderArgsHelp, "prompt"))
 	cf.register(fs, true)
 	fs.StringVar(&format, "format", "", "prompt format: pi (default), catalog or progressive")
 	fs.IntVar(&budget, "budget", 0, "listing budget in characters (default: the agent's, else 8000; -1: no limit)")
