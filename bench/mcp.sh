@@ -31,6 +31,12 @@
 # without a target: one stdio session behind the bridge caps every server
 # there (floor-bridge shows the cap).
 #
+# srv_cpu_us is the server's own CPU time per call (from /proc, the median
+# of the rounds; "-" through the bridge). Over stdio one go-sdk client
+# process drives every server and takes most of the 2 cores, so calls/s
+# there is bound by the client as well; CPU per call is what the server
+# alone costs, and the summary compares it with BASE.
+#
 # The tree: bench/cmd/gentree's skills moved to one level (skillserver reads
 # only DIR/<skill>/SKILL.md, and writes its search index into DIR/.index, so
 # each skillserver gets its own copy). Nothing is downloaded unless
@@ -104,7 +110,7 @@ ss_args="{\"skill_id\":\"$name\",\"resource_path\":\"$file\"}"
 # The floor.
 add "{\"label\":\"floor-stdio\",\"tool\":\"read_skill_file\",\"args\":$lo_args,\"cmd\":[\"$bin/mcpfloor\",\"-file\",\"$tree/$name/$file\"]}"
 p=$(port); "$bin/mcpfloor" -file "$tree/$name/$file" -addr "127.0.0.1:$p" 2>"$work/floor-http.log" & pids+=($!)
-add "{\"label\":\"floor-http\",\"tool\":\"read_skill_file\",\"args\":$lo_args,\"url\":\"http://127.0.0.1:$p/mcp\"}"
+add "{\"label\":\"floor-http\",\"tool\":\"read_skill_file\",\"args\":$lo_args,\"url\":\"http://127.0.0.1:$p/mcp\",\"pid\":$!}"
 p=$(port); "$bin/mcpbridge" -addr "127.0.0.1:$p" -- "$bin/mcpfloor" -file "$tree/$name/$file" 2>"$work/floor-bridge.log" & pids+=($!)
 add "{\"label\":\"floor-bridge\",\"tool\":\"read_skill_file\",\"args\":$lo_args,\"url\":\"http://127.0.0.1:$p/mcp\"}"
 
@@ -124,7 +130,7 @@ loadout_rows() { # label binary [env...]
   add "{\"label\":\"$label-stdio\",\"tool\":\"read_skill_file\",\"args\":$lo_args,\"env\":[$envj],\"cmd\":[\"$exe\",\"mcp\",\"--no-watch\",\"--log-level\",\"warn\",\"--db\",\"$work/$label-stdio.db\",\"--root\",\"$tree\"]}"
   local p; p=$(port)
   env "$@" "$exe" serve --no-watch --log-level warn --db "$work/$label-http.db" --root "$tree" --addr "127.0.0.1:$p" >"$work/$label-http.log" 2>&1 & pids+=($!)
-  add "{\"label\":\"$label-http\",\"tool\":\"read_skill_file\",\"args\":$lo_args,\"url\":\"http://127.0.0.1:$p/mcp\"}"
+  add "{\"label\":\"$label-http\",\"tool\":\"read_skill_file\",\"args\":$lo_args,\"url\":\"http://127.0.0.1:$p/mcp\",\"pid\":$!}"
 }
 loadout_rows loadout "$bin/loadout"
 p=$(port); "$bin/mcpbridge" -addr "127.0.0.1:$p" -- "$bin/loadout" mcp --no-watch --log-level warn --db "$work/loadout-bridge.db" --root "$tree" 2>"$work/loadout-bridge.log" & pids+=($!)
@@ -142,11 +148,11 @@ fi
 rate() { awk -v l="$1" '$1=="RESULT" && $2==l {print $3}' "$work/out.txt"; }
 echo
 echo "summary ($(nproc) cpus, $C callers, $ROUNDS rounds of $DUR, $N skills; load average now $(cut -d' ' -f1-3 /proc/loadavg)):"
-printf '%-20s %9s %9s %9s %9s %s\n' row calls/s p50_us p99_us bytes "x floor (same transport)"
-awk '$1=="RESULT"' "$work/out.txt" | while read -r _ label r p50 p99 bytes; do
+printf '%-20s %9s %9s %9s %9s %11s %s\n' row calls/s p50_us p99_us bytes srv_cpu_us "x floor (same transport)"
+awk '$1=="RESULT"' "$work/out.txt" | while read -r _ label r p50 p99 bytes cpu; do
   tr=${label##*-}
   f=$(rate "floor-$tr")
-  printf '%-20s %9s %9s %9s %9s %s\n' "$label" "$r" "$p50" "$p99" "$bytes" "$(awk -v a="$r" -v b="$f" 'BEGIN{if(b>0) printf "%.2fx", a/b}')"
+  printf '%-20s %9s %9s %9s %9s %11s %s\n' "$label" "$r" "$p50" "$p99" "$bytes" "${cpu:--}" "$(awk -v a="$r" -v b="$f" 'BEGIN{if(b>0) printf "%.2fx", a/b}')"
 done
 echo
 missed=0
@@ -165,6 +171,16 @@ check loadout-http base-http 2 "2x today's calls/s over HTTP"
 check loadout-stdio skillserver-stdio 1.5 "1.5x skillserver over stdio"
 check loadout-http skillserver-bridge 1.5 "1.5x skillserver over HTTP (its only HTTP is the bridge)"
 b=$(rate loadout-bridge); s2=$(rate skillserver-bridge); f=$(rate floor-bridge)
+# The server's CPU per call (srv_cpu_us): what a call costs the server
+# alone. Over stdio the client (one go-sdk process for every server) takes
+# most of the 2 cores, so calls/s there is bound by the client as much as
+# by the server; CPU per call is not.
+cpu() { awk -v l="$1" '$1=="RESULT" && $2==l {print $7}' "$work/out.txt"; }
+for tr in stdio http; do
+  a=$(cpu "loadout-$tr"); bb=$(cpu "base-$tr")
+  case "$a$bb" in ""|*-*) continue ;; esac
+  echo "info   server CPU per call over $tr: loadout $a us, base $bb us ($(awk -v a="$a" -v b="$bb" 'BEGIN{if(a>0) printf "%.2fx", b/a}') less)"
+done
 if [ -n "$b" ] && [ -n "$s2" ]; then
   echo "info   loadout-bridge / skillserver-bridge = $(awk -v a="$b" -v b="$s2" 'BEGIN{printf "%.2f", a/b}')x (no target: the bridge's one stdio session caps both; floor-bridge: $f calls/s)"
 fi

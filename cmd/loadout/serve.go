@@ -246,7 +246,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	if f.bodies != bodiesFile && f.bodies != bodiesMemory {
 		return nil, fmt.Errorf("--keep-bodies %q: use %q or %q", f.bodies, bodiesFile, bodiesMemory)
 	}
-	if addr := e.getenv("LOADOUT_PPROF"); addr != "" && transport == "" {
+	if addr := e.getenv("LOADOUT_PPROF"); addr != "" {
 		// Started before the catalog is loaded, so start-up can be
 		// profiled too.
 		startPprof(logger, addr)

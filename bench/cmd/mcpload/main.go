@@ -20,10 +20,15 @@
 //
 // The output ends with one line per target:
 //
-//	RESULT label calls_per_s p50_us p99_us bytes
+//	RESULT label calls_per_s p50_us p99_us bytes cpu_us
 //
 // calls/s is the median of the rounds; p50 and p99 are over all rounds'
-// calls.
+// calls. cpu_us is the server's CPU time (user and system, from
+// /proc/PID/stat) per call, the median of the rounds, or - when the server's
+// process is not known: a stdio server is the process mcpload starts; an
+// HTTP target names its server with "pid". The client's own CPU weighs on
+// calls/s (over stdio on 2 cores it is most of the machine), not on cpu_us,
+// so cpu_us compares what the servers cost.
 package main
 
 import (
@@ -52,12 +57,39 @@ type target struct {
 	Env   []string        `json:"env"`
 	URL   string          `json:"url"`
 	Token string          `json:"token"`
+	PID   int             `json:"pid"`
 
 	sessions []*mcp.ClientSession
 	bytes    int
 	rates    []float64
+	cpu      []float64
 	lat      []time.Duration
 }
+
+// cpuTicks is the user and system CPU time of process pid in clock ticks
+// (fields 14 and 15 of /proc/PID/stat), or -1 when it cannot be read.
+func cpuTicks(pid int) int64 {
+	if pid <= 0 {
+		return -1
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	// The command name (field 2) may hold spaces: count from its ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return -1
+	}
+	var u, s int64
+	fmt.Sscan(f[11], &u)
+	fmt.Sscan(f[12], &s)
+	return u + s
+}
+
+// clockTick is the length of a /proc clock tick: USER_HZ, 100 on Linux.
+const clockTick = 10 * time.Millisecond
 
 func main() {
 	config := flag.String("config", "", "JSON list of targets")
@@ -116,13 +148,21 @@ func main() {
 	}
 	for r := 1; r <= *rounds; r++ {
 		for _, t := range targets {
+			c0 := cpuTicks(t.PID)
 			rate, lat, err := t.run(*conns, *dur)
 			if err != nil {
 				fatal(fmt.Errorf("%s: %v", t.Label, err))
 			}
+			c1 := cpuTicks(t.PID)
 			t.rates = append(t.rates, rate)
 			t.lat = append(t.lat, lat...)
-			fmt.Printf("round %d %-18s calls/s=%.0f\n", r, t.Label, rate)
+			cpu := ""
+			if c0 >= 0 && c1 >= 0 && len(lat) > 0 {
+				us := float64(time.Duration(c1-c0)*clockTick/time.Microsecond) / float64(len(lat))
+				t.cpu = append(t.cpu, us)
+				cpu = fmt.Sprintf(" server_cpu_us/call=%.1f", us)
+			}
+			fmt.Printf("round %d %-18s calls/s=%.0f%s\n", r, t.Label, rate, cpu)
 		}
 	}
 	for _, t := range targets {
@@ -134,7 +174,12 @@ func main() {
 			}
 			return t.lat[int(float64(len(t.lat)-1)*p)].Microseconds()
 		}
-		fmt.Printf("RESULT %s %.0f %d %d %d\n", t.Label, t.rates[len(t.rates)/2], pct(0.5), pct(0.99), t.bytes)
+		cpu := "-"
+		if len(t.cpu) == len(t.rates) {
+			sort.Float64s(t.cpu)
+			cpu = fmt.Sprintf("%.1f", t.cpu[len(t.cpu)/2])
+		}
+		fmt.Printf("RESULT %s %.0f %d %d %d %s\n", t.Label, t.rates[len(t.rates)/2], pct(0.5), pct(0.99), t.bytes, cpu)
 	}
 	for _, t := range targets {
 		for _, s := range t.sessions {
@@ -176,6 +221,9 @@ func (t *target) connect(ctx context.Context, client *mcp.Client, hc *http.Clien
 		}
 		for range conns {
 			t.sessions = append(t.sessions, s)
+		}
+		if t.PID == 0 && cmd.Process != nil {
+			t.PID = cmd.Process.Pid
 		}
 		return nil
 	}
