@@ -16,7 +16,9 @@
 #     and list scan (source.Options.TypedMeta),
 #   - loadout check --safety=false, check (safety on), list, list --json,
 #     each with its default memory limit (BatchMemoryLimit), and
-#     check --safety=false with GOMEMLIMIT=off, for what the limit costs.
+#     check --safety=false with GOMEMLIMIT=off, for what the limit costs,
+#   - loadout check of an empty root: the binary's own RSS (code pages,
+#     runtime, package init), the part of every peak no skill makes.
 # Interleaving the rounds means drift and other work hit all of them
 # alike. Medians over the rounds are printed against the targets:
 #   - cold discovery of 10,000 skills: wall time <= 1.0x the floor's;
@@ -81,6 +83,7 @@ say "building"
 go build -o "$work/gentree" ./bench/cmd/gentree
 go build -o "$work/peakmem" ./bench/cmd/peakmem
 go build -o "$work/loadout" ./cmd/loadout
+mkdir -p "$work/empty" # a root with no skill: what the binary holds before the first
 
 # run NAME ENV... -- CMD...: one fresh process, its figures appended to
 # $work/N-NAME.txt as "wall=S cpu=S rss=MB".
@@ -116,6 +119,7 @@ for n in $SIZES; do
 		"${pin[@]}" "$work/peakmem" -n "$n" -floor "$tree" | tee -a "$work/$n-floor.txt" >&2
 		"${pin[@]}" "$work/peakmem" -n "$n" "$tree" | tee -a "$work/$n-disc.txt" >&2
 		"${pin[@]}" "$work/peakmem" -n "$n" -typed "$tree" | tee -a "$work/$n-typed.txt" >&2
+		run check-empty GOMEMLIMIT= -- "$work/loadout" check --safety=false --root "$work/empty"
 		run check-nosafety GOMEMLIMIT= -- "$work/loadout" check --safety=false --root "$tree"
 		run check-nosafety-nolimit GOMEMLIMIT=off -- "$work/loadout" check --safety=false --root "$tree"
 		run check GOMEMLIMIT= -- "$work/loadout" check --root "$tree"
@@ -150,15 +154,16 @@ for n in $SIZES; do
 	report+=("$(line "cold discovery, TypedMeta (-typed)" "$(dur wall <"$work/$n-typed.txt" | median)" \
 		"$(dur cpu <"$work/$n-typed.txt" | median)" "$(field peak_rss <"$work/$n-typed.txt" | median)" \
 		"$(awk -v r="$t_ret" -v n="$n" 'BEGIN { printf "%.0f", r * 1048576 / n }') B retained per skill (what check and list keep)")")
-	for c in check-nosafety check-nosafety-nolimit check list list-json; do
+	for c in check-empty check-nosafety check-nosafety-nolimit check list list-json; do
 		w=$(field wall <"$work/$n-$c.txt" | median)
 		cpu=$(field cpu <"$work/$n-$c.txt" | median)
 		rss=$(field rss <"$work/$n-$c.txt" | median)
 		label=${c/check-nosafety/check --safety=false}
 		label=${label/-nolimit/ (GOMEMLIMIT=off)}
 		label=${label/list-json/list --json}
+		label=${label/check-empty/check of an empty root (base RSS)}
 		note=""
-		if [[ $n == 50000 && $c != *nolimit ]]; then
+		if [[ $n == 50000 && $c != *nolimit && $c != check-empty ]]; then
 			v=$(verdict "$rss < 100")
 			note="target < 100 MB: $v"
 			[[ $v == ok ]] || missed=1

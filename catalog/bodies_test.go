@@ -2,10 +2,15 @@ package catalog
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/source"
@@ -109,5 +114,72 @@ func TestOnceKeepsNoScanCache(t *testing.T) {
 	e, ok := l.Lookup("deploy")
 	if !ok || e.Skill.Description != "Deploy two, a longer description." {
 		t.Fatalf("after Reload: %+v, %v", e, ok)
+	}
+}
+
+// TestOnceSharesGlobal: a catalog read once whose only agent selects every
+// skill of its sources (loadout check and list with --root) holds one set
+// of entries, shared by the agent's loadout and the global one, rather
+// than two; what either says is what it said with two. An agent with
+// patterns, or with a diagnostic of its own, still gets a global loadout
+// of its own.
+func TestOnceSharesGlobal(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	const n = 2000
+	for i := range n {
+		name := fmt.Sprintf("skill-%04d", i)
+		files[name+"/SKILL.md"] = "---\nname: " + name + "\ndescription: Skill number " + name + ".\n---\nBody.\n"
+	}
+	files["broken/SKILL.md"] = "---\nname: broken\n---\nno description\n"
+	write(t, dir, files)
+	ctx := context.Background()
+	all := []AgentSpec{{AgentID: "a", Skills: []SourceSpec{{Root: dir}}}}
+	some := []AgentSpec{{AgentID: "a", Skills: []SourceSpec{{Root: dir, Available: []string{"skill-1*"}}}}}
+	// retained is the live heap the catalog of specs holds.
+	retained := func(specs []AgentSpec, opt Options) (*Catalog, int64) {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		c, err := New(ctx, specs, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		return c, int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	}
+	New(ctx, all, Options{Once: true}) // warm the pools
+	shared, sharedBytes := retained(all, Options{Once: true})
+	a, _ := shared.Agent("a")
+	g := shared.Global()
+	if len(a.Entries()) != n || len(g.Entries()) != n || &a.Entries()[0] != &g.Entries()[0] {
+		t.Fatalf("the global loadout of a catalog read once does not share the only agent's entries (%d, %d)", len(a.Entries()), len(g.Entries()))
+	}
+	// The same catalog built twice over (no Once) says the same things.
+	kept, _ := retained(all, Options{})
+	if diff := cmp.Diff(kept.Diagnostics(), shared.Diagnostics()); diff != "" {
+		t.Errorf("diagnostics differ when the global loadout is shared (-built +shared):\n%s", diff)
+	}
+	if !slices.Equal(kept.Global().Names(), g.Names()) || g.Spec.AgentID != GlobalID || g.Spec.Budget != kept.Global().Spec.Budget {
+		t.Errorf("shared global loadout: %d names, spec %+v", len(g.Names()), g.Spec)
+	}
+	// Without sharing (noShareGlobal), a catalog of these 2,000 skills
+	// holds about 190 bytes more per skill (measured): a second Entry,
+	// map slot and name. A quarter of that is well beyond noise.
+	apart, apartBytes := retained(all, Options{Once: true, noShareGlobal: true})
+	if a, _ := apart.Agent("a"); &a.Entries()[0] == &apart.Global().Entries()[0] {
+		t.Fatal("noShareGlobal did not build the global loadout apart")
+	}
+	t.Logf("shared %d B, apart %d B: %.0f B per skill saved", sharedBytes, apartBytes, float64(apartBytes-sharedBytes)/n)
+	if saved := float64(apartBytes-sharedBytes) / n; saved < 50 {
+		t.Errorf("sharing the global loadout saved %.0f bytes per skill, want at least 50", saved)
+	}
+	runtime.KeepAlive(shared)
+	runtime.KeepAlive(apart)
+	// An agent that selects some skills only: the global loadout is its own.
+	c, _ := retained(some, Options{Once: true})
+	if len(c.Global().Entries()) != n {
+		t.Errorf("global loadout of an agent with patterns: %d entries, want %d", len(c.Global().Entries()), n)
 	}
 }

@@ -49,8 +49,12 @@ type Options struct {
 	// Once says the catalog is read once and never reloaded or refreshed
 	// (a command such as loadout check or list): no scan cache is made,
 	// which saves about 170 bytes a skill. A Reload or Refresh still
-	// works, parsing every SKILL.md again.
+	// works, parsing every SKILL.md again. Its only agent, when it
+	// selects every skill of the same sources as the global loadout, shares
+	// its entries with it (see shareGlobal).
 	Once bool
+	// noShareGlobal turns shareGlobal off (tests measure what it saves).
+	noShareGlobal bool
 	// EnvelopeCache bounds the bytes of rendered envelopes loads keep
 	// for reuse (default DefaultEnvelopeCache; negative: none are kept).
 	EnvelopeCache int64
@@ -512,6 +516,52 @@ func (c *Catalog) build(spec AgentSpec, fetch func(SourceSpec) *source.Result) *
 	sort.Strings(l.names)
 	l.assemble()
 	return l
+}
+
+// shareGlobal makes the global loadout out of the only agent's, when the
+// catalog is read once (Options.Once: check, list, prompt) and the agent
+// selects every skill of the same sources in the same order with nothing
+// of its own (no patterns, preloads, tools, collisions, nor any entry
+// diagnostic): the global loadout would then hold entries equal to the
+// agent's, one by one, and the same name map and list. It shares them
+// rather than hold a second copy: at 50,000 skills about 5 MB, a tenth
+// of what check and list keep (the --root agent of those commands is such
+// an agent). A Reload shares again or builds; entries are never changed
+// once built (patch makes new lists), so sharing them is safe. ok is false
+// when the global loadout must be built.
+func (c *Catalog) shareGlobal(agents []*Loadout, g AgentSpec) (*Loadout, bool) {
+	if !c.opt.Once || c.opt.noShareGlobal || len(agents) != 1 {
+		return nil, false
+	}
+	a := agents[0]
+	if len(a.Spec.Preload) > 0 || len(g.Preload) > 0 || g.Tools != nil || len(a.Spec.Skills) != len(g.Skills) ||
+		a.shadowed != nil || len(a.preloadDiags) > 0 || len(a.agentDiags) > 0 {
+		return nil, false
+	}
+	for i, src := range a.Spec.Skills {
+		all := src.Available == nil && src.Inline == nil || src.Inline == nil && slices.Equal(src.Available, []string{"*"})
+		if !all || src.key() != g.Skills[i].key() || len(a.srcDiags[i]) > 0 || g.Skills[i].Available != nil || g.Skills[i].Inline != nil {
+			return nil, false
+		}
+	}
+	for _, e := range a.entries {
+		if e.x != nil || e.preloaded || e.Inline || !e.Listed {
+			return nil, false
+		}
+	}
+	l := &Loadout{Spec: g, entries: a.entries, byName: a.byName, names: a.names, scanDiags: a.scanDiags,
+		srcDiags: make([][]skill.Diagnostic, len(g.Skills)), envs: &c.envs}
+	if l.Spec.Budget == 0 {
+		l.Spec.Budget = c.opt.Budget
+	}
+	if l.Spec.Format == "" {
+		l.Spec.Format = c.opt.Format
+	}
+	if l.Spec.BudgetTokens == 0 {
+		l.Spec.BudgetTokens = c.opt.BudgetTokens
+	}
+	l.assemble()
+	return l, true
 }
 
 // entry is the entry source i of spec makes of sk, or nil when its

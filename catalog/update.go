@@ -243,7 +243,11 @@ func (c *Catalog) apply(ctx context.Context, prev *snapshot, results map[string]
 	if prev != nil {
 		was = prev.global
 	}
-	next.global = loadout(global, was)
+	if l, ok := c.shareGlobal(next.order, global); ok {
+		next.global = l
+	} else {
+		next.global = loadout(global, was)
+	}
 	for _, src := range order {
 		next.diags = append(next.diags, results[src.key()].Diagnostics...)
 	}

@@ -111,10 +111,12 @@ type Skill struct {
 	// already bounded by the store's limits.
 	MaxFileSize int64
 
-	reader  Reader
-	body    string  // set for skills whose body is held in memory
-	bodyRef BodyRef // set for skills whose body is kept in a BodyFile
-	hasBody bool
+	reader Reader
+	// kept is the body kept by KeepBody or KeepBodyRef, nil when none is:
+	// behind a pointer, so the many skills of a catalog that keep none
+	// (every folder skill of check and list) carry 8 bytes for it, not
+	// 48 (a Skill is 320 bytes, not 360, a size class of 384).
+	kept *keptBody
 	// digests maps path -> "sha256:<hex>"; made on first use, as most
 	// skills of a large catalog are never digested.
 	digests atomic.Pointer[sync.Map]
@@ -138,33 +140,44 @@ func New(doc *Document, dir, entry string, files []File, origin Origin, reader R
 	return s
 }
 
+// keptBody is a body a Skill keeps: in memory (body) or in a BodyFile
+// (ref, when ref.Kept()).
+type keptBody struct {
+	body string
+	ref  BodyRef
+}
+
 // KeepBody makes the skill hold its body in memory, for skills whose text is
 // not cheap to read again (stored, inline) or that a prompt inlines.
 func (s *Skill) KeepBody(body string) {
-	s.body, s.bodyRef, s.hasBody = body, BodyRef{}, true
+	s.kept = &keptBody{body: body}
 }
 
 // KeepBodyRef makes the skill serve the body kept in a BodyFile: the
 // version scanned, whatever becomes of the entry file, without holding it
 // in memory.
 func (s *Skill) KeepBodyRef(r BodyRef) {
-	s.body, s.bodyRef, s.hasBody = "", r, r.Kept()
+	if !r.Kept() {
+		s.kept = nil
+		return
+	}
+	s.kept = &keptBody{ref: r}
 }
 
 // HasBody reports whether the body is kept, in memory or in a BodyFile:
 // Body then returns the version the skill was built from and never reads
 // the entry file, so what is made of it can be cached for the life of
 // this Skill value.
-func (s *Skill) HasBody() bool { return s.hasBody }
+func (s *Skill) HasBody() bool { return s.kept != nil }
 
 // Body returns the Markdown after the frontmatter. It reads the entry file
 // unless the body is kept (KeepBody, KeepBodyRef).
 func (s *Skill) Body() (string, error) {
-	if s.bodyRef.Kept() {
-		return s.bodyRef.Read()
-	}
-	if s.hasBody {
-		return s.body, nil
+	if k := s.kept; k != nil {
+		if k.ref.Kept() {
+			return k.ref.Read()
+		}
+		return k.body, nil
 	}
 	data, err := s.ReadFile(s.Entry)
 	if err != nil {

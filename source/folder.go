@@ -177,6 +177,12 @@ func ScanFolder(ctx context.Context, root string, opt Options) *Result {
 		origin.Root = abs
 	}
 	s := &scan{opt: opt, origin: origin}
+	if opt.TypedMeta && opt.Cache == nil {
+		s.batches = make([]*skill.Batch, max(opt.Workers, 1))
+		for w := range s.batches {
+			s.batches[w] = skill.NewBatch()
+		}
+	}
 
 	var out []found
 	level := []task{{path: abs, real: real, depth: 0, up: &chain{real: real}}}
@@ -205,12 +211,13 @@ func ScanFolder(ctx context.Context, root string, opt Options) *Result {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				b := s.batch(w)
 				for {
 					i := int(next.Add(1)) - 1
 					if i >= len(level) || ctx.Err() != nil {
 						return
 					}
-					results[i] = s.visit(level[i])
+					results[i] = s.visit(level[i], b)
 				}
 			}()
 		}
@@ -310,6 +317,21 @@ func walkLess(a, b string) bool {
 type scan struct {
 	opt    Options
 	origin skill.Origin
+	// batches are the workers' skill.Batch, by worker, when the skills
+	// are held in batches (see batch).
+	batches []*skill.Batch
+}
+
+// batch is worker w's skill.Batch, or nil when skills are allocated one
+// by one. Skills go in batches when a scan keeps only their typed fields
+// (TypedMeta, which only check and list ask for) and no cache: its skills
+// are then kept until the command ends and dropped together, which is
+// what a Batch is for. A cached scan's skills outlive it one by one.
+func (s *scan) batch(w int) *skill.Batch {
+	if w >= len(s.batches) {
+		return nil
+	}
+	return s.batches[w]
 }
 
 type levelResult struct {
@@ -331,7 +353,7 @@ func errText(err error) string {
 
 // visit reads one folder: a skill if it holds SKILL.md, else a folder to
 // search further.
-func (s *scan) visit(t task) levelResult {
+func (s *scan) visit(t task, b *skill.Batch) levelResult {
 	var r levelResult
 	d, err := openDir(t.path)
 	if err != nil {
@@ -344,7 +366,7 @@ func (s *scan) visit(t task) levelResult {
 	}
 	defer d.close()
 	if entry := entryFile(d); entry != "" {
-		r.found = append(r.found, s.loadSkill(t, d, entry))
+		r.found = append(r.found, s.loadSkill(t, d, entry, b))
 		return r
 	}
 	rules, diags := readIgnoreFiles(d, t.rel, t.rules)

@@ -145,3 +145,42 @@ func TestScanTypedMeta(t *testing.T) {
 		t.Error("no skill had metadata: the test checks nothing")
 	}
 }
+
+// TestScanTypedMetaHoldsNoHoles bounds the heap spans a TypedMeta scan
+// (check, list) keeps in use per skill, not only its live bytes: the
+// skills, their frontmatter, file lists and text are held in chunks
+// (skill.Batch), away from the garbage parsing makes, so once that is
+// collected the spans it shared with them are not kept in use for a few
+// live objects each. Measured here (2,000 skills, three runs each):
+// 2,290-2,470 bytes of spans per skill when allocated one by one (1,355
+// live), 1,430-1,610 in chunks (1,390-1,480 live: the workers' last
+// chunks are part full); at 50,000 skills, loadout check kept 92 MB of
+// spans for 70 MB live before, 73 MB after. The bound is between the two.
+func TestScanTypedMetaHoldsNoHoles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates 2,000 skills")
+	}
+	dir := t.TempDir()
+	const n = 2000
+	if err := gen.Tree(dir, n, 1); err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{TypedMeta: true}
+	ScanFolder(context.Background(), dir, opt) // warm the pools and the page cache
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r := ScanFolder(context.Background(), dir, opt)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if len(r.Skills) != n || r.Errors() {
+		t.Fatalf("%d skills, errors %v", len(r.Skills), r.Errors())
+	}
+	inuse := float64(int64(after.HeapInuse)-int64(before.HeapInuse)) / n
+	live := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / n
+	runtime.KeepAlive(r)
+	t.Logf("%.0f bytes of spans in use per skill, %.0f live", inuse, live)
+	if inuse > 1850 {
+		t.Errorf("a TypedMeta scan keeps %.0f bytes of heap spans in use per skill (%.0f live), want at most 1850", inuse, live)
+	}
+}

@@ -76,6 +76,6 @@ func ReloadSkill(ctx context.Context, root, dir string, opt Options) (*skill.Ski
 	if entry == "" {
 		return nil, nil
 	}
-	f := s.loadSkill(task{path: dir, real: real, rel: rel, depth: len(segs), rules: rules, up: &chain{real: real, up: up}}, d, entry)
+	f := s.loadSkill(task{path: dir, real: real, rel: rel, depth: len(segs), rules: rules, up: &chain{real: real, up: up}}, d, entry, nil)
 	return f.skill, f.diags
 }

@@ -120,7 +120,7 @@ func NewFolderReader(dir string) skill.Reader { return folderReader{dir: dir, id
 
 // loadSkill parses the entry file and lists the supporting files of the
 // skill in folder d.
-func (s *scan) loadSkill(t task, d *dirHandle, entry string) found {
+func (s *scan) loadSkill(t task, d *dirHandle, entry string, b *skill.Batch) found {
 	f := found{rel: t.rel}
 	entryPath := t.path + string(filepath.Separator) + entry
 	report := func(dg skill.Diagnostic) { f.diags = append(f.diags, dg) }
@@ -164,8 +164,8 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string) found {
 				c.doc, c.diags, c.ok = skill.Parse(data, entryPath, dirName) // held in memory instead
 			}
 		}
-		if c.ok && s.opt.TypedMeta {
-			c.doc.TypedOnly()
+		if c.ok && s.opt.TypedMeta && b == nil {
+			c.doc.TypedOnly() // b.New does it in its chunks
 		}
 		if cap(data) <= maxPooledBuf {
 			*bp = data[:0]
@@ -202,7 +202,11 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string) found {
 	}
 	f.diags = append(f.diags, m.diags...)
 	r := &folderReader{id: d.id()}
-	f.skill = skill.New(c.doc, t.real, entry, m.finishFiles(), s.origin, r)
+	if b != nil {
+		f.skill = b.New(c.doc, t.real, entry, m.files, s.origin, r)
+	} else {
+		f.skill = skill.New(c.doc, t.real, entry, m.finishFiles(), s.origin, r)
+	}
 	*fp = m.files
 	// The reader and the cache share the skill's Dir and Location strings
 	// (the cache key is the path as reached, Location when no link was

@@ -81,18 +81,31 @@ var _ = catalog.GlobalID
 // set (GOMEMLIMIT=off removes it). These commands hold every skill until
 // they end, and discovery makes several times that in short-lived
 // garbage; without a limit the heap grows to twice what is live before
-// the collector runs. Below about 30,000 skills it never binds (10,000
-// peak near 60 MB). Measured at 50,000 skills (bench/growth.sh, which also
-// runs check with GOMEMLIMIT=off): 128 MiB takes the peak of check
-// --safety=false from about 205 MB to 148 MB and list --json from about
-// 210 MB to 148 MB, for about 0.6 s more CPU (+17%); 96 MiB took little
-// more off (140 MB) for 2.3 s more CPU, and 192 MiB almost nothing. check
-// with the safety checks, which read every file, pays more: 286 MB to
-// 168 MB for about 4.4 s more CPU (+43%; 160 MiB: 180 MB, +2 s). It is
+// the collector runs. Below about 30,000 skills it never binds.
+//
+// It was 128 MiB while these commands kept 79 MB live (92 MB of heap
+// spans in use) at 50,000 skills; they now keep 70 MB in 73 MB of spans
+// (skill.Batch, the global loadout shared with the --root agent, a
+// smaller Skill), so a lower limit costs no more CPU than 128 MiB did.
+// Measured at 50,000 skills on 2 busy cores, interleaved with the old
+// binary at 128 MiB (147 MB peak for all four commands), peak RSS and
+// CPU (user+sys):
+//
+//	command               old, 128 MiB     96 MiB           88 MiB
+//	check --safety=false  147 MB 3.2-4.9s  114 MB 3.0-3.8s  106 MB 3.3-3.9s
+//	list                  147 MB 3.5-4.0s  115 MB 3.4-3.8s  107 MB 3.7-4.2s
+//	list --json           147 MB 3.9-4.2s  115 MB 3.5-4.0s  107 MB 3.8-4.3s
+//	check (safety)        147 MB 13-20s    115 MB 11-13s    113-116 MB 16-17s
+//
+// 96 MiB is the lowest that costs no CPU anywhere; 88 MiB takes 8 MB more
+// off the peak but makes check with its safety checks (which read every
+// file) collect back to back. The peak is still above 100 MB: about 22 MB
+// is the binary's own (code pages and runtime: bench/growth.sh's "empty
+// root" line), and the collector needs room over the 70 MB live. It is
 // soft: a larger catalog still loads, the collector running more often
 // (at most half the CPU, Go's own bound); GOMEMLIMIT=off trades the
 // memory back for the CPU.
-const BatchMemoryLimit = 128 << 20
+const BatchMemoryLimit = 96 << 20
 
 // limitBatchMemory sets BatchMemoryLimit unless GOMEMLIMIT is set, and
 // returns what puts back the limit before (commands also run in tests).
