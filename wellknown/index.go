@@ -2,8 +2,6 @@ package wellknown
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,8 +10,11 @@ import (
 	"unicode/utf16"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/httpbody"
 	"github.com/loadout/loadout/skill"
 )
+
+const indexType = "application/json; charset=utf-8"
 
 // SchemaV2 identifies the 0.2.0 discovery index; clients match it exactly.
 const SchemaV2 = "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
@@ -77,10 +78,10 @@ type indexV1 struct {
 	Warnings []Warning `json:"warnings,omitempty"`
 }
 
-// doc is one built index: its bytes, ETag and warning count.
+// doc is one built index: its bytes (with their ETag and gzip form) and
+// its warning count.
 type doc struct {
-	body     []byte
-	etag     string
+	body     *httpbody.Body
 	warnings int
 }
 
@@ -140,16 +141,10 @@ func shorten(s string, max int) (string, bool) {
 	return s, false
 }
 
-func etagOf(b []byte) string {
-	sum := sha256.Sum256(b)
-	return `"` + hex.EncodeToString(sum[:16]) + `"`
-}
-
 func marshal(v any) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // and no indentation: the index is read by installers, and grows with the catalog
 	if err := enc.Encode(v); err != nil {
 		panic(err) // plain structs of strings: cannot fail
 	}
@@ -274,10 +269,8 @@ func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer
 			}
 		}
 	}
-	s.v2 = doc{body: marshal(v2), warnings: len(v2.Warnings)}
-	s.v2.etag = etagOf(s.v2.body)
-	s.v1 = doc{body: marshal(v1), warnings: len(v1.Warnings)}
-	s.v1.etag = etagOf(s.v1.body)
+	s.v2 = doc{body: httpbody.New(marshal(v2), indexType), warnings: len(v2.Warnings)}
+	s.v1 = doc{body: httpbody.New(marshal(v1), indexType), warnings: len(v1.Warnings)}
 	return s
 }
 
