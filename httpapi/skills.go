@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -82,8 +83,11 @@ func modeOf(e *catalog.Entry) string {
 // generation and this API's own writes are unchanged and for at most
 // MaxListAge, which bounds how late a change the catalog does not see (a
 // stored skill disabled, or edited while disabled, by the web UI or
-// another instance) shows here. Pages are kept too, each with its ETag
-// and gzip form (at most MaxListPageBytes in all).
+// another instance) shows here; past it, one request reads the list
+// again while the others are answered from the old one, so a change of
+// that kind shows within MaxListAge and one read. A read that comes out
+// the same keeps the old list. Pages are kept too, each with its ETag and
+// gzip form (at most MaxListPageBytes in all).
 func (a *api) listSkills(w http.ResponseWriter, r *http.Request) {
 	l, ok := a.global(w, r)
 	if !ok {
@@ -94,20 +98,27 @@ func (a *api) listSkills(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	k := listKey{l: l, gen: a.svc.Generation(), writes: a.writes.Load()}
-	a.lists.mu.Lock() // one listing at a time builds; the others wait for it
-	ls := a.lists.getLocked(k)
-	if ls == nil {
-		var err error
-		if ls, err = a.buildListing(r, l); err != nil {
-			a.lists.mu.Unlock()
-			a.fail(w, r, err)
-			return
+	ls, stale := a.lists.get(k)
+	if stale != nil && !a.lists.mu.TryLock() {
+		// Only older than MaxListAge, and another request is reading it
+		// again: answer from it rather than wait.
+		ls = stale
+	} else if ls == nil {
+		if stale == nil {
+			a.lists.mu.Lock() // one listing at a time builds; the others wait for it
 		}
-		a.lists.putLocked(k, ls)
+		if ls, _ = a.lists.get(k); ls == nil {
+			var err error
+			if ls, err = a.buildListing(r, l); err != nil {
+				a.lists.mu.Unlock()
+				a.fail(w, r, err)
+				return
+			}
+			a.lists.put(k, ls)
+		}
+		a.lists.mu.Unlock()
 	}
-	body := ls.page(after, limit)
-	a.lists.mu.Unlock()
-	body.Serve(w, r)
+	ls.page(after, limit).Serve(w, r)
 }
 
 // The page size of GET /v1/skills: limit's default and its largest value.
@@ -223,9 +234,11 @@ func (a *api) buildListing(r *http.Request, l *catalog.Loadout) (*listing, error
 // rows[ends[i-1]:ends[i]], of skill names[i]; pages are built from it on
 // demand and kept (bounded by MaxListPageBytes).
 type listing struct {
-	rows      []byte
-	names     []string
-	ends      []int
+	rows  []byte
+	names []string
+	ends  []int
+
+	mu        sync.RWMutex
 	pages     map[pageKey]*httpbody.Body
 	pageBytes int
 }
@@ -241,7 +254,10 @@ func (ls *listing) page(after string, limit int) *httpbody.Body {
 		start = sort.Search(n, func(i int) bool { return ls.names[i] > after })
 	}
 	k := pageKey{start, limit}
-	if b := ls.pages[k]; b != nil {
+	ls.mu.RLock()
+	b := ls.pages[k]
+	ls.mu.RUnlock()
+	if b != nil {
 		return b
 	}
 	end := min(start+limit, n)
@@ -260,7 +276,7 @@ func (ls *listing) page(after string, limit int) *httpbody.Body {
 			}
 		}
 	}
-	var b bytes.Buffer
+	var buf bytes.Buffer
 	from := 0
 	if start > 0 {
 		from = ls.ends[start-1]
@@ -269,32 +285,37 @@ func (ls *listing) page(after string, limit int) *httpbody.Body {
 	if end > start {
 		to = ls.ends[end-1]
 	}
-	b.Grow(to - from + (end - start) + 80)
-	b.WriteString(`{"skills":[`)
+	buf.Grow(to - from + (end - start) + 80)
+	buf.WriteString(`{"skills":[`)
 	for i := start; i < end; i++ {
 		if i > start {
-			b.WriteByte(',')
+			buf.WriteByte(',')
 		}
 		lo := 0
 		if i > 0 {
 			lo = ls.ends[i-1]
 		}
-		b.Write(ls.rows[lo:ls.ends[i]])
+		buf.Write(ls.rows[lo:ls.ends[i]])
 	}
-	b.WriteString(`],"hasMore":`)
+	buf.WriteString(`],"hasMore":`)
 	if end < n {
-		b.WriteString(`true,"nextPage":"`)
-		b.WriteString(listCursor(ls.names[end-1]))
-		b.WriteString("\"}\n")
+		buf.WriteString(`true,"nextPage":"`)
+		buf.WriteString(listCursor(ls.names[end-1]))
+		buf.WriteString("\"}\n")
 	} else {
-		b.WriteString("false}\n")
+		buf.WriteString("false}\n")
 	}
-	body := httpbody.New(b.Bytes(), "application/json")
-	if ls.pages == nil || ls.pageBytes+2*b.Len() > MaxListPageBytes {
+	body := httpbody.New(buf.Bytes(), "application/json")
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if b := ls.pages[k]; b != nil { // another request built it meanwhile
+		return b
+	}
+	if ls.pages == nil || ls.pageBytes+2*buf.Len() > MaxListPageBytes {
 		ls.pages, ls.pageBytes = map[pageKey]*httpbody.Body{}, 0
 	}
 	ls.pages[k] = body
-	ls.pageBytes += 2 * b.Len()
+	ls.pageBytes += 2 * buf.Len()
 	return body
 }
 
@@ -309,23 +330,38 @@ type listKey struct {
 	writes uint64
 }
 
-// listCache keeps the last skill list.
+// listCache keeps the last skill list; mu is held while one is built.
 type listCache struct {
-	mu  sync.Mutex
+	mu   sync.Mutex
+	last atomic.Pointer[listEntry]
+}
+
+type listEntry struct {
 	key listKey
 	at  time.Time
 	ls  *listing
 }
 
-func (c *listCache) getLocked(k listKey) *listing {
-	if c.ls == nil || c.key != k || time.Since(c.at) >= MaxListAge {
-		return nil
+// get returns the list for k, or, when the list kept is for k but older
+// than MaxListAge, nil and that list (stale).
+func (c *listCache) get(k listKey) (ls, stale *listing) {
+	e := c.last.Load()
+	switch {
+	case e == nil || e.key != k:
+		return nil, nil
+	case time.Since(e.at) >= MaxListAge:
+		return nil, e.ls
 	}
-	return c.ls
+	return e.ls, nil
 }
 
-func (c *listCache) putLocked(k listKey, ls *listing) {
-	c.key, c.at, c.ls = k, time.Now(), ls
+// put keeps ls for k. A list read again that came out the same keeps the
+// old one, whose pages (and their gzip forms) are built already.
+func (c *listCache) put(k listKey, ls *listing) {
+	if e := c.last.Load(); e != nil && bytes.Equal(e.ls.rows, ls.rows) {
+		ls = e.ls
+	}
+	c.last.Store(&listEntry{key: k, at: time.Now(), ls: ls})
 }
 
 func storeOrigin(rec *store.Record) skill.Origin {
