@@ -78,7 +78,7 @@ median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ms() { awk -v d="$1" 'BEGIN { if (d ~ /ms$/) {sub(/ms$/,"",d); print d} else if (d ~ /(us|µs)$/) {sub(/(us|µs)$/,"",d); print d/1000} else if (d ~ /s$/) {sub(/s$/,"",d); print d*1000} else print d }'; }
 
 # The routes, in the order they run in each round (load first: the reference).
-all_routes=(load index healthz openapi listSkills getSkill-stored getSkill-folder listFiles-stored listFiles-folder
+all_routes=(load index healthz openapi listSkills listSkills-max getSkill-stored getSkill-folder listFiles-stored listFiles-folder
   getFile-stored getFile-folder listVersions getVersion export-stored export-folder listAgents prompt search
   readFile-agent wellknown-index wellknown-file diagnostics sources receipts)
 # The routes whose answer grows with the catalog: each also gets +gz and
@@ -120,6 +120,7 @@ for engine in $ENGINES; do
     [healthz]="$base/healthz"
     [openapi]="$base/v1/openapi.json"
     [listSkills]="$base/v1/skills"
+    [listSkills-max]="$base/v1/skills?limit=1000"
     [getSkill-stored]="$base/v1/skills/$sname"
     [getSkill-folder]="$base/v1/skills/$name"
     [listFiles-stored]="$base/v1/skills/$sname/files"

@@ -468,7 +468,7 @@ func notFound(w http.ResponseWriter, l *catalog.Loadout, name string) {
 	if len(res.Suggestions) > 0 {
 		msg += "; did you mean " + strings.Join(res.Suggestions, ", ") + "?"
 	} else {
-		msg += "; GET /v1/skills lists every skill"
+		msg += "; GET /v1/skills lists every skill, a page at a time"
 	}
 	e := &service.Error{Code: service.CodeNotFound, Message: msg}
 	writeJSON(w, http.StatusNotFound, struct {
