@@ -69,8 +69,10 @@
 // downloaded file as UTF-8 and so corrupts them. Both indexes warn
 // (executable-dropped, the skill still listed) about a skill with
 // executable files, naming them: every installer version writes files
-// without their executable bit. ExecutableWarning gives the same message
-// to other callers (`loadout check`).
+// without their executable bit. ExecutableWarning gives the message with
+// its advice to other callers (`loadout check`) and to the log; the indexes
+// carry a short form (the files, not the advice), since it is there once
+// per such skill.
 //
 // # Hidden skills
 //

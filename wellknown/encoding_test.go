@@ -3,6 +3,7 @@ package wellknown
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -60,6 +61,36 @@ func TestIndexEncoding(t *testing.T) {
 		mustOK(t, a, e.URL)
 		if a.header.Get("Content-Encoding") != "" || sha(a.body) != e.Digest {
 			t.Errorf("%s: Content-Encoding %q, served bytes hash to %s, the index says %s", e.Name, a.header.Get("Content-Encoding"), sha(a.body), e.Digest)
+		}
+	}
+}
+
+// The executable-dropped warning is in the index once per skill with
+// executable files: the index carries it short (the files, no advice),
+// while ExecutableWarning (the log, `loadout check`) keeps the advice.
+func TestIndexExecutableWarningIsShort(t *testing.T) {
+	srv, _, _ := setup(t)
+	for _, idx := range []string{"agent-skills", "skills"} {
+		var v struct {
+			Warnings []Warning `json:"warnings"`
+		}
+		r := get(t, srv.URL+"/.well-known/"+idx+"/index.json")
+		mustOK(t, r, idx)
+		if err := json.Unmarshal(r.body, &v); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, w := range v.Warnings {
+			if w.Code != WarnExecutable {
+				continue
+			}
+			n++
+			if len(w.Message) > 140 || !strings.Contains(w.Message, `"scripts/run.sh"`) || !strings.Contains(w.Message, w.Skill) {
+				t.Errorf("%s: %d bytes: %s", idx, len(w.Message), w.Message)
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s: %d executable warnings: %s", idx, n, r.body)
 		}
 	}
 }

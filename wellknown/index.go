@@ -235,7 +235,8 @@ func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer
 			v2.Skills = append(v2.Skills, entryV2{Name: name, Type: it.kind, Description: desc, URL: url, Digest: it.digest})
 			s.items[name] = it
 			if w, ok := ExecutableWarning(sk); ok {
-				warn(&v2.Warnings, "agent-skills", name, w.Code, "%s", w.Message)
+				v2.Warnings = append(v2.Warnings, indexExecutableWarning(sk))
+				log.Warn("well-known index: "+w.Message, "index", "agent-skills", "agent", agent, "skill", name, "code", w.Code)
 				execLogged = true
 			}
 		}
@@ -262,10 +263,9 @@ func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer
 		}
 		v1.Skills = append(v1.Skills, entryV1{Name: name, Description: sk.Description, Files: files})
 		if w, ok := ExecutableWarning(sk); ok {
-			if execLogged { // logged once per skill, listed in both
-				v1.Warnings = append(v1.Warnings, w)
-			} else {
-				warn(&v1.Warnings, "skills", name, w.Code, "%s", w.Message)
+			v1.Warnings = append(v1.Warnings, indexExecutableWarning(sk))
+			if !execLogged { // logged once per skill, listed in both
+				log.Warn("well-known index: "+w.Message, "index", "skills", "agent", agent, "skill", name, "code", w.Code)
 			}
 		}
 	}
@@ -279,12 +279,7 @@ func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer
 // `loadout check`. The skill is still listed: the files arrive, only the
 // mode is lost.
 func ExecutableWarning(sk *skill.Skill) (Warning, bool) {
-	var execs []string
-	for _, f := range sk.Files {
-		if f.Executable {
-			execs = append(execs, f.Path)
-		}
-	}
+	execs := executables(sk)
 	if len(execs) == 0 {
 		return Warning{}, false
 	}
@@ -292,6 +287,26 @@ func ExecutableWarning(sk *skill.Skill) (Warning, bool) {
 		"skill %q: installers (npx skills, every version) drop executable bits, so %s will not be executable once installed: "+
 			"have SKILL.md run such files through their interpreter (sh, python3, …) rather than directly, or chmod +x them after installing",
 		sk.Name, quoteList(execs))}, true
+}
+
+func executables(sk *skill.Skill) []string {
+	var execs []string
+	for _, f := range sk.Files {
+		if f.Executable {
+			execs = append(execs, f.Path)
+		}
+	}
+	return execs
+}
+
+// indexExecutableWarning is ExecutableWarning as the indexes carry it:
+// the files, without the advice, which the log and `loadout check` give.
+// It is in the index once per skill with executable files, so it is kept
+// short (about 100 bytes instead of 330): the index grows with the
+// catalog.
+func indexExecutableWarning(sk *skill.Skill) Warning {
+	return Warning{Skill: sk.Name, Code: WarnExecutable, Message: fmt.Sprintf(
+		"skill %q: installers drop executable bits: %s will not be executable once installed (see loadout check)", sk.Name, quoteList(executables(sk)))}
 }
 
 func quoteList(ps []string) string {
