@@ -147,8 +147,11 @@ func listCursor(name string) string {
 // listParams reads limit and page: 400 naming the parameter when either
 // is not one this server could have made or accepts.
 func listParams(w http.ResponseWriter, r *http.Request) (limit int, after string, ok bool) {
-	q := r.URL.Query()
 	limit = DefaultListLimit
+	if r.URL.RawQuery == "" {
+		return limit, "", true
+	}
+	q := r.URL.Query()
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxListLimit {

@@ -82,17 +82,23 @@ type Body struct {
 	ctype []string
 	etag  string
 	gzTag string
+	// The header values, made once rather than per request.
+	rawHdr, gzHdr headerValues
 
 	once sync.Once
 	gz   []byte // nil: not worth compressing
 }
+
+type headerValues struct{ etag, length []string }
 
 // New keeps raw (which the caller must not change afterwards) as a Body
 // of the given Content-Type.
 func New(raw []byte, contentType string) *Body {
 	sum := sha256.Sum256(raw)
 	tag := hex.EncodeToString(sum[:12])
-	return &Body{raw: raw, ctype: []string{contentType}, etag: `"` + tag + `"`, gzTag: `"` + tag + `-gz"`}
+	b := &Body{raw: raw, ctype: []string{contentType}, etag: `"` + tag + `"`, gzTag: `"` + tag + `-gz"`}
+	b.rawHdr = headerValues{[]string{b.etag}, []string{strconv.Itoa(len(raw))}}
+	return b
 }
 
 // Bytes is the body as built (uncompressed).
@@ -120,19 +126,10 @@ func (b *Body) Gzipped() []byte {
 		gzipPool.Put(zw)
 		if buf.Len() < len(b.raw) {
 			b.gz = bytes.Clone(buf.Bytes()) // exact size: the Grow guess may be over
+			b.gzHdr = headerValues{[]string{b.gzTag}, []string{strconv.Itoa(len(b.gz))}}
 		}
 	})
 	return b.gz
-}
-
-// Size is the memory the body holds: its bytes and its gzip form once
-// made.
-func (b *Body) Size() int {
-	n := len(b.raw)
-	if b.gz != nil {
-		n += len(b.gz)
-	}
-	return n
 }
 
 var gzipPool = sync.Pool{New: func() any {
@@ -154,14 +151,14 @@ var (
 func (b *Body) Serve(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h["Vary"] = varyAE
-	data, tag := b.raw, b.etag
+	data, hv := b.raw, &b.rawHdr
 	if AcceptsGzip(r) {
 		if gz := b.Gzipped(); gz != nil {
-			data, tag = gz, b.gzTag
+			data, hv = gz, &b.gzHdr
 			h["Content-Encoding"] = gzipCE
 		}
 	}
-	h["Etag"] = []string{tag}
+	h["Etag"] = hv.etag
 	if inm := r.Header.Get("If-None-Match"); inm != "" && b.matches(inm) {
 		delete(h, "Content-Encoding")
 		w.WriteHeader(http.StatusNotModified)
@@ -169,7 +166,7 @@ func (b *Body) Serve(w http.ResponseWriter, r *http.Request) {
 	}
 	h["Content-Type"] = b.ctype
 	h["X-Content-Type-Options"] = nosniff
-	h["Content-Length"] = []string{strconv.Itoa(len(data))}
+	h["Content-Length"] = hv.length
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		w.Write(data)
