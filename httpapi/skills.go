@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -107,9 +108,9 @@ func (a *api) listSkills(w http.ResponseWriter, r *http.Request) {
 		if stale == nil {
 			a.lists.mu.Lock() // one listing at a time builds; the others wait for it
 		}
-		if ls, _ = a.lists.get(k); ls == nil {
+		if ls, stale = a.lists.get(k); ls == nil {
 			var err error
-			if ls, err = a.buildListing(r, l); err != nil {
+			if ls, err = a.relist(r, l, stale); err != nil {
 				a.lists.mu.Unlock()
 				a.fail(w, r, err)
 				return
@@ -185,6 +186,47 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// relist reads the list again. When the list kept (stale, nil if none)
+// is for the same catalog and the store's stamps (names, versions,
+// digests, states: no content) are those it was built from, it is the
+// answer: reading the stamps costs a fraction of reading every record.
+func (a *api) relist(r *http.Request, l *catalog.Loadout, stale *listing) (*listing, error) {
+	sum, err := a.stampSum(r)
+	if err != nil {
+		return nil, err
+	}
+	if stale != nil && sum != nil && stale.stamps != nil && *sum == *stale.stamps {
+		return stale, nil
+	}
+	ls, err := a.buildListing(r, l)
+	if err != nil {
+		return nil, err
+	}
+	ls.stamps = sum // read before the list: a change in between shows at the next read
+	return ls, nil
+}
+
+// stampSum is a digest of every stored skill's stamp, or nil when the
+// store cannot list stamps (or there is no store).
+func (a *api) stampSum(r *http.Request) (*[sha256.Size]byte, error) {
+	st, ok := a.svc.Store().(store.Stamper)
+	if !ok || a.svc.Store() == nil {
+		return nil, nil
+	}
+	stamps, err := st.Stamps(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(stamps, func(i, j int) bool { return stamps[i].Name < stamps[j].Name })
+	h := sha256.New()
+	for _, s := range stamps {
+		fmt.Fprintf(h, "%q %d %q %t %q %q %d\n", s.Name, s.Version, s.Digest, s.Enabled, s.Source, s.Provenance, s.UpdatedAt.UnixMicro())
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return &sum, nil
+}
+
 // buildListing reads the list: the catalog's entries and the disabled
 // stored skills, sorted by name (stable: within a name, the catalog's
 // order, the winner first, then a disabled stored namesake), each row
@@ -237,9 +279,10 @@ func (a *api) buildListing(r *http.Request, l *catalog.Loadout) (*listing, error
 // rows[ends[i-1]:ends[i]], of skill names[i]; pages are built from it on
 // demand and kept (bounded by MaxListPageBytes).
 type listing struct {
-	rows  []byte
-	names []string
-	ends  []int
+	rows   []byte
+	names  []string
+	ends   []int
+	stamps *[sha256.Size]byte // the store's stamps it was read with (relist)
 
 	mu        sync.RWMutex
 	pages     map[pageKey]*httpbody.Body
@@ -361,7 +404,7 @@ func (c *listCache) get(k listKey) (ls, stale *listing) {
 // put keeps ls for k. A list read again that came out the same keeps the
 // old one, whose pages (and their gzip forms) are built already.
 func (c *listCache) put(k listKey, ls *listing) {
-	if e := c.last.Load(); e != nil && bytes.Equal(e.ls.rows, ls.rows) {
+	if e := c.last.Load(); e != nil && e.ls != ls && bytes.Equal(e.ls.rows, ls.rows) {
 		ls = e.ls
 	}
 	c.last.Store(&listEntry{key: k, at: time.Now(), ls: ls})
