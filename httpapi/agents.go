@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/httpbody"
 	"github.com/loadout/loadout/render"
 	"github.com/loadout/loadout/safety"
 	"github.com/loadout/loadout/service"
@@ -104,7 +105,7 @@ func (a *api) agentPrompt(w http.ResponseWriter, r *http.Request) {
 	text := wantsText(r)
 	k := promptKey{l: l, gen: a.svc.Generation(), usage: a.svc.UsageGeneration(), format: format, budget: budget, budgetTokens: budgetTokens, text: text}
 	if body := a.prompts.get(k); body != nil {
-		writeRaw(w, http.StatusOK, promptType(text), body)
+		body.Serve(w, r)
 		return
 	}
 	out, rep, diags := l.Prompt(a.svc.PromptOptions(l.Spec.AgentID, catalog.PromptOptions{Format: format, Budget: int(budget), BudgetTokens: int(budgetTokens)}))
@@ -125,8 +126,9 @@ func (a *api) agentPrompt(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	a.prompts.put(k, body)
-	writeRaw(w, http.StatusOK, promptType(text), body)
+	b := httpbody.New(body, promptType(text)[0])
+	a.prompts.put(k, b)
+	b.Serve(w, r)
 }
 
 func promptType(text bool) []string {
@@ -137,9 +139,13 @@ func promptType(text bool) []string {
 }
 
 // MaxPromptCache is how many rendered prompts GET
-// /v1/agents/{id}/prompt keeps (one per agent, options and form); past
-// it, the cache starts afresh.
-const MaxPromptCache = 256
+// /v1/agents/{id}/prompt keeps (one per agent, options and form), and
+// MaxPromptCacheBytes how many bytes they may hold (each counted twice,
+// for the gzip form it may add); past either, the cache starts afresh.
+const (
+	MaxPromptCache      = 256
+	MaxPromptCacheBytes = 32 << 20
+)
 
 // promptKey is everything a prompt answer depends on.
 type promptKey struct {
@@ -153,27 +159,30 @@ type promptKey struct {
 // promptCache keeps encoded prompt answers; entries of older
 // generations are dropped when a newer one is put.
 type promptCache struct {
-	mu  sync.RWMutex
-	gen uint64
-	m   map[promptKey][]byte
+	mu    sync.RWMutex
+	gen   uint64
+	m     map[promptKey]*httpbody.Body
+	bytes int
 }
 
-func (c *promptCache) get(k promptKey) []byte {
+func (c *promptCache) get(k promptKey) *httpbody.Body {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.m[k]
 }
 
-func (c *promptCache) put(k promptKey, body []byte) {
+func (c *promptCache) put(k promptKey, body *httpbody.Body) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if k.gen < c.gen {
 		return
 	}
-	if c.m == nil || k.gen > c.gen || len(c.m) >= MaxPromptCache {
-		c.gen, c.m = k.gen, map[promptKey][]byte{}
+	n := 2 * len(body.Bytes())
+	if c.m == nil || k.gen > c.gen || len(c.m) >= MaxPromptCache || c.bytes+n > MaxPromptCacheBytes {
+		c.gen, c.m, c.bytes = k.gen, map[promptKey]*httpbody.Body{}, 0
 	}
 	c.m[k] = body
+	c.bytes += n
 }
 
 // promptReport is render.Report as the API gives it.
@@ -400,7 +409,7 @@ type diagKey struct {
 
 type diagEntry struct {
 	key  diagKey
-	body []byte
+	body *httpbody.Body
 }
 
 func (a *api) diagnostics(w http.ResponseWriter, r *http.Request) {
@@ -412,7 +421,7 @@ func (a *api) diagnostics(w http.ResponseWriter, r *http.Request) {
 	cat := a.svc.Catalog()
 	k := diagKey{gen: cat.Generation(), added: len(cat.Added()), policy: a.svc.SafetyPolicy()}
 	if e := a.diags.Load(); e != nil && e.key == k {
-		writeRaw(w, http.StatusOK, ctJSON, e.body)
+		e.body.Serve(w, r)
 		return
 	}
 	body, err := marshal(map[string]any{"diagnostics": orEmpty(a.svc.Diagnostics(r.Context()))})
@@ -420,8 +429,9 @@ func (a *api) diagnostics(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.diags.Store(&diagEntry{key: k, body: body})
-	writeRaw(w, http.StatusOK, ctJSON, body)
+	b := httpbody.New(body, ctJSON[0])
+	a.diags.Store(&diagEntry{key: k, body: b})
+	b.Serve(w, r)
 }
 
 func (a *api) reload(w http.ResponseWriter, r *http.Request) {
@@ -522,5 +532,5 @@ func (a *api) receipts(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) openAPI(w http.ResponseWriter, r *http.Request) {
-	writeRaw(w, http.StatusOK, ctJSON, a.openapi)
+	a.openapi.Serve(w, r)
 }

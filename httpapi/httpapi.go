@@ -57,6 +57,7 @@ import (
 	"sync/atomic"
 
 	"github.com/loadout/loadout/internal/errstatus"
+	"github.com/loadout/loadout/internal/httpbody"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 )
@@ -110,7 +111,7 @@ type api struct {
 	writes atomic.Uint64
 	// storedFiles are stored files' bytes and ETags (skills.go).
 	storedFiles storedFileCache
-	openapi     []byte
+	openapi     *httpbody.Body
 	// indexBody is GET /'s answer, encoded once.
 	indexBody []byte
 	patterns  []string
@@ -271,7 +272,7 @@ func newAPI(svc *service.Service, opt Options) *api {
 	if err != nil {
 		panic("httpapi: the OpenAPI document does not marshal: " + err.Error())
 	}
-	a.openapi = doc
+	a.openapi = httpbody.New(append(doc, '\n'), ctJSON[0])
 	// Indented: the index is read by people, with curl.
 	if a.indexBody, err = json.MarshalIndent(indexDoc(), "", "  "); err != nil {
 		panic("httpapi: the index does not marshal: " + err.Error())

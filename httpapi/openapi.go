@@ -68,7 +68,7 @@ var errorDesc = map[int]string{
 }
 
 var headerDesc = map[string]string{
-	"ETag":                `a stored skill's version, "vN" (for a file, its "sha256:<hex>" digest)`,
+	"ETag":                `a stored skill's version, "vN" (for a file, its "sha256:<hex>" digest; for the skill list's pages, the prompt, the diagnostics and this document, a digest of the bytes sent, which differs for their gzip form)`,
 	"Location":            "the new skill's URL",
 	"Content-Disposition": "attachment; filename=NAME.zip for zips",
 	"Content-Range":       "bytes FIRST-LAST/SIZE",
@@ -232,7 +232,8 @@ func schemas() obj {
 		"SkillSummary": object(obj{"name": str(), "description": str(), "source": ref("Origin"), "version": integer(), "digest": str(),
 			"mode": obj{"type": "string", "enum": []string{"listed", "inline", "hidden", "disabled"}}, "shadowed": boolean(),
 			"files": integer(), "enabled": boolean(), "readOnly": boolean()}, "name", "description", "source", "mode", "files", "enabled"),
-		"SkillList": object(obj{"skills": arrayOf(ref("SkillSummary"))}, "skills"),
+		"SkillList": object(obj{"skills": arrayOf(ref("SkillSummary")), "hasMore": obj{"type": "boolean", "description": "true when there are skills after this page"},
+			"nextPage": obj{"type": "string", "description": "pass as page= for the next page (only when hasMore is true)"}}, "skills", "hasMore"),
 		"SkillDetail": object(obj{"name": str(), "description": str(), "source": ref("Origin"), "version": integer(), "digest": str(),
 			"enabled": boolean(), "readOnly": boolean(), "reason": str(), "shadowedBy": ref("Origin"), "category": str(),
 			"skillVersion": str(), "tags": arrayOf(str()), "requiresTools": arrayOf(str()), "frontmatter": obj{"type": "object"},

@@ -45,7 +45,12 @@ type response struct {
 
 var (
 	jsonOf = func(schema string) map[string]string { return map[string]string{"application/json": schema} }
-	ifm    = param{Name: "If-Match", Type: "string", Desc: `the version you read, "vN" (the skill's ETag), or * to skip the check`}
+	// inm and notModified: the routes whose answer is a body kept for
+	// many requests (internal/httpbody): a strong ETag, 304 on
+	// If-None-Match, gzip when the client accepts it.
+	inm         = param{Name: "If-None-Match", Type: "string", Desc: "the ETag of an answer you hold: 304 when it is still the answer"}
+	notModified = response{304, "not modified: the ETag you sent is still the answer", nil, nil}
+	ifm         = param{Name: "If-Match", Type: "string", Desc: `the version you read, "vN" (the skill's ETag), or * to skip the check`}
 )
 
 // routes is every route of the API.
@@ -55,10 +60,13 @@ var routes = []route{
 	{"GET", "/healthz", (*api).healthz, operation{ID: "health", Summary: "Liveness, skill count and catalog generation", Tag: "server", Scope: "none",
 		OK: []response{{200, "the server is up", jsonOf("Health"), nil}}}},
 	{"GET", "/v1/openapi.json", (*api).openAPI, operation{ID: "openapi", Summary: "This document", Tag: "server", Scope: "any",
-		OK: []response{{200, "the OpenAPI 3.1 document", jsonOf("Object"), nil}}}},
+		Headers: []param{inm}, OK: []response{{200, "the OpenAPI 3.1 document", jsonOf("Object"), []string{"ETag"}}, notModified}}},
 
-	{"GET", "/v1/skills", (*api).listSkills, operation{ID: "listSkills", Summary: "Every skill of the global catalog, and disabled stored skills", Tag: "skills", Scope: "admin",
-		OK: []response{{200, "the skills", jsonOf("SkillList"), nil}}, Errors: []int{409}}},
+	{"GET", "/v1/skills", (*api).listSkills, operation{ID: "listSkills", Summary: "The skills of the global catalog and the disabled stored skills, by name, a page at a time", Tag: "skills", Scope: "admin",
+		Query: []param{{Name: "limit", Type: "integer", Desc: sprintf("most skills on the page (default %d, at most %d); a page never splits a name, so a name with shadowed namesakes may take it over", DefaultListLimit, MaxListLimit)},
+			{Name: "page", Type: "string", Desc: "the nextPage of the previous answer (opaque): the page after it, valid across changes to the catalog (no name skipped or repeated); leave out for the first page"}},
+		Headers: []param{inm},
+		OK:      []response{{200, "one page of skills; nextPage is there when hasMore is true", jsonOf("SkillList"), []string{"ETag"}}, notModified}, Errors: []int{400, 409}}},
 	{"POST", "/v1/skills", (*api).createSkill, operation{ID: "createSkill", Summary: "Create a stored skill from a portable JSON document", Tag: "skills", Scope: "admin",
 		Body: &reqBody{"a portable JSON document (schema version 2, or 1)", jsonOf("PortableDocument")},
 		OK:   []response{{201, "created", jsonOf("SkillDetail"), []string{"ETag", "Location"}}}, Errors: []int{400, 409, 413, 422}}},
@@ -107,9 +115,10 @@ var routes = []route{
 	{"GET", "/v1/agents", (*api).listAgents, operation{ID: "listAgents", Summary: "The agents this token may read", Tag: "agents", Scope: "any",
 		OK: []response{{200, "the agents", jsonOf("AgentList"), nil}}}},
 	{"GET", "/v1/agents/{id}/prompt", (*api).agentPrompt, operation{ID: "agentPrompt", Summary: "The agent's system-prompt section, within its budget", Tag: "agents", Scope: "agent",
-		Query:  []param{{Name: "format", Type: "string", Desc: "override the agent's format", Enum: []string{"pi", "catalog", "progressive"}}, {Name: "budget", Type: "integer", Desc: "override the budget in characters; -1 for none"}, {Name: "budgetTokens", Type: "integer", Desc: "a second budget in tokens (characters ÷ 4, rounded up); the smaller wins"}},
-		OK:     []response{{200, "the prompt (text/plain when the Accept header asks for it)", map[string]string{"application/json": "PromptResult", "text/plain": "string"}, nil}},
-		Errors: []int{400, 404}}},
+		Headers: []param{inm},
+		Query:   []param{{Name: "format", Type: "string", Desc: "override the agent's format", Enum: []string{"pi", "catalog", "progressive"}}, {Name: "budget", Type: "integer", Desc: "override the budget in characters; -1 for none"}, {Name: "budgetTokens", Type: "integer", Desc: "a second budget in tokens (characters ÷ 4, rounded up); the smaller wins"}},
+		OK:      []response{{200, "the prompt (text/plain when the Accept header asks for it)", map[string]string{"application/json": "PromptResult", "text/plain": "string"}, []string{"ETag"}}, notModified},
+		Errors:  []int{400, 404}}},
 	{"GET", "/v1/agents/{id}/skills/{name}", (*api).agentLoad, operation{ID: "loadSkill", Summary: "load_skill: the skill's activation envelope (records a receipt)", Tag: "agents", Scope: "agent",
 		OK: []response{{200, "the envelope", jsonOf("LoadResult"), nil}, {404, "no such skill for this agent (or no such agent): the closest names", jsonOf("LoadResult"), nil}}}},
 	{"GET", "/v1/agents/{id}/skills/{name}/files/{path...}", (*api).agentReadFile, operation{ID: "readSkillFile", Summary: "read_skill_file: one file of the skill (records a receipt)", Tag: "agents", Scope: "agent",
@@ -125,7 +134,7 @@ var routes = []route{
 		Body: &reqBody{"{\"content\": the SKILL.md text, \"name\": the skill's name (optional: a frontmatter name that differs is reported)}", jsonOf("Object")},
 		OK:   []response{{200, "the diagnostics (valid is false when a save would be refused)", jsonOf("Object"), nil}}, Errors: []int{400, 413}}},
 	{"GET", "/v1/diagnostics", (*api).diagnostics, operation{ID: "diagnostics", Summary: "Every diagnostic of every source", Tag: "server", Scope: "admin",
-		OK: []response{{200, "the diagnostics", jsonOf("DiagnosticList"), nil}}}},
+		Headers: []param{inm}, OK: []response{{200, "the diagnostics", jsonOf("DiagnosticList"), []string{"ETag"}}, notModified}}},
 	{"POST", "/v1/reload", (*api).reload, operation{ID: "reload", Summary: "Read the config file again (when serving from one) and rescan every source now; 422 invalid, the running config kept, when the file does not load", Tag: "server", Scope: "admin",
 		OK: []response{{200, "reloaded", jsonOf("ReloadResult"), nil}}, Errors: []int{422}}},
 	{"GET", "/v1/sources", (*api).sources, operation{ID: "listSources", Summary: "The remote sources (git repositories and skill indexes): where each is, its pin in loadout.lock and how its last sync went", Tag: "server", Scope: "admin",

@@ -2,17 +2,22 @@ package httpapi
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/httpbody"
 	"github.com/loadout/loadout/portable"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
@@ -61,32 +66,172 @@ func modeOf(e *catalog.Entry) string {
 	return "listed"
 }
 
-// listSkills: every skill of the global catalog (shadowed ones marked), then
-// the stored skills that are disabled (so not in the catalog).
+// listSkills: one page of the skill list. The list is every skill of the
+// global catalog (shadowed ones marked, right after the one that wins)
+// and the stored skills that are disabled (so not in the catalog), in
+// name order. A page holds up to limit rows (DefaultListLimit, at most
+// MaxListLimit) and never splits a name: the rows of one name (the
+// winner, the skills it shadows, a disabled stored namesake) are on one
+// page, even when they alone are over limit. nextPage, present when
+// hasMore is true, is an opaque cursor for the page after it. It names
+// the last name of this page, so it stays valid whatever changes in
+// between: the next page starts at the first name after it, and a name
+// present all along is listed exactly once.
 //
-// The answer is kept encoded (listCache): reading every stored record
-// (to find the disabled ones) and encoding thousands of summaries took
-// about 85 ms at 4,000 skills, so 64 concurrent listings took seconds
-// each. It is used while the catalog generation and this API's own writes
-// are unchanged and for at most MaxListAge, which bounds how late a
-// change the catalog does not see (a stored skill disabled, or edited
-// while disabled, by the web UI or another instance) shows here.
+// The list is kept encoded row by row (listCache): reading every stored
+// record (to find the disabled ones) and encoding thousands of summaries
+// took about 85 ms at 4,000 skills. It is used while the catalog
+// generation and this API's own writes are unchanged and for at most
+// MaxListAge, which bounds how late a change the catalog does not see (a
+// stored skill disabled, or edited while disabled, by the web UI or
+// another instance) shows here; past it, one request reads the list
+// again while the others are answered from the old one, so a change of
+// that kind shows within MaxListAge and one read. A read that comes out
+// the same keeps the old list. Pages are kept too, each with its ETag and
+// gzip form (at most MaxListPageBytes in all).
 func (a *api) listSkills(w http.ResponseWriter, r *http.Request) {
 	l, ok := a.global(w, r)
 	if !ok {
 		return
 	}
+	limit, after, ok := listParams(w, r)
+	if !ok {
+		return
+	}
 	k := listKey{l: l, gen: a.svc.Generation(), writes: a.writes.Load()}
-	if body := a.lists.get(k); body != nil {
-		writeRaw(w, http.StatusOK, ctJSON, body)
-		return
+	ls, stale := a.lists.get(k)
+	if stale != nil && !a.lists.mu.TryLock() {
+		// Only older than MaxListAge, and another request is reading it
+		// again: answer from it rather than wait.
+		ls = stale
+	} else if ls == nil {
+		if stale == nil {
+			a.lists.mu.Lock() // one listing at a time builds; the others wait for it
+		}
+		if ls, stale = a.lists.get(k); ls == nil {
+			var err error
+			if ls, err = a.relist(r, l, stale); err != nil {
+				a.lists.mu.Unlock()
+				a.fail(w, r, err)
+				return
+			}
+			a.lists.put(k, ls)
+		}
+		a.lists.mu.Unlock()
 	}
-	a.lists.mu.Lock() // one listing at a time builds; the others wait for it
-	defer a.lists.mu.Unlock()
-	if body := a.lists.getLocked(k); body != nil {
-		writeRaw(w, http.StatusOK, ctJSON, body)
-		return
+	ls.page(after, limit).Serve(w, r)
+}
+
+// The page size of GET /v1/skills: limit's default and its largest value.
+const (
+	DefaultListLimit = 100
+	MaxListLimit     = 1000
+)
+
+// MaxListPageBytes bounds the encoded pages GET /v1/skills keeps (their
+// bytes counted twice, for the gzip form each may add); past it the page
+// cache starts afresh. The list itself is kept once besides, row by row.
+const MaxListPageBytes = 16 << 20
+
+// listCursorPrefix starts every nextPage cursor (before base64): a cursor
+// format of later versions can be told apart.
+const listCursorPrefix = "n1:"
+
+// maxCursorLen bounds a page cursor: a skill name (skill.MaxNameLen runes
+// of up to 4 bytes) in base64, with room to spare.
+const maxCursorLen = 512
+
+func listCursor(name string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(listCursorPrefix + name))
+}
+
+// listParams reads limit and page: 400 naming the parameter when either
+// is not one this server could have made or accepts.
+func listParams(w http.ResponseWriter, r *http.Request) (limit int, after string, ok bool) {
+	limit = DefaultListLimit
+	if r.URL.RawQuery == "" {
+		return limit, "", true
 	}
+	q := r.URL.Query()
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxListLimit {
+			writeErr(w, badRequest("limit", "limit=%q: give a number of skills from 1 to %d (default %d)", s, MaxListLimit, DefaultListLimit))
+			return 0, "", false
+		}
+		limit = n
+	}
+	if s, present := q["page"]; present {
+		bad := func() (int, string, bool) {
+			writeErr(w, badRequest("page", "page=%q is not a page cursor of this server: pass the nextPage value of the previous answer as it is, or leave page out for the first page", truncate(s[0], 80)))
+			return 0, "", false
+		}
+		if len(s[0]) > maxCursorLen {
+			return bad()
+		}
+		raw, err := base64.RawURLEncoding.DecodeString(s[0])
+		name, found := strings.CutPrefix(string(raw), listCursorPrefix)
+		if err != nil || !found || name == "" || !utf8.ValidString(name) {
+			return bad()
+		}
+		after = name
+	}
+	return limit, after, true
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// relist reads the list again. When the list kept (stale, nil if none)
+// is for the same catalog and the store's stamps (names, versions,
+// digests, states: no content) are those it was built from, it is the
+// answer: reading the stamps costs a fraction of reading every record.
+func (a *api) relist(r *http.Request, l *catalog.Loadout, stale *listing) (*listing, error) {
+	sum, err := a.stampSum(r)
+	if err != nil {
+		return nil, err
+	}
+	if stale != nil && sum != nil && stale.stamps != nil && *sum == *stale.stamps {
+		return stale, nil
+	}
+	ls, err := a.buildListing(r, l)
+	if err != nil {
+		return nil, err
+	}
+	ls.stamps = sum // read before the list: a change in between shows at the next read
+	return ls, nil
+}
+
+// stampSum is a digest of every stored skill's stamp, or nil when the
+// store cannot list stamps (or there is no store).
+func (a *api) stampSum(r *http.Request) (*[sha256.Size]byte, error) {
+	st, ok := a.svc.Store().(store.Stamper)
+	if !ok || a.svc.Store() == nil {
+		return nil, nil
+	}
+	stamps, err := st.Stamps(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(stamps, func(i, j int) bool { return stamps[i].Name < stamps[j].Name })
+	h := sha256.New()
+	for _, s := range stamps {
+		fmt.Fprintf(h, "%q %d %q %t %q %q %d\n", s.Name, s.Version, s.Digest, s.Enabled, s.Source, s.Provenance, s.UpdatedAt.UnixMicro())
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return &sum, nil
+}
+
+// buildListing reads the list: the catalog's entries and the disabled
+// stored skills, sorted by name (stable: within a name, the catalog's
+// order, the winner first, then a disabled stored namesake), each row
+// encoded.
+func (a *api) buildListing(r *http.Request, l *catalog.Loadout) (*listing, error) {
 	out := make([]skillSummary, 0, len(l.Entries()))
 	seenStored := map[string]bool{}
 	for _, e := range l.Entries() {
@@ -102,8 +247,7 @@ func (a *api) listSkills(w http.ResponseWriter, r *http.Request) {
 	if st := a.svc.Store(); st != nil {
 		recs, err := st.List(r.Context())
 		if err != nil {
-			a.fail(w, r, err)
-			return
+			return nil, err
 		}
 		for _, rec := range recs {
 			if seenStored[rec.Name] {
@@ -113,13 +257,112 @@ func (a *api) listSkills(w http.ResponseWriter, r *http.Request) {
 				Version: rec.Version, Digest: rec.Digest, Mode: "disabled", Files: len(rec.Files), Enabled: rec.Enabled})
 		}
 	}
-	body, err := marshal(map[string]any{"skills": out})
-	if err != nil {
-		a.fail(w, r, err)
-		return
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].Mode != "disabled" && out[j].Mode == "disabled"
+	})
+	ls := &listing{names: make([]string, len(out)), ends: make([]int, len(out))}
+	for i := range out {
+		row, err := marshal(&out[i])
+		if err != nil {
+			return nil, err
+		}
+		ls.rows = append(ls.rows, bytes.TrimSuffix(row, []byte("\n"))...)
+		ls.names[i], ls.ends[i] = out[i].Name, len(ls.rows)
 	}
-	a.lists.putLocked(k, body)
-	writeRaw(w, http.StatusOK, ctJSON, body)
+	return ls, nil
+}
+
+// listing is the whole skill list, encoded: row i is
+// rows[ends[i-1]:ends[i]], of skill names[i]; pages are built from it on
+// demand and kept (bounded by MaxListPageBytes).
+type listing struct {
+	rows   []byte
+	names  []string
+	ends   []int
+	stamps *[sha256.Size]byte // the store's stamps it was read with (relist)
+
+	mu        sync.RWMutex
+	pages     map[pageKey]*httpbody.Body
+	pageBytes int
+}
+
+type pageKey struct{ start, limit int }
+
+// page is the page of at most limit rows after the name after ("" for the
+// first page), never splitting a name.
+func (ls *listing) page(after string, limit int) *httpbody.Body {
+	n := len(ls.names)
+	start := 0
+	if after != "" {
+		start = sort.Search(n, func(i int) bool { return ls.names[i] > after })
+	}
+	k := pageKey{start, limit}
+	ls.mu.RLock()
+	b := ls.pages[k]
+	ls.mu.RUnlock()
+	if b != nil {
+		return b
+	}
+	end := min(start+limit, n)
+	if end < n && end > start && ls.names[end] == ls.names[end-1] {
+		// A name straddles the limit: end the page before it, or, when it
+		// is the page's only name, after all of its rows.
+		g := end - 1
+		for g > start && ls.names[g-1] == ls.names[end] {
+			g--
+		}
+		if g > start {
+			end = g
+		} else {
+			for end < n && ls.names[end] == ls.names[start] {
+				end++
+			}
+		}
+	}
+	var buf bytes.Buffer
+	from := 0
+	if start > 0 {
+		from = ls.ends[start-1]
+	}
+	to := from
+	if end > start {
+		to = ls.ends[end-1]
+	}
+	buf.Grow(to - from + (end - start) + 80)
+	buf.WriteString(`{"skills":[`)
+	for i := start; i < end; i++ {
+		if i > start {
+			buf.WriteByte(',')
+		}
+		lo := 0
+		if i > 0 {
+			lo = ls.ends[i-1]
+		}
+		buf.Write(ls.rows[lo:ls.ends[i]])
+	}
+	buf.WriteString(`],"hasMore":`)
+	if end < n {
+		buf.WriteString(`true,"nextPage":"`)
+		buf.WriteString(listCursor(ls.names[end-1]))
+		buf.WriteString("\"}\n")
+	} else {
+		buf.WriteString("false}\n")
+	}
+	body := httpbody.New(buf.Bytes(), "application/json")
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if b := ls.pages[k]; b != nil { // another request built it meanwhile
+		return b
+	}
+	if ls.pages == nil || ls.pageBytes+2*buf.Len() > MaxListPageBytes {
+		ls.pages, ls.pageBytes = map[pageKey]*httpbody.Body{}, 0
+	}
+	ls.pages[k] = body
+	ls.pageBytes += 2 * buf.Len()
+	return body
 }
 
 // MaxListAge is the longest GET /v1/skills answers from its cache (see
@@ -133,29 +376,38 @@ type listKey struct {
 	writes uint64
 }
 
-// listCache keeps the last encoded skill list.
+// listCache keeps the last skill list; mu is held while one is built.
 type listCache struct {
 	mu   sync.Mutex
-	key  listKey
-	at   time.Time
-	body []byte
+	last atomic.Pointer[listEntry]
 }
 
-func (c *listCache) get(k listKey) []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.getLocked(k)
+type listEntry struct {
+	key listKey
+	at  time.Time
+	ls  *listing
 }
 
-func (c *listCache) getLocked(k listKey) []byte {
-	if c.body == nil || c.key != k || time.Since(c.at) >= MaxListAge {
-		return nil
+// get returns the list for k, or, when the list kept is for k but older
+// than MaxListAge, nil and that list (stale).
+func (c *listCache) get(k listKey) (ls, stale *listing) {
+	e := c.last.Load()
+	switch {
+	case e == nil || e.key != k:
+		return nil, nil
+	case time.Since(e.at) >= MaxListAge:
+		return nil, e.ls
 	}
-	return c.body
+	return e.ls, nil
 }
 
-func (c *listCache) putLocked(k listKey, body []byte) {
-	c.key, c.at, c.body = k, time.Now(), body
+// put keeps ls for k. A list read again that came out the same keeps the
+// old one, whose pages (and their gzip forms) are built already.
+func (c *listCache) put(k listKey, ls *listing) {
+	if e := c.last.Load(); e != nil && e.ls != ls && bytes.Equal(e.ls.rows, ls.rows) {
+		ls = e.ls
+	}
+	c.last.Store(&listEntry{key: k, at: time.Now(), ls: ls})
 }
 
 func storeOrigin(rec *store.Record) skill.Origin {
@@ -262,7 +514,7 @@ func notFound(w http.ResponseWriter, l *catalog.Loadout, name string) {
 	if len(res.Suggestions) > 0 {
 		msg += "; did you mean " + strings.Join(res.Suggestions, ", ") + "?"
 	} else {
-		msg += "; GET /v1/skills lists every skill"
+		msg += "; GET /v1/skills lists every skill, a page at a time"
 	}
 	e := &service.Error{Code: service.CodeNotFound, Message: msg}
 	writeJSON(w, http.StatusNotFound, struct {

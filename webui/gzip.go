@@ -10,48 +10,16 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/loadout/loadout/internal/httpbody"
 )
 
 // Compression: the UI's pages and JSON go out gzip-compressed to clients
 // that accept it (compressResponses), and its static assets (the editor
 // bundle above all) are compressed once, at the best level, when first
 // asked for (precompressed), so every page stays within its transfer
-// budget without costing CPU per request.
-
-// minCompress is the smallest body worth compressing: below it, gzip's
-// header and trailer (18 bytes) and a round of CPU outweigh the saving.
-const minCompress = 512
-
-// compressible says whether a response of this Content-Type is text that
-// gzip shrinks. Event streams are left alone: they must reach the browser
-// event by event.
-func compressible(contentType string) bool {
-	ct, _, _ := strings.Cut(contentType, ";")
-	ct = strings.TrimSpace(strings.ToLower(ct))
-	switch ct {
-	case "text/html", "text/css", "text/plain", "text/markdown", "text/javascript",
-		"application/javascript", "application/json", "application/problem+json", "image/svg+xml":
-		return true
-	}
-	return false
-}
-
-// acceptsGzip says whether the request's Accept-Encoding allows gzip.
-func acceptsGzip(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
-			continue
-		}
-		if q, ok := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q="); ok {
-			if v, err := strconv.ParseFloat(q, 64); err == nil && v == 0 {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
+// budget without costing CPU per request. The negotiation and the
+// threshold are internal/httpbody's, shared with the API's cached bodies.
 
 // crossSite says whether another site's page caused the request (the
 // browser's Sec-Fetch-Site header). Such responses go out uncompressed:
@@ -79,7 +47,7 @@ var gzipPool = sync.Pool{New: func() any {
 func compressResponses(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Add("Vary", "Accept-Encoding")
-		if r.Method == http.MethodHead || !acceptsGzip(r) || crossSite(r) {
+		if r.Method == http.MethodHead || !httpbody.AcceptsGzip(r) || crossSite(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -89,7 +57,7 @@ func compressResponses(next http.Handler) http.Handler {
 	})
 }
 
-// gzipWriter holds back the first minCompress bytes of a compressible
+// gzipWriter holds back the first httpbody.MinCompress bytes of a compressible
 // response to decide whether to compress it, then streams.
 type gzipWriter struct {
 	http.ResponseWriter
@@ -112,17 +80,17 @@ func (g *gzipWriter) WriteHeader(code int) {
 func (g *gzipWriter) Write(p []byte) (int, error) {
 	if !g.decided {
 		h := g.Header()
-		if h.Get("Content-Encoding") != "" || !compressible(h.Get("Content-Type")) {
+		if h.Get("Content-Encoding") != "" || !httpbody.Compressible(h.Get("Content-Type")) {
 			if h.Get("Content-Type") == "" && len(p) > 0 {
 				h.Set("Content-Type", http.DetectContentType(p))
-				if compressible(h.Get("Content-Type")) {
+				if httpbody.Compressible(h.Get("Content-Type")) {
 					return g.Write(p)
 				}
 			}
 			g.start(false)
 		} else {
 			g.buf = append(g.buf, p...)
-			if len(g.buf) < minCompress {
+			if len(g.buf) < httpbody.MinCompress {
 				return len(p), nil
 			}
 			g.start(true)
@@ -160,7 +128,7 @@ func (g *gzipWriter) start(compress bool) {
 // flushes, so streamed responses keep working.
 func (g *gzipWriter) Flush() {
 	if !g.decided {
-		g.start(len(g.buf) > 0 && g.Header().Get("Content-Encoding") == "" && compressible(g.Header().Get("Content-Type")))
+		g.start(len(g.buf) > 0 && g.Header().Get("Content-Encoding") == "" && httpbody.Compressible(g.Header().Get("Content-Type")))
 	}
 	if g.gz != nil {
 		g.gz.Flush()
@@ -203,7 +171,7 @@ func precompressed(fsys fs.FS, next http.Handler) http.Handler {
 		}
 		var a *gzAsset
 		ct := mime.TypeByExtension(path.Ext(name))
-		if raw, err := fs.ReadFile(fsys, name); err == nil && len(raw) >= minCompress && compressible(ct) {
+		if raw, err := fs.ReadFile(fsys, name); err == nil && len(raw) >= httpbody.MinCompress && httpbody.Compressible(ct) {
 			var b bytes.Buffer
 			zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression) // a valid level: no error
 			zw.Write(raw)
@@ -217,7 +185,7 @@ func precompressed(fsys fs.FS, next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := strings.TrimPrefix(r.URL.Path, "/")
-		if acceptsGzip(r) && r.Header.Get("Range") == "" && fs.ValidPath(name) {
+		if httpbody.AcceptsGzip(r) && r.Header.Get("Range") == "" && fs.ValidPath(name) {
 			if a := get(name); a != nil {
 				h := w.Header()
 				h.Set("Content-Type", a.contentType)

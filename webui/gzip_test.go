@@ -44,7 +44,7 @@ func TestCompressResponses(t *testing.T) {
 		case "/page":
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			w.WriteHeader(http.StatusNotFound) // an error page is compressed too, status kept
-			// in pieces, the first shorter than minCompress
+			// in pieces, the first shorter than httpbody.MinCompress
 			w.Write([]byte(page[:100]))
 			w.Write([]byte(page[100:]))
 		case "/short":

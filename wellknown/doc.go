@@ -69,8 +69,10 @@
 // downloaded file as UTF-8 and so corrupts them. Both indexes warn
 // (executable-dropped, the skill still listed) about a skill with
 // executable files, naming them: every installer version writes files
-// without their executable bit. ExecutableWarning gives the same message
-// to other callers (`loadout check`).
+// without their executable bit. ExecutableWarning gives the message with
+// its advice to other callers (`loadout check`) and to the log; the indexes
+// carry a short form (the files, not the advice), since it is there once
+// per such skill.
 //
 // # Hidden skills
 //
@@ -95,8 +97,12 @@
 // build gives up when it is cancelled. Archives are cached by their digest
 // (so a hit is always exactly the bytes an index advertised) in a
 // least-recently-used cache of at most 256 MiB shared by every handler.
-// Responses carry a strong ETag (If-None-Match gives 304, Range works) and
-// Cache-Control: private, no-cache. If an archive has to be rebuilt
+// Responses carry a strong ETag (If-None-Match gives 304, Range works for
+// files and archives) and Cache-Control: private, no-cache. The indexes
+// are encoded without indentation, and go out gzip-compressed to a client
+// that accepts gzip, compressed once per built index (internal/httpbody;
+// Vary: Accept-Encoding, the gzip form with its own ETag); the digests in
+// them are always of the uncompressed files and archives. If an archive has to be rebuilt
 // (evicted) or a skill-md entry's SKILL.md is read again and the bytes no
 // longer match the digest in the index (files changed on disk before a
 // reload), the request gets 409 and the cached index is dropped, so the

@@ -152,10 +152,13 @@ func (h *handler) serveIndex(w http.ResponseWriter, r *http.Request, v2 bool) {
 	if v2 {
 		d = s.v2
 	}
+	// Kept once per snapshot: a strong ETag (304 on If-None-Match) and
+	// gzip for clients that accept it. The digests inside are of the
+	// uncompressed files, whatever encoding the index itself travels in.
 	hd := w.Header()
-	hd.Set("Content-Type", "application/json; charset=utf-8")
 	hd.Set(warningsHeaderName, strconv.Itoa(d.warnings))
-	serveBytes(w, r, d.etag, d.body)
+	hd.Set("Cache-Control", cacheControl)
+	d.body.Serve(w, r)
 }
 
 func (h *handler) serveArchive(w http.ResponseWriter, r *http.Request, name string) {

@@ -2,8 +2,6 @@ package wellknown
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,8 +10,11 @@ import (
 	"unicode/utf16"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/httpbody"
 	"github.com/loadout/loadout/skill"
 )
+
+const indexType = "application/json; charset=utf-8"
 
 // SchemaV2 identifies the 0.2.0 discovery index; clients match it exactly.
 const SchemaV2 = "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
@@ -77,10 +78,10 @@ type indexV1 struct {
 	Warnings []Warning `json:"warnings,omitempty"`
 }
 
-// doc is one built index: its bytes, ETag and warning count.
+// doc is one built index: its bytes (with their ETag and gzip form) and
+// its warning count.
 type doc struct {
-	body     []byte
-	etag     string
+	body     *httpbody.Body
 	warnings int
 }
 
@@ -140,16 +141,10 @@ func shorten(s string, max int) (string, bool) {
 	return s, false
 }
 
-func etagOf(b []byte) string {
-	sum := sha256.Sum256(b)
-	return `"` + hex.EncodeToString(sum[:16]) + `"`
-}
-
 func marshal(v any) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // and no indentation: the index is read by installers, and grows with the catalog
 	if err := enc.Encode(v); err != nil {
 		panic(err) // plain structs of strings: cannot fail
 	}
@@ -240,7 +235,8 @@ func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer
 			v2.Skills = append(v2.Skills, entryV2{Name: name, Type: it.kind, Description: desc, URL: url, Digest: it.digest})
 			s.items[name] = it
 			if w, ok := ExecutableWarning(sk); ok {
-				warn(&v2.Warnings, "agent-skills", name, w.Code, "%s", w.Message)
+				v2.Warnings = append(v2.Warnings, indexExecutableWarning(sk))
+				log.Warn("well-known index: "+w.Message, "index", "agent-skills", "agent", agent, "skill", name, "code", w.Code)
 				execLogged = true
 			}
 		}
@@ -267,17 +263,14 @@ func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer
 		}
 		v1.Skills = append(v1.Skills, entryV1{Name: name, Description: sk.Description, Files: files})
 		if w, ok := ExecutableWarning(sk); ok {
-			if execLogged { // logged once per skill, listed in both
-				v1.Warnings = append(v1.Warnings, w)
-			} else {
-				warn(&v1.Warnings, "skills", name, w.Code, "%s", w.Message)
+			v1.Warnings = append(v1.Warnings, indexExecutableWarning(sk))
+			if !execLogged { // logged once per skill, listed in both
+				log.Warn("well-known index: "+w.Message, "index", "skills", "agent", agent, "skill", name, "code", w.Code)
 			}
 		}
 	}
-	s.v2 = doc{body: marshal(v2), warnings: len(v2.Warnings)}
-	s.v2.etag = etagOf(s.v2.body)
-	s.v1 = doc{body: marshal(v1), warnings: len(v1.Warnings)}
-	s.v1.etag = etagOf(s.v1.body)
+	s.v2 = doc{body: httpbody.New(marshal(v2), indexType), warnings: len(v2.Warnings)}
+	s.v1 = doc{body: httpbody.New(marshal(v1), indexType), warnings: len(v1.Warnings)}
 	return s
 }
 
@@ -286,12 +279,7 @@ func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer
 // `loadout check`. The skill is still listed: the files arrive, only the
 // mode is lost.
 func ExecutableWarning(sk *skill.Skill) (Warning, bool) {
-	var execs []string
-	for _, f := range sk.Files {
-		if f.Executable {
-			execs = append(execs, f.Path)
-		}
-	}
+	execs := executables(sk)
 	if len(execs) == 0 {
 		return Warning{}, false
 	}
@@ -299,6 +287,26 @@ func ExecutableWarning(sk *skill.Skill) (Warning, bool) {
 		"skill %q: installers (npx skills, every version) drop executable bits, so %s will not be executable once installed: "+
 			"have SKILL.md run such files through their interpreter (sh, python3, …) rather than directly, or chmod +x them after installing",
 		sk.Name, quoteList(execs))}, true
+}
+
+func executables(sk *skill.Skill) []string {
+	var execs []string
+	for _, f := range sk.Files {
+		if f.Executable {
+			execs = append(execs, f.Path)
+		}
+	}
+	return execs
+}
+
+// indexExecutableWarning is ExecutableWarning as the indexes carry it:
+// the files, without the advice, which the log and `loadout check` give.
+// It is in the index once per skill with executable files, so it is kept
+// short (about 100 bytes instead of 330): the index grows with the
+// catalog.
+func indexExecutableWarning(sk *skill.Skill) Warning {
+	return Warning{Skill: sk.Name, Code: WarnExecutable, Message: fmt.Sprintf(
+		"skill %q: installers drop executable bits: %s will not be executable once installed (see loadout check)", sk.Name, quoteList(executables(sk)))}
 }
 
 func quoteList(ps []string) string {

@@ -112,7 +112,7 @@ func TestFIFOSwappedInIsRefused(t *testing.T) {
 	for _, u := range []string{"/.well-known/agent-skills/index.json", "/.well-known/skills/index.json", "/agents/coder/.well-known/agent-skills/index.json"} {
 		r := mustGet(t, srv.URL+u)
 		mustOK(t, r, u)
-		if !bytes.Contains(r.body, []byte(`"skill": "multi"`)) || !bytes.Contains(r.body, []byte("named pipe")) {
+		if !bytes.Contains(r.body, []byte(`"skill":"multi"`)) || !bytes.Contains(r.body, []byte("named pipe")) {
 			t.Errorf("%s: multi is not reported: %s", u, r.body)
 		}
 	}

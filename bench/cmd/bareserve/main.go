@@ -6,6 +6,12 @@
 //
 //	bareserve -from http://127.0.0.1:8080/v1/agents/bench/skills/NAME -token T -addr 127.0.0.1:9090
 //
+// -H 'Name: value' (repeated) is sent with the fetch, so that with
+// -H 'Accept-Encoding: gzip' it keeps and serves the compressed bytes (with
+// their Content-Encoding). It keeps the ETag too, and answers a request
+// whose If-None-Match is that ETag with 304, as any server of that body
+// would.
+//
 // It does what any handler must (set the headers, write the body) and
 // nothing else, so loadout's cached load route divided by it is the share
 // of the machine's HTTP capacity the route reaches (bench/server.sh).
@@ -27,6 +33,8 @@ func main() {
 	from := flag.String("from", "", "fetch the response to serve from this URL (loopback)")
 	token := flag.String("token", "", "bearer token for -from")
 	addr := flag.String("addr", "127.0.0.1:0", "listen on this loopback HOST:PORT")
+	var headers headerFlags
+	flag.Var(&headers, "H", "header 'Name: value' for the fetch from -from (repeatable)")
 	flag.Parse()
 	if *from == "" || !strings.HasPrefix(*from, "http://127.") {
 		fmt.Fprintln(os.Stderr, "bareserve: give -from http://127.x.x.x:PORT/PATH (loopback only)")
@@ -36,7 +44,13 @@ func main() {
 	if *token != "" {
 		req.Header.Set("Authorization", "Bearer "+*token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	for _, h := range headers {
+		req.Header.Add(h[0], h[1])
+	}
+	// A transport that never asks for compression by itself: the bytes
+	// kept are the ones the headers asked for.
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	resp, err := client.Do(req)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bareserve:", err)
 		os.Exit(1)
@@ -50,8 +64,21 @@ func main() {
 	ct := []string{resp.Header.Get("Content-Type")}
 	cl := []string{strconv.Itoa(len(body))}
 	nosniff := []string{"nosniff"}
+	etag := resp.Header.Get("ETag")
+	tag := []string{etag}
+	ce := []string{resp.Header.Get("Content-Encoding")}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
+		if etag != "" {
+			hd["Etag"] = tag
+			if r.Header.Get("If-None-Match") == etag {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+		}
+		if ce[0] != "" {
+			hd["Content-Encoding"] = ce
+		}
 		hd["Content-Type"] = ct
 		hd["X-Content-Type-Options"] = nosniff
 		hd["Content-Length"] = cl
@@ -69,4 +96,18 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bareserve:", err)
 		os.Exit(1)
 	}
+}
+
+// headerFlags is the repeated -H flag: each "Name: value".
+type headerFlags [][2]string
+
+func (h *headerFlags) String() string { return fmt.Sprint(*h) }
+
+func (h *headerFlags) Set(v string) error {
+	k, val, ok := strings.Cut(v, ":")
+	if !ok || strings.TrimSpace(k) == "" {
+		return fmt.Errorf("header %q: give 'Name: value'", v)
+	}
+	*h = append(*h, [2]string{strings.TrimSpace(k), strings.TrimSpace(val)})
+	return nil
 }

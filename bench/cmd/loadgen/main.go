@@ -2,7 +2,11 @@
 // throughput and latency: `loadgen -url URL [-c 64] [-d 10s]` for plain
 // GETs, or `loadgen -mcp URL -tool NAME -args JSON` for MCP tool calls over
 // streamable HTTP (each connection initializes its own session first).
-// It stops by itself after -d or -n requests.
+// It stops by itself after -d or -n requests. -H 'Name: value' (repeated)
+// adds request headers, so a run measures what real clients send:
+// -H 'Accept-Encoding: gzip' (the transport never asks for compression by
+// itself, so the bytes on the wire are the ones the headers ask for), or
+// -H 'If-None-Match: "TAG"' for a poller (a 304 then counts as success).
 package main
 
 import (
@@ -31,6 +35,8 @@ func main() {
 	token := flag.String("token", "", "bearer token")
 	label := flag.String("label", "", "label for the result line")
 	rate := flag.Float64("rate", 0, "offered load in requests/s across all connections (0: as fast as possible); latency is measured from each request's scheduled time, so queueing counts")
+	var headers headerFlags
+	flag.Var(&headers, "H", "request header 'Name: value' for -url (repeatable)")
 	flag.Parse()
 	if (*url == "") == (*mcpURL == "") {
 		fmt.Fprintln(os.Stderr, "loadgen: give -url or -mcp")
@@ -56,7 +62,7 @@ func main() {
 			defer wg.Done()
 			var do func() error
 			if *url != "" {
-				do = func() error { return get(client, *url, *token) }
+				do = func() error { return get(client, *url, *token, headers) }
 			} else {
 				sess, err := initialize(client, *mcpURL, *token)
 				if err != nil {
@@ -116,10 +122,27 @@ func main() {
 	}
 }
 
-func get(c *http.Client, url, token string) error {
+// headerFlags is the repeated -H flag: each "Name: value".
+type headerFlags [][2]string
+
+func (h *headerFlags) String() string { return fmt.Sprint(*h) }
+
+func (h *headerFlags) Set(v string) error {
+	k, val, ok := strings.Cut(v, ":")
+	if !ok || strings.TrimSpace(k) == "" {
+		return fmt.Errorf("header %q: give 'Name: value'", v)
+	}
+	*h = append(*h, [2]string{strings.TrimSpace(k), strings.TrimSpace(val)})
+	return nil
+}
+
+func get(c *http.Client, url, token string, headers headerFlags) error {
 	req, _ := http.NewRequest("GET", url, nil)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for _, h := range headers {
+		req.Header.Add(h[0], h[1])
 	}
 	resp, err := c.Do(req)
 	if err != nil {
@@ -127,7 +150,7 @@ func get(c *http.Client, url, token string) error {
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 {
+	if resp.StatusCode != 200 && (resp.StatusCode != 304 || req.Header.Get("If-None-Match") == "") {
 		return fmt.Errorf("status %d", resp.StatusCode)
 	}
 	return nil
