@@ -51,11 +51,12 @@ var layers = map[string][]string{
 	// store's interface, never a driver.
 	"service": {"catalog", "store", "skill", "safety"},
 	// Transports.
-	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "safety", "internal/errstatus"},
+	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "safety", "internal/errstatus", "internal/httpbody"},
 	"mcpserver":          {"service", "catalog", "store", "render", "skill", "internal/errstatus"},
-	"wellknown":          {"service", "catalog", "store", "render", "skill", "internal/errstatus"},
-	"webui":              {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus"},
+	"wellknown":          {"service", "catalog", "store", "render", "skill", "internal/errstatus", "internal/httpbody"},
+	"webui":              {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus", "internal/httpbody"},
 	"internal/errstatus": {"service"},
+	"internal/httpbody":  {}, // cached HTTP answers: ETag, 304, gzip made once
 	// Remote sources: snapshots of git repositories and skill indexes. The
 	// git library is in remote/gitfetch only; cmd wires it in.
 	"remote":          {"skill", "source", "internal/safefile"},
