@@ -255,7 +255,15 @@ func (r *receiptLog) merge(batch []store.Receipt) []store.Receipt {
 	if r.merging == nil {
 		r.merging = make(map[store.Receipt]int)
 	}
-	defer clear(r.merging)
+	defer func() {
+		// Clearing costs the map's capacity: one grown by a burst of
+		// distinct receipts is dropped rather than cleared every flush.
+		if len(r.merging) > 2*receiptBatch {
+			r.merging = nil
+		} else {
+			clear(r.merging)
+		}
+	}()
 	out := batch[:0]
 	for i := range batch {
 		rc := batch[i]
