@@ -117,7 +117,7 @@ for mode in $MODES; do
   btarget="http://127.0.0.1:$bport/v1/agents/bench/skills/$name"
   if [ "$SPREAD" -gt 1 ]; then
     # awk, not head: head's early exit fails the pipe under pipefail.
-    find "$tree" -name SKILL.md | sort | awk -v n="$SPREAD" 'NR <= n' | xargs -n1 dirname | xargs -n1 basename >"$work/spread.names"
+    find "$tree" -name SKILL.md | sort | awk -v n="$SPREAD" 'NR <= n' | sed 's|/SKILL.md$||; s|.*/||' >"$work/spread.names"
     got=$(wc -l <"$work/spread.names")
     [ "$got" -eq "$SPREAD" ] || { echo "server.sh: SPREAD=$SPREAD but the tree of $n has only $got skills" >&2; exit 2; }
     sed "s|^|http://127.0.0.1:$port/v1/agents/bench/skills/|" "$work/spread.names" >"$work/spread.loadout"
