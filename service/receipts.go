@@ -49,7 +49,7 @@ type receiptLog struct {
 	// receipt allocates nothing once they have grown (before, pending
 	// started empty after every flush and grew by doubling: a tenth of
 	// the bytes a cached load allocated).
-	spare   []store.Receipt
+	spare []store.Receipt
 	// merging maps a receipt without Time and Count to its row in the
 	// batch being merged (under flushMu); kept between flushes, cleared.
 	merging map[store.Receipt]int
