@@ -265,12 +265,21 @@ func (r *receiptLog) merge(batch []store.Receipt) []store.Receipt {
 		}
 	}()
 	out := batch[:0]
+	// prev is the last receipt's key and row: a run of identical
+	// receipts (one skill loaded over and over) merges without hashing.
+	var prev store.Receipt
+	prevRow := -1
 	for i := range batch {
 		rc := batch[i]
 		n := max(rc.Count, 1)
 		k := rc
 		k.Time, k.Count, k.ID = time.Time{}, 0, 0
-		if j, ok := r.merging[k]; ok {
+		j, ok := prevRow, prevRow >= 0 && k == prev
+		if !ok {
+			j, ok = r.merging[k]
+		}
+		prev, prevRow = k, j
+		if ok {
 			m := &out[j]
 			m.Count += n
 			if rc.Time.Before(m.Time) {
@@ -279,6 +288,7 @@ func (r *receiptLog) merge(batch []store.Receipt) []store.Receipt {
 			continue
 		}
 		r.merging[k] = len(out)
+		prevRow = len(out)
 		rc.Count = n
 		out = append(out, rc)
 	}

@@ -124,6 +124,12 @@ func TestReceiptsMergeAcrossRetry(t *testing.T) {
 	if len(merged) != 1 || merged[0].Count != 3 || !merged[0].Time.Equal(at.Add(-time.Millisecond)) {
 		t.Fatalf("merged %+v, want one row of 3 with the earliest time", merged)
 	}
+	a, b := mergeBase(at), mergeBase(at)
+	b.Agent = "dev"
+	mixed := r.merge([]store.Receipt{a, a, b, a, b, b, a})
+	if len(mixed) != 2 || mixed[0].Agent != "ops" || mixed[0].Count != 4 || mixed[1].Agent != "dev" || mixed[1].Count != 3 {
+		t.Fatalf("interleaved runs merged into %+v, want ops 4 then dev 3", mixed)
+	}
 	again := r.merge(append(merged, mergeBase(at), store.Receipt{Agent: "x", Count: 4}))
 	if len(again) != 2 || again[0].Count != 4 || again[1].Count != 4 {
 		t.Fatalf("merged again %+v, want counts 4 and 4", again)
