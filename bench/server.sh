@@ -33,6 +33,14 @@
 #
 #   ROUNDS=3 FLOOR_DUR=5s bench/server.sh
 #   FLOOR_ONLY=1 SIZES=10000 bench/server.sh   # only the floor comparison
+#
+# SPREAD=N spreads the floor's cached loads over N different skills (the
+# first N of the tree by path; N at most the tree's size): each loadgen
+# connection walks their URLs round-robin from its own offset (loadgen
+# -urls). The default, 1, loads one skill: the best case for receipts,
+# whose identical rows a flush merges. Bare net/http answers every path
+# with the first skill's bytes.
+#   FLOOR_ONLY=1 SIZES=10000 SPREAD=10000 bench/server.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DUR=${DUR:-10s}
@@ -43,6 +51,7 @@ ROUNDS=${ROUNDS:-3}
 FLOOR_DUR=${FLOOR_DUR:-5s}
 FLOOR_ONLY=${FLOOR_ONLY:-}
 STRICT=${STRICT:-}
+SPREAD=${SPREAD:-1}
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
@@ -57,11 +66,13 @@ hz=$(getconf CLK_TCK)
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # ms DURATION: a loadgen duration (1.5ms, 900us, 2s) in milliseconds.
 ms() { awk -v d="$1" 'BEGIN { if (d ~ /ms$/) {sub(/ms$/,"",d); print d} else if (d ~ /(us|µs)$/) {sub(/(us|µs)$/,"",d); print d/1000} else if (d ~ /s$/) {sub(/s$/,"",d); print d*1000} else print d }'; }
-# floor_run LABEL PID URL: one loadgen run; prints "rps p99ms cpu_us_per_request".
+# floor_run LABEL PID URL|@FILE: one loadgen run (over the URLs of FILE,
+# one per line, with @FILE); prints "rps p99ms cpu_us_per_request".
 floor_run() {
-  local t0 t1 out rps p99 n
+  local t0 t1 out rps p99 n tgt
+  if [[ $3 == @* ]]; then tgt=(-urls "${3#@}"); else tgt=(-url "$3"); fi
   t0=$(cpu_ticks "$2")
-  out=$("$work/loadgen" "${tok[@]}" -label "$1" -url "$3" -c "$CONNS" -d "$FLOOR_DUR")
+  out=$("$work/loadgen" "${tok[@]}" -label "$1" "${tgt[@]}" -c "$CONNS" -d "$FLOOR_DUR")
   t1=$(cpu_ticks "$2")
   echo "$out" >&2
   rps=$(echo "$out" | grep -o 'rps=[0-9]*' | cut -d= -f2)
@@ -102,14 +113,30 @@ for mode in $MODES; do
     curl -fsS -o /dev/null "http://127.0.0.1:$bport/" 2>/dev/null && break
     sleep 0.1
   done
-  echo "-- floor: the cached load against bare net/http serving the same $(head -c 200 "$work/bare$n-$mode.log" | grep -o '[0-9]* bytes'), $ROUNDS rounds of $FLOOR_DUR interleaved (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+  ftarget=$url
+  btarget="http://127.0.0.1:$bport/v1/agents/bench/skills/$name"
+  if [ "$SPREAD" -gt 1 ]; then
+    # awk, not head: head's early exit fails the pipe under pipefail.
+    find "$tree" -name SKILL.md | sort | awk -v n="$SPREAD" 'NR <= n' | sed 's|/SKILL.md$||; s|.*/||' >"$work/spread.names"
+    got=$(wc -l <"$work/spread.names")
+    [ "$got" -eq "$SPREAD" ] || { echo "server.sh: SPREAD=$SPREAD but the tree of $n has only $got skills" >&2; exit 2; }
+    sed "s|^|http://127.0.0.1:$port/v1/agents/bench/skills/|" "$work/spread.names" >"$work/spread.loadout"
+    sed "s|^|http://127.0.0.1:$bport/v1/agents/bench/skills/|" "$work/spread.names" >"$work/spread.bare"
+    ftarget="@$work/spread.loadout"
+    btarget="@$work/spread.bare"
+  fi
+  echo "-- floor: the cached load of $SPREAD skill(s) against bare net/http serving the same $(head -c 200 "$work/bare$n-$mode.log" | grep -o '[0-9]* bytes'), $ROUNDS rounds of $FLOOR_DUR interleaved (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
   : >"$work/fl.loadout"; : >"$work/fl.bare"
   # Warm up both (caches, connections, the receipts table).
-  "$work/loadgen" "${tok[@]}" -url "$url" -c "$CONNS" -d 1s >/dev/null
+  if [ "$SPREAD" -gt 1 ]; then
+    "$work/loadgen" "${tok[@]}" -urls "$work/spread.loadout" -c "$CONNS" -d 1s >/dev/null
+  else
+    "$work/loadgen" "${tok[@]}" -url "$url" -c "$CONNS" -d 1s >/dev/null
+  fi
   "$work/loadgen" -url "http://127.0.0.1:$bport/" -c "$CONNS" -d 1s >/dev/null
   for round in $(seq 1 "$ROUNDS"); do
-    floor_run "floor-loadout-$n-$mode" "$pid" "$url" >>"$work/fl.loadout"
-    floor_run "floor-bare-$n-$mode" "$bpid" "http://127.0.0.1:$bport/v1/agents/bench/skills/$name" >>"$work/fl.bare"
+    floor_run "floor-loadout-$n-$mode" "$pid" "$ftarget" >>"$work/fl.loadout"
+    floor_run "floor-bare-$n-$mode" "$bpid" "$btarget" >>"$work/fl.bare"
   done
   kill "$bpid"; wait "$bpid" 2>/dev/null || true
   lr=$(awk '{print $1}' "$work/fl.loadout" | median); br=$(awk '{print $1}' "$work/fl.bare" | median)
@@ -121,8 +148,8 @@ for mode in $MODES; do
   verdict=ok
   awk -v r="$rr" 'BEGIN {exit !(r >= 0.85)}' || { verdict=MISSED; missed=1; }
   awk -v r="$pr" 'BEGIN {exit !(r <= 2.0)}' || { verdict=MISSED; missed=1; }
-  line=$(printf '%6s skills %-5s loadout %6s req/s p99 %6.2fms %5.1fus CPU/req | bare %6s req/s p99 %6.2fms %5.1fus CPU/req | req/s %sx (target >= 0.85) p99 %sx (target <= 2) CPU/req %sx  %s' \
-    "$n" "$mode" "$lr" "$lp" "$lc" "$br" "$bp" "$bc" "$rr" "$pr" "$cr" "$verdict")
+  line=$(printf '%6s skills (%s loaded) %-5s loadout %6s req/s p99 %6.2fms %5.1fus CPU/req | bare %6s req/s p99 %6.2fms %5.1fus CPU/req | req/s %sx (target >= 0.85) p99 %sx (target <= 2) CPU/req %sx  %s' \
+    "$n" "$SPREAD" "$mode" "$lr" "$lp" "$lc" "$br" "$bp" "$bc" "$rr" "$pr" "$cr" "$verdict")
   echo "$line"
   floors+=("$line")
   if [ -n "$FLOOR_ONLY" ]; then

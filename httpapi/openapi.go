@@ -283,7 +283,9 @@ func schemas() obj {
 			"digests": obj{"type": "object", "additionalProperties": str()}, "summary": str(), "error": str(), "code": str()}, "id", "moved", "summary"),
 		"Receipt": object(obj{"id": integer(), "time": obj{"type": "string", "format": "date-time"}, "agent": str(), "skill": str(),
 			"action": obj{"type": "string", "enum": []string{"load", "read"}}, "path": str(), "source": str(), "plugin": str(),
-			"trust": str(), "digest": str(), "transport": str(), "outcome": str(), "token": str(), "code": str()}, "time", "agent", "skill", "action"),
+			"trust": str(), "digest": str(), "transport": str(), "outcome": str(), "token": str(), "code": str(), "origin": str(),
+			"count": obj{"type": "integer", "minimum": 1, "description": "how many loads or reads the row stands for: identical receipts (all fields but time) recorded within one 50 ms flush are one row, with the first one's time"}},
+			"time", "agent", "skill", "action", "count"),
 		"ReceiptList": object(obj{"receipts": arrayOf(ref("Receipt"))}, "receipts"),
 	}
 }

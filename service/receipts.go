@@ -16,6 +16,16 @@ import (
 // request a database write: they are written every 50 ms or 1,000 at a
 // time. When the buffer is full, requests wait: receipts are never dropped.
 //
+// A flush merges the receipts it writes that are identical in every field
+// but Time (the same agent, skill, action, path, source, plugin, trust,
+// digest, transport, outcome, token, code and origin) into one row whose
+// Count is how many there were and whose Time is the first one's. The
+// merge window is one flush: at most receiptEvery (50 ms), less when
+// receiptBatch receipts start one sooner. Nothing is lost: every load is
+// counted (usage sums Count), only the times after the first of a merged
+// row are. On a server loading the same skill thousands of times a
+// second, that turns thousands of rows a second into a few per flush.
+//
 // It also keeps the store's receipts within their retention (see
 // store.Server.MaintainReceipts), off the request path: a maintenance
 // starts in the background once a tenth of MaxRows receipts were written
@@ -39,8 +49,11 @@ type receiptLog struct {
 	// receipt allocates nothing once they have grown (before, pending
 	// started empty after every flush and grew by doubling: a tenth of
 	// the bytes a cached load allocated).
-	spare   []store.Receipt
-	ring    []store.Receipt // without a store: the last 10,000, in memory
+	spare []store.Receipt
+	// merging maps a receipt without Time and Count to its row in the
+	// batch being merged (under flushMu); kept between flushes, cleared.
+	merging map[store.Receipt]int
+	ring    []store.Receipt // without a store: the last 10,000 rows (merged as in a flush), in memory
 	flushMu sync.Mutex
 	closed  bool
 
@@ -191,6 +204,7 @@ func (r *receiptLog) flush() error {
 	r.pending, r.spare = r.spare[:0], nil
 	r.room.Broadcast()
 	r.mu.Unlock()
+	batch = r.merge(batch)
 	// Once written (or copied to the ring), the batch's buffer is the
 	// next spare; cleared, so it holds no strings. A failed batch is
 	// kept in pending instead, below.
@@ -232,6 +246,54 @@ func (r *receiptLog) flush() error {
 	r.mu.Unlock()
 	r.log.Error("writing receipts failed; they are kept and retried", "count", len(batch), "err", err)
 	return err
+}
+
+// merge merges the receipts of batch identical in every field but Time
+// into one (see receiptLog), in place, keeping their order of first
+// appearance; it returns the merged rows. flushMu is held.
+func (r *receiptLog) merge(batch []store.Receipt) []store.Receipt {
+	if r.merging == nil {
+		r.merging = make(map[store.Receipt]int)
+	}
+	defer func() {
+		// Clearing costs the map's capacity: one grown by a burst of
+		// distinct receipts is dropped rather than cleared every flush.
+		if len(r.merging) > 2*receiptBatch {
+			r.merging = nil
+		} else {
+			clear(r.merging)
+		}
+	}()
+	out := batch[:0]
+	// prev is the last receipt's key and row: a run of identical
+	// receipts (one skill loaded over and over) merges without hashing.
+	var prev store.Receipt
+	prevRow := -1
+	for i := range batch {
+		rc := batch[i]
+		n := max(rc.Count, 1)
+		k := rc
+		k.Time, k.Count, k.ID = time.Time{}, 0, 0
+		j, ok := prevRow, prevRow >= 0 && k == prev
+		if !ok {
+			j, ok = r.merging[k]
+		}
+		prev, prevRow = k, j
+		if ok {
+			m := &out[j]
+			m.Count += n
+			if rc.Time.Before(m.Time) {
+				m.Time = rc.Time
+			}
+			continue
+		}
+		r.merging[k] = len(out)
+		prevRow = len(out)
+		rc.Count = n
+		out = append(out, rc)
+	}
+	clear(batch[len(out):])
+	return out
 }
 
 // wrote counts n receipts written, and starts a maintenance when enough
@@ -297,7 +359,7 @@ func (r *receiptLog) usage(q store.UsageQuery) []store.Usage {
 		if q.Daily {
 			k.day = rc.Time.UTC().Truncate(24 * time.Hour)
 		}
-		counts[k]++
+		counts[k] += max(rc.Count, 1)
 	}
 	out := []store.Usage{}
 	for k, n := range counts {

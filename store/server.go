@@ -75,6 +75,12 @@ type Receipt struct {
 	// Origin is where the skill came from beyond Source: a remote skill's
 	// "URL@REF REVISION PATH", a plugin's version; empty otherwise.
 	Origin string `json:"origin,omitempty"`
+	// Count is how many loads or reads this receipt stands for: receipts
+	// identical in every field but Time that were recorded within one
+	// flush of the server's receipt buffer (at most 50 ms apart) are kept
+	// as one, with the first one's Time. Zero means 1 when adding; read
+	// back it is at least 1.
+	Count int64 `json:"count"`
 }
 
 // ReceiptQuery filters Receipts; zero fields match everything.
@@ -112,7 +118,8 @@ type Usage struct {
 type Retention struct {
 	// KeepDays is how long raw receipts are kept (default 7).
 	KeepDays int `json:"keepDays,omitempty"`
-	// MaxRows is the most raw receipts kept (default 1,000,000).
+	// MaxRows is the most raw receipts kept (default 1,000,000). It
+	// counts rows: a row stands for Count loads (see Receipt.Count).
 	MaxRows int64 `json:"maxRows,omitempty"`
 	// UsageDays is how long the daily counts are kept (default 400).
 	UsageDays int `json:"usageDays,omitempty"`
@@ -151,8 +158,8 @@ func (r Retention) WithDefaults() Retention {
 
 // MaintainResult says what MaintainReceipts did.
 type MaintainResult struct {
-	RolledUp     int64 // receipts newly counted in the daily counts
-	Pruned       int64 // raw receipts deleted
+	RolledUp     int64 // loads and reads newly counted in the daily counts (the sum of the rows' Count)
+	Pruned       int64 // raw receipt rows deleted
 	PrunedDays   int64 // daily-count rows deleted
 	Remaining    int64 // raw receipts left (an upper bound on PostgreSQL)
 	Transactions int   // how many it took

@@ -130,7 +130,7 @@ func (u *ui) tabUsage(w http.ResponseWriter, r *http.Request, sp *skillPage) (te
 			f = &fileUse{Agent: x.Agent, Path: x.Path, Last: x.Time}
 			files[k] = f
 		}
-		f.Count++
+		f.Count += int(max(x.Count, 1))
 	}
 	for _, f := range files {
 		d.Files = append(d.Files, *f)

@@ -23,7 +23,7 @@ func runReceipts(ctx context.Context, e *env, args []string) int {
 	var since string
 	var asJSON, usage, daily, maintain bool
 	fs := newFlags(e, "receipts", "[--usage [--daily]] [--agent A] [--skill S] [--since DURATION|RFC3339] [--limit N] [--json] [--db D] | --maintain",
-		"Lists activation receipts, newest first: every skill load and file read the server\nanswered, over any transport, with the skill's digest and the outcome. Raw receipts are\nkept for the config's receipts.keepDays (default 7) and at most receipts.maxRows\n(default 1,000,000); --usage counts them per agent, skill, action and outcome, most used\nfirst, from daily counts kept for receipts.usageDays (default 400). The server keeps\nthem within bounds by itself; --maintain does it now.")
+		"Lists activation receipts, newest first: every skill load and file read the server\nanswered, over any transport, with the skill's digest and the outcome (COUNT: identical\nreceipts recorded within one 50 ms flush are one row, with the first one's time). Raw\nreceipts are kept for the config's receipts.keepDays (default 7) and at most\nreceipts.maxRows rows (default 1,000,000); --usage counts them per agent, skill, action and outcome, most used\nfirst, from daily counts kept for receipts.usageDays (default 400). The server keeps\nthem within bounds by itself; --maintain does it now.")
 	sf.register(fs)
 	fs.StringVar(&q.Agent, "agent", "", "only this agent's receipts")
 	fs.StringVar(&q.Skill, "skill", "", "only this skill's receipts")
@@ -85,7 +85,7 @@ func runReceipts(ctx context.Context, e *env, args []string) int {
 			writeJSON(e.stdout, map[string]any{"maintained": res, "retention": ret})
 			return 0
 		}
-		fmt.Fprintf(e.stdout, "counted %d new receipts into the daily counts; deleted %d raw receipts (keeping %d days, at most %d) and %d daily counts (keeping %d days); at most %d raw receipts left\n",
+		fmt.Fprintf(e.stdout, "counted %d new loads and reads into the daily counts; deleted %d raw receipt rows (keeping %d days, at most %d) and %d daily counts (keeping %d days); at most %d raw receipts left\n",
 			res.RolledUp, res.Pruned, ret.KeepDays, ret.MaxRows, res.PrunedDays, ret.UsageDays, res.Remaining)
 		return 0
 	case usage:
@@ -123,10 +123,10 @@ func runReceipts(ctx context.Context, e *env, args []string) int {
 		return 0
 	}
 	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tAGENT\tSKILL\tACTION\tPATH\tSOURCE\tPLUGIN\tTRUST\tDIGEST\tTRANSPORT\tOUTCOME")
+	fmt.Fprintln(tw, "TIME\tAGENT\tSKILL\tACTION\tCOUNT\tPATH\tSOURCE\tPLUGIN\tTRUST\tDIGEST\tTRANSPORT\tOUTCOME")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.UTC().Format("2006-01-02T15:04:05.000Z"),
-			orDash(r.Agent), orDash(r.Skill), orDash(r.Action), orDash(r.Path), orDash(r.Source), orDash(r.Plugin),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.UTC().Format("2006-01-02T15:04:05.000Z"),
+			orDash(r.Agent), orDash(r.Skill), orDash(r.Action), max(r.Count, 1), orDash(r.Path), orDash(r.Source), orDash(r.Plugin),
 			orDash(r.Trust), orDash(shortDigest(r.Digest)), orDash(r.Transport), orDash(r.Outcome))
 	}
 	tw.Flush()

@@ -117,7 +117,7 @@ func TestReceiptsCommand(t *testing.T) {
 	rs := []store.Receipt{
 		{Time: now.Add(-3 * time.Hour), Agent: "coder", Skill: "pdf-tools", Action: "load", Source: "store", Digest: "sha256:0123456789abcdef0123", Transport: "http", Outcome: "ok", Token: "t1"},
 		{Time: now.Add(-2 * time.Hour), Agent: "reviewer", Skill: "pdf-tools", Action: "read", Path: "scripts/x.sh", Source: "plugin", Plugin: "acme", Trust: "trusted", Transport: "mcp-stdio", Outcome: "not_found"},
-		{Time: now.Add(-time.Minute), Agent: "coder", Skill: "deploy", Action: "load", Source: "folder", Transport: "mcp-http", Outcome: "ok"},
+		{Time: now.Add(-time.Minute), Agent: "coder", Skill: "deploy", Action: "load", Source: "folder", Transport: "mcp-http", Outcome: "ok", Count: 7},
 	}
 	if err := s.AddReceipts(context.Background(), rs); err != nil {
 		t.Fatal(err)
@@ -129,14 +129,22 @@ func TestReceiptsCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	if len(lines) != 4 || strings.Join(strings.Fields(lines[0]), " ") != "TIME AGENT SKILL ACTION PATH SOURCE PLUGIN TRUST DIGEST TRANSPORT OUTCOME" {
+	if len(lines) != 4 || strings.Join(strings.Fields(lines[0]), " ") != "TIME AGENT SKILL ACTION COUNT PATH SOURCE PLUGIN TRUST DIGEST TRANSPORT OUTCOME" {
 		t.Fatalf("table:\n%s", r.stdout)
 	}
 	if !strings.Contains(lines[1], "deploy") || !strings.Contains(lines[3], "sha256:0123456789ab ") || strings.Contains(lines[3], "0123456789abc") {
 		t.Errorf("order or short digest:\n%s", r.stdout)
 	}
-	if f := strings.Fields(lines[2]); len(f) != 11 || f[4] != "scripts/x.sh" || f[6] != "acme" || f[8] != "-" || f[10] != "not_found" {
+	// COUNT: how many loads a row stands for (identical receipts of one
+	// flush are one row).
+	if f := strings.Fields(lines[2]); len(f) != 12 || f[4] != "1" || f[5] != "scripts/x.sh" || f[7] != "acme" || f[9] != "-" || f[11] != "not_found" {
 		t.Errorf("row: %q", f)
+	}
+	if f := strings.Fields(lines[1]); len(f) != 12 || f[2] != "deploy" || f[4] != "7" {
+		t.Errorf("row of 7 loads: %q", f)
+	}
+	if r := runCLI(t, "receipts", "--db", db, "--json", "--skill", "deploy"); !strings.Contains(r.stdout, `"count": 7`) {
+		t.Errorf("--json has no count: %s", r.stdout)
 	}
 
 	count := func(args ...string) int {
@@ -191,8 +199,8 @@ func TestReceiptsCommand(t *testing.T) {
 		}
 		return got
 	}
-	if got := usage(); len(got) != 3 || got["coder pdf-tools load ok"] != 1 || got["reviewer pdf-tools read not_found"] != 1 || got["coder deploy load ok"] != 1 {
-		t.Errorf("--usage: %v", got)
+	if got := usage(); len(got) != 3 || got["coder pdf-tools load ok"] != 1 || got["reviewer pdf-tools read not_found"] != 1 || got["coder deploy load ok"] != 7 {
+		t.Errorf("--usage: %v (the deploy row stands for 7 loads)", got)
 	}
 	if got := usage("--agent", "coder"); len(got) != 2 {
 		t.Errorf("--usage --agent coder: %v", got)
@@ -209,13 +217,13 @@ func TestReceiptsCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = runCLI(t, "receipts", "--config", cfg, "--maintain")
-	if r.code != 0 || !strings.Contains(r.stdout, "counted 3 new receipts") || !strings.Contains(r.stdout, "deleted 2 raw receipts") {
+	if r.code != 0 || !strings.Contains(r.stdout, "counted 9 new loads and reads") || !strings.Contains(r.stdout, "deleted 2 raw receipt rows") {
 		t.Errorf("--maintain: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if got := count(); got != 1 {
 		t.Errorf("after --maintain with maxRows 1: %d receipts", got)
 	}
-	if got := usage(); len(got) != 3 {
+	if got := usage(); len(got) != 3 || got["coder deploy load ok"] != 7 {
 		t.Errorf("--usage after --maintain: %v", got)
 	}
 }

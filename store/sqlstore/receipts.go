@@ -29,9 +29,9 @@ const (
 	PruneBatch = 5000
 )
 
-const receiptCols = `time, agent, skill, action, path, source, plugin, trust, digest, transport, outcome, token, code, origin`
+const receiptCols = `time, agent, skill, action, path, source, plugin, trust, digest, transport, outcome, token, code, origin, count`
 
-const receiptNcols = 14
+const receiptNcols = 15
 
 // microsPerDay turns a receipt's time (Unix microseconds) into its UTC day
 // (days since 1970-01-01), the key of the daily counts.
@@ -59,7 +59,7 @@ var receiptChunks = []int{64, 8, 1}
 
 // receiptArrayInsert is PostgreSQL's insert of a whole batch.
 var receiptArrayInsert = `INSERT INTO receipts (` + receiptCols + `) SELECT * FROM unnest($1::bigint[], ` +
-	`$2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[])`
+	`$2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[])`
 
 func (s *Store) receiptInsert(rows int) string {
 	if s.d.arrayReceipts {
@@ -145,13 +145,15 @@ func (s *Store) AddReceipts(ctx context.Context, rs []store.Receipt) error {
 			for i := 0; i < len(rs); i += 10000 {
 				chunk := rs[i:min(i+10000, len(rs))]
 				times := make([]int64, len(chunk))
-				cols := make([][]string, receiptNcols-1)
+				counts := make([]int64, len(chunk))
+				cols := make([][]string, receiptNcols-2)
 				for k := range cols {
 					cols[k] = make([]string, len(chunk))
 				}
 				for j := range chunk {
 					r := &chunk[j]
 					times[j] = micros(r)
+					counts[j] = max(r.Count, 1)
 					for k, v := range [...]string{r.Agent, r.Skill, r.Action, r.Path, r.Source, r.Plugin, r.Trust, r.Digest, r.Transport, r.Outcome, r.Token, r.Code, r.Origin} {
 						cols[k][j] = v
 					}
@@ -161,6 +163,7 @@ func (s *Store) AddReceipts(ctx context.Context, rs []store.Receipt) error {
 				for _, col := range cols {
 					args = append(args, col)
 				}
+				args = append(args, counts)
 				if err := c.execStmt(st, q, args...); err != nil {
 					return err
 				}
@@ -183,7 +186,7 @@ func (s *Store) AddReceipts(ctx context.Context, rs []store.Receipt) error {
 			args = args[:0]
 			for j := i; j < i+size; j++ {
 				r := &rs[j]
-				args = append(args, micros(r), r.Agent, r.Skill, r.Action, r.Path, r.Source, r.Plugin, r.Trust, r.Digest, r.Transport, r.Outcome, r.Token, r.Code, r.Origin)
+				args = append(args, micros(r), r.Agent, r.Skill, r.Action, r.Path, r.Source, r.Plugin, r.Trust, r.Digest, r.Transport, r.Outcome, r.Token, r.Code, r.Origin, max(r.Count, 1))
 			}
 			if err := c.execStmt(st, q, args...); err != nil {
 				return err
@@ -237,7 +240,7 @@ func (s *Store) Receipts(ctx context.Context, q store.ReceiptQuery) ([]store.Rec
 			var r store.Receipt
 			var us int64
 			if err := rows.Scan(&r.ID, &us, &r.Agent, &r.Skill, &r.Action, &r.Path, &r.Source, &r.Plugin, &r.Trust,
-				&r.Digest, &r.Transport, &r.Outcome, &r.Token, &r.Code, &r.Origin); err != nil {
+				&r.Digest, &r.Transport, &r.Outcome, &r.Token, &r.Code, &r.Origin, &r.Count); err != nil {
 				return err
 			}
 			r.Time = fromMicros(us)
@@ -256,7 +259,7 @@ func (s *Store) Receipts(ctx context.Context, q store.ReceiptQuery) ([]store.Rec
 // names cannot add rows to the daily counts.
 const rolledSkill = `CASE WHEN source = '' THEN '' ELSE skill END`
 
-// Usage counts receipts per agent, skill, action and outcome (and day,
+// Usage counts loads and reads (the sum of the receipts' Count) per agent, skill, action and outcome (and day,
 // when q.Daily), from Since's UTC day on: the daily counts, plus the raw
 // receipts not yet counted into them, read in one snapshot, so the answer
 // is exact whenever MaintainReceipts last ran. Summed rows come most
@@ -299,7 +302,7 @@ func (s *Store) Usage(ctx context.Context, q store.UsageQuery) ([]store.Usage, e
 	text := `SELECT ` + keys + `, CAST(sum(count) AS BIGINT) AS n FROM (
   SELECT day, agent, skill, action, outcome, count FROM receipt_daily WHERE day >= $1` + and(rolled) + `
   UNION ALL
-  SELECT time / ` + fmt.Sprint(microsPerDay) + ` AS day, agent, ` + rolledSkill + ` AS skill, action, outcome, 1 AS count
+  SELECT time / ` + fmt.Sprint(microsPerDay) + ` AS day, agent, ` + rolledSkill + ` AS skill, action, outcome, count
   FROM receipts WHERE id > (SELECT last_id FROM receipt_rollup WHERE id = 1) AND time >= $2` + and(raw) + `
 ) u GROUP BY ` + keys + ` ORDER BY ` + order + fmt.Sprintf(` LIMIT $%d`, len(args))
 	out := []store.Usage{}
@@ -355,10 +358,11 @@ func (s *Store) maintainTx(ctx context.Context, fn func(c conn) error) error {
 // MaintainReceipts keeps receipts within r (zero fields: the defaults):
 //
 //  1. it counts the receipts not yet counted into the daily counts
-//     (receipt_daily), RollupChunk receipts per transaction, moving the
+//     (receipt_daily), summing their Count, RollupChunk rows per
+//     transaction, moving the
 //     mark (receipt_rollup.last_id) in the same transaction, so that no
 //     receipt is counted twice or missed;
-//  2. it deletes raw receipts beyond r.MaxRows (the oldest ids first) and
+//  2. it deletes raw receipts beyond r.MaxRows rows (the oldest ids first) and
 //     older than r.KeepDays, PruneBatch per transaction, never one past
 //     the mark;
 //  3. it deletes daily counts older than r.UsageDays, a day per
@@ -387,7 +391,7 @@ func (s *Store) MaintainReceipts(ctx context.Context, r store.Retention) (store.
 	// 1. Roll up.
 	var mark int64
 	for {
-		var n int64
+		var n, loads int64 // rows and the loads they stand for
 		err := tx(func(c conn) error {
 			if _, err := c.one(`SELECT last_id FROM receipt_rollup WHERE id = 1`, nil, &mark); err != nil {
 				return err
@@ -408,13 +412,13 @@ func (s *Store) MaintainReceipts(ctx context.Context, r store.Retention) (store.
 				return nil
 			}
 			if _, err := c.exec(`INSERT INTO receipt_daily (day, agent, skill, action, outcome, count)
-SELECT time / `+fmt.Sprint(microsPerDay)+`, agent, `+rolledSkill+`, action, outcome, count(*)
+SELECT time / `+fmt.Sprint(microsPerDay)+`, agent, `+rolledSkill+`, action, outcome, sum(count)
 FROM receipts WHERE id > $1 AND id <= $2
 GROUP BY time / `+fmt.Sprint(microsPerDay)+`, agent, `+rolledSkill+`, action, outcome
 ON CONFLICT (day, agent, skill, action, outcome) DO UPDATE SET count = receipt_daily.count + excluded.count`, mark, upper.Int64); err != nil {
 				return err
 			}
-			if _, err := c.one(`SELECT count(*) FROM receipts WHERE id > $1 AND id <= $2`, []any{mark, upper.Int64}, &n); err != nil {
+			if _, err := c.one(`SELECT count(*), CAST(coalesce(sum(count), 0) AS BIGINT) FROM receipts WHERE id > $1 AND id <= $2`, []any{mark, upper.Int64}, &n, &loads); err != nil {
 				return err
 			}
 			if _, err := c.exec(`UPDATE receipt_rollup SET last_id = $1 WHERE id = 1`, upper.Int64); err != nil {
@@ -427,7 +431,7 @@ ON CONFLICT (day, agent, skill, action, outcome) DO UPDATE SET count = receipt_d
 			return res, err
 		}
 		res.Transactions++
-		res.RolledUp += n
+		res.RolledUp += loads
 		if n < RollupChunk {
 			break
 		}

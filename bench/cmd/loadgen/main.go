@@ -7,6 +7,8 @@
 // -H 'Accept-Encoding: gzip' (the transport never asks for compression by
 // itself, so the bytes on the wire are the ones the headers ask for), or
 // -H 'If-None-Match: "TAG"' for a poller (a 304 then counts as success).
+// With `-urls FILE` (one URL per line) the GETs spread over many URLs: each
+// connection walks them round-robin, starting at its own offset.
 package main
 
 import (
@@ -26,6 +28,7 @@ import (
 
 func main() {
 	url := flag.String("url", "", "GET this URL")
+	urlsFile := flag.String("urls", "", "GET the URLs of this `FILE` (one per line), each connection walking them round-robin from its own offset")
 	mcpURL := flag.String("mcp", "", "MCP streamable HTTP endpoint")
 	tool := flag.String("tool", "read_skill_file", "MCP tool to call")
 	args := flag.String("args", `{}`, "MCP tool arguments (JSON)")
@@ -38,11 +41,19 @@ func main() {
 	var headers headerFlags
 	flag.Var(&headers, "H", "request header 'Name: value' for -url (repeatable)")
 	flag.Parse()
-	if (*url == "") == (*mcpURL == "") {
-		fmt.Fprintln(os.Stderr, "loadgen: give -url or -mcp")
+	urls, err := readURLs(*urlsFile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(2)
 	}
-	for _, u := range []string{*url, *mcpURL} {
+	if len(urls) > 0 && *url == "" {
+		*url = urls[0]
+	}
+	if (*url == "") == (*mcpURL == "") {
+		fmt.Fprintln(os.Stderr, "loadgen: give -url (or -urls) or -mcp")
+		os.Exit(2)
+	}
+	for _, u := range append([]string{*url, *mcpURL}, urls...) {
 		if u != "" && !strings.HasPrefix(u, "http://127.") && !strings.HasPrefix(u, "http://localhost") && !strings.HasPrefix(u, "http://[::1]") {
 			fmt.Fprintln(os.Stderr, "loadgen: only loopback targets are allowed")
 			os.Exit(2)
@@ -61,9 +72,17 @@ func main() {
 		go func(c int) {
 			defer wg.Done()
 			var do func() error
-			if *url != "" {
+			switch {
+			case len(urls) > 0:
+				i := c * len(urls) / *conns
+				do = func() error {
+					u := urls[i]
+					i = (i + 1) % len(urls)
+					return get(client, u, *token, headers)
+				}
+			case *url != "":
 				do = func() error { return get(client, *url, *token, headers) }
-			} else {
+			default:
 				sess, err := initialize(client, *mcpURL, *token)
 				if err != nil {
 					fmt.Fprintln(os.Stderr, "loadgen: initialize:", err)
@@ -120,6 +139,27 @@ func main() {
 	if failed.Load() > 0 {
 		os.Exit(1)
 	}
+}
+
+// readURLs reads -urls: one URL per line, blank lines skipped.
+func readURLs(path string) ([]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-urls: %w", err)
+	}
+	var urls []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			urls = append(urls, l)
+		}
+	}
+	if len(urls) == 0 {
+		return nil, fmt.Errorf("-urls %s: no URL in the file; give one per line", path)
+	}
+	return urls, nil
 }
 
 // headerFlags is the repeated -H flag: each "Name: value".

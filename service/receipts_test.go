@@ -1,0 +1,137 @@
+package service
+
+import (
+	"context"
+	"log/slog"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/loadout/loadout/store"
+)
+
+// mergeBase is a receipt with every field set.
+func mergeBase(at time.Time) store.Receipt {
+	return store.Receipt{Time: at, Agent: "ops", Skill: "deploy", Action: "load", Path: "p.md", Source: "folder", Plugin: "acme",
+		Trust: "trusted", Digest: "sha256:aa", Transport: "http", Outcome: "ok", Token: "tok1", Code: "c", Origin: "o"}
+}
+
+// TestReceiptsMerged: a flush writes N receipts identical in every field
+// but time as one row with count N and the first time; receipts that
+// differ in any one field stay separate rows. The same with a store (both
+// engines) and with the in-memory ring, whose usage sums the counts.
+func TestReceiptsMerged(t *testing.T) {
+	kinds := map[string]func(t *testing.T) store.Server{"memory": func(*testing.T) store.Server { return nil }}
+	for name, fresh := range engines(t) {
+		kinds[name] = func(t *testing.T) store.Server { return fresh(t)(t) }
+	}
+	for name, mk := range kinds {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			srv := mk(t)
+			r := newReceiptLog(srv, slog.New(slog.DiscardHandler), store.Retention{})
+			t.Cleanup(func() { r.close() })
+			first := time.Now().UTC().Truncate(time.Millisecond).Add(-time.Second)
+			const n = 500
+			for i := range n {
+				r.add(mergeBase(first.Add(time.Duration(i) * time.Microsecond)))
+			}
+			// One receipt per field that differs from the base in that
+			// field only.
+			fields := 0
+			v := reflect.ValueOf(mergeBase(first))
+			for i := range v.NumField() {
+				if v.Field(i).Kind() != reflect.String {
+					continue
+				}
+				rc := mergeBase(first)
+				reflect.ValueOf(&rc).Elem().Field(i).SetString("other")
+				r.add(rc)
+				r.add(rc) // twice: merged with each other, not with the base
+				fields++
+			}
+			if fields != 13 {
+				t.Fatalf("%d string fields in store.Receipt; the test expects 13", fields)
+			}
+			if err := r.flush(); err != nil {
+				t.Fatal(err)
+			}
+			var rs []store.Receipt
+			if srv == nil {
+				rs = r.memory(store.ReceiptQuery{Limit: 1000})
+			} else {
+				var err error
+				if rs, err = srv.Receipts(ctx, store.ReceiptQuery{Limit: 1000}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(rs) != 1+fields {
+				t.Fatalf("%d rows, want %d (one for the %d identical receipts, one per differing field)", len(rs), 1+fields, n)
+			}
+			var base int
+			for _, rc := range rs {
+				want := int64(2)
+				if rc.Agent == "ops" && rc.Skill == "deploy" && rc.Action == "load" && rc.Path == "p.md" && rc.Source == "folder" && rc.Plugin == "acme" &&
+					rc.Trust == "trusted" && rc.Digest == "sha256:aa" && rc.Transport == "http" && rc.Outcome == "ok" && rc.Token == "tok1" && rc.Code == "c" && rc.Origin == "o" {
+					want = n
+					base++
+				}
+				if rc.Count != want {
+					t.Errorf("row %+v: count %d, want %d", rc, rc.Count, want)
+				}
+				if !rc.Time.Equal(first) {
+					t.Errorf("row %+v: time %v, want the first receipt's %v", rc, rc.Time, first)
+				}
+			}
+			if base != 1 {
+				t.Errorf("%d rows of the identical receipts, want 1", base)
+			}
+			var us []store.Usage
+			q := store.UsageQuery{Agent: "ops", Skill: "deploy"}
+			if srv == nil {
+				us = r.usage(q)
+			} else {
+				var err error
+				if us, err = srv.Usage(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var loads int64
+			for _, u := range us {
+				if u.Action == "load" && u.Outcome == "ok" {
+					loads += u.Count
+				}
+			}
+			// The base, and the receipts differing in path, source (not
+			// empty, so still counted under the skill), plugin, trust,
+			// digest, transport, token, code or origin, which usage does
+			// not count apart: n + 9*2.
+			if loads != n+18 {
+				t.Errorf("usage of ops/deploy load ok: %d, want %d", loads, n+18)
+			}
+		})
+	}
+}
+
+// TestReceiptsMergeAcrossRetry: merging keeps the earliest time, and a
+// merged batch that could not be written (kept in pending with its
+// counts) merges again with what came meanwhile without losing a load.
+func TestReceiptsMergeAcrossRetry(t *testing.T) {
+	r := newReceiptLog(nil, slog.New(slog.DiscardHandler), store.Retention{})
+	t.Cleanup(func() { r.close() })
+	at := time.Now()
+	merged := r.merge([]store.Receipt{mergeBase(at), mergeBase(at.Add(time.Millisecond)), mergeBase(at.Add(-time.Millisecond))})
+	if len(merged) != 1 || merged[0].Count != 3 || !merged[0].Time.Equal(at.Add(-time.Millisecond)) {
+		t.Fatalf("merged %+v, want one row of 3 with the earliest time", merged)
+	}
+	a, b := mergeBase(at), mergeBase(at)
+	b.Agent = "dev"
+	mixed := r.merge([]store.Receipt{a, a, b, a, b, b, a})
+	if len(mixed) != 2 || mixed[0].Agent != "ops" || mixed[0].Count != 4 || mixed[1].Agent != "dev" || mixed[1].Count != 3 {
+		t.Fatalf("interleaved runs merged into %+v, want ops 4 then dev 3", mixed)
+	}
+	again := r.merge(append(merged, mergeBase(at), store.Receipt{Agent: "x", Count: 4}))
+	if len(again) != 2 || again[0].Count != 4 || again[1].Count != 4 {
+		t.Fatalf("merged again %+v, want counts 4 and 4", again)
+	}
+}

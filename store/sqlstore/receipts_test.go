@@ -1,0 +1,185 @@
+package sqlstore_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/loadout/loadout/internal/pgtest"
+	"github.com/loadout/loadout/postgres"
+	"github.com/loadout/loadout/sqlite"
+	"github.com/loadout/loadout/store"
+	"github.com/loadout/loadout/store/sqlstore"
+)
+
+// reopenable runs f on a SQLite file and, when LOADOUT_TEST_POSTGRES is
+// set, on a PostgreSQL schema; open opens another store on the same
+// database (closed by Cleanup).
+func reopenable(t *testing.T, f func(t *testing.T, open func(t *testing.T) *sqlstore.Store)) {
+	t.Run("sqlite", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "x.db")
+		f(t, func(t *testing.T) *sqlstore.Store {
+			s, err := sqlite.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		raw := os.Getenv("LOADOUT_TEST_POSTGRES")
+		if raw == "" {
+			t.Skip("LOADOUT_TEST_POSTGRES is not set; run eval \"$(scripts/pg.sh start)\" to test against PostgreSQL")
+		}
+		u := pgtest.Schema(t, raw, "loadout_rcount_")
+		f(t, func(t *testing.T) *sqlstore.Store {
+			s, err := postgres.Open(context.Background(), u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		})
+	})
+}
+
+// TestReceiptCountMigration: a store made by the previous schema (up to
+// migration 0005: receipts without count), holding receipts, is migrated
+// by the next Open; its receipts read back with count 1, are counted once
+// each by Usage and the rollup, and new receipts keep their count.
+func TestReceiptCountMigration(t *testing.T) {
+	reopenable(t, func(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
+		ctx := context.Background()
+		s := open(t)
+		db := s.DB()
+		// Back to the schema of 0005.
+		for _, q := range []string{
+			`ALTER TABLE receipts DROP COLUMN count`,
+			`DELETE FROM schema_migrations WHERE version = 6`,
+		} {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		now := time.Now().UnixMicro()
+		for i, agent := range []string{"a", "a", "b"} {
+			if _, err := db.ExecContext(ctx, `INSERT INTO receipts (time, agent, skill, action, source, transport, outcome, code, origin)
+VALUES ($1, $2, 'deploy', 'load', 'folder', 'http', 'ok', '', '')`, now+int64(i), agent); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Close()
+
+		s = open(t)
+		var v int
+		if err := s.DB().QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil || v < 6 {
+			t.Fatalf("schema version %d (%v), want at least 6", v, err)
+		}
+		rs, err := s.Receipts(ctx, store.ReceiptQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) != 3 {
+			t.Fatalf("%d receipts after the migration, want 3", len(rs))
+		}
+		for _, r := range rs {
+			if r.Count != 1 {
+				t.Errorf("receipt %d of %s: count %d after the migration, want 1", r.ID, r.Agent, r.Count)
+			}
+		}
+		if err := s.AddReceipts(ctx, []store.Receipt{{Agent: "a", Skill: "deploy", Action: "load", Source: "folder", Transport: "http", Outcome: "ok", Count: 40}}); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int64{"a": 42, "b": 1}
+		check := func(when string) {
+			t.Helper()
+			us, err := s.Usage(ctx, store.UsageQuery{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]int64{}
+			for _, u := range us {
+				got[u.Agent] += u.Count
+			}
+			if len(got) != len(want) || got["a"] != want["a"] || got["b"] != want["b"] {
+				t.Errorf("%s: usage %v, want %v", when, got, want)
+			}
+		}
+		check("raw")
+		res, err := s.MaintainReceipts(ctx, store.Retention{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.RolledUp != 43 {
+			t.Errorf("rolled up %d, want 43 loads (3 old rows of 1, one new row of 40)", res.RolledUp)
+		}
+		check("rolled up")
+	})
+}
+
+// TestUsageSumsCounts: Usage sums the receipts' count, over raw receipts,
+// over the daily counts they were rolled into, and over both at once;
+// MaintainReceipts reports the loads it rolled up, and MaxRows prunes
+// rows, not loads.
+func TestUsageSumsCounts(t *testing.T) {
+	reopenable(t, func(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
+		ctx := context.Background()
+		s := open(t)
+		base := store.Receipt{Agent: "ops", Skill: "deploy", Action: "load", Source: "folder", Transport: "http", Outcome: "ok"}
+		add := func(counts ...int64) {
+			t.Helper()
+			rs := make([]store.Receipt, len(counts))
+			for i, n := range counts {
+				rs[i] = base
+				rs[i].Count = n
+			}
+			if err := s.AddReceipts(ctx, rs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		total := func() int64 {
+			t.Helper()
+			us, err := s.Usage(ctx, store.UsageQuery{Daily: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n int64
+			for _, u := range us {
+				n += u.Count
+			}
+			return n
+		}
+		add(5, 0, 7) // 0 is 1
+		if got := total(); got != 13 {
+			t.Errorf("raw: usage %d, want 13", got)
+		}
+		rs, err := s.Receipts(ctx, store.ReceiptQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var counts []int64
+		for _, r := range rs {
+			counts = append(counts, r.Count)
+		}
+		if len(counts) != 3 || counts[0]+counts[1]+counts[2] != 13 || min(counts[0], counts[1], counts[2]) != 1 {
+			t.Errorf("receipts' counts %v, want 5, 1 and 7", counts)
+		}
+		res, err := s.MaintainReceipts(ctx, store.Retention{MaxRows: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.RolledUp != 13 || res.Pruned != 1 {
+			t.Errorf("maintenance rolled up %d loads and pruned %d rows, want 13 and 1 (MaxRows 2 counts rows)", res.RolledUp, res.Pruned)
+		}
+		if got := total(); got != 13 {
+			t.Errorf("rolled up: usage %d, want 13", got)
+		}
+		add(100)
+		if got := total(); got != 113 {
+			t.Errorf("rolled up and raw: usage %d, want 113", got)
+		}
+	})
+}
