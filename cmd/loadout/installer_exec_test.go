@@ -37,7 +37,7 @@ func TestInstallerDropsExecutableBitAndServeSaysSo(t *testing.T) {
 	srv := startServe(t, "--root", filepath.Join(dir, "skills"), "--db", filepath.Join(dir, "x.db"))
 
 	code, index := httpDo(t, "GET", srv.base+"/agents/roots/.well-known/agent-skills/index.json", "", nil)
-	if code != 200 || !strings.Contains(index, `"code": "executable-dropped"`) || !strings.Contains(index, `\"scripts/x.sh\"`) {
+	if code != 200 || !strings.Contains(index, `"code":"executable-dropped"`) || !strings.Contains(index, `\"scripts/x.sh\"`) {
 		t.Errorf("index: %d\n%s", code, index)
 	}
 	work, home := t.TempDir(), t.TempDir()
