@@ -442,17 +442,23 @@ func (l *Loadout) Diagnostics() []skill.Diagnostic {
 	return append(out, l.agentDiags...)
 }
 
+// listingDefaults fills the listing settings spec leaves unset (budget,
+// format, token budget) with the catalog's.
+func (c *Catalog) listingDefaults(spec *AgentSpec) {
+	if spec.Budget == 0 {
+		spec.Budget = c.opt.Budget
+	}
+	if spec.Format == "" {
+		spec.Format = c.opt.Format
+	}
+	if spec.BudgetTokens == 0 {
+		spec.BudgetTokens = c.opt.BudgetTokens
+	}
+}
+
 func (c *Catalog) build(spec AgentSpec, fetch func(SourceSpec) *source.Result) *Loadout {
 	l := &Loadout{Spec: spec, byName: map[string]*Entry{}, srcDiags: make([][]skill.Diagnostic, len(spec.Skills)), envs: &c.envs}
-	if l.Spec.Budget == 0 {
-		l.Spec.Budget = c.opt.Budget
-	}
-	if l.Spec.Format == "" {
-		l.Spec.Format = c.opt.Format
-	}
-	if l.Spec.BudgetTokens == 0 {
-		l.Spec.BudgetTokens = c.opt.BudgetTokens
-	}
+	c.listingDefaults(&l.Spec)
 	seenRoot := map[string]bool{}
 	// Which source first selected each name, for the cross-source warning.
 	firstFrom := map[string]*Entry{}
@@ -551,15 +557,7 @@ func (c *Catalog) shareGlobal(agents []*Loadout, g AgentSpec) (*Loadout, bool) {
 	}
 	l := &Loadout{Spec: g, entries: a.entries, byName: a.byName, names: a.names, scanDiags: a.scanDiags,
 		srcDiags: make([][]skill.Diagnostic, len(g.Skills)), envs: &c.envs}
-	if l.Spec.Budget == 0 {
-		l.Spec.Budget = c.opt.Budget
-	}
-	if l.Spec.Format == "" {
-		l.Spec.Format = c.opt.Format
-	}
-	if l.Spec.BudgetTokens == 0 {
-		l.Spec.BudgetTokens = c.opt.BudgetTokens
-	}
+	c.listingDefaults(&l.Spec)
 	l.assemble()
 	return l, true
 }

@@ -2,17 +2,16 @@ package httpapi_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/loadout/loadout/httpapi"
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 type listPage struct {
@@ -181,19 +180,6 @@ func TestListSkillsBadParams(t *testing.T) {
 	}
 }
 
-func gunzip(t *testing.T, b []byte) []byte {
-	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("not gzip: %v", err)
-	}
-	out, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // The bodies kept for many requests go out with a strong ETag (304 on
 // If-None-Match), and gzip-compressed, with Vary: Accept-Encoding, to a
 // client that accepts gzip; gzip;q=0 and identity get the bytes as built.
@@ -221,7 +207,7 @@ func TestCachedBodiesETagAndGzip(t *testing.T) {
 				t.Errorf("%s (%s): Content-Encoding %q, ETag %q (identity %q), %d bytes of %d", path, ae, gz.h.Get("Content-Encoding"), gz.h.Get("ETag"), tag, len(gz.body), len(plain.body))
 				continue
 			}
-			if !bytes.Equal(gunzip(t, gz.body), plain.body) {
+			if !bytes.Equal(testutil.Gunzip(t, gz.body), plain.body) {
 				t.Errorf("%s (%s): the gzip form is not the same bytes", path, ae)
 			}
 			if r := e.do(t, "GET", path, e.admin, nil, "Accept-Encoding", ae, "If-None-Match", gz.h.Get("ETag")); r.code != 304 {

@@ -2,27 +2,14 @@ package webui
 
 import (
 	"bytes"
-	"compress/gzip"
-	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-)
 
-func gzBody(t *testing.T, b []byte) []byte {
-	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("not gzip: %v", err)
-	}
-	out, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+	"github.com/loadout/loadout/internal/testutil"
+)
 
 func gzGet(h http.Handler, method, target, acceptEncoding string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(method, target, nil)
@@ -66,13 +53,13 @@ func TestCompressResponses(t *testing.T) {
 	if w.Code != http.StatusNotFound || w.Header().Get("Content-Encoding") != "gzip" || !strings.Contains(w.Header().Get("Vary"), "Accept-Encoding") {
 		t.Fatalf("page: status %d, headers %v", w.Code, w.Header())
 	}
-	if got := gzBody(t, w.Body.Bytes()); string(got) != page {
+	if got := testutil.Gunzip(t, w.Body.Bytes()); string(got) != page {
 		t.Errorf("page decompresses to %d bytes, want the %d written", len(got), len(page))
 	}
 	if w.Body.Len() > len(page)/4 {
 		t.Errorf("page: %d bytes compressed of %d", w.Body.Len(), len(page))
 	}
-	if w := gzGet(h, "GET", "/sniffed", "gzip"); w.Header().Get("Content-Encoding") != "gzip" || string(gzBody(t, w.Body.Bytes())) != page {
+	if w := gzGet(h, "GET", "/sniffed", "gzip"); w.Header().Get("Content-Encoding") != "gzip" || string(testutil.Gunzip(t, w.Body.Bytes())) != page {
 		t.Errorf("a page without Content-Type is sniffed as HTML and compressed: %v", w.Header())
 	}
 	for _, c := range []struct{ path, ae string }{
@@ -133,7 +120,7 @@ func TestPrecompressedStatic(t *testing.T) {
 			if ct := w.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/") {
 				t.Errorf("%s: Content-Type %q", name, ct)
 			}
-			if got := gzBody(t, w.Body.Bytes()); !bytes.Equal(got, raw) {
+			if got := testutil.Gunzip(t, w.Body.Bytes()); !bytes.Equal(got, raw) {
 				t.Errorf("%s decompresses to something else", name)
 			}
 		}

@@ -4,7 +4,10 @@
 package testutil
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strings"
@@ -67,4 +70,18 @@ func AliasBomb(name string, levels, width int) string {
 	}
 	b.WriteString("---\n# Bomb\n")
 	return b.String()
+}
+
+// Gunzip returns the bytes gzip data b holds, failing t when b is not gzip.
+func Gunzip(t testing.TB, b []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("not gzip: %v", err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -20,12 +20,14 @@ import (
 )
 
 // engines runs f on a fresh SQLite file and, when LOADOUT_TEST_POSTGRES
-// is set, on a fresh PostgreSQL schema. open takes the pool's bound (0:
-// the default).
+// is set, on a fresh PostgreSQL schema. open opens a store on that
+// database (each call another, on the same data; closed by Cleanup) and
+// takes the pool's bound (0: the default).
 func engines(t *testing.T, f func(t *testing.T, open func(t *testing.T, maxConns int) *sqlstore.Store)) {
 	t.Run("sqlite", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "x.db")
 		f(t, func(t *testing.T, maxConns int) *sqlstore.Store {
-			s, err := sqlite.OpenWith(filepath.Join(t.TempDir(), "x.db"), sqlite.Options{MaxConns: maxConns})
+			s, err := sqlite.OpenWith(path, sqlite.Options{MaxConns: maxConns})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -38,8 +40,9 @@ func engines(t *testing.T, f func(t *testing.T, open func(t *testing.T, maxConns
 		if raw == "" {
 			t.Skip("LOADOUT_TEST_POSTGRES is not set; run eval \"$(scripts/pg.sh start)\" to test against PostgreSQL")
 		}
+		u := pgtest.Schema(t, raw, "loadout_pool_")
 		f(t, func(t *testing.T, maxConns int) *sqlstore.Store {
-			s, err := postgres.OpenWith(context.Background(), pgtest.Schema(t, raw, "loadout_pool_"), postgres.Options{MaxConns: maxConns})
+			s, err := postgres.OpenWith(context.Background(), u, postgres.Options{MaxConns: maxConns})
 			if err != nil {
 				t.Fatal(err)
 			}

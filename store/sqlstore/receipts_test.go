@@ -2,58 +2,21 @@ package sqlstore_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/loadout/loadout/internal/pgtest"
-	"github.com/loadout/loadout/postgres"
-	"github.com/loadout/loadout/sqlite"
 	"github.com/loadout/loadout/store"
 	"github.com/loadout/loadout/store/sqlstore"
 )
-
-// reopenable runs f on a SQLite file and, when LOADOUT_TEST_POSTGRES is
-// set, on a PostgreSQL schema; open opens another store on the same
-// database (closed by Cleanup).
-func reopenable(t *testing.T, f func(t *testing.T, open func(t *testing.T) *sqlstore.Store)) {
-	t.Run("sqlite", func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "x.db")
-		f(t, func(t *testing.T) *sqlstore.Store {
-			s, err := sqlite.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		})
-	})
-	t.Run("postgres", func(t *testing.T) {
-		raw := os.Getenv("LOADOUT_TEST_POSTGRES")
-		if raw == "" {
-			t.Skip("LOADOUT_TEST_POSTGRES is not set; run eval \"$(scripts/pg.sh start)\" to test against PostgreSQL")
-		}
-		u := pgtest.Schema(t, raw, "loadout_rcount_")
-		f(t, func(t *testing.T) *sqlstore.Store {
-			s, err := postgres.Open(context.Background(), u)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		})
-	})
-}
 
 // TestReceiptCountMigration: a store made by the previous schema (up to
 // migration 0005: receipts without count), holding receipts, is migrated
 // by the next Open; its receipts read back with count 1, are counted once
 // each by Usage and the rollup, and new receipts keep their count.
 func TestReceiptCountMigration(t *testing.T) {
-	reopenable(t, func(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
+	engines(t, func(t *testing.T, open func(t *testing.T, maxConns int) *sqlstore.Store) {
 		ctx := context.Background()
-		s := open(t)
+		s := open(t, 0)
 		db := s.DB()
 		// Back to the schema of 0005.
 		for _, q := range []string{
@@ -73,7 +36,7 @@ VALUES ($1, $2, 'deploy', 'load', 'folder', 'http', 'ok', '', '')`, now+int64(i)
 		}
 		s.Close()
 
-		s = open(t)
+		s = open(t, 0)
 		var v int
 		if err := s.DB().QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil || v < 6 {
 			t.Fatalf("schema version %d (%v), want at least 6", v, err)
@@ -125,9 +88,9 @@ VALUES ($1, $2, 'deploy', 'load', 'folder', 'http', 'ok', '', '')`, now+int64(i)
 // MaintainReceipts reports the loads it rolled up, and MaxRows prunes
 // rows, not loads.
 func TestUsageSumsCounts(t *testing.T) {
-	reopenable(t, func(t *testing.T, open func(t *testing.T) *sqlstore.Store) {
+	engines(t, func(t *testing.T, open func(t *testing.T, maxConns int) *sqlstore.Store) {
 		ctx := context.Background()
-		s := open(t)
+		s := open(t, 0)
 		base := store.Receipt{Agent: "ops", Skill: "deploy", Action: "load", Source: "folder", Transport: "http", Outcome: "ok"}
 		add := func(counts ...int64) {
 			t.Helper()

@@ -27,13 +27,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/loadout/loadout/bench/internal/hdrflag"
 )
 
 func main() {
 	from := flag.String("from", "", "fetch the response to serve from this URL (loopback)")
 	token := flag.String("token", "", "bearer token for -from")
 	addr := flag.String("addr", "127.0.0.1:0", "listen on this loopback HOST:PORT")
-	var headers headerFlags
+	var headers hdrflag.Flags
 	flag.Var(&headers, "H", "header 'Name: value' for the fetch from -from (repeatable)")
 	flag.Parse()
 	if *from == "" || !strings.HasPrefix(*from, "http://127.") {
@@ -96,18 +98,4 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bareserve:", err)
 		os.Exit(1)
 	}
-}
-
-// headerFlags is the repeated -H flag: each "Name: value".
-type headerFlags [][2]string
-
-func (h *headerFlags) String() string { return fmt.Sprint(*h) }
-
-func (h *headerFlags) Set(v string) error {
-	k, val, ok := strings.Cut(v, ":")
-	if !ok || strings.TrimSpace(k) == "" {
-		return fmt.Errorf("header %q: give 'Name: value'", v)
-	}
-	*h = append(*h, [2]string{strings.TrimSpace(k), strings.TrimSpace(val)})
-	return nil
 }

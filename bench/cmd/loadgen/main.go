@@ -24,6 +24,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/loadout/loadout/bench/internal/hdrflag"
 )
 
 func main() {
@@ -38,7 +40,7 @@ func main() {
 	token := flag.String("token", "", "bearer token")
 	label := flag.String("label", "", "label for the result line")
 	rate := flag.Float64("rate", 0, "offered load in requests/s across all connections (0: as fast as possible); latency is measured from each request's scheduled time, so queueing counts")
-	var headers headerFlags
+	var headers hdrflag.Flags
 	flag.Var(&headers, "H", "request header 'Name: value' for -url (repeatable)")
 	flag.Parse()
 	urls, err := readURLs(*urlsFile)
@@ -162,21 +164,7 @@ func readURLs(path string) ([]string, error) {
 	return urls, nil
 }
 
-// headerFlags is the repeated -H flag: each "Name: value".
-type headerFlags [][2]string
-
-func (h *headerFlags) String() string { return fmt.Sprint(*h) }
-
-func (h *headerFlags) Set(v string) error {
-	k, val, ok := strings.Cut(v, ":")
-	if !ok || strings.TrimSpace(k) == "" {
-		return fmt.Errorf("header %q: give 'Name: value'", v)
-	}
-	*h = append(*h, [2]string{strings.TrimSpace(k), strings.TrimSpace(val)})
-	return nil
-}
-
-func get(c *http.Client, url, token string, headers headerFlags) error {
+func get(c *http.Client, url, token string, headers hdrflag.Flags) error {
 	req, _ := http.NewRequest("GET", url, nil)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
