@@ -33,7 +33,14 @@ type searchIndex struct {
 	lens    []int
 	total   int
 	avgLen  float64
+	// norms are each document's length term of BM25,
+	// bm25K1*(1-bm25B+bm25B*len/avgLen), made once per index by finish
+	// rather than for every posting of every search.
+	norms []float64
 }
+
+// BM25's parameters.
+const bm25K1, bm25B = 1.2, 0.75
 
 type posting struct {
 	doc  int32
@@ -139,6 +146,10 @@ func (ix *searchIndex) finish() {
 	ix.avgLen = 0
 	if ix.live > 0 {
 		ix.avgLen = float64(ix.total) / float64(ix.live)
+	}
+	ix.norms = make([]float64, len(ix.lens))
+	for i, n := range ix.lens {
+		ix.norms[i] = bm25K1 * (1 - bm25B + bm25B*float64(n)/ix.avgLen)
 	}
 }
 
@@ -258,12 +269,13 @@ func (l *Loadout) Search(query string, limit int) []Hit {
 	defer scorePool.Put(sc)
 	sc.reset(len(ix.entries))
 	n := float64(ix.live)
-	const k1, b = 1.2, 0.75
+	norms := ix.norms
 	add := func(ps []posting, w float64) {
 		idf := logf(1 + (n-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
+		wi := w * idf
 		for _, p := range ps {
 			tf := float64(p.tf)
-			v := w * idf * tf * (k1 + 1) / (tf + k1*(1-b+b*float64(ix.lens[p.doc])/ix.avgLen))
+			v := wi * tf * (bm25K1 + 1) / (tf + norms[p.doc])
 			if p.name {
 				v *= 1.5
 			}
