@@ -32,14 +32,9 @@ func retainedPerSkill(t *testing.T, dir string, n int, opt Options) float64 {
 	return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
 }
 
-// TestScanRetainedPerSkill bounds what a discovered skill keeps alive, on
-// skills as bench/gen makes them (a SKILL.md with a few frontmatter
-// fields and three supporting files). Measured here (2,000 skills, so
-// the result's own maps are shared by fewer skills than at 50,000): before
-// the frontmatter was compacted a skill kept about 2,330 bytes; now about
-// 1,860, and 1,420 with TypedMeta. The bounds leave about 12% for noise
-// and small changes, not room to keep the frontmatter text again.
-func TestScanRetainedPerSkill(t *testing.T) {
+// memTree is a generated tree of 2,000 skills for the memory tests
+// (skipped with -short), and its size.
+func memTree(t *testing.T) (string, int) {
 	if testing.Short() {
 		t.Skip("generates 2,000 skills")
 	}
@@ -48,6 +43,18 @@ func TestScanRetainedPerSkill(t *testing.T) {
 	if err := gen.Tree(dir, n, 1); err != nil {
 		t.Fatal(err)
 	}
+	return dir, n
+}
+
+// TestScanRetainedPerSkill bounds what a discovered skill keeps alive, on
+// skills as bench/gen makes them (a SKILL.md with a few frontmatter
+// fields and three supporting files). Measured here (2,000 skills, so
+// the result's own maps are shared by fewer skills than at 50,000): before
+// the frontmatter was compacted a skill kept about 2,330 bytes; now about
+// 1,860, and 1,420 with TypedMeta. The bounds leave about 12% for noise
+// and small changes, not room to keep the frontmatter text again.
+func TestScanRetainedPerSkill(t *testing.T) {
+	dir, n := memTree(t)
 	ScanFolder(context.Background(), dir, Options{}) // warm the pools and the page cache
 	for _, c := range []struct {
 		opt   Options
@@ -157,14 +164,7 @@ func TestScanTypedMeta(t *testing.T) {
 // chunks are part full); at 50,000 skills, loadout check kept 92 MB of
 // spans for 70 MB live before, 73 MB after. The bound is between the two.
 func TestScanTypedMetaHoldsNoHoles(t *testing.T) {
-	if testing.Short() {
-		t.Skip("generates 2,000 skills")
-	}
-	dir := t.TempDir()
-	const n = 2000
-	if err := gen.Tree(dir, n, 1); err != nil {
-		t.Fatal(err)
-	}
+	dir, n := memTree(t)
 	opt := Options{TypedMeta: true}
 	ScanFolder(context.Background(), dir, opt) // warm the pools and the page cache
 	var before, after runtime.MemStats
@@ -176,8 +176,8 @@ func TestScanTypedMetaHoldsNoHoles(t *testing.T) {
 	if len(r.Skills) != n || r.Errors() {
 		t.Fatalf("%d skills, errors %v", len(r.Skills), r.Errors())
 	}
-	inuse := float64(int64(after.HeapInuse)-int64(before.HeapInuse)) / n
-	live := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / n
+	inuse := float64(int64(after.HeapInuse)-int64(before.HeapInuse)) / float64(n)
+	live := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
 	runtime.KeepAlive(r)
 	t.Logf("%.0f bytes of spans in use per skill, %.0f live", inuse, live)
 	if inuse > 1850 {
