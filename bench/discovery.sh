@@ -47,12 +47,8 @@ fi
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
-work=$(mktemp -d "${TMPDIR:-/tmp}/loadout-discovery.XXXXXX")
-if [[ "${KEEP:-}" == 1 ]]; then
-	echo "keeping $work" >&2
-else
-	trap 'rm -rf "$work"' EXIT
-fi
+. bench/lib.sh # bench_work, load_note
+bench_work discovery
 tree=$work/skills
 
 say() { printf '\n== %s\n' "$*" >&2; }
@@ -79,7 +75,6 @@ benchcol() { # benchcol NAME UNIT: that column of each result line of benchmark 
 }
 
 # Figures are only as good as the machine is quiet.
-. bench/lib.sh # load_note
 load_start=$(load_note start)
 [[ -z $load_start ]] || echo "$load_start" >&2
 

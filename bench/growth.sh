@@ -46,12 +46,8 @@ CPUS=${CPUS:-2}
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
-work=$(mktemp -d "${TMPDIR:-/tmp}/loadout-growth.XXXXXX")
-if [[ "${KEEP:-}" == 1 ]]; then
-	echo "keeping $work" >&2
-else
-	trap 'rm -rf "$work"' EXIT
-fi
+. bench/lib.sh # bench_work, load_note
+bench_work growth
 say() { printf '\n== %s\n' "$*" >&2; }
 
 pin=()
@@ -75,7 +71,6 @@ ms() { # a Go duration (1.2s, 340ms, 900µs) in ms
 	awk '{ v = $1; if (v ~ /ms$/) { sub(/ms$/, "", v); print v } else if (v ~ /µs$/) { sub(/µs$/, "", v); print v / 1000 }
 		else if (v ~ /s$/) { sub(/s$/, "", v); print v * 1000 } else print v }'
 }
-. bench/lib.sh # load_note
 load_start=$(load_note start)
 [[ -z $load_start ]] || echo "$load_start" >&2
 

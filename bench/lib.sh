@@ -11,3 +11,24 @@ load_note() {
 		echo "WARNING: load average $load on $cpus cpus at $1: other work is running, figures will be noisy"
 	fi
 }
+
+# bench_work NAME makes the run's scratch folder, $work, removed when the
+# script exits unless KEEP=1.
+bench_work() {
+	work=$(mktemp -d "${TMPDIR:-/tmp}/loadout-$1.XXXXXX")
+	if [[ "${KEEP:-}" == 1 ]]; then
+		echo "keeping $work" >&2
+	else
+		trap 'rm -rf "$work"' EXIT
+	fi
+}
+
+# wait_healthy PORT waits up to 60 s for a server on loopback PORT to
+# answer /healthz.
+wait_healthy() {
+	for _ in $(seq 1 600); do
+		curl -fsS "http://127.0.0.1:$1/healthz" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}

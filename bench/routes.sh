@@ -39,6 +39,7 @@
 # transaction and a catalog refresh, measured by the store benchmarks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh # wait_healthy
 N=${N:-2000}
 DUR=${DUR:-3s}
 CONNS=${CONNS:-64}
@@ -109,10 +110,7 @@ for engine in $ENGINES; do
   port=$((17000 + RANDOM % 2000))
   "$work/loadout" serve --config "$cfg" --addr "127.0.0.1:$port" --no-watch >"$work/serve-$engine.log" 2>&1 &
   pid=$!
-  for _ in $(seq 1 600); do
-    curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
-    sleep 0.1
-  done
+  wait_healthy "$port" || true
   base="http://127.0.0.1:$port"
   declare -A urls=(
     [load]="$base/v1/agents/bench/skills/$name"

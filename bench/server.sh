@@ -43,6 +43,7 @@
 #   FLOOR_ONLY=1 SIZES=10000 SPREAD=10000 bench/server.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh # wait_healthy
 DUR=${DUR:-10s}
 CONNS=${CONNS:-64}
 SIZES=${SIZES:-"100 10000"}
@@ -97,10 +98,7 @@ for mode in $MODES; do
   port=$((17000 + RANDOM % 2000))
   "$work/loadout" serve --config "$cfg" --addr "127.0.0.1:$port" --no-watch >"$work/serve$n-$mode.log" 2>&1 &
   pid=$!
-  for _ in $(seq 1 600); do
-    curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
-    sleep 0.1
-  done
+  wait_healthy "$port" || true
   curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null
   name=$(find "$tree" -name SKILL.md | sort | awk 'NR==1' | xargs dirname | xargs basename)
   file="references/guide.md"
