@@ -794,9 +794,15 @@ func TestAgents(t *testing.T) {
 	if rep["budgetTokens"] != 150.0 || rep["budget"] != 600.0 || rep["tokens"].(float64) > 150 || rep["chars"].(float64) > 600 {
 		t.Errorf("token budget: %v", rep)
 	}
-	if tiers, _ := rep["tiers"].(map[string]any); len(tiers) != 3 {
-		t.Errorf("tiers: %v", rep)
+	if counts, _ := rep["counts"].(map[string]any); counts == nil || rep["detail"] != "summary" || rep["tiers"] != nil {
+		t.Errorf("the default report is not a summary: %v", rep)
 	}
+	r = e.do(t, "GET", "/v1/agents/coder/prompt?budget=100000&budgetTokens=150&report=full", e.coder, nil)
+	want(t, r, 200)
+	if tiers, _ := r.json(t)["report"].(map[string]any)["tiers"].(map[string]any); len(tiers) != 3 {
+		t.Errorf("tiers: %s", r.body)
+	}
+	wantErr(t, e.do(t, "GET", "/v1/agents/coder/prompt?report=all", e.coder, nil), 400, "bad_request")
 	wantErr(t, e.do(t, "GET", "/v1/agents/coder/prompt?budgetTokens=-2", e.coder, nil), 400, "bad_request")
 	wantErr(t, e.do(t, "GET", "/v1/agents/coder/prompt?format=xml", e.coder, nil), 400, "bad_request")
 	wantErr(t, e.do(t, "GET", "/v1/agents/coder/prompt?budget=lots", e.coder, nil), 400, "bad_request")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -336,5 +337,67 @@ func putEntry(t *testing.T, e *env, name, ifMatch, text string) {
 	e.h.ServeHTTP(w, req)
 	if w.Code != 200 {
 		t.Fatalf("PUT %s: %d %s", name, w.Code, w.Body)
+	}
+}
+
+// The prompt's report counts the skills of each tier; their names, by
+// tier, come with ?report=full. At 200 skills and a small budget the
+// summary stays the size of the prompt, while the full report names
+// every skill (before, every answer carried every name: 300 KB at 4,000
+// skills around an 8 KB prompt).
+func TestPromptReportSummaryAndFull(t *testing.T) {
+	e := newEnv(t, benchFiles())
+	type report struct {
+		Prompt string `json:"prompt"`
+		Report struct {
+			Listed int            `json:"listed"`
+			Counts map[string]int `json:"counts"`
+			Detail string         `json:"detail"`
+			Tiers  map[string]string
+			Omit   []string `json:"omitted"`
+		} `json:"report"`
+	}
+	get := func(path string) (report, int) {
+		r := e.serveGet(path)
+		if r.Code != 200 {
+			t.Fatalf("GET %s: %d %s", path, r.Code, r.Body)
+		}
+		var rep report
+		if err := json.Unmarshal(r.Body.Bytes(), &rep); err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		return rep, r.Body.Len()
+	}
+	sum, sumLen := get("/v1/agents/coder/prompt?budget=600")
+	full, fullLen := get("/v1/agents/coder/prompt?budget=600&report=full")
+	if sum.Report.Detail != "summary" || sum.Report.Tiers != nil || sum.Report.Omit != nil {
+		t.Errorf("default report: detail %q, %d tiers, %d omitted names; want a summary without names", sum.Report.Detail, len(sum.Report.Tiers), len(sum.Report.Omit))
+	}
+	if full.Report.Detail != "full" || len(full.Report.Tiers) < 200 {
+		t.Errorf("report=full: detail %q with %d tiers, want every skill's", full.Report.Detail, len(full.Report.Tiers))
+	}
+	// The counts agree with the names.
+	byTier := map[string]int{}
+	for _, tier := range full.Report.Tiers {
+		byTier[tier]++
+	}
+	total := 0
+	for _, tier := range []string{"full", "shortened", "name", "grouped", "omitted"} {
+		if sum.Report.Counts[tier] != byTier[tier] || full.Report.Counts[tier] != byTier[tier] {
+			t.Errorf("tier %s: summary counts %d, full counts %d, full names %d", tier, sum.Report.Counts[tier], full.Report.Counts[tier], byTier[tier])
+		}
+		total += sum.Report.Counts[tier]
+	}
+	// omitted names every skill not named in the listing: grouped or only counted.
+	notNamed := sum.Report.Counts["grouped"] + sum.Report.Counts["omitted"]
+	if total != len(full.Report.Tiers) || notNamed != len(full.Report.Omit) || notNamed == 0 {
+		t.Errorf("counts %v for %d skills, %d omitted by name", sum.Report.Counts, len(full.Report.Tiers), len(full.Report.Omit))
+	}
+	if sum.Prompt != full.Prompt {
+		t.Errorf("the prompt differs between report=summary and report=full")
+	}
+	// The summary is bounded by the prompt, not the catalog.
+	if sumLen > 2*len(sum.Prompt)+4096 || fullLen < sumLen+200*5 {
+		t.Errorf("summary %d bytes, full %d bytes, prompt %d characters", sumLen, fullLen, len(sum.Prompt))
 	}
 }

@@ -113,7 +113,7 @@ func TestAgentsPageInBrowser(t *testing.T) {
 		t.Errorf("no skill is listed as left out at budget 600")
 	}
 	// What the API reports for the same budget is what the page shows.
-	resp, err := http.Get(srv.URL + "/v1/agents/coder/prompt?format=pi&budget=600")
+	resp, err := http.Get(srv.URL + "/v1/agents/coder/prompt?format=pi&budget=600&report=full")
 	if err != nil {
 		t.Fatal(err)
 	}
