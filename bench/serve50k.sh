@@ -38,7 +38,8 @@ run() { # run N TREE DB MODE
   local cfg="$work/cfg.json" log="$work/serve.log"
   printf '{"agents":[{"agentId":"bench","skills":[{"root":"%s"}]}],"store":"%s"}\n' "$tree" "$db" > "$cfg"
   local port=$((17000 + RANDOM % 2000))
-  local t0 t1
+  local t0 t1 io0 io1
+  io0=$(diskreads "$tree")
   t0=$(date +%s%N)
   "$work/loadout" serve --config "$cfg" --addr "127.0.0.1:$port" "${args[@]}" >"$log" 2>&1 &
   local pid=$!
@@ -47,19 +48,36 @@ run() { # run N TREE DB MODE
     sleep 0.01
   done
   t1=$(date +%s%N)
+  io1=$(diskreads "$tree")
   curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null
-  local cpu hwm live
+  local cpu hwm live sys
   cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14+$15)/hz}' "/proc/$pid/stat")
+  sys=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", $15/hz}' "/proc/$pid/stat")
   sleep 1
   hwm=$(awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/$pid/status")
   live=$(grep -o 'live_heap_mb=[0-9]*' "$log" | head -1 | cut -d= -f2)
   kill -INT "$pid"; wait "$pid" || true
   local ready
   ready=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b-a)/1e9 }')
-  echo "  $n skills, $mode start: ready ${ready} s, CPU ${cpu} s, peak ${hwm} MB, live heap ${live} MB"
+  echo "  $n skills, $mode start: ready ${ready} s, CPU ${cpu} s (kernel ${sys} s), peak ${hwm} MB, live heap ${live} MB"
+  if [ -n "$io0" ] && [ -n "$io1" ]; then
+    # Reads the disk completed while the server started (any process), the
+    # time they took summed, so ms/s over the wall time is the queue depth,
+    # and the server's kernel CPU per read.
+    awk -v a="$io0" -v b="$io1" -v w="$ready" -v k="$sys" 'BEGIN { split(a, x, " "); split(b, y, " ");
+      r = y[1]-x[1]; ms = y[2]-x[2]; if (r > 0) printf "    disk: %d reads, %.0f ms reading (queue depth %.1f), %.0f us of kernel CPU per read\n", r, ms, ms/1000/w, k*1e6/r }'
+  fi
   if [ "$n" -ge 50000 ]; then rt=5 mt=300; else rt=1.5 mt=150; fi
   check "ready" "$ready" "$rt" s
   check "peak (VmHWM)" "$hwm" "$mt" MB
+}
+
+# diskreads DIR: "reads ms-reading" of the disk that holds DIR, from
+# /proc/diskstats (empty when it is not a plain block device).
+diskreads() {
+  local dev
+  dev=$(df --output=source "$1" 2>/dev/null | tail -1); dev=${dev#/dev/}
+  awk -v d="$dev" '$3 == d { print $4, $7 }' /proc/diskstats 2>/dev/null
 }
 
 echo "load: $(uptime)"
