@@ -60,8 +60,9 @@ run() { # run N TREE DB MODE
   local ready
   ready=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b-a)/1e9 }')
   echo "  $n skills, $mode start: ready ${ready} s, CPU ${cpu} s (kernel ${sys} s), peak ${hwm} MB, live heap ${live} MB"
-  if [ -n "$io0" ] && [ -n "$io1" ]; then
-    # Reads the disk completed while the server started (any process), the
+  if [ "${COLD:-}" = 1 ] && [ "$mode" = first ] && [ -n "$io0" ] && [ -n "$io1" ]; then
+    # On a cold cache: the reads the disk completed while the server started
+    # (any process, but the server's dominate), the
     # time they took summed, so ms/s over the wall time is the queue depth,
     # and the server's kernel CPU per read.
     awk -v a="$io0" -v b="$io1" -v w="$ready" -v k="$sys" 'BEGIN { split(a, x, " "); split(b, y, " ");

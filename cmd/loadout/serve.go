@@ -304,7 +304,9 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	opts.Remotes = remoteProviders(rm)
 	pluginDiags = append(pluginDiags, remoteDiags...)
 	start := time.Now()
+	restoreProcs := raiseProcsForScan(e)
 	cat, err := catalog.New(ctx, specs, opts)
+	restoreProcs()
 	if err != nil {
 		srv.close()
 		return nil, err
