@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -200,4 +201,19 @@ func keysOf(t *testing.T, raw json.RawMessage) []string {
 		break
 	}
 	return out
+}
+
+// The OpenAPI document is served compact: indented it was 139 KB.
+func TestOpenAPICompact(t *testing.T) {
+	e := newEnv(t, baseFiles)
+	r := e.do(t, "GET", "/v1/openapi.json", e.admin, nil)
+	want(t, r, 200)
+	if n := bytes.Count(r.body, []byte("\n")); n > 1 {
+		t.Errorf("the OpenAPI document has %d lines, want one (compact JSON)", n)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(r.body, &doc); err != nil || doc["openapi"] == nil {
+		t.Errorf("the compact document does not parse as OpenAPI: %v", err)
+	}
+	t.Logf("OpenAPI document: %d bytes", len(r.body))
 }
