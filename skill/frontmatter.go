@@ -252,19 +252,43 @@ type Document struct {
 // frontmatter that cannot be parsed even after quoting values that contain
 // ": ". Diagnostics carry path, which may be empty.
 func Parse(data []byte, path, dirName string) (doc *Document, diags []Diagnostic, ok bool) {
-	return parse(data, path, dirName, true)
+	return parse(data, path, dirName, true, true)
 }
 
 // ParseHeader is Parse without the body (Document.Body is empty). It is
 // what discovery uses: bodies are read again on activation, so a catalog
 // of many skills does not hold them.
 func ParseHeader(data []byte, path, dirName string) (doc *Document, diags []Diagnostic, ok bool) {
-	return parse(data, path, dirName, false)
+	return parse(data, path, dirName, false, true)
 }
 
-func parse(data []byte, path, dirName string, keepBody bool) (doc *Document, diags []Diagnostic, ok bool) {
+// ParseHeaderTransient is ParseHeader for a caller that copies what it
+// keeps of the Document at once (Frontmatter.TypedOnly, Batch.New), as
+// loadout check and list do. ParseHeader moves the text of every field
+// into one string of its own (so that a kept Document holds nothing else
+// of the file), a copy such a caller would only make again; here the
+// fields point into one copy of the whole frontmatter, which a kept
+// Document keeps alive.
+func ParseHeaderTransient(data []byte, path, dirName string) (doc *Document, diags []Diagnostic, ok bool) {
+	return parse(data, path, dirName, false, false)
+}
+
+func parse(data []byte, path, dirName string, keepBody, compact bool) (doc *Document, diags []Diagnostic, ok bool) {
 	report := func(sev Severity, code, field, format string, args ...any) {
 		diags = append(diags, Diagnostic{Severity: sev, Code: code, Path: path, Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	if !compact {
+		// Only the Document may point into the frontmatter's text: what
+		// the caller may keep beyond it (the diagnostics, and the name it
+		// puts in later ones) gets text of its own.
+		defer func() {
+			for i := range diags {
+				diags[i].Field, diags[i].Skill = strings.Clone(diags[i].Field), strings.Clone(diags[i].Skill)
+			}
+			if doc != nil {
+				doc.Name = strings.Clone(doc.Name)
+			}
+		}()
 	}
 	frontB, bodyB, hadBOM, err := splitBytes(data)
 	if hadBOM {
@@ -282,7 +306,9 @@ func parse(data []byte, path, dirName string, keepBody bool) (doc *Document, dia
 		report(Error, CodeFrontmatterTooLarge, "", "the frontmatter is %d bytes, over the %d-byte limit; skill skipped: keep the frontmatter to short fields and move long text into the body or a file of the skill", len(frontB), MaxFrontmatterBytes)
 		return nil, diags, false
 	}
-	root, retried, err := parseYAML(string(frontB))
+	fp := getFastParser()
+	defer fp.release() // after fill: the Frontmatter holds no node
+	root, retried, err := parseYAML(string(frontB), fp)
 	if be, over := err.(*boundError); over {
 		report(Error, be.code, "", "%s; skill skipped", be.msg)
 		return nil, diags, false
@@ -302,7 +328,9 @@ func parse(data []byte, path, dirName string, keepBody bool) (doc *Document, dia
 		report(Error, CodeNotMapping, "", "frontmatter must be a YAML mapping of fields (key: value), not a %s; skill skipped", kindName(root))
 		return nil, diags, false
 	}
-	compactText(root)
+	if compact {
+		compactText(root)
+	}
 	fieldDiags := doc.Frontmatter.fill(root)
 	for _, d := range fieldDiags {
 		d.Path = path
@@ -409,8 +437,8 @@ func compactText(root *yaml.Node) {
 // parseYAML parses frontmatter text into its root node (nil when empty).
 // On failure it retries once with unquoted values that contain ": " quoted;
 // retried names the first key it quoted.
-func parseYAML(front string) (root *yaml.Node, retried string, err error) {
-	root, err = decodeNode(front)
+func parseYAML(front string, fp *fastParser) (root *yaml.Node, retried string, err error) {
+	root, err = decodeNode(front, fp)
 	if err == nil {
 		return root, "", nil
 	}
@@ -421,7 +449,7 @@ func parseYAML(front string) (root *yaml.Node, retried string, err error) {
 	if key == "" {
 		return nil, "", cleanYAMLError(err)
 	}
-	root, err2 := decodeNode(fixed)
+	root, err2 := decodeNode(fixed, fp)
 	if err2 == nil {
 		return root, key, nil
 	}
@@ -435,8 +463,8 @@ func parseYAML(front string) (root *yaml.Node, retried string, err error) {
 // alias-free trees; what the full decoder makes is measured (checkBounds)
 // before anything walks it, and a *boundError is returned when it is over
 // a bound.
-func decodeNode(text string) (*yaml.Node, error) {
-	if n, ok := fastNode(text); ok {
+func decodeNode(text string, fp *fastParser) (*yaml.Node, error) {
+	if n, ok := fp.parse(text); ok {
 		return n, nil
 	}
 	n, err := decodeFull(text)

@@ -3,6 +3,7 @@ package skill
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -282,5 +283,50 @@ func TestYAMLErrorLinesAndHint(t *testing.T) {
 				t.Errorf("quoting hint present = %v, want %v: %s", hint, tc.hint, msg)
 			}
 		})
+	}
+}
+
+// TestParseHeaderTransient: the fast parser's node slab is reused from
+// one SKILL.md to the next, and ParseHeaderTransient leaves the fields in
+// the frontmatter's text. A Document parsed earlier must not change when
+// later ones are parsed, and the two parses must agree field for field.
+func TestParseHeaderTransient(t *testing.T) {
+	docs := []string{
+		"---\nname: alpha\ndescription: Does alpha things.\nversion: 1.2.3\ntags:\n  - one\n  - two\nmetadata:\n  owner: team-a\n  category: ops\n---\nbody\n",
+		"---\nname: Beta_Bad\ndescription: >\n  Folded text\n  over lines.\nallowed-tools: [Read, Write]\nrequires-tools: [Bash]\n---\n",
+		"---\nname: gamma\ndescription: 'quoted: with colon'\nlicense: MIT\ncompatibility: needs git\nx-extra: {a: 1}\n---\n",
+		"---\nname: delta\ndescription: \"the second\"\nunknown: [a, b, c]\ncategory: dev\n---\n",
+	}
+	// What each holds, written out: the parses below are compared with
+	// each other, and with these.
+	wantName := []string{"alpha", "Beta_Bad", "gamma", "delta"}
+	wantDesc := []string{"Does alpha things.", "Folded text over lines.\n", "quoted: with colon", "the second"}
+	wantKeys := []int{5, 4, 5, 4}
+	type parsed struct {
+		doc   *Document
+		diags []Diagnostic
+		ok    bool
+	}
+	var early []parsed
+	for i, text := range docs {
+		doc, diags, ok := ParseHeaderTransient([]byte(text), "x/SKILL.md", "dir")
+		early = append(early, parsed{doc, diags, ok})
+		// Parse the others in between, reusing the pooled nodes.
+		for j := range docs {
+			if j != i {
+				ParseHeader([]byte(docs[j]), "y/SKILL.md", "other")
+			}
+		}
+	}
+	for i, text := range docs {
+		want, wantDiags, wantOK := ParseHeader([]byte(text), "x/SKILL.md", "dir")
+		got := early[i]
+		if !got.ok || got.doc.Name != wantName[i] || got.doc.Description != wantDesc[i] || len(got.doc.Raw) != wantKeys[i] {
+			t.Errorf("doc %d: got ok=%v name %q description %q and %d keys, want %q %q %d", i, got.ok, got.doc.Name, got.doc.Description, len(got.doc.Raw), wantName[i], wantDesc[i], wantKeys[i])
+			continue
+		}
+		if got.ok != wantOK || !reflect.DeepEqual(got.doc, want) || !reflect.DeepEqual(got.diags, wantDiags) {
+			t.Errorf("doc %d: transient parse, made before the others,\n got %+v %+v %v\nwant %+v %+v %v", i, got.doc, got.diags, got.ok, want, wantDiags, wantOK)
+		}
 	}
 }

@@ -155,6 +155,10 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string, b *skill.Batch) fou
 		spill := s.opt.KeepBodies && s.opt.Bodies != nil
 		if s.opt.KeepBodies && !spill {
 			c.doc, c.diags, c.ok = skill.Parse(data, entryPath, dirName)
+		} else if s.opt.TypedMeta && s.opt.Cache == nil {
+			// TypedOnly or b.New below copies what is kept; a cached
+			// Document is kept as parsed.
+			c.doc, c.diags, c.ok = skill.ParseHeaderTransient(data, entryPath, dirName)
 		} else {
 			c.doc, c.diags, c.ok = skill.ParseHeader(data, entryPath, dirName)
 		}
