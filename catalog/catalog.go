@@ -460,19 +460,17 @@ func (c *Catalog) build(spec AgentSpec, fetch func(SourceSpec) *source.Result) *
 	l := &Loadout{Spec: spec, byName: map[string]*Entry{}, srcDiags: make([][]skill.Diagnostic, len(spec.Skills)), envs: &c.envs}
 	c.listingDefaults(&l.Spec)
 	seenRoot := map[string]bool{}
-	// Which source first selected each name, for the cross-source warning.
-	firstFrom := map[string]*Entry{}
 	// add registers e; a name selected before is reported and returned.
+	// byName holds the entry of the source that first selected each name.
 	add := func(e *Entry) *skill.Diagnostic {
 		l.entries = append(l.entries, e)
 		name := e.Skill.Name
-		if first, ok := firstFrom[name]; ok {
+		if first, ok := l.byName[name]; ok {
 			l.shadow(name)
 			return &skill.Diagnostic{Severity: skill.Warning, Code: CodeSameNameSources, Skill: name, Path: e.Skill.Location, Agent: spec.AgentID,
 				Message: fmt.Sprintf("skill %q is selected from more than one source; both are in the prompt, and %s wins activation by name", name, first.Skill.Location),
 				Winner:  first.Skill.Location, Loser: e.Skill.Location}
 		}
-		firstFrom[name] = e
 		l.byName[name] = e
 		return nil
 	}
@@ -482,6 +480,13 @@ func (c *Catalog) build(spec AgentSpec, fetch func(SourceSpec) *source.Result) *
 		if !seenRoot[key] {
 			seenRoot[key] = true
 			l.scanDiags = append(l.scanDiags, res.Diagnostics...)
+		}
+		if len(l.entries) == 0 && len(l.byName) == 0 {
+			// Sized for the first source (most agents have one): a map
+			// and a list grown by doubling to 50,000 skills hold the
+			// last two sizes at once.
+			l.byName = make(map[string]*Entry, len(res.Skills))
+			l.entries = make([]*Entry, 0, len(res.Skills))
 		}
 		skills := append([]*skill.Skill(nil), res.Skills...)
 		if !sort.SliceIsSorted(skills, func(a, b int) bool { return skills[a].Name < skills[b].Name }) {
@@ -516,6 +521,7 @@ func (c *Catalog) build(spec AgentSpec, fetch func(SourceSpec) *source.Result) *
 	for _, e := range l.entries {
 		c.finish(spec, e)
 	}
+	l.names = make([]string, 0, len(l.byName))
 	for name := range l.byName {
 		l.names = append(l.names, name)
 	}

@@ -21,7 +21,7 @@ func virtual(t *testing.T, loc string, origin skill.Origin, content string, file
 		t.Fatal(err)
 	}
 	body, _, _ := skill.Parse(b.Content, "", "")
-	sk := skill.NewVirtual(doc, loc, b.Manifest(), origin, b.Reader())
+	sk := skill.NewVirtual(doc, loc, b.Manifest(), &origin, b.Reader())
 	if body != nil {
 		sk.KeepBody(body.Body)
 	}

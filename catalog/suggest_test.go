@@ -42,7 +42,7 @@ func storedSkill(t testing.TB, name, desc string, version int) *skill.Skill {
 		t.Fatalf("%s does not parse", name)
 	}
 	b := &skill.Bundle{Content: []byte(content)}
-	sk := skill.NewVirtual(doc, loc, nil, skill.Origin{Kind: "store", Version: version}, b.Reader())
+	sk := skill.NewVirtual(doc, loc, nil, &skill.Origin{Kind: "store", Version: version}, b.Reader())
 	sk.KeepBody(doc.Body)
 	return sk
 }

@@ -66,7 +66,7 @@ func pluginSkill(t testing.TB) *skill.Skill {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sk := skill.NewVirtual(doc, "plugin://acme/deploy", b.Manifest(), skill.Origin{Kind: "plugin", Plugin: "acme", Trust: "untrusted", Provenance: "acme 1.0"}, b.Reader())
+	sk := skill.NewVirtual(doc, "plugin://acme/deploy", b.Manifest(), &skill.Origin{Kind: "plugin", Plugin: "acme", Trust: "untrusted", Provenance: "acme 1.0"}, b.Reader())
 	full, _, _ := skill.Parse(b.Content, "", "")
 	sk.KeepBody(full.Body)
 	return sk

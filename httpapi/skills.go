@@ -237,7 +237,7 @@ func (a *api) buildListing(r *http.Request, l *catalog.Loadout) (*listing, error
 	for _, e := range l.Entries() {
 		sk := e.Skill
 		win, _ := l.Lookup(sk.Name)
-		out = append(out, skillSummary{Name: sk.Name, Description: sk.Description, Source: sk.Origin,
+		out = append(out, skillSummary{Name: sk.Name, Description: sk.Description, Source: sk.OriginValue(),
 			Version: sk.Origin.Version, Digest: sk.ContentDigest(), Mode: modeOf(e), Shadowed: win != e,
 			Files: len(sk.Files), Enabled: true, ReadOnly: sk.Origin.Kind != "store"})
 		if sk.Origin.Kind == "store" {
@@ -460,7 +460,7 @@ func recordDetail(rec *store.Record, l *catalog.Loadout) skillDetail {
 	}
 	if l != nil {
 		if e, ok := l.Lookup(rec.Name); ok && e.Skill.Origin.Kind != "store" {
-			o := e.Skill.Origin
+			o := e.Skill.OriginValue()
 			d.ShadowedBy = &o
 		}
 	}
@@ -484,7 +484,7 @@ func catalogDetail(sk *skill.Skill) (skillDetail, error) {
 	for _, f := range sk.Files {
 		size += f.Size
 	}
-	d := skillDetail{Name: sk.Name, Description: sk.Description, Source: sk.Origin, Version: sk.Origin.Version,
+	d := skillDetail{Name: sk.Name, Description: sk.Description, Source: sk.OriginValue(), Version: sk.Origin.Version,
 		Digest: sk.ContentDigest(), Enabled: true, ReadOnly: sk.Origin.Kind != "store", Entry: sk.Entry,
 		Files: sk.Files, Size: size, Content: string(content)}
 	if d.ReadOnly {
@@ -1421,7 +1421,7 @@ func (a *api) exportSkill(w http.ResponseWriter, r *http.Request) {
 			a.fail(w, r, err)
 			return
 		}
-		origin = e.Skill.Origin
+		origin = e.Skill.OriginValue()
 	}
 	if format == "zip" {
 		var buf bytes.Buffer

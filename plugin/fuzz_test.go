@@ -52,7 +52,7 @@ func FuzzManifest(f *testing.F) {
 			t.Fatalf("indices %v for %d skills", idx, len(m.Skills))
 		}
 		ids := map[string]bool{}
-		l := &loader{file: file, m: m, origin: skill.Origin{Kind: "plugin", Plugin: m.ID, Trust: m.Trust, Root: "/plugins/fuzz"}}
+		l := &loader{file: file, m: m, origin: &skill.Origin{Kind: "plugin", Plugin: m.ID, Trust: m.Trust, Root: "/plugins/fuzz"}}
 		for k, c := range m.Skills {
 			if c.ID == "" || ids[c.ID] || strings.TrimSpace(c.Name) == "" {
 				t.Fatalf("accepted contribution %+v", c)
@@ -65,7 +65,7 @@ func FuzzManifest(f *testing.F) {
 				}
 				sk, _ := l.inline(idx[k], c)
 				if sk != nil {
-					if sk.Name == "" || !sk.Virtual || sk.Location != "plugin://"+m.ID+"/"+sk.Name+"/SKILL.md" || sk.Origin != l.origin {
+					if sk.Name == "" || !sk.Virtual || sk.Location != "plugin://"+m.ID+"/"+sk.Name+"/SKILL.md" || *sk.Origin != *l.origin {
 						t.Fatalf("inline skill %+v", sk)
 					}
 					for _, f := range sk.Files {

@@ -127,7 +127,7 @@ func Load(dir string) (*Plugin, []skill.Diagnostic) {
 		dir:    real,
 		file:   file,
 		m:      m,
-		origin: skill.Origin{Kind: "plugin", Root: real, Plugin: m.ID, Trust: m.Trust, Provenance: m.ID + " " + m.Version},
+		origin: &skill.Origin{Kind: "plugin", Root: real, Plugin: m.ID, Trust: m.Trust, Provenance: m.ID + " " + m.Version},
 	}
 	p := &Plugin{Manifest: *m, Dir: real}
 	type named struct{ field, loc string }
@@ -189,7 +189,7 @@ type loader struct {
 	dir    string // the plugin folder, real
 	file   string // its plugin.json
 	m      *Manifest
-	origin skill.Origin
+	origin *skill.Origin // shared by the plugin's skills
 }
 
 // contribution makes the skill of contribution i.
@@ -339,7 +339,7 @@ func (l *loader) onDisk(i int, c Contribution) (*skill.Skill, []skill.Diagnostic
 	if !within(real, l.dir) {
 		return refuse(skill.CodeSymlinkEscapes, "%q leads out of the plugin folder through a symlink (to %s); refused", dirRel, real)
 	}
-	res := source.ScanFolder(context.Background(), real, source.Options{Origin: l.origin})
+	res := source.ScanFolder(context.Background(), real, source.Options{Origin: *l.origin})
 	diags = append(diags, res.Diagnostics...)
 	if len(res.Skills) != 1 || res.Skills[0].Dir != real {
 		if len(res.Skills) == 0 {

@@ -146,7 +146,7 @@ func TestLoadEverySourceKind(t *testing.T) {
 	}
 	wantOrigin := skill.Origin{Kind: "plugin", Root: real, Plugin: "acme-ops", Trust: "self_host_guarded", Provenance: "acme-ops 1.4.0"}
 	for _, s := range p.Skills {
-		if s.Origin != wantOrigin {
+		if *s.Origin != wantOrigin {
 			t.Errorf("%s: origin %+v, want %+v", s.Name, s.Origin, wantOrigin)
 		}
 		if s.Key != "plugin:acme-ops/"+s.Name {

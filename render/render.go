@@ -89,7 +89,7 @@ func NewEntry(s *skill.Skill, body string) Entry {
 		Dir:         s.Dir,
 		Body:        body,
 		Virtual:     s.Virtual,
-		Origin:      s.Origin,
+		Origin:      s.OriginValue(),
 		Category:    category(s),
 	}
 }

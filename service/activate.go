@@ -62,8 +62,9 @@ func (s *Service) record(p Principal, l *catalog.Loadout, sk *skill.Skill, name,
 	r := store.Receipt{Time: time.Now().UTC(), Agent: l.Spec.AgentID, Skill: clip(name, MaxReceiptName), Action: action, Path: clip(path, MaxReceiptPath),
 		Transport: transport, Outcome: outcome, Token: p.TokenID, Code: clip(code, MaxReceiptName)}
 	if sk != nil {
-		r.Source, r.Plugin, r.Trust = sk.Origin.Kind, sk.Origin.Plugin, sk.Origin.Trust
-		r.Origin = clip(originText(sk.Origin), MaxReceiptPath)
+		o := sk.OriginValue()
+		r.Source, r.Plugin, r.Trust = o.Kind, o.Plugin, o.Trust
+		r.Origin = clip(originText(o), MaxReceiptPath)
 		r.Digest = sk.ContentDigest()
 	}
 	s.rcpt.add(r)

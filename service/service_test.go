@@ -168,11 +168,11 @@ func TestReadOnlyAndRefresh(t *testing.T) {
 }
 
 func TestReadOnlyMessage(t *testing.T) {
-	e := readOnly(&skill.Skill{Name: "x", Dir: "/s/x", Location: "/s/x/SKILL.md", Origin: skill.Origin{Kind: "folder"}})
+	e := readOnly(&skill.Skill{Name: "x", Dir: "/s/x", Location: "/s/x/SKILL.md", Origin: &skill.Origin{Kind: "folder"}})
 	if e.Code != CodeReadOnly || !strings.Contains(e.Message, "/s/x") {
 		t.Errorf("%+v", e)
 	}
-	e = readOnly(&skill.Skill{Name: "x", Origin: skill.Origin{Kind: "plugin", Plugin: "acme", Trust: "saas_locked"}})
+	e = readOnly(&skill.Skill{Name: "x", Origin: &skill.Origin{Kind: "plugin", Plugin: "acme", Trust: "saas_locked"}})
 	if e.Code != CodeReadOnly || !strings.Contains(e.Message, "plugin acme (saas_locked)") || !strings.Contains(e.Message, "loadout disable plugin:acme/x") {
 		t.Errorf("%+v", e)
 	}

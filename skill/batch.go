@@ -47,11 +47,14 @@ const (
 // New is New with the skill held in b, with the frontmatter TypedOnly
 // leaves (Raw and Metadata dropped, the typed fields' text copied) and a
 // copy of files (the caller may reuse its slice). doc is not kept.
-func (b *Batch) New(doc *Document, dir, entry string, files []File, origin Origin, reader Reader) *Skill {
+func (b *Batch) New(doc *Document, dir, entry string, files []File, origin *Origin, reader Reader) *Skill {
+	if origin == nil {
+		origin = &Origin{}
+	}
 	fm := b.metas.one(batchChunk)
 	*fm = doc.Frontmatter
 	fm.Raw, fm.Metadata = nil, nil
-	fm.Name, fm.Description = b.String(fm.Name), b.String(fm.Description)
+	fm.Description = b.String(fm.Description)
 	fm.License, fm.Compatibility = b.share(fm.License), b.share(fm.Compatibility)
 	fm.Version, fm.Category = b.share(fm.Version), b.share(fm.Category)
 	fm.AllowedTools, fm.Tags, fm.RequiresTools = b.strings(fm.AllowedTools), b.strings(fm.Tags), b.strings(fm.RequiresTools)
@@ -64,6 +67,13 @@ func (b *Batch) New(doc *Document, dir, entry string, files []File, origin Origi
 		}
 	}
 	loc := b.concat(dir, "/", entry)
+	// The name is most often the folder's: then it is the part of the
+	// location that holds it, not a copy of its own.
+	if n := len(dir) - len(fm.Name); n > 0 && (dir[n-1] == '/' || dir[n-1] == '\\') && dir[n:] == fm.Name {
+		fm.Name = loc[n:len(dir)]
+	} else {
+		fm.Name = b.String(fm.Name)
+	}
 	s := b.skills.one(batchChunk)
 	s.Name = fm.Name
 	s.Description = fm.Description

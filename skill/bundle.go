@@ -302,7 +302,7 @@ func (r bundleReader) ReadFile(p string) ([]byte, error) {
 // NewVirtual builds a Skill that does not live in a folder of its own on
 // disk (stored or contributed skills): loc is its virtual location, such as
 // "store://deploy", and reader serves its files.
-func NewVirtual(doc *Document, loc string, files []File, origin Origin, reader Reader) *Skill {
+func NewVirtual(doc *Document, loc string, files []File, origin *Origin, reader Reader) *Skill {
 	s := New(doc, loc, "SKILL.md", files, origin, reader)
 	s.Virtual = true
 	return s

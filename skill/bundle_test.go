@@ -207,7 +207,7 @@ func TestContentDigestIsTheBundleDigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sk := NewVirtual(doc, "plugin://x/pdf", b.Manifest(), Origin{Kind: "plugin"}, b.Reader())
+	sk := NewVirtual(doc, "plugin://x/pdf", b.Manifest(), &Origin{Kind: "plugin"}, b.Reader())
 	if got := sk.ContentDigest(); got != b.Digest() || got == DigestBytes(b.Content) {
 		t.Errorf("ContentDigest %s, bundle digest %s", got, b.Digest())
 	}

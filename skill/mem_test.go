@@ -131,7 +131,7 @@ func TestSkillSize(t *testing.T) {
 // TestKeptBody: what KeepBody and KeepBodyRef keep is what Body returns,
 // and a later KeepBodyRef of nothing drops it.
 func TestKeptBody(t *testing.T) {
-	s := New(&Document{Frontmatter: Frontmatter{Name: "x", Description: "d"}}, "/nowhere", "SKILL.md", nil, Origin{Kind: "folder"}, nil)
+	s := New(&Document{Frontmatter: Frontmatter{Name: "x", Description: "d"}}, "/nowhere", "SKILL.md", nil, &Origin{Kind: "folder"}, nil)
 	if s.HasBody() {
 		t.Fatal("a new skill keeps a body")
 	}
@@ -168,9 +168,9 @@ func TestBatchNew(t *testing.T) {
 	b := NewBatch()
 	var got []*Skill
 	for range 3 * batchChunk { // past a chunk of each
-		got = append(got, b.New(doc, "/r/auth-build-13318", "SKILL.md", files, origin, nil))
+		got = append(got, b.New(doc, "/r/auth-build-13318", "SKILL.md", files, &origin, nil))
 	}
-	want := New(parse(), "/r/auth-build-13318", "SKILL.md", slices.Clone(files), origin, nil)
+	want := New(parse(), "/r/auth-build-13318", "SKILL.md", slices.Clone(files), &origin, nil)
 	want.Meta.TypedOnly()
 	for j := range doc.Tags {
 		doc.Tags[j] = "changed"

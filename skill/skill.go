@@ -95,8 +95,12 @@ type Skill struct {
 	// Files and not repeated here. Only folder skills have them: a store
 	// holds files, never a folder without one. They are not part of any
 	// digest and are served only as empty directory listings.
-	Dirs   []string
-	Origin Origin
+	Dirs []string
+	// Origin says where the skill came from. It is never nil in a Skill
+	// that New, Batch.New or a loadout source made; the skills of one
+	// source share it (a folder's skills, 120 bytes each when it was held
+	// by value), so it must not be changed: replace it instead.
+	Origin *Origin
 	// Virtual is true when Dir is not a real folder, so the model must read
 	// files through the read_skill_file tool, not the file system.
 	Virtual bool
@@ -123,8 +127,13 @@ type Skill struct {
 }
 
 // New builds a Skill. reader serves its files (including the entry file).
-// Dir and Location share one string.
-func New(doc *Document, dir, entry string, files []File, origin Origin, reader Reader) *Skill {
+// Dir and Location share one string. origin is shared, not copied: the
+// skills of one source point to one Origin, which must not change after
+// (nil stands for an empty one).
+func New(doc *Document, dir, entry string, files []File, origin *Origin, reader Reader) *Skill {
+	if origin == nil {
+		origin = &Origin{}
+	}
 	loc := dir + "/" + entry
 	s := &Skill{
 		Name:        doc.Name,
@@ -138,6 +147,15 @@ func New(doc *Document, dir, entry string, files []File, origin Origin, reader R
 		reader:      reader,
 	}
 	return s
+}
+
+// OriginValue returns a copy of the skill's Origin, the zero Origin when
+// it has none (a Skill made as a literal).
+func (s *Skill) OriginValue() Origin {
+	if s.Origin == nil {
+		return Origin{}
+	}
+	return *s.Origin
 }
 
 // keptBody is a body a Skill keeps: in memory (body) or in a BodyFile

@@ -176,7 +176,7 @@ func ScanFolder(ctx context.Context, root string, opt Options) *Result {
 	if origin.Root == "" {
 		origin.Root = abs
 	}
-	s := &scan{opt: opt, origin: origin}
+	s := &scan{opt: opt, origin: &origin}
 	if opt.TypedMeta && opt.Cache == nil {
 		s.batches = make([]*skill.Batch, max(opt.Workers, 1))
 		for w := range s.batches {
@@ -316,7 +316,7 @@ func walkLess(a, b string) bool {
 
 type scan struct {
 	opt    Options
-	origin skill.Origin
+	origin *skill.Origin // shared by the skills found
 	// batches are the workers' skill.Batch, by worker, when the skills
 	// are held in batches (see batch).
 	batches []*skill.Batch

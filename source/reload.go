@@ -66,7 +66,7 @@ func ReloadSkill(ctx context.Context, root, dir string, opt Options) (*skill.Ski
 	if origin.Root == "" {
 		origin.Root = absRoot
 	}
-	s := &scan{opt: opt, origin: origin}
+	s := &scan{opt: opt, origin: &origin}
 	d, err := openDir(dir)
 	if err != nil {
 		return nil, []skill.Diagnostic{diag(skill.Error, skill.CodeReadError, dir, "cannot list the folder: %s", errText(err))}

@@ -62,7 +62,7 @@ func skillOf(s Store, rec *Record, bodies *entryCache) (*skill.Skill, []skill.Di
 	}
 	files := make([]skill.File, len(rec.Files))
 	copy(files, rec.Files)
-	origin := skill.Origin{Kind: "store", Version: rec.Version, Provenance: provenance(rec)}
+	origin := &skill.Origin{Kind: "store", Version: rec.Version, Provenance: provenance(rec)}
 	r := versionReader{s: s, name: rec.Name, version: rec.Version, digest: rec.Digest, entries: bodies}
 	sk := skill.NewVirtual(doc, loc, files, origin, r)
 	sk.VersionDigest = rec.Digest

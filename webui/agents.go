@@ -237,7 +237,7 @@ func (u *ui) agentPage(w http.ResponseWriter, r *http.Request) {
 	}
 	var byPath []agentSkill
 	for _, e := range l.Entries() {
-		s := agentSkill{Name: e.Skill.Name, Description: e.Skill.Description, Mode: entryMode(l, e), Origin: e.Skill.Origin}
+		s := agentSkill{Name: e.Skill.Name, Description: e.Skill.Description, Mode: entryMode(l, e), Origin: e.Skill.OriginValue()}
 		if win, ok := l.Lookup(e.Skill.Name); ok && win != e {
 			s.ShadowedBy = win.Skill.Location
 		}

@@ -244,7 +244,7 @@ func sameContent(x, y *skill.Skill, budget *int) bool {
 	if x.VersionDigest != "" && y.VersionDigest != "" {
 		return x.VersionDigest == y.VersionDigest
 	}
-	if x.Description != y.Description || x.Location != y.Location || x.Origin != y.Origin ||
+	if x.Description != y.Description || x.Location != y.Location || x.OriginValue() != y.OriginValue() ||
 		!slices.Equal(x.Files, y.Files) || !slices.Equal(x.Dirs, y.Dirs) {
 		return false
 	}

@@ -47,7 +47,7 @@ func (u *ui) routesSkillEdit(mux *http.ServeMux) {
 func (u *ui) editState(w http.ResponseWriter, r *http.Request, sp *skillPage) (*editData, bool) {
 	p := principal(r)
 	sk := sp.Skill
-	d := &editData{Name: sp.Name, Editable: sp.Editable, Origin: sk.Origin, WarnSize: skill.DefaultWarnTextSize}
+	d := &editData{Name: sp.Name, Editable: sp.Editable, Origin: sk.OriginValue(), WarnSize: skill.DefaultWarnTextSize}
 	d.CanCopy = p.Admin() && sk.Origin.Kind != "store"
 	switch sk.Origin.Kind {
 	case "plugin":

@@ -68,7 +68,7 @@ func modeIn(l *catalog.Loadout, sk *skill.Skill) agentMode {
 	e, ok := l.Lookup(sk.Name)
 	if ok && e.Skill.Location != sk.Location {
 		m.Mode = "other"
-		m.Why = fmt.Sprintf("this agent gets the skill of this name from %s (%s), not this one", sourceText(e.Skill.Origin), e.Skill.Location)
+		m.Why = fmt.Sprintf("this agent gets the skill of this name from %s (%s), not this one", sourceText(e.Skill.OriginValue()), e.Skill.Location)
 		m.Source = sourceOf(l, e)
 		for _, x := range l.Entries() {
 			if x.Skill.Location == sk.Location {

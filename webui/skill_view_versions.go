@@ -73,7 +73,7 @@ func (d *versionsData) DiffURL(from, to int) string {
 
 func (u *ui) tabVersions(w http.ResponseWriter, r *http.Request, sp *skillPage) (template.HTML, bool) {
 	p := principal(r)
-	o := sp.Skill.Origin
+	o := sp.Skill.OriginValue()
 	d := &versionsData{Name: sp.Name, Origin: o, Source: sourceText(o), Stored: o.Kind == "store", Editable: sp.Editable, CSRF: csrfToken(r), Current: o.Version}
 	d.Restored, _ = strconv.Atoi(r.URL.Query().Get("restored"))
 	if !d.Stored {

@@ -164,7 +164,7 @@ func buildRows(l *catalog.Loadout) *rowSet {
 	tagN, catN := map[string]int{}, map[string]int{}
 	for i, e := range entries {
 		sk := e.Skill
-		r := skillRow{Name: sk.Name, Description: sk.Description, Origin: sk.Origin, Kind: sk.Origin.Kind, Source: sourceText(sk.Origin),
+		r := skillRow{Name: sk.Name, Description: sk.Description, Origin: sk.OriginValue(), Kind: sk.Origin.Kind, Source: sourceText(sk.OriginValue()),
 			Files: len(sk.Files), Diags: diags[sk.Name], order: i}
 		if sk.Meta != nil {
 			r.Tags, r.Category, r.Version = sk.Meta.Tags, sk.Meta.Category, sk.Meta.Version
@@ -179,7 +179,7 @@ func buildRows(l *catalog.Loadout) *rowSet {
 		}
 		if w, ok := l.Lookup(sk.Name); ok && w != e {
 			r.Shadowed = true
-			r.Winner = sourceText(w.Skill.Origin)
+			r.Winner = sourceText(w.Skill.OriginValue())
 			r.Diags = 0 // the name's diagnostics are the winner's
 		}
 		r.hay = strings.ToLower(sk.Name + "\x00" + sk.Description)

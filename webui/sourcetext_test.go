@@ -14,7 +14,7 @@ func TestRemoteSourceText(t *testing.T) {
 	if got, want := sourceText(o), "git https://git.example.com/team/skills.git@main 3f2a9c0d skills/pdf"; got != want {
 		t.Errorf("sourceText = %q, want %q", got, want)
 	}
-	sk := &skill.Skill{Name: "pdf", Origin: o}
+	sk := &skill.Skill{Name: "pdf", Origin: &o}
 	if !holds(catalog.SourceSpec{Git: o.Root, Ref: "main"}, sk) {
 		t.Error("the git source does not hold its skill")
 	}

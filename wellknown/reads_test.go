@@ -209,7 +209,7 @@ func TestIndexBuildDoesNotHoldOtherRequests(t *testing.T) {
 		t.Fatal("parse")
 	}
 	br := &blockingReader{entered: make(chan struct{}), release: make(chan struct{}), content: content}
-	sk := skill.NewVirtual(doc, "plugin://p/slow", nil, skill.Origin{Kind: "plugin", Plugin: "p"}, br)
+	sk := skill.NewVirtual(doc, "plugin://p/slow", nil, &skill.Origin{Kind: "plugin", Plugin: "p"}, br)
 	cat, err := catalog.New(context.Background(), nil, catalog.Options{
 		Plugins:     map[string]catalog.Provider{"p": catalog.ProviderFunc(func(context.Context) ([]*skill.Skill, []skill.Diagnostic) { return []*skill.Skill{sk}, nil })},
 		PluginOrder: []string{"p"},

@@ -178,7 +178,7 @@ func listRow(l *catalog.Loadout, en *catalog.Entry) listedSkill {
 		files = []skill.File{}
 	}
 	return listedSkill{Name: sk.Name, Description: sk.Description, Location: sk.Location, Dir: sk.Dir,
-		Source: sk.Origin, Mode: mode, Shadowed: winner != en, Version: sk.Meta.Version, Category: sk.Meta.Category,
+		Source: sk.OriginValue(), Mode: mode, Shadowed: winner != en, Version: sk.Meta.Version, Category: sk.Meta.Category,
 		Tags: sk.Meta.Tags, Files: files}
 }
 

@@ -197,7 +197,7 @@ func pluginStates(ctx context.Context, dirs []string, s store.Store) ([]pluginSt
 			if v, ok := overrides[ps.Key]; ok {
 				on = v
 			}
-			out = append(out, pluginState{Key: ps.Key, Name: ps.Name, Enabled: on, Default: ps.DefaultEnabled, Origin: ps.Origin})
+			out = append(out, pluginState{Key: ps.Key, Name: ps.Name, Enabled: on, Default: ps.DefaultEnabled, Origin: ps.OriginValue()})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Key < out[j].Key })

@@ -413,7 +413,7 @@ func exportBundle(ctx context.Context, e *env, sf *storeFlags, name string, vers
 	if _, _, err := b.Check(skill.Limits{}); err != nil {
 		return nil, nil, fmt.Errorf("skill %q cannot be exported: %w", name, err)
 	}
-	o := en.Skill.Origin
+	o := en.Skill.OriginValue()
 	return b, &o, nil
 }
 

@@ -1105,7 +1105,7 @@ func testSkills(t *testing.T, s store.Store) {
 		sk.Location != "store://deploy/SKILL.md" || sk.Entry != "SKILL.md" {
 		t.Errorf("skill: %+v", sk)
 	}
-	if d := cmp.Diff(skill.Origin{Kind: "store", Version: 1, Provenance: "import: deploy.zip"}, sk.Origin); d != "" {
+	if d := cmp.Diff(skill.Origin{Kind: "store", Version: 1, Provenance: "import: deploy.zip"}, sk.OriginValue()); d != "" {
 		t.Errorf("origin: %s", d)
 	}
 	if len(sk.Meta.Tags) != 1 || len(sk.Files) != 2 || !sk.Files[1].Script || !sk.Files[1].Executable {
