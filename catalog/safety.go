@@ -66,8 +66,12 @@ func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnost
 	// Twice the cores: reading the files waits on the disk.
 	for range min(2*runtime.GOMAXPROCS(0), len(todo)) {
 		wg.Go(func() {
+			var buf []byte // the files of one skill at a time
 			for i := range work {
-				found[i] = checkSkill(todo[i], p)
+				found[i], buf = checkSkill(todo[i], p, buf[:0])
+				if cap(buf) > maxSafetyBuffer {
+					buf = nil
+				}
 			}
 		})
 	}
@@ -116,19 +120,26 @@ func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnost
 	return out
 }
 
+// maxSafetyBuffer bounds the read buffer a safety worker keeps for the
+// next skill: one skill of large files does not pin its size.
+const maxSafetyBuffer = 4 << 20
+
 // checkSkill is safety.Check of one skill, its paths made the files' own.
-func checkSkill(sk *skill.Skill, p *safety.Policy) []skill.Diagnostic {
-	in, err := safety.FromSkill(sk, p)
+// The skill's files are read into buf, which is returned for the next;
+// the diagnostics hold nothing of it.
+func checkSkill(sk *skill.Skill, p *safety.Policy, buf []byte) ([]skill.Diagnostic, []byte) {
+	in, buf, err := safety.FromSkillBuffer(sk, p, buf)
 	if err != nil {
 		return []skill.Diagnostic{{Severity: skill.Warning, Code: CodeSafetyUnread, Skill: sk.Name, Path: sk.Location,
-			Message: fmt.Sprintf("skill %q could not be read for the safety checks (%v); they run again on the next check", sk.Name, err)}}
+			Message: fmt.Sprintf("skill %q could not be read for the safety checks (%v); they run again on the next check", sk.Name, err)}}, buf
 	}
 	ds := safety.Check(in, p)
 	for i := range ds {
 		ds[i].Skill = sk.Name
 		ds[i].Path = skillPath(sk, ds[i].Path)
+		ds[i].Message, ds[i].Field = strings.Clone(ds[i].Message), strings.Clone(ds[i].Field)
 	}
-	return ds
+	return ds, buf
 }
 
 // skillPath is the path of a skill's file rel as people find it.

@@ -32,6 +32,39 @@ var confusables = map[rune]rune{
 // confusable characters replaced by the Latin letter they imitate,
 // fullwidth letters folded, "rn" read as "m" and "vv" as "w".
 func Skeleton(name string) string {
+	if skeletonIsName(name) {
+		return name // no copy: check names 50,000 skills at once
+	}
+	return skeletonOf(name)
+}
+
+// asciiConfusable marks the ASCII characters Skeleton changes: upper case
+// and the ASCII keys of confusables.
+var asciiConfusable = func() (t [128]bool) {
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = true
+	}
+	for r := range confusables {
+		if r < 128 {
+			t[r] = true
+		}
+	}
+	return t
+}()
+
+// skeletonIsName reports whether name is its own skeleton: ASCII that
+// Skeleton leaves as it is, holding neither "rn" nor "vv".
+func skeletonIsName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c >= 0x80 || asciiConfusable[c] {
+			return false
+		}
+	}
+	return !strings.Contains(name, "rn") && !strings.Contains(name, "vv")
+}
+
+// skeletonOf is Skeleton, made character by character.
+func skeletonOf(name string) string {
 	var b strings.Builder
 	for _, r := range name {
 		if r >= 0xFF01 && r <= 0xFF5E { // fullwidth ASCII
@@ -154,19 +187,19 @@ func Similar(skills []Input, p *Policy) []skill.Diagnostic {
 		out = append(out, skill.Diagnostic{Severity: sev, Code: code, Message: msg, Path: "SKILL.md", Skill: b, Field: fieldOf(code)})
 	}
 	// Names: one pass, grouping by skeleton.
-	bySk := map[string]string{}
-	for _, s := range skills {
+	bySk := make(map[string]int32, len(skills)) // skeleton -> the first skill with it
+	for i, s := range skills {
 		if s.Name == "" {
 			continue
 		}
 		k := Skeleton(s.Name)
-		if first, ok := bySk[k]; ok {
-			if first != s.Name {
+		if at, ok := bySk[k]; ok {
+			if first := skills[at].Name; first != s.Name {
 				emit(CodeConfusableName, first, s.Name, fmt.Sprintf("name %q looks like %q (both read as %q): a reviewer or a model can mistake one for the other; rename one", s.Name, first, k))
 			}
 			continue
 		}
-		bySk[k] = s.Name
+		bySk[k] = int32(i)
 	}
 	// Descriptions: pairwise cosine over sparse vectors.
 	if len(skills) > p.maxSimilar() {

@@ -17,15 +17,32 @@ import (
 // through the skill's own reader, so folder skills stay inside their
 // folder (os.Root) and stored skills come from the store.
 func FromSkill(sk *skill.Skill, p *Policy) (Input, error) {
+	in, _, err := FromSkillBuffer(sk, p, nil)
+	return in, err
+}
+
+// FromSkillBuffer is FromSkill reading the files into buf, from its
+// length on, and returning it grown for the next skill: a checker of many
+// skills reuses one buffer instead of allocating every file (at 50,000
+// skills, a third of all loadout check allocated). The Input's bytes are
+// buf's, valid until buf is written again, and so is any text of the
+// diagnostics Check makes of them that was not copied.
+func FromSkillBuffer(sk *skill.Skill, p *Policy, buf []byte) (Input, []byte, error) {
 	lim := p.orDefault().maxScan()
 	in := Input{Name: sk.Name, Description: sk.Description}
 	readAt := func(c io.ReaderAt, size int64) ([]byte, error) {
-		buf := make([]byte, min(size, lim+1)) // one byte more: Check then knows it was cut
-		m, err := c.ReadAt(buf, 0)
+		n := int(min(size, lim+1)) // one byte more: Check then knows it was cut
+		if cap(buf)-len(buf) < n {
+			// A new array: what was read before stays in the old one.
+			buf = make([]byte, 0, max(2*cap(buf), n, 16<<10))
+		}
+		b := buf[len(buf) : len(buf)+n]
+		m, err := c.ReadAt(b, 0)
 		if err != nil && err != io.EOF {
 			return nil, err
 		}
-		return buf[:m], nil
+		buf = buf[:len(buf)+m]
+		return b[:m:m], nil
 	}
 	read := func(path string) ([]byte, error) {
 		c, err := sk.Open(path)
@@ -59,19 +76,19 @@ func FromSkill(sk *skill.Skill, p *Policy) (Input, error) {
 	}
 	content, err := read(sk.Entry)
 	if err != nil {
-		return in, fmt.Errorf("%s: %w", sk.Entry, err)
+		return in, buf, fmt.Errorf("%s: %w", sk.Entry, err)
 	}
 	in.Content = content
 	for _, f := range sk.Files {
 		bf := skill.BundleFile{Path: f.Path, Executable: f.Executable, Binary: f.Binary, ContentType: f.ContentType}
 		if !f.Binary {
 			if bf.Data, err = read(f.Path); err != nil {
-				return in, fmt.Errorf("%s: %w", f.Path, err)
+				return in, buf, fmt.Errorf("%s: %w", f.Path, err)
 			}
 		}
 		in.Files = append(in.Files, bf)
 	}
-	return in, nil
+	return in, buf, nil
 }
 
 // Gate is the write-time check for a store (sqlstore.Store.Gate): Check
