@@ -44,8 +44,12 @@ func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnost
 		c.safety.policy, c.safety.m = p, nil
 	}
 	old := c.safety.m
-	next := map[*skill.Skill][]skill.Diagnostic{}
-	var todo []*skill.Skill
+	n := 0
+	for _, res := range snap.results {
+		n += len(res.Skills)
+	}
+	next := make(map[*skill.Skill][]skill.Diagnostic, n)
+	todo := make([]*skill.Skill, 0, n)
 	for _, res := range snap.results {
 		for _, sk := range res.Skills {
 			if _, seen := next[sk]; seen {
@@ -102,13 +106,13 @@ func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnost
 		}
 	}
 	for _, l := range snap.order {
-		var ins []safety.Input
+		ins := make([]safety.Listed, 0, len(l.entries))
 		for _, e := range l.entries {
 			if e.Listed && !e.Skill.Hidden() {
-				ins = append(ins, safety.Input{Name: e.Skill.Name, Description: e.Skill.Description})
+				ins = append(ins, safety.Listed{Name: e.Skill.Name, Description: e.Skill.Description})
 			}
 		}
-		for _, d := range safety.Similar(ins, p) {
+		for _, d := range safety.SimilarListed(ins, p) {
 			d.Agent = l.Spec.AgentID
 			out = append(out, d)
 		}

@@ -171,6 +171,21 @@ func isASCII(s string) bool {
 // is bounded by Policy.MaxSimilarSkills (default 2,000 skills); over it
 // the description check is skipped with a CodeSimilarLimit info.
 func Similar(skills []Input, p *Policy) []skill.Diagnostic {
+	listed := make([]Listed, len(skills))
+	for i, s := range skills {
+		listed[i] = Listed{Name: s.Name, Description: s.Description}
+	}
+	return SimilarListed(listed, p)
+}
+
+// Listed is what Similar reads of a skill: its name and description.
+type Listed struct {
+	Name, Description string
+}
+
+// SimilarListed is Similar of the names and descriptions alone: a caller
+// that checks a loadout of 50,000 skills need not make an Input of each.
+func SimilarListed(skills []Listed, p *Policy) []skill.Diagnostic {
 	p = p.orDefault()
 	var out []skill.Diagnostic
 	emit := func(code, a, b, msg string) {

@@ -9,7 +9,7 @@ import (
 // GOMEMLIMIT is set, and put the limit before back when they end.
 func TestLimitBatchMemory(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
-	restore := limitBatchMemory(&env{getenv: func(string) string { return "" }}, BatchMemoryLimit)
+	restore := limitBatchMemory(&env{getenv: func(string) string { return "" }})
 	if got := debug.SetMemoryLimit(-1); got != BatchMemoryLimit {
 		t.Errorf("limit %d while the command runs, want BatchMemoryLimit %d", got, BatchMemoryLimit)
 	}
@@ -22,7 +22,7 @@ func TestLimitBatchMemory(t *testing.T) {
 			return "1GiB"
 		}
 		return ""
-	}}, BatchMemoryLimit)
+	}})
 	if got := debug.SetMemoryLimit(-1); got != before {
 		t.Errorf("limit %d with GOMEMLIMIT set, want it left at %d", got, before)
 	}

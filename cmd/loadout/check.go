@@ -32,11 +32,7 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	cf.folderArgs(fs)
-	limit := int64(BatchMemoryLimit)
-	if withSafety {
-		limit = SafetyMemoryLimit
-	}
-	defer limitBatchMemory(e, limit)()
+	defer limitBatchMemory(e)()
 	if failOn != "error" && failOn != "warning" {
 		return fail(e, fmt.Errorf("--fail-on %q: use error or warning", failOn))
 	}
@@ -81,46 +77,43 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 var _ = catalog.GlobalID
 
 // BatchMemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit)
-// of the one-shot catalog commands, list and check --safety=false, unless
-// GOMEMLIMIT is set (GOMEMLIMIT=off removes it); SafetyMemoryLimit is
-// check's with its safety checks. These commands hold every skill until
+// of the one-shot catalog commands, check and list, unless GOMEMLIMIT is
+// set (GOMEMLIMIT=off removes it). These commands hold every skill until
 // they end, and discovery makes several times that in short-lived
 // garbage; without a limit the heap grows to twice what is live before
 // the collector runs. Below about 30,000 skills it never binds.
 //
 // It was 128 MiB while these commands kept 79 MB live at 50,000 skills,
 // then 96 MiB at 70 MB live. With a shared Origin, the name held in the
-// location, one name map per loadout, and parsing that reuses its nodes
-// and copies the frontmatter's text once, they keep 59-61 MiB live and
-// allocate a quarter less, and 76 MiB costs little CPU. Measured at
-// 50,000 skills on 2 cores, three interleaved rounds, peak RSS and CPU
-// (user+sys), against the binary before these changes at 96 MiB:
+// location, one name map per loadout, parsing that reuses its nodes and
+// copies the frontmatter's text once, and safety checks that reuse their
+// read buffers, they keep 59-61 MiB live and allocate a third less, and
+// 76 MiB costs little CPU. Measured at 50,000 skills on 2 cores, three
+// interleaved rounds, peak RSS and CPU (user+sys), against the binary
+// before these changes at 96 MiB:
 //
 //	command               before, 96 MiB     now, 76 MiB        now, 96 MiB
 //	check --safety=false  114-115 MB 2.5-2.8s  97-98 MB 2.6-2.8s   118 MB 2.3s
 //	list                  114-115 MB 2.7-2.8s  97-100 MB 2.8-2.9s  118 MB 2.4s
 //	list --json           114 MB 2.8-2.9s      98-102 MB 2.9-3.1s  118 MB 2.6s
-//	check (safety)        115 MB 8.3-8.6s      103-106 MB 10.8-11.2s  118 MB 6.8s
+//	check (safety)        115 MB 8.3-8.6s      95-100 MB 9.3-10.9s 114 MB 7.0s
 //
 // Lower limits only make the collector run back to back: at 72 and 68
 // MiB the peak does not fall (the live heap and the collector's own
-// memory are about 64 MiB, and the binary's pages 19-21 MB more). With the
-// safety checks, which read every file, 76 MiB costs 60% more CPU than 96
-// for 12 MB less, so check keeps 96 MiB for them. The limit is soft: a
-// larger catalog still loads, the collector running more often (at most
-// half the CPU, Go's own bound); GOMEMLIMIT=off trades the memory back
-// for the CPU.
-const (
-	BatchMemoryLimit  = 76 << 20
-	SafetyMemoryLimit = 96 << 20
-)
+// memory are about 64 MiB, and the binary's pages 19-21 MB more). check
+// with its safety checks, which read every file, pays most for the
+// limit: a third more CPU than at 96 MiB (84 MiB: a tenth more, 102 MB).
+// The limit is soft: a larger catalog still loads, the collector running
+// more often (at most half the CPU, Go's own bound); GOMEMLIMIT=off, or a
+// higher GOMEMLIMIT, trades the memory back for the CPU.
+const BatchMemoryLimit = 76 << 20
 
-// limitBatchMemory sets limit unless GOMEMLIMIT is set, and returns what
-// puts back the limit before (commands also run in tests).
-func limitBatchMemory(e *env, limit int64) func() {
+// limitBatchMemory sets BatchMemoryLimit unless GOMEMLIMIT is set, and
+// returns what puts back the limit before (commands also run in tests).
+func limitBatchMemory(e *env) func() {
 	if e.getenv("GOMEMLIMIT") != "" {
 		return func() {}
 	}
-	prev := debug.SetMemoryLimit(limit)
+	prev := debug.SetMemoryLimit(BatchMemoryLimit)
 	return func() { debug.SetMemoryLimit(prev) }
 }

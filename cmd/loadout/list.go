@@ -48,7 +48,7 @@ func runList(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	cf.folderArgs(fs)
-	defer limitBatchMemory(e, BatchMemoryLimit)()
+	defer limitBatchMemory(e)()
 	sess, err := cf.open(ctx, e, false)
 	if err != nil {
 		return fail(e, err)
