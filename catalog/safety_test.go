@@ -66,6 +66,19 @@ func TestSafetyReusesReadBuffers(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Safety with reused buffers differs from each skill read on its own (-want +got):\n%s", d)
 	}
+	// The second call answers from the cache, with the same findings.
+	again := c.Safety(context.Background(), nil)
+	slices.SortFunc(again, order)
+	if d := cmp.Diff(want, again); d != "" {
+		t.Errorf("Safety from its cache differs (-want +got):\n%s", d)
+	}
+	with := map[string]bool{}
+	for _, d := range want {
+		with[d.Skill] = true
+	}
+	if len(c.safety.checked) != 60 || len(c.safety.found) != len(with) {
+		t.Errorf("the cache holds %d skills checked and %d with findings, want 60 and %d", len(c.safety.checked), len(c.safety.found), len(with))
+	}
 }
 
 func cmpOr(a, b string) string {
