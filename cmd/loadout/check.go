@@ -87,23 +87,22 @@ var _ = catalog.GlobalID
 // then 96 MiB at 70 MB live. With a shared Origin, the name held in the
 // location, one name map per loadout, parsing that reuses its nodes and
 // copies the frontmatter's text once, and safety checks that reuse their
-// read buffers, they keep 59-61 MiB live and allocate a third less, and
-// 76 MiB costs little CPU. Measured at 50,000 skills on 2 cores, three
+// read buffers and keep findings only for the skills that have some, they
+// keep 56-60 MiB live and allocate a third less, and 76 MiB costs no more
+// CPU than 96 MiB did before. Measured at 50,000 skills on 2 cores, three
 // interleaved rounds, peak RSS and CPU (user+sys), against the binary
 // before these changes at 96 MiB:
 //
-//	command               before, 96 MiB     now, 76 MiB        now, 96 MiB
-//	check --safety=false  114-115 MB 2.5-2.8s  97-98 MB 2.6-2.8s   118 MB 2.3s
-//	list                  114-115 MB 2.7-2.8s  97-100 MB 2.8-2.9s  118 MB 2.4s
-//	list --json           114 MB 2.8-2.9s      98-102 MB 2.9-3.1s  118 MB 2.6s
-//	check (safety)        115 MB 8.3-8.6s      95-100 MB 9.3-10.9s 114 MB 7.0s
+//	command               before, 96 MiB           now, 76 MiB
+//	check --safety=false  114.1-114.4 MB  2.7s     94.0-94.9 MB  2.7-2.8s
+//	list                  114.2-114.7 MB  2.8-2.9s 93.9-94.3 MB  2.8-2.9s
+//	list --json           114.1-114.7 MB  3.0s     94.1-94.5 MB  3.0s
+//	check (safety)        114.9-115.8 MB  8.7-8.8s 94.0-94.5 MB  8.7-8.9s
 //
 // Lower limits only make the collector run back to back: at 72 and 68
 // MiB the peak does not fall (the live heap and the collector's own
-// memory are about 64 MiB, and the binary's pages 19-21 MB more). check
-// with its safety checks, which read every file, pays most for the
-// limit: a third more CPU than at 96 MiB (84 MiB: a tenth more, 102 MB).
-// The limit is soft: a larger catalog still loads, the collector running
+// memory are over 60 MiB, and the binary's pages 19-21 MB more). The
+// limit is soft: a larger catalog still loads, the collector running
 // more often (at most half the CPU, Go's own bound); GOMEMLIMIT=off, or a
 // higher GOMEMLIMIT, trades the memory back for the CPU.
 const BatchMemoryLimit = 76 << 20
