@@ -37,6 +37,14 @@ type searchIndex struct {
 	// bm25K1*(1-bm25B+bm25B*len/avgLen), made once per index by finish
 	// rather than for every posting of every search.
 	norms []float64
+	// order is the live documents in name order, and rank each
+	// document's place in it: ties of score are broken by name, and at
+	// 10,000 skills comparing names was most of a search's time (many
+	// skills score alike), comparing ranks is not. A fresh index's
+	// documents are in name order already; a patched one merges its new
+	// documents in.
+	order []int32
+	rank  []int32
 }
 
 // BM25's parameters.
@@ -132,6 +140,10 @@ func (l *Loadout) index() *searchIndex {
 			ix.total += n
 		}
 		ix.live = len(ix.entries)
+		ix.order = make([]int32, len(ix.entries))
+		for i := range ix.order {
+			ix.order[i] = int32(i) // l.names is sorted
+		}
 		for t := range ix.terms {
 			ix.sorted = append(ix.sorted, t)
 		}
@@ -143,6 +155,10 @@ func (l *Loadout) index() *searchIndex {
 }
 
 func (ix *searchIndex) finish() {
+	ix.rank = make([]int32, len(ix.entries))
+	for r, d := range ix.order {
+		ix.rank[d] = int32(r)
+	}
 	ix.avgLen = 0
 	if ix.live > 0 {
 		ix.avgLen = float64(ix.total) / float64(ix.live)
@@ -211,12 +227,40 @@ func (ix *searchIndex) patched(removed, made []*Entry) *searchIndex {
 		nx.total += n
 		nx.live++
 	}
+	nx.order = mergeOrder(ix.order, nx.entries, len(ix.entries))
 	nx.sorted = ix.sorted
 	if len(newTerms)+len(goneTerms) > 0 {
 		nx.sorted = mergeTerms(ix.sorted, newTerms, goneTerms, nx.terms)
 	}
 	nx.finish()
 	return nx
+}
+
+// mergeOrder is old, the documents of an index in name order, without
+// those now removed (nil in entries) and with the documents from first on
+// (the ones a patch made) put in by name: a search in the order for each
+// made one, not a comparison of every name.
+func mergeOrder(old []int32, entries []*Entry, first int) []int32 {
+	live := old
+	if slices.ContainsFunc(old, func(d int32) bool { return entries[d] == nil }) {
+		live = slices.DeleteFunc(slices.Clone(old), func(d int32) bool { return entries[d] == nil })
+	}
+	made := make([]int32, 0, len(entries)-first)
+	for d := first; d < len(entries); d++ {
+		made = append(made, int32(d))
+	}
+	name := func(d int32) string { return entries[d].Skill.Name }
+	slices.SortFunc(made, func(a, b int32) int { return strings.Compare(name(a), name(b)) })
+	out := make([]int32, 0, len(live)+len(made))
+	at := 0
+	for _, d := range made {
+		n := name(d)
+		next := at + sort.Search(len(live)-at, func(i int) bool { return name(live[at+i]) > n })
+		out = append(out, live[at:next]...)
+		out = append(out, d)
+		at = next
+	}
+	return append(out, live[at:]...)
 }
 
 // mergeTerms is sorted with the terms of gone that are no longer in terms
@@ -305,7 +349,7 @@ func (l *Loadout) Search(query string, limit int) []Hit {
 			}
 		}
 	}
-	top := sc.top(limit, ix.entries)
+	top := sc.top(limit, ix.rank)
 	hits := make([]Hit, len(top))
 	for i, d := range top {
 		e := ix.entries[d.doc]
@@ -347,16 +391,16 @@ type scored struct {
 	score float64
 }
 
-// better orders by score, then by name.
-func better(a, b scored, entries []*Entry) bool {
+// better orders by score, then by name (rank: the place in name order).
+func better(a, b scored, rank []int32) bool {
 	if a.score != b.score {
 		return a.score > b.score
 	}
-	return entries[a.doc].Skill.Name < entries[b.doc].Skill.Name
+	return rank[a.doc] < rank[b.doc]
 }
 
 // top selects the best k with a small heap: O(touched · log k).
-func (s *scores) top(k int, entries []*Entry) []scored {
+func (s *scores) top(k int, rank []int32) []scored {
 	h := make([]scored, 0, k)
 	for _, d := range s.touched {
 		c := scored{d, s.val[d]}
@@ -364,7 +408,7 @@ func (s *scores) top(k int, entries []*Entry) []scored {
 			h = append(h, c)
 			for i := len(h) - 1; i > 0; { // sift up: the worst at the root
 				p := (i - 1) / 2
-				if !better(h[p], h[i], entries) {
+				if !better(h[p], h[i], rank) {
 					break
 				}
 				h[p], h[i] = h[i], h[p]
@@ -372,16 +416,16 @@ func (s *scores) top(k int, entries []*Entry) []scored {
 			}
 			continue
 		}
-		if !better(c, h[0], entries) {
+		if !better(c, h[0], rank) {
 			continue
 		}
 		h[0] = c
 		for i := 0; ; { // sift down
 			l, r, m := 2*i+1, 2*i+2, i
-			if l < len(h) && better(h[m], h[l], entries) {
+			if l < len(h) && better(h[m], h[l], rank) {
 				m = l
 			}
-			if r < len(h) && better(h[m], h[r], entries) {
+			if r < len(h) && better(h[m], h[r], rank) {
 				m = r
 			}
 			if m == i {
@@ -391,7 +435,7 @@ func (s *scores) top(k int, entries []*Entry) []scored {
 			i = m
 		}
 	}
-	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j], entries) })
+	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j], rank) })
 	return h
 }
 
