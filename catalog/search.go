@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"maps"
 	"math"
 	"slices"
@@ -301,6 +302,17 @@ func mergeTerms(sorted, fresh, gone []string, terms map[string][]posting) []stri
 // searchable: this is how skills left out of the listing are reached.
 // limit defaults to 10.
 func (l *Loadout) Search(query string, limit int) []Hit {
+	return l.rank(query, limit, true)
+}
+
+// maxThresholdChecks bounds how many times a search works out whether the
+// terms left can still bring in a document (each a sort of the documents
+// found): a query of many common terms does not pay it for every term.
+const maxThresholdChecks = 4
+
+// rank is Search; prune false scores every posting (what the tests
+// compare the pruned ranking with).
+func (l *Loadout) rank(query string, limit int, prune bool) []Hit {
 	if limit <= 0 {
 		limit = 10
 	}
@@ -312,41 +324,74 @@ func (l *Loadout) Search(query string, limit int) []Hit {
 	sc := scorePool.Get().(*scores)
 	defer scorePool.Put(sc)
 	sc.reset(len(ix.entries))
+	// The query's terms, each with its weight: 1 for a term of the query,
+	// 0.5 for a prefix match ("deplo" finds "deploy"), for terms of four
+	// or more letters and the first 32 longer terms only, so a short
+	// prefix cannot make a query slow.
+	terms := sc.terms[:0]
 	n := float64(ix.live)
-	norms := ix.norms
-	add := func(ps []posting, w float64) {
+	put := func(ps []posting, w float64) {
+		if len(ps) == 0 {
+			return
+		}
 		idf := logf(1 + (n-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
 		wi := w * idf
-		for _, p := range ps {
-			tf := float64(p.tf)
-			v := wi * tf * (bm25K1 + 1) / (tf + norms[p.doc])
-			if p.name {
-				v *= 1.5
-			}
-			sc.add(p.doc, v)
-		}
+		// No document gets more from a term than wi*(k1+1)*1.5:
+		// tf/(tf+norm) is below 1, and 1.5 is the name's weight.
+		terms = append(terms, queryTerm{ps: ps, wi: wi, most: wi * (bm25K1 + 1) * 1.5})
 	}
 	for _, t := range q {
-		add(ix.terms[t], 1)
-		// Prefix matches count at half weight ("deplo" finds "deploy"),
-		// for terms of four or more letters, and for the first 32 longer
-		// terms only, so a short prefix cannot make a query slow.
+		put(ix.terms[t], 1)
 		if len(t) >= 4 {
 			i := sort.SearchStrings(ix.sorted, t)
 			for k := 0; i < len(ix.sorted) && k < 32 && strings.HasPrefix(ix.sorted[i], t); i++ {
 				if ix.sorted[i] != t {
-					add(ix.terms[ix.sorted[i]], 0.5)
+					put(ix.terms[ix.sorted[i]], 0.5)
 					k++
 				}
 			}
 		}
 	}
+	sc.terms = terms
+	// A whole-name match ranks first: its bonus is added before the
+	// terms, so that the document counts as found when they are scored.
 	whole := strings.ToLower(strings.TrimSpace(query))
 	if e, ok := l.byName[whole]; ok {
 		for doc, en := range ix.entries {
 			if en == e {
 				sc.add(int32(doc), 100)
 			}
+		}
+	}
+	// Rare terms first, as they can give the most (MaxScore): once the
+	// best limit documents found score more than every term left could
+	// give a document not yet found, those terms are added only to the
+	// documents found. The ranking is the one scoring every posting
+	// would give (TestSearchMatchesExhaustive).
+	slices.SortStableFunc(terms, func(a, b queryTerm) int { return cmp.Compare(b.most, a.most) })
+	left := 0.0
+	for _, t := range terms {
+		left += t.most
+	}
+	norms := ix.norms
+	closed := false // no document not found yet can reach the best limit
+	checks := 0
+	for _, t := range terms {
+		if prune && !closed && checks < maxThresholdChecks && len(sc.touched) >= limit && len(t.ps) > len(sc.touched) && len(t.ps) >= ix.live/16 {
+			closed = sc.kth(limit) > left
+			checks++
+		}
+		left -= t.most
+		for _, p := range t.ps {
+			if closed && sc.val[p.doc] == 0 {
+				continue
+			}
+			tf := float64(p.tf)
+			v := t.wi * tf * (bm25K1 + 1) / (tf + norms[p.doc])
+			if p.name {
+				v *= 1.5
+			}
+			sc.add(p.doc, v)
 		}
 	}
 	top := sc.top(limit, ix.rank)
@@ -363,6 +408,51 @@ func (l *Loadout) Search(query string, limit int) []Hit {
 type scores struct {
 	val     []float64
 	touched []int32
+	terms   []queryTerm // the query's, reused
+	kbuf    []float64   // kth's
+}
+
+// queryTerm is one term a search adds: its postings, its weight (the
+// query weight times its idf) and the most it can give one document.
+type queryTerm struct {
+	ps       []posting
+	wi, most float64
+}
+
+// kth is the k-th best score among the documents found (k <= found): a
+// min-heap of the best k, O(found · log k).
+func (s *scores) kth(k int) float64 {
+	h := s.kbuf[:0]
+	for _, d := range s.touched {
+		v := s.val[d]
+		if len(h) < k {
+			h = append(h, v)
+			for i := len(h) - 1; i > 0 && h[(i-1)/2] > h[i]; i = (i - 1) / 2 {
+				h[(i-1)/2], h[i] = h[i], h[(i-1)/2]
+			}
+			continue
+		}
+		if v <= h[0] {
+			continue
+		}
+		h[0] = v
+		for i := 0; ; {
+			l, r, m := 2*i+1, 2*i+2, i
+			if l < len(h) && h[l] < h[m] {
+				m = l
+			}
+			if r < len(h) && h[r] < h[m] {
+				m = r
+			}
+			if m == i {
+				break
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	s.kbuf = h
+	return h[0]
 }
 
 var scorePool = sync.Pool{New: func() any { return &scores{} }}

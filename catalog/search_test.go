@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loadout/loadout/bench/gen"
 )
 
 func TestSearch(t *testing.T) {
@@ -68,5 +70,61 @@ func BenchmarkSearch10k(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		l.Search(queries[i%len(queries)], 10)
+	}
+}
+
+// searchGenTree is a loadout over n skills of bench/gen, the tree the
+// HTTP benchmarks serve, and queries as people type them.
+func searchGenTree(tb testing.TB, n int) (*Loadout, []string) {
+	dir := tb.TempDir()
+	if err := gen.Tree(dir, n, 1); err != nil {
+		tb.Fatal(err)
+	}
+	c, err := New(context.Background(), []AgentSpec{{AgentID: "a", Skills: []SourceSpec{{Root: dir}}}}, Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	l, _ := c.Agent("a")
+	return l, []string{"release notes for the api", "deploy the backend", "pdf", "review pull requests and lint", "data export csv", "docs", "vendor-publish", "sear", "the"}
+}
+
+// BenchmarkSearchGen4k: the search of bench/routes.sh's route, on the
+// same generated skills.
+func BenchmarkSearchGen4k(b *testing.B) {
+	l, queries := searchGenTree(b, 4000)
+	i := 0
+	for b.Loop() {
+		l.Search(queries[i%len(queries)], 10)
+		i++
+	}
+}
+
+// TestSearchMatchesExhaustive: the pruned ranking (terms that can no
+// longer bring a document in are added only to those found) is the one
+// scoring every posting gives, hit for hit and score for score, at every
+// limit.
+func TestSearchMatchesExhaustive(t *testing.T) {
+	l, queries := searchGenTree(t, 1500)
+	queries = append(queries, "use when working", "ops area export", "import lists template helps", "a", "zzz nothing")
+	for _, e := range l.Entries()[:40] {
+		queries = append(queries, e.Skill.Name, strings.Fields(e.Skill.Description)[3]+" "+strings.Fields(e.Skill.Description)[5])
+	}
+	pruned := 0
+	for _, q := range queries {
+		for _, limit := range []int{1, 3, 10, 50} {
+			got, want := l.rank(q, limit, true), l.rank(q, limit, false)
+			if len(got) != len(want) {
+				t.Fatalf("%q limit %d: %d hits pruned, %d exhaustive", q, limit, len(got), len(want))
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("%q limit %d: hit %d is %+v pruned, %+v exhaustive", q, limit, i, got[i], want[i])
+				}
+			}
+			pruned++
+		}
+	}
+	if pruned == 0 {
+		t.Fatal("no query ran")
 	}
 }
