@@ -369,19 +369,19 @@ func (l *Loadout) rank(query string, limit int, prune bool) []Hit {
 	// documents found. The ranking is the one scoring every posting
 	// would give (TestSearchMatchesExhaustive).
 	slices.SortStableFunc(terms, func(a, b queryTerm) int { return cmp.Compare(b.most, a.most) })
-	left := 0.0
-	for _, t := range terms {
-		left += t.most
-	}
 	norms := ix.norms
 	closed := false // no document not found yet can reach the best limit
 	checks := 0
-	for _, t := range terms {
+	for i, t := range terms {
 		if prune && !closed && checks < maxThresholdChecks && len(sc.touched) >= limit && len(t.ps) > len(sc.touched) && len(t.ps) >= ix.live/16 {
-			closed = sc.kth(limit) > left
+			left := 0.0 // the most the terms left can give one document
+			for _, u := range terms[i:] {
+				left += u.most
+			}
+			// Strictly more, with room for the rounding of the sums.
+			closed = sc.kth(limit) > left*(1+1e-9)
 			checks++
 		}
-		left -= t.most
 		for _, p := range t.ps {
 			if closed && sc.val[p.doc] == 0 {
 				continue
@@ -394,6 +394,7 @@ func (l *Loadout) rank(query string, limit int, prune bool) []Hit {
 			sc.add(p.doc, v)
 		}
 	}
+	clear(terms) // the pooled scores hold no postings of this index
 	top := sc.top(limit, ix.rank)
 	hits := make([]Hit, len(top))
 	for i, d := range top {
