@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -260,6 +262,34 @@ func (s *statusWriter) Write(p []byte) (int, error) {
 	n, err := s.ResponseWriter.Write(p)
 	s.bytes += int64(n)
 	return n, err
+}
+
+// ReadFrom passes io.Copy into the response (http.ServeContent's files)
+// on, so that it copies without a 32 KiB buffer of its own every request.
+func (s *statusWriter) ReadFrom(r io.Reader) (int64, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	var n int64
+	var err error
+	if rf, ok := s.ResponseWriter.(io.ReaderFrom); ok {
+		n, err = rf.ReadFrom(r)
+	} else {
+		n, err = copyPooled(s.ResponseWriter, r)
+	}
+	s.bytes += n
+	return n, err
+}
+
+// copyBufs are the buffers of copyPooled.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// copyPooled is io.Copy(w, r) through a pooled buffer and w's Write (not
+// its ReadFrom, which may be the caller).
+func copyPooled(w io.Writer, r io.Reader) (int64, error) {
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	return io.CopyBuffer(struct{ io.Writer }{w}, r, *bp)
 }
 
 func (s *statusWriter) Flush() {

@@ -146,6 +146,12 @@ func (w *deadlineWriter) Write(p []byte) (int, error) {
 	return w.ResponseWriter.Write(p)
 }
 
+// ReadFrom copies r through Write, which moves the deadline on as the
+// body goes out, with a pooled buffer instead of io.Copy's own.
+func (w *deadlineWriter) ReadFrom(r io.Reader) (int64, error) {
+	return copyPooled(w, r)
+}
+
 func (w *deadlineWriter) Flush() {
 	w.extend()
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {

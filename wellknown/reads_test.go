@@ -5,6 +5,8 @@ package wellknown
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -239,4 +241,93 @@ func TestIndexBuildDoesNotHoldOtherRequests(t *testing.T) {
 	if !bytes.Contains(r.body, []byte(`"slow"`)) {
 		t.Errorf("index: %s", r.body)
 	}
+}
+
+// TestFileReadOnceAndStreamed: a file up to maxBufferedFile is read once
+// into a pooled buffer, hashed and served from it; a larger one is hashed
+// and then streamed. Both answer the file's bytes, its digest as the ETag,
+// ranges, and 304 for the ETag; and a buffered file costs a request no
+// more than a few times its size.
+func TestFileReadOnceAndStreamed(t *testing.T) {
+	root := t.TempDir()
+	files := testSkills()
+	small := strings.Repeat("small file line\n", 40<<10/16)            // 40 KiB: past the pool's first buffer
+	large := strings.Repeat("a larger file line\n", (256<<10+5000)/19) // streamed
+	files["sized/SKILL.md"] = file{md("sized", "Files of two sizes."), 0o644}
+	files["sized/small.txt"] = file{small, 0o644}
+	files["sized/large.txt"] = file{large, 0o644}
+	writeTree(t, root, files)
+	svc := newService(t, root)
+	srv := httptest.NewServer(mux(svc))
+	defer srv.Close()
+	for _, c := range []struct{ path, body string }{{"small.txt", small}, {"large.txt", large}} {
+		u := srv.URL + "/.well-known/agent-skills/sized/" + c.path
+		r := mustGet(t, u)
+		sum := sha256.Sum256([]byte(c.body))
+		etag := `"` + hex.EncodeToString(sum[:]) + `"`
+		if r.status != http.StatusOK || string(r.body) != c.body || r.header.Get("ETag") != etag {
+			t.Fatalf("%s: %d, %d bytes, ETag %s; want 200, %d bytes, %s", c.path, r.status, len(r.body), r.header.Get("ETag"), len(c.body), etag)
+		}
+		if r := mustGet(t, u, "Range", "bytes=16-31"); r.status != http.StatusPartialContent || string(r.body) != c.body[16:32] {
+			t.Errorf("%s range: %d %q", c.path, r.status, r.body)
+		}
+		if r := mustGet(t, u, "If-None-Match", etag); r.status != http.StatusNotModified || len(r.body) != 0 {
+			t.Errorf("%s revalidated: %d, %d bytes", c.path, r.status, len(r.body))
+		}
+	}
+	// What the server allocates, without a client or a connection: the
+	// answer goes to a writer that keeps nothing.
+	h := mux(svc)
+	req := httptest.NewRequest(http.MethodGet, "/.well-known/agent-skills/sized/small.txt", nil)
+	var w discardWriter
+	h.ServeHTTP(&w, req) // the pool holds a buffer of its size
+	if w.status != http.StatusOK || w.n != len(small) {
+		t.Fatalf("direct request: %d, %d bytes", w.status, w.n)
+	}
+	n := testutil.Allocated(func() {
+		for range 20 {
+			w = discardWriter{}
+			h.ServeHTTP(&w, req)
+		}
+	})
+	// Hashing the file through io.Copy took a 32 KiB buffer a request;
+	// read once into a pooled buffer, hashed and served from it, a few KB.
+	if per := n / 20; per > 16<<10 {
+		t.Errorf("serving a 40 KiB file allocated %d bytes a request", per)
+	}
+}
+
+// discardWriter is an http.ResponseWriter that counts the body and keeps
+// none of it.
+type discardWriter struct {
+	hd     http.Header
+	status int
+	n      int
+}
+
+func (w *discardWriter) Header() http.Header {
+	if w.hd == nil {
+		w.hd = http.Header{}
+	}
+	return w.hd
+}
+
+func (w *discardWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+}
+
+func (w *discardWriter) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	w.n += len(p)
+	return len(p), nil
+}
+
+// ReadFrom copies without a buffer of its own, as net/http's writer does.
+func (w *discardWriter) ReadFrom(r io.Reader) (int64, error) {
+	w.WriteHeader(http.StatusOK)
+	n, err := io.Copy(io.Discard, r)
+	w.n += int(n)
+	return n, err
 }
