@@ -33,12 +33,9 @@ func TestWrappersCopyWithoutABuffer(t *testing.T) {
 		t.Fatalf("status %d, %d bytes counted, body intact %v, deadline set %d times", sw.status, sw.bytes, sink.buf.String() == data, dl.writes)
 	}
 	sink.keep = false
-	n := testutil.Allocated(func() {
-		for range 20 {
-			copyOnce()
-		}
-	})
-	if per := n / 20; per > 4<<10 {
+	// The least of five rounds: what other goroutines of the test binary
+	// allocate meanwhile is counted too, and only ever adds.
+	if per := testutil.LeastAllocated(5, 20, func() { copyOnce() }); per > 4<<10 {
 		t.Errorf("copying 40 KiB through the writers allocated %d bytes a request", per)
 	}
 }
