@@ -14,17 +14,22 @@ import "runtime"
 // and on a virtual disk with one queue each read costs about 35 µs of
 // kernel CPU. With two Ps a goroutine waiting in a read holds its P until
 // the runtime's monitor takes it back, so one core was busy and reads
-// did not overlap. Measured with bench/serve50k.sh (COLD=1, 50,000
-// skills, 2 cores; 255,000 reads):
+// did not overlap. Measured with bench/serve50k.sh (COLD=1, 2 cores;
+// 253,700 reads at 50,000 skills, 52,000 at 10,000), GOMAXPROCS set in
+// the environment for the rows above 4, interleaved:
 //
-//	GOMAXPROCS   cold first start           warm first start
-//	2            11.6 s, queue depth 1.0    2.7-4.9 s
-//	4             7.9 s, queue depth 1.8    2.5 s
-//	8             7.7 s (loadout check)
+//	GOMAXPROCS   cold first start, 50,000   10,000    warm first start, 50,000
+//	2            11.6 s, queue depth 1.0              2.7-4.9 s
+//	4            8.0-8.5 s, depth 2.0-2.5   1.52-1.77 s   2.49-2.64 s
+//	8            6.2-6.8 s, depth 2.3-2.6   1.24-1.27 s   2.49-2.71 s
+//	16           6.25 s, depth 3.0          1.16 s
 //
-// More Ps than cores cost nothing measurable on a warm cache (interleaved
-// runs above), and the serving that follows runs with the value before.
-const ScanProcs = 4
+// Past 8 it gains little: the whole start then takes 10-11 s of CPU, over
+// 5 s on two cores, 6.3-7.1 s of it the kernel's reads. More Ps than
+// cores cost nothing measurable on a warm cache, nor in peak memory
+// (199-214 MB either way), and the serving that follows runs with the
+// value before.
+const ScanProcs = 8
 
 // raiseProcsForScan raises GOMAXPROCS to ScanProcs unless the GOMAXPROCS
 // environment variable is set, and returns what puts the value before back.
