@@ -379,7 +379,7 @@ func (l *Loadout) rank(query string, limit int, prune bool) []Hit {
 				left += u.most
 			}
 			// Strictly more, with room for the rounding of the sums.
-			closed = sc.kth(limit) > left*(1+1e-9)
+			closed = sc.kth(limit, ix.rank) > left*(1+1e-9)
 			checks++
 		}
 		for _, p := range t.ps {
@@ -410,7 +410,6 @@ type scores struct {
 	val     []float64
 	touched []int32
 	terms   []queryTerm // the query's, reused
-	kbuf    []float64   // kth's
 }
 
 // queryTerm is one term a search adds: its postings, its weight (the
@@ -420,40 +419,9 @@ type queryTerm struct {
 	wi, most float64
 }
 
-// kth is the k-th best score among the documents found (k <= found): a
-// min-heap of the best k, O(found · log k).
-func (s *scores) kth(k int) float64 {
-	h := s.kbuf[:0]
-	for _, d := range s.touched {
-		v := s.val[d]
-		if len(h) < k {
-			h = append(h, v)
-			for i := len(h) - 1; i > 0 && h[(i-1)/2] > h[i]; i = (i - 1) / 2 {
-				h[(i-1)/2], h[i] = h[i], h[(i-1)/2]
-			}
-			continue
-		}
-		if v <= h[0] {
-			continue
-		}
-		h[0] = v
-		for i := 0; ; {
-			l, r, m := 2*i+1, 2*i+2, i
-			if l < len(h) && h[l] < h[m] {
-				m = l
-			}
-			if r < len(h) && h[r] < h[m] {
-				m = r
-			}
-			if m == i {
-				break
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-	}
-	s.kbuf = h
-	return h[0]
+// kth is the k-th best score among the documents found (k <= found).
+func (s *scores) kth(k int, rank []int32) float64 {
+	return s.top(k, rank)[k-1].score
 }
 
 var scorePool = sync.Pool{New: func() any { return &scores{} }}
