@@ -284,7 +284,7 @@ func TestFileReadOnceAndStreamed(t *testing.T) {
 	if w.status != http.StatusOK || w.n != len(small) {
 		t.Fatalf("direct request: %d, %d bytes", w.status, w.n)
 	}
-	per := testutil.LeastAllocated(5, 20, func() {
+	per := testutil.LeastAllocated(10, 20, func() {
 		w = discardWriter{}
 		h.ServeHTTP(&w, req)
 	})
