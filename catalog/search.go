@@ -38,14 +38,12 @@ type searchIndex struct {
 	// bm25K1*(1-bm25B+bm25B*len/avgLen), made once per index by finish
 	// rather than for every posting of every search.
 	norms []float64
-	// order is the live documents in name order, and rank each
-	// document's place in it: ties of score are broken by name, and at
-	// 10,000 skills comparing names was most of a search's time (many
-	// skills score alike), comparing ranks is not. A fresh index's
-	// documents are in name order already; a patched one merges its new
-	// documents in.
-	order []int32
-	rank  []int32
+	// rank is each live document's place in name order (0 to live-1):
+	// ties of score are broken by name, and at 10,000 skills comparing
+	// names was most of a search's time (many skills score alike),
+	// comparing ranks is not. A fresh index's documents are in name order
+	// already; a patched one merges its new documents in (mergeOrder).
+	rank []int32
 }
 
 // BM25's parameters.
@@ -141,23 +139,25 @@ func (l *Loadout) index() *searchIndex {
 			ix.total += n
 		}
 		ix.live = len(ix.entries)
-		ix.order = make([]int32, len(ix.entries))
-		for i := range ix.order {
-			ix.order[i] = int32(i) // l.names is sorted
+		order := make([]int32, len(ix.entries))
+		for i := range order {
+			order[i] = int32(i) // l.names is sorted
 		}
 		for t := range ix.terms {
 			ix.sorted = append(ix.sorted, t)
 		}
 		sort.Strings(ix.sorted)
-		ix.finish()
+		ix.finish(order)
 		l.search.Store(ix)
 	})
 	return l.search.Load()
 }
 
-func (ix *searchIndex) finish() {
+// finish makes what the index derives from its documents: order, the
+// live documents in name order, gives rank; and the BM25 length terms.
+func (ix *searchIndex) finish(order []int32) {
 	ix.rank = make([]int32, len(ix.entries))
-	for r, d := range ix.order {
+	for r, d := range order {
 		ix.rank[d] = int32(r)
 	}
 	ix.avgLen = 0
@@ -228,13 +228,23 @@ func (ix *searchIndex) patched(removed, made []*Entry) *searchIndex {
 		nx.total += n
 		nx.live++
 	}
-	nx.order = mergeOrder(ix.order, nx.entries, len(ix.entries))
 	nx.sorted = ix.sorted
 	if len(newTerms)+len(goneTerms) > 0 {
 		nx.sorted = mergeTerms(ix.sorted, newTerms, goneTerms, nx.terms)
 	}
-	nx.finish()
+	nx.finish(mergeOrder(ix.order(), nx.entries, len(ix.entries)))
 	return nx
+}
+
+// order is the live documents in name order: rank inverted.
+func (ix *searchIndex) order() []int32 {
+	order := make([]int32, ix.live)
+	for d, e := range ix.entries {
+		if e != nil {
+			order[ix.rank[d]] = int32(d)
+		}
+	}
+	return order
 }
 
 // mergeOrder is old, the documents of an index in name order, without
