@@ -312,7 +312,7 @@ func mergeTerms(sorted, fresh, gone []string, terms map[string][]posting) []stri
 // searchable: this is how skills left out of the listing are reached.
 // limit defaults to 10.
 func (l *Loadout) Search(query string, limit int) []Hit {
-	return l.rank(query, limit, true)
+	return l.hits(query, limit, true)
 }
 
 // maxThresholdChecks bounds how many times a search works out whether the
@@ -320,9 +320,9 @@ func (l *Loadout) Search(query string, limit int) []Hit {
 // found): a query of many common terms does not pay it for every term.
 const maxThresholdChecks = 4
 
-// rank is Search; prune false scores every posting (what the tests
+// hits is Search; prune false scores every posting (what the tests
 // compare the pruned ranking with).
-func (l *Loadout) rank(query string, limit int, prune bool) []Hit {
+func (l *Loadout) hits(query string, limit int, prune bool) []Hit {
 	if limit <= 0 {
 		limit = 10
 	}

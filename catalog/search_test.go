@@ -112,7 +112,7 @@ func TestSearchMatchesExhaustive(t *testing.T) {
 	pruned := 0
 	for _, q := range queries {
 		for _, limit := range []int{1, 3, 10, 50} {
-			got, want := l.rank(q, limit, true), l.rank(q, limit, false)
+			got, want := l.hits(q, limit, true), l.hits(q, limit, false)
 			if len(got) != len(want) {
 				t.Fatalf("%q limit %d: %d hits pruned, %d exhaustive", q, limit, len(got), len(want))
 			}
