@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // typicalSkillMD is a SKILL.md as bench/gen makes them: a folded
@@ -192,5 +193,19 @@ func TestBatchNew(t *testing.T) {
 	}
 	if got[0].Meta == got[1].Meta || &got[0].Files[0] == &got[1].Files[0] {
 		t.Fatal("two skills share their frontmatter or files")
+	}
+}
+
+// TestDigestOfPooledBuffer: DigestOf reads through a pooled buffer, not a
+// 32 KiB one of its own every call (the MCP resource reads and the
+// well-known route hash every file they serve).
+func TestDigestOfPooledBuffer(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789abcdef"), 40<<10/16)
+	c := BytesContent(data)
+	if d, err := DigestOf(c); err != nil || d != DigestBytes(data) {
+		t.Fatalf("DigestOf = %s, %v; want %s", d, err, DigestBytes(data))
+	}
+	if per := testutil.LeastAllocated(10, 20, func() { DigestOf(c) }); per > 8<<10 {
+		t.Errorf("DigestOf of 40 KiB allocated %d bytes a call", per)
 	}
 }
