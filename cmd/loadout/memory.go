@@ -19,13 +19,23 @@ import (
 // on a cold page cache, where the load waits on the disk for half a
 // minute, 25 s of CPU instead of 6-15 (the "32-38 s first start"). So the
 // limit follows the live heap instead: after every collection it is set
-// to startupHeadroom times the live heap, at least startupFloor. The
-// collector then runs about as often as with GOGC=50 whatever the size
-// of the catalog, and the peak stays near twice what the catalog keeps.
-// At 50,000 skills (live heap 131 MB), interleaved on 2 busy cores:
-// 1.5 times peaked at 257-269 MB for 6.3-7.2 s of CPU to ready, 2 times
-// at 337-342 MB for 4.8-5.7 s, 3 times at 386-401 MB for 4.7-5.3 s; the
-// fixed 96 MiB, 8.6-10.2 s (483-488 MB peak, with every body held).
+// to startupHeadroom times the live heap, at least startupFloor. At 2.5
+// times the limit is above the collector's own goal (twice the live heap
+// with GOGC's default), so GOGC paces the load and the limit only stops
+// the heap outgrowing it while the collector marks. At 50,000 skills
+// (live heap 131 MB then), interleaved on 2 busy cores: 1.5 times peaked
+// at 257-269 MB for 6.3-7.2 s of CPU to ready, 2 times at 337-342 MB for
+// 4.8-5.7 s, 3 times at 386-401 MB for 4.7-5.3 s; the fixed 96 MiB,
+// 8.6-10.2 s (483-488 MB peak, with every body held). The catalog has
+// since shrunk (live heap 103 MB, bodies kept in a file), and the peak
+// no longer follows the headroom. Measured again on a cold page cache
+// (bench/serve50k.sh, COLD=1) with 8 Ps: 1.5 times peaked at 213 MB for
+// 10.4-11.5 s of CPU to ready, 4.0-4.8 s of it user; 2.5 times at
+// 221-227 MB for 9.3-9.6 s, 2.7-2.9 s user (the collector ran a third as
+// often). With 16 Ps (ScanProcs) and 2.5 times: 8.5-9.3 s of CPU, ready
+// in 5.0-5.5 s (6.2-7.2 s before); on a warm cache 3.2-3.5 s of CPU,
+// ready in 1.9-2.1 s (2.4-2.9 s before).
+// 3 and 4 times measured the same as 2.5.
 //
 // Once the catalog is loaded, what start-up builds next (the MCP
 // handlers' listings, the folder watch) runs under a fixed limit of twice
@@ -61,7 +71,7 @@ import (
 const (
 	// startupHeadroom is the soft memory limit while the catalog loads, as
 	// a multiple of the live heap after the last collection.
-	startupHeadroom = 1.5
+	startupHeadroom = 2.5
 	// startupFloor is the least soft memory limit while the catalog loads:
 	// small catalogs never collect for its sake.
 	startupFloor = 64 << 20
@@ -132,7 +142,7 @@ func (t *memoryTuner) loaded(logger *slog.Logger) {
 		t.mu.Unlock()
 		debug.SetMemoryLimit(math.MaxInt64)
 	}
-	debug.FreeOSMemory()
+	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	if t.off {

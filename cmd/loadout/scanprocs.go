@@ -24,12 +24,26 @@ import "runtime"
 //	8            6.2-6.8 s, depth 2.3-2.6   1.24-1.27 s   2.49-2.71 s
 //	16           6.25 s, depth 3.0          1.16 s
 //
-// Past 8 it gains little: the whole start then takes 10-11 s of CPU, over
-// 5 s on two cores, 6.3-7.1 s of it the kernel's reads. More Ps than
-// cores cost nothing measurable on a warm cache, nor in peak memory
-// (199-214 MB either way), and the serving that follows runs with the
-// value before.
-const ScanProcs = 8
+// Past 8 it gained little while the collector ran often during the load
+// (1.5 times the live heap): its idle mark workers ran on the Ps the
+// reads left idle and took the CPU the kernel's reads needed. With the
+// loading limit at 2.5 times (memory.go) the collector runs a third as
+// often, and 16 pays, interleaved on a cold cache at 50,000 skills:
+//
+//	GOMAXPROCS (headroom 2.5)   cold first start   CPU (user)
+//	8                           6.0-6.1 s          9.3-9.6 s (2.7-2.9 s)
+//	16                          5.1-5.4 s          8.5-9.3 s (2.8-3.1 s)
+//	24                          5.1-5.5 s          9.1-9.7 s (3.2-3.5 s)
+//	32                          5.3-5.5 s          9.5-10 s (3.2-3.6 s)
+//
+// The start is then bound by the kernel: 5.8-6.4 s of its CPU is the
+// reads (24 µs each at a queue depth of 4). A bare parallel walk that
+// lists the same folders and reads the same files, and nothing else,
+// takes 4.0-4.6 s at 16-32 goroutines. More Ps than cores cost nothing
+// measurable on a warm cache (ready in 1.9-2.1 s), and add 10 MB to the
+// peak (217-229 MB); the serving that follows runs with the value
+// before.
+const ScanProcs = 16
 
 // raiseProcsForScan raises GOMAXPROCS to ScanProcs unless the GOMAXPROCS
 // environment variable is set, and returns what puts the value before back.
