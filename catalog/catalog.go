@@ -166,6 +166,9 @@ func (c *Catalog) Refresh(ctx context.Context, paths []string) {
 				continue
 			}
 			if next, sk, ok := c.refreshSkill(ctx, root, res, p); ok {
+				if next == res {
+					continue // read again, unchanged
+				}
 				keep[key] = next
 				if changed[key] == nil {
 					changed[key] = map[string]*skill.Skill{}
@@ -202,6 +205,10 @@ func (c *Catalog) refreshSkill(ctx context.Context, root string, res *source.Res
 			next.Diagnostics = append(next.Diagnostics, d)
 		}
 		next.Diagnostics = append(next.Diagnostics, diags...)
+		if sk == res.Skills[i] && slices.Equal(next.Diagnostics, res.Diagnostics) {
+			// The scan cache gave back the same Skill: nothing changed.
+			return res, sk, true
+		}
 		return next, sk, true
 	}
 	return nil, nil, false

@@ -37,7 +37,21 @@ func TestRefresh(t *testing.T) {
 		t.Error("untouched skills were read again")
 	}
 
-	// A new skill folder rescans that root only.
+	// A rescan of a root where nothing changed changes nothing: the scan
+	// cache gives back the same skills, and the catalog keeps its
+	// snapshot (no new generation, no notice to subscribers).
+	one = get("one")
+	gen := c.Generation()
+	c.Refresh(context.Background(), []string{a})
+	if c.Generation() != gen {
+		t.Errorf("a rescan of an unchanged root made generation %d (was %d)", c.Generation(), gen)
+	}
+	if get("one") != one || get("two") != two {
+		t.Error("a rescan of an unchanged root replaced its skills")
+	}
+
+	// A new skill folder rescans that root only, and the skills in it
+	// that did not change stay the same.
 	write(t, a, map[string]string{"four/SKILL.md": md("four", "Four.")})
 	c.Refresh(context.Background(), []string{filepath.Join(a, "four")})
 	if get("four") == nil {
@@ -45,6 +59,9 @@ func TestRefresh(t *testing.T) {
 	}
 	if get("three") != three {
 		t.Error("the other root was rescanned")
+	}
+	if get("one") != one || get("two") != two {
+		t.Error("the skills that did not change were replaced")
 	}
 
 	// A removed skill disappears.

@@ -32,6 +32,10 @@ type fileStat struct {
 	size  int64
 	mode  fs.FileMode
 	mtime int64 // nanoseconds
+	// ctime is the inode's change time in nanoseconds (Linux; 0 where
+	// the scan does not read it): it moves when a file is rewritten
+	// with its modification time put back (cp -p, rsync -t) or chmod'ed.
+	ctime int64
 	ino   uint64
 }
 

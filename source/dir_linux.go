@@ -112,7 +112,7 @@ func toStat(st *unix.Stat_t) fileStat {
 	default:
 		mode |= fs.ModeIrregular
 	}
-	return fileStat{size: st.Size, mode: mode, mtime: st.Mtim.Nano(), ino: uint64(st.Ino)}
+	return fileStat{size: st.Size, mode: mode, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: uint64(st.Ino)}
 }
 
 // lstat stats an entry without following a link.

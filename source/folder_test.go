@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/loadout/loadout/skill"
@@ -397,6 +398,100 @@ func TestRescanUsesCache(t *testing.T) {
 	}
 	if r2.Skills[1].Description != "New description." {
 		t.Errorf("changed skill b not reparsed: %q", r2.Skills[1].Description)
+	}
+}
+
+// TestRescanKeepsUnchangedSkills: a rescan with the cache gives back the
+// same *skill.Skill for a skill whose SKILL.md and supporting files are
+// unchanged, and a new one when anything it was built from changed, even
+// a file rewritten at its old size with its modification time put back.
+func TestRescanKeepsUnchangedSkills(t *testing.T) {
+	dir := t.TempDir()
+	tree(t, dir, map[string]string{
+		"a/SKILL.md": md("a", "A."), "a/references/r.md": "1234",
+		"b/SKILL.md": md("b", "B."), "b/scripts/x.sh": "echo",
+		"c/SKILL.md": md("c", "C."),
+		"d/SKILL.md": md("d", "D."),
+		"e/SKILL.md": md("e", "E."), "e/old.md": "old",
+	})
+	if err := os.Mkdir(filepath.Join(dir, "d", "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := NewCache()
+	opt := Options{Cache: c}
+	byName := func(r *Result) map[string]*skill.Skill {
+		m := map[string]*skill.Skill{}
+		for _, sk := range r.Skills {
+			m[sk.Name] = sk
+		}
+		return m
+	}
+	r1 := byName(scanT(t, dir, opt))
+	r2 := byName(scanT(t, dir, opt))
+	for name, sk := range r1 {
+		if r2[name] != sk {
+			t.Errorf("%s: an unchanged skill was built again", name)
+		}
+	}
+	oldDigest, err := r1["a"].Digest("references/r.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// a: same size, modification time put back (as cp -p does).
+	ref := filepath.Join(dir, "a", "references", "r.md")
+	fi, err := os.Stat(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond) // a change time the file system can tell apart
+	if err := os.WriteFile(ref, []byte("5678"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(ref, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	// b: made executable.
+	if err := os.Chmod(filepath.Join(dir, "b", "scripts", "x.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// d: its empty folder gets a file.
+	if err := os.WriteFile(filepath.Join(dir, "d", "empty", "n.md"), []byte("n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// e: a file renamed.
+	if err := os.Rename(filepath.Join(dir, "e", "old.md"), filepath.Join(dir, "e", "new.md")); err != nil {
+		t.Fatal(err)
+	}
+	r3 := byName(scanT(t, dir, opt))
+	for _, name := range []string{"a", "b", "d", "e"} {
+		if r3[name] == r2[name] {
+			t.Errorf("%s: changed, but the rescan gave back the old skill", name)
+		}
+	}
+	if r3["c"] != r2["c"] {
+		t.Error("c: unchanged, but built again")
+	}
+	if got, _ := r3["a"].Digest("references/r.md"); got == oldDigest {
+		t.Errorf("a: the new skill has the old digest %s", got)
+	}
+	if !r3["b"].Files[0].Executable {
+		t.Error("b: the script is not marked executable")
+	}
+	if len(r3["d"].Dirs) != 0 || len(r3["d"].Files) != 1 {
+		t.Errorf("d: dirs %v, files %v", r3["d"].Dirs, r3["d"].Files)
+	}
+
+	// ReloadSkill of an unchanged skill gives back the same one too.
+	sk, _ := ReloadSkill(context.Background(), dir, filepath.Join(dir, "c"), opt)
+	if sk != r3["c"] {
+		t.Error("ReloadSkill built an unchanged skill again")
+	}
+	// Options the skill carries count: another MaxFileSize, another skill.
+	opt2 := opt
+	opt2.MaxFileSize = 1 << 20
+	if r4 := byName(scanT(t, dir, opt2)); r4["c"] == r3["c"] || r4["c"].MaxFileSize != 1<<20 {
+		t.Errorf("c: MaxFileSize %d after a scan with another limit", r4["c"].MaxFileSize)
 	}
 }
 

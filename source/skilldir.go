@@ -18,7 +18,12 @@ import (
 )
 
 // Cache keeps parsed SKILL.md files between scans, keyed by path and
-// checked against size, modification time and inode. Safe for concurrent use.
+// checked against size, modification and change time, and inode. It also
+// keeps the Skill built last from each, with a signature of the folder it
+// was built from (see loadSkill), so that a scan of an unchanged folder
+// returns the same *skill.Skill and the catalog sees no change: a rescan
+// of 50,000 unchanged skills then replaces nothing. Safe for concurrent
+// use.
 type Cache struct {
 	mu sync.Mutex
 	m  map[string]cached
@@ -27,8 +32,13 @@ type Cache struct {
 type cached struct {
 	size  int64
 	mtime int64
+	ctime int64
 	ino   uint64
 	doc   *skill.Document
+	// skill is the Skill built from doc, and sig the signature of the
+	// folder it was built from (manifest.signature); nil until built.
+	skill *skill.Skill
+	sig   uint64
 	body  skill.BodyRef // the body, when kept in Options.Bodies
 	diags []skill.Diagnostic
 	ok    bool
@@ -45,7 +55,7 @@ func (c *Cache) get(path string, st fileStat) (cached, bool) {
 	c.mu.Lock()
 	e, ok := c.m[path]
 	c.mu.Unlock()
-	if !ok || e.size != st.size || e.mtime != st.mtime || e.ino != st.ino {
+	if !ok || e.size != st.size || e.mtime != st.mtime || e.ctime != st.ctime || e.ino != st.ino {
 		return cached{}, false
 	}
 	return e, true
@@ -78,7 +88,7 @@ func (c *Cache) put(path string, st fileStat, e cached) {
 	if c == nil {
 		return
 	}
-	e.size, e.mtime, e.ino = st.size, st.mtime, st.ino
+	e.size, e.mtime, e.ctime, e.ino = st.size, st.mtime, st.ctime, st.ino
 	c.mu.Lock()
 	c.m[path] = e
 	c.mu.Unlock()
@@ -129,14 +139,14 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string, b *skill.Batch) fou
 	}
 	dirName := filepath.Base(t.path)
 	var c cached
+	var st fileStat
 	hit := false
 	if s.opt.Cache.has(entryPath) {
-		if st, err := d.statFollow(entry); err == nil {
-			c, hit = s.opt.Cache.get(entryPath, st)
+		if fst, err := d.statFollow(entry); err == nil {
+			c, hit = s.opt.Cache.get(entryPath, fst)
+			st = fst
 		}
 	}
-	var st fileStat
-	put := !hit // the cache takes the parse once the skill is built
 	if !hit {
 		// The file is read into a pooled buffer that parsing keeps nothing
 		// of; without bodies, only up to the end of the frontmatter.
@@ -180,7 +190,6 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string, b *skill.Batch) fou
 				c = keepLastGood(prev, c, entryPath)
 			}
 			s.opt.Cache.put(entryPath, st, c)
-			put = false
 		}
 	}
 	f.diags = append(f.diags, c.diags...)
@@ -199,13 +208,23 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string, b *skill.Batch) fou
 			fileBufs.Put(fp)
 		}
 	}()
-	m := manifest{scan: s, skillReal: t.real, base: t.rel, name: c.doc.Name, files: (*fp)[:0]}
+	m := manifest{scan: s, skillReal: t.real, base: t.rel, name: c.doc.Name, files: (*fp)[:0], sig: sigOffset}
 	m.walk(d, t.real, "", t.depth, t.rules, t.up, entry)
 	if m.root != nil {
 		m.root.Close()
 	}
+	sort.Strings(m.dirs)
 	f.diags = append(f.diags, m.diags...)
-	r := &folderReader{id: d.id()}
+	id := d.id()
+	sig := m.signature(id, s.opt.KeepBodies)
+	if hit && !c.stale && c.skill != nil && c.sig == sig && c.skill.Dir == t.real && c.skill.Entry == entry &&
+		c.skill.MaxFileSize == s.opt.MaxFileSize && *c.skill.Origin == *s.origin {
+		// Nothing the skill was built from changed: the same Skill.
+		*fp = m.files
+		f.skill = c.skill
+		return f
+	}
+	r := &folderReader{id: id}
 	if b != nil {
 		f.skill = b.New(c.doc, t.real, entry, m.files, s.origin, r)
 	} else {
@@ -216,15 +235,7 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string, b *skill.Batch) fou
 	// (the cache key is the path as reached, Location when no link was
 	// followed), so a skill keeps one copy of its path.
 	r.dir = f.skill.Dir
-	if put {
-		key := entryPath
-		if key == f.skill.Location {
-			key = f.skill.Location
-		}
-		s.opt.Cache.put(key, st, c)
-	}
 	if len(m.dirs) > 0 {
-		sort.Strings(m.dirs)
 		f.skill.Dirs = slices.Clip(m.dirs)
 	}
 	f.skill.MaxFileSize = s.opt.MaxFileSize
@@ -232,6 +243,14 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string, b *skill.Batch) fou
 		f.skill.KeepBodyRef(c.body)
 	} else if s.opt.KeepBodies {
 		f.skill.KeepBody(c.doc.Body)
+	}
+	if s.opt.Cache != nil && !c.stale {
+		key := entryPath
+		if key == f.skill.Location {
+			key = f.skill.Location
+		}
+		c.skill, c.sig = f.skill, sig
+		s.opt.Cache.put(key, st, c)
 	}
 	return f
 }
@@ -269,6 +288,48 @@ type manifest struct {
 	capped    bool
 	diags     []skill.Diagnostic
 	root      *os.Root // the skill folder, opened for the first link met
+	// sig folds in each listed file's path, type and stat (see signature).
+	sig uint64
+}
+
+// signature identifies what a Skill is built from besides its SKILL.md:
+// every listed file's path, size, mode, modification and change time,
+// inode and type, the empty folders, the folder's identity and whether
+// bodies are kept. A file rewritten in place changes its times, so a
+// Skill whose signature is unchanged has the same manifest and the same
+// bytes behind it (64-bit FNV-1a; a collision would take two different
+// folders hashing alike).
+func (m *manifest) signature(id safefile.ID, keepBodies bool) uint64 {
+	h := m.sig
+	for _, d := range m.dirs {
+		h = sigString(h, d)
+	}
+	h = sigUint(h, id.Dev)
+	h = sigUint(h, id.Ino)
+	if keepBodies {
+		h = sigUint(h, 1)
+	}
+	return h
+}
+
+const (
+	sigOffset = 14695981039346656037
+	sigPrime  = 1099511628211
+)
+
+func sigString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * sigPrime
+	}
+	return (h ^ 0xff) * sigPrime // ends the string: "ab","c" is not "a","bc"
+}
+
+func sigUint(h, v uint64) uint64 {
+	for i := 0; i < 8; i++ {
+		h = (h ^ v&0xff) * sigPrime
+		v >>= 8
+	}
+	return h
 }
 
 // servable reports whether the link at rel (inside the skill) can be
@@ -395,6 +456,15 @@ func (m *manifest) walk(d *dirHandle, real, rel string, depth int, rules *ignore
 			ct, bin = sniffFile(childPath())
 		}
 		m.files = append(m.files, skill.File{Path: childRel, Size: st.size, ContentType: ct, Binary: bin, Executable: exec, Script: skill.IsScript(childRel, exec)})
+		h := sigString(m.sig, childRel)
+		h = sigString(h, ct)
+		for _, v := range [...]uint64{uint64(st.size), uint64(st.mode), uint64(st.mtime), uint64(st.ctime), st.ino} {
+			h = sigUint(h, v)
+		}
+		if bin {
+			h = sigUint(h, 1)
+		}
+		m.sig = h
 	}
 }
 
