@@ -75,6 +75,10 @@ const (
 	// startupFloor is the least soft memory limit while the catalog loads:
 	// small catalogs never collect for its sake.
 	startupFloor = 64 << 20
+	// settleHeadroom is the soft memory limit, as a multiple of the live
+	// heap after the last collection, while start-up work still runs in
+	// the background once serving (the folder watch).
+	settleHeadroom = 1.5
 	// lastingHeadroom is the room for garbage on top of twice the live
 	// heap once serving.
 	lastingHeadroom = 128 << 20
@@ -84,9 +88,15 @@ const (
 type memoryTuner struct {
 	off bool // GOMEMLIMIT or GOGC is set
 
-	mu      sync.Mutex
-	loading bool
-	limit   int64 // the last limit set while loading
+	mu sync.Mutex
+	// headroom is the limit as a multiple of the live heap while the limit
+	// follows it (loading, settling); 0 once it does not.
+	headroom float64
+	armed    bool  // the per-collection hook is set
+	limit    int64 // the last limit set while following the heap
+	pending  int   // start-up work still running in the background
+	serving  bool  // loaded was called
+	logger   *slog.Logger
 }
 
 // startMemory applies the loading rule, unless the environment sets
@@ -96,69 +106,123 @@ func startMemory(getenv func(string) string) *memoryTuner {
 	if t.off {
 		return t
 	}
-	t.loading = true
+	t.mu.Lock()
+	t.follow(startupHeadroom)
+	t.mu.Unlock()
+	return t
+}
+
+// follow makes the limit headroom times the live heap, now and after
+// every collection, until headroom is set to 0; t.mu is held.
+func (t *memoryTuner) follow(headroom float64) {
+	t.headroom = headroom
 	t.set(liveHeap())
+	if t.armed {
+		return
+	}
+	t.armed = true
 	onEachGC(func() bool {
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		if !t.loading {
+		if t.headroom == 0 {
+			t.armed = false
 			return false
 		}
 		t.set(liveHeap())
 		return true
 	})
-	return t
 }
 
-// set sets the loading limit for a live heap of live bytes; t.mu is held
-// (or t is not shared yet).
+// set sets the limit for a live heap of live bytes; t.mu is held.
 func (t *memoryTuner) set(live uint64) {
-	t.limit = max(int64(float64(live)*startupHeadroom), startupFloor)
+	t.limit = max(int64(float64(live)*t.headroom), startupFloor)
 	debug.SetMemoryLimit(t.limit)
 }
 
 // catalogLoaded ends the tracking of the loading rule once the catalog
-// is loaded: what start-up builds next (the MCP handlers' listings, the
-// folder watch) runs under a fixed limit of twice the live heap, measured
-// exactly by a collection, rather than under one that follows a heap
-// still marked with the load's garbage.
+// is loaded: what start-up builds next (the MCP handlers' listings) runs
+// under a fixed limit of twice the live heap, measured exactly by a
+// collection, rather than under one that follows a heap still marked
+// with the load's garbage.
 func (t *memoryTuner) catalogLoaded() {
 	if t.off {
 		return
 	}
 	t.mu.Lock()
-	t.loading = false
+	t.headroom = 0
 	t.mu.Unlock()
 	runtime.GC()
 	debug.SetMemoryLimit(max(2*int64(liveHeap()), startupFloor))
 }
 
-// loaded ends the loading rule: the garbage of start-up is returned to
-// the system and the lasting soft limit is set from the live heap.
-func (t *memoryTuner) loaded(logger *slog.Logger) {
-	if !t.off {
-		t.mu.Lock()
-		t.loading = false
-		t.mu.Unlock()
-		debug.SetMemoryLimit(math.MaxInt64)
+// background tells the tuner that start-up work goes on in the
+// background (the folder watch, which walks every folder again and then
+// rescans the roots once): until the function it returns is called, the
+// settling rule applies once serving. Call it before loaded.
+func (t *memoryTuner) background() (done func()) {
+	t.mu.Lock()
+	t.pending++
+	t.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			t.pending--
+			if t.pending == 0 && t.serving && !t.off {
+				t.lasting("start-up settled")
+			}
+		})
 	}
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
+}
+
+// loaded ends the loading rule. With start-up work still running in the
+// background, the settling rule applies until it ends; then, or at once
+// without any, the lasting rule: a soft limit of twice the live heap
+// plus lastingHeadroom.
+func (t *memoryTuner) loaded(logger *slog.Logger) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.serving, t.logger = true, logger
 	if t.off {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
 		logger.Info("memory", "live_heap_mb", ms.HeapAlloc>>20, "gc", "GOMEMLIMIT/GOGC from the environment")
 		return
 	}
-	limit := 2*int64(ms.HeapAlloc) + lastingHeadroom
-	debug.SetMemoryLimit(limit)
-	logger.Info("memory", "live_heap_mb", ms.HeapAlloc>>20, "soft_limit_mb", limit>>20)
+	if t.pending == 0 {
+		t.lasting("")
+		return
+	}
+	runtime.GC()
+	t.follow(settleHeadroom)
+	logger.Info("memory", "live_heap_mb", liveHeap()>>20, "soft_limit_mb", t.limit>>20,
+		"until", "the folder watch is up (then the lasting limit)")
 }
 
-// stop ends the loading rule, if loaded was never called (start-up
-// failed); the limit it set stays.
+// lasting sets the lasting rule from a live heap measured by a
+// collection; t.mu is held.
+func (t *memoryTuner) lasting(why string) {
+	t.headroom = 0
+	debug.SetMemoryLimit(math.MaxInt64)
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	limit := 2*int64(ms.HeapAlloc) + lastingHeadroom
+	debug.SetMemoryLimit(limit)
+	msg := "memory"
+	if why != "" {
+		msg = "memory: " + why
+	}
+	t.logger.Info(msg, "live_heap_mb", ms.HeapAlloc>>20, "soft_limit_mb", limit>>20)
+}
+
+// stop ends the loading or settling rule, if start-up failed or the
+// server stops first; the limit it set stays.
 func (t *memoryTuner) stop() {
 	t.mu.Lock()
-	t.loading = false
+	t.headroom = 0
 	t.mu.Unlock()
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 )
@@ -76,6 +77,67 @@ func TestMemoryRules(t *testing.T) {
 	runtime.GC()
 	if got := debug.SetMemoryLimit(-1); got != limit {
 		t.Errorf("a collection after loading moved the limit from %d to %d", limit, got)
+	}
+	runtime.KeepAlive(live)
+}
+
+// While start-up work goes on in the background once serving (the folder
+// watch), the limit follows the live heap at settleHeadroom; when it ends,
+// the lasting rule applies, and the log says so.
+func TestMemorySettles(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	debug.SetGCPercent(100)
+	debug.SetMemoryLimit(math.MaxInt64)
+	var logged strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logged, nil))
+
+	m := startMemory(func(string) string { return "" })
+	defer m.stop()
+	live := make([][]byte, 0, 160)
+	for range 160 {
+		live = append(live, make([]byte, 1<<20))
+	}
+	m.catalogLoaded()
+	done := m.background()
+	m.loaded(logger)
+	settling := func() (uint64, int64) { return liveHeap(), debug.SetMemoryLimit(-1) }
+	heap, limit := settling()
+	if want := int64(float64(heap) * settleHeadroom); limit < want-(8<<20) || limit > want+(8<<20) {
+		t.Errorf("settling: limit %d MiB for a live heap of %d MiB; want about %.2f times it", limit>>20, heap>>20, settleHeadroom)
+	}
+	// The limit follows the heap as the background work grows it.
+	for range 80 {
+		live = append(live, make([]byte, 1<<20))
+	}
+	for range 100 {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+		if heap, limit = settling(); limit >= int64(float64(heap)*settleHeadroom)-(8<<20) && heap >= 240<<20 {
+			break
+		}
+	}
+	if heap < 240<<20 || limit < int64(float64(heap)*settleHeadroom)-(8<<20) {
+		t.Errorf("settling after growth: limit %d MiB for a live heap of %d MiB", limit>>20, heap>>20)
+	}
+	if strings.Contains(logged.String(), "settled") {
+		t.Fatalf("settled before the background work ended:\n%s", logged.String())
+	}
+	done()
+	done() // a second call changes nothing
+	limit = debug.SetMemoryLimit(-1)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if want := 2*int64(ms.HeapAlloc) + lastingHeadroom; limit < want-(8<<20) || limit > want+(8<<20) {
+		t.Errorf("settled: limit %d MiB, want about %d MiB", limit>>20, want>>20)
+	}
+	if n := strings.Count(logged.String(), "start-up settled"); n != 1 {
+		t.Errorf("the log says start-up settled %d times:\n%s", n, logged.String())
+	}
+	runtime.GC()
+	runtime.GC()
+	if got := debug.SetMemoryLimit(-1); got != limit {
+		t.Errorf("a collection after settling moved the limit from %d to %d", limit, got)
 	}
 	runtime.KeepAlive(live)
 }

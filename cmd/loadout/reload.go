@@ -217,9 +217,11 @@ type folderWatch struct {
 // read again, with unchanged SKILL.md files taken from the scan cache,
 // so a change made between the catalog's scan and the watch starting
 // (before, such a change went unseen until the next one) is picked up;
-// a change after that is the watcher's.
-func (f *folderWatch) start(ctx context.Context, roots []string) {
+// a change after that is the watcher's. done is called once all that is
+// over.
+func (f *folderWatch) start(ctx context.Context, roots []string, done func()) {
 	go func() {
+		defer done()
 		if f.follow(ctx, roots) && len(roots) > 0 {
 			f.svc.Refresh(ctx, roots, "catching up on changes made while the watch started")
 		}

@@ -355,7 +355,8 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		}
 		folders = &folderWatch{svc: srv.svc, logger: logger, opt: wopt}
 		srv.closers = append(srv.closers, folders.close)
-		folders.start(wctx, cat.Roots())
+		// Until the watch is up, the settling memory rule applies.
+		folders.start(wctx, cat.Roots(), srv.mem.background())
 	}
 	if cfg != nil && cfg.Path != "" {
 		// The config is read again on SIGHUP, on POST /v1/reload and when
