@@ -4,7 +4,9 @@
 //   - bench/gen: gen.Tree writes a deterministic tree of N skills
 //     (bench/cmd/gentree is its command).
 //   - bench/floor: floor.Walk, the serial "read every SKILL.md, parse
-//     nothing" baseline that cold discovery is compared to.
+//     nothing" baseline that cold discovery is compared to, and
+//     floor.WalkParallel, its parallel form for a cold page cache
+//     (bench/cmd/coldfloor is its command).
 //   - discovery_test.go: BenchmarkFloor10k, BenchmarkColdDiscovery10k,
 //     BenchmarkRescan10k (tree size from LOADOUT_BENCH_N, default 10000;
 //     LOADOUT_BENCH_TREE reuses a tree made by gentree).
