@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/loadout/loadout/internal/safefile"
@@ -42,8 +44,10 @@ type fileStat struct {
 func (s fileStat) isDir() bool     { return s.mode.IsDir() }
 func (s fileStat) isRegular() bool { return s.mode.IsRegular() }
 
+// sortEntries sorts entries by name, bytewise (without sort.Slice's
+// reflection, which allocated for every folder listed).
 func sortEntries(es []dirent) {
-	sort.Slice(es, func(i, j int) bool { return es[i].name < es[j].name })
+	slices.SortFunc(es, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
 }
 
 // find returns the index of name in sorted entries, or -1.
