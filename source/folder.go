@@ -185,6 +185,7 @@ func ScanFolder(ctx context.Context, root string, opt Options) *Result {
 		}
 	}
 
+	stamp := opt.Cache.begin()
 	var out []found
 	level := []task{{path: abs, real: real, depth: 0, up: &chain{real: real}}}
 	dirs := 0
@@ -240,6 +241,9 @@ func ScanFolder(ctx context.Context, root string, opt Options) *Result {
 	}
 	if err := ctx.Err(); err != nil {
 		res.Diagnostics = append(res.Diagnostics, diag(skill.Error, skill.CodeReadError, abs, "scan stopped: %v", err))
+	} else if !limitHit {
+		// Complete: what it did not reach is gone from the root.
+		opt.Cache.prune(abs, stamp)
 	}
 
 	sort.SliceStable(out, func(i, j int) bool { return walkLess(out[i].rel, out[j].rel) })

@@ -609,3 +609,55 @@ func TestScanRecordsEmptyFolders(t *testing.T) {
 		}
 	}
 }
+
+// The cache holds what the root holds: a complete rescan drops the
+// entries of folders it no longer reaches; a scan cut short (cancelled,
+// or at the max_dirs limit) drops nothing.
+func TestCacheDropsWhatIsGone(t *testing.T) {
+	dir := t.TempDir()
+	tree(t, dir, map[string]string{
+		"a/SKILL.md": md("a", "A."), "b/SKILL.md": md("b", "B."), "g/c/SKILL.md": md("c", "C."),
+	})
+	other := t.TempDir()
+	tree(t, other, map[string]string{"o/SKILL.md": md("o", "O.")})
+	c := NewCache()
+	opt := Options{Cache: c}
+	scanT(t, dir, opt)
+	scanT(t, other, opt)
+	if n := c.len(); n != 4 {
+		t.Fatalf("cache holds %d entries after scanning 4 skills", n)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "g")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "b"), filepath.Join(dir, "b2")); err != nil {
+		t.Fatal(err)
+	}
+	// Cut short: nothing is dropped.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ScanFolder(ctx, dir, opt)
+	limited := opt
+	limited.MaxDirs = 1
+	ScanFolder(context.Background(), dir, limited)
+	if n := c.len(); n != 4 {
+		t.Errorf("a scan cut short changed the cache to %d entries", n)
+	}
+	// Complete: c and the old b are gone, b2 is new, the other root's
+	// entry stays.
+	r := scanT(t, dir, opt)
+	if len(r.Skills) != 2 {
+		t.Fatalf("rescan: %v", names(r))
+	}
+	if n := c.len(); n != 3 {
+		t.Errorf("cache holds %d entries after a rescan that found 2 skills (and 1 in the other root), want 3", n)
+	}
+	for _, gone := range []string{filepath.Join(dir, "g", "c", "SKILL.md"), filepath.Join(dir, "b", "SKILL.md")} {
+		if c.has(gone) {
+			t.Errorf("%s is still cached", gone)
+		}
+	}
+	if !c.has(filepath.Join(other, "o", "SKILL.md")) {
+		t.Error("the other root's entry was dropped")
+	}
+}

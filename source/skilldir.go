@@ -24,12 +24,20 @@ import (
 // returns the same *skill.Skill and the catalog sees no change: a rescan
 // of 50,000 unchanged skills then replaces nothing. Safe for concurrent
 // use.
+//
+// An entry that a complete scan of its root did not reach (its folder
+// was removed or renamed) is dropped at the end of that scan, so the
+// cache holds what the roots hold, not every path ever seen.
 type Cache struct {
 	mu sync.Mutex
 	m  map[string]cached
+	// stamp counts the scans begun; each entry holds the stamp of the
+	// last scan that used it.
+	stamp uint64
 }
 
 type cached struct {
+	stamp uint64
 	size  int64
 	mtime int64
 	ctime int64
@@ -53,12 +61,51 @@ func (c *Cache) get(path string, st fileStat) (cached, bool) {
 		return cached{}, false
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	e, ok := c.m[path]
-	c.mu.Unlock()
 	if !ok || e.size != st.size || e.mtime != st.mtime || e.ctime != st.ctime || e.ino != st.ino {
 		return cached{}, false
 	}
+	if e.stamp != c.stamp {
+		e.stamp = c.stamp
+		c.m[path] = e
+	}
 	return e, true
+}
+
+// begin starts a scan, and returns its stamp for prune.
+func (c *Cache) begin() uint64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stamp++
+	return c.stamp
+}
+
+// prune drops the entries under the folder dir that no scan used since
+// the one with this stamp began: that scan was complete and did not reach
+// them.
+func (c *Cache) prune(dir string, stamp uint64) {
+	if c == nil {
+		return
+	}
+	prefix := dir + string(filepath.Separator)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for path, e := range c.m {
+		if e.stamp < stamp && strings.HasPrefix(path, prefix) {
+			delete(c.m, path)
+		}
+	}
+}
+
+// len is the number of entries.
+func (c *Cache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
 }
 
 // lastGood returns the last good parse of path, if any.
@@ -90,6 +137,7 @@ func (c *Cache) put(path string, st fileStat, e cached) {
 	}
 	e.size, e.mtime, e.ctime, e.ino = st.size, st.mtime, st.ctime, st.ino
 	c.mu.Lock()
+	e.stamp = c.stamp
 	c.m[path] = e
 	c.mu.Unlock()
 }
