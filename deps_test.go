@@ -22,7 +22,7 @@ var layers = map[string][]string{
 	"skill":                 {"internal/pyrepr"},
 	"render":                {"skill"},
 	"safety":                {"skill"},
-	"source":                {"skill", "internal/ignore", "internal/safefile"},
+	"source":                {"skill", "internal/ignore", "internal/safefile", "internal/dirent"},
 	"catalog":               {"source", "render", "skill", "safety", "internal/textdist"},
 	"config":                {"catalog", "source", "safety", "internal/jsonc"},
 	"internal/ignore":       {},
@@ -36,8 +36,9 @@ var layers = map[string][]string{
 	"internal/pyrepr":       {},
 	"internal/textdist":     {},
 	"internal/safefile":     {"skill"},
+	"internal/dirent":       {},
 	"examples":              {},
-	"watch":                 {},
+	"watch":                 {"internal/dirent"},
 	// Stores, plugins and portable formats: the format (plugins scan their
 	// skill folders with source), never the catalog.
 	"store":           {"skill"},
@@ -45,7 +46,7 @@ var layers = map[string][]string{
 	"store/storetest": {"store", "skill", "internal/testutil"},
 	"sqlite":          {"store/sqlstore"},
 	"postgres":        {"store/sqlstore"},
-	"portable":        {"skill", "internal/safefile", "internal/jsondepth"},
+	"portable":        {"skill", "internal/safefile", "internal/jsondepth", "internal/dirent"},
 	"plugin":          {"skill", "source", "internal/jsonc", "internal/safefile"},
 	// The service sits between the transports and the catalog; it uses the
 	// store's interface, never a driver.

@@ -3,7 +3,6 @@
 package source
 
 import (
-	"encoding/binary"
 	"io"
 	"io/fs"
 	"sync"
@@ -11,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	getdents "github.com/loadout/loadout/internal/dirent"
 	"github.com/loadout/loadout/internal/safefile"
 )
 
@@ -34,47 +34,9 @@ func openDir(path string) (*dirHandle, error) {
 	d := &dirHandle{fd: fd, path: path}
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
-	buf := *bp
-	for {
-		n, err := syscall.Getdents(fd, buf)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			syscall.Close(fd)
-			return nil, &fs.PathError{Op: "readdirent", Path: path, Err: err}
-		}
-		if n <= 0 {
-			break
-		}
-		d.entries = parseDirents(buf[:n], d.entries)
-	}
-	sortEntries(d.entries)
-	return d, nil
-}
-
-// parseDirents decodes linux_dirent64 records: ino u64, off s64,
-// reclen u16, type u8, then the NUL-terminated name.
-func parseDirents(b []byte, out []dirent) []dirent {
-	for len(b) >= 19 {
-		reclen := int(binary.NativeEndian.Uint16(b[16:18]))
-		if reclen < 19 || reclen > len(b) {
-			break
-		}
-		rec := b[:reclen]
-		b = b[reclen:]
-		name := rec[19:]
-		for i, c := range name {
-			if c == 0 {
-				name = name[:i]
-				break
-			}
-		}
-		if len(name) == 0 || name[0] == '.' && (len(name) == 1 || len(name) == 2 && name[1] == '.') {
-			continue
-		}
+	err = getdents.Read(fd, *bp, func(name []byte, typ uint8) {
 		var t entType
-		switch rec[18] {
+		switch typ {
 		case syscall.DT_REG:
 			t = typFile
 		case syscall.DT_DIR:
@@ -86,9 +48,14 @@ func parseDirents(b []byte, out []dirent) []dirent {
 		default:
 			t = typOther
 		}
-		out = append(out, dirent{name: string(name), typ: t})
+		d.entries = append(d.entries, dirent{name: string(name), typ: t})
+	})
+	if err != nil {
+		syscall.Close(fd)
+		return nil, &fs.PathError{Op: "readdirent", Path: path, Err: err}
 	}
-	return out
+	sortEntries(d.entries)
+	return d, nil
 }
 
 func (d *dirHandle) close() { syscall.Close(d.fd) }

@@ -3,13 +3,14 @@
 package watch
 
 import (
-	"encoding/binary"
 	"errors"
 	"io/fs"
 	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loadout/loadout/internal/dirent"
 )
 
 // On Linux a polled folder's signature is taken with one allocation (the
@@ -50,50 +51,31 @@ func signatureLinux(dir string) (uint64, error) {
 	sum := entryHash("", 0, st.Mtim.Nano(), fs.FileMode(st.Mode))
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
-	buf := *bp
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if err == unix.EINTR {
-			continue
+	noStatx := false
+	err = dirent.Read(fd, *bp, func(name []byte, _ uint8) {
+		if noStatx || name[0] == '.' || string(name) == "node_modules" {
+			return // skipName, on bytes
 		}
-		if err != nil {
-			return 0, &fs.PathError{Op: "readdirent", Path: dir, Err: err}
+		var sx unix.Statx_t
+		// name is followed by its NUL in the buffer (dirent.Read).
+		_, _, errno := unix.Syscall6(unix.SYS_STATX, uintptr(fd), uintptr(unsafe.Pointer(&name[0])),
+			unix.AT_SYMLINK_NOFOLLOW, unix.STATX_TYPE|unix.STATX_MODE|unix.STATX_SIZE|unix.STATX_MTIME,
+			uintptr(unsafe.Pointer(&sx)), 0)
+		switch errno {
+		case 0:
+			mtime := sx.Mtime.Sec*1e9 + int64(sx.Mtime.Nsec)
+			sum += entryHash(name, int64(sx.Size), mtime, fs.FileMode(sx.Mode))
+		case unix.ENOSYS:
+			noStatx = true
+		default:
+			sum += entryHash(name, -1, 0, 0) // gone between the read and the stat
 		}
-		if n <= 0 {
-			return sum, nil
-		}
-		for b := buf[:n]; len(b) >= 19; {
-			// linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
-			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
-			if reclen < 20 || reclen > len(b) {
-				break
-			}
-			rec := b[19:reclen] // the name, NUL-terminated, then padding
-			b = b[reclen:]
-			end := 0
-			for end < len(rec) && rec[end] != 0 {
-				end++
-			}
-			if end == len(rec) || end == 0 {
-				continue // no NUL: not a name the kernel would give
-			}
-			name := rec[:end]
-			if name[0] == '.' || string(name) == "node_modules" {
-				continue // skipName, on bytes
-			}
-			var sx unix.Statx_t
-			_, _, errno := unix.Syscall6(unix.SYS_STATX, uintptr(fd), uintptr(unsafe.Pointer(&rec[0])),
-				unix.AT_SYMLINK_NOFOLLOW, unix.STATX_TYPE|unix.STATX_MODE|unix.STATX_SIZE|unix.STATX_MTIME,
-				uintptr(unsafe.Pointer(&sx)), 0)
-			switch errno {
-			case 0:
-				mtime := sx.Mtime.Sec*1e9 + int64(sx.Mtime.Nsec)
-				sum += entryHash(name, int64(sx.Size), mtime, fs.FileMode(sx.Mode))
-			case unix.ENOSYS:
-				return 0, errNoStatx
-			default:
-				sum += entryHash(name, -1, 0, 0) // gone between the read and the stat
-			}
-		}
+	})
+	if noStatx {
+		return 0, errNoStatx
 	}
+	if err != nil {
+		return 0, &fs.PathError{Op: "readdirent", Path: dir, Err: err}
+	}
+	return sum, nil
 }

@@ -1,0 +1,122 @@
+//go:build linux
+
+package dirent
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// record is one linux_dirent64 record for name, padded to 8 bytes as the
+// kernel pads them.
+func record(name string, typ uint8) []byte {
+	n := (19 + len(name) + 1 + 7) &^ 7
+	b := make([]byte, n)
+	binary.NativeEndian.PutUint64(b[0:], 42)
+	binary.NativeEndian.PutUint16(b[16:], uint16(n))
+	b[18] = typ
+	copy(b[19:], name)
+	return b
+}
+
+type entry struct {
+	name string
+	typ  uint8
+}
+
+func parse(b []byte) []entry {
+	var out []entry
+	Parse(b, func(name []byte, typ uint8) { out = append(out, entry{string(name), typ}) })
+	return out
+}
+
+func TestParse(t *testing.T) {
+	b := slices.Concat(record(".", unix.DT_DIR), record("..", unix.DT_DIR), record("SKILL.md", unix.DT_REG),
+		record(".git", unix.DT_DIR), record("a-much-longer-name.md", unix.DT_LNK))
+	want := []entry{{"SKILL.md", unix.DT_REG}, {".git", unix.DT_DIR}, {"a-much-longer-name.md", unix.DT_LNK}}
+	if got := parse(b); !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	// A record cut short, or claiming more than is there, ends the
+	// parse; one without a NUL is skipped.
+	cut := slices.Concat(record("one", unix.DT_REG), record("two", unix.DT_REG))
+	if got := parse(cut[:len(cut)-3]); !slices.Equal(got, []entry{{"one", unix.DT_REG}}) {
+		t.Errorf("cut short: %v", got)
+	}
+	noNUL := record("abcde", unix.DT_REG)
+	for i := 19; i < len(noNUL); i++ {
+		noNUL[i] = 'x'
+	}
+	if got := parse(slices.Concat(noNUL, record("after", unix.DT_REG))); !slices.Equal(got, []entry{{"after", unix.DT_REG}}) {
+		t.Errorf("no NUL: %v", got)
+	}
+	bad := record("x", unix.DT_REG)
+	binary.NativeEndian.PutUint16(bad[16:], 5)
+	if got := parse(bad); got != nil {
+		t.Errorf("record length 5: %v", got)
+	}
+}
+
+// Read lists a real folder: every entry, with its type, through a buffer
+// too small for all of them at once, each name followed by its NUL.
+func TestRead(t *testing.T) {
+	dir := t.TempDir()
+	var want []string
+	for i := range 200 {
+		name := filepath.Join(dir, "file-with-a-long-name-"+string(rune('a'+i%26))+string(rune('a'+i/26)))
+		if err := os.WriteFile(name, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, filepath.Base(name))
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, "sub")
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 512)
+	var got []string
+	err = Read(fd, buf, func(name []byte, typ uint8) {
+		if end := len(name); name[:end+1][end] != 0 {
+			t.Errorf("%q is not followed by a NUL", name)
+		}
+		if (string(name) == "sub") != (typ == unix.DT_DIR) && typ != unix.DT_UNKNOWN {
+			t.Errorf("%q has type %d", name, typ)
+		}
+		got = append(got, string(name))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("read %d entries, want %d", len(got), len(want))
+	}
+	if err := Read(-1, buf, func([]byte, uint8) {}); err == nil {
+		t.Error("a bad descriptor gave no error")
+	}
+}
+
+// Parse never panics and hands fn only names that are non-empty, hold no
+// NUL and lie inside the input.
+func FuzzParse(f *testing.F) {
+	f.Add(slices.Concat(record(".", unix.DT_DIR), record("SKILL.md", unix.DT_REG)))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		Parse(b, func(name []byte, typ uint8) {
+			if len(name) == 0 || slices.Contains(name, 0) || len(name) > len(b) {
+				t.Fatalf("name %q from %d bytes", name, len(b))
+			}
+		})
+	})
+}
