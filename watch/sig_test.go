@@ -112,3 +112,39 @@ func TestSignatureAllocatesOnce(t *testing.T) {
 		t.Errorf("signature allocates %.1f times a folder, want at most 1", n)
 	}
 }
+
+// subfolders finds what the portable subfoldersOf finds: folders and
+// links to folders, in name order, without dot folders and node_modules.
+func TestSubfoldersMatchesPortable(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"b", "a", "references", ".git", "node_modules", "z/deeper"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"to-dir": "a", "to-file": "SKILL.md", "broken": "missing"} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{dir, dir + "/", filepath.Join(dir, "z")} {
+		got, want := subfolders(d), subfoldersOf(d)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %v, want %v", d, got, want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Errorf("%s: [%d] %v, want %v", d, i, got[i], want[i])
+			}
+		}
+	}
+	if got := subfolders(dir); len(got) != 5 || !got[3].link || got[3].path != filepath.Join(dir, "to-dir") {
+		t.Errorf("subfolders: %v", got)
+	}
+	if got := subfolders(filepath.Join(dir, "missing")); got != nil {
+		t.Errorf("a missing folder: %v", got)
+	}
+}

@@ -259,8 +259,9 @@ type subfolder struct {
 	link bool
 }
 
-// subfolders lists the folders in dir that discovery would enter.
-func subfolders(dir string) []subfolder {
+// subfoldersOf lists the folders in dir that discovery would enter
+// (subfolders, on Linux, reads the folder without os.ReadDir's entries).
+func subfoldersOf(dir string) []subfolder {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
