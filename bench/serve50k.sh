@@ -55,7 +55,7 @@ run() { # run N TREE DB MODE
   t1=$(date +%s%N)
   io1=$(diskreads "$tree")
   curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null
-  local cpu hwm live sys settled=""
+  local cpu hwm live sys settled="" idle=""
   cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14+$15)/hz}' "/proc/$pid/stat")
   sys=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", $15/hz}' "/proc/$pid/stat")
   if [ "$mode" = watch ]; then
@@ -68,8 +68,12 @@ run() { # run N TREE DB MODE
     done
     settled=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b-a)/1e9 }')
     # Past the inotify budget the rest is polled every 5 s: two rounds
-    # of it count too.
+    # of it count too, and the CPU they take idle is printed.
+    local c0 c1
+    c0=$(awk '{print $14+$15}' "/proc/$pid/stat")
     sleep 10
+    c1=$(awk '{print $14+$15}' "/proc/$pid/stat")
+    idle=$(awk -v a="$c0" -v b="$c1" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.0f", (b-a)/hz/10*100 }')
   fi
   sleep 1
   hwm=$(awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/$pid/status")
@@ -77,7 +81,7 @@ run() { # run N TREE DB MODE
   kill -INT "$pid"; wait "$pid" || true
   local ready
   ready=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b-a)/1e9 }')
-  echo "  $n skills, $mode start: ready ${ready} s, CPU ${cpu} s (kernel ${sys} s), peak ${hwm} MB, live heap ${live} MB${settled:+, watch up and roots rescanned after ${settled} s}"
+  echo "  $n skills, $mode start: ready ${ready} s, CPU ${cpu} s (kernel ${sys} s), peak ${hwm} MB, live heap ${live} MB${settled:+, watch up and roots rescanned after ${settled} s}${idle:+, then idle at ${idle}% of a core}"
   if [ "${COLD:-}" = 1 ] && [ "$mode" = first ] && [ -n "$io0" ] && [ -n "$io1" ]; then
     # On a cold cache: the reads the disk completed while the server started
     # (any process, but the server's dominate), the
