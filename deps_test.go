@@ -22,7 +22,7 @@ var layers = map[string][]string{
 	"skill":                 {"internal/pyrepr"},
 	"render":                {"skill"},
 	"safety":                {"skill"},
-	"source":                {"skill", "internal/ignore", "internal/safefile", "internal/dirent"},
+	"source":                {"skill", "internal/ignore", "internal/safefile", "internal/dirent", "internal/fnv1a"},
 	"catalog":               {"source", "render", "skill", "safety", "internal/textdist"},
 	"config":                {"catalog", "source", "safety", "internal/jsonc"},
 	"internal/ignore":       {},
@@ -37,8 +37,9 @@ var layers = map[string][]string{
 	"internal/textdist":     {},
 	"internal/safefile":     {"skill"},
 	"internal/dirent":       {},
+	"internal/fnv1a":        {},
 	"examples":              {},
-	"watch":                 {"internal/dirent"},
+	"watch":                 {"internal/dirent", "internal/fnv1a"},
 	// Stores, plugins and portable formats: the format (plugins scan their
 	// skill folders with source), never the catalog.
 	"store":           {"skill"},
@@ -46,7 +47,7 @@ var layers = map[string][]string{
 	"store/storetest": {"store", "skill", "internal/testutil"},
 	"sqlite":          {"store/sqlstore"},
 	"postgres":        {"store/sqlstore"},
-	"portable":        {"skill", "internal/safefile", "internal/jsondepth", "internal/dirent"},
+	"portable":        {"skill", "internal/safefile", "internal/jsondepth", "internal/dirent", "internal/fnv1a"},
 	"plugin":          {"skill", "source", "internal/jsonc", "internal/safefile"},
 	// The service sits between the transports and the catalog; it uses the
 	// store's interface, never a driver.

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/loadout/loadout/internal/fnv1a"
 	"github.com/loadout/loadout/internal/ignore"
 	"github.com/loadout/loadout/internal/safefile"
 	"github.com/loadout/loadout/skill"
@@ -256,7 +257,7 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string, b *skill.Batch) fou
 			fileBufs.Put(fp)
 		}
 	}()
-	m := manifest{scan: s, skillReal: t.real, base: t.rel, name: c.doc.Name, files: (*fp)[:0], sig: sigOffset}
+	m := manifest{scan: s, skillReal: t.real, base: t.rel, name: c.doc.Name, files: (*fp)[:0], sig: fnv1a.Offset}
 	m.walk(d, t.real, "", t.depth, t.rules, t.up, entry)
 	if m.root != nil {
 		m.root.Close()
@@ -345,37 +346,17 @@ type manifest struct {
 // inode and type, the empty folders, the folder's identity and whether
 // bodies are kept. A file rewritten in place changes its times, so a
 // Skill whose signature is unchanged has the same manifest and the same
-// bytes behind it (64-bit FNV-1a; a collision would take two different
+// bytes behind it (internal/fnv1a; a collision would take two different
 // folders hashing alike).
 func (m *manifest) signature(id safefile.ID, keepBodies bool) uint64 {
 	h := m.sig
 	for _, d := range m.dirs {
-		h = sigString(h, d)
+		h = fnv1a.String(h, d)
 	}
-	h = sigUint(h, id.Dev)
-	h = sigUint(h, id.Ino)
+	h = fnv1a.Uint64(h, id.Dev)
+	h = fnv1a.Uint64(h, id.Ino)
 	if keepBodies {
-		h = sigUint(h, 1)
-	}
-	return h
-}
-
-const (
-	sigOffset = 14695981039346656037
-	sigPrime  = 1099511628211
-)
-
-func sigString(h uint64, s string) uint64 {
-	for i := 0; i < len(s); i++ {
-		h = (h ^ uint64(s[i])) * sigPrime
-	}
-	return (h ^ 0xff) * sigPrime // ends the string: "ab","c" is not "a","bc"
-}
-
-func sigUint(h, v uint64) uint64 {
-	for i := 0; i < 8; i++ {
-		h = (h ^ v&0xff) * sigPrime
-		v >>= 8
+		h = fnv1a.Uint64(h, 1)
 	}
 	return h
 }
@@ -504,13 +485,13 @@ func (m *manifest) walk(d *dirHandle, real, rel string, depth int, rules *ignore
 			ct, bin = sniffFile(childPath())
 		}
 		m.files = append(m.files, skill.File{Path: childRel, Size: st.size, ContentType: ct, Binary: bin, Executable: exec, Script: skill.IsScript(childRel, exec)})
-		h := sigString(m.sig, childRel)
-		h = sigString(h, ct)
+		h := fnv1a.String(m.sig, childRel)
+		h = fnv1a.String(h, ct)
 		for _, v := range [...]uint64{uint64(st.size), uint64(st.mode), uint64(st.mtime), uint64(st.ctime), st.ino} {
-			h = sigUint(h, v)
+			h = fnv1a.Uint64(h, v)
 		}
 		if bin {
-			h = sigUint(h, 1)
+			h = fnv1a.Uint64(h, 1)
 		}
 		m.sig = h
 	}

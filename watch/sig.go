@@ -3,6 +3,8 @@ package watch
 import (
 	"io/fs"
 	"os"
+
+	"github.com/loadout/loadout/internal/fnv1a"
 )
 
 // signatureOf hashes what a change in dir would alter: the folder's own
@@ -43,16 +45,8 @@ func signatureOf(dir string) (uint64, error) {
 
 // entryHash is FNV-1a of one entry's name, size, time and mode.
 func entryHash[T string | []byte](name T, size, mtime int64, mode fs.FileMode) uint64 {
-	const prime = 1099511628211
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(name); i++ {
-		h = (h ^ uint64(name[i])) * prime
-	}
-	h = (h ^ 0) * prime // end of the name
-	for _, v := range [3]uint64{uint64(size), uint64(mtime), uint64(mode)} {
-		for b := 0; b < 64; b += 8 {
-			h = (h ^ (v >> b & 0xff)) * prime
-		}
-	}
-	return h
+	h := fnv1a.String(fnv1a.Offset, name)
+	h = fnv1a.Uint64(h, uint64(size))
+	h = fnv1a.Uint64(h, uint64(mtime))
+	return fnv1a.Uint64(h, uint64(mode))
 }
