@@ -176,7 +176,8 @@ func (t *memoryTuner) background() (done func()) {
 	}
 }
 
-// loaded ends the loading rule. With start-up work still running in the
+// loaded ends the loading rule and hands the garbage of start-up back to
+// the system at once. With start-up work still running in the
 // background, the settling rule applies until it ends; then, or at once
 // without any, the lasting rule: a soft limit of twice the live heap
 // plus lastingHeadroom.
@@ -185,7 +186,7 @@ func (t *memoryTuner) loaded(logger *slog.Logger) {
 	defer t.mu.Unlock()
 	t.serving, t.logger = true, logger
 	if t.off {
-		runtime.GC()
+		debug.FreeOSMemory()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		logger.Info("memory", "live_heap_mb", ms.HeapAlloc>>20, "gc", "GOMEMLIMIT/GOGC from the environment")
@@ -195,18 +196,18 @@ func (t *memoryTuner) loaded(logger *slog.Logger) {
 		t.lasting("")
 		return
 	}
-	runtime.GC()
+	debug.FreeOSMemory()
 	t.follow(settleHeadroom)
 	logger.Info("memory", "live_heap_mb", liveHeap()>>20, "soft_limit_mb", t.limit>>20,
 		"until", "the folder watch is up (then the lasting limit)")
 }
 
 // lasting sets the lasting rule from a live heap measured by a
-// collection; t.mu is held.
+// collection, and hands what is free back to the system; t.mu is held.
 func (t *memoryTuner) lasting(why string) {
 	t.headroom = 0
 	debug.SetMemoryLimit(math.MaxInt64)
-	runtime.GC()
+	debug.FreeOSMemory()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	limit := 2*int64(ms.HeapAlloc) + lastingHeadroom
