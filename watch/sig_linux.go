@@ -20,10 +20,10 @@ import (
 // On Linux a polled folder's signature is taken with one allocation (the
 // path handed to open): one open, fstat, getdents64 into a pooled buffer
 // and a statx per entry, relative to the open folder and by the name
-// getdents64 already ended with a NUL. At 50,000 skills, past the inotify budget, about 100,000
-// folders are polled every PollInterval; the portable signature
-// (signatureOf) made about 1 KB of garbage a folder, which held an idle
-// server's heap at its collection goal.
+// getdents64 already ended with a NUL. At 50,000 skills, past the inotify
+// budget, about 100,000 folders are polled every PollInterval; the
+// portable signature (signatureOf) made about 1 KB of garbage a folder,
+// which held an idle server's heap at its collection goal.
 
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
 
