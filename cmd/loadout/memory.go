@@ -31,8 +31,8 @@ import (
 // no longer follows the headroom. Measured again on a cold page cache
 // (bench/serve50k.sh, COLD=1) with 8 Ps: 1.5 times peaked at 213 MB for
 // 10.4-11.5 s of CPU to ready, 4.0-4.8 s of it user; 2.5 times at
-// 221-227 MB for 9.3-9.6 s, 2.7-2.9 s user (the collector ran a third as
-// often). With 16 Ps (ScanProcs) and 2.5 times: 8.5-9.3 s of CPU, ready
+// 221-227 MB for 9.3-9.6 s, 2.7-2.9 s user (13 collections during the
+// load instead of 31). With 16 Ps (ScanProcs) and 2.5 times: 8.5-9.3 s of CPU, ready
 // in 5.0-5.5 s (6.2-7.2 s before); on a warm cache 3.2-3.5 s of CPU,
 // ready in 1.9-2.1 s (2.4-2.9 s before).
 // 3 and 4 times measured the same as 2.5.

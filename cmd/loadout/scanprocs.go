@@ -27,8 +27,8 @@ import "runtime"
 // Past 8 it gained little while the collector ran often during the load
 // (1.5 times the live heap): its idle mark workers ran on the Ps the
 // reads left idle and took the CPU the kernel's reads needed. With the
-// loading limit at 2.5 times (memory.go) the collector runs a third as
-// often, and 16 pays, interleaved on a cold cache at 50,000 skills:
+// loading limit at 2.5 times (memory.go) the collector runs less than
+// half as often (13 collections during the load, not 31), and 16 pays, interleaved on a cold cache at 50,000 skills:
 //
 //	GOMAXPROCS (headroom 2.5)   cold first start   CPU (user)
 //	8                           6.0-6.1 s          9.3-9.6 s (2.7-2.9 s)
