@@ -312,7 +312,9 @@ func (p *fastParser) plainScalar(v string, line, col int, inFlow bool) (*yaml.No
 	if strings.Contains(v, ": ") || strings.Contains(v, " #") || strings.HasSuffix(v, ":") || strings.Contains(v, "\t") {
 		return nil, false
 	}
-	if inFlow && strings.ContainsAny(v, ":'\"") {
+	// In a flow list the YAML decoder also refuses a '?' anywhere in a
+	// plain scalar ([a?b] is "did not find expected ',' or ']'").
+	if inFlow && strings.ContainsAny(v, ":'\"?") {
 		return nil, false
 	}
 	for i := 0; i < len(v); i++ {
