@@ -5,7 +5,6 @@ package source
 import (
 	"io"
 	"io/fs"
-	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -24,17 +23,13 @@ type dirHandle struct {
 	entries []dirent
 }
 
-var direntBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
-
 func openDir(path string) (*dirHandle, error) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	d := &dirHandle{fd: fd, path: path}
-	bp := direntBufs.Get().(*[]byte)
-	defer direntBufs.Put(bp)
-	err = getdents.Read(fd, *bp, func(name []byte, typ uint8) {
+	err = getdents.Read(fd, func(name []byte, typ uint8) {
 		var t entType
 		switch typ {
 		case syscall.DT_REG:

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -18,14 +17,12 @@ import (
 )
 
 // On Linux a polled folder's signature is taken with one allocation (the
-// path handed to open): one open, fstat, getdents64 into a pooled buffer
+// path handed to open): one open, fstat, getdents64 (internal/dirent)
 // and a statx per entry, relative to the open folder and by the name
 // getdents64 already ended with a NUL. At 50,000 skills, past the inotify
 // budget, about 100,000 folders are polled every PollInterval; the
 // portable signature (signatureOf) made about 1 KB of garbage a folder,
 // which held an idle server's heap at its collection goal.
-
-var direntBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
 
 // errNoStatx is statx missing (Linux before 4.11): the portable signature
 // is used instead.
@@ -53,10 +50,8 @@ func signatureLinux(dir string) (uint64, error) {
 		return 0, &fs.PathError{Op: "stat", Path: dir, Err: err}
 	}
 	sum := entryHash("", 0, st.Mtim.Nano(), fs.FileMode(st.Mode))
-	bp := direntBufs.Get().(*[]byte)
-	defer direntBufs.Put(bp)
 	noStatx := false
-	err = dirent.Read(fd, *bp, func(name []byte, _ uint8) {
+	err = dirent.Read(fd, func(name []byte, _ uint8) {
 		if noStatx || name[0] == '.' || string(name) == "node_modules" {
 			return // skipName, on bytes
 		}
@@ -94,11 +89,9 @@ func subfolders(dir string) []subfolder {
 		return nil
 	}
 	defer unix.Close(fd)
-	bp := direntBufs.Get().(*[]byte)
-	defer direntBufs.Put(bp)
 	var out []subfolder
 	var unknown []string // entries whose type the listing did not give
-	err = dirent.Read(fd, *bp, func(name []byte, typ uint8) {
+	err = dirent.Read(fd, func(name []byte, typ uint8) {
 		if name[0] == '.' || string(name) == "node_modules" {
 			return
 		}

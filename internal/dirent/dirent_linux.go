@@ -9,18 +9,31 @@ package dirent
 import (
 	"bytes"
 	"encoding/binary"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
 
-// Read lists the open folder fd through buf (16 KiB is plenty; a larger
-// folder takes more calls). It calls fn for every entry but "." and "..",
-// with the entry's name and its type (unix.DT_REG, DT_DIR, DT_LNK,
-// DT_UNKNOWN, ...). The name is a slice of buf, valid only during the
-// call, and the byte after it in buf is the NUL the kernel ended it with,
-// so &name[0] can be handed to a system call as a C string. Read retries
-// on EINTR and returns the first other error.
-func Read(fd int, buf []byte, fn func(name []byte, typ uint8)) error {
+// bufs are the buffers folders are listed through, one per Read at a
+// time: 16 KiB holds a typical folder in one call.
+var bufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
+
+// Read lists the open folder fd through a pooled buffer. It calls fn for
+// every entry but "." and "..", with the entry's name and its type
+// (unix.DT_REG, DT_DIR, DT_LNK, DT_UNKNOWN, ...). The name is a slice of
+// the buffer, valid only during the call, and the byte after it is the
+// NUL the kernel ended it with, so &name[0] can be handed to a system
+// call as a C string. Read retries on EINTR and returns the first other
+// error.
+func Read(fd int, fn func(name []byte, typ uint8)) error {
+	bp := bufs.Get().(*[]byte)
+	defer bufs.Put(bp)
+	return readWith(fd, *bp, fn)
+}
+
+// readWith is Read through buf (a folder larger than buf takes more
+// calls).
+func readWith(fd int, buf []byte, fn func(name []byte, typ uint8)) error {
 	for {
 		n, err := unix.Getdents(fd, buf)
 		if err == unix.EINTR {
