@@ -610,6 +610,13 @@ func TestScanRecordsEmptyFolders(t *testing.T) {
 	}
 }
 
+// len is the number of entries of the cache.
+func (c *Cache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
+
 // The cache holds what the root holds: a complete rescan drops the
 // entries of folders it no longer reaches; a scan cut short (cancelled,
 // or at the max_dirs limit) drops nothing.

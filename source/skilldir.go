@@ -102,13 +102,6 @@ func (c *Cache) prune(dir string, stamp uint64) {
 	}
 }
 
-// len is the number of entries.
-func (c *Cache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
-}
-
 // lastGood returns the last good parse of path, if any.
 func (c *Cache) lastGood(path string) (cached, bool) {
 	if c == nil {
