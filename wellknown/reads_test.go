@@ -289,9 +289,15 @@ func TestFileReadOnceAndStreamed(t *testing.T) {
 		h.ServeHTTP(&w, req)
 	})
 	// Hashing the file through io.Copy took a 32 KiB buffer a request;
-	// read once into a pooled buffer, hashed and served from it, a few KB.
-	if per > 16<<10 {
-		t.Errorf("serving a 40 KiB file allocated %d bytes a request", per)
+	// read once into a pooled buffer, hashed and served from it, 2.2 KB.
+	// Under -race sync.Pool drops buffers at random, and it is 10-17 KB;
+	// the old handler took 35.6 KB either way.
+	bound := uint64(8 << 10)
+	if testutil.Race {
+		bound = 24 << 10
+	}
+	if per > bound {
+		t.Errorf("serving a 40 KiB file allocated %d bytes a request (at most %d)", per, bound)
 	}
 }
 
