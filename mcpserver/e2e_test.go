@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/service"
 )
 
@@ -36,19 +37,7 @@ func TestNodeClient(t *testing.T) {
 			t.Skipf("%s is not installed: skipping the end-to-end test with the TypeScript MCP client", tool)
 		}
 	}
-	dir, err := filepath.Abs("e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-		}
-	}
+	dir := testutil.NPMFolder(t, "e2e", filepath.Join("node_modules", "@modelcontextprotocol", "sdk"))
 
 	t.Run("http", func(t *testing.T) {
 		f := newFixture(t)

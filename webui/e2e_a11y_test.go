@@ -19,6 +19,7 @@ import (
 
 	"github.com/loadout/loadout/examples"
 	"github.com/loadout/loadout/internal/browsertest"
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // The accessibility check: axe-core (pinned in webui/e2e/package.json) run
@@ -128,22 +129,7 @@ func axeSource(t testing.TB) string {
 	_, file, _, _ := runtime.Caller(0)
 	dir := filepath.Join(filepath.Dir(file), "e2e")
 	path := filepath.Join(dir, "node_modules", "axe-core", "axe.min.js")
-	if _, err := os.Stat(path); err != nil {
-		if _, err := exec.LookPath("npm"); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatal("npm is not installed, and CI is set: the UI's accessibility check needs axe-core from webui/e2e/package.json")
-			}
-			t.Skip("npm is not installed: skipping the UI's accessibility check (it injects axe-core from webui/e2e/package.json)")
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			axeOnce.err = "npm ci in " + dir + ": " + err.Error() + "\n" + string(out)
-			t.Fatal(axeOnce.err)
-		}
-	}
+	testutil.NPMFolder(t, dir, filepath.Join("node_modules", "axe-core", "axe.min.js"))
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // nodeClient returns the folder of the TypeScript MCP client script
@@ -32,15 +34,7 @@ func npmFolder(t *testing.T, rel, want string) string {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
-	dir, _ := filepath.Abs(rel)
-	if _, err := os.Stat(filepath.Join(dir, want)); err != nil {
-		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-		}
-	}
-	return dir
+	return testutil.NPMFolder(t, rel, want)
 }
 
 // runClient runs client.mjs; when it prints READY, change runs.

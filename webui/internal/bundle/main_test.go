@@ -2,12 +2,11 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // TestBundleIsUpToDate rebuilds the editor bundle from the pinned
@@ -17,21 +16,7 @@ import (
 // npm it skips, unless CI is set.
 func TestBundleIsUpToDate(t *testing.T) {
 	dir := filepath.Join("..", "..", "editor")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err != nil {
-		if _, err := exec.LookPath("npm"); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatal("npm is not installed, and CI is set: the editor bundle must be checked")
-			}
-			t.Skip("npm is not installed: skipping the editor bundle check")
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-		}
-	}
+	testutil.NPMFolder(t, dir, filepath.Join("node_modules", ".package-lock.json"))
 	got, err := build(dir)
 	if err != nil {
 		t.Fatal(err)
