@@ -221,7 +221,16 @@ func (l *loader) inline(i int, c Contribution) (*skill.Skill, []skill.Diagnostic
 	content := c.Source.Content
 	synth := !hasFrontmatter(content)
 	if synth {
-		content = synthFrontmatter(c) + content
+		front := synthFrontmatter(c)
+		// The fields are written as frontmatter, so its bound is theirs:
+		// say so against the fields the author wrote, not a frontmatter
+		// the author never saw.
+		if len(front) > skill.MaxFrontmatterBytes {
+			return nil, []skill.Diagnostic{{Severity: skill.Error, Code: skill.CodeFrontmatterTooLarge, Path: l.file, Field: base,
+				Message: fmt.Sprintf("%s: name, description, tags, category and requiresTools come to %d bytes as frontmatter, over the %d-byte limit; skill not loaded: shorten them (a description is at most %d characters) and move long text into source.content",
+					base, len(front), skill.MaxFrontmatterBytes, skill.MaxDescriptionLen)}}
+		}
+		content = front + content
 	}
 	b := &skill.Bundle{Content: []byte(content)}
 	for _, f := range c.Files {

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -568,7 +569,19 @@ func TestYAMLQuoteRoundTrip(t *testing.T) {
 func checkRoundTrip(t *testing.T, name, desc string) {
 	t.Helper()
 	c := Contribution{Name: name, Description: desc, Tags: []string{desc, "b"}, Category: desc, RequiresTools: []string{desc}}
-	text := synthFrontmatter(c) + "Body.\n"
+	front := synthFrontmatter(c)
+	if len(front) > skill.MaxFrontmatterBytes {
+		// Over the bound the loader refuses the contribution by its fields.
+		c.ID, c.Source = "big", Source{Kind: KindInline, Content: "Body.\n"}
+		l := &loader{file: "/p/plugin.json", m: &Manifest{ID: "p"}, origin: &skill.Origin{Kind: "plugin", Plugin: "p"}}
+		sk, diags := l.inline(3, c)
+		if sk != nil || len(diags) != 1 || diags[0].Code != skill.CodeFrontmatterTooLarge || diags[0].Field != "skills[3]" ||
+			diags[0].Severity != skill.Error || !strings.Contains(diags[0].Message, "shorten them") {
+			t.Fatalf("%d-byte frontmatter: skill %v, diags %v", len(front), sk, diags)
+		}
+		return
+	}
+	text := front + "Body.\n"
 	doc, diags, ok := skill.Parse([]byte(text), "SKILL.md", "")
 	if !ok {
 		t.Fatalf("%q: not parsed: %v\n%s", desc, diags, text)
@@ -592,4 +605,28 @@ func TestHasFrontmatter(t *testing.T) {
 			t.Errorf("hasFrontmatter(%q) = %v", s, got)
 		}
 	}
+}
+
+// TestSynthFrontmatterTooLarge loads a plugin whose inline contribution has
+// fields too long to write as frontmatter: the contribution is refused by
+// its fields and the plugin's other skill loads.
+func TestSynthFrontmatterTooLarge(t *testing.T) {
+	long := strings.Repeat("\b", 9000) // each escapes to four bytes (`\x08`), in four fields
+	c := map[string]any{"id": "big", "name": "big", "description": long, "tags": []string{long}, "category": long,
+		"requiresTools": []string{long}, "source": map[string]string{"kind": "inline", "content": "Big."}}
+	data, err := json.Marshal(map[string]any{"id": "p", "name": "P", "version": "1", "trust": "self_host_open", "skills": []any{
+		map[string]any{"id": "ok", "name": "ok", "description": "Fine.", "source": map[string]string{"kind": "inline", "content": "Ok."}}, c}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"plugin.json": string(data)})
+	p, diags := Load(dir)
+	if p == nil {
+		t.Fatalf("plugin not loaded:\n%s", dump(diags))
+	}
+	if got := names(p); !slices.Equal(got, []string{"ok"}) {
+		t.Errorf("skills = %v, want [ok]\n%s", got, dump(diags))
+	}
+	mustFind(t, diags, skill.CodeFrontmatterTooLarge, "skills[1]", skill.Error, "come to 144081 bytes", "over the 65536-byte limit", "shorten them")
 }
