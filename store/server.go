@@ -18,7 +18,9 @@ type Server interface {
 	Tokens(ctx context.Context) ([]Token, error)
 	RevokeToken(ctx context.Context, id string) error
 
-	// AddReceipts appends receipts in one transaction.
+	// AddReceipts appends receipts in one transaction. An error of code
+	// Invalid says the database refused their values (writing them again
+	// fails again); any other error may pass.
 	AddReceipts(ctx context.Context, rs []Receipt) error
 	// Receipts lists the raw receipts still kept, newest first.
 	Receipts(ctx context.Context, q ReceiptQuery) ([]Receipt, error)

@@ -123,10 +123,24 @@ func (c conn) execStmt(st *sql.Stmt, q string, args ...any) error {
 // statements (see receiptStmts). A zero Time is now. Receipts are only
 // appended here: MaintainReceipts counts them into the daily counts later,
 // many at a time, which costs far less than counting each batch.
+//
+// When the database refuses the values themselves (PostgreSQL refuses a
+// NUL byte or invalid UTF-8 in text; a constraint), the error has code
+// store.Invalid: writing the same receipts again would fail again. Any
+// other failure (the database unreachable, busy, closing) is
+// store.Internal, and may pass.
 func (s *Store) AddReceipts(ctx context.Context, rs []store.Receipt) error {
 	if len(rs) == 0 {
 		return nil
 	}
+	err := s.addReceipts(ctx, rs)
+	if err != nil && s.d.refusedData(err) {
+		return &store.Error{Code: store.Invalid, Message: "store: the database refused the receipts' values", Err: err}
+	}
+	return err
+}
+
+func (s *Store) addReceipts(ctx context.Context, rs []store.Receipt) error {
 	t := now()
 	micros := func(r *store.Receipt) int64 {
 		if r.Time.IsZero() {
