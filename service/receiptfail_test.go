@@ -229,7 +229,7 @@ func TestReceiptsStoreDown(t *testing.T) {
 				t.Fatalf("adding %d receipts with the store down blocked (pending %d)", total, len(r.pending))
 			}
 			time.Sleep(300 * time.Millisecond) // a few failed flushes
-			r.flushMu.Lock() // no batch in flight
+			r.flushMu.Lock()                   // no batch in flight
 			r.mu.Lock()
 			pending := len(r.pending)
 			kept := countOf(r.pending)
