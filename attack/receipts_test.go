@@ -1,6 +1,8 @@
 package attack
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,6 +11,9 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/loadout/loadout/postgres"
+	"github.com/loadout/loadout/sqlite"
 )
 
 // mcpSession speaks MCP over streamable HTTP to one agent endpoint, by
@@ -197,11 +202,109 @@ func TestAttackReceiptPoison(t *testing.T) {
 		}
 
 		took := s.Stop(t)
+		t.Logf("SIGTERM took %v", took)
 		if took > 5*time.Second {
 			t.Errorf("SIGTERM took %v, want at most 5 s", took)
 		}
 		if strings.Contains(s.Log(), "writing receipts failed") {
 			t.Errorf("the store refused receipts:\n%s", tail(s.Log(), 3000))
+		}
+	})
+}
+
+// sideDB opens the server's database beside it (another instance, as a
+// second process would), for what an attack cannot do over HTTP: make the
+// database refuse receipts.
+func sideDB(t *testing.T, engine string, s *Server) *sql.DB {
+	t.Helper()
+	if engine == "postgres" {
+		st, err := postgres.Open(context.Background(), s.DB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st.DB()
+	}
+	st, err := sqlite.Open(s.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st.DB()
+}
+
+// TestAttackReceiptStoreRefuses: when the database itself refuses receipt
+// rows (here a constraint on the skill "poison": what PostgreSQL did to a
+// NUL byte), the refused row is dropped with one log line and the next
+// 1,000 receipts are written. When it then fails every write (the table
+// gone), requests are still answered at once, and SIGTERM ends the server
+// within 5 s, saying how many receipts were lost.
+func TestAttackReceiptStoreRefuses(t *testing.T) {
+	Engines(t, func(t *testing.T, engine string) {
+		s := Start(t, Options{Engine: engine})
+		db := sideDB(t, engine, s)
+		q := `CREATE TRIGGER receipts_poison BEFORE INSERT ON receipts WHEN NEW.skill = 'poison' BEGIN SELECT RAISE(ABORT, 'poison refused'); END`
+		if engine == "postgres" {
+			q = `ALTER TABLE receipts ADD CONSTRAINT receipts_poison CHECK (skill <> 'poison')`
+		}
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, _ := s.Do(t, "GET", "/v1/agents/coder/skills/poison", "", ""); code != 404 {
+			t.Fatalf("GET poison: %d, want 404", code)
+		}
+		for i := range 1000 {
+			p := "/v1/agents/coder/skills/deploy"
+			if i%2 == 1 {
+				p = "/v1/agents/coder/skills/deploy/files/references/guide.md"
+			}
+			if code, _, body := s.Do(t, "GET", p, "", ""); code != 200 {
+				t.Fatalf("GET %s: %d %.200s", p, code, body)
+			}
+			if i == 500 {
+				s.Do(t, "GET", "/v1/agents/coder/skills/poison", "", "")
+			}
+		}
+		var n int64
+		for _, r := range listReceipts(t, s) {
+			if r.Skill == "deploy" && r.Outcome == "ok" {
+				n += r.Count
+			}
+			if r.Skill == "poison" {
+				t.Errorf("a refused receipt is listed: %+v", r)
+			}
+		}
+		if n != 1000 {
+			t.Errorf("%d receipts of the 1,000 good requests written, want 1000\n%s", n, tail(s.Log(), 3000))
+		}
+		if c := strings.Count(s.Log(), "the store refused receipts"); c < 1 || c > 2 {
+			t.Errorf("%d log lines about refused receipts, want one per flush that held one (1 or 2):\n%s", c, tail(s.Log(), 3000))
+		}
+
+		// The receipts table gone: every write fails.
+		if _, err := db.Exec(`ALTER TABLE receipts RENAME TO receipts_gone`); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		for range 300 {
+			if code, _, body := s.Do(t, "GET", "/v1/agents/coder/skills/deploy", "", ""); code != 200 {
+				t.Fatalf("GET deploy with the receipts table gone: %d %.200s", code, body)
+			}
+		}
+		if took := time.Since(start); took > 20*time.Second {
+			t.Errorf("300 loads took %v with the store failing", took)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if !strings.Contains(s.Log(), "writing receipts failed; they are kept and tried again") {
+			t.Errorf("no log line of the failing writes:\n%s", tail(s.Log(), 3000))
+		}
+		took := s.Stop(t)
+		t.Logf("SIGTERM with the store failing took %v", took)
+		if took > 5*time.Second {
+			t.Errorf("SIGTERM took %v with the store failing, want at most 5 s", took)
+		}
+		if !strings.Contains(s.Log(), "receipts could not be written before exit") {
+			t.Errorf("no log line of the receipts lost at exit:\n%s", tail(s.Log(), 3000))
 		}
 	})
 }
