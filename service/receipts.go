@@ -45,12 +45,13 @@ import (
 //
 // It also keeps the store's receipts within their retention (see
 // store.Server.MaintainReceipts), off the request path: a maintenance
-// starts in the background once a tenth of MaxRows receipts were written
-// since the last one began, and every maintainEvery (for the window by
-// age). Should maintenance fall behind by a fifth of MaxRows, the next
-// flush waits for one. So the raw receipts never exceed MaxRows +
-// MaxRows/5 + one flush (at most maxPending), and just after a
-// maintenance they are at most MaxRows.
+// starts in the background once a tenth of MaxRows rows, or of MaxBytes
+// bytes, were written since the last one began, and every maintainEvery
+// (for the window by age). Should maintenance fall behind by a fifth of
+// either, the next flush waits for one. So the raw receipts never exceed
+// MaxRows + MaxRows/5 rows, nor MaxBytes + MaxBytes/5 bytes, plus one
+// flush (at most maxPending rows), and just after a maintenance they are
+// within MaxRows and MaxBytes.
 type receiptLog struct {
 	srv  store.Server
 	log  *slog.Logger
@@ -91,9 +92,9 @@ type receiptLog struct {
 	// exit (ReceiptsLost); lostLogged is how many a log line has reported.
 	lost       atomic.Uint64
 	lostLogged atomic.Uint64
-	// written counts the receipts written since the last maintenance
-	// began (under mu).
-	written int64
+	// written and writtenBytes count the receipt rows written since the
+	// last maintenance began, and their size (store.ReceiptBytes), under mu.
+	written, writtenBytes int64
 	// maintMu is held by the one maintenance running.
 	maintMu    sync.Mutex
 	maintCtx   context.Context
@@ -147,8 +148,12 @@ func newReceiptLog(srv store.Server, log *slog.Logger, ret store.Retention) *rec
 // served (one 20,000-receipt transaction took about 60 ms of a core).
 const maintainDuty = 0.25
 
-// maintainTrigger is how many receipts written start a maintenance.
-func (r *receiptLog) maintainTrigger() int64 { return max(1, r.ret.MaxRows/10) }
+// lag is how far maintenance is behind, in triggers: a maintenance
+// starts once a tenth of MaxRows rows, or of MaxBytes bytes, were written
+// since the last one began (lag 1). mu is held.
+func (r *receiptLog) lag() float64 {
+	return max(float64(r.written)/float64(max(1, r.ret.MaxRows/10)), float64(r.writtenBytes)/float64(max(1, r.ret.MaxBytes/10)))
+}
 
 // maintainAsync starts a maintenance in the background, unless one runs;
 // that one goes on while enough receipts were written meanwhile, so that
@@ -165,7 +170,7 @@ func (r *receiptLog) maintainAsync() {
 		for {
 			r.maintain()
 			r.mu.Lock()
-			again := r.written >= r.maintainTrigger()
+			again := r.lag() >= 1
 			r.mu.Unlock()
 			if !again || r.maintCtx.Err() != nil {
 				return
@@ -180,7 +185,7 @@ func (r *receiptLog) maintain() {
 		return
 	}
 	r.mu.Lock()
-	r.written = 0
+	r.written, r.writtenBytes = 0, 0
 	r.mu.Unlock()
 	start := time.Now()
 	res, err := r.srv.MaintainReceipts(r.maintCtx, r.ret)
@@ -346,7 +351,7 @@ func (r *receiptLog) write(rows []store.Receipt) (keep []store.Receipt, err erro
 		cancel()
 		switch {
 		case e == nil:
-			r.wrote(int64(len(part)))
+			r.wrote(part)
 		case store.ErrorCode(e) != store.Invalid:
 			err = e
 			keep = append(keep, part...)
@@ -441,26 +446,30 @@ func (r *receiptLog) merge(batch []store.Receipt) []store.Receipt {
 	return out
 }
 
-// wrote counts n receipts written, and starts a maintenance when enough
-// were; when maintenance lags by twice that, it runs one here, holding
+// wrote counts rows written, and starts a maintenance when enough were
+// (lag); when maintenance lags by twice that, it runs one here, holding
 // further flushes (flushMu is held) until the store is back in bounds.
-func (r *receiptLog) wrote(n int64) {
+func (r *receiptLog) wrote(rows []store.Receipt) {
+	var bytes int64
+	for i := range rows {
+		bytes += store.ReceiptBytes(&rows[i])
+	}
 	r.mu.Lock()
-	r.written += n
-	w := r.written
+	r.written += int64(len(rows))
+	r.writtenBytes += bytes
+	lag := r.lag()
 	r.mu.Unlock()
-	trigger := r.maintainTrigger()
 	switch {
-	case w >= 2*trigger:
+	case lag >= 2:
 		r.maintMu.Lock()
 		r.mu.Lock()
-		still := r.written >= 2*trigger
+		still := r.lag() >= 2
 		r.mu.Unlock()
 		if still {
 			r.maintain()
 		}
 		r.maintMu.Unlock()
-	case w >= trigger:
+	case lag >= 1:
 		r.maintainAsync()
 	}
 }
