@@ -308,3 +308,58 @@ func TestAttackReceiptStoreRefuses(t *testing.T) {
 		}
 	})
 }
+
+// TestAttackReceiptBytes: requests for long made-up paths leave receipts
+// near the caps (about 1.7 KB a row as stored on PostgreSQL): with
+// receipts.maxBytes set, the server keeps the raw receipts near that many
+// bytes by itself, not maxRows rows of them (1,000,000 rows of 1.7 KB
+// would be 1.7 GB).
+func TestAttackReceiptBytes(t *testing.T) {
+	Engines(t, func(t *testing.T, engine string) {
+		const maxBytes = 300 << 10
+		s := Start(t, Options{Engine: engine, Config: `{"agents": [{"agentId": "coder", "skills": [{"root": "skills"}]}], "receipts": {"maxBytes": 307200}}`})
+		seg := strings.Repeat("p", 250)
+		start := time.Now()
+		for i := range 3000 {
+			p := fmt.Sprintf("/v1/agents/coder/skills/deploy/files/%d/%s/%s/%s/%s", i, seg, seg, seg, seg)
+			if code, _, body := s.Do(t, "GET", p, "", ""); code != 404 && code != 400 {
+				t.Fatalf("GET a long missing path: %d %.200s", code, body)
+			}
+		}
+		t.Logf("3,000 long reads took %v", time.Since(start))
+		var est int64
+		var rows int
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			code, _, body := s.Do(t, "GET", "/v1/receipts?limit=10000", "", "")
+			if code != 200 {
+				t.Fatalf("GET /v1/receipts: %d %.300s", code, body)
+			}
+			var out struct {
+				Receipts []struct{ Agent, Skill, Action, Path, Source, Plugin, Trust, Digest, Transport, Outcome, Token, Code, Origin string }
+			}
+			if err := json.Unmarshal([]byte(body), &out); err != nil {
+				t.Fatal(err)
+			}
+			est, rows = 0, len(out.Receipts)
+			for _, r := range out.Receipts {
+				text := len(r.Agent) + len(r.Skill) + len(r.Action) + len(r.Path) + len(r.Source) + len(r.Plugin) + len(r.Trust) +
+					len(r.Digest) + len(r.Transport) + len(r.Outcome) + len(r.Token) + len(r.Code) + len(r.Origin)
+				est += 128 + int64(text)*5/4 // store.ReceiptBytes
+			}
+			// maxBytes, plus what was written since the last maintenance
+			// began (under a tenth).
+			if est <= maxBytes+maxBytes/5 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		t.Logf("after %v: %d raw receipts of about %d bytes kept after 3,000 long reads (maxBytes %d)", time.Since(start), rows, est, maxBytes)
+		if est > maxBytes+maxBytes/5 || rows >= 3000 {
+			t.Errorf("%d raw receipts of about %d bytes kept, want at most %d", rows, est, maxBytes+maxBytes/5)
+		}
+		if took := s.Stop(t); took > 5*time.Second {
+			t.Errorf("SIGTERM took %v, want at most 5 s", took)
+		}
+	})
+}
