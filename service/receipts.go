@@ -115,8 +115,10 @@ const (
 	// again after a failed write (the first is receiptEvery, doubled
 	// each time).
 	receiptRetryMax = 5 * time.Second
-	// receiptWriteTimeout bounds one write to the store.
+	// receiptWriteTimeout bounds one write to the store, of at most
+	// receiptWriteRows rows (a flush of more is written in pieces).
 	receiptWriteTimeout = 10 * time.Second
+	receiptWriteRows    = 8192
 	// closeBudget is how long close lets pending receipts be written:
 	// shutdown ends within it whatever the store does.
 	closeBudget = 3 * time.Second
@@ -338,7 +340,13 @@ func (r *receiptLog) flush() error {
 func (r *receiptLog) write(rows []store.Receipt) (keep []store.Receipt, err error) {
 	var dropped []store.Receipt
 	var dropErr error
-	todo := [][]store.Receipt{rows}
+	// A stack of parts, the next on top: the rows in pieces of at most
+	// receiptWriteRows, so that a slow store still makes progress within
+	// receiptWriteTimeout a piece.
+	var todo [][]store.Receipt
+	for end := len(rows); end > 0; end -= receiptWriteRows {
+		todo = append(todo, rows[max(0, end-receiptWriteRows):end])
+	}
 	for len(todo) > 0 {
 		part := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
