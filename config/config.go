@@ -247,12 +247,14 @@ func (l Listing) Every() time.Duration {
 }
 
 // Receipts bound the activation receipts kept; zero means the default.
-// Raw receipts are kept for KeepDays (default 7) and at most MaxRows
-// (default 1,000,000, about 200 MB); their counts per day, agent and skill
-// are kept for UsageDays (default 400).
+// Raw receipts are kept for KeepDays (default 7), at most MaxRows (default
+// 1,000,000) and at most MaxBytes (default 256 MiB, as
+// store.ReceiptBytes estimates them), whichever is reached first; their
+// counts per day, agent and skill are kept for UsageDays (default 400).
 type Receipts struct {
 	KeepDays  int   `json:"keepDays,omitempty"`
 	MaxRows   int64 `json:"maxRows,omitempty"`
+	MaxBytes  int64 `json:"maxBytes,omitempty"`
 	UsageDays int   `json:"usageDays,omitempty"`
 }
 
@@ -435,7 +437,7 @@ func (f *File) Validate() error {
 	if f.StoreLimits.MaxFileSize < 0 || f.StoreLimits.MaxTotalSize < 0 || f.StoreLimits.MaxFiles < 0 || f.StoreLimits.WarnTextSize < 0 {
 		return &Error{File: f.Path, Field: "storeLimits", Msg: "limits must be positive numbers (0 or absent for the defaults)"}
 	}
-	for field, v := range map[string]int64{"keepDays": int64(f.Receipts.KeepDays), "maxRows": f.Receipts.MaxRows, "usageDays": int64(f.Receipts.UsageDays)} {
+	for field, v := range map[string]int64{"keepDays": int64(f.Receipts.KeepDays), "maxRows": f.Receipts.MaxRows, "maxBytes": f.Receipts.MaxBytes, "usageDays": int64(f.Receipts.UsageDays)} {
 		if v < 0 {
 			return &Error{File: f.Path, Field: "receipts." + field, Msg: fmt.Sprintf("%d is negative: give a positive number (0 or absent for the default)", v)}
 		}

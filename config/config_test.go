@@ -77,6 +77,7 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		`{"server": {"uiSessionLifetime": "-1h"}}`:                                       `server.uiSessionLifetime: must be positive`,
 		`{"server": {"maxConn": 5}}`:                                                     `unknown key "maxConn" (did you mean "maxConns"?)`,
 		`{"receipts": {"maxRows": -5}}`:                                                  `receipts.maxRows: -5 is negative`,
+		`{"receipts": {"maxBytes": -5}}`:                                                 `receipts.maxBytes: -5 is negative`,
 		`{"storePool": {"maxConns": -1}}`:                                                `storePool: maxConns and maxIdleTime must be positive`,
 		`{"storePool": {"maxIdleTime": "often"}}`:                                        `storePool.maxIdleTime`,
 		`{"safety": {"warn": ["safety-nope"]}}`:                                          `safety: warn[0]: unknown code "safety-nope"`,
