@@ -8,12 +8,13 @@
 //   - Resolve lists the remote's refs (ls-remote: no objects are fetched)
 //     and returns the commit the ref points at; a full commit id as the ref
 //     is returned as is. A local repository is read in place.
-//   - Fetch brings the commit into memory (a shallow fetch of depth 1 when
-//     the commit is the ref's tip; the whole ref when the branch has moved
-//     past a pinned commit, to check that the commit is still on it) and
-//     writes the files under the source's paths into a new folder, walking
-//     the tree objects itself: no worktree is checked out and nothing of the
-//     clone is left on disk.
+//   - Fetch brings the commit into a temporary git storage on disk beside
+//     the snapshot (a shallow fetch of depth 1 when the commit is the
+//     ref's tip; the whole ref when the branch has moved past a pinned
+//     commit, to check that the commit is still on it) and writes the
+//     files under the source's paths into a new folder, walking the tree
+//     objects itself: no worktree is checked out and nothing of the clone
+//     is left on disk.
 //
 // Every path goes through skill.CleanPath. Executable bits are kept;
 // symlinks are written as symlinks when their target is relative and stays
@@ -23,10 +24,13 @@
 // "x-access-token", which GitHub and GitLab accept) and never appear in an
 // error: every message is built with remote.Errorf.
 //
-// Bound not enforced here: the size of the pack the remote sends is not
-// limited while it is received (go-git gives no hook for it without
-// replacing its transports process-wide); the pack is held in memory for
-// the time of one fetch. The file limits apply to what is written.
+// The pack a remote sends is held to the same limits while it streams in
+// (pack.go): every object's declared size, and the size a delta makes, is
+// read before go-git sees the object, and the first one over
+// remote.maxFileSize (or files over remote.maxTotalSize in all, or more
+// objects than remote.maxFiles allows) stops the transfer. Every object the
+// pack brings counts, including files outside the source's paths and, when
+// the branch has moved past the pin, the versions in between.
 package gitfetch
 
 import (
@@ -488,12 +492,24 @@ func (f *Fetcher) Fetch(ctx context.Context, rev, dir string, lim remote.Limits)
 		return nil, f.errorf(remote.CodeRef, "%q is not a commit id (40 hex digits): run `loadout sync` to pin the source again", rev)
 	}
 	h := plumbing.NewHash(want)
+	lim = lim.WithDefaults()
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, f.errorf(remote.CodeInvalid, "creating the snapshot folder: %v", err)
+	}
 	var st storer.EncodedObjectStorer
 	var err error
 	if f.local != "" {
 		st, err = f.localCommit(ctx, h)
 	} else {
-		st, err = f.remoteCommit(ctx, h)
+		// The pack goes to disk beside the snapshot (in the cache, not
+		// in memory), under a name that begins like dir's, so that what
+		// an interrupted fetch leaves is cleaned with dir's leftovers.
+		work, terr := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".pack-")
+		if terr != nil {
+			return nil, f.errorf(remote.CodeInvalid, "creating the fetch folder: %v", terr)
+		}
+		defer os.RemoveAll(work)
+		st, err = f.remoteCommit(ctx, h, work, lim)
 	}
 	if err != nil {
 		return nil, err
@@ -506,13 +522,10 @@ func (f *Fetcher) Fetch(ctx context.Context, rev, dir string, lim remote.Limits)
 		}
 		return nil, f.fail(ctx, err, "reading commit "+want)
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return nil, f.errorf(remote.CodeInvalid, "creating the snapshot folder: %v", err)
-	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, f.errorf(remote.CodeInvalid, "creating the snapshot folder: %v", err)
 	}
-	w := &writer{f: f, ctx: ctx, st: st, dir: dir, lim: lim.WithDefaults(), rev: want}
+	w := &writer{f: f, ctx: ctx, st: st, dir: dir, lim: lim, rev: want}
 	if err := w.write(commit.TreeHash); err != nil {
 		return w.notes, err
 	}
@@ -558,24 +571,27 @@ func (f *Fetcher) localCommitOn(ctx context.Context, st storer.Storer, h plumbin
 	return st, nil
 }
 
-// remoteCommit fetches commit h into memory: depth 1 when it is the ref's
-// tip, else the whole ref, checking h is on it. For a commit id as Ref it
-// asks for the commit itself, and when the server refuses that, fetches
-// every branch and tag.
-func (f *Fetcher) remoteCommit(ctx context.Context, h plumbing.Hash) (storer.EncodedObjectStorer, error) {
+// remoteCommit fetches commit h into a storage under work: depth 1 when it
+// is the ref's tip, else the whole ref, checking h is on it. For a commit
+// id as Ref it asks for the commit itself, and when the server refuses
+// that, fetches every branch and tag.
+func (f *Fetcher) remoteCommit(ctx context.Context, h plumbing.Hash, work string, lim remote.Limits) (storer.EncodedObjectStorer, error) {
 	if _, ok := commitID(f.spec.Ref); ok {
-		st, err := f.fetch(ctx, []config.RefSpec{config.RefSpec(h.String() + ":refs/heads/pinned")}, 1)
+		st, err := f.fetch(ctx, []config.RefSpec{config.RefSpec(h.String() + ":refs/heads/pinned")}, 1, work, lim)
 		if err == nil && hasCommit(st, h) {
 			return st, nil
+		}
+		if st != nil {
+			closeStorage(st)
 		}
 		if ctx.Err() != nil {
 			return nil, f.fail(ctx, ctx.Err(), "fetching "+h.String())
 		}
 		var re *remote.Error
-		if errors.As(err, &re) && re.Code == remote.CodeAuth {
+		if errors.As(err, &re) && (re.Code == remote.CodeAuth || re.Code == remote.CodeLimit) {
 			return nil, err
 		}
-		st, err = f.fetch(ctx, []config.RefSpec{"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"}, 0)
+		st, err = f.fetch(ctx, []config.RefSpec{"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"}, 0, work, lim)
 		if err != nil {
 			return nil, err
 		}
@@ -590,11 +606,12 @@ func (f *Fetcher) remoteCommit(ctx context.Context, h plumbing.Hash) (storer.Enc
 	if tip != h {
 		depth = 0
 	}
-	st, err := f.fetch(ctx, []config.RefSpec{spec}, depth)
+	st, err := f.fetch(ctx, []config.RefSpec{spec}, depth, work, lim)
 	if err != nil {
 		return nil, err
 	}
 	if err := f.onRef(ctx, st, tip, h); err != nil {
+		closeStorage(st)
 		return nil, err
 	}
 	return st, nil
@@ -621,12 +638,30 @@ func hasCommit(st storer.EncodedObjectStorer, h plumbing.Hash) bool {
 	return err == nil
 }
 
-// fetch runs one fetch into a new in-memory storage.
-func (f *Fetcher) fetch(ctx context.Context, specs []config.RefSpec, depth int) (*memory.Storage, error) {
-	st := memory.NewStorage()
+// fetchCache bounds the objects a fetched storage keeps decoded in memory
+// while the snapshot is written (go-git's default is 96 MiB).
+const fetchCache = 8 << 20
+
+// fetch runs one fetch into a new storage on disk in a new folder under
+// work. The pack is guarded while it streams in (pack.go): an object over
+// the limits stops the transfer with CodeLimit.
+func (f *Fetcher) fetch(ctx context.Context, specs []config.RefSpec, depth int, work string, lim remote.Limits) (*guardedStorage, error) {
+	gitdir, err := os.MkdirTemp(work, "git-")
+	if err != nil {
+		return nil, f.errorf(remote.CodeInvalid, "creating the fetch folder: %v", err)
+	}
+	st := &guardedStorage{
+		Storage: filesystem.NewStorageWithOptions(osfs.New(gitdir), cache.NewObjectLRU(fetchCache), filesystem.Options{ExclusiveAccess: true, LargeObjectThreshold: largeObjectThreshold}),
+		lim:     newPackLimits(lim, depth != 1),
+	}
 	r := git.NewRemote(st, &config.RemoteConfig{Name: "origin", URLs: []string{f.url}, Fetch: specs})
-	err := r.FetchContext(ctx, &git.FetchOptions{RefSpecs: specs, Depth: depth, Auth: f.auth, Tags: git.NoTags, Force: true})
+	err = r.FetchContext(ctx, &git.FetchOptions{RefSpecs: specs, Depth: depth, Auth: f.auth, Tags: git.NoTags, Force: true})
+	if le := st.tripped(); le != nil {
+		closeStorage(st)
+		return nil, f.errorf(remote.CodeLimit, "fetching %s of %s: %s; the transfer was stopped and nothing was written: raise the limit in the config's \"remote\" block, or leave the source out", f.refLabel(), remote.Redact(f.spec.Git), le.msg)
+	}
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		closeStorage(st)
 		return nil, f.fail(ctx, err, "fetching "+f.refLabel())
 	}
 	return st, nil
@@ -745,7 +780,7 @@ func (w *writer) entry(p string, e *object.TreeEntry) error {
 func (w *writer) count(p string) error {
 	w.files++
 	if w.files > w.lim.MaxFiles {
-		return w.f.errorf(remote.CodeLimit, "%s: the snapshot would hold more than %d files (the file limit): select fewer paths or raise the limit", p, w.lim.MaxFiles)
+		return w.f.errorf(remote.CodeLimit, "%s: the snapshot would hold more than %d files (the limit remote.maxFiles): select fewer paths or raise the limit", p, w.lim.MaxFiles)
 	}
 	return nil
 }
@@ -758,10 +793,10 @@ func (w *writer) blob(p string, h plumbing.Hash) (plumbing.EncodedObject, error)
 	}
 	size := obj.Size()
 	if size > w.lim.MaxFileBytes {
-		return nil, w.f.errorf(remote.CodeLimit, "%s is %d bytes; the limit for one file is %d bytes: select paths without it or raise the limit", p, size, w.lim.MaxFileBytes)
+		return nil, w.f.errorf(remote.CodeLimit, "%s is %d bytes; the limit for one file is %d bytes (remote.maxFileSize): select paths without it or raise the limit", p, size, w.lim.MaxFileBytes)
 	}
 	if w.bytes+size > w.lim.MaxBytes {
-		return nil, w.f.errorf(remote.CodeLimit, "%s: the snapshot would hold more than %d bytes (the snapshot limit): select fewer paths or raise the limit", p, w.lim.MaxBytes)
+		return nil, w.f.errorf(remote.CodeLimit, "%s: the snapshot would hold more than %d bytes (the limit remote.maxTotalSize): select fewer paths or raise the limit", p, w.lim.MaxBytes)
 	}
 	w.bytes += size
 	return obj, nil

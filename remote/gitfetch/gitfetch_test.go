@@ -264,30 +264,42 @@ func TestLimits(t *testing.T) {
 	rand.Read(big)
 	fx.write(map[string]string{"s/SKILL.md": "s\n", "s/b.md": "bb\n", "s/c.md": "cc\n"})
 	small := fx.commit("small")
-	if err := os.WriteFile(filepath.Join(fx.work, "s/big.bin"), big, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	withBig := fx.commit("big")
 	ctx := context.Background()
-	for name, loc := range transports(fx) {
+	locs := transports(fx)
+	for name, loc := range locs {
 		t.Run(name, func(t *testing.T) {
 			f := mustNew(t, remote.Spec{Git: loc, Ref: "main"})
 			_, err := f.Fetch(ctx, small, filepath.Join(t.TempDir(), "snap"), remote.Limits{MaxFiles: 2})
 			wantCode(t, err, remote.CodeLimit)
-			_, err = f.Fetch(ctx, small, filepath.Join(t.TempDir(), "snap"), remote.Limits{MaxBytes: 5})
+			_, err = f.Fetch(ctx, small, filepath.Join(t.TempDir(), "snap"), remote.Limits{MaxBytes: 7})
 			wantCode(t, err, remote.CodeLimit)
-			if _, err := f.Fetch(ctx, small, filepath.Join(t.TempDir(), "snap"), remote.Limits{MaxFiles: 3, MaxBytes: 9}); err != nil {
+			if _, err := f.Fetch(ctx, small, filepath.Join(t.TempDir(), "snap"), remote.Limits{MaxFiles: 3, MaxBytes: 8}); err != nil {
 				t.Errorf("at the limits: %v", err)
 			}
-
+		})
+	}
+	if err := os.WriteFile(filepath.Join(fx.work, "s/big.bin"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withBig := fx.commit("big")
+	for name, loc := range locs {
+		t.Run(name, func(t *testing.T) {
+			f := mustNew(t, remote.Spec{Git: loc, Ref: "main"})
 			dir := filepath.Join(t.TempDir(), "snap")
-			_, err = f.Fetch(ctx, withBig, dir, remote.Limits{MaxFileBytes: 1 << 20})
+			_, err := f.Fetch(ctx, withBig, dir, remote.Limits{MaxFileBytes: 1 << 20})
 			wantCode(t, err, remote.CodeLimit)
-			if !strings.Contains(err.Error(), "s/big.bin") || !strings.Contains(err.Error(), "1048576") {
-				t.Errorf("error does not name the file and the limit: %v", err)
+			if !strings.Contains(err.Error(), "1048576") || !strings.Contains(err.Error(), "maxFileSize") {
+				t.Errorf("error does not name the limit: %v", err)
+			}
+			if name != "http" && !strings.Contains(err.Error(), "s/big.bin") {
+				t.Errorf("error does not name the file: %v", err)
 			}
 			if _, err := os.Lstat(filepath.Join(dir, "s/big.bin")); err == nil {
 				t.Error("the oversized file was written")
+			}
+			// At the limit exactly, it is fetched.
+			if _, err := f.Fetch(ctx, withBig, filepath.Join(t.TempDir(), "snap"), remote.Limits{MaxFileBytes: 16 << 20}); err != nil {
+				t.Errorf("a file at the limit: %v", err)
 			}
 		})
 	}
