@@ -43,6 +43,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -725,6 +726,9 @@ func (w *writer) mkdirs(p string) error {
 }
 
 func (w *writer) walk(tree *object.Tree, prefix string) error {
+	if err := w.oneEntryFile(tree, prefix); err != nil {
+		return err
+	}
 	for i := range tree.Entries {
 		e := &tree.Entries[i]
 		if err := w.ctx.Err(); err != nil {
@@ -740,6 +744,26 @@ func (w *writer) walk(tree *object.Tree, prefix string) error {
 		if err := w.entry(p, e); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// oneEntryFile refuses a folder holding SKILL.md twice in different cases
+// (SKILL.md and skill.md): which one is the skill would depend on the
+// reader, and on a case-insensitive disk one overwrites the other.
+func (w *writer) oneEntryFile(tree *object.Tree, prefix string) error {
+	first := ""
+	for i := range tree.Entries {
+		name := tree.Entries[i].Name
+		if !skill.IsEntryPath(name) {
+			continue
+		}
+		if first == "" {
+			first = name
+			continue
+		}
+		at := func(n string) string { return strconv.Quote(path.Join(prefix, n)) }
+		return w.f.errorf(remote.CodePath, "the repository holds both %s and %s (commit %s): a skill has one SKILL.md, in any case; remove or rename one of them", at(first), at(name), w.rev)
 	}
 	return nil
 }

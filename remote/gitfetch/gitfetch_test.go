@@ -523,3 +523,63 @@ func FuzzLinkEscapes(f *testing.F) {
 		}
 	})
 }
+
+// TestTwoEntryFiles: SKILL.md and skill.md side by side in one folder of
+// the repository refuse the snapshot, naming both; apart (one in a folder
+// below) they are fetched.
+func TestTwoEntryFiles(t *testing.T) {
+	fx := newFixture(t)
+	fx.write(map[string]string{"skills/pdf/SKILL.md": "---\nname: pdf\n---\n", "skills/pdf/skill.md": "other\n"})
+	both := fx.commit("both")
+	fx.write(map[string]string{"skills/pdf/skill.md": "", "skills/pdf/docs/skill.md": "nested\n", "skills/docx/Skill.MD": "---\nname: docx\n---\n"})
+	apart := fx.commit("apart")
+	for name, loc := range transports(fx) {
+		t.Run(name, func(t *testing.T) {
+			f := mustNew(t, remote.Spec{Git: loc, Ref: "main", Paths: []string{"skills"}})
+			_, err := f.Fetch(context.Background(), both, filepath.Join(t.TempDir(), "snap"), remote.DefaultLimits)
+			wantCode(t, err, remote.CodePath)
+			if !strings.Contains(err.Error(), `"skills/pdf/SKILL.md"`) || !strings.Contains(err.Error(), `"skills/pdf/skill.md"`) {
+				t.Errorf("the error does not name both files: %v", err)
+			}
+			dir := filepath.Join(t.TempDir(), "snap")
+			if _, err := f.Fetch(context.Background(), apart, dir, remote.DefaultLimits); err != nil {
+				t.Fatalf("apart: %v", err)
+			}
+			equalMaps(t, tree(t, dir), map[string]string{
+				"skills/pdf/SKILL.md":      "---\nname: pdf\n---\n",
+				"skills/pdf/docs/skill.md": "nested\n",
+				"skills/docx/Skill.MD":     "---\nname: docx\n---\n",
+			})
+		})
+	}
+}
+
+// TestLinkToSiblingFolder: a link that, through another link, resolves
+// into a folder beside the snapshot whose name begins with the snapshot's
+// (/x/snap-x beside /x/snap) has left the snapshot and is removed.
+func TestLinkToSiblingFolder(t *testing.T) {
+	fx := newFixture(t)
+	// a -> z/snap-x/secret; z -> d/l/..; d/l -> .. (the snapshot's top):
+	// each lexically inside, together outside. a is checked first.
+	fx.write(map[string]string{"s/SKILL.md": "s\n", "a": "->z/snap-x/secret", "z": "->d/l/..", "d/l": "->.."})
+	rev := fx.commit("links")
+	base := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(base, "snap-x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(base, "snap-x", "secret"), []byte("secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(base, "snap")
+	notes, err := mustNew(t, remote.Spec{Git: fx.bare, Ref: "main"}).Fetch(context.Background(), rev, dir, remote.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "a")); err == nil {
+		t.Errorf("the link into the sibling folder was kept: %v", notes)
+	}
+	joined := strings.Join(notes, "\n")
+	if !strings.Contains(joined, `skipped the symlink a -> "z/snap-x/secret": through other links it leaves the repository`) {
+		t.Errorf("notes do not say why a was skipped:\n%s", joined)
+	}
+}
