@@ -17,12 +17,14 @@ import (
 	"hash/adler32"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -317,5 +319,58 @@ func TestGitBomb(t *testing.T) {
 			t.Errorf("/v1/sources after a start on the bombs: %d %s", code, body)
 		}
 		underRSS(t, s2, gitfetchRSSBound, "start on both bombs")
+	})
+}
+
+// TestIndexOriginSSRF (issue 24, item 12): an index source's entry that
+// names another origin (here an "admin" route on this machine) is refused
+// before any request is sent, and the refusal names the entry and the
+// origin; with the origin allowed in the config, the request is made but
+// the target's answer is not echoed.
+func TestIndexOriginSSRF(t *testing.T) {
+	var mu sync.Mutex
+	var hits []string
+	admin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits = append(hits, r.URL.String())
+		mu.Unlock()
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, `{"message": "admin secret 5ca1ab1e: everything deleted"}`)
+	}))
+	defer admin.Close()
+	target := admin.URL + "/internal-admin/delete-everything?confirm=yes"
+	index := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"$schema": "https://schemas.agentskills.io/discovery/0.2.0/schema.json", "skills": [{"name": "evil", "type": "skill-md", "description": "d", "url": %q, "digest": "sha256:%s"}]}`,
+			target, strings.Repeat("0", 64))
+	}))
+	defer index.Close()
+	hitCount := func() int { mu.Lock(); defer mu.Unlock(); return len(hits) }
+	cfg := func(extra string) string {
+		return `{"agents": [{"agentId": "coder", "skills": [{"root": "skills"}, {"id": "idx", "index": "` + index.URL + `/.well-known/agent-skills/index.json"` + extra + `}]}]}`
+	}
+	Engines(t, func(t *testing.T, engine string) {
+		before := hitCount()
+		s := Start(t, Options{Engine: engine, Config: cfg("")})
+		s.Healthy(t)
+		code, _, body := s.Do(t, "POST", "/v1/sources/idx/sync", "", "")
+		if code != 200 || !strings.Contains(body, `\"evil\"`) || !strings.Contains(body, admin.URL+" is not the index's origin") || !strings.Contains(body, "allowedOrigins") {
+			t.Errorf("sync of an index naming another origin: %d %s", code, body)
+		}
+		if n := hitCount() - before; n != 0 {
+			t.Errorf("the other origin got %d requests", n)
+		}
+		// Allowed: the request is made, its body is not echoed.
+		s2 := Start(t, Options{Engine: engine, Config: cfg(`, "allowedOrigins": ["` + admin.URL + `"]`)})
+		code, _, body = s2.Do(t, "POST", "/v1/sources/idx/sync", "", "")
+		if code != 200 || !strings.Contains(body, "403") {
+			t.Errorf("sync with the origin allowed: %d %s", code, body)
+		}
+		if strings.Contains(body, "5ca1ab1e") || strings.Contains(s2.Log(), "5ca1ab1e") {
+			t.Errorf("another origin's body was echoed: %s", body)
+		}
+		if hitCount()-before == 0 {
+			t.Error("with the origin allowed, no request was made: allowedOrigins did not reach the fetcher")
+		}
 	})
 }
