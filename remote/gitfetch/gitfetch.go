@@ -10,8 +10,9 @@
 //     is returned as is. A local repository is read in place.
 //   - Fetch brings the commit into a temporary git storage on disk beside
 //     the snapshot (a shallow fetch of depth 1 when the commit is the
-//     ref's tip; the whole ref when the branch has moved past a pinned
-//     commit, to check that the commit is still on it) and writes the
+//     ref's tip; when the branch has moved past a pinned commit, its
+//     history back to the pin, deepening 16, 256, then all, which also
+//     checks that the commit is still on it) and writes the
 //     files under the source's paths into a new folder, walking the tree
 //     objects itself: no worktree is checked out and nothing of the clone
 //     is left on disk.
@@ -30,7 +31,8 @@
 // remote.maxFileSize (or files over remote.maxTotalSize in all, or more
 // objects than remote.maxFiles allows) stops the transfer. Every object the
 // pack brings counts, including files outside the source's paths and, when
-// the branch has moved past the pin, the versions in between.
+// the branch has moved past the pin, the versions in the history fetched
+// (whose totals may be 4 times the snapshot's).
 package gitfetch
 
 import (
@@ -603,20 +605,38 @@ func (f *Fetcher) remoteCommit(ctx context.Context, h plumbing.Hash, work string
 		return nil, err
 	}
 	spec := config.RefSpec("+" + name.String() + ":" + name.String())
-	depth := 1
-	if tip != h {
-		depth = 0
+	if tip == h {
+		return f.fetch(ctx, []config.RefSpec{spec}, 1, work, lim)
 	}
-	st, err := f.fetch(ctx, []config.RefSpec{spec}, depth, work, lim)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.onRef(ctx, st, tip, h); err != nil {
+	// The branch has moved past the pin: fetch its history back far
+	// enough to hold the pin, deepening as needed, so that the pack holds
+	// the versions between the pin and the tip rather than all history
+	// (every object in it counts against the limits).
+	for _, depth := range historyDepths {
+		st, err := f.fetch(ctx, []config.RefSpec{spec}, depth, work, lim)
+		if err != nil {
+			return nil, err
+		}
+		ok, err := reachable(ctx, st, tip, h)
+		if err != nil {
+			closeStorage(st)
+			return nil, f.fail(ctx, err, "walking the history of "+f.refLabel())
+		}
+		if ok {
+			return st, nil
+		}
+		shallow, _ := st.Shallow()
 		closeStorage(st)
-		return nil, err
+		if len(shallow) == 0 {
+			break // the whole history is here, and the pin is not in it
+		}
 	}
-	return st, nil
+	return nil, f.pinGone(h.String())
 }
+
+// historyDepths are the depths of the fetches that look for a pin behind
+// the tip; 0 is the whole history.
+var historyDepths = []int{16, 256, 0}
 
 // onRef checks that commit h is the ref's tip or in its history: a pin
 // the branch no longer holds (after a force-push) is gone.

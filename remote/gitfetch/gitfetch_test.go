@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -581,5 +582,53 @@ func TestLinkToSiblingFolder(t *testing.T) {
 	joined := strings.Join(notes, "\n")
 	if !strings.Contains(joined, `skipped the symlink a -> "z/snap-x/secret": through other links it leaves the repository`) {
 		t.Errorf("notes do not say why a was skipped:\n%s", joined)
+	}
+}
+
+// TestPinBehindTip: when the branch has moved past the pin, the fetch
+// holds the history back to the pin (deepening 16, 256, all), not all of
+// it: a large file committed and removed long before the pin does not
+// count; one within the fetched history does, and the error names the
+// limit. A pin 19 commits back is found.
+func TestPinBehindTip(t *testing.T) {
+	fx := newFixture(t)
+	big := make([]byte, 2<<20)
+	rand.Read(big)
+	if err := os.MkdirAll(filepath.Join(fx.work, "s"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fx.work, "s/big.bin"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fx.write(map[string]string{"s/SKILL.md": "v0\n"})
+	fx.commit("big")
+	fx.write(map[string]string{"s/big.bin": ""})
+	var revs []string
+	for i := range 20 {
+		fx.write(map[string]string{"s/SKILL.md": fmt.Sprintf("v%d\n", i+1)})
+		revs = append(revs, fx.commit(fmt.Sprint(i+1)))
+	}
+	loc := fx.serve("", false)
+	f := mustNew(t, remote.Spec{Git: loc, Ref: "main"})
+	ctx := context.Background()
+	small := remote.Limits{MaxFileBytes: 1 << 20}
+	dir := filepath.Join(t.TempDir(), "snap")
+	if _, err := f.Fetch(ctx, revs[16], dir, small); err != nil {
+		t.Fatalf("a pin 3 commits behind, the large file 20 back: %v", err)
+	}
+	if got := readFile(t, filepath.Join(dir, "s/SKILL.md")); got != "v17\n" {
+		t.Errorf("SKILL.md = %q", got)
+	}
+	_, err := f.Fetch(ctx, revs[0], filepath.Join(t.TempDir(), "snap"), small)
+	wantCode(t, err, remote.CodeLimit)
+	if !strings.Contains(err.Error(), "remote.maxFileSize") {
+		t.Errorf("the error does not name the limit: %v", err)
+	}
+	dir = filepath.Join(t.TempDir(), "snap")
+	if _, err := f.Fetch(ctx, revs[0], dir, remote.DefaultLimits); err != nil {
+		t.Fatalf("a pin 19 commits behind: %v", err)
+	}
+	if got := readFile(t, filepath.Join(dir, "s/SKILL.md")); got != "v1\n" {
+		t.Errorf("SKILL.md = %q", got)
 	}
 }
