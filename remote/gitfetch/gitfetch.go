@@ -405,7 +405,7 @@ func (f *Fetcher) openLocal() (storer.Storer, error) {
 	if _, err := os.Stat(filepath.Join(gitdir, "HEAD")); err != nil {
 		return nil, f.errorf(remote.CodeInvalid, "%s is not a git repository (no HEAD)", loc)
 	}
-	return filesystem.NewStorageWithOptions(osfs.New(gitdir), cache.NewObjectLRUDefault(), filesystem.Options{LargeObjectThreshold: largeObjectThreshold}), nil
+	return filesystem.NewStorageWithOptions(osfs.New(gitdir), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: largeObjectThreshold}), nil
 }
 
 // localRef finds Ref in a local repository: its name and commit.
@@ -672,7 +672,7 @@ func (f *Fetcher) fetch(ctx context.Context, specs []config.RefSpec, depth int, 
 		return nil, f.errorf(remote.CodeInvalid, "creating the fetch folder: %v", err)
 	}
 	st := &guardedStorage{
-		Storage: filesystem.NewStorageWithOptions(osfs.New(gitdir), cache.NewObjectLRU(fetchCache), filesystem.Options{ExclusiveAccess: true, LargeObjectThreshold: largeObjectThreshold}),
+		Storage: filesystem.NewStorageWithOptions(osfs.New(gitdir), cache.NewObjectLRU(fetchCache), filesystem.Options{ExclusiveAccess: true, KeepDescriptors: true, LargeObjectThreshold: largeObjectThreshold}),
 		lim:     newPackLimits(lim, depth != 1),
 	}
 	r := git.NewRemote(st, &config.RemoteConfig{Name: "origin", URLs: []string{f.url}, Fetch: specs})
