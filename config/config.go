@@ -410,10 +410,10 @@ func (f *File) Validate() error {
 			if !s.Remote() {
 				continue
 			}
-			k := fmt.Sprintf("%s|%s|%s|%q|%s|%s", s.Git, s.Index, s.Ref, s.Paths, s.Every, s.Token)
+			k := fmt.Sprintf("%s|%s|%s|%q|%s|%s|%q", s.Git, s.Index, s.Ref, s.Paths, s.Every, s.Token, s.AllowedOrigins)
 			field := fmt.Sprintf("agents[%d].skills[%d]", i, j)
 			if prev, ok := remotes[s.RemoteID()]; ok && prev != k {
-				return &Error{File: f.Path, Field: field, Msg: fmt.Sprintf("remote source id %q is used for two different sources: give one of them its own \"id\" (or make their git, index, ref, paths, every and token the same)", s.RemoteID())}
+				return &Error{File: f.Path, Field: field, Msg: fmt.Sprintf("remote source id %q is used for two different sources: give one of them its own \"id\" (or make their git, index, ref, paths, every, token and allowedOrigins the same)", s.RemoteID())}
 			}
 			remotes[s.RemoteID()] = k
 		}

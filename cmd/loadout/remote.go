@@ -67,7 +67,7 @@ func newRemotes(getenv func(string) string, f *config.File, dsn string, scan sou
 	var diags []skill.Diagnostic
 	specs := make([]remote.Spec, 0, len(srcs))
 	for _, s := range srcs {
-		sp := remote.Spec{ID: s.RemoteID(), Git: s.Git, Ref: s.Ref, Paths: s.Paths, Index: s.Index}
+		sp := remote.Spec{ID: s.RemoteID(), Git: s.Git, Ref: s.Ref, Paths: s.Paths, Index: s.Index, AllowedOrigins: s.AllowedOrigins}
 		if v := s.TokenVar(); v != "" {
 			sp.Token = getenv(v)
 			if sp.Token == "" {
