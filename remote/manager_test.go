@@ -208,11 +208,8 @@ func TestFailedSyncKeepsLastGood(t *testing.T) {
 			t.Errorf("%s: the lock moved", tc.name)
 		}
 		// Nothing half-fetched is left in the cache.
-		ents, _ := os.ReadDir(filepath.Join(fx.opt.Cache, id))
-		for _, e := range ents {
-			if e.Name() != "aaa111" {
-				t.Errorf("%s: %s left in the cache", tc.name, e.Name())
-			}
+		if got := cacheEntries(t, filepath.Join(fx.opt.Cache, id)); len(got) != 1 || entryRev(got[0]) != "aaa111" {
+			t.Errorf("%s: the cache holds %v, not the one snapshot of aaa111", tc.name, got)
 		}
 	}
 }
@@ -328,4 +325,24 @@ func TestRedact(t *testing.T) {
 	if strings.Contains(e.Error(), "x:y") || !errors.Is(e, e) {
 		t.Errorf("Errorf kept a credential: %v", e)
 	}
+}
+
+// cacheEntries are the names in a source's cache folder, leases aside,
+// and each lease's name prefixed with "lease:" when its folder is gone.
+func cacheEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range ents {
+		if e.Name() != leaseDir {
+			out = append(out, e.Name())
+		}
+	}
+	leases, _ := os.ReadDir(filepath.Join(dir, leaseDir))
+	for _, e := range leases {
+		if _, err := os.Lstat(filepath.Join(dir, e.Name())); err != nil {
+			out = append(out, "lease:"+e.Name())
+		}
+	}
+	return out
 }

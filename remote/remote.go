@@ -135,6 +135,7 @@ const (
 	CodeMoved   = "remote-moved"    // sync --check: the remote has moved past the pin
 	CodeUnknown = "remote-unpinned" // a source has no pin yet
 	CodeRefused = "remote-refused"  // the safety checks refused a new snapshot
+	CodeBroken  = "remote-broken"   // a pinned skill's SKILL.md does not load at the new revision; the pin stays
 )
 
 func (e *Error) Error() string {
@@ -149,6 +150,16 @@ func (e *Error) Unwrap() error { return e.Err }
 // Errorf makes an Error; credentials in the message are redacted.
 func Errorf(source, code, format string, args ...any) *Error {
 	return &Error{Source: source, Code: code, Msg: Redact(fmt.Sprintf(format, args...))}
+}
+
+// errMsg is err's message without the "source ID: " an *Error starts
+// with, for a diagnostic that names the source already.
+func errMsg(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e.Msg != "" {
+		return e.Msg
+	}
+	return err.Error()
 }
 
 // CodeOf is err's code, or CodeNetwork for an error that is not an *Error.
