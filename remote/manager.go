@@ -912,7 +912,8 @@ func (m *Manager) candidates(id, rev string) []string {
 
 // gc removes the cache folders of source id that no process reads (each
 // reader holds a lease) and that the lock does not pin: a folder of the
-// pinned revision is kept for the next process to open, and what an
+// pinned revision is kept for the next process to open (only the one
+// this process checked against the pin, when it serves one), and what an
 // interrupted fetch left is removed.
 func (m *Manager) gc(id string) {
 	srcDir := m.sourceDir(id)
@@ -920,13 +921,18 @@ func (m *Manager) gc(id string) {
 	if err != nil {
 		return
 	}
-	pinned := ""
+	pinned, verified := "", ""
 	if p := m.Pin(id); p != nil {
 		pinned = revName(p.Revision)
+		if cur, _ := m.current(id); cur != nil && cur.rev == p.Revision && cur.digest == p.Digest {
+			// This process checked that folder against the pin: any other
+			// of that revision is a copy, or was edited.
+			verified = filepath.Base(cur.dir)
+		}
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if n == leaseDir || !strings.HasPrefix(n, tempPrefix) && entryRev(n) == pinned {
+		if n == leaseDir || n == verified || verified == "" && !strings.HasPrefix(n, tempPrefix) && entryRev(n) == pinned {
 			continue
 		}
 		removeUnleased(srcDir, n)
