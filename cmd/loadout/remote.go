@@ -249,6 +249,7 @@ func runSync(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "%s has no remote sources: nothing to sync\n", f.Path)
 		return 0
 	}
+	defer m.Close() // other processes may remove what this one fetched and no longer reads
 	var res []remote.Change
 	if check {
 		res = m.Check(ctx, fs.Args()...)
