@@ -18,7 +18,9 @@ import (
 // current one. Tests move HEAD, rewrite a revision, or make fetches fail.
 type dirFetcher struct {
 	remote string
-	fail   error // Fetch fails with it
+	fail   error  // Fetch fails with it
+	during func() // runs in the middle of a Fetch, once
+	count  int    // fetches so far
 }
 
 func (f *dirFetcher) Resolve(context.Context) (string, error) {
@@ -30,6 +32,11 @@ func (f *dirFetcher) Resolve(context.Context) (string, error) {
 }
 
 func (f *dirFetcher) Fetch(_ context.Context, rev, dir string, _ Limits) ([]string, error) {
+	f.count++
+	if d := f.during; d != nil {
+		f.during = nil
+		d()
+	}
 	if f.fail != nil {
 		os.MkdirAll(filepath.Join(dir, "half"), 0o755) // a fetch that stopped half way
 		return nil, f.fail
@@ -630,6 +637,11 @@ func TestFollowTheLock(t *testing.T) {
 	if got := body(t, server, id, "pdf"); got != "v1" {
 		t.Fatalf("before following: %q", got)
 	}
+	// What the server checks against is the lock's pin, not the one it
+	// remembers.
+	if ch := server.Check(context.Background())[0]; ch.Err != nil || ch.From != "ccc333" || ch.Moved {
+		t.Fatalf("check before following: %+v", ch)
+	}
 	changed, err := server.Follow(context.Background())
 	if err != nil || !slices.Equal(changed, []string{id}) || body(t, server, id, "pdf") != "ccc333" {
 		t.Fatalf("follow: %v %v", changed, err)
@@ -681,8 +693,11 @@ func TestSyncKeepsOtherPins(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := NewManager(specs, fx.opt)
-	if ch := b.Sync(context.Background(), "idx")[0]; ch.Err != nil {
-		t.Fatal(ch.Err)
+	// b pins idx while a fetches its own source: a read the lock before.
+	fx.f.during = func() {
+		if ch := b.Sync(context.Background(), "idx")[0]; ch.Err != nil {
+			t.Fatal(ch.Err)
+		}
 	}
 	if ch := a.Sync(context.Background(), "skills@main")[0]; ch.Err != nil {
 		t.Fatal(ch.Err)
@@ -734,5 +749,42 @@ func TestProblemsClearWhenFixed(t *testing.T) {
 	}
 	if sk, diags := m2.Skills(id); len(sk) != 1 || slices.Contains(codes(diags), CodeRef) || m2.LastError(id) != "" {
 		t.Errorf("after the fix: %v %v", names(sk), diags)
+	}
+}
+
+// TestCacheKeepsWhatIsNeeded: the pinned snapshot stays in the cache
+// after the process that fetched it ends (the next one opens it without
+// fetching), and a server keeps only its current and previous snapshots.
+func TestCacheKeepsWhatIsNeeded(t *testing.T) {
+	fx := newFixture(t)
+	fx.revision("aaa111", map[string]string{"pdf": "v1"})
+	cli := fx.manager()
+	id := cli.Specs()[0].ID
+	cli.Sync(context.Background())
+	cli.Close()
+	fx.f.fail = Errorf("", CodeNetwork, "offline")
+	server := fx.manager()
+	if d := server.Open(context.Background(), false); len(d) != 0 || body(t, server, id, "pdf") != "v1" {
+		t.Fatalf("open from the cache: %v", d)
+	}
+	fx.f.fail = nil
+	for _, rev := range []string{"bbb222", "ccc333", "ddd444"} {
+		fx.revision(rev, map[string]string{"pdf": rev})
+		if ch := server.Sync(context.Background())[0]; ch.Err != nil {
+			t.Fatal(ch.Err)
+		}
+	}
+	var revs []string
+	for _, n := range cacheEntries(t, filepath.Join(fx.opt.Cache, id)) {
+		revs = append(revs, entryRev(n))
+	}
+	slices.Sort(revs)
+	if !slices.Equal(revs, []string{"ccc333", "ddd444"}) {
+		t.Errorf("the cache holds %v; want the previous and current snapshots", revs)
+	}
+	// A sync at the pin in a new process reads the cache, fetching nothing.
+	before := fx.f.count
+	if ch := fx.manager().Sync(context.Background())[0]; ch.Err != nil || ch.Moved || fx.f.count != before {
+		t.Errorf("a sync at the pin fetched %d times: %+v", fx.f.count-before, ch)
 	}
 }
