@@ -400,7 +400,7 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*sessi
 		return nil, err
 	}
 	if m != nil {
-		remoteDiags = append(remoteDiags, m.Open(ctx, false)...)
+		m.Open(ctx, false) // what it reports comes with each source's skills
 		opts.Remotes = remoteProviders(m)
 	}
 	pluginDiags = append(pluginDiags, remoteDiags...)

@@ -346,7 +346,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	wctx, cancel := context.WithCancel(ctx)
 	srv.closers = append(srv.closers, cancel)
 	dl.follow(wctx, srv.svc)
-	remotes := &remoteState{}
+	remotes := &remoteState{noWatch: f.noWatch}
 	remotes.start(wctx, srv.svc, rm, cfg, logger)
 	var folders *folderWatch
 	if !f.noWatch {
