@@ -26,8 +26,8 @@ func corpusRoot() string {
 	return "/work/corpus"
 }
 
-// loadCorpus reads every SKILL.md under dir as an Input. Only SKILL.md
-// files were extracted, so FilesUnknown is set.
+// loadCorpus reads every skill under dir (a folder with a SKILL.md) as an
+// Input: SKILL.md and every other file below it, up to the next skill.
 func loadCorpus(t testing.TB, dir string) []safety.Input {
 	var out []safety.Input
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -38,13 +38,35 @@ func loadCorpus(t testing.TB, dir string) []safety.Input {
 		if err != nil {
 			return err
 		}
-		doc, _, ok := skill.Parse(data, p, filepath.Base(filepath.Dir(p)))
-		in := safety.Input{Content: data, FilesUnknown: true, Name: filepath.Base(filepath.Dir(p))}
+		root := filepath.Dir(p)
+		doc, _, ok := skill.Parse(data, p, filepath.Base(root))
+		in := safety.Input{Content: data, Name: filepath.Base(root)}
 		if ok {
 			in.Name, in.Description = doc.Name, doc.Description
 		}
+		err = filepath.WalkDir(root, func(q string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if e.IsDir() {
+				if _, err := os.Stat(filepath.Join(q, "SKILL.md")); q != root && err == nil {
+					return filepath.SkipDir // another skill
+				}
+				return nil
+			}
+			if q == p || !e.Type().IsRegular() {
+				return nil
+			}
+			b, err := os.ReadFile(q)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, q)
+			in.Files = append(in.Files, skill.BundleFile{Path: filepath.ToSlash(rel), Data: b})
+			return nil
+		})
 		out = append(out, in)
-		return nil
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)

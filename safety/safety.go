@@ -50,7 +50,11 @@ const (
 	// Hidden text (default: error, refuses a write).
 	CodeHiddenTag = "safety-hidden-tag" // Unicode tag characters U+E0000–U+E007F (invisible ASCII)
 	CodeBidi      = "safety-bidi"       // bidirectional controls (reorder what a reviewer sees)
-	CodeZeroWidth = "safety-zero-width" // zero-width and other invisible characters
+	CodeZeroWidth = "safety-zero-width" // zero-width and other default-ignorable or format characters
+	// Variation selectors that vary nothing: more than one after a
+	// character, or after one they cannot vary ("emoji smuggling").
+	CodeVariationSelector = "safety-variation-selector"
+	CodePrivateUse        = "safety-private-use" // private-use characters: no meaning a reviewer can see
 	// Names (default: warning).
 	CodeConfusableName  = "safety-confusable-name"   // looks like another skill's name
 	CodeMixedScriptName = "safety-mixed-script-name" // letters from more than one script
@@ -90,6 +94,7 @@ const (
 // defaults is every code with its default severity.
 var defaults = map[string]skill.Severity{
 	CodeHiddenTag: skill.Error, CodeBidi: skill.Error, CodeZeroWidth: skill.Error,
+	CodeVariationSelector: skill.Error, CodePrivateUse: skill.Error,
 	CodeConfusableName: skill.Warning, CodeMixedScriptName: skill.Warning,
 	CodeInjection: skill.Warning, CodeExfiltration: skill.Warning, CodeHTMLComment: skill.Warning,
 	CodeScriptPipeShell: skill.Warning, CodeScriptDecodeExec: skill.Warning, CodeScriptRmRf: skill.Warning,
@@ -133,6 +138,8 @@ type checker struct {
 	p   *Policy
 	out []finding
 	md  *text // SKILL.md, shared by the text and the quality rules
+	// pend holds the current file's rule matches until flush.
+	pend []pending
 }
 
 func (c *checker) add(code, path, msg string) {
@@ -205,12 +212,21 @@ func (c *checker) scanText(path string, data []byte, skillMD bool) {
 	}
 	switch {
 	case isScript(path, c.fileExecutable(path)):
-		c.scripts(path, t, 0, len(t.s))
+		if isShell(path, t.s) {
+			c.shellCode(path, t, 0, len(t.s))
+		} else {
+			c.ruleHits(t, scriptRules, 0, len(t.s))
+		}
 	case md:
-		for _, b := range fencedBlocks(t.s) {
-			c.scripts(path, t, b[0], b[1])
+		for _, b := range fencedCode(t.s) {
+			if shellLangs[b.lang] {
+				c.shellCode(path, t, b.from, b.to)
+			} else {
+				c.ruleHits(t, scriptRules, b.from, b.to)
+			}
 		}
 	}
+	c.flush(path, t, "")
 }
 
 func (c *checker) fileExecutable(path string) bool {
