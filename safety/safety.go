@@ -23,7 +23,10 @@ package safety
 
 import (
 	"bytes"
+	"encoding/binary"
 	"sort"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/loadout/loadout/skill"
 )
@@ -79,6 +82,8 @@ const (
 	CodeSecretStripe     = "safety-secret-stripe"      // Stripe live secret key
 	CodeSecretOpenAI     = "safety-secret-openai"      // OpenAI API key
 	CodeSecretAnthropic  = "safety-secret-anthropic"   // Anthropic API key
+	CodeSecretNPM        = "safety-secret-npm"         // npm access token
+	CodeSecretGitLab     = "safety-secret-gitlab"      // GitLab token
 	// Bounds (default: info).
 	CodeScanTruncated = "safety-scan-truncated" // a file over Policy.MaxScanBytes: only its start was checked
 	// Quality.
@@ -102,7 +107,7 @@ var defaults = map[string]skill.Severity{
 	CodeScriptChmod:      skill.Warning,
 	CodeSecretPrivateKey: skill.Error, CodeSecretAWS: skill.Error, CodeSecretGitHub: skill.Error,
 	CodeSecretSlack: skill.Error, CodeSecretGoogle: skill.Error, CodeSecretStripe: skill.Error,
-	CodeSecretOpenAI: skill.Error, CodeSecretAnthropic: skill.Error,
+	CodeSecretOpenAI: skill.Error, CodeSecretAnthropic: skill.Error, CodeSecretNPM: skill.Error, CodeSecretGitLab: skill.Error,
 	CodeScanTruncated: skill.Info,
 	CodeBrokenLink:    skill.Warning, CodeMissingFile: skill.Warning, CodeUnreferencedFile: skill.Info,
 	CodeLongSkillMD: skill.Warning, CodeNoWhenToUse: skill.Info, CodeSimilar: skill.Warning,
@@ -150,6 +155,9 @@ func (c *checker) add(code, path, msg string) {
 // SKILL.md as written, then every text file.
 func (c *checker) run() {
 	content := c.in.Content
+	if u, ok := fromUTF16(content); ok {
+		content = u
+	}
 	c.scanText("SKILL.md", content, true)
 	if d := c.in.Description; d != "" && !bytes.Contains(content, []byte(d)) {
 		// A description from a store or an index, or a folded YAML block:
@@ -174,6 +182,12 @@ func (c *checker) run() {
 	c.checkQuality()
 	for i := range c.in.Files {
 		f := &c.in.Files[i]
+		if u, ok := fromUTF16(f.Data); ok {
+			// UTF-16 reads as binary (NUL bytes) or as noise to the rules,
+			// but a model reads it as text: check what it says.
+			c.scanText(f.Path, u, false)
+			continue
+		}
 		if isBinary(f) {
 			continue
 		}
@@ -251,4 +265,49 @@ func sortFindings(fs []finding) {
 		}
 		return a < b
 	})
+}
+
+// fromUTF16 decodes b when it is UTF-16 text: a byte order mark, or
+// (without one) ASCII-range text with every other byte NUL in its first
+// 512 bytes.
+func fromUTF16(b []byte) ([]byte, bool) {
+	if len(b) < 4 {
+		return nil, false
+	}
+	var order binary.ByteOrder
+	switch {
+	case b[0] == 0xFF && b[1] == 0xFE:
+		order, b = binary.LittleEndian, b[2:]
+	case b[0] == 0xFE && b[1] == 0xFF:
+		order, b = binary.BigEndian, b[2:]
+	default:
+		n := min(len(b), 512) &^ 1
+		even, odd := 0, 0
+		for i := 0; i < n; i += 2 {
+			if b[i] == 0 {
+				even++
+			}
+			if b[i+1] == 0 {
+				odd++
+			}
+		}
+		pairs := n / 2
+		switch {
+		case odd*10 >= pairs*9 && even*10 <= pairs:
+			order = binary.LittleEndian
+		case even*10 >= pairs*9 && odd*10 <= pairs:
+			order = binary.BigEndian
+		default:
+			return nil, false
+		}
+	}
+	u := make([]uint16, len(b)/2)
+	for i := range u {
+		u[i] = order.Uint16(b[2*i:])
+	}
+	out := make([]byte, 0, len(b))
+	for _, r := range utf16.Decode(u) {
+		out = utf8.AppendRune(out, r)
+	}
+	return out, true
 }

@@ -30,8 +30,18 @@ var secretRules = []secretRule{
 		keys: []string{"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_"},
 		re:   regexp.MustCompile(`\b(?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{36}\b|\bgithub_pat_[A-Za-z0-9_]{60,}\b`)},
 	{code: CodeSecretSlack, what: "a Slack token", prefix: 5,
-		keys: []string{"xox"},
-		re:   regexp.MustCompile(`\bxox[abposr]-[0-9]{6,}-[A-Za-z0-9-]{10,}\b`)},
+		keys: []string{"xox", "xapp-"},
+		re:   regexp.MustCompile(`\bxox[abposre]-[0-9]{6,}-[A-Za-z0-9-]{10,}\b|\bxapp-[0-9]-[A-Z0-9]{8,}-[0-9]{8,}-[a-f0-9]{32,}\b`)},
+	// A webhook URL is a credential: whoever has it posts to the channel.
+	{code: CodeSecretSlack, what: "a Slack webhook URL", prefix: 34,
+		keys: []string{"hooks.slack.com/"},
+		re:   regexp.MustCompile(`https://hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{6,}/[A-Z0-9]{6,}/[A-Za-z0-9]{16,}`)},
+	{code: CodeSecretNPM, what: "an npm access token", prefix: 4,
+		keys: []string{"npm_"},
+		re:   regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`)},
+	{code: CodeSecretGitLab, what: "a GitLab token", prefix: 6,
+		keys: []string{"glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "gloas-"},
+		re:   regexp.MustCompile(`\b(?:glpat|gldt|glrt|glptt|glcbt|gloas)-[A-Za-z0-9_-]{20,}`)},
 	{code: CodeSecretGoogle, what: "a Google API key", prefix: 4,
 		keys: []string{"aiza"},
 		re:   regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}(?:[^0-9A-Za-z_-]|$)`)},
@@ -52,6 +62,10 @@ var secretRules = []secretRule{
 // of "...", is documentation.
 var pemRE = regexp.MustCompile(`-----BEGIN ((?:RSA |DSA |EC |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?)-----\s*?\r?\n((?:[^\n-][^\n]*\r?\n){1,200}?)-----END `)
 var base64Line = regexp.MustCompile(`^[A-Za-z0-9+/=]{40,}\r?$`)
+
+// pemEscapedRE finds a private key inside a JSON or YAML string, its line
+// breaks written \n: a Google service-account key file is one.
+var pemEscapedRE = regexp.MustCompile(`-----BEGIN ((?:RSA |DSA |EC |OPENSSH |ENCRYPTED )?PRIVATE KEY)-----(?:\\r)?\\n([A-Za-z0-9+/=]{40,})`)
 
 // placeholderWords mark documentation keys: AWS's own
 // AKIAIOSFODNN7EXAMPLE, "your_key_here", "xxxx".
@@ -120,12 +134,34 @@ func (c *checker) secrets(path string, t *text) {
 	if m := firstPEM(t.s); m != nil {
 		c.add(CodeSecretPrivateKey, path, fmt.Sprintf("%sa %s block: revoke the key if it was real, remove it and load it from the environment or a secret store at run time",
 			t.lineAt(m[0]), t.s[m[2]:m[3]]))
+	} else if m := firstEscapedPEM(t.s); m != nil {
+		what := "a " + t.s[m[2]:m[3]] + " in a string"
+		if strings.Contains(t.s, `"client_email"`) {
+			what = "a service-account key (private_key and client_email)"
+		}
+		c.add(CodeSecretPrivateKey, path, fmt.Sprintf("%s%s: revoke the key if it was real, remove it and load it from the environment or a secret store at run time",
+			t.lineAt(m[0]), what))
 	}
+	var joined *text
+	var joinedOff []int
 	for _, r := range secretRules {
 		first, n := "", 0
 		firstOff := 0
-		for _, m := range t.find(r.re, r.spec, 1, 300, 0, len(t.s)) {
-			v := strings.TrimRight(t.s[m[0]:m[1]], "\"' \t\r\n,;)}]>`")
+		src, ms := t, t.find(r.re, r.spec, 1, 300, 0, len(t.s))
+		if len(ms) == 0 {
+			// A key written in pieces ("AKIA" + "Q3EG…", 'ghp_' 'R8a…',
+			// "xoxb-" . "…"): look again with the pieces
+			// joined (built once per file, only when it has pieces).
+			if joined == nil {
+				j, offs := joinStrings(t.s)
+				joined, joinedOff = &text{s: j}, offs
+			}
+			if joinedOff != nil {
+				src, ms = joined, joined.find(r.re, r.spec, 1, 300, 0, len(joined.s))
+			}
+		}
+		for _, m := range ms {
+			v := strings.TrimRight(src.s[m[0]:m[1]], "\"' \t\r\n,;)}]>`")
 			if r.code == CodeSecretGoogle && len(v) > 39 {
 				v = v[:39]
 			}
@@ -134,6 +170,9 @@ func (c *checker) secrets(path string, t *text) {
 			}
 			if n == 0 {
 				first, firstOff = v, m[0]
+				if src != t {
+					firstOff = joinedOff[m[0]]
+				}
 			}
 			n++
 		}
@@ -162,4 +201,72 @@ func firstPEM(s string) []int {
 		}
 	}
 	return nil
+}
+
+// firstEscapedPEM returns the match indexes of the first private key
+// written inside a string with \n escapes whose body looks like key
+// material.
+func firstEscapedPEM(s string) []int {
+	if !strings.Contains(s, "PRIVATE KEY-----\\") {
+		return nil
+	}
+	for _, m := range pemEscapedRE.FindAllStringSubmatchIndex(s, -1) {
+		if !Placeholder(s[m[4]:m[5]], 0) {
+			return m
+		}
+	}
+	return nil
+}
+
+// joinStrings returns s with adjacent string literals joined: a quote
+// that closes, then space or line breaks, an optional concatenation
+// operator (+ . & ..), then a quote that opens, is removed (a list's
+// commas are not joins: JSON is full of them), so "AKIA" +
+// "Q3EG…" reads AKIAQ3EG…. offs maps each byte of the result to its
+// offset in s; it is nil (and the result s) when s has no such join.
+func joinStrings(s string) (string, []int) {
+	var b []byte
+	var offs []int
+	last := 0
+	for i := 0; i < len(s); i++ {
+		q := s[i]
+		if q != '"' && q != '\'' && q != '`' {
+			continue
+		}
+		j := i + 1
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
+			j++
+		}
+		if j < len(s) && (s[j] == '+' || s[j] == '.' || s[j] == '&') {
+			j++
+			for j < len(s) && s[j] == '.' {
+				j++
+			}
+		}
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r' || s[j] == '\\') {
+			j++
+		}
+		if j >= len(s) || s[j] != '"' && s[j] != '\'' && s[j] != '`' || j == i+1 {
+			continue
+		}
+		// s[i] closes a literal and s[j] opens the next: drop s[i:j+1].
+		if b == nil {
+			b = make([]byte, 0, len(s))
+			offs = make([]int, 0, len(s))
+		}
+		for k := last; k < i; k++ {
+			b = append(b, s[k])
+			offs = append(offs, k)
+		}
+		last = j + 1
+		i = j
+	}
+	if b == nil {
+		return s, nil
+	}
+	for k := last; k < len(s); k++ {
+		b = append(b, s[k])
+		offs = append(offs, k)
+	}
+	return string(b), offs
 }
