@@ -65,8 +65,11 @@ var injectionRules = []rule{
 		keys: []string{"://"}, before: 260, after: 10,
 		also: []string{"send", "post", "upload", "transmit", "exfiltrate", "forward", "submit", "leak", "beacon"},
 		re:   regexp.MustCompile(`(?i)\b(?:send|post|upload|transmit|exfiltrate|forward|submit|leak|beacon)\b[^\n]{0,80}\b(?:env(?:ironment)?\s+variables|secrets?|credentials?|api[\s_-]?keys?|access\s+tokens?|passwords?|private\s+keys?|ssh\s+keys?|\.ssh|\.aws|\.env\b|cookies|conversation\s+history|chat\s+history)\b[^\n]{0,80}\bhttps?://`)},
+	// A token sent as the Authorization header is how an API is called,
+	// not an exfiltration.
 	{code: CodeExfiltration, what: "a command sending the environment or a secret to a URL", quote: true,
 		keys: []string{"://", "env"}, before: 300, after: 300,
+		skip: regexp.MustCompile(`(?i)authorization:\s*(?:bearer|token|basic)\s+["']?\$`),
 		also: []string{"$(", "${", "$", "|"},
 		re:   regexp.MustCompile(`(?i)\b(?:curl|wget|http|Invoke-WebRequest|iwr)\b[^\n]{0,120}(?:\$\((?:env|printenv|cat\s+~?/?[^)]*(?:\.ssh|\.aws|\.env|credentials))|\$\{?[A-Z_]*(?:TOKEN|SECRET|API_KEY|PASSWORD|PASSWD)\b)[^\n]{0,120}https?://|\b(?:env|printenv)\s*\|\s*(?:curl|wget|nc)\b`)},
 }

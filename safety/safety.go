@@ -268,8 +268,7 @@ func sortFindings(fs []finding) {
 }
 
 // fromUTF16 decodes b when it is UTF-16 text: a byte order mark, or
-// (without one) ASCII-range text with every other byte NUL in its first
-// 512 bytes.
+// (without one) the shape of UTF-16 in its first 512 bytes.
 func fromUTF16(b []byte) ([]byte, bool) {
 	if len(b) < 4 {
 		return nil, false
@@ -281,21 +280,24 @@ func fromUTF16(b []byte) ([]byte, bool) {
 	case b[0] == 0xFE && b[1] == 0xFF:
 		order, b = binary.BigEndian, b[2:]
 	default:
+		// The high byte of each unit is NUL (ASCII) or a surrogate's
+		// (D8–DF: a character past U+FFFF, such as a tag), the low byte
+		// is almost never NUL.
 		n := min(len(b), 512) &^ 1
-		even, odd := 0, 0
-		for i := 0; i < n; i += 2 {
+		var zero, high [2]int
+		for i := 0; i < n; i++ {
 			if b[i] == 0 {
-				even++
+				zero[i&1]++
 			}
-			if b[i+1] == 0 {
-				odd++
+			if b[i] == 0 || b[i] >= 0xD8 && b[i] <= 0xDF {
+				high[i&1]++
 			}
 		}
 		pairs := n / 2
 		switch {
-		case odd*10 >= pairs*9 && even*10 <= pairs:
+		case high[1]*10 >= pairs*9 && zero[1]*8 >= pairs && zero[0]*20 <= pairs:
 			order = binary.LittleEndian
-		case even*10 >= pairs*9 && odd*10 <= pairs:
+		case high[0]*10 >= pairs*9 && zero[0]*8 >= pairs && zero[1]*20 <= pairs:
 			order = binary.BigEndian
 		default:
 			return nil, false

@@ -33,9 +33,9 @@ var secretRules = []secretRule{
 		keys: []string{"xox", "xapp-"},
 		re:   regexp.MustCompile(`\bxox[abposre]-[0-9]{6,}-[A-Za-z0-9-]{10,}\b|\bxapp-[0-9]-[A-Z0-9]{8,}-[0-9]{8,}-[a-f0-9]{32,}\b`)},
 	// A webhook URL is a credential: whoever has it posts to the channel.
-	{code: CodeSecretSlack, what: "a Slack webhook URL", prefix: 34,
+	{code: CodeSecretSlack, what: "a Slack webhook URL", prefix: 26,
 		keys: []string{"hooks.slack.com/"},
-		re:   regexp.MustCompile(`https://hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{6,}/[A-Z0-9]{6,}/[A-Za-z0-9]{16,}`)},
+		re:   regexp.MustCompile(`\bhooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{6,}/[A-Z0-9]{6,}/[A-Za-z0-9]{16,}`)},
 	{code: CodeSecretNPM, what: "an npm access token", prefix: 4,
 		keys: []string{"npm_"},
 		re:   regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`)},

@@ -92,6 +92,17 @@ var shellParsers = sync.Pool{New: func() any {
 // fragment) get the regular expressions instead.
 func (c *checker) shellCode(path string, t *text, from, to int) {
 	src := t.s[from:to]
+	if strings.HasPrefix(src, "$ ") || strings.Contains(src, "\n$ ") {
+		// A prompt ("$ cmd") is not part of the command; blanked, so
+		// that offsets stay the text's.
+		b := []byte(src)
+		for i := range len(b) - 1 {
+			if b[i] == '$' && b[i+1] == ' ' && (i == 0 || b[i-1] == '\n') {
+				b[i] = ' '
+			}
+		}
+		src = string(b)
+	}
 	p := shellParsers.Get().(*syntax.Parser)
 	defer shellParsers.Put(p)
 	s := &shellScan{c: c, src: src, base: from}
@@ -217,11 +228,37 @@ func (s *shellScan) lit(w *syntax.Word) string {
 	if w == nil {
 		return ""
 	}
+	// Quote removal of unquoted backslashes (\c\u\r\l is curl), which
+	// Literal leaves to field splitting.
+	for i, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok && strings.Contains(l.Value, "\\") {
+			parts := append([]syntax.WordPart(nil), w.Parts...)
+			for j := i; j < len(parts); j++ {
+				if l, ok := parts[j].(*syntax.Lit); ok && strings.Contains(l.Value, "\\") {
+					parts[j] = &syntax.Lit{ValuePos: l.ValuePos, ValueEnd: l.ValueEnd, Value: unescape(l.Value)}
+				}
+			}
+			w = &syntax.Word{Parts: parts}
+			break
+		}
+	}
 	v, err := expand.Literal(s.cfg, w)
 	if err != nil {
 		return ""
 	}
 	return v
+}
+
+// unescape removes the backslashes of an unquoted literal.
+func unescape(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '\\' && i+1 < len(v) {
+			i++
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String()
 }
 
 // name resolves a command word: its base name, a glob matched against
@@ -260,7 +297,11 @@ func (s *shellScan) command(args []*syntax.Word) (string, []*syntax.Word) {
 				return "sh", args
 			case a == "-S" && n == "env" && len(args) > 1:
 				// env -S "sh -x": split the string.
-				return s.name(args[1]), args[2:]
+				f := strings.Fields(s.lit(args[1]))
+				if len(f) == 0 {
+					return "", nil
+				}
+				return strings.ToLower(path.Base(f[0])), args[2:]
 			case strings.HasPrefix(a, "-"):
 				args = args[1:]
 				if wrapperArg[a] && len(args) > 0 && n != "env" && n != "xargs" || (n == "xargs" && (a == "-I" || a == "-n" || a == "-d" || a == "-P" || a == "-L")) {
@@ -268,7 +309,7 @@ func (s *shellScan) command(args []*syntax.Word) (string, []*syntax.Word) {
 				}
 				continue
 			case strings.Contains(a, "=") && !strings.HasPrefix(a, "/"),
-				a != "" && strings.Trim(a, "0123456789.smhd") == "":
+				a != "" && a[0] >= '0' && a[0] <= '9' && strings.Trim(a, "0123456789.smhd") == "":
 				args = args[1:]
 				continue
 			}
@@ -324,7 +365,9 @@ func (s *shellScan) kind(st *syntax.Stmt) stageKind {
 	// What the stage's own command does with its standard input.
 	if call, ok := st.Cmd.(*syntax.CallExpr); ok {
 		name, args := s.command(call.Args)
-		k.runs = s.runsStdin(name, args)
+		k.runs = s.runsStdin(name, args) ||
+			// xargs sh -c: what it reads becomes the code string.
+			shells[name] && len(call.Args) > 0 && s.name(call.Args[0]) == "xargs"
 		k.sends = senders[name]
 	}
 	for _, r := range st.Redirs {
@@ -628,7 +671,7 @@ func (s *shellScan) downloads(st *syntax.Stmt, name string, args []*syntax.Word,
 		case v == "-F" || v == "--form" || v == "--form-string" || v == "-d" || v == "--data" || v == "--data-binary" || v == "--data-raw" || v == "--data-urlencode" || v == "--data-ascii" || v == "-T" || v == "--upload-file" || v == "--json":
 			w := args[min(i+1, len(args)-1)]
 			f := next()
-			if secretSent(f) || s.sendsSecret(w) {
+			if secretSent(f) || s.sendsSecret(w) || (v == "-T" || v == "--upload-file") && secretPath(f) {
 				s.hit(CodeExfiltration, st, base, "a command sending a secret file or the environment to a host")
 			}
 		case hasVal && (flag == "--post-file" || flag == "--body-file" || flag == "--upload-file" || flag == "--data-binary" || flag == "--data" || flag == "--form"):
@@ -800,6 +843,13 @@ func (s *shellScan) files(st *syntax.Stmt, name string, args []*syntax.Word, bas
 	if hashers[name] {
 		for _, v := range vals {
 			s.verified[cleanFile(v)] = true
+			if v == "-c" || v == "--check" || v == "--verify" || v == "verify" || v == "verify-blob" {
+				// A checksum list or a signature checks what was
+				// downloaded before it.
+				for f := range s.downloaded {
+					s.verified[f] = true
+				}
+			}
 		}
 	}
 	// Running what a download wrote: sh f, ./f, source f.
