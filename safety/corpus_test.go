@@ -225,15 +225,23 @@ func BenchmarkCheck(b *testing.B) {
 	for i, in := range ins {
 		mdOnly[i] = safety.Input{Name: in.Name, Description: in.Description, Content: in.Content, FilesUnknown: true}
 	}
+	// with-files-cached checks every file from a warm cache (Cache): what
+	// a skill whose files were checked before costs, a reload of an
+	// unchanged skill or a file shared by many skills.
+	warm := safety.NewCache()
+	for _, in := range ins {
+		safety.CheckCached(in, nil, warm)
+	}
 	for _, bc := range []struct {
-		name string
-		ins  []safety.Input
-	}{{"with-files", ins}, {"skill-md-only", mdOnly}} {
+		name  string
+		ins   []safety.Input
+		cache *safety.Cache
+	}{{"with-files", ins, nil}, {"skill-md-only", mdOnly, nil}, {"with-files-cached", ins, warm}} {
 		b.Run(bc.name, func(b *testing.B) {
 			cpu := testutil.CPUTime()
 			for i := 0; i < b.N; i++ {
 				for _, in := range bc.ins {
-					safety.Check(in, nil)
+					safety.CheckCached(in, nil, bc.cache)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(bc.ins)), "ns/skill")

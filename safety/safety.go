@@ -24,6 +24,7 @@ package safety
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"sort"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -127,9 +128,26 @@ func Codes() map[string]skill.Severity {
 // Check returns every finding in one skill, in a stable order (by file,
 // then by the order the rules run). A nil policy is the default policy.
 func Check(in Input, p *Policy) []skill.Diagnostic {
+	return CheckCached(in, p, nil)
+}
+
+// CheckCached is Check with a cache of each file's findings by its
+// content (see Cache): a file whose bytes were checked before, in this
+// skill or another, is not scanned again. A nil cache is Check.
+func CheckCached(in Input, p *Policy, cache *Cache) []skill.Diagnostic {
 	p = p.orDefault()
-	c := &checker{in: in, p: p}
+	c := &checker{in: in, p: p, cache: cache}
+	if cache == nil {
+		c.run()
+		return p.apply(in.Name, c.out)
+	}
+	// The whole skill seen before: its findings, without reading on.
+	key := cache.skillKey(in, p.maxScan())
+	if fs, ok := cache.get(key); ok {
+		return p.apply(in.Name, slices.Clone(fs))
+	}
 	c.run()
+	cache.put(key, c.out)
 	return p.apply(in.Name, c.out)
 }
 
@@ -144,7 +162,8 @@ type checker struct {
 	out []finding
 	md  *text // SKILL.md, shared by the text and the quality rules
 	// pend holds the current file's rule matches until flush.
-	pend []pending
+	pend  []pending
+	cache *Cache
 }
 
 func (c *checker) add(code, path, msg string) {
@@ -207,6 +226,43 @@ func (c *checker) scanPlain(path string, data []byte) {
 // scanText runs every rule that applies to one text file. skillMD is true
 // for SKILL.md, whose body gets the Markdown rules.
 func (c *checker) scanText(path string, data []byte, skillMD bool) {
+	if c.cache == nil {
+		c.scanFile(path, data, skillMD)
+		return
+	}
+	// What a file's findings depend on besides its bytes: how it is read
+	// (SKILL.md, Markdown, shell, another script, plain text) and the
+	// scan bound.
+	kind := uint8(0)
+	switch {
+	case skillMD:
+		kind = 1
+	case isMarkdown(path):
+		kind = 2
+	case isScript(path, c.fileExecutable(path)):
+		kind = 3
+		if isShell(path, string(data[:min(len(data), 200)])) {
+			kind = 4
+		}
+	}
+	key := c.cache.key(data, kind, c.p.maxScan())
+	if fs, ok := c.cache.get(key); ok {
+		for _, f := range fs {
+			f.path = path
+			c.out = append(c.out, f)
+		}
+		if skillMD {
+			c.md = newText(data[:min(int64(len(data)), c.p.maxScan())])
+		}
+		return
+	}
+	before := len(c.out)
+	c.scanFile(path, data, skillMD)
+	c.cache.put(key, c.out[before:])
+}
+
+// scanFile is scanText without the cache.
+func (c *checker) scanFile(path string, data []byte, skillMD bool) {
 	if max := c.p.maxScan(); int64(len(data)) > max {
 		c.add(CodeScanTruncated, path, "file is "+itoa(len(data))+" bytes; only the first "+itoa(int(max))+" were checked (Policy.MaxScanBytes): review the rest by hand or raise the limit")
 		data = data[:max]
@@ -279,6 +335,8 @@ func fromUTF16(b []byte) ([]byte, bool) {
 		order, b = binary.LittleEndian, b[2:]
 	case b[0] == 0xFE && b[1] == 0xFF:
 		order, b = binary.BigEndian, b[2:]
+	case bytes.IndexByte(b[:min(len(b), 512)], 0) < 0:
+		return nil, false // no NUL: not UTF-16 (the common case, one fast scan)
 	default:
 		// The high byte of each unit is NUL (ASCII) or a surrogate's
 		// (D8–DF: a character past U+FFFF, such as a tag), the low byte

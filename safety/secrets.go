@@ -171,7 +171,12 @@ func (c *checker) secrets(path string, t *text) {
 			if n == 0 {
 				first, firstOff = v, m[0]
 				if src != t {
-					firstOff = joinedOff[m[0]]
+					// The chain's first literal.
+					for k := 0; k < len(joinedOff); k += 2 {
+						if joinedOff[k] <= m[0] {
+							firstOff = joinedOff[k+1]
+						}
+					}
 				}
 			}
 			n++
@@ -218,55 +223,85 @@ func firstEscapedPEM(s string) []int {
 	return nil
 }
 
-// joinStrings returns s with adjacent string literals joined: a quote
-// that closes, then space or line breaks, an optional concatenation
-// operator (+ . & ..), then a quote that opens, is removed (a list's
-// commas are not joins: JSON is full of them), so "AKIA" +
-// "Q3EG…" reads AKIAQ3EG…. offs maps each byte of the result to its
-// offset in s; it is nil (and the result s) when s has no such join.
+// joinStrings returns the chains of adjacent string literals in s, each
+// joined and on a line of its own: a quoted literal, then space or line
+// breaks, an optional concatenation operator (+ . & ..), then another
+// literal, so "AKIA" + "Q3EG…" reads AKIAQ3EG…. Only chains that could
+// hold a key are kept: no space inside the literals, 16 bytes or more in
+// all. offs holds, for each chain, its offset in the result and the
+// offset of its first literal in s (pairs); it is nil when there is no
+// chain. (A list's commas are not joins: JSON is full of them.)
 func joinStrings(s string) (string, []int) {
 	var b []byte
 	var offs []int
-	last := 0
-	for i := 0; i < len(s); i++ {
+	// lit returns the end of the quoted literal opening at i (the index
+	// after its closing quote), or -1.
+	lit := func(i int) int {
 		q := s[i]
-		if q != '"' && q != '\'' && q != '`' {
-			continue
+		for j := i + 1; j < len(s) && j < i+512; j++ {
+			switch s[j] {
+			case q:
+				return j + 1
+			case '\n', ' ', '\t':
+				return -1
+			}
 		}
-		j := i + 1
-		for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
-			j++
+		return -1
+	}
+	// join returns where the next literal of a chain opens after a
+	// literal ending at i, or -1.
+	join := func(i int) int {
+		j := i
+		skip := func() {
+			for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r' || s[j] == '\\') {
+				j++
+			}
 		}
+		skip()
 		if j < len(s) && (s[j] == '+' || s[j] == '.' || s[j] == '&') {
 			j++
 			for j < len(s) && s[j] == '.' {
 				j++
 			}
+			skip()
 		}
-		for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r' || s[j] == '\\') {
-			j++
+		if j < len(s) && (s[j] == '"' || s[j] == '\'' || s[j] == '`') {
+			return j
 		}
-		if j >= len(s) || s[j] != '"' && s[j] != '\'' && s[j] != '`' || j == i+1 {
+		return -1
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != '"' && c != '\'' && c != '`' {
 			continue
 		}
-		// s[i] closes a literal and s[j] opens the next: drop s[i:j+1].
-		if b == nil {
-			b = make([]byte, 0, len(s))
-			offs = make([]int, 0, len(s))
+		end := lit(i)
+		if end < 0 {
+			continue
 		}
-		for k := last; k < i; k++ {
-			b = append(b, s[k])
-			offs = append(offs, k)
+		next := join(end)
+		if next < 0 {
+			i = end - 1
+			continue
 		}
-		last = j + 1
-		i = j
-	}
-	if b == nil {
-		return s, nil
-	}
-	for k := last; k < len(s); k++ {
-		b = append(b, s[k])
-		offs = append(offs, k)
+		// A chain: collect its literals.
+		start, first, n := len(b), i, 0
+		var chain []byte
+		for at := i; ; {
+			e := lit(at)
+			if e < 0 {
+				break
+			}
+			chain = append(chain, s[at+1:e-1]...)
+			n++
+			i = e - 1
+			if at = join(e); at < 0 {
+				break
+			}
+		}
+		if n >= 2 && len(chain) >= 16 {
+			b = append(append(b, chain...), '\n')
+			offs = append(offs, start, first)
+		}
 	}
 	return string(b), offs
 }

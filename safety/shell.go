@@ -228,6 +228,19 @@ func (s *shellScan) lit(w *syntax.Word) string {
 	if w == nil {
 		return ""
 	}
+	// Fast path, most words: plain text and single-quoted strings.
+	if len(w.Parts) == 1 {
+		switch p := w.Parts[0].(type) {
+		case *syntax.Lit:
+			if !strings.Contains(p.Value, "\\") {
+				return p.Value
+			}
+		case *syntax.SglQuoted:
+			if !p.Dollar {
+				return p.Value
+			}
+		}
+	}
 	// Quote removal of unquoted backslashes (\c\u\r\l is curl), which
 	// Literal leaves to field splitting.
 	for i, p := range w.Parts {
