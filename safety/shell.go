@@ -92,6 +92,9 @@ var shellParsers = sync.Pool{New: func() any {
 // fragment) get the regular expressions instead.
 func (c *checker) shellCode(path string, t *text, from, to int) {
 	src := t.s[from:to]
+	if !mayMatter(src) {
+		return
+	}
 	if strings.HasPrefix(src, "$ ") || strings.Contains(src, "\n$ ") {
 		// A prompt ("$ cmd") is not part of the command; blanked, so
 		// that offsets stay the text's.
@@ -153,42 +156,19 @@ func init() {
 
 // file walks a parsed file whose offset 0 is at base in the text.
 func (s *shellScan) file(f *syntax.File, depth, base int) {
-	if s.vars == nil {
-		s.vars = map[string]string{}
-		s.downloaded = map[string]int{}
-		s.verified = map[string]bool{}
-		s.seenPipe = map[*syntax.BinaryCmd]bool{}
-		s.cfg = &expand.Config{
-			Env: expand.FuncEnviron(s.env),
-			// A command substitution expands to what it would name when
-			// it only looks a command up ($(which bash), $(command -v
-			// sh)), else to nothing.
-			CmdSubst: func(w io.Writer, cs *syntax.CmdSubst) error {
-				if len(cs.Stmts) == 1 {
-					if call, ok := cs.Stmts[0].Cmd.(*syntax.CallExpr); ok && len(call.Args) >= 2 {
-						switch s.lit(call.Args[0]) {
-						case "which", "command", "type", "whereis":
-							_, err := io.WriteString(w, s.lit(call.Args[len(call.Args)-1]))
-							return err
-						}
-					}
-				}
-				return nil
-			},
-			ProcSubst: func(*syntax.ProcSubst) (string, error) { return "/dev/fd/63", nil },
-		}
-	}
-	// Assignments first, in order: a later $x names what x was set to.
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if a, ok := n.(*syntax.Assign); ok && a.Name != nil && a.Value != nil {
-			if v := s.lit(a.Value); v != "" {
-				s.vars[a.Name.Value] = v
-			}
-		}
-		return true
-	})
+	// One walk, in order: an assignment is seen before the commands
+	// after it, so a later $x names what x was set to.
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
+		case *syntax.Assign:
+			if n.Name != nil && n.Value != nil {
+				if v := s.lit(n.Value); v != "" {
+					if s.vars == nil {
+						s.vars = map[string]string{}
+					}
+					s.vars[n.Name.Value] = v
+				}
+			}
 		case *syntax.BinaryCmd:
 			if (n.Op == syntax.Pipe || n.Op == syntax.PipeAll) && !s.seenPipe[n] {
 				s.pipeline(n, base)
@@ -200,6 +180,28 @@ func (s *shellScan) file(f *syntax.File, depth, base int) {
 		}
 		return true
 	})
+}
+
+// newConfig is how words are expanded: in env, a command substitution
+// to what it would name when it only looks a command up ($(which bash),
+// $(command -v sh)), else to nothing; a process substitution to a pipe.
+func (s *shellScan) newConfig() *expand.Config {
+	return &expand.Config{
+		Env: expand.FuncEnviron(s.env),
+		CmdSubst: func(w io.Writer, cs *syntax.CmdSubst) error {
+			if len(cs.Stmts) == 1 {
+				if call, ok := cs.Stmts[0].Cmd.(*syntax.CallExpr); ok && len(call.Args) >= 2 {
+					switch s.lit(call.Args[0]) {
+					case "which", "command", "type", "whereis":
+						_, err := io.WriteString(w, s.lit(call.Args[len(call.Args)-1]))
+						return err
+					}
+				}
+			}
+			return nil
+		},
+		ProcSubst: func(*syntax.ProcSubst) (string, error) { return "/dev/fd/63", nil },
+	}
 }
 
 // env is the environment words are expanded in: the file's own
@@ -254,6 +256,9 @@ func (s *shellScan) lit(w *syntax.Word) string {
 			w = &syntax.Word{Parts: parts}
 			break
 		}
+	}
+	if s.cfg == nil {
+		s.cfg = s.newConfig()
 	}
 	v, err := expand.Literal(s.cfg, w)
 	if err != nil {
@@ -357,6 +362,9 @@ func (s *shellScan) hit(code string, n syntax.Node, base int, what string) {
 
 // stages flattens a pipeline.
 func (s *shellScan) stages(b *syntax.BinaryCmd, out []*syntax.Stmt) []*syntax.Stmt {
+	if s.seenPipe == nil {
+		s.seenPipe = map[*syntax.BinaryCmd]bool{}
+	}
 	s.seenPipe[b] = true
 	for _, st := range []*syntax.Stmt{b.X, b.Y} {
 		if bc, ok := st.Cmd.(*syntax.BinaryCmd); ok && (bc.Op == syntax.Pipe || bc.Op == syntax.PipeAll) {
@@ -638,6 +646,9 @@ func (s *shellScan) call(st *syntax.Stmt, call *syntax.CallExpr, depth, base int
 			if err == nil {
 				// Offsets inside the string are not the file's: every
 				// finding points at this command.
+				if s.vars == nil {
+					s.vars, s.downloaded, s.verified = map[string]string{}, map[string]int{}, map[string]bool{}
+				}
 				sub := &shellScan{c: s.c, src: code, vars: s.vars, downloaded: s.downloaded, verified: s.verified, seenPipe: s.seenPipe, cfg: s.cfg}
 				sub.file(f, depth+1, 0)
 				for _, h := range sub.hits {
@@ -673,12 +684,12 @@ func (s *shellScan) downloads(st *syntax.Stmt, name string, args []*syntax.Word,
 			urls = append(urls, v)
 		case v == "-o" || v == "--output" || v == "--output-document" || v == "-O" && name != "curl":
 			if f := next(); f != "-" && f != "" {
-				s.downloaded[cleanFile(f)] = s.off(st, base)
+				s.download(f, st, base)
 			}
 		case hasVal && (flag == "--output-document" || flag == "--output"):
-			s.downloaded[cleanFile(val)] = s.off(st, base)
+			s.download(val, st, base)
 		case strings.HasPrefix(v, "-o") && len(v) > 2 && name == "curl" && !strings.HasPrefix(v, "--"):
-			s.downloaded[cleanFile(v[2:])] = s.off(st, base)
+			s.download(v[2:], st, base)
 		case v == "-O" || v == "--remote-name" || strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--") && strings.HasSuffix(v, "O") && name == "curl":
 			remoteName = true
 		case v == "-F" || v == "--form" || v == "--form-string" || v == "-d" || v == "--data" || v == "--data-binary" || v == "--data-raw" || v == "--data-urlencode" || v == "--data-ascii" || v == "-T" || v == "--upload-file" || v == "--json":
@@ -700,7 +711,7 @@ func (s *shellScan) downloads(st *syntax.Stmt, name string, args []*syntax.Word,
 		case syntax.RdrOut, syntax.AppOut, syntax.ClbOut, syntax.RdrAll, syntax.AppAll:
 			if downloaders[name] {
 				if f := s.lit(r.Word); f != "" && f != "/dev/null" {
-					s.downloaded[cleanFile(f)] = s.off(st, base)
+					s.download(f, st, base)
 				}
 			}
 		case syntax.RdrIn:
@@ -713,10 +724,18 @@ func (s *shellScan) downloads(st *syntax.Stmt, name string, args []*syntax.Word,
 		for _, u := range urls {
 			u, _, _ = strings.Cut(u, "?")
 			if b := path.Base(u); b != "" && b != "." && b != "/" && !strings.Contains(b, ":") {
-				s.downloaded[cleanFile(b)] = s.off(st, base)
+				s.download(b, st, base)
 			}
 		}
 	}
+}
+
+// download remembers a file a download wrote.
+func (s *shellScan) download(f string, st *syntax.Stmt, base int) {
+	if s.downloaded == nil {
+		s.downloaded = map[string]int{}
+	}
+	s.downloaded[cleanFile(f)] = s.off(st, base)
 }
 
 // sendsSecret reports a word that expands a secret file or the
@@ -854,6 +873,9 @@ func (s *shellScan) files(st *syntax.Stmt, name string, args []*syntax.Word, bas
 	}
 	// A checksum or signature checked: the file may run.
 	if hashers[name] {
+		if s.verified == nil {
+			s.verified = map[string]bool{}
+		}
 		for _, v := range vals {
 			s.verified[cleanFile(v)] = true
 			if v == "-c" || v == "--check" || v == "--verify" || v == "verify" || v == "verify-blob" {
