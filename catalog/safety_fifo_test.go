@@ -30,7 +30,7 @@ func TestSafetyRefusesFIFO(t *testing.T) {
 	}
 	for range 2 { // the second call must not wait on the first
 		testutil.Within(t, "Catalog.Safety over a FIFO", func() {
-			ds := unread(c.Safety(context.Background(), nil))
+			ds := unreadOnly(c.Safety(context.Background(), nil))
 			if len(ds) != 1 || !strings.Contains(ds[0].Message, "notes.txt is a named pipe (FIFO)") {
 				t.Errorf("Safety over a FIFO: got %v, want one %s naming the named pipe", ds, CodeSafetyUnread)
 			}
@@ -39,13 +39,13 @@ func TestSafetyRefusesFIFO(t *testing.T) {
 	testutil.Must(t, os.Remove(notes))
 	testutil.Write(t, notes, "hello\n")
 	testutil.Within(t, "Catalog.Safety", func() {
-		if ds := unread(c.Safety(context.Background(), nil)); len(ds) != 0 {
+		if ds := unreadOnly(c.Safety(context.Background(), nil)); len(ds) != 0 {
 			t.Errorf("Safety with the file back: %v, want no %s", ds, CodeSafetyUnread)
 		}
 	})
 }
 
-func unread(ds []skill.Diagnostic) []skill.Diagnostic {
+func unreadOnly(ds []skill.Diagnostic) []skill.Diagnostic {
 	var out []skill.Diagnostic
 	for _, d := range ds {
 		if d.Code == CodeSafetyUnread {
