@@ -21,7 +21,7 @@ var layers = map[string][]string{
 	// The format and the library.
 	"skill":                 {"internal/pyrepr"},
 	"render":                {"skill"},
-	"safety":                {"skill"},
+	"safety":                {"skill", "internal/safefile"},
 	"source":                {"skill", "internal/ignore", "internal/safefile", "internal/dirent", "internal/fnv1a"},
 	"catalog":               {"source", "render", "skill", "safety", "internal/textdist"},
 	"config":                {"catalog", "source", "safety", "internal/jsonc"},

@@ -60,12 +60,40 @@ type File struct {
 	Remote Remote `json:"remote,omitempty"`
 	// Safety is the policy of the safety and quality checks (package
 	// safety): which codes refuse a write, an import or a sync, which warn,
-	// which are off, and accepted findings per skill. Nil is the default
-	// (hidden text and secrets refuse; the rest warn).
-	Safety *safety.Policy `json:"safety,omitempty"`
+	// which are off, and accepted findings per skill; and the local
+	// source kinds it gates too. Nil is the default (hidden text and
+	// secrets refuse; the rest warn; folder and plugin skills are served
+	// with their findings reported). SafetyPolicy gives the policy.
+	Safety *Safety `json:"safety,omitempty"`
 
 	// Path is the absolute path the file was read from.
 	Path string `json:"-"`
+}
+
+// Safety is the "safety" object: the checks' policy, and Gate.
+type Safety struct {
+	safety.Policy
+	// Gate lists the local source kinds, "folder" and "plugin", whose
+	// skills the policy gates as it gates store writes and remote syncs:
+	// a skill with a finding the policy refuses is not served (the
+	// catalog reports it, code catalog.CodeSafetyGated). Store writes and
+	// remote snapshots are always gated; folder and plugin skills are
+	// only reported unless named here.
+	Gate []string `json:"gate,omitempty"`
+}
+
+// Source kinds Safety.Gate may name.
+const (
+	GateFolder = "folder"
+	GatePlugin = "plugin"
+)
+
+// SafetyPolicy is the safety checks' policy (nil: the default).
+func (f *File) SafetyPolicy() *safety.Policy {
+	if f == nil || f.Safety == nil {
+		return nil
+	}
+	return &f.Safety.Policy
 }
 
 // StorePool bounds the store's connections.
@@ -419,8 +447,17 @@ func (f *File) Validate() error {
 		}
 	}
 	if f.Safety != nil {
-		if err := f.Safety.Validate(); err != nil {
+		if err := f.Safety.Policy.Validate(); err != nil {
 			return &Error{File: f.Path, Field: "safety", Msg: strings.TrimPrefix(err.Error(), "safety policy: ")}
+		}
+		for i, k := range f.Safety.Gate {
+			switch k {
+			case GateFolder, GatePlugin:
+			case "store", "git", "index":
+				return &Error{File: f.Path, Field: fmt.Sprintf("safety.gate[%d]", i), Msg: fmt.Sprintf("%q: store writes and remote syncs are always gated; name only %q or %q here", k, GateFolder, GatePlugin)}
+			default:
+				return &Error{File: f.Path, Field: fmt.Sprintf("safety.gate[%d]", i), Msg: fmt.Sprintf("%q is not a source kind the policy can gate: use %q or %q", k, GateFolder, GatePlugin)}
+			}
 		}
 	}
 	if f.StorePool.MaxConns < 0 || f.StorePool.MaxIdleTime < 0 {
@@ -520,7 +557,12 @@ func CheckHost(h string) error {
 
 // CatalogOptions turns the file's defaults and limits into catalog options.
 func (f *File) CatalogOptions() catalog.Options {
+	var gate *catalog.Gate
+	if f.Safety != nil && len(f.Safety.Gate) > 0 {
+		gate = &catalog.Gate{Policy: f.SafetyPolicy(), Kinds: f.Safety.Gate}
+	}
 	return catalog.Options{
+		Gate:         gate,
 		Budget:       f.Budget,
 		Format:       f.Format,
 		BudgetTokens: f.BudgetTokens,

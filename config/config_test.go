@@ -81,6 +81,9 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		`{"storePool": {"maxConns": -1}}`:                                                `storePool: maxConns and maxIdleTime must be positive`,
 		`{"storePool": {"maxIdleTime": "often"}}`:                                        `storePool.maxIdleTime`,
 		`{"safety": {"warn": ["safety-nope"]}}`:                                          `safety: warn[0]: unknown code "safety-nope"`,
+		`{"safety": {"gate": ["folder", "folders"]}}`:                                    `safety.gate[1]: "folders" is not a source kind the policy can gate: use "folder" or "plugin"`,
+		`{"safety": {"gate": ["store"]}}`:                                                `safety.gate[0]: "store": store writes and remote syncs are always gated`,
+		`{"safety": {"gates": ["folder"]}}`:                                              `unknown key "gates" (did you mean "gate"?)`,
 		`{"agents": [{"agentId": "a", "skills": [{"git": "x", "token": "literal"}]}]}`:   `agents[0].skills[0].token: must name an environment variable`,
 		`{"agents": [{"agentId": "a", "skills": [{"git": "x", "every": "5s"}]}]}`:        `agents[0].skills[0].every: "5s": give a duration of at least 1m0s`,
 		`{"agents": [{"agentId": "a", "skills": [{"root": "x", "ref": "main"}]}]}`:       `agents[0].skills[0].ref: is for git and index sources only`,
@@ -201,5 +204,28 @@ func TestListingSection(t *testing.T) {
 	}
 	if f.Listing.Days() != DefaultListingUsageDays || f.Listing.Every() != DefaultListingRefresh {
 		t.Errorf("defaults: %d days, every %s", f.Listing.Days(), f.Listing.Every())
+	}
+}
+
+// TestSafetyGate: "gate" sits beside the policy's own keys in "safety",
+// and reaches the catalog options with the policy; no gate, no Gate.
+func TestSafetyGate(t *testing.T) {
+	f, err := Parse([]byte(`{"safety": {"refuse": ["safety-secret-*"], "gate": ["folder", "plugin"]}}`), "/cfg/loadout.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := f.CatalogOptions().Gate
+	if g == nil || g.Policy != f.SafetyPolicy() || strings.Join(g.Kinds, ",") != "folder,plugin" || strings.Join(f.SafetyPolicy().Refuse, ",") != "safety-secret-*" {
+		t.Errorf("gate %+v, policy %+v", g, f.SafetyPolicy())
+	}
+	f, err = Parse([]byte(`{"safety": {"refuse": ["safety-secret-*"]}}`), "/cfg/loadout.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := f.CatalogOptions().Gate; g != nil {
+		t.Errorf("no gate configured, got %+v", g)
+	}
+	if (&File{}).SafetyPolicy() != nil {
+		t.Error("no safety section: the policy is the default (nil)")
 	}
 }

@@ -517,7 +517,7 @@ func (a *api) reload(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) sources(w http.ResponseWriter, r *http.Request) {
-	list, err := a.svc.Sources(principal(r))
+	list, err := a.svc.Sources(r.Context(), principal(r))
 	if err != nil {
 		a.fail(w, r, err)
 		return

@@ -364,10 +364,7 @@ func (rs *remoteState) start(life context.Context, svc *service.Service, m *remo
 
 // policyOf is the config's safety policy (nil: the default).
 func policyOf(f *config.File) *safety.Policy {
-	if f == nil {
-		return nil
-	}
-	return f.Safety
+	return f.SafetyPolicy()
 }
 
 // safetyRefusals checks skills with the safety checks and returns the

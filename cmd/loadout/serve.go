@@ -322,7 +322,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		svcOpt.Sessions = service.SessionOptions{Max: cfg.Server.UISessions,
 			Idle: time.Duration(cfg.Server.UISessionIdle), Lifetime: time.Duration(cfg.Server.UISessionLifetime)}
 		svcOpt.Listing = listingOf(cfg)
-		svcOpt.Safety = cfg.Safety
+		svcOpt.Safety = cfg.SafetyPolicy()
 	}
 	srv.svc = service.New(cat, svcOpt)
 	if ss, ok := st.(*sqlstore.Store); ok {
