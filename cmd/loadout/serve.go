@@ -476,7 +476,11 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		"read_header_timeout", ns.readHeaderTimeout, "read_timeout", ns.timeouts.Read, "write_timeout", ns.timeouts.Write,
 		"idle_timeout", ns.idleTimeout, "mcp_sessions", ns.mcpSessions, "mcp_session_idle", ns.mcpSessionIdle,
 		"allowed_hosts", strings.Join(guard.AllowedHosts, ","), "allowed_origins", strings.Join(ns.allowedOrigins, ","))
-	ln = httpapi.LimitListener(ln, httpapi.ConnLimits{Max: ns.maxConns, MaxPerIP: ns.maxConnsPerIP, Logger: srv.logger})
+	limited := httpapi.LimitListener(ln, httpapi.ConnLimits{Max: ns.maxConns, MaxPerIP: ns.maxConnsPerIP, Logger: srv.logger})
+	// Over a bound, a new connection replaces one that has sent no request
+	// (one client on loopback or behind a proxy cannot lock the rest out).
+	limited.Track(hs)
+	ln = limited
 	base, others := bannerBase(ln.Addr())
 	banner(e, f.logJSON, srv.logger, srv.svc, base, others, tokens)
 	done := make(chan error, 1)
