@@ -95,7 +95,9 @@ func TestTokenLookupRacingRevocation(t *testing.T) {
 			t.Fatalf("after the late answer came in, the revoked token resolves: %+v %v", got, err)
 		}
 	}
-	if n := g.calls.Load(); n != 2 {
-		t.Errorf("%d store lookups, want 2 (the late one, and one after the revocation; then cached)", n)
+	// The late one, one after the revocation, then cached (the feed,
+	// seeing the revocation, may drop the cache once more).
+	if n := g.calls.Load(); n < 2 || n > 3 {
+		t.Errorf("%d store lookups, want 2 (at most 3)", n)
 	}
 }
