@@ -121,7 +121,7 @@ type liveHub struct {
 	mu      sync.Mutex
 	clients map[*liveClient]struct{}
 	byToken map[string]int // streams per token id ("" not counted)
-	stop    chan struct{} // closed to end the running loop
+	stop    chan struct{}  // closed to end the running loop
 }
 
 func newLiveHub(svc *service.Service, max, perToken int) *liveHub {
