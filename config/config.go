@@ -207,8 +207,13 @@ type Server struct {
 	// request for that long.
 	MCPSessions    int      `json:"mcpSessions,omitempty"`
 	MCPSessionIdle Duration `json:"mcpSessionIdle,omitempty"`
-	// UISessions bounds the web UI's sign-in sessions (past it the least
-	// recently used ends); UISessionIdle ends one unused that long, and
+	// MCPSessionsPerToken bounds one token's MCP sessions (past it its
+	// own idle-longest session is replaced); UISessionsPerToken one
+	// token's UI sessions. No token's sessions end for another's.
+	MCPSessionsPerToken int `json:"mcpSessionsPerToken,omitempty"`
+	UISessionsPerToken  int `json:"uiSessionsPerToken,omitempty"`
+	// UISessions bounds the web UI's sign-in sessions (past it a sign-in
+	// replaces its token's least recently used, or is refused); UISessionIdle ends one unused that long, and
 	// UISessionLifetime one that long after sign-in. Zero: the defaults
 	// (service.DefaultSessionMax, …Idle, …Lifetime).
 	UISessions        int      `json:"uiSessions,omitempty"`
@@ -529,7 +534,7 @@ func (s *Server) validate(file string) error {
 		{"maxConns", int64(s.MaxConns)}, {"maxConnsPerIP", int64(s.MaxConnsPerIP)}, {"mcpSessions", int64(s.MCPSessions)},
 		{"readHeaderTimeout", int64(s.ReadHeaderTimeout)}, {"readTimeout", int64(s.ReadTimeout)},
 		{"writeTimeout", int64(s.WriteTimeout)}, {"idleTimeout", int64(s.IdleTimeout)}, {"mcpSessionIdle", int64(s.MCPSessionIdle)},
-		{"uiSessions", int64(s.UISessions)}, {"uiSessionIdle", int64(s.UISessionIdle)}, {"uiSessionLifetime", int64(s.UISessionLifetime)},
+		{"uiSessions", int64(s.UISessions)}, {"mcpSessionsPerToken", int64(s.MCPSessionsPerToken)}, {"uiSessionsPerToken", int64(s.UISessionsPerToken)}, {"uiSessionIdle", int64(s.UISessionIdle)}, {"uiSessionLifetime", int64(s.UISessionLifetime)},
 	} {
 		if n.v < 0 {
 			return &Error{File: file, Field: "server." + n.name, Msg: "must be positive (0 or absent for the default)"}

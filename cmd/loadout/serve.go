@@ -58,7 +58,7 @@ type netFlags struct {
 	readHeaderTimeout            time.Duration
 	readTimeout, writeTimeout    time.Duration
 	idleTimeout                  time.Duration
-	mcpSessions                  int
+	mcpSessions, mcpPerToken     int
 	mcpSessionIdle               time.Duration
 }
 
@@ -100,6 +100,7 @@ func (n *netFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&n.writeTimeout, "write-timeout", 0, fmt.Sprintf("longest one write to a client may stall (config: server.writeTimeout; default %s)", defaultWriteTimeout))
 	fs.DurationVar(&n.idleTimeout, "idle-timeout", 0, fmt.Sprintf("close a kept-alive connection idle this long (config: server.idleTimeout; default %s)", defaultIdleTimeout))
 	fs.IntVar(&n.mcpSessions, "mcp-sessions", 0, fmt.Sprintf("most open MCP sessions; past it the one idle the longest is closed (config: server.mcpSessions; default %d)", mcpserver.DefaultMaxSessions))
+	fs.IntVar(&n.mcpPerToken, "mcp-sessions-per-token", 0, fmt.Sprintf("most open MCP sessions of one token; past it that token's own session idle the longest is closed, and no token's sessions are closed for another's (config: server.mcpSessionsPerToken; default %d)", mcpserver.DefaultMaxSessionsPerToken))
 	fs.DurationVar(&n.mcpSessionIdle, "mcp-session-idle", 0, fmt.Sprintf("close an MCP session without requests this long (config: server.mcpSessionIdle; default %s)", mcpserver.DefaultSessionIdle))
 }
 
@@ -110,7 +111,7 @@ type netSettings struct {
 	readHeaderTimeout            time.Duration
 	timeouts                     httpapi.TimeoutOptions
 	idleTimeout                  time.Duration
-	mcpSessions                  int
+	mcpSessions, mcpPerToken     int
 	mcpSessionIdle               time.Duration
 }
 
@@ -157,6 +158,7 @@ func (n *netFlags) resolve(cfg *config.File) (netSettings, error) {
 		{&s.maxConns, "max-conns", n.maxConns, c.MaxConns, maxDefault},
 		{&s.maxConnsPerIP, "max-conns-per-ip", n.maxConnsPerIP, c.MaxConnsPerIP, min(defaultMaxConnsPerIP, max(maxDefault/2, 1))},
 		{&s.mcpSessions, "mcp-sessions", n.mcpSessions, c.MCPSessions, mcpserver.DefaultMaxSessions},
+		{&s.mcpPerToken, "mcp-sessions-per-token", n.mcpPerToken, c.MCPSessionsPerToken, mcpserver.DefaultMaxSessionsPerToken},
 	} {
 		if *x.dst, err = pickInt(x.name, x.f, x.conf, x.def); err != nil {
 			return s, err
@@ -319,7 +321,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	if cfg != nil {
 		svcOpt.Limits = limitsOf(cfg)
 		svcOpt.Receipts = retentionOf(cfg)
-		svcOpt.Sessions = service.SessionOptions{Max: cfg.Server.UISessions,
+		svcOpt.Sessions = service.SessionOptions{Max: cfg.Server.UISessions, PerToken: cfg.Server.UISessionsPerToken,
 			Idle: time.Duration(cfg.Server.UISessionIdle), Lifetime: time.Duration(cfg.Server.UISessionLifetime)}
 		svcOpt.Listing = listingOf(cfg)
 		svcOpt.Safety = cfg.SafetyPolicy()
@@ -462,7 +464,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	handler, _, err := serverHandler(srv.svc, srv.logger, handlerOptions{
 		stateless: f.stateless, limits: limits, guard: guard, timeouts: ns.timeouts,
-		sessions: mcpserver.NewSessions(ns.mcpSessions, ns.mcpSessionIdle, srv.logger),
+		sessions: mcpserver.NewSessions(ns.mcpSessions, ns.mcpSessionIdle, srv.logger).PerToken(ns.mcpPerToken),
 	})
 	if err != nil {
 		ln.Close()
@@ -474,9 +476,13 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		MaxHeaderBytes: maxHeaderBytes, BaseContext: func(net.Listener) context.Context { return ctx }}
 	srv.logger.Info("client bounds", "max_conns", ns.maxConns, "max_conns_per_ip", ns.maxConnsPerIP,
 		"read_header_timeout", ns.readHeaderTimeout, "read_timeout", ns.timeouts.Read, "write_timeout", ns.timeouts.Write,
-		"idle_timeout", ns.idleTimeout, "mcp_sessions", ns.mcpSessions, "mcp_session_idle", ns.mcpSessionIdle,
+		"idle_timeout", ns.idleTimeout, "mcp_sessions", ns.mcpSessions, "mcp_sessions_per_token", ns.mcpPerToken, "mcp_session_idle", ns.mcpSessionIdle,
 		"allowed_hosts", strings.Join(guard.AllowedHosts, ","), "allowed_origins", strings.Join(ns.allowedOrigins, ","))
-	ln = httpapi.LimitListener(ln, httpapi.ConnLimits{Max: ns.maxConns, MaxPerIP: ns.maxConnsPerIP, Logger: srv.logger})
+	limited := httpapi.LimitListener(ln, httpapi.ConnLimits{Max: ns.maxConns, MaxPerIP: ns.maxConnsPerIP, Logger: srv.logger})
+	// Over a bound, a new connection replaces one that has sent no request
+	// (one client on loopback or behind a proxy cannot lock the rest out).
+	limited.Track(hs)
+	ln = limited
 	base, others := bannerBase(ln.Addr())
 	banner(e, f.logJSON, srv.logger, srv.svc, base, others, tokens)
 	done := make(chan error, 1)
