@@ -195,6 +195,9 @@ func (s *server) searchSkills(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if strings.TrimSpace(a.Query) == "" {
 		return toolError("query is required: give a few words describing the task"), nil
 	}
+	if err := catalog.CheckQuery(a.Query); err != nil {
+		return toolError("query: " + err.Error()), nil
+	}
 	if a.Limit <= 0 {
 		a.Limit = 10
 	}
