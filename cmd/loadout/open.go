@@ -489,13 +489,13 @@ func fail(e *env, err error) int {
 		failJSON(e, err)
 		return 2
 	}
-	fmt.Fprintf(e.stderr, "loadout: %v\n", err)
+	fmt.Fprintf(e.stderr, "loadout: %s\n", termText(err.Error()))
 	return 2
 }
 
 func printDiags(w io.Writer, diags []skill.Diagnostic) {
 	for _, d := range diags {
-		fmt.Fprintln(w, d.String())
+		fmt.Fprintln(w, termText(d.String()))
 	}
 }
 
