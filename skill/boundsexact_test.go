@@ -73,7 +73,7 @@ func TestFrontmatterBoundsExact(t *testing.T) {
 // the bound one byte past it.
 func TestTypedUnclosedAtBound(t *testing.T) {
 	for n, want := range map[int]string{
-		MaxFrontmatterBytes:     `no closing "---" line`,
+		MaxFrontmatterBytes:     `the frontmatter has no closing "---" line`,
 		MaxFrontmatterBytes + 1: "within the frontmatter's limit",
 	} {
 		rest := "name: ok\ndescription: " + strings.Repeat("d", n-len("name: ok\ndescription: "))
