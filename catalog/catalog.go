@@ -233,6 +233,19 @@ func (c *Catalog) Roots() []string {
 	return roots
 }
 
+// RootSkills is how many skills each scanned folder yielded (before any
+// name is shadowed by another source), by root, for `loadout check`,
+// which fails a root that yields none.
+func (c *Catalog) RootSkills() map[string]int {
+	out := map[string]int{}
+	for key, res := range c.snap.Load().results {
+		if r, ok := strings.CutPrefix(key, "root:"); ok && res != nil {
+			out[r] = len(res.Skills)
+		}
+	}
+	return out
+}
+
 // globalSpec is the global catalog: every folder any agent names (in order
 // of first appearance), then the store, then every configured plugin in
 // config order. Everything is available and nothing inline; the first

@@ -158,8 +158,10 @@ type Limits struct {
 // Watch tunes live reload of skill folders; zero means the default.
 type Watch struct {
 	// MaxWatches bounds the folders watched through the system's change
-	// notifications (default: half of fs.inotify.max_user_watches on
-	// Linux, 1024 elsewhere); folders beyond it are polled.
+	// notifications (default: half of what is free of
+	// fs.inotify.max_user_watches on Linux, the allowance less the
+	// watches this user's processes hold; 1024 elsewhere); folders
+	// beyond it are polled.
 	MaxWatches int `json:"maxWatches,omitempty"`
 	// PollInterval is how often polled folders are checked, as a Go
 	// duration such as "5s" (default 5s).
@@ -503,7 +505,7 @@ func (f *File) Validate() error {
 		}
 	}
 	if f.Watch.MaxWatches < 0 {
-		return &Error{File: f.Path, Field: "watch.maxWatches", Msg: "must be a positive number of folders (0 or absent for the default, half of the system's inotify allowance)"}
+		return &Error{File: f.Path, Field: "watch.maxWatches", Msg: "must be a positive number of folders (0 or absent for the default, half of what is free of the system's inotify allowance)"}
 	}
 	if p := f.Watch.PollInterval; p != "" {
 		if d, err := time.ParseDuration(p); err != nil || d < 100*time.Millisecond {

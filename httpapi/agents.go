@@ -449,6 +449,10 @@ func (a *api) agentSearch(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, badRequest("q", "q is required: give a few words describing the task, e.g. ?q=pdf+forms"))
 		return
 	}
+	if err := catalog.CheckQuery(q); err != nil {
+		writeErr(w, badRequest("q", "q: %v", err))
+		return
+	}
 	if limit == 0 {
 		limit = defaultSearchLimit
 	}

@@ -870,6 +870,26 @@ func TestAgents(t *testing.T) {
 	}
 	wantErr(t, e.do(t, "GET", "/v1/agents/coder/search?q=x&limit=-1", e.coder, nil), 400, "bad_request")
 	wantErr(t, e.do(t, "GET", "/v1/agents/coder/search?q=", e.coder, nil), 400, "bad_request")
+	// The query's caps (issue 24: a long query of one common word cost a
+	// second per call): 1024 bytes and 32 distinct words pass, one more
+	// of either is refused naming the cap.
+	pad := strings.Repeat("+", 1024-len("second"))
+	want(t, e.do(t, "GET", "/v1/agents/coder/search?q="+pad+"second", e.coder, nil), 200)
+	r = e.do(t, "GET", "/v1/agents/coder/search?q=+"+pad+"second", e.coder, nil)
+	wantErr(t, r, 400, "bad_request")
+	if !strings.Contains(string(r.body), "1024 bytes") || !strings.Contains(string(r.body), `"field":"q"`) {
+		t.Errorf("over-long query: %s", r.body)
+	}
+	var words []string
+	for i := range 32 {
+		words = append(words, fmt.Sprintf("w%d", i))
+	}
+	want(t, e.do(t, "GET", "/v1/agents/coder/search?q="+strings.Join(words, "+")+"+w0+w1", e.coder, nil), 200)
+	r = e.do(t, "GET", "/v1/agents/coder/search?q="+strings.Join(words, "+")+"+w32", e.coder, nil)
+	wantErr(t, r, 400, "bad_request")
+	if !strings.Contains(string(r.body), "32 distinct words") {
+		t.Errorf("a query of 33 words: %s", r.body)
+	}
 }
 
 func TestAdminRoutes(t *testing.T) {

@@ -128,7 +128,7 @@ var routes = []route{
 			{206, "part of the file (raw=1 with a range)", map[string]string{"*/*": "binary"}, []string{"Content-Range", "X-Skill-Size"}}},
 		Errors: []int{400, 404, 409, 413}}},
 	{"GET", "/v1/agents/{id}/search", (*api).agentSearch, operation{ID: "searchSkills", Summary: "search_skills: rank the agent's skills for a query", Tag: "agents", Scope: "agent",
-		Query: []param{{Name: "q", Type: "string", Desc: "the query", Required: true}, {Name: "limit", Type: "integer", Desc: "most hits (default 10, at most 1000)"}},
+		Query: []param{{Name: "q", Type: "string", Desc: "the query: at most 1024 bytes and 32 distinct words (a repeated word counts once); past either, 400", Required: true}, {Name: "limit", Type: "integer", Desc: "most hits (default 10, at most 1000)"}},
 		OK:    []response{{200, "the hits, best first (the shape of MCP's search_skills, plus the query)", jsonOf("SearchResult"), nil}}, Errors: []int{400, 404}}},
 
 	{"POST", "/v1/check", (*api).checkSkill, operation{ID: "checkSkill", Summary: "Validate a SKILL.md text as loadout check and a save would (nothing is stored): diagnostics with their lines", Tag: "skills", Scope: "any",

@@ -40,6 +40,9 @@ func (s *Service) ReadFile(ctx context.Context, p Principal, agentID, name, path
 
 // Search ranks an agent's skills for a query.
 func (s *Service) Search(ctx context.Context, p Principal, agentID, query string, limit int) ([]catalog.Hit, error) {
+	if err := catalog.CheckQuery(query); err != nil {
+		return nil, &Error{Code: CodeInvalid, Field: "query", Message: err.Error()}
+	}
 	l, err := s.Loadout(p, agentID)
 	if err != nil {
 		return nil, err
