@@ -159,9 +159,9 @@ func filesAttack(t *testing.T, engine string, tokens bool) {
 	var stored []map[string]string
 	for p, ct := range storedTypes {
 		body := html
-		if strings.Contains(ct, "svg") {
+		if strings.Contains(strings.ToLower(ct), "svg") {
 			body = files["pic.svg"]
-		} else if strings.Contains(ct, "xhtml") {
+		} else if strings.Contains(strings.ToLower(ct), "xhtml") {
 			body = files["page.xhtml"]
 		}
 		stored = append(stored, map[string]string{"path": p, "content": body, "contentType": ct})
@@ -249,37 +249,41 @@ func filesAttack(t *testing.T, engine string, tokens bool) {
 	opened := 0
 	check := func(how, u string) {
 		t.Helper()
-		loc := browsertest.Get(t, ctx, "location", chromedp.Evaluate[string]("location.href"))
-		if loc != u {
-			return // a download, a refusal or a bounce: no document of the file
+		d, ok := document(ctx)
+		if !ok {
+			t.Errorf("%s %s: the tab could not be read", how, u)
+			return
 		}
-		opened++
-		d := browsertest.Get(t, ctx, "document", chromedp.Evaluate[map[string]string](`({type: document.contentType, origin: String(window.origin), title: document.title, text: (document.body ? document.body.innerText : "").slice(0, 300)})`))
+		if d["href"] != u {
+			return // a download or a refusal: no document of the file
+		}
 		if d["type"] == "application/json" && strings.Contains(d["text"], `"error"`) {
 			return // the route's refusal (in token mode, a cross-site navigation carries no session)
 		}
+		opened++
 		if !strings.HasPrefix(d["type"], "text/plain") && !strings.HasPrefix(d["type"], "image/") || d["origin"] != "null" || d["title"] == "PWNED" {
-			t.Errorf("%s %s: a document of type %q, origin %q, title %q: %s", how, u, d["type"], d["origin"], d["title"], d["text"])
+			t.Errorf("%s %s: a document of type %q, origin %q, title %q: %.200s", how, u, d["type"], d["origin"], d["title"], d["text"])
 		}
 	}
-	// No pause after a document loads: a script in it runs before its
-	// load event, and the payload's first act, a beacon to the attacker,
-	// outlives the page.
-	for _, u := range urls {
-		// Cross-site: the attacker's page sends the browser there.
-		browsertest.Do(t, ctx, "the attacker's page for "+u, chromedp.Navigate(att.base+"/go?to="+url.QueryEscape(u)))
-		waitURL(t, ctx, func(l string) bool { return !strings.HasPrefix(l, att.base) }, 2*time.Second)
-		check("cross-site", u)
-		// Directly: a link followed from elsewhere.
-		browsertest.Do(t, ctx, "open "+u, chromedp.Navigate(u))
-		check("direct", u)
+	// What the server and the attacker saw: nothing of the payload.
+	verify := func(stage string) {
+		t.Helper()
+		time.Sleep(500 * time.Millisecond) // beacons in flight
+		if got := att.heard(); len(got) > 0 {
+			t.Errorf("%s: a skill's file ran script: the attacker heard %d reports, first %v", stage, len(got), got[0])
+		}
+		out, errOut, code := s.CLI(t, "token", "list", "--db", s.DB)
+		if code != 0 || strings.Contains(out, "pwned") {
+			t.Errorf("%s: token list (exit %d): a skill's file minted a token\n%s%s", stage, code, out, errOut)
+		}
+		admin := s.Admin
+		if admin == "" && strings.Count(strings.TrimSpace(out), "\n") > 0 {
+			admin = s.Token(t, "admin") // the attack turned tokens on
+		}
+		if code, _, b := s.Do(t, "GET", "/v1/skills/pwned", admin, ""); code != 404 {
+			t.Errorf("%s: GET /v1/skills/pwned: %d, want 404: a skill's file created a skill\n%s", stage, code, b)
+		}
 	}
-	t.Logf("%d URLs opened cross-site and directly in %v", len(urls), time.Since(start))
-	// Framed by the attacker's page, all at once.
-	q := url.Values{"u": urls}
-	browsertest.Do(t, ctx, "the attacker's frames", chromedp.Navigate(att.base+"/frames?"+q.Encode()))
-	time.Sleep(time.Second)
-
 	// The in-UI click: no live link to this server in the Preview, and
 	// every link it shows is clicked.
 	preview := s.Base + "/ui/skills/links?tab=preview"
@@ -296,32 +300,56 @@ func filesAttack(t *testing.T, engine string, tokens bool) {
 		t.Fatalf("the Preview shows no link at all: the relative one should be there")
 	}
 	for i := range hrefs {
+		if t.Failed() {
+			break // the server may have changed under the attack: see what it did
+		}
 		browsertest.Do(t, ctx, "the preview", chromedp.Navigate(preview), chromedp.WaitVisible(chromedp.CSS(".md-preview")))
 		before := browsertest.Get(t, ctx, "location", chromedp.Evaluate[string]("location.href"))
 		browsertest.Get(t, ctx, fmt.Sprintf("click link %d", i), chromedp.Evaluate[bool](fmt.Sprintf(`(document.querySelectorAll(".md-preview a[href]")[%d].click(), true)`, i)))
 		waitURL(t, ctx, func(l string) bool { return l != before }, 2*time.Second)
-		check("clicked in the Preview", browsertest.Get(t, ctx, "location", chromedp.Evaluate[string]("location.href")))
+		d, _ := document(ctx)
+		check("clicked in the Preview", d["href"])
 	}
-	time.Sleep(500 * time.Millisecond)
-
+	verify("after the Preview's links were clicked")
+	// No pause after a document loads: a script in it runs before its
+	// load event, and the payload's first act, a beacon to the attacker,
+	// outlives the page.
+	for _, u := range urls {
+		// Cross-site: the attacker's page sends the browser there.
+		browsertest.Do(t, ctx, "the attacker's page for "+u, chromedp.Navigate(att.base+"/go?to="+url.QueryEscape(u)))
+		waitURL(t, ctx, func(l string) bool { return !strings.HasPrefix(l, att.base) }, 2*time.Second)
+		check("cross-site", u)
+		// Directly: a link followed from elsewhere.
+		browsertest.Do(t, ctx, "open "+u, chromedp.Navigate(u))
+		check("direct", u)
+	}
+	t.Logf("%d URLs opened cross-site and directly in %v", len(urls), time.Since(start))
+	// Framed by the attacker's page, all at once.
+	q := url.Values{"u": urls}
+	browsertest.Do(t, ctx, "the attacker's frames", chromedp.Navigate(att.base+"/frames?"+q.Encode()))
 	if opened == 0 {
 		t.Errorf("no file was opened as a document: the attack did not reach the routes")
 	}
-	if got := att.heard(); len(got) > 0 {
-		t.Errorf("a skill's file ran script: the attacker heard %d reports: %v", len(got), got)
-	}
-	out, errOut, code := s.CLI(t, "token", "list", "--db", s.DB)
-	if code != 0 || strings.Contains(out, "pwned") {
-		t.Errorf("token list (exit %d): a token was minted by a skill's file?\n%s%s", code, out, errOut)
-	}
-	admin := s.Admin
-	if admin == "" {
-		admin = s.Token(t, "admin")
-	}
-	if code, _, b := s.Do(t, "GET", "/v1/skills/pwned", admin, ""); code != 404 {
-		t.Errorf("GET /v1/skills/pwned: %d, want 404: a skill's file created a skill\n%s", code, b)
-	}
+	verify("after the files were opened")
+
 	s.Healthy(t)
+}
+
+// document describes the tab's document: its URL, type, origin, title and
+// the start of its text. A document still being replaced (the UI's
+// bounce page for a link from another site, which reloads the URL from
+// this origin) is waited for; ok is false when the tab cannot be read.
+func document(ctx context.Context) (map[string]string, bool) {
+	for try := 0; try < 40; try++ {
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		d, err := chromedp.Run(c, chromedp.Evaluate[map[string]string](`({href: location.href, type: document.contentType, origin: String(window.origin), title: document.title, text: (document.body ? document.body.innerText : document.documentElement ? document.documentElement.textContent : "").slice(0, 300)})`))
+		cancel()
+		if err == nil && d["title"] != "Opening · loadout" {
+			return d, true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil, false
 }
 
 // waitURL waits until the tab's location satisfies ok, for up to the
