@@ -124,6 +124,15 @@ func startAttacker(t *testing.T) *attacker {
 	return a
 }
 
+// take returns what the attacker heard and forgets it.
+func (a *attacker) take() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r := a.ran
+	a.ran = nil
+	return r
+}
+
 func (a *attacker) heard() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -269,7 +278,7 @@ func filesAttack(t *testing.T, engine string, tokens bool) {
 	verify := func(stage string) {
 		t.Helper()
 		time.Sleep(500 * time.Millisecond) // beacons in flight
-		if got := att.heard(); len(got) > 0 {
+		if got := att.take(); len(got) > 0 {
 			t.Errorf("%s: a skill's file ran script: the attacker heard %d reports, first %v", stage, len(got), got[0])
 		}
 		out, errOut, code := s.CLI(t, "token", "list", "--db", s.DB)
@@ -300,10 +309,16 @@ func filesAttack(t *testing.T, engine string, tokens bool) {
 		t.Fatalf("the Preview shows no link at all: the relative one should be there")
 	}
 	for i := range hrefs {
-		if t.Failed() {
-			break // the server may have changed under the attack: see what it did
+		if len(att.heard()) > 0 {
+			break // a link ran the payload: verify says what it did
 		}
-		browsertest.Do(t, ctx, "the preview", chromedp.Navigate(preview), chromedp.WaitVisible(chromedp.CSS(".md-preview")))
+		c, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := chromedp.Do(c, chromedp.Navigate(preview), chromedp.WaitVisible(chromedp.CSS(".md-preview")))
+		cancel()
+		if err != nil {
+			t.Errorf("the Preview, again before click %d: %v (did a click change the server?)", i, err)
+			break
+		}
 		before := browsertest.Get(t, ctx, "location", chromedp.Evaluate[string]("location.href"))
 		browsertest.Get(t, ctx, fmt.Sprintf("click link %d", i), chromedp.Evaluate[bool](fmt.Sprintf(`(document.querySelectorAll(".md-preview a[href]")[%d].click(), true)`, i)))
 		waitURL(t, ctx, func(l string) bool { return l != before }, 2*time.Second)
