@@ -18,6 +18,7 @@ import (
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/internal/errstatus"
+	"github.com/loadout/loadout/internal/inert"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 )
@@ -326,23 +327,16 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, rest string,
 			}
 		}
 	}
-	ct := "text/markdown; charset=utf-8"
+	ct, text := "text/markdown", true
+	f, _ := sk.File(clean)
 	if !isEntry {
-		f, _ := sk.File(clean)
-		ct = f.ContentType
-		if ct == "" {
-			ct = "application/octet-stream"
-		}
-		if !f.Binary && strings.HasPrefix(ct, "text/") && !strings.Contains(ct, "charset") {
-			ct += "; charset=utf-8"
-		}
+		ct, text = f.ContentType, !f.Binary
 	}
 	hd := w.Header()
-	hd.Set("Content-Type", ct)
-	// Skill files are served for installers, never rendered as pages of
-	// this server: an HTML file must not run script in its origin.
-	hd.Set("Content-Security-Policy", "sandbox")
-	if f, ok := sk.File(clean); ok && f.Executable {
+	// Skill files are served for installers, never as pages, scripts or
+	// styles of this server: internal/inert decides the headers.
+	inert.Set(hd, r, clean, ct, text)
+	if f.Executable {
 		hd.Set("Loadout-Executable", "true")
 	}
 	serve(w, r, `"`+strings.TrimPrefix(digest, "sha256:")+`"`, body)
