@@ -91,7 +91,7 @@ func (c *Catalog) gateRefuses(sk *skill.Skill) bool {
 	if !c.gates(sk.Origin.Kind) {
 		return false
 	}
-	v, _ := checkSkill(sk, c.opt.Gate.Policy, nil)
+	v, _ := checkSkill(sk, c.opt.Gate.Policy, nil, nil)
 	return len(refusedOf(v, c.opt.Gate.Policy)) > 0
 }
 
@@ -135,7 +135,7 @@ func refusedAll(sks []*skill.Skill, p *safety.Policy) [][]skill.Diagnostic {
 			var buf []byte
 			for i := range work {
 				var ds []skill.Diagnostic
-				ds, buf = checkSkill(sks[i], p, buf[:0])
+				ds, buf = checkSkill(sks[i], p, nil, buf[:0])
 				if cap(buf) > maxSafetyBuffer {
 					buf = nil
 				}
