@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // The signature of a polled folder changes with every change discovery
@@ -48,26 +50,26 @@ func TestSignatureSeesChanges(t *testing.T) {
 		{"a read", func() { os.ReadFile(filepath.Join(dir, "a.md")) }, false},
 		{"a dot file", func() {
 			write(".hidden", "x")
-			os.Chtimes(dir, old, old) // the folder's own time put back
+			testutil.Must(t, os.Chtimes(dir, old, old)) // the folder's own time put back
 		}, false},
 		{"an entry added", func() { write("c.md", "c") }, true},
-		{"an entry removed", func() { os.Remove(filepath.Join(dir, "c.md")) }, true},
-		{"an entry renamed", func() { os.Rename(filepath.Join(dir, "b.md"), filepath.Join(dir, "d.md")) }, true},
+		{"an entry removed", func() { testutil.Must(t, os.Remove(filepath.Join(dir, "c.md"))) }, true},
+		{"an entry renamed", func() { testutil.Must(t, os.Rename(filepath.Join(dir, "b.md"), filepath.Join(dir, "d.md"))) }, true},
 		{"a size", func() {
 			write("a.md", "aaaa")
-			os.Chtimes(dir, old, old)
+			testutil.Must(t, os.Chtimes(dir, old, old))
 		}, true},
 		{"a time", func() {
-			os.Chtimes(filepath.Join(dir, "a.md"), old, old)
-			os.Chtimes(dir, old, old)
+			testutil.Must(t, os.Chtimes(filepath.Join(dir, "a.md"), old, old))
+			testutil.Must(t, os.Chtimes(dir, old, old))
 		}, true},
 		{"a mode", func() {
-			os.Chmod(filepath.Join(dir, "a.md"), 0o755)
-			os.Chtimes(dir, old, old)
+			testutil.Must(t, os.Chmod(filepath.Join(dir, "a.md"), 0o755))
+			testutil.Must(t, os.Chtimes(dir, old, old))
 		}, true},
-		{"a subfolder's time", func() { os.Chtimes(filepath.Join(dir, "sub"), old, old) }, true},
+		{"a subfolder's time", func() { testutil.Must(t, os.Chtimes(filepath.Join(dir, "sub"), old, old)) }, true},
 	}
-	os.Chtimes(dir, old, old)
+	testutil.Must(t, os.Chtimes(dir, old, old))
 	s0, p0 := sigs()
 	for _, st := range steps {
 		st.do()

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 func next(t *testing.T, w *Watcher) []string {
@@ -40,9 +42,9 @@ func contains(batch []string, suffix string) bool {
 
 func TestWatch(t *testing.T) {
 	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, "a", "refs"), 0o755)
-	os.MkdirAll(filepath.Join(root, ".git", "x"), 0o755)
-	os.WriteFile(filepath.Join(root, "a", "SKILL.md"), []byte("x"), 0o644)
+	testutil.Must(t, os.MkdirAll(filepath.Join(root, "a", "refs"), 0o755))
+	testutil.Must(t, os.MkdirAll(filepath.Join(root, ".git", "x"), 0o755))
+	testutil.Write(t, filepath.Join(root, "a", "SKILL.md"), "x")
 	w, err := New([]string{root}, Options{Debounce: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -52,18 +54,18 @@ func TestWatch(t *testing.T) {
 		t.Errorf("watching %d folders", w.Watched())
 	}
 
-	os.WriteFile(filepath.Join(root, "a", "SKILL.md"), []byte("y"), 0o644)
-	os.WriteFile(filepath.Join(root, "a", "refs", "r.md"), []byte("r"), 0o644)
+	testutil.Write(t, filepath.Join(root, "a", "SKILL.md"), "y")
+	testutil.Write(t, filepath.Join(root, "a", "refs", "r.md"), "r")
 	b := next(t, w)
 	if !contains(b, filepath.Join("a", "SKILL.md")) || !contains(b, filepath.Join("refs", "r.md")) {
 		t.Errorf("batch: %v", b)
 	}
 
 	// A folder created later is watched too.
-	os.MkdirAll(filepath.Join(root, "new", "deep"), 0o755)
+	testutil.Must(t, os.MkdirAll(filepath.Join(root, "new", "deep"), 0o755))
 	next(t, w)
 	time.Sleep(100 * time.Millisecond)
-	os.WriteFile(filepath.Join(root, "new", "deep", "SKILL.md"), []byte("z"), 0o644)
+	testutil.Write(t, filepath.Join(root, "new", "deep", "SKILL.md"), "z")
 	deadline := time.After(3 * time.Second)
 	for {
 		select {
@@ -102,9 +104,9 @@ func skillsTree(t *testing.T, n int) string {
 	root := t.TempDir()
 	for i := 0; i < n; i++ {
 		dir := filepath.Join(root, fmt.Sprintf("skill-%02d", i))
-		os.MkdirAll(filepath.Join(dir, "references"), 0o755)
-		os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("x"), 0o644)
-		os.WriteFile(filepath.Join(dir, "references", "r.md"), []byte("r"), 0o644)
+		testutil.Must(t, os.MkdirAll(filepath.Join(dir, "references"), 0o755))
+		testutil.Write(t, filepath.Join(dir, "SKILL.md"), "x")
+		testutil.Write(t, filepath.Join(dir, "references", "r.md"), "r")
 	}
 	return root
 }
@@ -164,20 +166,20 @@ func TestBudgetPollsTheRest(t *testing.T) {
 	// Edits in polled folders are noticed: a skill folder, a deep folder,
 	// a folder created inside a polled one, and a removal.
 	polledSkill := filepath.Join(root, "skill-05")
-	os.WriteFile(filepath.Join(polledSkill, "SKILL.md"), []byte("changed"), 0o644)
+	testutil.Write(t, filepath.Join(polledSkill, "SKILL.md"), "changed")
 	waitFor(t, w, polledSkill)
 	deep := filepath.Join(root, "skill-04", "references")
-	os.WriteFile(filepath.Join(deep, "r.md"), []byte("longer text"), 0o644)
+	testutil.Write(t, filepath.Join(deep, "r.md"), "longer text")
 	waitFor(t, w, deep)
 	fresh := filepath.Join(root, "skill-05", "scripts")
-	os.Mkdir(fresh, 0o755)
+	testutil.Must(t, os.Mkdir(fresh, 0o755))
 	waitFor(t, w, polledSkill)
-	os.WriteFile(filepath.Join(fresh, "run.sh"), []byte("#!/bin/sh\n"), 0o755)
+	testutil.Must(t, os.WriteFile(filepath.Join(fresh, "run.sh"), []byte("#!/bin/sh\n"), 0o755))
 	waitFor(t, w, fresh)
-	os.RemoveAll(filepath.Join(root, "skill-03", "references"))
+	testutil.Must(t, os.RemoveAll(filepath.Join(root, "skill-03", "references")))
 	waitFor(t, w, filepath.Join(root, "skill-03"))
 	// A change in a watched folder still comes through the watch.
-	os.WriteFile(filepath.Join(root, "skill-00", "SKILL.md"), []byte("y"), 0o644)
+	testutil.Write(t, filepath.Join(root, "skill-00", "SKILL.md"), "y")
 	waitFor(t, w, filepath.Join(root, "skill-00"))
 
 	lines := logs.lines()
@@ -220,7 +222,7 @@ func TestSystemLimitFallsBackToPolling(t *testing.T) {
 		t.Errorf("want one summary line, got:\n%s", strings.Join(lines, "\n"))
 	}
 	dir := filepath.Join(root, "skill-29", "references")
-	os.WriteFile(filepath.Join(dir, "new.md"), []byte("n"), 0o644)
+	testutil.Write(t, filepath.Join(dir, "new.md"), "n")
 	waitFor(t, w, dir)
 }
 
@@ -386,9 +388,9 @@ func BenchmarkPoll(b *testing.B) {
 	const skills = 500
 	for i := 0; i < skills; i++ {
 		dir := filepath.Join(root, fmt.Sprintf("skill-%03d", i))
-		os.MkdirAll(filepath.Join(dir, "references"), 0o755)
-		os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("x"), 0o644)
-		os.WriteFile(filepath.Join(dir, "references", "r.md"), []byte("r"), 0o644)
+		testutil.Must(b, os.MkdirAll(filepath.Join(dir, "references"), 0o755))
+		testutil.Write(b, filepath.Join(dir, "SKILL.md"), "x")
+		testutil.Write(b, filepath.Join(dir, "references", "r.md"), "r")
 	}
 	w, err := New([]string{root}, Options{MaxWatches: 1, PollInterval: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
