@@ -22,7 +22,8 @@ var setupCalls = map[string]bool{"WriteFile": true, "MkdirAll": true, "Mkdir": t
 // checkedSetup are the folders whose tests check every setup call
 // (testutil.Write, testutil.Mkdir, testutil.Must, or inline); the others
 // are counted and logged (go test -run TestSetupErrorsChecked -v .).
-var checkedSetup = []string{"internal", "store", "portable", "plugin", "skill", "source", "examples", "sqlite", "postgres", "watch"}
+var checkedSetup = []string{"internal", "store", "portable", "plugin", "skill", "source", "examples", "sqlite", "postgres", "watch",
+	"catalog", "httpapi", "mcpserver", "wellknown", "webui", "bench/gen", "remote/gitfetch"}
 
 // TestSetupErrorsChecked finds, in every _test.go file, calls of
 // setupCalls whose error is dropped; it fails on those under

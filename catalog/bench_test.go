@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // BenchmarkPromptFromCache100 renders a 100-skill agent's prompt from a
@@ -16,9 +18,9 @@ func BenchmarkPromptFromCache100(b *testing.B) {
 	for i := 0; i < 100; i++ {
 		n := fmt.Sprintf("skill-%03d", i)
 		p := filepath.Join(dir, n, "SKILL.md")
-		os.MkdirAll(filepath.Dir(p), 0o755)
+		testutil.Must(b, os.MkdirAll(filepath.Dir(p), 0o755))
 		desc := strings.Repeat("Helps with a task of kind "+n+". ", 1+i%6)
-		os.WriteFile(p, []byte("---\nname: "+n+"\ndescription: "+desc+"\n---\nbody\n"), 0o644)
+		testutil.Write(b, p, "---\nname: "+n+"\ndescription: "+desc+"\n---\nbody\n")
 	}
 	c, err := New(context.Background(), []AgentSpec{{AgentID: "a", Skills: []SourceSpec{{Root: dir, Inline: []string{"skill-00?"}, Available: []string{"*"}}}}}, Options{})
 	if err != nil {

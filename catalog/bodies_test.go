@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/source"
 )
@@ -51,12 +51,12 @@ func TestBodiesInFileServeLastGood(t *testing.T) {
 		t.Fatal("the bodies are not in the body file")
 	}
 	p := filepath.Join(dir, "deploy", "SKILL.md")
-	os.WriteFile(p, []byte("---\nname: deploy\ndescription: Deploy safely.\n---\nVersion two of deploy.\n"), 0o644)
+	testutil.Write(t, p, "---\nname: deploy\ndescription: Deploy safely.\n---\nVersion two of deploy.\n")
 	c.Refresh(context.Background(), []string{p})
 	if got := load("deploy"); !strings.Contains(got, "Version two of deploy.") {
 		t.Errorf("after the edit: %s", got)
 	}
-	os.WriteFile(p, []byte("---\nname: deploy\ndescription: [broken\n---\nVersion three.\n"), 0o644)
+	testutil.Write(t, p, "---\nname: deploy\ndescription: [broken\n---\nVersion three.\n")
 	c.Refresh(context.Background(), []string{p})
 	if got := load("deploy"); !strings.Contains(got, "Version two of deploy.") || strings.Contains(got, "Version three") {
 		t.Errorf("a broken edit does not serve the last good body: %s", got)
@@ -66,7 +66,7 @@ func TestBodiesInFileServeLastGood(t *testing.T) {
 	}
 	// An inline skill's body, broken in turn, stays in the prompt.
 	lp := filepath.Join(dir, "lint", "SKILL.md")
-	os.WriteFile(lp, []byte("---\nname: lint\ndescription: [broken\n---\nLint body two.\n"), 0o644)
+	testutil.Write(t, lp, "---\nname: lint\ndescription: [broken\n---\nLint body two.\n")
 	c.Refresh(context.Background(), []string{lp})
 	e, _ := agent(t, c, "a").Lookup("lint")
 	if e == nil || !e.Inline || e.inlineBody() != "Lint body one." {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/skill"
 )
 
@@ -223,8 +224,8 @@ func skillTree(t *testing.T) (string, *Loadout) {
 		"pdf/big.txt":             strings.Repeat("x", 1000),
 		"outside.txt":             "secret",
 	})
-	os.MkdirAll(filepath.Join(dir, "pdf", "scripts"), 0o755)
-	os.WriteFile(filepath.Join(dir, "pdf", "scripts", "fill.sh"), []byte("#!/bin/sh\necho\n"), 0o755)
+	testutil.Must(t, os.MkdirAll(filepath.Join(dir, "pdf", "scripts"), 0o755))
+	testutil.Must(t, os.WriteFile(filepath.Join(dir, "pdf", "scripts", "fill.sh"), []byte("#!/bin/sh\necho\n"), 0o755))
 	c := newCat(t, AgentSpec{AgentID: "a", Skills: []SourceSpec{{Root: dir}}})
 	return dir, agent(t, c, "a")
 }
@@ -249,7 +250,7 @@ func TestLoad(t *testing.T) {
 		t.Errorf("not found: %+v", nf)
 	}
 	// A read failure after the scan is a structured error, not a panic.
-	os.Remove(filepath.Join(dir, "pdf", "SKILL.md"))
+	testutil.Must(t, os.Remove(filepath.Join(dir, "pdf", "SKILL.md")))
 	er := l.Load("pdf")
 	if er.Status != StatusError || er.Err == nil || !strings.Contains(er.Text, "could not be read") {
 		t.Errorf("error: %+v", er)
@@ -295,7 +296,7 @@ func TestReadFile(t *testing.T) {
 	}
 	// A listed file swapped for a link that leaves the skill is refused by os.Root.
 	guide := filepath.Join(dir, "pdf", "references", "guide.md")
-	os.Remove(guide)
+	testutil.Must(t, os.Remove(guide))
 	if err := os.Symlink(filepath.Join(dir, "outside.txt"), guide); err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func TestFIFOSwappedInIsRefused(t *testing.T) {
 	c := newCat(t, AgentSpec{AgentID: "x", Skills: []SourceSpec{{Root: dir}}})
 	l := agent(t, c, "x")
 	p := filepath.Join(dir, "pipe", "notes.md")
-	os.Remove(p)
+	testutil.Must(t, os.Remove(p))
 	if err := syscall.Mkfifo(p, 0o644); err != nil {
 		t.Skip(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/skill"
 )
 
@@ -65,7 +66,7 @@ func TestRefresh(t *testing.T) {
 	}
 
 	// A removed skill disappears.
-	os.RemoveAll(filepath.Join(a, "two"))
+	testutil.Must(t, os.RemoveAll(filepath.Join(a, "two")))
 	c.Refresh(context.Background(), []string{filepath.Join(a, "two", "SKILL.md"), filepath.Join(a, "two")})
 	if get("two") != nil {
 		t.Error("removed skill still there")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/loadout/loadout/bench/gen"
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 func TestSearch(t *testing.T) {
@@ -55,8 +56,8 @@ func BenchmarkSearch10k(b *testing.B) {
 		n := fmt.Sprintf("skill-%05d", i)
 		desc := fmt.Sprintf("Use when working on %s %s tasks: %s the %s with %s checks.", words[i%len(words)], words[(i/7)%len(words)], words[(i/3)%len(words)], words[(i/11)%len(words)], words[(i/13)%len(words)])
 		p := filepath.Join(dir, n, "SKILL.md")
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte("---\nname: "+n+"\ndescription: "+desc+"\n---\nbody\n"), 0o644)
+		testutil.Must(b, os.MkdirAll(filepath.Dir(p), 0o755))
+		testutil.Write(b, p, "---\nname: "+n+"\ndescription: "+desc+"\n---\nbody\n")
 	}
 	c, err := New(context.Background(), []AgentSpec{{AgentID: "a", Skills: []SourceSpec{{Root: dir}}}}, Options{})
 	if err != nil {

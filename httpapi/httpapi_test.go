@@ -18,6 +18,7 @@ import (
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/httpapi"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/portable"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
@@ -590,7 +591,7 @@ func TestTraversalRefused(t *testing.T) {
 func TestSymlinkEscapeRefused(t *testing.T) {
 	e := newEnv(t, baseFiles)
 	secret := filepath.Join(t.TempDir(), "secret")
-	os.WriteFile(secret, []byte("TOP SECRET"), 0o644)
+	testutil.Write(t, secret, "TOP SECRET")
 	if err := os.Symlink(secret, filepath.Join(e.root, "alpha", "references", "leak.md")); err != nil {
 		t.Skip(err)
 	}

@@ -103,7 +103,7 @@ func TestHugeFileReads(t *testing.T) {
 func TestFIFOSwappedInIsRefused(t *testing.T) {
 	e := newEnv(t, baseFiles)
 	p := filepath.Join(e.root, "alpha", "references", "guide.md")
-	os.Remove(p)
+	testutil.Must(t, os.Remove(p))
 	if err := syscall.Mkfifo(p, 0o644); err != nil {
 		t.Skip(err)
 	}
@@ -188,13 +188,13 @@ func TestExportEscapingLinkIs4xx(t *testing.T) {
 	if bytes.Contains(r.body, []byte("references/abs.md")) {
 		t.Errorf("an absolute link was exported: %s", r.body)
 	}
-	os.Remove(abs)
+	testutil.Must(t, os.Remove(abs))
 	e.svc.Reload(context.Background(), "test")
 	secret := filepath.Join(t.TempDir(), "secret")
-	os.WriteFile(secret, []byte("TOP SECRET"), 0o644)
+	testutil.Write(t, secret, "TOP SECRET")
 	guide := filepath.Join(e.root, "alpha", "references", "guide.md")
-	os.Remove(guide)
-	os.Symlink(secret, guide)
+	testutil.Must(t, os.Remove(guide))
+	testutil.Must(t, os.Symlink(secret, guide))
 	for _, u := range []string{"/v1/skills/alpha/export", "/v1/skills/alpha/export?format=zip"} {
 		r := e.get(t, u, e.admin)
 		wantErr(t, r, 400, "refused")

@@ -98,7 +98,7 @@ func TestHugeFileReads(t *testing.T) {
 func TestFIFOSwappedInIsRefused(t *testing.T) {
 	_, cs, root := readsFixture(t, nil)
 	p := filepath.Join(root, "alpha", "references", "guide.md")
-	os.Remove(p)
+	testutil.Must(t, os.Remove(p))
 	if err := syscall.Mkfifo(p, 0o644); err != nil {
 		t.Skip(err)
 	}

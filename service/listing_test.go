@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/store/sqlstore"
 )
 
@@ -22,9 +23,9 @@ func rankedService(t *testing.T, st *sqlstore.Store) *Service {
 	t.Helper()
 	dir := t.TempDir()
 	for _, name := range []string{"alpha", "bravo", "charlie", "delta", "echo", "zeta"} {
-		os.MkdirAll(filepath.Join(dir, name), 0o755)
+		testutil.Must(t, os.MkdirAll(filepath.Join(dir, name), 0o755))
 		desc := "Handles " + name + " work. " + strings.Repeat("It knows the "+name+" conventions well. ", 6)
-		os.WriteFile(filepath.Join(dir, name, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: "+desc+"\n---\nDo "+name+".\n"), 0o644)
+		testutil.Write(t, filepath.Join(dir, name, "SKILL.md"), "---\nname: "+name+"\ndescription: "+desc+"\n---\nDo "+name+".\n")
 	}
 	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{
 		{AgentID: "ops", Skills: []catalog.SourceSpec{{Root: dir}}, Pin: []string{"zeta*"}},
@@ -145,8 +146,8 @@ func TestUsageRecomputedOnSchedule(t *testing.T) {
 	st := engines(t)["sqlite"](t)(t)
 	dir := t.TempDir()
 	for _, name := range []string{"alpha", "bravo"} {
-		os.MkdirAll(filepath.Join(dir, name), 0o755)
-		os.WriteFile(filepath.Join(dir, name, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: Does "+name+".\n---\nDo it.\n"), 0o644)
+		testutil.Must(t, os.MkdirAll(filepath.Join(dir, name), 0o755))
+		testutil.Write(t, filepath.Join(dir, name, "SKILL.md"), "---\nname: "+name+"\ndescription: Does "+name+".\n---\nDo it.\n")
 	}
 	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{{AgentID: "ops", Skills: []catalog.SourceSpec{{Root: dir}}}}, catalog.Options{})
 	if err != nil {

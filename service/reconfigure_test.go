@@ -7,14 +7,15 @@ import (
 	"testing"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // Reconfigure swaps in new agents and tells subscribers (MCP list_changed);
 // bad specs change nothing and tell no one.
 func TestReconfigureAddsAgentsAndNotifies(t *testing.T) {
 	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "alpha"), 0o755)
-	os.WriteFile(filepath.Join(dir, "alpha", "SKILL.md"), []byte("---\nname: alpha\ndescription: A.\n---\nA.\n"), 0o644)
+	testutil.Must(t, os.MkdirAll(filepath.Join(dir, "alpha"), 0o755))
+	testutil.Write(t, filepath.Join(dir, "alpha", "SKILL.md"), "---\nname: alpha\ndescription: A.\n---\nA.\n")
 	ctx := context.Background()
 	one := catalog.AgentSpec{AgentID: "one", Skills: []catalog.SourceSpec{{Root: dir}}}
 	cat, err := catalog.New(ctx, []catalog.AgentSpec{one}, catalog.Options{})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/internal/pgtest"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/postgres"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/sqlite"
@@ -75,8 +76,8 @@ func storeService(t testing.TB, st *sqlstore.Store, opt Options) *Service {
 	t.Helper()
 	dir := t.TempDir()
 	for _, name := range []string{"deploy", "lint"} {
-		os.MkdirAll(filepath.Join(dir, name), 0o755)
-		os.WriteFile(filepath.Join(dir, name, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: Does "+name+".\n---\nDo "+name+".\n"), 0o644)
+		testutil.Must(t, os.MkdirAll(filepath.Join(dir, name), 0o755))
+		testutil.Write(t, filepath.Join(dir, name, "SKILL.md"), "---\nname: "+name+"\ndescription: Does "+name+".\n---\nDo "+name+".\n")
 	}
 	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{
 		{AgentID: "ops", Skills: []catalog.SourceSpec{{Root: dir}}},

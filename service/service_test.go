@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/store"
 )
@@ -18,9 +19,9 @@ func newService(t *testing.T) (*Service, string) {
 	t.Helper()
 	dir := t.TempDir()
 	for name, desc := range map[string]string{"deploy": "Deploy.", "lint": "Lint."} {
-		os.MkdirAll(filepath.Join(dir, name, "references"), 0o755)
-		os.WriteFile(filepath.Join(dir, name, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: "+desc+"\n---\nDo "+name+".\n"), 0o644)
-		os.WriteFile(filepath.Join(dir, name, "references", "r.md"), []byte("ref"), 0o644)
+		testutil.Must(t, os.MkdirAll(filepath.Join(dir, name, "references"), 0o755))
+		testutil.Write(t, filepath.Join(dir, name, "SKILL.md"), "---\nname: "+name+"\ndescription: "+desc+"\n---\nDo "+name+".\n")
+		testutil.Write(t, filepath.Join(dir, name, "references", "r.md"), "ref")
 	}
 	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{
 		{AgentID: "ops", Skills: []catalog.SourceSpec{{Root: dir, Available: []string{"deploy"}}}},
@@ -151,7 +152,7 @@ func TestReadOnlyAndRefresh(t *testing.T) {
 	ch, stop := s.Subscribe()
 	defer stop()
 	gen := s.Generation()
-	os.WriteFile(filepath.Join(dir, "deploy", "SKILL.md"), []byte("---\nname: deploy\ndescription: Deploy, edited.\n---\nDo it.\n"), 0o644)
+	testutil.Write(t, filepath.Join(dir, "deploy", "SKILL.md"), "---\nname: deploy\ndescription: Deploy, edited.\n---\nDo it.\n")
 	s.Refresh(ctx, []string{filepath.Join(dir, "deploy", "SKILL.md")}, "test")
 	select {
 	case <-ch:

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/sqlite"
 )
@@ -57,8 +58,8 @@ func newAuthEnv(t *testing.T, requireTokens bool) *authEnv {
 func newAuthEnvOpt(t *testing.T, requireTokens bool, uiOpt Options) *authEnv {
 	dir := t.TempDir()
 	for _, n := range []string{"deploy", "lint"} {
-		os.MkdirAll(filepath.Join(dir, n), 0o755)
-		os.WriteFile(filepath.Join(dir, n, "SKILL.md"), []byte("---\nname: "+n+"\ndescription: Does "+n+".\n---\nDo it.\n"), 0o644)
+		testutil.Must(t, os.MkdirAll(filepath.Join(dir, n), 0o755))
+		testutil.Write(t, filepath.Join(dir, n, "SKILL.md"), "---\nname: "+n+"\ndescription: Does "+n+".\n---\nDo it.\n")
 	}
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "x.db"))
 	if err != nil {

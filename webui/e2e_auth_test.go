@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/loadout/loadout/internal/browsertest"
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // devCookie is what the DevTools protocol's Network.getCookies says of a
@@ -121,11 +122,11 @@ func TestAuthInBrowser(t *testing.T) {
 	ctx := browsertest.Browser(t, 1280, 900)
 	dir := t.TempDir()
 	for _, n := range []string{"alpha", "beta"} {
-		os.MkdirAll(filepath.Join(dir, "skills", n), 0o755)
-		os.WriteFile(filepath.Join(dir, "skills", n, "SKILL.md"), []byte("---\nname: "+n+"\ndescription: Use when "+n+".\n---\nDo "+n+".\n"), 0o644)
+		testutil.Must(t, os.MkdirAll(filepath.Join(dir, "skills", n), 0o755))
+		testutil.Write(t, filepath.Join(dir, "skills", n, "SKILL.md"), "---\nname: "+n+"\ndescription: Use when "+n+".\n---\nDo "+n+".\n")
 	}
 	cfg := filepath.Join(dir, "loadout.json")
-	os.WriteFile(cfg, []byte(`{"agents": [{"agentId": "coder", "skills": [{"root": "skills", "available": ["alpha"]}]}, {"agentId": "writer", "skills": [{"root": "skills"}]}]}`), 0o644)
+	testutil.Write(t, cfg, `{"agents": [{"agentId": "coder", "skills": [{"root": "skills", "available": ["alpha"]}]}, {"agentId": "writer", "skills": [{"root": "skills"}]}]}`)
 	db := filepath.Join(dir, "loadout.db")
 	srv := browsertest.Serve(t, []string{"HOME=" + t.TempDir()}, "--config", cfg, "--db", db, "--no-watch")
 	base := srv.URL

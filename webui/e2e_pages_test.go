@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/loadout/loadout/internal/browsertest"
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // writeSkill writes DIR/NAME/SKILL.md with the given frontmatter lines.
@@ -162,14 +163,14 @@ func TestImportExportInBrowser(t *testing.T) {
 	srv := browsertest.Serve(t, []string{"HOME=" + t.TempDir()}, "--config", cfg)
 	dir := t.TempDir()
 	two := filepath.Join(dir, "two.zip")
-	os.WriteFile(two, zipOf(t, map[string]string{
+	testutil.Must(t, os.WriteFile(two, zipOf(t, map[string]string{
 		"imported-good/SKILL.md": "---\nname: imported-good\ndescription: A good skill.\n---\nDo good things.\n",
 		"imported-bad/SKILL.md":  "---\nname: imported-bad\n---\nNo description.\n",
-	}), 0o644)
+	}), 0o644))
 	one := filepath.Join(dir, "good.zip")
-	os.WriteFile(one, zipOf(t, map[string]string{
+	testutil.Must(t, os.WriteFile(one, zipOf(t, map[string]string{
 		"imported-good/SKILL.md": "---\nname: imported-good\ndescription: A good skill.\n---\nDo good things.\n",
-	}), 0o644)
+	}), 0o644))
 
 	browsertest.Do(t, ctx, "open import", chromedp.Navigate(srv.URL+"/ui/import"), chromedp.WaitVisible(chromedp.CSS("#import-files")))
 	browsertest.Do(t, ctx, "choose and import the zip",

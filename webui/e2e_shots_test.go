@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/loadout/loadout/internal/browsertest"
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // The screenshots: every page kind, light and dark, at a laptop's and a
@@ -42,8 +43,8 @@ func TestScreenshots(t *testing.T) {
 	if os.Getenv("LOADOUT_UPDATE_SCREENSHOTS") != "" {
 		// A folder with a short, stable name: the pages show its paths.
 		dir := filepath.Join(os.TempDir(), "loadout-screenshots")
-		os.RemoveAll(dir)
-		t.Cleanup(func() { os.RemoveAll(dir) })
+		testutil.Must(t, os.RemoveAll(dir))
+		t.Cleanup(func() { testutil.Must(t, os.RemoveAll(dir)) })
 		c = newCatalogIn(t, dir)
 	}
 	srv := c.serve(t)
@@ -52,7 +53,7 @@ func TestScreenshots(t *testing.T) {
 		old, _ := filepath.Glob(filepath.Join(shotsDir(), "*-*-*.png"))
 		for _, f := range old {
 			if strings.HasSuffix(f, "-laptop.png") || strings.HasSuffix(f, "-phone.png") {
-				os.Remove(f)
+				testutil.Must(t, os.Remove(f))
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/service"
 )
 
@@ -48,7 +49,7 @@ func liveFixture(t *testing.T, max int, who service.Principal) (*service.Service
 
 func writeTestSkill(t *testing.T, dir, name, desc string) {
 	t.Helper()
-	os.MkdirAll(filepath.Join(dir, name), 0o755)
+	testutil.Mkdir(t, filepath.Join(dir, name))
 	if err := os.WriteFile(filepath.Join(dir, name, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: "+desc+"\n---\nBody.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -227,9 +228,9 @@ func TestChangedSkills(t *testing.T) {
 	if names, tr := changedSkills(a, build()); len(names) != 0 || tr {
 		t.Errorf("the same folder read twice: changed %v %v", names, tr)
 	}
-	os.WriteFile(filepath.Join(dir, "s03", "SKILL.md"), []byte("---\nname: s03\ndescription: Skill.\n---\nA new body.\n"), 0o644)
+	testutil.Write(t, filepath.Join(dir, "s03", "SKILL.md"), "---\nname: s03\ndescription: Skill.\n---\nA new body.\n")
 	writeTestSkill(t, dir, "s10", "New.")
-	os.RemoveAll(filepath.Join(dir, "s07"))
+	testutil.Must(t, os.RemoveAll(filepath.Join(dir, "s07")))
 	names, tr := changedSkills(a, build())
 	if strings.Join(names, ",") != "s03,s07,s10" || tr {
 		t.Errorf("after an edit, an addition and a removal: %v %v", names, tr)

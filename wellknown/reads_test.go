@@ -107,7 +107,7 @@ func TestHugeFileReads(t *testing.T) {
 func TestFIFOSwappedInIsRefused(t *testing.T) {
 	srv, root, svc := setup(t)
 	p := filepath.Join(root, "multi", "references", "guide.md")
-	os.Remove(p)
+	testutil.Must(t, os.Remove(p))
 	if err := syscall.Mkfifo(p, 0o644); err != nil {
 		t.Skip(err)
 	}

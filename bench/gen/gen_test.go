@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/loadout/loadout/bench/gen"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/skill"
 )
 
@@ -96,7 +97,7 @@ func TestTreeIsValid(t *testing.T) {
 
 func TestTreeRefusesNonEmpty(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "x"), nil, 0o644)
+	testutil.Must(t, os.WriteFile(filepath.Join(dir, "x"), nil, 0o644))
 	if err := gen.Tree(dir, 1, 1); !errors.Is(err, gen.ErrNotEmpty) {
 		t.Fatalf("err = %v, want ErrNotEmpty", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/remote"
 )
 
@@ -34,8 +35,8 @@ func BenchmarkHTTP1000(b *testing.B) {
 		if err := os.MkdirAll(filepath.Join(dir, "references"), 0o755); err != nil {
 			b.Fatal(err)
 		}
-		os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: skill number "+name+"\n---\n"+body+"\n"), 0o644)
-		os.WriteFile(filepath.Join(dir, "references", "guide.md"), []byte(name+"\n"+body+"\n"), 0o644)
+		testutil.Write(b, filepath.Join(dir, "SKILL.md"), "---\nname: "+name+"\ndescription: skill number "+name+"\n---\n"+body+"\n")
+		testutil.Write(b, filepath.Join(dir, "references", "guide.md"), name+"\n"+body+"\n")
 	}
 	rev := fx.commit("1000 skills")
 	loc := fx.serve("", false)

@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/remote"
 	"github.com/loadout/loadout/skill"
 )
@@ -337,7 +338,7 @@ func TestRefusedPaths(t *testing.T) {
 
 	// The same tree served over HTTP.
 	fx := newFixture(t)
-	os.RemoveAll(fx.bare)
+	testutil.Must(t, os.RemoveAll(fx.bare))
 	rev = plumbingRepo(t, fx.bare, []object.TreeEntry{{Name: "ok.md", Mode: filemode.Regular}, {Name: "tab\t.md", Mode: filemode.Regular}}, nil)
 	_, err = mustNew(t, remote.Spec{Git: fx.serve("", false)}).Fetch(context.Background(), rev, filepath.Join(t.TempDir(), "snap"), remote.DefaultLimits)
 	wantCode(t, err, remote.CodePath)

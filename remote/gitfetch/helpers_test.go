@@ -74,7 +74,9 @@ func (fx *fixture) write(files map[string]string) {
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			fx.t.Fatal(err)
 		}
-		os.Remove(full)
+		if err := os.Remove(full); err != nil && !os.IsNotExist(err) {
+			fx.t.Fatal(err)
+		}
 		switch {
 		case body == "":
 		case strings.HasPrefix(body, "->"):
