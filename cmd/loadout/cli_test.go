@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -44,7 +46,7 @@ func golden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", "golden", name)
 	if *update {
-		os.MkdirAll(filepath.Dir(path), 0o755)
+		testutil.Must(t, os.MkdirAll(filepath.Dir(path), 0o755))
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -181,14 +183,14 @@ func TestLoadAndRead(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "good"), 0o755)
-	os.WriteFile(filepath.Join(dir, "good", "SKILL.md"), []byte("---\nname: good\ndescription: Good.\n---\n"), 0o644)
+	testutil.Must(t, os.MkdirAll(filepath.Join(dir, "good"), 0o755))
+	testutil.Write(t, filepath.Join(dir, "good", "SKILL.md"), "---\nname: good\ndescription: Good.\n---\n")
 	r := runCLI(t, "check", "--root", dir)
 	if r.code != 0 || !strings.Contains(r.stdout, "1 skill, 0 errors, 0 warnings") {
 		t.Errorf("clean check: %d %s", r.code, r.stdout)
 	}
-	os.MkdirAll(filepath.Join(dir, "odd"), 0o755)
-	os.WriteFile(filepath.Join(dir, "odd", "SKILL.md"), []byte("---\nname: other\ndescription: Odd.\n---\n"), 0o644)
+	testutil.Must(t, os.MkdirAll(filepath.Join(dir, "odd"), 0o755))
+	testutil.Write(t, filepath.Join(dir, "odd", "SKILL.md"), "---\nname: other\ndescription: Odd.\n---\n")
 	r = runCLI(t, "check", "--root", dir)
 	if r.code != 0 || !strings.Contains(r.stdout, "name-mismatch") {
 		t.Errorf("warning check: %d %s", r.code, r.stdout)
@@ -197,8 +199,8 @@ func TestCheck(t *testing.T) {
 	if r.code != 1 {
 		t.Errorf("--fail-on warning: exit %d", r.code)
 	}
-	os.MkdirAll(filepath.Join(dir, "bad"), 0o755)
-	os.WriteFile(filepath.Join(dir, "bad", "SKILL.md"), []byte("---\nname: bad\n---\n"), 0o644)
+	testutil.Must(t, os.MkdirAll(filepath.Join(dir, "bad"), 0o755))
+	testutil.Write(t, filepath.Join(dir, "bad", "SKILL.md"), "---\nname: bad\n---\n")
 	r = runCLI(t, "check", "--root", dir, "--json")
 	var out struct {
 		Errors      int
@@ -233,7 +235,7 @@ func TestUsageAndConfigErrors(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "loadout.json")
-	os.WriteFile(cfg, []byte("{\n  // comment\n  \"agents\": [{\"agentId\": \"a\", \"skills\": [{\"root\": \".\", \"inlin\": []}]}]\n}\n"), 0o644)
+	testutil.Write(t, cfg, "{\n  // comment\n  \"agents\": [{\"agentId\": \"a\", \"skills\": [{\"root\": \".\", \"inlin\": []}]}]\n}\n")
 	r := runCLI(t, "list", "--config", cfg)
 	if r.code != 2 || !strings.Contains(r.stderr, cfg) || !strings.Contains(r.stderr, `agents[0].skills[0]`) || !strings.Contains(r.stderr, `"inlin"`) || !strings.Contains(r.stderr, `"inline"`) {
 		t.Errorf("unknown key: %d %q", r.code, r.stderr)
@@ -242,7 +244,7 @@ func TestUsageAndConfigErrors(t *testing.T) {
 	if r.code != 2 {
 		t.Errorf("prompt without --agent: %d %q", r.code, r.stderr)
 	}
-	os.WriteFile(cfg, []byte(`{"agents": [{"agentId": "a"}]}`), 0o644)
+	testutil.Write(t, cfg, `{"agents": [{"agentId": "a"}]}`)
 	if r := runCLI(t, "prompt", "--config", cfg, "--agent", "b"); r.code != 2 || !strings.Contains(r.stderr, `no agent "b"`) {
 		t.Errorf("unknown agent: %d %q", r.code, r.stderr)
 	}

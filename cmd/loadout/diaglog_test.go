@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // serve logs each error and warning diagnostic, one line each, at start
@@ -17,7 +19,7 @@ func TestServeLogsDiagnostics(t *testing.T) {
 	dir := t.TempDir()
 	skills := filepath.Join(dir, "skills")
 	write := func(name, text string) {
-		os.MkdirAll(filepath.Join(skills, name), 0o755)
+		testutil.Must(t, os.MkdirAll(filepath.Join(skills, name), 0o755))
 		if err := os.WriteFile(filepath.Join(skills, name, "SKILL.md"), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}

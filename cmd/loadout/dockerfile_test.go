@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // dockerBuildLine returns the Dockerfile's `go build` RUN instruction
@@ -92,11 +94,11 @@ func TestDockerfileRecipe(t *testing.T) {
 	// The image's layout: /config holds the config and the skills, /data
 	// the store.
 	cfgDir, dataDir := filepath.Join(dir, "config"), filepath.Join(dir, "data")
-	os.MkdirAll(filepath.Join(cfgDir, "skills", "hello"), 0o755)
-	os.MkdirAll(dataDir, 0o755)
-	os.WriteFile(filepath.Join(cfgDir, "skills", "hello", "SKILL.md"), []byte("---\nname: hello\ndescription: Says hello.\n---\nSay hello.\n"), 0o644)
+	testutil.Must(t, os.MkdirAll(filepath.Join(cfgDir, "skills", "hello"), 0o755))
+	testutil.Must(t, os.MkdirAll(dataDir, 0o755))
+	testutil.Write(t, filepath.Join(cfgDir, "skills", "hello", "SKILL.md"), "---\nname: hello\ndescription: Says hello.\n---\nSay hello.\n")
 	cfg := filepath.Join(cfgDir, "loadout.json")
-	os.WriteFile(cfg, []byte(`{"agents": [{"agentId": "a", "skills": [{"root": "skills"}]}]}`), 0o644)
+	testutil.Write(t, cfg, `{"agents": [{"agentId": "a", "skills": [{"root": "skills"}]}]}`)
 	env := append(os.Environ(), "LOADOUT_CONFIG="+cfg, "LOADOUT_DB="+filepath.Join(dataDir, "loadout.db"))
 	cmd := func(args ...string) *exec.Cmd {
 		c := exec.Command(bin, args...)

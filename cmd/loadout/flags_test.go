@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // TestFlagErrorsOneLine: a bad flag is one line on stderr, naming the
@@ -105,8 +107,8 @@ func TestArgNames(t *testing.T) {
 // without a word; --offset, --length and --max below 0 are refused.
 func TestReadRefusesNegativeBytes(t *testing.T) {
 	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "a"), 0o755)
-	os.WriteFile(filepath.Join(dir, "a", "SKILL.md"), []byte("---\nname: a\ndescription: A.\n---\nbody\n"), 0o644)
+	testutil.Must(t, os.MkdirAll(filepath.Join(dir, "a"), 0o755))
+	testutil.Write(t, filepath.Join(dir, "a", "SKILL.md"), "---\nname: a\ndescription: A.\n---\nbody\n")
 	for _, f := range []string{"--offset", "--length", "--max"} {
 		r := runCLI(t, "read", "--root", dir, "a", "SKILL.md", f, "-5")
 		if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "read: "+f+" -5: give 0 or more bytes") {

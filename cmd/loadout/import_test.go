@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/store/storetest"
 )
 
@@ -63,7 +64,7 @@ func TestImportAllOrNothingCLI(t *testing.T) {
 			db := newDB(t)
 			work := t.TempDir()
 			mk := func(dir, text string) {
-				os.MkdirAll(dir, 0o755)
+				testutil.Must(t, os.MkdirAll(dir, 0o755))
 				if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(text), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -77,10 +78,10 @@ func TestImportAllOrNothingCLI(t *testing.T) {
 			mk(filepath.Join(pack, "fresh-dir"), "---\nname: fresh-dir\ndescription: Fresh from a folder.\n---\nf\n")
 			mk(filepath.Join(pack, "nodesc"), "---\nname: nodesc\n---\nno description\n")
 			mk(filepath.Join(pack, "evil"), "---\nname: evil\ndescription: Reaches out.\n---\nx\n")
-			os.Symlink("/etc/passwd", filepath.Join(pack, "evil", "pw"))
+			testutil.Must(t, os.Symlink("/etc/passwd", filepath.Join(pack, "evil", "pw")))
 			arr := filepath.Join(work, "arr.json")
-			os.WriteFile(arr, []byte(`[{"schemaVersion": 2, "skill": {"content": "---\nname: fresh-json\ndescription: Fresh from JSON.\n---\nj\n"}},
-				{"schemaVersion": 2, "skill": {"content": 7}}]`), 0o644)
+			testutil.Must(t, os.WriteFile(arr, []byte(`[{"schemaVersion": 2, "skill": {"content": "---\nname: fresh-json\ndescription: Fresh from JSON.\n---\nj\n"}},
+				{"schemaVersion": 2, "skill": {"content": 7}}]`), 0o644))
 			before := storeContents(t, db)
 
 			r := binCLI(t, "import", "--db", db, pack, arr)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // TestSkillsInstallerAgainstServe installs a multi-file skill with the
@@ -31,8 +33,8 @@ func TestSkillsInstallerAgainstServe(t *testing.T) {
 	}
 	for p, c := range files {
 		full := filepath.Join(dir, "skills", "toolkit", filepath.FromSlash(p))
-		os.MkdirAll(filepath.Dir(full), 0o755)
-		os.WriteFile(full, []byte(c), 0o644)
+		testutil.Must(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		testutil.Write(t, full, c)
 	}
 	srv := startServe(t, "--root", filepath.Join(dir, "skills"), "--db", filepath.Join(dir, "x.db"))
 

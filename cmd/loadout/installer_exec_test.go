@@ -31,8 +31,8 @@ func TestInstallerDropsExecutableBitAndServeSaysSo(t *testing.T) {
 		"scripts/x.sh": "#!/bin/sh\necho ran\n",
 	} {
 		full := filepath.Join(dir, "skills", "toolkit", filepath.FromSlash(p))
-		os.MkdirAll(filepath.Dir(full), 0o755)
-		os.WriteFile(full, []byte(c), 0o755)
+		testutil.Must(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		testutil.Must(t, os.WriteFile(full, []byte(c), 0o755))
 	}
 	srv := startServe(t, "--root", filepath.Join(dir, "skills"), "--db", filepath.Join(dir, "x.db"))
 

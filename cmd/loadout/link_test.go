@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // A link token (issue 8, item 10: npx skills add cannot send a bearer, so a
@@ -19,11 +21,11 @@ import (
 func TestLinkToken(t *testing.T) {
 	dir := t.TempDir()
 	skills := filepath.Join(dir, "skills")
-	os.MkdirAll(filepath.Join(skills, "alpha", "scripts"), 0o755)
-	os.WriteFile(filepath.Join(skills, "alpha", "SKILL.md"), []byte("---\nname: alpha\ndescription: Use when alpha.\n---\nDo alpha.\n"), 0o644)
-	os.WriteFile(filepath.Join(skills, "alpha", "scripts", "run.sh"), []byte("echo alpha\n"), 0o644)
+	testutil.Must(t, os.MkdirAll(filepath.Join(skills, "alpha", "scripts"), 0o755))
+	testutil.Write(t, filepath.Join(skills, "alpha", "SKILL.md"), "---\nname: alpha\ndescription: Use when alpha.\n---\nDo alpha.\n")
+	testutil.Write(t, filepath.Join(skills, "alpha", "scripts", "run.sh"), "echo alpha\n")
 	cfg := filepath.Join(dir, "loadout.json")
-	os.WriteFile(cfg, []byte(`{"agents": [{"agentId": "coder", "skills": [{"root": "skills"}]}, {"agentId": "other", "skills": [{"root": "skills"}]}]}`), 0o644)
+	testutil.Write(t, cfg, `{"agents": [{"agentId": "coder", "skills": [{"root": "skills"}]}, {"agentId": "other", "skills": [{"root": "skills"}]}]}`)
 	db := filepath.Join(dir, "x.db")
 	cli := func(args ...string) (string, string) {
 		t.Helper()
@@ -155,11 +157,11 @@ func TestSkillsInstallerThroughLink(t *testing.T) {
 	}
 	for p, c := range files {
 		full := filepath.Join(dir, "skills", "toolkit", filepath.FromSlash(p))
-		os.MkdirAll(filepath.Dir(full), 0o755)
-		os.WriteFile(full, []byte(c), 0o644)
+		testutil.Must(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		testutil.Write(t, full, c)
 	}
 	cfg := filepath.Join(dir, "loadout.json")
-	os.WriteFile(cfg, []byte(`{"agents": [{"agentId": "coder", "skills": [{"root": "skills"}]}]}`), 0o644)
+	testutil.Write(t, cfg, `{"agents": [{"agentId": "coder", "skills": [{"root": "skills"}]}]}`)
 	db := filepath.Join(dir, "x.db")
 	create := exec.Command(loadoutBinary(t), "token", "create", "--db", db, "--link", "coder")
 	create.Env = append(os.Environ(), "LOADOUT_CONFIG=", "LOADOUT_DB=")

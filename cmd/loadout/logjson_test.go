@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // TestServeLogJSONEveryLine: with --log-json every line serve writes to
@@ -20,8 +22,8 @@ import (
 func TestServeLogJSONEveryLine(t *testing.T) {
 	dir := t.TempDir()
 	for name, fm := range map[string]string{"good": "name: good\ndescription: Good.", "broken": "name: broken"} {
-		os.MkdirAll(filepath.Join(dir, "skills", name), 0o755)
-		os.WriteFile(filepath.Join(dir, "skills", name, "SKILL.md"), []byte("---\n"+fm+"\n---\nbody\n"), 0o644)
+		testutil.Must(t, os.MkdirAll(filepath.Join(dir, "skills", name), 0o755))
+		testutil.Write(t, filepath.Join(dir, "skills", name, "SKILL.md"), "---\n"+fm+"\n---\nbody\n")
 	}
 	cmd := exec.Command(loadoutBinary(t), "serve", "--addr", "127.0.0.1:0", "--log-json", "--log-level", "debug",
 		"--root", filepath.Join(dir, "skills"), "--db", filepath.Join(dir, "loadout.db"))

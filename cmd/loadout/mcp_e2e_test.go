@@ -72,22 +72,22 @@ func runClient(t *testing.T, dir string, change func(), args ...string) string {
 func mcpFixture(t *testing.T) (cfg, skills string) {
 	dir := t.TempDir()
 	skills = filepath.Join(dir, "skills")
-	os.MkdirAll(filepath.Join(skills, "alpha", "references"), 0o755)
-	os.MkdirAll(filepath.Join(skills, "alpha", "assets"), 0o755)
-	os.WriteFile(filepath.Join(skills, "alpha", "SKILL.md"), []byte("---\nname: alpha\ndescription: Fill pdf forms from structured data.\n---\nRead references/guide.md first.\n"), 0o644)
-	os.WriteFile(filepath.Join(skills, "alpha", "references", "guide.md"), []byte("# Guide\n\nStep one.\n"), 0o644)
-	os.WriteFile(filepath.Join(skills, "alpha", "assets", "logo.png"), []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x01\xff"), 0o644)
-	os.MkdirAll(filepath.Join(skills, "beta"), 0o755)
-	os.WriteFile(filepath.Join(skills, "beta", "SKILL.md"), []byte("---\nname: beta\ndescription: Review changes.\n---\nReview.\n"), 0o644)
+	testutil.Must(t, os.MkdirAll(filepath.Join(skills, "alpha", "references"), 0o755))
+	testutil.Must(t, os.MkdirAll(filepath.Join(skills, "alpha", "assets"), 0o755))
+	testutil.Write(t, filepath.Join(skills, "alpha", "SKILL.md"), "---\nname: alpha\ndescription: Fill pdf forms from structured data.\n---\nRead references/guide.md first.\n")
+	testutil.Write(t, filepath.Join(skills, "alpha", "references", "guide.md"), "# Guide\n\nStep one.\n")
+	testutil.Write(t, filepath.Join(skills, "alpha", "assets", "logo.png"), "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x01\xff")
+	testutil.Must(t, os.MkdirAll(filepath.Join(skills, "beta"), 0o755))
+	testutil.Write(t, filepath.Join(skills, "beta", "SKILL.md"), "---\nname: beta\ndescription: Review changes.\n---\nReview.\n")
 	cfg = filepath.Join(dir, "loadout.json")
-	os.WriteFile(cfg, []byte(`{"agents": [{"agentId": "coder", "skills": [{"root": "skills"}]}]}`), 0o644)
+	testutil.Write(t, cfg, `{"agents": [{"agentId": "coder", "skills": [{"root": "skills"}]}]}`)
 	return cfg, skills
 }
 
 func addSkill(t *testing.T, skills, name string) func() {
 	return func() {
-		os.MkdirAll(filepath.Join(skills, name), 0o755)
-		os.WriteFile(filepath.Join(skills, name, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: Added while the client waits.\n---\nNew.\n"), 0o644)
+		testutil.Must(t, os.MkdirAll(filepath.Join(skills, name), 0o755))
+		testutil.Write(t, filepath.Join(skills, name, "SKILL.md"), "---\nname: "+name+"\ndescription: Added while the client waits.\n---\nNew.\n")
 	}
 }
 

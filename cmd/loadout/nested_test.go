@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // TestNestedSkillMDExportImport exports a folder skill with a nested
@@ -25,7 +27,7 @@ func TestNestedSkillMDExportImport(t *testing.T) {
 	}
 	for p, data := range files {
 		full := filepath.Join(root, filepath.FromSlash(p))
-		os.MkdirAll(filepath.Dir(full), 0o755)
+		testutil.Must(t, os.MkdirAll(filepath.Dir(full), 0o755))
 		mode := os.FileMode(0o644)
 		if strings.HasSuffix(p, ".sh") {
 			mode = 0o755
@@ -36,7 +38,7 @@ func TestNestedSkillMDExportImport(t *testing.T) {
 	}
 	want := treeOf(t, filepath.Join(root, "outer"))
 	cfg := filepath.Join(work, "loadout.json")
-	os.WriteFile(cfg, []byte(`{"agents": [{"agentId": "a", "skills": [{"root": "`+root+`"}]}]}`), 0o644)
+	testutil.Write(t, cfg, `{"agents": [{"agentId": "a", "skills": [{"root": "`+root+`"}]}]}`)
 
 	for _, format := range []string{"dir", "zip", "json"} {
 		t.Run(format, func(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // The prompt command refuses budgets it cannot honour, and at a thousand
@@ -15,8 +17,8 @@ func TestPromptBudgetAndSummary(t *testing.T) {
 	dir := t.TempDir()
 	for i := 0; i < 1000; i++ {
 		name := fmt.Sprintf("skill-%04d", i)
-		os.MkdirAll(filepath.Join(dir, name), 0o755)
-		os.WriteFile(filepath.Join(dir, name, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: Use when doing thing "+name+".\n---\nBody.\n"), 0o644)
+		testutil.Must(t, os.MkdirAll(filepath.Join(dir, name), 0o755))
+		testutil.Write(t, filepath.Join(dir, name, "SKILL.md"), "---\nname: "+name+"\ndescription: Use when doing thing "+name+".\n---\nBody.\n")
 	}
 	for _, b := range []string{"-5", "-2"} {
 		r := runCLI(t, "prompt", "--root", dir, "--budget", b)
@@ -46,8 +48,8 @@ func TestPromptBudgetAndSummary(t *testing.T) {
 // Counts read right in the singular.
 func TestPluralsInSummaries(t *testing.T) {
 	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "one"), 0o755)
-	os.WriteFile(filepath.Join(dir, "one", "SKILL.md"), []byte("---\nname: one\ndescription: Use when one.\n---\nOne.\n"), 0o644)
+	testutil.Must(t, os.MkdirAll(filepath.Join(dir, "one"), 0o755))
+	testutil.Write(t, filepath.Join(dir, "one", "SKILL.md"), "---\nname: one\ndescription: Use when one.\n---\nOne.\n")
 	if r := runCLI(t, "check", dir); !strings.Contains(r.stdout, "1 skill, 0 errors, 0 warnings") {
 		t.Errorf("check: %q", r.stdout)
 	}

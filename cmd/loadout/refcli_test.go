@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 func runRef(t *testing.T, args ...string) (stdout, stderr string, code int) {
@@ -38,9 +40,9 @@ func TestRefCLI(t *testing.T) {
 	bad := refSkill(t, root, "bad", "SKILL.md", "---\nname: Bad\nextra: 1\n---\n")
 	low := refSkill(t, root, "low", "skill.md", "---\nname: low\ndescription: lower\n---\n")
 	empty := filepath.Join(root, "empty")
-	os.Mkdir(empty, 0o755)
+	testutil.Must(t, os.Mkdir(empty, 0o755))
 	file := filepath.Join(root, "notes.txt")
-	os.WriteFile(file, []byte("x"), 0o644)
+	testutil.Write(t, file, "x")
 	missing := filepath.Join(root, "nope")
 
 	usage := func(cmd, args, msg string) string {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/store"
 )
 
@@ -18,8 +19,8 @@ func reloadFixture(t *testing.T) (dir, cfg, db string) {
 	t.Helper()
 	dir = t.TempDir()
 	for folder, name := range map[string]string{"skills": "alpha", "more": "beta"} {
-		os.MkdirAll(filepath.Join(dir, folder, name), 0o755)
-		os.WriteFile(filepath.Join(dir, folder, name, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: The "+name+" skill.\n---\nBody of "+name+".\n"), 0o644)
+		testutil.Must(t, os.MkdirAll(filepath.Join(dir, folder, name), 0o755))
+		testutil.Write(t, filepath.Join(dir, folder, name, "SKILL.md"), "---\nname: "+name+"\ndescription: The "+name+" skill.\n---\nBody of "+name+".\n")
 	}
 	cfg = filepath.Join(dir, "loadout.json")
 	writeConfig(t, cfg, `{"agents": [{"agentId": "one", "skills": [{"root": "skills"}]}]}`)
@@ -65,7 +66,7 @@ func TestServeReloadsConfigFileOnChange(t *testing.T) {
 		t.Errorf("no reload logged:\n%s", srv.log())
 	}
 	// The new agent's folder is watched: an edit in it is served.
-	os.WriteFile(filepath.Join(dir, "more", "beta", "SKILL.md"), []byte("---\nname: beta\ndescription: The beta skill.\n---\nBeta version two.\n"), 0o644)
+	testutil.Write(t, filepath.Join(dir, "more", "beta", "SKILL.md"), "---\nname: beta\ndescription: The beta skill.\n---\nBeta version two.\n")
 	eventually(t, 5*time.Second, "an edit in the new agent's folder", func() bool {
 		_, body := httpDo(t, "GET", srv.base+"/v1/agents/two/skills/beta", "", nil)
 		return strings.Contains(body, "Beta version two.")

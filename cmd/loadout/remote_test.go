@@ -16,6 +16,7 @@ import (
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/config"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/remote"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/source"
@@ -47,7 +48,7 @@ func newGitRepo(t *testing.T, files map[string]string) *gitRepo {
 	}
 	root := t.TempDir()
 	g := &gitRepo{t: t, work: filepath.Join(root, "work"), bare: filepath.Join(root, "srv", "skills.git")}
-	os.MkdirAll(g.work, 0o755)
+	testutil.Must(t, os.MkdirAll(g.work, 0o755))
 	g.git(g.work, "init", "-q", "-b", "main")
 	g.commit("first", files)
 	g.git(root, "clone", "-q", "--bare", g.work, g.bare)
@@ -85,10 +86,10 @@ func (g *gitRepo) commit(msg string, files map[string]string) {
 	for p, c := range files {
 		full := filepath.Join(g.work, p)
 		if c == "" {
-			os.Remove(full)
+			testutil.Must(g.t, os.Remove(full))
 			continue
 		}
-		os.MkdirAll(filepath.Dir(full), 0o755)
+		testutil.Mkdir(g.t, filepath.Dir(full))
 		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
 			g.t.Fatal(err)
 		}

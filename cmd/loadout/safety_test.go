@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // hostile writes one skill per attack under root and returns, for each,
@@ -48,7 +50,7 @@ func hostile(t *testing.T, root string) map[string][2]string {
 	for name, s := range skills {
 		for p, c := range s.files {
 			full := filepath.Join(root, name, filepath.FromSlash(p))
-			os.MkdirAll(filepath.Dir(full), 0o755)
+			testutil.Must(t, os.MkdirAll(filepath.Dir(full), 0o755))
 			if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/httpapi"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/mcpserver"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/sqlite"
@@ -42,8 +43,8 @@ func newInProcess(t *testing.T, requireTokens bool) *inProcess {
 	t.Helper()
 	root := t.TempDir()
 	for _, name := range []string{"alpha", "beta"} {
-		os.MkdirAll(filepath.Join(root, name), 0o755)
-		os.WriteFile(filepath.Join(root, name, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: The "+name+" skill.\n---\nBody of "+name+".\n"), 0o644)
+		testutil.Must(t, os.MkdirAll(filepath.Join(root, name), 0o755))
+		testutil.Write(t, filepath.Join(root, name, "SKILL.md"), "---\nname: "+name+"\ndescription: The "+name+" skill.\n---\nBody of "+name+".\n")
 	}
 	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{
 		{AgentID: "coder", Skills: []catalog.SourceSpec{{Root: root}}},
@@ -297,12 +298,12 @@ func getFrom(src, url string, host string) (int, string, error) {
 // headers. /healthz keeps answering and the server's memory stays bounded.
 func TestServeResourceLimits(t *testing.T) {
 	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "skills", "alpha"), 0o755)
-	os.WriteFile(filepath.Join(dir, "skills", "alpha", "SKILL.md"), []byte("---\nname: alpha\ndescription: A.\n---\nBody.\n"), 0o644)
+	testutil.Must(t, os.MkdirAll(filepath.Join(dir, "skills", "alpha"), 0o755))
+	testutil.Write(t, filepath.Join(dir, "skills", "alpha", "SKILL.md"), "---\nname: alpha\ndescription: A.\n---\nBody.\n")
 	cfg := filepath.Join(dir, "loadout.json")
-	os.WriteFile(cfg, []byte(`{"agents": [{"agentId": "coder", "skills": [{"root": "skills"}]}],
+	testutil.Must(t, os.WriteFile(cfg, []byte(`{"agents": [{"agentId": "coder", "skills": [{"root": "skills"}]}],
   "storeLimits": {"maxFileSize": 65536},
-  "server": {"allowedHosts": ["skills.example.com"], "readTimeout": "1s", "mcpSessions": 50}}`), 0o644)
+  "server": {"allowedHosts": ["skills.example.com"], "readTimeout": "1s", "mcpSessions": 50}}`), 0o644))
 	srv := startServe(t, "--config", cfg, "--db", filepath.Join(dir, "x.db"), "--no-watch",
 		"--max-conns", "64", "--max-conns-per-ip", "32", "--read-header-timeout", "1s")
 	base := srv.base

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 var (
@@ -134,15 +136,15 @@ func TestServeE2E(t *testing.T) {
 	dir := t.TempDir()
 	skills := filepath.Join(dir, "skills")
 	for name, desc := range map[string]string{"deploy": "Deploy safely.", "lint": "Lint code."} {
-		os.MkdirAll(filepath.Join(skills, name, "references"), 0o755)
-		os.WriteFile(filepath.Join(skills, name, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: "+desc+"\n---\nVersion one of "+name+".\n"), 0o644)
-		os.WriteFile(filepath.Join(skills, name, "references", "guide.md"), []byte("# Guide for "+name+"\n"), 0o644)
+		testutil.Must(t, os.MkdirAll(filepath.Join(skills, name, "references"), 0o755))
+		testutil.Write(t, filepath.Join(skills, name, "SKILL.md"), "---\nname: "+name+"\ndescription: "+desc+"\n---\nVersion one of "+name+".\n")
+		testutil.Write(t, filepath.Join(skills, name, "references", "guide.md"), "# Guide for "+name+"\n")
 	}
 	cfg := filepath.Join(dir, "loadout.json")
-	os.WriteFile(cfg, []byte(`{"agents": [
+	testutil.Must(t, os.WriteFile(cfg, []byte(`{"agents": [
   {"agentId": "ops", "skills": [{"root": "skills", "available": ["deploy"]}, {"store": true}]},
   {"agentId": "dev", "skills": [{"root": "skills"}]}
-]}`), 0o644)
+]}`), 0o644))
 	db := filepath.Join(dir, "loadout.db")
 	mk := func(scope string) string {
 		r := runCLI(t, "token", "create", "--db", db, "--scope", scope, "--name", scope)
@@ -176,20 +178,20 @@ func TestServeE2E(t *testing.T) {
 	}
 
 	// Live reload: an edit shows up within a second, without a restart.
-	os.WriteFile(filepath.Join(skills, "deploy", "SKILL.md"), []byte("---\nname: deploy\ndescription: Deploy safely.\n---\nVersion two of deploy.\n"), 0o644)
+	testutil.Write(t, filepath.Join(skills, "deploy", "SKILL.md"), "---\nname: deploy\ndescription: Deploy safely.\n---\nVersion two of deploy.\n")
 	eventually(t, time.Second, "the edit being served", func() bool {
 		_, body := httpDo(t, "GET", base+"/v1/agents/ops/skills/deploy", opsTok, nil)
 		return strings.Contains(body, "Version two of deploy.")
 	})
 	// A new skill appears in a listing.
-	os.MkdirAll(filepath.Join(skills, "fresh"), 0o755)
-	os.WriteFile(filepath.Join(skills, "fresh", "SKILL.md"), []byte("---\nname: fresh\ndescription: New.\n---\nFresh.\n"), 0o644)
+	testutil.Must(t, os.MkdirAll(filepath.Join(skills, "fresh"), 0o755))
+	testutil.Write(t, filepath.Join(skills, "fresh", "SKILL.md"), "---\nname: fresh\ndescription: New.\n---\nFresh.\n")
 	eventually(t, time.Second, "the new skill being listed", func() bool {
 		_, body := httpDo(t, "GET", base+"/v1/skills", admin, nil)
 		return strings.Contains(body, `"fresh"`)
 	})
 	// A broken edit keeps the last good version, and the diagnostic says so.
-	os.WriteFile(filepath.Join(skills, "deploy", "SKILL.md"), []byte("---\nname: deploy\ndescription: [broken\n---\nVersion three.\n"), 0o644)
+	testutil.Write(t, filepath.Join(skills, "deploy", "SKILL.md"), "---\nname: deploy\ndescription: [broken\n---\nVersion three.\n")
 	eventually(t, time.Second, "the kept-last-good diagnostic", func() bool {
 		_, body := httpDo(t, "GET", base+"/v1/diagnostics", admin, nil)
 		return strings.Contains(body, "kept-last-good")
@@ -198,7 +200,7 @@ func TestServeE2E(t *testing.T) {
 		t.Errorf("broken edit not served from the last good version: %s", body)
 	}
 	// A deleted skill disappears.
-	os.RemoveAll(filepath.Join(skills, "fresh"))
+	testutil.Must(t, os.RemoveAll(filepath.Join(skills, "fresh")))
 	eventually(t, time.Second, "the deleted skill leaving the listing", func() bool {
 		_, body := httpDo(t, "GET", base+"/v1/skills", admin, nil)
 		return !strings.Contains(body, `"fresh"`)
@@ -250,7 +252,7 @@ func TestTwoInstancesSharePostgres(t *testing.T) {
 	dsn := freshPostgres(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "loadout.json")
-	os.WriteFile(cfg, []byte(`{"agents": [{"agentId": "a", "skills": [{"store": true}]}]}`), 0o644)
+	testutil.Write(t, cfg, `{"agents": [{"agentId": "a", "skills": [{"store": true}]}]}`)
 	a := startServe(t, "--config", cfg, "--db", dsn, "--no-watch")
 	b := startServe(t, "--config", cfg, "--db", dsn, "--no-watch")
 	doc := `{"schemaVersion": 2, "skill": {"name": "shared", "content": "---\nname: shared\ndescription: Shared.\n---\nFrom instance A.\n", "files": []}}`
@@ -267,8 +269,8 @@ func TestTwoInstancesSharePostgres(t *testing.T) {
 // machine's addresses), and counts read right.
 func TestServeBannerOnEveryAddress(t *testing.T) {
 	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "skills", "one"), 0o755)
-	os.WriteFile(filepath.Join(dir, "skills", "one", "SKILL.md"), []byte("---\nname: one\ndescription: Use when one.\n---\nOne.\n"), 0o644)
+	testutil.Must(t, os.MkdirAll(filepath.Join(dir, "skills", "one"), 0o755))
+	testutil.Write(t, filepath.Join(dir, "skills", "one", "SKILL.md"), "---\nname: one\ndescription: Use when one.\n---\nOne.\n")
 	db := filepath.Join(dir, "x.db")
 	if r := runCLI(t, "token", "create", "--db", db, "--scope", "admin"); r.code != 0 {
 		t.Fatalf("token create: %s", r.stderr)

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // treeOf records every file under dir: bytes and executable bit.
@@ -115,11 +117,11 @@ func TestStoreCommands(t *testing.T) {
 
 			// A refused import changes nothing, and says why.
 			bad := t.TempDir()
-			os.MkdirAll(filepath.Join(bad, "evil"), 0o755)
-			os.WriteFile(filepath.Join(bad, "evil", "SKILL.md"), []byte("---\nname: evil\ndescription: x\n---\n"), 0o644)
-			os.Symlink("/etc/passwd", filepath.Join(bad, "evil", "pw"))
-			os.MkdirAll(filepath.Join(bad, "nodesc"), 0o755)
-			os.WriteFile(filepath.Join(bad, "nodesc", "SKILL.md"), []byte("---\nname: nodesc\n---\n"), 0o644)
+			testutil.Must(t, os.MkdirAll(filepath.Join(bad, "evil"), 0o755))
+			testutil.Write(t, filepath.Join(bad, "evil", "SKILL.md"), "---\nname: evil\ndescription: x\n---\n")
+			testutil.Must(t, os.Symlink("/etc/passwd", filepath.Join(bad, "evil", "pw")))
+			testutil.Must(t, os.MkdirAll(filepath.Join(bad, "nodesc"), 0o755))
+			testutil.Write(t, filepath.Join(bad, "nodesc", "SKILL.md"), "---\nname: nodesc\n---\n")
 			r = runCLI(t, "import", "--db", db, filepath.Join(bad, "evil"), filepath.Join(bad, "nodesc"))
 			if r.code != 1 || strings.Count(r.stdout, "refused") < 2 || !strings.Contains(r.stdout, "outside the skill folder") || !strings.Contains(r.stdout, "description") {
 				t.Errorf("refused import: %d\n%s", r.code, r.stdout)
@@ -131,7 +133,7 @@ func TestStoreCommands(t *testing.T) {
 			// Versions and restore.
 			dir := filepath.Join(t.TempDir(), "deploy")
 			runCLI(t, "export", "--db", db, "deploy", "--format", "dir", "--out", dir)
-			os.WriteFile(filepath.Join(dir, "references", "new.md"), []byte("# New\n"), 0o644)
+			testutil.Write(t, filepath.Join(dir, "references", "new.md"), "# New\n")
 			if r := runCLI(t, "import", "--db", db, dir); !strings.Contains(r.stdout, "updated    deploy v2") {
 				t.Fatalf("update: %s", r.stdout)
 			}
@@ -183,10 +185,10 @@ func TestPluginsAndMixedSources(t *testing.T) {
 	ex := examplesDir(t)
 	work := t.TempDir()
 	cfg := filepath.Join(work, "loadout.json")
-	os.WriteFile(cfg, []byte(`{
+	testutil.Must(t, os.WriteFile(cfg, []byte(`{
   "agents": [{"agentId": "platform", "skills": [{"store": true}, {"plugin": "acme-ops"}, {"root": "`+filepath.Join(ex, "skills")+`"}]}],
   "plugins": ["`+filepath.Join(ex, "plugins", "acme-ops")+`"]
-}`), 0o644)
+}`), 0o644))
 	r := runCLI(t, "plugins", "--config", cfg, "--json")
 	var ps struct {
 		Skills []struct {

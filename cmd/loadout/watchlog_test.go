@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // At 1,000 skills the start-up log stays small: the skills the MCP
@@ -18,13 +20,13 @@ func TestServeLogsStayBoundedAt1000Skills(t *testing.T) {
 	const n = 1000
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("skill-%04d", i)
-		os.MkdirAll(filepath.Join(dir, "skills", name, "references"), 0o755)
-		os.WriteFile(filepath.Join(dir, "skills", name, "SKILL.md"), []byte(fmt.Sprintf(
-			"---\nname: %s\ndescription: Does thing number %d for the user when asked about topic %d in some detail.\n---\nBody %d.\n", name, i, i, i)), 0o644)
+		testutil.Must(t, os.MkdirAll(filepath.Join(dir, "skills", name, "references"), 0o755))
+		testutil.Must(t, os.WriteFile(filepath.Join(dir, "skills", name, "SKILL.md"), []byte(fmt.Sprintf(
+			"---\nname: %s\ndescription: Does thing number %d for the user when asked about topic %d in some detail.\n---\nBody %d.\n", name, i, i, i)), 0o644))
 	}
 	cfg := filepath.Join(dir, "loadout.json")
-	os.WriteFile(cfg, []byte(`{"agents": [{"agentId": "all", "skills": [{"root": "skills"}]}],
-  "watch": {"maxWatches": 10, "pollInterval": "200ms"}}`), 0o644)
+	testutil.Must(t, os.WriteFile(cfg, []byte(`{"agents": [{"agentId": "all", "skills": [{"root": "skills"}]}],
+  "watch": {"maxWatches": 10, "pollInterval": "200ms"}}`), 0o644))
 	srv := startServe(t, "--config", cfg, "--log-level", "debug")
 	// (startServe has read the URLs, which come after the MCP server's
 	// start-up lines.)
@@ -32,7 +34,7 @@ func TestServeLogsStayBoundedAt1000Skills(t *testing.T) {
 	// A folder beyond the budget of 10 watches is polled, and its edits
 	// are served.
 	last := filepath.Join(dir, "skills", fmt.Sprintf("skill-%04d", n-1), "SKILL.md")
-	os.WriteFile(last, []byte("---\nname: skill-0999\ndescription: Edited.\n---\nEdited body.\n"), 0o644)
+	testutil.Write(t, last, "---\nname: skill-0999\ndescription: Edited.\n---\nEdited body.\n")
 	eventually(t, 10*time.Second, "the edit of a polled skill being served", func() bool {
 		_, body := httpDo(t, "GET", srv.base+"/v1/agents/all/skills/skill-0999", "", nil)
 		return strings.Contains(body, "Edited body.")

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // runIn runs a command in-process from dir, with the given environment
@@ -154,7 +156,7 @@ func TestReadOnlyCommandsCreateNothing(t *testing.T) {
 	// The store is empty: check fails as it checked nothing (no-skills)
 	// and prompt as its prompt would be empty (issue 24); list lists none.
 	proj := t.TempDir()
-	os.WriteFile(filepath.Join(proj, "loadout.json"), []byte(`{"agents":[{"agentId":"a","skills":[{"store":true}]}]}`), 0o644)
+	testutil.Write(t, filepath.Join(proj, "loadout.json"), `{"agents":[{"agentId":"a","skills":[{"store":true}]}]}`)
 	exits := map[string]int{"check": 1, "prompt": 2}
 	for _, args := range [][]string{{"check"}, {"list"}, {"list", "--agent", "a"}, {"prompt", "--agent", "a"}} {
 		r := runIn(t, proj, nil, args...)
@@ -169,7 +171,7 @@ func TestReadOnlyCommandsCreateNothing(t *testing.T) {
 		}
 	}
 	// plugins too, with a plugin folder configured.
-	os.WriteFile(filepath.Join(proj, "loadout.json"), []byte(`{"agents":[],"plugins":["`+filepath.Join(ex, "plugins", "acme-ops")+`"]}`), 0o644)
+	testutil.Write(t, filepath.Join(proj, "loadout.json"), `{"agents":[],"plugins":["`+filepath.Join(ex, "plugins", "acme-ops")+`"]}`)
 	if r := runIn(t, proj, nil, "plugins"); r.code != 0 || len(entries(t, proj)) != 1 {
 		t.Errorf("plugins: exit %d, folder %v:\n%s", r.code, entries(t, proj), r.stderr)
 	}
@@ -255,11 +257,11 @@ func TestServeDemo(t *testing.T) {
 func TestFolderArgument(t *testing.T) {
 	loadoutBinary(t) // built before runIn moves to another folder
 	proj := t.TempDir()
-	os.WriteFile(filepath.Join(proj, "loadout.json"), []byte(`{"agents":[{"agentId":"a","skills":[{"root":"good"}]}]}`), 0o644)
-	os.MkdirAll(filepath.Join(proj, "good", "fine"), 0o755)
-	os.WriteFile(filepath.Join(proj, "good", "fine", "SKILL.md"), []byte("---\nname: fine\ndescription: Fine.\n---\nBody.\n"), 0o644)
-	os.MkdirAll(filepath.Join(proj, "broken", "bad"), 0o755)
-	os.WriteFile(filepath.Join(proj, "broken", "bad", "SKILL.md"), []byte("---\nname: bad\n---\nNo description.\n"), 0o644)
+	testutil.Write(t, filepath.Join(proj, "loadout.json"), `{"agents":[{"agentId":"a","skills":[{"root":"good"}]}]}`)
+	testutil.Must(t, os.MkdirAll(filepath.Join(proj, "good", "fine"), 0o755))
+	testutil.Write(t, filepath.Join(proj, "good", "fine", "SKILL.md"), "---\nname: fine\ndescription: Fine.\n---\nBody.\n")
+	testutil.Must(t, os.MkdirAll(filepath.Join(proj, "broken", "bad"), 0o755))
+	testutil.Write(t, filepath.Join(proj, "broken", "bad", "SKILL.md"), "---\nname: bad\n---\nNo description.\n")
 
 	if r := runIn(t, proj, nil, "check", "broken"); r.code != 1 || !strings.Contains(r.stdout, "description-missing") {
 		t.Errorf("check broken: exit %d, want 1 with the broken skill's error:\n%s%s", r.code, r.stdout, r.stderr)
@@ -302,7 +304,7 @@ func TestFolderArgument(t *testing.T) {
 func TestEnableUnknownPluginKey(t *testing.T) {
 	ex := examplesDir(t)
 	proj := t.TempDir()
-	os.WriteFile(filepath.Join(proj, "loadout.json"), []byte(`{"agents":[],"plugins":["`+filepath.Join(ex, "plugins", "acme-ops")+`"]}`), 0o644)
+	testutil.Write(t, filepath.Join(proj, "loadout.json"), `{"agents":[],"plugins":["`+filepath.Join(ex, "plugins", "acme-ops")+`"]}`)
 	bare := t.TempDir()
 	for _, c := range []struct {
 		dir  string
