@@ -21,7 +21,7 @@ var layers = map[string][]string{
 	// The format and the library.
 	"skill":                 {"internal/pyrepr"},
 	"render":                {"skill"},
-	"safety":                {"skill"},
+	"safety":                {"skill", "internal/safefile"},
 	"source":                {"skill", "internal/ignore", "internal/safefile", "internal/dirent", "internal/fnv1a"},
 	"catalog":               {"source", "render", "skill", "safety", "internal/textdist"},
 	"config":                {"catalog", "source", "safety", "internal/jsonc"},
@@ -53,12 +53,13 @@ var layers = map[string][]string{
 	// store's interface, never a driver.
 	"service": {"catalog", "store", "skill", "safety"},
 	// Transports.
-	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "safety", "internal/errstatus", "internal/httpbody"},
+	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "safety", "internal/errstatus", "internal/httpbody", "internal/inert"},
 	"mcpserver":          {"service", "catalog", "store", "render", "skill", "internal/errstatus"},
-	"wellknown":          {"service", "catalog", "store", "render", "skill", "internal/errstatus", "internal/httpbody"},
-	"webui":              {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus", "internal/httpbody"},
+	"wellknown":          {"service", "catalog", "store", "render", "skill", "internal/errstatus", "internal/httpbody", "internal/inert"},
+	"webui":              {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus", "internal/httpbody", "internal/inert"},
 	"internal/errstatus": {"service"},
 	"internal/httpbody":  {}, // cached HTTP answers: ETag, 304, gzip made once
+	"internal/inert":     {}, // the headers of every answer carrying a skill's bytes
 	// Remote sources: snapshots of git repositories and skill indexes. The
 	// git library is in remote/gitfetch only; cmd wires it in.
 	"remote":          {"skill", "source", "internal/safefile"},

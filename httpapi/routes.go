@@ -128,7 +128,7 @@ var routes = []route{
 			{206, "part of the file (raw=1 with a range)", map[string]string{"*/*": "binary"}, []string{"Content-Range", "X-Skill-Size"}}},
 		Errors: []int{400, 404, 409, 413}}},
 	{"GET", "/v1/agents/{id}/search", (*api).agentSearch, operation{ID: "searchSkills", Summary: "search_skills: rank the agent's skills for a query", Tag: "agents", Scope: "agent",
-		Query: []param{{Name: "q", Type: "string", Desc: "the query", Required: true}, {Name: "limit", Type: "integer", Desc: "most hits (default 10, at most 1000)"}},
+		Query: []param{{Name: "q", Type: "string", Desc: "the query: at most 1024 bytes and 32 distinct words (a repeated word counts once); past either, 400", Required: true}, {Name: "limit", Type: "integer", Desc: "most hits (default 10, at most 1000)"}},
 		OK:    []response{{200, "the hits, best first (the shape of MCP's search_skills, plus the query)", jsonOf("SearchResult"), nil}}, Errors: []int{400, 404}}},
 
 	{"POST", "/v1/check", (*api).checkSkill, operation{ID: "checkSkill", Summary: "Validate a SKILL.md text as loadout check and a save would (nothing is stored): diagnostics with their lines", Tag: "skills", Scope: "any",
@@ -138,7 +138,7 @@ var routes = []route{
 		Headers: []param{inm}, OK: []response{{200, "the diagnostics", jsonOf("DiagnosticList"), []string{"ETag"}}, notModified}}},
 	{"POST", "/v1/reload", (*api).reload, operation{ID: "reload", Summary: "Read the config file again (when serving from one) and rescan every source now; 422 invalid, the running config kept, when the file does not load", Tag: "server", Scope: "admin",
 		OK: []response{{200, "reloaded", jsonOf("ReloadResult"), nil}}, Errors: []int{422}}},
-	{"GET", "/v1/sources", (*api).sources, operation{ID: "listSources", Summary: "The remote sources (git repositories and skill indexes): where each is, its pin in loadout.lock and how its last sync went", Tag: "server", Scope: "admin",
+	{"GET", "/v1/sources", (*api).sources, operation{ID: "listSources", Summary: "Every source (folders, the store, plugins, git repositories and skill indexes) with its skills and its errors and warnings (the safety findings included); for a remote source, where it is, its pin in loadout.lock and how its last sync went", Tag: "server", Scope: "admin",
 		OK: []response{{200, "the sources", jsonOf("SourceList"), nil}}}},
 	{"POST", "/v1/sources/{source}/sync", (*api).syncSource, operation{ID: "syncSource", Summary: "Sync one remote source now (for a webhook): fetch what its ref points at, validate it beside the current snapshot, swap it in and move its pin; a failure keeps the last good snapshot (200 with the error in the result)", Tag: "server", Scope: "admin",
 		OK: []response{{200, "what the sync did", jsonOf("SourceSync"), nil}}, Errors: []int{404}}},

@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -43,6 +45,12 @@ type Options struct {
 
 // Manager keeps every remote source's current snapshot and its pin. It is
 // safe for concurrent use; syncs of one source run one at a time.
+//
+// The lock file is shared with other processes (`loadout sync` beside a
+// running server): a sync reads it again before it moves a pin, and Follow
+// brings the snapshots served to what it pins now. Snapshot folders are
+// leased (lease.go) while they may be read, so no process removes one
+// that another serves.
 type Manager struct {
 	opt   Options
 	specs []Spec
@@ -51,21 +59,31 @@ type Manager struct {
 	lockMu sync.Mutex // guards the lock file and lock
 	lock   *Lock
 
-	mu      sync.RWMutex
-	state   map[string]*snapshot
-	lastErr map[string]string // why the last sync of a source failed
+	mu    sync.RWMutex
+	state map[string]*snapshot
+	// prev is the snapshot before the current one: a load that began
+	// before the swap may still read it, so its lease is kept until the
+	// next swap.
+	prev map[string]*snapshot
+	// problem is why a source is not served as its pin says, or why its
+	// last sync failed; it is cleared when the source is served at its
+	// pin again.
+	problem map[string]*skill.Diagnostic
+	// synced says what the last sync that moved a source's pin did.
+	synced map[string]*skill.Diagnostic
 
 	syncMu map[string]*sync.Mutex // one sync at a time per source
 }
 
 // snapshot is a source's current, validated snapshot.
 type snapshot struct {
-	rev    string
-	dir    string
-	skills []*skill.Skill
-	diags  []skill.Diagnostic
-	// stale is the last sync's failure, when it kept this snapshot.
-	stale *skill.Diagnostic
+	rev     string
+	dir     string
+	digest  string
+	skills  []*skill.Skill
+	diags   []skill.Diagnostic
+	digests map[string]string
+	lease   *lease
 }
 
 // NewManager checks the specs (ids valid and unique, one location each)
@@ -75,7 +93,11 @@ func NewManager(specs []Spec, opt Options) (*Manager, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	m := &Manager{opt: opt, byID: map[string]int{}, state: map[string]*snapshot{}, lastErr: map[string]string{}, syncMu: map[string]*sync.Mutex{}}
+	// A snapshot never changes once fetched (a changed one is refetched),
+	// so a scan cache would only keep skills alive across swaps.
+	opt.Scan.Cache = nil
+	m := &Manager{opt: opt, byID: map[string]int{}, state: map[string]*snapshot{}, prev: map[string]*snapshot{},
+		problem: map[string]*skill.Diagnostic{}, synced: map[string]*skill.Diagnostic{}, syncMu: map[string]*sync.Mutex{}}
 	for i, s := range specs {
 		if s.ID == "" {
 			s.ID = DefaultID(s)
@@ -109,6 +131,9 @@ func NewManager(specs []Spec, opt Options) (*Manager, error) {
 // Specs are the sources, with their IDs filled in.
 func (m *Manager) Specs() []Spec { return slices.Clone(m.specs) }
 
+// LockPath is the lock file the manager reads and writes.
+func (m *Manager) LockPath() string { return m.opt.LockPath }
+
 // Pin is source id's pin in the lock, or nil.
 func (m *Manager) Pin(id string) *Pin {
 	m.lockMu.Lock()
@@ -121,19 +146,39 @@ func (m *Manager) Pin(id string) *Pin {
 }
 
 // Skills are source id's skills in its current snapshot, and the
-// diagnostics of reading it (a stale snapshot says so). It reads nothing.
+// diagnostics of reading it: the snapshot's own, why the source is not
+// served at its pin or its last sync failed, and what the last sync that
+// moved its pin did. It reads nothing.
 func (m *Manager) Skills(id string) ([]*skill.Skill, []skill.Diagnostic) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	s := m.state[id]
-	if s == nil {
-		return nil, nil
+	var sks []*skill.Skill
+	var diags []skill.Diagnostic
+	if s := m.state[id]; s != nil {
+		sks, diags = s.skills, slices.Clip(s.diags)
 	}
-	diags := s.diags
-	if s.stale != nil {
-		diags = append(slices.Clip(diags), *s.stale)
+	if p := m.problem[id]; p != nil {
+		diags = append(diags, *p)
 	}
-	return s.skills, diags
+	if d := m.synced[id]; d != nil {
+		diags = append(diags, *d)
+	}
+	return sks, diags
+}
+
+// Close releases the leases on the snapshots the manager serves, so that
+// other processes may remove them. The manager serves nothing after it.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, s := range m.state {
+		s.lease.release()
+		delete(m.state, id)
+	}
+	for id, s := range m.prev {
+		s.lease.release()
+		delete(m.prev, id)
+	}
 }
 
 // Provider is source id's skills as a catalog provider (its Skills method
@@ -148,59 +193,108 @@ type ProviderFunc func(ctx context.Context) ([]*skill.Skill, []skill.Diagnostic)
 // Skills calls f.
 func (f ProviderFunc) Skills(ctx context.Context) ([]*skill.Skill, []skill.Diagnostic) { return f(ctx) }
 
-// Open brings every source to the snapshot its pin names: the snapshot in
-// the cache when it is there, else fetched at exactly the pinned revision.
-// A snapshot whose digest is not the pin's is not used (an error that says
-// to run `loadout sync`). A source with no pin (or a pin for another place
-// after a config edit) is synced and pinned when pinNew is set, else
-// reported. With ids, only those sources are opened. Problems are
-// diagnostics; Open never fails as a whole.
+// Open brings every source to the snapshot its pin names: a snapshot in
+// the cache whose digest is the pin's, else the pinned revision fetched
+// again into a new folder (a cached snapshot edited on disk is never
+// used). A fetched snapshot whose digest is not the pin's is not used (an
+// error that says to run `loadout sync`). A source with no pin (or a pin
+// for another place after a config edit) is synced and pinned when pinNew
+// is set, else reported. With ids, only those sources are opened.
+// Problems are diagnostics, returned and kept with the source's skills
+// (Skills) until it is served at its pin; Open never fails as a whole.
 func (m *Manager) Open(ctx context.Context, pinNew bool, ids ...string) []skill.Diagnostic {
 	var diags []skill.Diagnostic
 	for _, s := range m.specs {
 		if len(ids) > 0 && !slices.Contains(ids, s.ID) {
 			continue
 		}
-		m.cleanTemps(s.ID)
 		pin := m.Pin(s.ID)
 		if pin == nil || !pin.Same(s) {
 			if !pinNew {
-				diags = append(diags, diag(s, skill.Error, CodeUnknown, fmt.Sprintf("has no pin in %s: run `loadout sync` to fetch it and pin what it holds", m.opt.LockPath)))
+				d := diag(s, skill.Error, CodeUnknown, fmt.Sprintf("has no pin in %s: run `loadout sync` to fetch it and pin what it holds", m.opt.LockPath))
+				m.setProblem(s.ID, &d)
+				diags = append(diags, d)
 				continue
 			}
 			ch := m.Sync(ctx, s.ID)
 			diags = append(diags, ch[0].Diagnostics()...)
 			continue
 		}
-		if err := m.openPinned(ctx, s, pin); err != nil {
-			diags = append(diags, diag(s, skill.Error, CodeOf(err), err.Error()))
+		if d := m.openPin(ctx, s, pin); d != nil {
+			diags = append(diags, *d)
 		}
 	}
 	return diags
 }
 
-// openPinned loads the snapshot pin names, fetching it when it is not in
-// the cache, and checks its digest.
-func (m *Manager) openPinned(ctx context.Context, s Spec, pin *Pin) error {
-	dir := m.snapDir(s.ID, pin.Revision)
-	if _, err := os.Stat(dir); err != nil {
-		f, err := m.fetcher(s)
-		if err != nil {
-			return err
-		}
-		if _, err := m.fetchInto(ctx, s, f, pin.Revision, dir); err != nil {
-			return err
-		}
+// openPin serves the snapshot pin names, under the source's sync lock; on
+// failure it keeps what is served and returns (and keeps) why.
+func (m *Manager) openPin(ctx context.Context, s Spec, pin *Pin) *skill.Diagnostic {
+	mu := m.syncMu[s.ID]
+	mu.Lock()
+	defer mu.Unlock()
+	if cur, _ := m.current(s.ID); cur != nil && cur.rev == pin.Revision && cur.digest == pin.Digest {
+		m.setProblem(s.ID, nil)
+		return nil
 	}
-	snap, digests := m.scan(ctx, s, pin.Revision, dir)
-	if d := snapshotDigest(digests); d != pin.Digest {
-		return Errorf(s.ID, CodeLock, "the snapshot at %s (%s) has digest %s, but %s pins %s: the remote's content at that revision, or the lock, changed. Run `loadout sync %s` to pin what the source holds now",
-			shortRev(pin.Revision), dir, d, m.opt.LockPath, pin.Digest, s.ID)
+	snap, err := m.openPinned(ctx, s, pin)
+	if err != nil {
+		sev, msg := skill.Error, errMsg(err)
+		if cur, _ := m.current(s.ID); cur != nil {
+			sev, msg = skill.Warning, fmt.Sprintf("%s; still serving the snapshot at %s", errMsg(err), shortRev(cur.rev))
+		}
+		d := diag(s, sev, CodeOf(err), msg)
+		m.setProblem(s.ID, &d)
+		return &d
 	}
-	m.mu.Lock()
-	m.state[s.ID] = snap
-	m.mu.Unlock()
+	m.swap(s.ID, snap)
+	m.setProblem(s.ID, nil)
+	m.gc(s.ID)
 	return nil
+}
+
+// openPinned reads the snapshot pin names: a cached one that matches the
+// pin, else one fetched again.
+func (m *Manager) openPinned(ctx context.Context, s Spec, pin *Pin) (*snapshot, error) {
+	snap, err := m.obtain(ctx, s, nil, pin.Revision, pin.Digest, false)
+	if err != nil {
+		return nil, err
+	}
+	if snap.digest != pin.Digest {
+		m.drop(s.ID, snap)
+		return nil, Errorf(s.ID, CodeLock, "the snapshot at %s, fetched again, has digest %s, but %s pins %s: the remote's content at that revision, or the lock, changed. Run `loadout sync %s` to pin what the source holds now",
+			shortRev(pin.Revision), snap.digest, m.opt.LockPath, pin.Digest, s.ID)
+	}
+	return snap, nil
+}
+
+// Follow reads the lock file again, as another process (`loadout sync`)
+// may have moved it, and brings every source to the snapshot its pin
+// names now, as Open does. A source whose pin is what is served is left
+// alone; one whose pin is gone keeps what is served. It returns the ids of
+// the sources whose skills or diagnostics changed.
+func (m *Manager) Follow(ctx context.Context) ([]string, error) {
+	l, err := ReadLock(m.opt.LockPath)
+	if err != nil {
+		return nil, err
+	}
+	m.lockMu.Lock()
+	m.lock = l
+	m.lockMu.Unlock()
+	var changed []string
+	for _, s := range m.specs {
+		pin := m.Pin(s.ID)
+		if pin == nil || !pin.Same(s) {
+			continue
+		}
+		cur, _ := m.current(s.ID)
+		before := m.problemText(s.ID)
+		m.openPin(ctx, s, pin)
+		if now, _ := m.current(s.ID); now != cur || m.problemText(s.ID) != before {
+			changed = append(changed, s.ID)
+		}
+	}
+	return changed, nil
 }
 
 // Change is what one sync did (or, for Check, would do) to a source.
@@ -213,6 +307,13 @@ type Change struct {
 	Digests                 map[string]string
 	// Moved: the pin moved (or, for Check, would move).
 	Moved bool
+	// Served: the snapshot served changed without the pin moving (the
+	// pinned snapshot was loaded, or fetched again), so a catalog over the
+	// source must read it again.
+	Served bool
+	// Broken are the SKILL.md files of the new snapshot that do not load,
+	// as "path: code: message" (the message names the line).
+	Broken []string
 	// Err is why the sync failed; the last good snapshot is kept.
 	Err error
 	// Refused are the findings that refused the snapshot (CodeRefused).
@@ -223,12 +324,12 @@ type Change struct {
 func (c Change) Diagnostics() []skill.Diagnostic {
 	s := Spec{ID: c.ID}
 	if c.Err != nil {
-		return []skill.Diagnostic{diag(s, skill.Error, CodeOf(c.Err), c.Err.Error()+"; the last good snapshot is kept")}
+		return []skill.Diagnostic{diag(s, skill.Error, CodeOf(c.Err), errMsg(c.Err)+"; the last good snapshot is kept")}
 	}
 	if !c.Moved {
 		return nil
 	}
-	return []skill.Diagnostic{diag(s, skill.Info, CodeSynced, c.Summary())}
+	return []skill.Diagnostic{diag(s, skill.Info, CodeSynced, c.what())}
 }
 
 // Summary is one line: what moved, and the skills added, removed and
@@ -240,11 +341,17 @@ func (c Change) Summary() string {
 	if !c.Moved {
 		return fmt.Sprintf("%s: unchanged at %s", c.ID, shortRev(c.To))
 	}
+	return c.ID + ": " + c.what()
+}
+
+// what is Summary without the source id: the revisions, then the skills
+// added, removed and changed.
+func (c Change) what() string {
 	from := "nothing"
 	if c.From != "" {
 		from = shortRev(c.From)
 	}
-	parts := []string{fmt.Sprintf("%s: %s → %s", c.ID, from, shortRev(c.To))}
+	parts := []string{fmt.Sprintf("%s → %s", from, shortRev(c.To))}
 	list := func(what string, names []string) {
 		if len(names) > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s (%s)", len(names), what, strings.Join(names, ", ")))
@@ -255,6 +362,9 @@ func (c Change) Summary() string {
 	list("changed", c.Changed)
 	if len(parts) == 1 {
 		parts = append(parts, "no skill changed")
+	}
+	if len(c.Broken) > 0 {
+		parts = append(parts, fmt.Sprintf("%d not loaded: %s", len(c.Broken), strings.Join(c.Broken, "; ")))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -310,6 +420,15 @@ func (m *Manager) sync(ctx context.Context, s Spec, dry bool) (ch Change) {
 			m.setStale(s, ch.Err)
 		}
 	}()
+	// The lock as it is now: another process may have moved it.
+	if l, err := ReadLock(m.opt.LockPath); err != nil {
+		ch.Err = err
+		return ch
+	} else {
+		m.lockMu.Lock()
+		m.lock = l
+		m.lockMu.Unlock()
+	}
 	old := m.Pin(s.ID)
 	if old != nil && old.Same(s) {
 		ch.From = old.Revision
@@ -327,42 +446,56 @@ func (m *Manager) sync(ctx context.Context, s Spec, dry bool) (ch Change) {
 		return ch
 	}
 	ch.To = rev
+	cur, _ := m.current(s.ID)
+	want := ""
 	if old != nil && old.Revision == rev {
-		if _, loaded := m.current(s.ID); loaded || dry {
+		if cur != nil && cur.rev == rev && cur.digest == old.Digest || dry {
 			m.clearStale(s.ID)
 			return ch
 		}
+		// The pin has not moved, but what is served is not it (this
+		// process has not loaded it, or another moved the lock): a cached
+		// folder is used only if it matches the pin.
+		want = old.Digest
 	}
-	dir := m.snapDir(s.ID, rev)
-	fresh := false
-	if _, err := os.Stat(dir); err != nil {
-		if dry {
-			dir = m.tempDir(s.ID)
-			defer os.RemoveAll(dir)
-		}
-		if _, err := m.fetchInto(ctx, s, f, rev, dir); err != nil {
-			ch.Err = err
-			return ch
-		}
-		fresh = !dry
+	snap, err := m.obtain(ctx, s, f, rev, want, dry)
+	if err != nil {
+		ch.Err = err
+		return ch
 	}
-	snap, digests := m.scan(ctx, s, rev, dir)
+	keep := false
+	defer func() {
+		if !keep {
+			m.drop(s.ID, snap)
+		}
+	}()
+	if old != nil && old.Revision == rev && snap.digest == old.Digest {
+		m.swap(s.ID, snap)
+		keep = true
+		m.clearStale(s.ID)
+		m.gc(s.ID)
+		ch.Served = true
+		return ch
+	}
+	ch.Broken = brokenFiles(snap)
 	if len(snap.skills) == 0 {
-		if fresh {
-			os.RemoveAll(dir)
-		}
 		where := "the repository"
 		if len(s.Paths) > 0 {
 			where = strings.Join(s.Paths, ", ")
 		}
-		ch.Err = Errorf(s.ID, CodeInvalid, "no skill (no SKILL.md with a name and description) under %s at %s", where, shortRev(rev))
+		ch.Err = Errorf(s.ID, CodeInvalid, "no skill (no SKILL.md with a name and description) under %s at %s%s", where, shortRev(rev), brokenNote(ch.Broken))
+		return ch
+	}
+	if lost := m.lostToBreakage(ctx, s, old, cur, snap); len(lost) > 0 {
+		// A pinned skill whose SKILL.md no longer loads is not dropped:
+		// the whole last good snapshot stays, as a folder source keeps a
+		// broken skill's last good version, until upstream fixes it.
+		ch.Err = Errorf(s.ID, CodeBroken, "at %s, %s; the pin stays at %s, where %s loads: fix the file upstream, or delete the skill's folder to remove it",
+			shortRev(rev), strings.Join(lost, "; "), shortRev(old.Revision), plural(len(lost), "it", "they"))
 		return ch
 	}
 	if m.opt.Gate != nil {
 		if refused := m.opt.Gate(snap.skills); len(refused) > 0 {
-			if fresh {
-				os.RemoveAll(dir)
-			}
 			var what []string
 			for _, d := range refused[:min(len(refused), 3)] {
 				what = append(what, d.Skill+": "+d.Code+" ("+d.Path+")")
@@ -377,26 +510,159 @@ func (m *Manager) sync(ctx context.Context, s Spec, dry bool) (ch Change) {
 		}
 	}
 	pin := Pin{ID: s.ID, Kind: s.Kind(), URL: s.URL(), Ref: s.Ref, Paths: s.Paths, Revision: rev,
-		Digest: snapshotDigest(digests), Skills: digests, Synced: m.opt.Now().UTC()}
+		Digest: snap.digest, Skills: snap.digests, Synced: m.opt.Now().UTC()}
 	diff(&ch, old, &pin)
 	ch.Moved = old == nil || old.Digest != pin.Digest || old.Revision != pin.Revision
 	if dry {
 		return ch
 	}
-	m.lockMu.Lock()
-	m.lock.Put(pin)
-	err = m.lock.Write(m.opt.LockPath)
-	m.lockMu.Unlock()
-	if err != nil {
+	if err := m.writePin(pin); err != nil {
 		ch.Err = err
 		return ch
 	}
-	m.mu.Lock()
-	m.state[s.ID] = snap
-	delete(m.lastErr, s.ID)
-	m.mu.Unlock()
-	m.prune(s.ID, rev, ch.From)
+	m.swap(s.ID, snap)
+	keep = true
+	m.clearStale(s.ID)
+	if ch.Moved {
+		d := diag(s, skill.Info, CodeSynced, "synced "+ch.what())
+		m.mu.Lock()
+		m.synced[s.ID] = &d
+		m.mu.Unlock()
+	}
+	m.gc(s.ID)
 	return ch
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// writePin moves pin in the lock file: read again, changed and written
+// while no other process of this user does the same (lockFolder), so that
+// a pin another process moved meanwhile is kept.
+func (m *Manager) writePin(pin Pin) error {
+	m.lockMu.Lock()
+	defer m.lockMu.Unlock()
+	unlock := lockFolder(filepath.Dir(m.opt.LockPath))
+	defer unlock()
+	l, err := ReadLock(m.opt.LockPath)
+	if err != nil {
+		return err
+	}
+	l.Put(pin)
+	if err := l.Write(m.opt.LockPath); err != nil {
+		return err
+	}
+	m.lock = l
+	return nil
+}
+
+// brokenFiles are the SKILL.md files of snap that did not load, as
+// "path: code: message", the path relative to the snapshot.
+func brokenFiles(snap *snapshot) []string {
+	var out []string
+	for _, d := range snap.diags {
+		if rel, ok := brokenSkillFile(snap, d); ok {
+			out = append(out, rel+": "+d.Code+": "+d.Message)
+		}
+	}
+	return out
+}
+
+// brokenSkillFile reports whether d says a SKILL.md of snap did not load,
+// and that file's path relative to the snapshot.
+func brokenSkillFile(snap *snapshot, d skill.Diagnostic) (string, bool) {
+	if d.Severity != skill.Error || !strings.EqualFold(filepath.Base(d.Path), "SKILL.md") {
+		return "", false
+	}
+	rel, err := filepath.Rel(snap.dir, d.Path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	rel = filepath.ToSlash(rel)
+	for _, sk := range snap.skills {
+		if sk.Origin != nil && sk.Origin.Provenance == path.Dir(rel) {
+			return "", false // another file's problem; the skill loaded
+		}
+	}
+	return rel, true
+}
+
+func brokenNote(broken []string) string {
+	if len(broken) == 0 {
+		return ""
+	}
+	return "; not loaded: " + strings.Join(broken, "; ")
+}
+
+// lostToBreakage are the skills the pin old holds that the new snapshot
+// drops because their SKILL.md no longer loads (not because their folder
+// is gone), each as "NAME: FILE: code: message". A skill's folder is its
+// provenance in the snapshot served (or, when none is loaded, a cached
+// snapshot that matches the pin); failing those, a folder named as the
+// skill.
+func (m *Manager) lostToBreakage(ctx context.Context, s Spec, old *Pin, cur, snap *snapshot) []string {
+	if old == nil {
+		return nil
+	}
+	broken := map[string]string{} // folder → "FILE: code: message"
+	for _, d := range snap.diags {
+		if rel, ok := brokenSkillFile(snap, d); ok {
+			if _, seen := broken[path.Dir(rel)]; !seen {
+				broken[path.Dir(rel)] = rel + ": " + d.Code + ": " + d.Message
+			}
+		}
+	}
+	if len(broken) == 0 {
+		return nil
+	}
+	folders := map[string]string{} // name → folder at the pin
+	if cur == nil || cur.rev != old.Revision || cur.digest != old.Digest {
+		cur = m.cachedPinned(ctx, s, old)
+	}
+	if cur != nil {
+		for _, sk := range cur.skills {
+			folders[sk.Name] = sk.Origin.Provenance
+		}
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(old.Skills)) {
+		if _, ok := snap.digests[name]; ok {
+			continue
+		}
+		folder, known := folders[name]
+		if !known {
+			for f := range broken {
+				if path.Base(f) == name {
+					folder = f
+				}
+			}
+		}
+		if why, ok := broken[folder]; ok {
+			out = append(out, name+": "+why)
+		}
+	}
+	return out
+}
+
+// cachedPinned is the snapshot pin names from the cache, when a folder
+// there matches it; nothing is fetched. Its lease is dropped: it is read
+// only to learn its skills' folders.
+func (m *Manager) cachedPinned(ctx context.Context, s Spec, pin *Pin) *snapshot {
+	for _, name := range m.candidates(s.ID, pin.Revision) {
+		snap, ok := m.open(ctx, s, pin.Revision, name)
+		if !ok {
+			continue
+		}
+		snap.lease.release()
+		if snap.digest == pin.Digest {
+			return snap
+		}
+	}
+	return nil
 }
 
 func (m *Manager) current(id string) (*snapshot, bool) {
@@ -406,12 +672,58 @@ func (m *Manager) current(id string) (*snapshot, bool) {
 	return s, ok
 }
 
-// LastError is why the last sync of source id failed ("" when it did
-// not).
-func (m *Manager) LastError(id string) string {
+// swap serves snap for source id; the snapshot before it stays leased
+// until the next swap.
+func (m *Manager) swap(id string, snap *snapshot) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur := m.state[id]
+	if cur == snap {
+		return
+	}
+	if p := m.prev[id]; p != nil && p != snap {
+		p.lease.release()
+	}
+	if cur != nil {
+		m.prev[id] = cur
+	} else {
+		delete(m.prev, id)
+	}
+	m.state[id] = snap
+}
+
+// drop lets go of a snapshot that is not served: its lease is released
+// and its folder removed unless another process reads it or the lock
+// pins its revision.
+func (m *Manager) drop(id string, snap *snapshot) {
+	if snap == nil {
+		return
+	}
+	snap.lease.release()
+	m.gc(id)
+}
+
+// LastError is why source id is not served at its pin, or why its last
+// sync failed ("" when neither).
+func (m *Manager) LastError(id string) string { return m.problemText(id) }
+
+func (m *Manager) problemText(id string) string {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return m.lastErr[id]
+	if p := m.problem[id]; p != nil {
+		return p.Message
+	}
+	return ""
+}
+
+func (m *Manager) setProblem(id string, d *skill.Diagnostic) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if d == nil {
+		delete(m.problem, id)
+	} else {
+		m.problem[id] = d
+	}
 }
 
 // Snapshot is source id's current snapshot: its revision and folder ("" if
@@ -428,25 +740,16 @@ func (m *Manager) Snapshot(id string) (rev, dir string, skills int) {
 func (m *Manager) setStale(s Spec, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.lastErr[s.ID] = err.Error()
 	if cur := m.state[s.ID]; cur != nil {
-		d := diag(s, skill.Warning, CodeStale, fmt.Sprintf("the last sync failed (%v); serving the snapshot at %s", err, shortRev(cur.rev)))
-		c := *cur
-		c.stale = &d
-		m.state[s.ID] = &c
+		d := diag(s, skill.Warning, CodeStale, fmt.Sprintf("the last sync failed (%s); serving the snapshot at %s", errMsg(err), shortRev(cur.rev)))
+		m.problem[s.ID] = &d
+		return
 	}
+	d := diag(s, skill.Error, CodeOf(err), fmt.Sprintf("the last sync failed (%s); nothing of it is served", errMsg(err)))
+	m.problem[s.ID] = &d
 }
 
-func (m *Manager) clearStale(id string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.lastErr, id)
-	if cur := m.state[id]; cur != nil && cur.stale != nil {
-		c := *cur
-		c.stale = nil
-		m.state[id] = &c
-	}
-}
+func (m *Manager) clearStale(id string) { m.setProblem(id, nil) }
 
 func diff(ch *Change, old, pin *Pin) {
 	ch.Digests = map[string]string{}
@@ -483,31 +786,174 @@ func (m *Manager) fetcher(s Spec) (Fetcher, error) {
 	return mk(s)
 }
 
-// fetchInto fetches rev into a temporary folder beside dir and renames it
-// to dir once the fetch is whole; a failed fetch leaves nothing.
-func (m *Manager) fetchInto(ctx context.Context, s Spec, f Fetcher, rev, dir string) ([]string, error) {
-	tmp := m.tempDir(s.ID)
-	if err := os.MkdirAll(filepath.Dir(tmp), 0o755); err != nil {
-		return nil, Errorf(s.ID, CodeInvalid, "cannot create the cache folder: %v", err)
+// obtain is a snapshot of source s at rev, leased. When want is set (the
+// pin is at rev), a cached folder of rev whose digest is want is used;
+// one that does not match is never used, and is removed unless another
+// process reads it. Otherwise rev is fetched into a new folder (with
+// temp, a temporary one that drop removes). f is made when nil.
+func (m *Manager) obtain(ctx context.Context, s Spec, f Fetcher, rev, want string, temp bool) (*snapshot, error) {
+	if want != "" {
+		for _, name := range m.candidates(s.ID, rev) {
+			snap, ok := m.open(ctx, s, rev, name)
+			if !ok {
+				continue
+			}
+			if snap.digest == want {
+				return snap, nil
+			}
+			snap.lease.release()
+			removeUnleased(m.sourceDir(s.ID), name)
+		}
 	}
-	notes, err := f.Fetch(ctx, rev, tmp, m.opt.Limits)
+	if f == nil {
+		var err error
+		if f, err = m.fetcher(s); err != nil {
+			return nil, err
+		}
+	}
+	name, hold, err := m.fetchNew(ctx, s, f, rev, temp)
 	if err != nil {
-		os.RemoveAll(tmp)
 		return nil, err
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		os.RemoveAll(tmp)
-		if _, serr := os.Stat(dir); serr == nil {
-			return notes, nil // fetched by another process meanwhile
-		}
-		return nil, Errorf(s.ID, CodeInvalid, "cannot move the snapshot into place: %v", err)
+	snap, ok := m.open(ctx, s, rev, name)
+	hold.release()
+	if !ok {
+		return nil, Errorf(s.ID, CodeInvalid, "the snapshot fetched at %s vanished from %s", shortRev(rev), m.sourceDir(s.ID))
 	}
-	return notes, nil
+	return snap, nil
 }
 
-// scan reads a snapshot's skills, with their origin, and their digests.
-func (m *Manager) scan(ctx context.Context, s Spec, rev, dir string) (*snapshot, map[string]string) {
-	snap := &snapshot{rev: rev, dir: dir}
+// open leases folder name of source s's cache and scans it; false when it
+// is not there (another process removed it).
+func (m *Manager) open(ctx context.Context, s Spec, rev, name string) (*snapshot, bool) {
+	l, err := acquireLease(m.sourceDir(s.ID), name)
+	if err != nil {
+		return nil, false
+	}
+	dir := filepath.Join(m.sourceDir(s.ID), name)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		l.release()
+		return nil, false
+	}
+	snap := m.scan(ctx, s, rev, dir)
+	snap.lease = l
+	return snap, true
+}
+
+// fetchNew fetches rev into a new folder of the cache and returns its
+// name: into a leased temporary folder, renamed once the fetch is whole,
+// so that a failed fetch leaves nothing and no process removes it
+// meanwhile. With temp it stays a temporary folder, which gc removes once
+// it is let go of. The folder stays leased by hold until the caller has
+// leased it itself.
+func (m *Manager) fetchNew(ctx context.Context, s Spec, f Fetcher, rev string, temp bool) (name string, hold *lease, err error) {
+	srcDir := m.sourceDir(s.ID)
+	if err := os.MkdirAll(srcDir, 0o755); err != nil {
+		return "", nil, Errorf(s.ID, CodeInvalid, "cannot create the cache folder: %v", err)
+	}
+	tmpName := tempPrefix + randHex()
+	tl, err := acquireLease(srcDir, tmpName)
+	if err != nil {
+		return "", nil, Errorf(s.ID, CodeInvalid, "cannot lease a folder in the cache %s: %v", srcDir, err)
+	}
+	tmp := filepath.Join(srcDir, tmpName)
+	done := func() { tl.release(); removeUnleased(srcDir, tmpName) } // the folder, if left, and its lease file
+	if _, err := f.Fetch(ctx, rev, tmp, m.opt.Limits); err != nil {
+		done()
+		return "", nil, err
+	}
+	if temp {
+		return tmpName, tl, nil // drop removes it
+	}
+	defer done()
+	// A new name every time: a folder of this revision already there may
+	// be edited, or served by another process.
+	name = revName(rev) + "." + randHex()
+	fl, err := acquireLease(srcDir, name)
+	if err == nil {
+		if err = os.Rename(tmp, filepath.Join(srcDir, name)); err != nil {
+			fl.release()
+		}
+	}
+	if err != nil {
+		return "", nil, Errorf(s.ID, CodeInvalid, "cannot move the snapshot into place: %v", err)
+	}
+	return name, fl, nil
+}
+
+// candidates are the cache's folders of source id at rev, newest first.
+func (m *Manager) candidates(id, rev string) []string {
+	ents, err := os.ReadDir(m.sourceDir(id))
+	if err != nil {
+		return nil
+	}
+	type cand struct {
+		name string
+		mod  time.Time
+	}
+	var out []cand
+	for _, e := range ents {
+		if !e.IsDir() || entryRev(e.Name()) != revName(rev) {
+			continue
+		}
+		var mod time.Time
+		if fi, err := e.Info(); err == nil {
+			mod = fi.ModTime()
+		}
+		out = append(out, cand{e.Name(), mod})
+	}
+	slices.SortStableFunc(out, func(a, b cand) int { return b.mod.Compare(a.mod) })
+	names := make([]string, len(out))
+	for i, c := range out {
+		names[i] = c.name
+	}
+	return names
+}
+
+// gc removes the cache folders of source id that no process reads (each
+// reader holds a lease) and that the lock does not pin: a folder of the
+// pinned revision is kept for the next process to open (only the one
+// this process checked against the pin, when it serves one), and what an
+// interrupted fetch left is removed.
+func (m *Manager) gc(id string) {
+	srcDir := m.sourceDir(id)
+	ents, err := os.ReadDir(srcDir)
+	if err != nil {
+		return
+	}
+	pinned, verified := "", ""
+	if p := m.Pin(id); p != nil {
+		pinned = revName(p.Revision)
+		if cur, _ := m.current(id); cur != nil && cur.rev == p.Revision && cur.digest == p.Digest {
+			// This process checked that folder against the pin: any other
+			// of that revision is a copy, or was edited.
+			verified = filepath.Base(cur.dir)
+		}
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if n == leaseDir || n == verified || verified == "" && !strings.HasPrefix(n, tempPrefix) && entryRev(n) == pinned {
+			continue
+		}
+		removeUnleased(srcDir, n)
+	}
+	// Lease files whose folder is gone.
+	leases, _ := os.ReadDir(filepath.Join(srcDir, leaseDir))
+	for _, e := range leases {
+		if _, err := os.Lstat(filepath.Join(srcDir, e.Name())); err != nil {
+			removeUnleased(srcDir, e.Name())
+		}
+	}
+}
+
+// scan reads a snapshot's skills, each with its own origin, and their
+// digests.
+func (m *Manager) scan(ctx context.Context, s Spec, rev, dir string) *snapshot {
+	snap := &snapshot{rev: rev, dir: dir, digests: map[string]string{}}
+	real := dir
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		real = r
+	}
 	roots := []string{dir}
 	if len(s.Paths) > 0 {
 		roots = roots[:0]
@@ -515,35 +961,37 @@ func (m *Manager) scan(ctx context.Context, s Spec, rev, dir string) (*snapshot,
 			roots = append(roots, filepath.Join(dir, filepath.FromSlash(p)))
 		}
 	}
-	digests := map[string]string{}
 	for i, root := range roots {
 		opt := m.opt.Scan
-		path := ""
+		folder := ""
 		if len(s.Paths) > 0 {
-			path = s.Paths[i]
+			folder = s.Paths[i]
 		}
-		opt.Origin = skill.Origin{Kind: s.Kind(), Root: s.URL(), Ref: s.Ref, Revision: rev, Provenance: path}
+		opt.Origin = skill.Origin{Kind: s.Kind(), Root: s.URL(), Ref: s.Ref, Revision: rev, Provenance: folder}
 		if _, err := os.Stat(root); err != nil {
-			snap.diags = append(snap.diags, diag(s, skill.Warning, CodeInvalid, fmt.Sprintf("paths: %q is not in the source at %s", path, shortRev(rev))))
+			snap.diags = append(snap.diags, diag(s, skill.Warning, CodeInvalid, fmt.Sprintf("paths: %q is not in the source at %s", folder, shortRev(rev))))
 			continue
 		}
 		res := source.ScanFolder(ctx, root, opt)
 		for _, sk := range res.Skills {
-			if _, dup := digests[sk.Name]; dup {
+			if _, dup := snap.digests[sk.Name]; dup {
 				continue // the catalog reports the collision
 			}
-			digests[sk.Name] = sk.ContentDigest()
-			// Provenance: the skill's folder in the repository.
-			if rel, err := filepath.Rel(dir, sk.Dir); err == nil {
-				o := sk.Origin
+			snap.digests[sk.Name] = sk.ContentDigest()
+			// Provenance: the skill's own folder in the repository. The
+			// scan gives every skill of a root one shared Origin, so each
+			// skill gets a copy of its own.
+			if rel, err := filepath.Rel(real, sk.Dir); err == nil {
+				o := sk.OriginValue()
 				o.Provenance = filepath.ToSlash(rel)
-				sk.Origin = o
+				sk.Origin = &o
 			}
 		}
 		snap.skills = append(snap.skills, res.Skills...)
 		snap.diags = append(snap.diags, res.Diagnostics...)
 	}
-	return snap, digests
+	snap.digest = snapshotDigest(snap.digests)
+	return snap
 }
 
 // snapshotDigest is the digest of every skill's name and digest, in name
@@ -563,45 +1011,24 @@ func snapshotDigest(digests map[string]string) string {
 
 func (m *Manager) sourceDir(id string) string { return filepath.Join(m.opt.Cache, id) }
 
-// snapDir is where source id's snapshot at rev is kept.
-func (m *Manager) snapDir(id, rev string) string {
-	return filepath.Join(m.sourceDir(id), strings.ReplaceAll(rev, ":", "-"))
+// revName is rev as (the start of) a folder name.
+func revName(rev string) string { return strings.ReplaceAll(rev, ":", "-") }
+
+// entryRev is the revision part of a cache folder's name: "REV.RANDOM",
+// or "REV" as older versions named it.
+func entryRev(name string) string {
+	if i := strings.IndexByte(name, '.'); i > 0 {
+		return name[:i]
+	}
+	return name
 }
 
 const tempPrefix = ".fetch-"
 
-func (m *Manager) tempDir(id string) string {
+func randHex() string {
 	var b [8]byte
 	rand.Read(b[:])
-	return filepath.Join(m.sourceDir(id), tempPrefix+hex.EncodeToString(b[:]))
-}
-
-// cleanTemps removes what an interrupted fetch left.
-func (m *Manager) cleanTemps(id string) {
-	ents, _ := os.ReadDir(m.sourceDir(id))
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), tempPrefix) {
-			os.RemoveAll(filepath.Join(m.sourceDir(id), e.Name()))
-		}
-	}
-}
-
-// prune removes source id's snapshots other than keep and prev (a load
-// that began before the swap may still read the previous one).
-func (m *Manager) prune(id, keep, prev string) {
-	ents, err := os.ReadDir(m.sourceDir(id))
-	if err != nil {
-		return
-	}
-	want := map[string]bool{filepath.Base(m.snapDir(id, keep)): true}
-	if prev != "" {
-		want[filepath.Base(m.snapDir(id, prev))] = true
-	}
-	for _, e := range ents {
-		if !want[e.Name()] && !strings.HasPrefix(e.Name(), tempPrefix) {
-			os.RemoveAll(filepath.Join(m.sourceDir(id), e.Name()))
-		}
-	}
+	return hex.EncodeToString(b[:])
 }
 
 func diag(s Spec, sev skill.Severity, code, msg string) skill.Diagnostic {

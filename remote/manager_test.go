@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,7 +18,9 @@ import (
 // current one. Tests move HEAD, rewrite a revision, or make fetches fail.
 type dirFetcher struct {
 	remote string
-	fail   error // Fetch fails with it
+	fail   error  // Fetch fails with it
+	during func() // runs in the middle of a Fetch, once
+	count  int    // fetches so far
 }
 
 func (f *dirFetcher) Resolve(context.Context) (string, error) {
@@ -29,6 +32,11 @@ func (f *dirFetcher) Resolve(context.Context) (string, error) {
 }
 
 func (f *dirFetcher) Fetch(_ context.Context, rev, dir string, _ Limits) ([]string, error) {
+	f.count++
+	if d := f.during; d != nil {
+		f.during = nil
+		d()
+	}
 	if f.fail != nil {
 		os.MkdirAll(filepath.Join(dir, "half"), 0o755) // a fetch that stopped half way
 		return nil, f.fail
@@ -208,11 +216,8 @@ func TestFailedSyncKeepsLastGood(t *testing.T) {
 			t.Errorf("%s: the lock moved", tc.name)
 		}
 		// Nothing half-fetched is left in the cache.
-		ents, _ := os.ReadDir(filepath.Join(fx.opt.Cache, id))
-		for _, e := range ents {
-			if e.Name() != "aaa111" {
-				t.Errorf("%s: %s left in the cache", tc.name, e.Name())
-			}
+		if got := cacheEntries(t, filepath.Join(fx.opt.Cache, id)); len(got) != 1 || entryRev(got[0]) != "aaa111" {
+			t.Errorf("%s: the cache holds %v, not the one snapshot of aaa111", tc.name, got)
 		}
 	}
 }
@@ -327,5 +332,459 @@ func TestRedact(t *testing.T) {
 	e := Errorf("s", CodeNetwork, "GET %s", "https://x:y@h/")
 	if strings.Contains(e.Error(), "x:y") || !errors.Is(e, e) {
 		t.Errorf("Errorf kept a credential: %v", e)
+	}
+}
+
+// cacheEntries are the names in a source's cache folder, leases aside,
+// and each lease's name prefixed with "lease:" when its folder is gone.
+func cacheEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range ents {
+		if e.Name() != leaseDir {
+			out = append(out, e.Name())
+		}
+	}
+	leases, _ := os.ReadDir(filepath.Join(dir, leaseDir))
+	for _, e := range leases {
+		if _, err := os.Lstat(filepath.Join(dir, e.Name())); err != nil {
+			out = append(out, "lease:"+e.Name())
+		}
+	}
+	return out
+}
+
+// body is skill name's body as source id serves it.
+func body(t *testing.T, m *Manager, id, name string) string {
+	t.Helper()
+	sk, _ := m.Skills(id)
+	for _, s := range sk {
+		if s.Name == name {
+			b, err := s.Body()
+			if err != nil {
+				t.Fatalf("%s: body: %v", name, err)
+			}
+			return strings.TrimSpace(b)
+		}
+	}
+	t.Fatalf("%s is not served: %v", name, names(sk))
+	return ""
+}
+
+// TestProvenanceIsEachSkillsFolder: every skill of a source carries its
+// own folder, not the last one scanned (they shared one Origin).
+func TestProvenanceIsEachSkillsFolder(t *testing.T) {
+	fx := newFixture(t)
+	fx.revision("aaa111", map[string]string{"pdf": "v1", "xlsx": "v1", "deploy": "v1"})
+	m := fx.manager()
+	id := m.Specs()[0].ID
+	if ch := m.Sync(context.Background())[0]; ch.Err != nil {
+		t.Fatal(ch.Err)
+	}
+	sk, _ := m.Skills(id)
+	if len(sk) != 3 {
+		t.Fatalf("skills %v", names(sk))
+	}
+	for _, s := range sk {
+		if s.Origin.Provenance != "skills/"+s.Name || s.Origin.Revision != "aaa111" || s.Origin.Kind != "git" {
+			t.Errorf("%s: origin %+v", s.Name, *s.Origin)
+		}
+	}
+	// And the same after a restart, from the cache.
+	m2 := fx.manager()
+	m2.Open(context.Background(), false)
+	sk, _ = m2.Skills(id)
+	for _, s := range sk {
+		if s.Origin.Provenance != "skills/"+s.Name {
+			t.Errorf("opened: %s: provenance %q", s.Name, s.Origin.Provenance)
+		}
+	}
+}
+
+// TestGateRefusesOneFinding: one refused finding is enough to refuse a
+// snapshot; none lets it through.
+func TestGateRefusesOneFinding(t *testing.T) {
+	for _, n := range []int{0, 1, 2} {
+		fx := newFixture(t)
+		fx.revision("aaa111", map[string]string{"pdf": "v1"})
+		fx.opt.Gate = func(sks []*skill.Skill) []skill.Diagnostic {
+			var out []skill.Diagnostic
+			for i := range n {
+				out = append(out, skill.Diagnostic{Severity: skill.Error, Code: "safety-secret-aws", Skill: sks[0].Name, Path: fmt.Sprintf("f%d.md", i)})
+			}
+			return out
+		}
+		m := fx.manager()
+		ch := m.Sync(context.Background())[0]
+		if n == 0 {
+			if ch.Err != nil || !ch.Moved {
+				t.Errorf("no finding: %+v", ch)
+			}
+			continue
+		}
+		if ch.Err == nil || CodeOf(ch.Err) != CodeRefused || len(ch.Refused) != n || !strings.Contains(ch.Err.Error(), "pdf: safety-secret-aws (f0.md)") {
+			t.Errorf("%d findings: %+v", n, ch)
+		}
+		if p := m.Pin(m.Specs()[0].ID); p != nil {
+			t.Errorf("%d findings: pinned %+v", n, p)
+		}
+		if sk, _ := m.Skills(m.Specs()[0].ID); len(sk) != 0 {
+			t.Errorf("%d findings: a refused snapshot is served: %v", n, names(sk))
+		}
+	}
+}
+
+// snapFolder is the one cache folder of source id at rev.
+func snapFolder(t *testing.T, fx *fixture, id, rev string) string {
+	t.Helper()
+	var got []string
+	for _, n := range cacheEntries(t, filepath.Join(fx.opt.Cache, id)) {
+		if entryRev(n) == rev {
+			got = append(got, n)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("cache folders of %s: %v", rev, cacheEntries(t, filepath.Join(fx.opt.Cache, id)))
+	}
+	return filepath.Join(fx.opt.Cache, id, got[0])
+}
+
+// tamper edits skill name's SKILL.md in the snapshot folder in place,
+// keeping its size: "v1" becomes "XX".
+func tamper(t *testing.T, folder, name string) {
+	t.Helper()
+	p := filepath.Join(folder, "skills", name, "SKILL.md")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb := []byte(strings.Replace(string(b), "\nv1\n", "\nXX\n", 1))
+	if len(nb) != len(b) || string(nb) == string(b) {
+		t.Fatalf("tamper: %q", b)
+	}
+	if err := os.WriteFile(p, nb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTamperedSnapshotNotRepinned: a cached snapshot edited in place is
+// never pinned nor served by a process that opens it: a sync at the same
+// revision, or an Open, fetches the revision again into a new folder, and
+// the edited folder is removed once no process serves it.
+func TestTamperedSnapshotNotRepinned(t *testing.T) {
+	fx := newFixture(t)
+	fx.revision("aaa111", map[string]string{"pdf": "v1", "deploy": "v1"})
+	server := fx.manager() // serves the snapshot while it is edited
+	id := server.Specs()[0].ID
+	server.Sync(context.Background())
+	pin := server.Pin(id)
+	lockBefore, _ := os.ReadFile(fx.opt.LockPath)
+	edited := snapFolder(t, fx, id, "aaa111")
+	tamper(t, edited, "pdf")
+
+	// `loadout sync` in another process: the revision has not moved, the
+	// folder does not match the pin, so it is fetched again.
+	cli := fx.manager()
+	ch := cli.Sync(context.Background())[0]
+	if ch.Err != nil || ch.Moved {
+		t.Fatalf("sync over an edited snapshot: %+v", ch)
+	}
+	if lock, _ := os.ReadFile(fx.opt.LockPath); string(lock) != string(lockBefore) {
+		t.Fatalf("the edited snapshot was pinned:\n%s\nwas\n%s", lock, lockBefore)
+	}
+	if got := body(t, cli, id, "pdf"); got != "v1" {
+		t.Errorf("the sync serves the edited body %q", got)
+	}
+	if _, dir, _ := cli.Snapshot(id); dir == edited {
+		t.Errorf("the sync serves the edited folder %s", dir)
+	}
+	// The edited folder is still there: the server serves it.
+	if _, err := os.Stat(edited); err != nil {
+		t.Errorf("a folder another manager serves was removed: %v", err)
+	}
+
+	// A new server opens the pin: the fresh folder, not the edited one.
+	cli.Close()
+	restarted := fx.manager()
+	if d := restarted.Open(context.Background(), false); len(d) != 0 {
+		t.Fatalf("open: %v", d)
+	}
+	if got := body(t, restarted, id, "pdf"); got != "v1" {
+		t.Errorf("open serves the edited body %q", got)
+	}
+
+	// Once the first server lets go of it, the edited folder is removed by
+	// the next process that serves the pin.
+	server.Close()
+	restarted.Close()
+	again := fx.manager()
+	again.Open(context.Background(), false)
+	if _, err := os.Stat(edited); err == nil {
+		t.Errorf("the edited folder outlived its last reader: %v", cacheEntries(t, filepath.Join(fx.opt.Cache, id)))
+	}
+	if got := cacheEntries(t, filepath.Join(fx.opt.Cache, id)); len(got) != 1 {
+		t.Errorf("cache: %v", got)
+	}
+	if p := again.Pin(id); p.Digest != pin.Digest {
+		t.Errorf("pin digest %s, want %s", p.Digest, pin.Digest)
+	}
+}
+
+// breakYAML writes a SKILL.md for name at revision rev whose frontmatter
+// does not parse (line 3).
+func (fx *fixture) breakYAML(rev, name string) {
+	fx.t.Helper()
+	p := filepath.Join(fx.remote, rev, "skills", name, "SKILL.md")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte("---\nname: "+name+"\ndescription: [unclosed\n---\nbody\n"), 0o644); err != nil {
+		fx.t.Fatal(err)
+	}
+}
+
+// TestBrokenSkillKeepsLastGood: a commit that breaks a pinned skill's
+// SKILL.md does not move the pin nor drop the skill: the last good
+// snapshot stays, and the error and the warning name the file and line.
+// A skill whose folder is gone is removed, and a new skill that is broken
+// is reported, both without holding the pin back.
+func TestBrokenSkillKeepsLastGood(t *testing.T) {
+	fx := newFixture(t)
+	fx.revision("aaa111", map[string]string{"pdf": "v1", "deploy": "v1"})
+	m := fx.manager()
+	id := m.Specs()[0].ID
+	m.Sync(context.Background())
+	lockBefore, _ := os.ReadFile(fx.opt.LockPath)
+
+	fx.revision("bbb222", map[string]string{"deploy": "v2"})
+	fx.breakYAML("bbb222", "pdf")
+	check := func(m *Manager, what string) {
+		t.Helper()
+		ch := m.Sync(context.Background())[0]
+		if ch.Err == nil || CodeOf(ch.Err) != CodeBroken || ch.Moved ||
+			!strings.Contains(ch.Err.Error(), "pdf: skills/pdf/SKILL.md: yaml-invalid") || !strings.Contains(ch.Err.Error(), "line 3") {
+			t.Fatalf("%s: %+v", what, ch)
+		}
+		if lock, _ := os.ReadFile(fx.opt.LockPath); string(lock) != string(lockBefore) {
+			t.Fatalf("%s: the pin moved", what)
+		}
+		if what != "the server" {
+			return // it served nothing before either
+		}
+		sk, diags := m.Skills(id)
+		if !slices.Equal(names(sk), []string{"deploy", "pdf"}) || body(t, m, id, "deploy") != "v1" {
+			t.Fatalf("%s: served %v", what, names(sk))
+		}
+		var warned bool
+		for _, d := range diags {
+			warned = warned || d.Code == CodeStale && d.Severity == skill.Warning && strings.Contains(d.Message, "skills/pdf/SKILL.md") && strings.Contains(d.Message, "line 3")
+		}
+		if !warned {
+			t.Errorf("%s: no warning names the file and line: %v", what, diags)
+		}
+	}
+	check(m, "the server")
+	// `loadout sync` in a new process: the pinned snapshot comes from the
+	// cache to learn the skills' folders.
+	check(fx.manager(), "a new process")
+	// With no cache, the skill's folder is taken to be its name.
+	os.RemoveAll(fx.opt.Cache)
+	check(fx.manager(), "a new process without a cache")
+
+	// Fixed upstream: the pin moves, nothing removed.
+	fx.revision("ccc333", map[string]string{"pdf": "v3", "deploy": "v2"})
+	ch := m.Sync(context.Background())[0]
+	if ch.Err != nil || !ch.Moved || len(ch.Removed) != 0 || !slices.Equal(ch.Changed, []string{"deploy", "pdf"}) {
+		t.Fatalf("fixed: %+v", ch)
+	}
+	if _, diags := m.Skills(id); slices.Contains(codes(diags), CodeStale) {
+		t.Errorf("the warning outlived the fix: %v", diags)
+	}
+
+	// A folder deleted upstream is a removal, and a new broken skill
+	// holds nothing back; both are said.
+	fx.revision("ddd444", map[string]string{"deploy": "v2"})
+	fx.breakYAML("ddd444", "newbie")
+	ch = m.Sync(context.Background())[0]
+	if ch.Err != nil || !slices.Equal(ch.Removed, []string{"pdf"}) || len(ch.Broken) != 1 ||
+		!strings.Contains(ch.Summary(), "1 not loaded: skills/newbie/SKILL.md: yaml-invalid") || !strings.Contains(ch.Summary(), "line 3") {
+		t.Fatalf("removed and new broken: %+v\n%s", ch, ch.Summary())
+	}
+}
+
+// TestFollowTheLock: a manager serving a snapshot follows the lock file
+// another process moved; the snapshot it serves is never removed by that
+// other process, however many times it syncs.
+func TestFollowTheLock(t *testing.T) {
+	fx := newFixture(t)
+	fx.revision("aaa111", map[string]string{"pdf": "v1"})
+	server := fx.manager()
+	id := server.Specs()[0].ID
+	server.Sync(context.Background())
+	_, served, _ := server.Snapshot(id)
+
+	// Another process moves the pin twice.
+	for _, rev := range []string{"bbb222", "ccc333"} {
+		fx.revision(rev, map[string]string{"pdf": rev})
+		cli := fx.manager()
+		if ch := cli.Sync(context.Background())[0]; ch.Err != nil || !ch.Moved {
+			t.Fatalf("sync to %s: %+v", rev, ch)
+		}
+		cli.Close()
+	}
+	if _, err := os.Stat(filepath.Join(served, "skills", "pdf", "SKILL.md")); err != nil {
+		t.Fatalf("another process removed the snapshot this one serves: %v", err)
+	}
+	if got := body(t, server, id, "pdf"); got != "v1" {
+		t.Fatalf("before following: %q", got)
+	}
+	// What the server checks against is the lock's pin, not the one it
+	// remembers.
+	if ch := server.Check(context.Background())[0]; ch.Err != nil || ch.From != "ccc333" || ch.Moved {
+		t.Fatalf("check before following: %+v", ch)
+	}
+	changed, err := server.Follow(context.Background())
+	if err != nil || !slices.Equal(changed, []string{id}) || body(t, server, id, "pdf") != "ccc333" {
+		t.Fatalf("follow: %v %v", changed, err)
+	}
+	if changed, _ := server.Follow(context.Background()); len(changed) != 0 {
+		t.Errorf("a second follow changed %v", changed)
+	}
+	// The pin the server syncs from is the lock's, not its own memory:
+	// its sync at ccc333 moves nothing.
+	if ch := server.Sync(context.Background())[0]; ch.Err != nil || ch.Moved || ch.From != "ccc333" {
+		t.Errorf("sync after following: %+v", ch)
+	}
+
+	// A lock that pins what cannot be fetched: the server keeps serving,
+	// and says why.
+	l, _ := ReadLock(fx.opt.LockPath)
+	l.Sources[0].Revision = "gone999"
+	l.Write(fx.opt.LockPath)
+	changed, err = server.Follow(context.Background())
+	sk, diags := server.Skills(id)
+	if err != nil || !slices.Equal(changed, []string{id}) || len(sk) != 1 || body(t, server, id, "pdf") != "ccc333" ||
+		!slices.Contains(codes(diags), CodeRef) || !strings.Contains(server.LastError(id), "still serving the snapshot at ccc333") {
+		t.Fatalf("a bad pin: %v %v %v %q", changed, err, diags, server.LastError(id))
+	}
+	// An unreadable lock changes nothing.
+	os.WriteFile(fx.opt.LockPath, []byte("{"), 0o644)
+	if _, err := server.Follow(context.Background()); err == nil || CodeOf(err) != CodeLock {
+		t.Errorf("a broken lock: %v", err)
+	}
+	if body(t, server, id, "pdf") != "ccc333" {
+		t.Error("a broken lock changed what is served")
+	}
+}
+
+// TestSyncKeepsOtherPins: two processes syncing two sources of one lock
+// keep each other's pins (each read the lock again before writing it).
+func TestSyncKeepsOtherPins(t *testing.T) {
+	fx := newFixture(t)
+	fx.revision("aaa111", map[string]string{"pdf": "v1"})
+	other := t.TempDir()
+	f2 := &dirFetcher{remote: other}
+	fx.opt.Fetchers["index"] = func(Spec) (Fetcher, error) { return f2, nil }
+	os.MkdirAll(filepath.Join(other, "r1", "pdf2"), 0o755)
+	os.WriteFile(filepath.Join(other, "r1", "pdf2", "SKILL.md"), []byte("---\nname: pdf2\ndescription: d. Use when asked.\n---\nx\n"), 0o644)
+	os.WriteFile(filepath.Join(other, "HEAD"), []byte("r1"), 0o644)
+	specs := []Spec{fx.spec, {ID: "idx", Index: "https://example.com/.well-known/agent-skills/index.json"}}
+	a, err := NewManager(specs, fx.opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := NewManager(specs, fx.opt)
+	// b pins idx while a fetches its own source: a read the lock before.
+	fx.f.during = func() {
+		if ch := b.Sync(context.Background(), "idx")[0]; ch.Err != nil {
+			t.Fatal(ch.Err)
+		}
+	}
+	if ch := a.Sync(context.Background(), "skills@main")[0]; ch.Err != nil {
+		t.Fatal(ch.Err)
+	}
+	l, _ := ReadLock(fx.opt.LockPath)
+	if len(l.Sources) != 2 {
+		t.Fatalf("a sync dropped another process's pin: %+v", l.Sources)
+	}
+}
+
+// TestProblemsClearWhenFixed: why a source is not served is reported
+// with its skills until it is, and what the last sync that moved the pin
+// did is said once, naming the source once.
+func TestProblemsClearWhenFixed(t *testing.T) {
+	fx := newFixture(t)
+	fx.revision("aaa111", map[string]string{"pdf": "v1"})
+	m := fx.manager()
+	id := m.Specs()[0].ID
+	m.Open(context.Background(), false)
+	if _, diags := m.Skills(id); !slices.Equal(codes(diags), []string{CodeUnknown}) || m.LastError(id) == "" {
+		t.Fatalf("unpinned: %v", diags)
+	}
+	m.Sync(context.Background())
+	_, diags := m.Skills(id)
+	if !slices.Equal(codes(diags), []string{CodeSynced}) || m.LastError(id) != "" {
+		t.Fatalf("after the sync: %v %q", diags, m.LastError(id))
+	}
+	if msg := diags[0].Message; strings.Count(msg, id) != 1 || !strings.Contains(msg, "nothing → aaa111") {
+		t.Errorf("synced: %q", msg)
+	}
+	fx.revision("bbb222", map[string]string{"pdf": "v2"})
+	m.Sync(context.Background())
+	if _, diags := m.Skills(id); len(diags) != 1 || !strings.Contains(diags[0].Message, "aaa111 → bbb222") || strings.Count(diags[0].Message, id) != 1 {
+		t.Errorf("the second sync: %v", diags)
+	}
+
+	// A pin that cannot be opened at start: an error with the skills, no
+	// skills; fixed by a sync, it goes.
+	l, _ := ReadLock(fx.opt.LockPath)
+	l.Sources[0].Revision = "gone999"
+	l.Write(fx.opt.LockPath)
+	m2 := fx.manager()
+	m2.Open(context.Background(), false)
+	if sk, diags := m2.Skills(id); len(sk) != 0 || !slices.Equal(codes(diags), []string{CodeRef}) || diags[0].Severity != skill.Error {
+		t.Fatalf("bad pin at start: %v %v", names(sk), diags)
+	}
+	if ch := m2.Sync(context.Background())[0]; ch.Err != nil || !ch.Moved {
+		t.Fatalf("fix: %+v", ch)
+	}
+	if sk, diags := m2.Skills(id); len(sk) != 1 || slices.Contains(codes(diags), CodeRef) || m2.LastError(id) != "" {
+		t.Errorf("after the fix: %v %v", names(sk), diags)
+	}
+}
+
+// TestCacheKeepsWhatIsNeeded: the pinned snapshot stays in the cache
+// after the process that fetched it ends (the next one opens it without
+// fetching), and a server keeps only its current and previous snapshots.
+func TestCacheKeepsWhatIsNeeded(t *testing.T) {
+	fx := newFixture(t)
+	fx.revision("aaa111", map[string]string{"pdf": "v1"})
+	cli := fx.manager()
+	id := cli.Specs()[0].ID
+	cli.Sync(context.Background())
+	cli.Close()
+	fx.f.fail = Errorf("", CodeNetwork, "offline")
+	server := fx.manager()
+	if d := server.Open(context.Background(), false); len(d) != 0 || body(t, server, id, "pdf") != "v1" {
+		t.Fatalf("open from the cache: %v", d)
+	}
+	fx.f.fail = nil
+	for _, rev := range []string{"bbb222", "ccc333", "ddd444"} {
+		fx.revision(rev, map[string]string{"pdf": rev})
+		if ch := server.Sync(context.Background())[0]; ch.Err != nil {
+			t.Fatal(ch.Err)
+		}
+	}
+	var revs []string
+	for _, n := range cacheEntries(t, filepath.Join(fx.opt.Cache, id)) {
+		revs = append(revs, entryRev(n))
+	}
+	slices.Sort(revs)
+	if !slices.Equal(revs, []string{"ccc333", "ddd444"}) {
+		t.Errorf("the cache holds %v; want the previous and current snapshots", revs)
+	}
+	// A sync at the pin in a new process reads the cache, fetching nothing.
+	before := fx.f.count
+	if ch := fx.manager().Sync(context.Background())[0]; ch.Err != nil || ch.Moved || fx.f.count != before {
+		t.Errorf("a sync at the pin fetched %d times: %+v", fx.f.count-before, ch)
 	}
 }

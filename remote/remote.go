@@ -4,11 +4,17 @@
 //
 // A Fetcher knows one kind of source: Resolve says what the source points
 // at now (a commit, or an index's digest) and Fetch writes the files at
-// that revision into a new folder. The Manager (manager.go) keeps one
-// snapshot per source and revision under a cache folder, validates a new
-// snapshot beside the current one before it is used, and records pins in
-// loadout.lock. Nothing half-fetched is ever served: a snapshot folder
-// exists under its final name only once it is complete.
+// that revision into a new folder. The Manager (manager.go) keeps
+// snapshots under a cache folder (Cache/ID/REVISION.RANDOM), validates a
+// new snapshot beside the current one before it is used, and records pins
+// in loadout.lock. Nothing half-fetched is ever served: a snapshot folder
+// exists under its final name only once it is complete. A cached folder
+// is used only when its digest is the pin's; one that is not (edited on
+// disk) is never pinned: the revision is fetched again into a new
+// folder. Several processes share the lock and the cache: a sync reads
+// the lock again before it moves a pin, Follow serves what another
+// process pinned, and a folder is removed only when no process holds its
+// lease (lease.go).
 //
 // The git fetcher lives in remote/gitfetch, so that this package does not
 // pull in a git library; the index fetcher is here (net/http only).
@@ -45,6 +51,10 @@ type Spec struct {
 	// Token is a credential, already expanded from the environment. It is
 	// sent to the remote and never written to logs, errors or the lock.
 	Token string
+	// AllowedOrigins (index sources) are origins, "https://host[:port]",
+	// beside the index's own that its entries may name and its requests
+	// be redirected to; none keeps every request on the index's origin.
+	AllowedOrigins []string
 }
 
 // URL is the source's location: Git or Index, without credentials.
@@ -135,6 +145,7 @@ const (
 	CodeMoved   = "remote-moved"    // sync --check: the remote has moved past the pin
 	CodeUnknown = "remote-unpinned" // a source has no pin yet
 	CodeRefused = "remote-refused"  // the safety checks refused a new snapshot
+	CodeBroken  = "remote-broken"   // a pinned skill's SKILL.md does not load at the new revision; the pin stays
 )
 
 func (e *Error) Error() string {
@@ -149,6 +160,16 @@ func (e *Error) Unwrap() error { return e.Err }
 // Errorf makes an Error; credentials in the message are redacted.
 func Errorf(source, code, format string, args ...any) *Error {
 	return &Error{Source: source, Code: code, Msg: Redact(fmt.Sprintf(format, args...))}
+}
+
+// errMsg is err's message without the "source ID: " an *Error starts
+// with, for a diagnostic that names the source already.
+func errMsg(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e.Msg != "" {
+		return e.Msg
+	}
+	return err.Error()
 }
 
 // CodeOf is err's code, or CodeNetwork for an error that is not an *Error.

@@ -89,6 +89,11 @@ func (r *configReloader) reload(_ context.Context, why string) error {
 		}
 		rm, remoteDiags = m, diags
 	}
+	if rm != nil && rm == r.remotes.m {
+		// The same sources: serve what the lock pins now (another process
+		// may have moved it); the rebuild below reads it.
+		r.remotes.followLock(ctx, r.svc, r.logger, why, false)
+	}
 	opts.Remotes = remoteProviders(rm)
 	if err := r.svc.Reconfigure(ctx, why, specs, opts); err != nil {
 		r.logger.Error("config not reloaded: keeping the running one", "code", "config_invalid", "why", why, "config", r.path, "err", err)
@@ -100,7 +105,7 @@ func (r *configReloader) reload(_ context.Context, why string) error {
 	}
 	r.data = data
 	r.svc.SetListing(ctx, listingOf(nf))
-	r.svc.SetSafety(nf.Safety)
+	r.svc.SetSafety(nf.SafetyPolicy())
 	cat := r.svc.Catalog()
 	r.logger.Info("config reloaded", "why", why, "config", r.path, "agents", len(cat.AgentIDs()), "skills", len(cat.Global().Names()))
 	if r.folders != nil {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/loadout/loadout/catalog"
@@ -67,7 +68,7 @@ func newRemotes(getenv func(string) string, f *config.File, dsn string, scan sou
 	var diags []skill.Diagnostic
 	specs := make([]remote.Spec, 0, len(srcs))
 	for _, s := range srcs {
-		sp := remote.Spec{ID: s.RemoteID(), Git: s.Git, Ref: s.Ref, Paths: s.Paths, Index: s.Index}
+		sp := remote.Spec{ID: s.RemoteID(), Git: s.Git, Ref: s.Ref, Paths: s.Paths, Index: s.Index, AllowedOrigins: s.AllowedOrigins}
 		if v := s.TokenVar(); v != "" {
 			sp.Token = getenv(v)
 			if sp.Token == "" {
@@ -111,12 +112,24 @@ func remoteProviders(m *remote.Manager) map[string]catalog.Provider {
 type remotesService struct {
 	m     *remote.Manager
 	every map[string]string
+	// refresh reads the remote sources into the catalog again (the
+	// service does so itself when a pin moves).
+	refresh func(ctx context.Context, why string)
 }
 
 func (r remotesService) Sync(ctx context.Context, ids ...string) []service.SourceSync {
 	var out []service.SourceSync
+	var served []string
 	for _, c := range r.m.Sync(ctx, ids...) {
 		out = append(out, sourceSync(c))
+		if c.Served && !c.Moved {
+			served = append(served, c.ID)
+		}
+	}
+	if len(served) > 0 && r.refresh != nil {
+		// The pin did not move, but what is served did (it failed to
+		// load before, or another process moved the lock to it).
+		r.refresh(ctx, "remote sync: "+strings.Join(served, ", ")+" served at its pin")
 	}
 	return out
 }
@@ -142,8 +155,11 @@ func (r remotesService) Status() []service.SourceStatus {
 	for _, s := range r.m.Specs() {
 		st := service.SourceStatus{ID: s.ID, Kind: s.Kind(), URL: s.URL(), Ref: s.Ref, Paths: s.Paths, Every: r.every[s.ID], Error: r.m.LastError(s.ID)}
 		if p := r.m.Pin(s.ID); p != nil && p.Same(s) {
-			st.Revision, st.Digest, st.Skills, st.Synced = p.Revision, p.Digest, len(p.Skills), p.Synced
+			st.Revision, st.Digest, st.Synced = p.Revision, p.Digest, p.Synced
 		}
+		// Skills is what is served, not what the pin lists: a source that
+		// failed to open serves none, and Error says why.
+		_, _, st.Skills = r.m.Snapshot(s.ID)
 		out = append(out, st)
 	}
 	return out
@@ -233,6 +249,7 @@ func runSync(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "%s has no remote sources: nothing to sync\n", f.Path)
 		return 0
 	}
+	defer m.Close() // other processes may remove what this one fetched and no longer reads
 	var res []remote.Change
 	if check {
 		res = m.Check(ctx, fs.Args()...)
@@ -278,9 +295,15 @@ func runSync(ctx context.Context, e *env, args []string) int {
 	return code
 }
 
-// remoteState is serve's remote sources: the manager, and the scheduled
-// syncs of its sources (restarted when a reload changes them).
+// remoteState is serve's remote sources: the manager, the scheduled
+// syncs of its sources and the watch of its lock file (restarted when a
+// reload changes them).
 type remoteState struct {
+	// noWatch: the lock file is followed only on SIGHUP and POST
+	// /v1/reload, not watched.
+	noWatch bool
+
+	mu     sync.Mutex // guards m for the lock watch
 	m      *remote.Manager
 	cfg    *config.File // what m was made from
 	cancel context.CancelFunc
@@ -303,7 +326,11 @@ func openRemotes(ctx context.Context, getenv func(string) string, f *config.File
 	if err != nil || m == nil {
 		return m, diags, err
 	}
-	return m, append(diags, m.Open(ctx, true)...), nil
+	// What Open reports stays with each source's skills (the catalog
+	// reads it from the provider) until the source is served at its pin:
+	// it is not added to the catalog for good.
+	m.Open(ctx, true)
+	return m, diags, nil
 }
 
 // start hands the manager to the service and starts its scheduled syncs,
@@ -313,24 +340,31 @@ func (rs *remoteState) start(life context.Context, svc *service.Service, m *remo
 		rs.cancel()
 		rs.cancel = nil
 	}
+	rs.mu.Lock()
+	old := rs.m
 	rs.m, rs.cfg = m, f
+	rs.mu.Unlock()
+	if old != nil && old != m {
+		old.Close() // its snapshots are no longer served by this process
+	}
 	if m == nil {
 		svc.SetRemotes(nil)
 		return
 	}
 	every := everyOf(f)
-	svc.SetRemotes(remotesService{m: m, every: every})
+	refresh := func(ctx context.Context, why string) { svc.Refresh(ctx, nil, why) }
+	svc.SetRemotes(remotesService{m: m, every: every, refresh: refresh})
 	ctx, cancel := context.WithCancel(life)
 	rs.cancel = cancel
 	scheduleSyncs(ctx, svc, every, logger)
+	if !rs.noWatch {
+		rs.watchLock(ctx, svc, logger)
+	}
 }
 
 // policyOf is the config's safety policy (nil: the default).
 func policyOf(f *config.File) *safety.Policy {
-	if f == nil {
-		return nil
-	}
-	return f.Safety
+	return f.SafetyPolicy()
 }
 
 // safetyRefusals checks skills with the safety checks and returns the

@@ -190,7 +190,8 @@ func TestSyncGit(t *testing.T) {
 		t.Fatalf("after sync: %s %+v", got.names(), got.Diagnostics)
 	}
 	for _, s := range got.Skills {
-		if s.Source.Kind != "git" || s.Source.Revision != pinned || s.Source.Ref != "main" || !strings.HasPrefix(s.Source.Provenance, "skills/") || strings.Contains(s.Source.Root, g.token) {
+		// Each skill's own folder, not the last one scanned.
+		if s.Source.Kind != "git" || s.Source.Revision != pinned || s.Source.Ref != "main" || s.Source.Provenance != "skills/"+s.Name || strings.Contains(s.Source.Root, g.token) {
 			t.Errorf("%s: source %+v", s.Name, s.Source)
 		}
 	}
@@ -302,6 +303,12 @@ func TestServeRemoteSources(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `kind=\"git\"`) || !strings.Contains(body, `revision=\"`) || !strings.Contains(body, "scripts/fill.sh") {
 		t.Fatalf("load: %d %s", code, body)
 	}
+	// Each skill's envelope names its own folder.
+	for _, name := range []string{"pdf", "deploy"} {
+		if _, body := httpDo(t, "GET", a.base+"/v1/agents/coder/skills/"+name, "", nil); !strings.Contains(body, `provenance=\"skills/`+name+`\"`) {
+			t.Errorf("%s: the envelope does not name its folder: %s", name, body)
+		}
+	}
 	code, body = httpDo(t, "GET", a.base+"/v1/sources", "", nil)
 	if code != 200 || !strings.Contains(body, `"id":"team"`) || !strings.Contains(body, `"skills":2`) {
 		t.Fatalf("sources: %d %s", code, body)
@@ -331,7 +338,7 @@ func TestServeRemoteSources(t *testing.T) {
 	httpDo(t, "GET", a.base+"/v1/agents/coder/skills/lint", "", nil)
 	eventually(t, 5*time.Second, "a receipt with the origin", func() bool {
 		_, body := httpDo(t, "GET", a.base+"/v1/receipts?skill=lint", "", nil)
-		return strings.Contains(body, `"source":"git"`) && strings.Contains(body, g.url()+"@main ")
+		return strings.Contains(body, `"source":"git"`) && strings.Contains(body, g.url()+"@main ") && strings.Contains(body, ` skills/lint"`)
 	})
 
 	// A second server follows the first one's index: one loadout serves
@@ -416,4 +423,43 @@ func TestScheduledSync(t *testing.T) {
 		_, ok := l.Lookup("lint")
 		return ok
 	})
+}
+
+// TestSyncBrokenSkillGit: a commit that breaks one pinned skill's YAML
+// does not move the pin nor drop the skill: `loadout sync` fails naming
+// the file and line, and the catalog keeps the last good version.
+func TestSyncBrokenSkillGit(t *testing.T) {
+	g := newGitRepo(t, map[string]string{
+		"skills/pdf/SKILL.md":    skillMD("pdf", "Fill PDF forms. Use when a PDF form must be filled.", "v1"),
+		"skills/deploy/SKILL.md": skillMD("deploy", "Deploy the service. Use when asked to deploy.", "v1"),
+	})
+	env := func(string) string { return "" }
+	cfg := writeRemoteConfig(t, map[string]any{"git": g.url(), "ref": "main", "paths": []string{"skills"}})
+	lockPath := filepath.Join(filepath.Dir(cfg), "loadout.lock")
+	if r := runCLIEnv(t, env, "sync", "--config", cfg); r.code != 0 {
+		t.Fatalf("sync: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	lock, _ := os.ReadFile(lockPath)
+	g.commit("break pdf", map[string]string{
+		"skills/pdf/SKILL.md":    "---\nname: pdf\ndescription: [unclosed\n---\nbody\n",
+		"skills/deploy/SKILL.md": skillMD("deploy", "Deploy the service. Use when asked to deploy.", "v2"),
+	})
+	g.push()
+	r := runCLIEnv(t, env, "sync", "--config", cfg)
+	if r.code != 1 || strings.Contains(r.stdout, "removed") || !strings.Contains(r.stdout, "skills/pdf/SKILL.md: yaml-invalid") ||
+		!strings.Contains(r.stdout, "line 3") || !strings.Contains(r.stdout, "last good") {
+		t.Fatalf("sync of a broken skill: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if after, _ := os.ReadFile(lockPath); string(after) != string(lock) {
+		t.Fatal("a broken skill moved the pin")
+	}
+	if got := listJSON(t, env, cfg); got.names() != "deploy,pdf" {
+		t.Fatalf("the catalog after a broken commit: %s", got.names())
+	}
+	// Deleting the folder is a removal, said as one.
+	g.commit("drop pdf", map[string]string{"skills/pdf/SKILL.md": ""})
+	g.push()
+	if r := runCLIEnv(t, env, "sync", "--config", cfg); r.code != 0 || !strings.Contains(r.stdout, "1 removed (pdf)") {
+		t.Fatalf("sync of a removal: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }

@@ -212,6 +212,7 @@ const (
 type server struct {
 	svc     *service.Service
 	store   store.Store
+	dsn     string // the store's, for the hints that name it
 	cfg     *config.File
 	logger  *slog.Logger
 	mem     *memoryTuner
@@ -271,7 +272,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	if cfg == nil && len(f.roots) == 0 {
 		return nil, errNothingToServe
 	}
-	srv := &server{cfg: cfg, logger: logger}
+	srv := &server{cfg: cfg, logger: logger, dsn: dsn}
 	specs, opts := f.agentSpecs(cfg)
 	opts.Scan.KeepBodies = true
 	srv.mem = startMemory(e.getenv) // memory.go; srv.mem.loaded once serving
@@ -324,7 +325,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		svcOpt.Sessions = service.SessionOptions{Max: cfg.Server.UISessions, PerToken: cfg.Server.UISessionsPerToken,
 			Idle: time.Duration(cfg.Server.UISessionIdle), Lifetime: time.Duration(cfg.Server.UISessionLifetime)}
 		svcOpt.Listing = listingOf(cfg)
-		svcOpt.Safety = cfg.Safety
+		svcOpt.Safety = cfg.SafetyPolicy()
 	}
 	srv.svc = service.New(cat, svcOpt)
 	if ss, ok := st.(*sqlstore.Store); ok {
@@ -348,7 +349,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	wctx, cancel := context.WithCancel(ctx)
 	srv.closers = append(srv.closers, cancel)
 	dl.follow(wctx, srv.svc)
-	remotes := &remoteState{}
+	remotes := &remoteState{noWatch: f.noWatch}
 	remotes.start(wctx, srv.svc, rm, cfg, logger)
 	var folders *folderWatch
 	if !f.noWatch {
@@ -437,7 +438,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		tokens = err == nil && len(ts) > 0
 	}
 	if !loopback(host) && !tokens {
-		return fail(e, fmt.Errorf("refusing to listen on %s without tokens: anyone on the network could read every skill. Create one with 'loadout token create --scope admin', or listen on 127.0.0.1", f.addr))
+		return fail(e, fmt.Errorf("refusing to listen on %s without tokens: anyone on the network could read every skill. Create one with '%s', or listen on 127.0.0.1", f.addr, tokenCreateHint(srv.dsn, "--scope admin")))
 	}
 	srv.svc = withTokens(srv, tokens)
 	followTokens(ctx, srv, tokens, !loopback(host))
@@ -484,7 +485,10 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	limited.Track(hs)
 	ln = limited
 	base, others := bannerBase(ln.Addr())
-	banner(e, f.logJSON, srv.logger, srv.svc, base, others, tokens)
+	banner(e, f.logJSON, srv.logger, srv.svc, base, others, tokens, srv.dsn)
+	// The agents' install indexes are built now, not on the first
+	// request, which then waits for the build under way (issue 24).
+	go wellknown.Warm(ctx, srv.svc, srv.logger)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
@@ -726,7 +730,7 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-func printURLs(e *env, svc *service.Service, base string, others []string, tokens bool) {
+func printURLs(e *env, svc *service.Service, base string, others []string, tokens bool, dsn string) {
 	fmt.Fprintf(e.stderr, "loadout is serving %s to %s\n", plural(len(svc.Catalog().Global().Names()), "skill", "skills"), plural(len(svc.Catalog().AgentIDs()), "agent", "agents"))
 	fmt.Fprintf(e.stderr, "  UI:           %s/ui/\n", base)
 	fmt.Fprintf(e.stderr, "  API:          %s/v1/skills  (OpenAPI: %s/v1/openapi.json)\n", base, base)
@@ -744,7 +748,7 @@ func printURLs(e *env, svc *service.Service, base string, others []string, token
 	if tokens {
 		fmt.Fprintln(e.stderr, "  tokens are required: send Authorization: Bearer TOKEN")
 	} else {
-		fmt.Fprintln(e.stderr, "  no tokens exist, so loopback requests need none ('loadout token create' to require them)")
+		fmt.Fprintf(e.stderr, "  no tokens exist, so loopback requests need none ('%s' to require them)\n", tokenCreateHint(dsn, "--scope admin"))
 	}
 }
 
