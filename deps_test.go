@@ -19,27 +19,29 @@ const module = "github.com/loadout/loadout"
 // the catalog never imports them, config, the service or a transport.
 var layers = map[string][]string{
 	// The format and the library.
-	"skill":                 {"internal/pyrepr"},
-	"render":                {"skill"},
-	"safety":                {"skill"},
-	"source":                {"skill", "internal/ignore", "internal/safefile", "internal/dirent", "internal/fnv1a"},
-	"catalog":               {"source", "render", "skill", "safety", "internal/textdist"},
-	"config":                {"catalog", "source", "safety", "internal/jsonc"},
-	"internal/ignore":       {},
-	"internal/jsonc":        {"internal/textdist", "internal/jsondepth"},
-	"internal/jsondepth":    {},
-	"internal/testutil":     {}, // imported by tests only
-	"internal/pgtest":       {}, // imported by tests only: a PostgreSQL schema per test
-	"internal/browsertest":  {}, // imported by tests only: the real binary, and Chromium
-	"webui/internal/bundle": {}, // go generate: the editor bundle, with esbuild
-	"compat":                {}, // test-only: runs the pinned MCP and skills clients against the real binary
-	"internal/pyrepr":       {},
-	"internal/textdist":     {},
-	"internal/safefile":     {"skill"},
-	"internal/dirent":       {},
-	"internal/fnv1a":        {},
-	"examples":              {},
-	"watch":                 {"internal/dirent", "internal/fnv1a"},
+	"skill":                    {"internal/pyrepr"},
+	"render":                   {"skill"},
+	"safety":                   {"skill", "internal/safefile"},
+	"source":                   {"skill", "internal/ignore", "internal/safefile", "internal/dirent", "internal/fnv1a"},
+	"catalog":                  {"source", "render", "skill", "safety", "internal/textdist"},
+	"config":                   {"catalog", "source", "safety", "internal/jsonc"},
+	"internal/ignore":          {},
+	"internal/jsonc":           {"internal/textdist", "internal/jsondepth"},
+	"internal/jsondepth":       {},
+	"internal/testutil":        {}, // imported by tests only
+	"internal/pgtest":          {}, // imported by tests only: a PostgreSQL schema per test
+	"internal/browsertest":     {}, // imported by tests only: the real binary, and Chromium
+	"webui/internal/bundle":    {}, // go generate: the editor bundle, with esbuild
+	"compat":                   {}, // test-only: runs the pinned MCP and skills clients against the real binary
+	"attack":                   {}, // test-only: the attack suite, against the real binary
+	"safety/internal/gentable": {}, // go generate: the default-ignorable table
+	"internal/pyrepr":          {},
+	"internal/textdist":        {},
+	"internal/safefile":        {"skill"},
+	"internal/dirent":          {},
+	"internal/fnv1a":           {},
+	"examples":                 {},
+	"watch":                    {"internal/dirent", "internal/fnv1a"},
 	// Stores, plugins and portable formats: the format (plugins scan their
 	// skill folders with source), never the catalog.
 	"store":           {"skill"},
@@ -53,12 +55,13 @@ var layers = map[string][]string{
 	// store's interface, never a driver.
 	"service": {"catalog", "store", "skill", "safety"},
 	// Transports.
-	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "safety", "internal/errstatus", "internal/httpbody"},
+	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "safety", "internal/errstatus", "internal/httpbody", "internal/inert"},
 	"mcpserver":          {"service", "catalog", "store", "render", "skill", "internal/errstatus"},
-	"wellknown":          {"service", "catalog", "store", "render", "skill", "internal/errstatus", "internal/httpbody"},
-	"webui":              {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus", "internal/httpbody"},
+	"wellknown":          {"service", "catalog", "store", "render", "skill", "internal/errstatus", "internal/httpbody", "internal/inert"},
+	"webui":              {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus", "internal/httpbody", "internal/inert"},
 	"internal/errstatus": {"service"},
 	"internal/httpbody":  {}, // cached HTTP answers: ETag, 304, gzip made once
+	"internal/inert":     {}, // the headers of every answer carrying a skill's bytes
 	// Remote sources: snapshots of git repositories and skill indexes. The
 	// git library is in remote/gitfetch only; cmd wires it in.
 	"remote":          {"skill", "source", "internal/safefile"},

@@ -126,17 +126,6 @@ func readRef(t *testing.T, s *Server) (int, string) {
 	return code, body
 }
 
-func eventually(t *testing.T, within time.Duration, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, within)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // TestAttackSyncBesideServe: `loadout sync` run twice beside a running
 // serve. serve follows the lock the CLI moved (on the file's change, on
 // POST /v1/reload and on SIGHUP), and no sync removes the snapshot serve

@@ -43,6 +43,10 @@ type Options struct {
 	// Remotes serve git and index sources, by SourceSpec.RemoteID (see
 	// package remote, which keeps their pinned snapshots).
 	Remotes map[string]Provider
+	// Gate, when set, leaves out of every loadout the skills of the
+	// local source kinds it names (folder, plugin) that have a safety
+	// finding its policy refuses, reporting each (CodeSafetyGated).
+	Gate *Gate
 	// Scan bounds folder scans. Its Cache is created if nil, so reloads
 	// reparse only the SKILL.md files that changed.
 	Scan source.Options
@@ -84,6 +88,7 @@ type Catalog struct {
 	extra   atomic.Pointer[[]skill.Diagnostic]
 
 	safety safetyCache // Safety's findings per skill (safety.go)
+	gated  gateCache   // the gate's verdicts per skill (gate.go), under mu
 	envs   envCache    // the loads' rendered envelopes (envcache.go)
 }
 
@@ -192,8 +197,10 @@ func (c *Catalog) refreshSkill(ctx context.Context, root string, res *source.Res
 			continue
 		}
 		sk, diags := source.ReloadSkill(ctx, root, dir, c.opt.Scan)
-		if sk == nil || sk.Name != res.Skills[i].Name {
-			return nil, nil, false // removed or renamed: collisions may change
+		if sk == nil || sk.Name != res.Skills[i].Name || sk != res.Skills[i] && c.gateRefuses(sk) {
+			// Removed or renamed: collisions may change. Refused by the
+			// gate: the rescan leaves it out and reports it.
+			return nil, nil, false
 		}
 		next := &source.Result{Skills: append([]*skill.Skill(nil), res.Skills...), Dirs: res.Dirs}
 		next.Skills[i] = sk
@@ -224,6 +231,19 @@ func (c *Catalog) Roots() []string {
 	}
 	sort.Strings(roots)
 	return roots
+}
+
+// RootSkills is how many skills each scanned folder yielded (before any
+// name is shadowed by another source), by root, for `loadout check`,
+// which fails a root that yields none.
+func (c *Catalog) RootSkills() map[string]int {
+	out := map[string]int{}
+	for key, res := range c.snap.Load().results {
+		if r, ok := strings.CutPrefix(key, "root:"); ok && res != nil {
+			out[r] = len(res.Skills)
+		}
+	}
+	return out
 }
 
 // globalSpec is the global catalog: every folder any agent names (in order
@@ -266,7 +286,7 @@ func (c *Catalog) read(ctx context.Context, spec SourceSpec) *source.Result {
 				Message: fmt.Sprintf("no plugin with id %q is loaded: add its folder to \"plugins\" in the config (loaded: %s)", spec.Plugin, strings.Join(c.opt.PluginOrder, ", "))}}}
 		}
 		sk, d := p.Skills(ctx)
-		return &source.Result{Skills: sk, Diagnostics: d}
+		return c.gate(spec.key(), "plugin", &source.Result{Skills: sk, Diagnostics: d})
 	case spec.Remote():
 		p, ok := c.opt.Remotes[spec.RemoteID()]
 		if !ok {
@@ -276,7 +296,7 @@ func (c *Catalog) read(ctx context.Context, spec SourceSpec) *source.Result {
 		sk, d := p.Skills(ctx)
 		return &source.Result{Skills: sk, Diagnostics: d}
 	}
-	return source.ScanFolder(ctx, absRoot(spec.Root), c.opt.Scan)
+	return c.gate(spec.key(), "folder", source.ScanFolder(ctx, absRoot(spec.Root), c.opt.Scan))
 }
 
 func absRoot(root string) string {

@@ -31,6 +31,9 @@ type safetyCache struct {
 	// findings for every skill was 2.6 MB of a check's 62 MiB live.
 	checked map[*skill.Skill]struct{}
 	found   map[*skill.Skill][]skill.Diagnostic
+	// files keeps findings by file content: a file shared by several
+	// skills, or a skill read again as a new value, is not scanned again.
+	files *safety.Cache
 }
 
 // Safety runs the safety and quality checks (package safety) with policy p
@@ -44,9 +47,11 @@ func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnost
 	snap := c.snap.Load()
 	c.safety.mu.Lock()
 	defer c.safety.mu.Unlock()
-	if c.safety.policy != p {
+	if c.safety.policy != p || c.safety.files == nil {
 		c.safety.policy, c.safety.checked, c.safety.found = p, nil, nil
+		c.safety.files = safety.NewCache()
 	}
+	files := c.safety.files
 	oldChecked, oldFound := c.safety.checked, c.safety.found
 	n := 0
 	for _, res := range snap.results {
@@ -81,7 +86,7 @@ func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnost
 			var buf []byte // the files of one skill at a time
 			for i := range work {
 				var ds []skill.Diagnostic
-				ds, buf = checkSkill(todo[i], p, buf[:0])
+				ds, buf = checkSkill(todo[i], p, files, buf[:0])
 				if cap(buf) > maxSafetyBuffer {
 					buf = nil
 				}
@@ -143,13 +148,13 @@ const maxSafetyBuffer = 4 << 20
 // checkSkill is safety.Check of one skill, its paths made the files' own.
 // The skill's files are read into buf, which is returned for the next;
 // the diagnostics hold nothing of it.
-func checkSkill(sk *skill.Skill, p *safety.Policy, buf []byte) ([]skill.Diagnostic, []byte) {
+func checkSkill(sk *skill.Skill, p *safety.Policy, files *safety.Cache, buf []byte) ([]skill.Diagnostic, []byte) {
 	in, buf, err := safety.FromSkillBuffer(sk, p, buf)
 	if err != nil {
 		return []skill.Diagnostic{{Severity: skill.Warning, Code: CodeSafetyUnread, Skill: sk.Name, Path: sk.Location,
 			Message: fmt.Sprintf("skill %q could not be read for the safety checks (%v); they run again on the next check", sk.Name, err)}}, buf
 	}
-	ds := safety.Check(in, p)
+	ds := safety.CheckCached(in, p, files)
 	for i := range ds {
 		ds[i].Skill = sk.Name
 		ds[i].Path = skillPath(sk, ds[i].Path)

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Hit is one search result: a short entry, never a body.
@@ -306,11 +308,64 @@ func mergeTerms(sorted, fresh, gone []string, terms map[string][]posting) []stri
 	return append(out, sorted[at:]...)
 }
 
+// The caps on a search query. A query's cost grows with its terms (each
+// adds its postings, and a prefix match up to 32 terms more), so a query
+// of a megabyte of one common word cost 39 CPU-seconds at 20,000 skills
+// before the terms were de-duplicated and capped (issue 24). Transports
+// refuse a query past either cap with CheckQuery; Search itself reads
+// only the first MaxQueryBytes and the first MaxQueryTerms distinct
+// terms of what it is given, so no caller can make it dear.
+const (
+	MaxQueryBytes = 1024
+	MaxQueryTerms = 32
+)
+
+// CheckQuery says why a search query is refused, or nil: longer than
+// MaxQueryBytes, or more than MaxQueryTerms distinct words (a repeated
+// word counts once).
+func CheckQuery(query string) error {
+	if len(query) > MaxQueryBytes {
+		return fmt.Errorf("the query is %d bytes; the limit is %d bytes (%d distinct words): give a few words describing the task", len(query), MaxQueryBytes, MaxQueryTerms)
+	}
+	if q := queryTerms(query, MaxQueryTerms+1); len(q) > MaxQueryTerms {
+		return fmt.Errorf("the query has more than %d distinct words; the limit is %d: give a few words describing the task", MaxQueryTerms, MaxQueryTerms)
+	}
+	return nil
+}
+
+// queryTerms are the distinct terms of a query's first MaxQueryBytes, in
+// order, at most max of them.
+func queryTerms(query string, max int) []string {
+	var out []string
+	for _, t := range tokenize(clipQuery(query), make([]string, 0, 8)) {
+		if !slices.Contains(out, t) {
+			if len(out) == max {
+				break
+			}
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// clipQuery is the query's first MaxQueryBytes, cut at a character.
+func clipQuery(query string) string {
+	if len(query) <= MaxQueryBytes {
+		return query
+	}
+	cut := MaxQueryBytes
+	for cut > 0 && !utf8.RuneStart(query[cut]) {
+		cut--
+	}
+	return query[:cut]
+}
+
 // Search ranks the skills the agent can load against a query, by BM25 over
 // names, descriptions and tags (names weigh most, and a whole-name match
 // ranks first). Listed, inline and budget-omitted skills are all
 // searchable: this is how skills left out of the listing are reached.
-// limit defaults to 10.
+// limit defaults to 10. Only the query's first MaxQueryBytes and its first
+// MaxQueryTerms distinct terms count (CheckQuery refuses more).
 func (l *Loadout) Search(query string, limit int) []Hit {
 	return l.hits(query, limit, true)
 }
@@ -320,6 +375,10 @@ func (l *Loadout) Search(query string, limit int) []Hit {
 // found): a query of many common terms does not pay it for every term.
 const maxThresholdChecks = 4
 
+// maxPrefixTerms bounds the prefix matches of a whole query, so that
+// MaxQueryTerms prefixes of 32 matches each do not add a thousand terms.
+const maxPrefixTerms = 128
+
 // hits is Search; prune false scores every posting (what the tests
 // compare the pruned ranking with).
 func (l *Loadout) hits(query string, limit int, prune bool) []Hit {
@@ -327,7 +386,8 @@ func (l *Loadout) hits(query string, limit int, prune bool) []Hit {
 		limit = 10
 	}
 	ix := l.index()
-	q := tokenize(query, nil)
+	query = clipQuery(query)
+	q := queryTerms(query, MaxQueryTerms)
 	if len(q) == 0 || ix.live == 0 {
 		return []Hit{}
 	}
@@ -350,14 +410,16 @@ func (l *Loadout) hits(query string, limit int, prune bool) []Hit {
 		// tf/(tf+norm) is below 1, and 1.5 is the name's weight.
 		terms = append(terms, queryTerm{ps: ps, wi: wi, most: wi * (bm25K1 + 1) * 1.5})
 	}
+	prefixed := 0 // prefix matches so far, at most maxPrefixTerms
 	for _, t := range q {
 		put(ix.terms[t], 1)
 		if len(t) >= 4 {
 			i := sort.SearchStrings(ix.sorted, t)
-			for k := 0; i < len(ix.sorted) && k < 32 && strings.HasPrefix(ix.sorted[i], t); i++ {
+			for k := 0; i < len(ix.sorted) && k < 32 && prefixed < maxPrefixTerms && strings.HasPrefix(ix.sorted[i], t); i++ {
 				if ix.sorted[i] != t {
 					put(ix.terms[ix.sorted[i]], 0.5)
 					k++
+					prefixed++
 				}
 			}
 		}

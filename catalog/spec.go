@@ -93,6 +93,10 @@ type SourceSpec struct {
 	// ID names a remote source in the lock file and the API; default
 	// source.RemoteID of its location and ref.
 	ID string `json:"id,omitempty"`
+	// AllowedOrigins are the origins (https://host[:port]) beside the
+	// index's own that an index source may fetch its entries from and be
+	// redirected to; none keeps every request on the index's origin.
+	AllowedOrigins []string `json:"allowedOrigins,omitempty"`
 	// Available are glob patterns (* and ?, case-sensitive; / is an ordinary
 	// character, so * matches ui-toolkit/web) over skill names
 	// to put in the reference listing. Inline are patterns for skills whose
@@ -229,7 +233,24 @@ func (s SourceSpec) checkRemote() *SpecError {
 				return &SpecError{Field: f.name, Msg: "is for git and index sources only"}
 			}
 		}
+		if len(s.AllowedOrigins) > 0 {
+			return &SpecError{Field: "allowedOrigins", Msg: "is for index sources only"}
+		}
 		return nil
+	}
+	if s.Git != "" && len(s.AllowedOrigins) > 0 {
+		return &SpecError{Field: "allowedOrigins", Msg: "is for index sources only: a git source fetches from its repository alone"}
+	}
+	seenOrigin := map[string]int{}
+	for i, o := range s.AllowedOrigins {
+		n, err := source.Origin(o)
+		if err != nil {
+			return &SpecError{Field: fmt.Sprintf("allowedOrigins[%d]", i), Msg: err.Error()}
+		}
+		if j, dup := seenOrigin[n]; dup {
+			return &SpecError{Field: fmt.Sprintf("allowedOrigins[%d]", i), Msg: fmt.Sprintf("%q is the same origin as allowedOrigins[%d]", o, j)}
+		}
+		seenOrigin[n] = i
 	}
 	if s.Index != "" {
 		if s.Ref != "" || len(s.Paths) > 0 {

@@ -60,12 +60,40 @@ type File struct {
 	Remote Remote `json:"remote,omitempty"`
 	// Safety is the policy of the safety and quality checks (package
 	// safety): which codes refuse a write, an import or a sync, which warn,
-	// which are off, and accepted findings per skill. Nil is the default
-	// (hidden text and secrets refuse; the rest warn).
-	Safety *safety.Policy `json:"safety,omitempty"`
+	// which are off, and accepted findings per skill; and the local
+	// source kinds it gates too. Nil is the default (hidden text and
+	// secrets refuse; the rest warn; folder and plugin skills are served
+	// with their findings reported). SafetyPolicy gives the policy.
+	Safety *Safety `json:"safety,omitempty"`
 
 	// Path is the absolute path the file was read from.
 	Path string `json:"-"`
+}
+
+// Safety is the "safety" object: the checks' policy, and Gate.
+type Safety struct {
+	safety.Policy
+	// Gate lists the local source kinds, "folder" and "plugin", whose
+	// skills the policy gates as it gates store writes and remote syncs:
+	// a skill with a finding the policy refuses is not served (the
+	// catalog reports it, code catalog.CodeSafetyGated). Store writes and
+	// remote snapshots are always gated; folder and plugin skills are
+	// only reported unless named here.
+	Gate []string `json:"gate,omitempty"`
+}
+
+// Source kinds Safety.Gate may name.
+const (
+	GateFolder = "folder"
+	GatePlugin = "plugin"
+)
+
+// SafetyPolicy is the safety checks' policy (nil: the default).
+func (f *File) SafetyPolicy() *safety.Policy {
+	if f == nil || f.Safety == nil {
+		return nil
+	}
+	return &f.Safety.Policy
 }
 
 // StorePool bounds the store's connections.
@@ -130,8 +158,10 @@ type Limits struct {
 // Watch tunes live reload of skill folders; zero means the default.
 type Watch struct {
 	// MaxWatches bounds the folders watched through the system's change
-	// notifications (default: half of fs.inotify.max_user_watches on
-	// Linux, 1024 elsewhere); folders beyond it are polled.
+	// notifications (default: half of what is free of
+	// fs.inotify.max_user_watches on Linux, the allowance less the
+	// watches this user's processes hold; 1024 elsewhere); folders
+	// beyond it are polled.
 	MaxWatches int `json:"maxWatches,omitempty"`
 	// PollInterval is how often polled folders are checked, as a Go
 	// duration such as "5s" (default 5s).
@@ -179,8 +209,13 @@ type Server struct {
 	// request for that long.
 	MCPSessions    int      `json:"mcpSessions,omitempty"`
 	MCPSessionIdle Duration `json:"mcpSessionIdle,omitempty"`
-	// UISessions bounds the web UI's sign-in sessions (past it the least
-	// recently used ends); UISessionIdle ends one unused that long, and
+	// MCPSessionsPerToken bounds one token's MCP sessions (past it its
+	// own idle-longest session is replaced); UISessionsPerToken one
+	// token's UI sessions. No token's sessions end for another's.
+	MCPSessionsPerToken int `json:"mcpSessionsPerToken,omitempty"`
+	UISessionsPerToken  int `json:"uiSessionsPerToken,omitempty"`
+	// UISessions bounds the web UI's sign-in sessions (past it a sign-in
+	// replaces its token's least recently used, or is refused); UISessionIdle ends one unused that long, and
 	// UISessionLifetime one that long after sign-in. Zero: the defaults
 	// (service.DefaultSessionMax, …Idle, …Lifetime).
 	UISessions        int      `json:"uiSessions,omitempty"`
@@ -247,12 +282,14 @@ func (l Listing) Every() time.Duration {
 }
 
 // Receipts bound the activation receipts kept; zero means the default.
-// Raw receipts are kept for KeepDays (default 7) and at most MaxRows
-// (default 1,000,000, about 200 MB); their counts per day, agent and skill
-// are kept for UsageDays (default 400).
+// Raw receipts are kept for KeepDays (default 7), at most MaxRows (default
+// 1,000,000) and at most MaxBytes (default 256 MiB, as
+// store.ReceiptBytes estimates them), whichever is reached first; their
+// counts per day, agent and skill are kept for UsageDays (default 400).
 type Receipts struct {
 	KeepDays  int   `json:"keepDays,omitempty"`
 	MaxRows   int64 `json:"maxRows,omitempty"`
+	MaxBytes  int64 `json:"maxBytes,omitempty"`
 	UsageDays int   `json:"usageDays,omitempty"`
 }
 
@@ -408,17 +445,26 @@ func (f *File) Validate() error {
 			if !s.Remote() {
 				continue
 			}
-			k := fmt.Sprintf("%s|%s|%s|%q|%s|%s", s.Git, s.Index, s.Ref, s.Paths, s.Every, s.Token)
+			k := fmt.Sprintf("%s|%s|%s|%q|%s|%s|%q", s.Git, s.Index, s.Ref, s.Paths, s.Every, s.Token, s.AllowedOrigins)
 			field := fmt.Sprintf("agents[%d].skills[%d]", i, j)
 			if prev, ok := remotes[s.RemoteID()]; ok && prev != k {
-				return &Error{File: f.Path, Field: field, Msg: fmt.Sprintf("remote source id %q is used for two different sources: give one of them its own \"id\" (or make their git, index, ref, paths, every and token the same)", s.RemoteID())}
+				return &Error{File: f.Path, Field: field, Msg: fmt.Sprintf("remote source id %q is used for two different sources: give one of them its own \"id\" (or make their git, index, ref, paths, every, token and allowedOrigins the same)", s.RemoteID())}
 			}
 			remotes[s.RemoteID()] = k
 		}
 	}
 	if f.Safety != nil {
-		if err := f.Safety.Validate(); err != nil {
+		if err := f.Safety.Policy.Validate(); err != nil {
 			return &Error{File: f.Path, Field: "safety", Msg: strings.TrimPrefix(err.Error(), "safety policy: ")}
+		}
+		for i, k := range f.Safety.Gate {
+			switch k {
+			case GateFolder, GatePlugin:
+			case "store", "git", "index":
+				return &Error{File: f.Path, Field: fmt.Sprintf("safety.gate[%d]", i), Msg: fmt.Sprintf("%q: store writes and remote syncs are always gated; name only %q or %q here", k, GateFolder, GatePlugin)}
+			default:
+				return &Error{File: f.Path, Field: fmt.Sprintf("safety.gate[%d]", i), Msg: fmt.Sprintf("%q is not a source kind the policy can gate: use %q or %q", k, GateFolder, GatePlugin)}
+			}
 		}
 	}
 	if f.StorePool.MaxConns < 0 || f.StorePool.MaxIdleTime < 0 {
@@ -435,7 +481,7 @@ func (f *File) Validate() error {
 	if f.StoreLimits.MaxFileSize < 0 || f.StoreLimits.MaxTotalSize < 0 || f.StoreLimits.MaxFiles < 0 || f.StoreLimits.WarnTextSize < 0 {
 		return &Error{File: f.Path, Field: "storeLimits", Msg: "limits must be positive numbers (0 or absent for the defaults)"}
 	}
-	for field, v := range map[string]int64{"keepDays": int64(f.Receipts.KeepDays), "maxRows": f.Receipts.MaxRows, "usageDays": int64(f.Receipts.UsageDays)} {
+	for field, v := range map[string]int64{"keepDays": int64(f.Receipts.KeepDays), "maxRows": f.Receipts.MaxRows, "maxBytes": f.Receipts.MaxBytes, "usageDays": int64(f.Receipts.UsageDays)} {
 		if v < 0 {
 			return &Error{File: f.Path, Field: "receipts." + field, Msg: fmt.Sprintf("%d is negative: give a positive number (0 or absent for the default)", v)}
 		}
@@ -459,7 +505,7 @@ func (f *File) Validate() error {
 		}
 	}
 	if f.Watch.MaxWatches < 0 {
-		return &Error{File: f.Path, Field: "watch.maxWatches", Msg: "must be a positive number of folders (0 or absent for the default, half of the system's inotify allowance)"}
+		return &Error{File: f.Path, Field: "watch.maxWatches", Msg: "must be a positive number of folders (0 or absent for the default, half of what is free of the system's inotify allowance)"}
 	}
 	if p := f.Watch.PollInterval; p != "" {
 		if d, err := time.ParseDuration(p); err != nil || d < 100*time.Millisecond {
@@ -490,7 +536,7 @@ func (s *Server) validate(file string) error {
 		{"maxConns", int64(s.MaxConns)}, {"maxConnsPerIP", int64(s.MaxConnsPerIP)}, {"mcpSessions", int64(s.MCPSessions)},
 		{"readHeaderTimeout", int64(s.ReadHeaderTimeout)}, {"readTimeout", int64(s.ReadTimeout)},
 		{"writeTimeout", int64(s.WriteTimeout)}, {"idleTimeout", int64(s.IdleTimeout)}, {"mcpSessionIdle", int64(s.MCPSessionIdle)},
-		{"uiSessions", int64(s.UISessions)}, {"uiSessionIdle", int64(s.UISessionIdle)}, {"uiSessionLifetime", int64(s.UISessionLifetime)},
+		{"uiSessions", int64(s.UISessions)}, {"mcpSessionsPerToken", int64(s.MCPSessionsPerToken)}, {"uiSessionsPerToken", int64(s.UISessionsPerToken)}, {"uiSessionIdle", int64(s.UISessionIdle)}, {"uiSessionLifetime", int64(s.UISessionLifetime)},
 	} {
 		if n.v < 0 {
 			return &Error{File: file, Field: "server." + n.name, Msg: "must be positive (0 or absent for the default)"}
@@ -518,7 +564,12 @@ func CheckHost(h string) error {
 
 // CatalogOptions turns the file's defaults and limits into catalog options.
 func (f *File) CatalogOptions() catalog.Options {
+	var gate *catalog.Gate
+	if f.Safety != nil && len(f.Safety.Gate) > 0 {
+		gate = &catalog.Gate{Policy: f.SafetyPolicy(), Kinds: f.Safety.Gate}
+	}
 	return catalog.Options{
+		Gate:         gate,
 		Budget:       f.Budget,
 		Format:       f.Format,
 		BudgetTokens: f.BudgetTokens,

@@ -77,22 +77,32 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		`{"server": {"uiSessionLifetime": "-1h"}}`:                                       `server.uiSessionLifetime: must be positive`,
 		`{"server": {"maxConn": 5}}`:                                                     `unknown key "maxConn" (did you mean "maxConns"?)`,
 		`{"receipts": {"maxRows": -5}}`:                                                  `receipts.maxRows: -5 is negative`,
+		`{"receipts": {"maxBytes": -5}}`:                                                 `receipts.maxBytes: -5 is negative`,
 		`{"storePool": {"maxConns": -1}}`:                                                `storePool: maxConns and maxIdleTime must be positive`,
 		`{"storePool": {"maxIdleTime": "often"}}`:                                        `storePool.maxIdleTime`,
 		`{"safety": {"warn": ["safety-nope"]}}`:                                          `safety: warn[0]: unknown code "safety-nope"`,
+		`{"safety": {"gate": ["folder", "folders"]}}`:                                    `safety.gate[1]: "folders" is not a source kind the policy can gate: use "folder" or "plugin"`,
+		`{"safety": {"gate": ["store"]}}`:                                                `safety.gate[0]: "store": store writes and remote syncs are always gated`,
+		`{"safety": {"gates": ["folder"]}}`:                                              `unknown key "gates" (did you mean "gate"?)`,
 		`{"agents": [{"agentId": "a", "skills": [{"git": "x", "token": "literal"}]}]}`:   `agents[0].skills[0].token: must name an environment variable`,
 		`{"agents": [{"agentId": "a", "skills": [{"git": "x", "every": "5s"}]}]}`:        `agents[0].skills[0].every: "5s": give a duration of at least 1m0s`,
 		`{"agents": [{"agentId": "a", "skills": [{"root": "x", "ref": "main"}]}]}`:       `agents[0].skills[0].ref: is for git and index sources only`,
 		`{"agents": [{"agentId": "a", "skills": [{"index": "ftp://h/i.json"}]}]}`:        `agents[0].skills[0].index: "ftp://h/i.json" is not an http(s) URL`,
 		`{"receipts": {"keepdays": 3}}`:                                                  `unknown key "keepdays"`,
-		`{"agents": [{"agentId": "a", "pin": ["[a"]}]}`:                                  `agents[0].pin[0]: pattern "[a" is malformed`,
-		`{"agents": [{"agentId": "a", "budgetTokens": -3}]}`:                             `agents[0].budgetTokens: -3 is negative`,
-		`{"budgetTokens": -1}`:                                                           `budgetTokens: -1: give a number of tokens`,
-		`{"listing": {"usageDays": 500}}`:                                                `listing.usageDays: 500: give a number of days between 1 and 400`,
-		`{"listing": {"usageDays": 40}, "receipts": {"usageDays": 20}}`:                  `listing.usageDays: 40: give a number of days between 1 and 20`,
-		`{"listing": {"refresh": "10s"}}`:                                                `listing.refresh: 10s: give a duration of at least 1m0s`,
-		`{"listing": {"refresh": "daily"}}`:                                              `listing.refresh: "daily" is not a duration`,
-		`{"listing": {"usagedays": 7}}`:                                                  `unknown key "usagedays"`,
+		`{"agents": [{"agentId": "a", "skills": [{"index": "https://h/i.json", "allowedOrigins": ["https://cdn.example.com/"]}]}]}`:         `agents[0].skills[0].allowedOrigins[0]: "https://cdn.example.com/" has more than an origin`,
+		`{"agents": [{"agentId": "a", "skills": [{"index": "https://h/i.json", "allowedOrigins": ["cdn.example.com"]}]}]}`:                  `agents[0].skills[0].allowedOrigins[0]: "cdn.example.com": give an http:// or https:// origin`,
+		`{"agents": [{"agentId": "a", "skills": [{"index": "https://h/i.json", "allowedOrigins": ["https://*.example.com"]}]}]}`:            `agents[0].skills[0].allowedOrigins[0]: "https://*.example.com": its host is not a DNS name`,
+		`{"agents": [{"agentId": "a", "skills": [{"index": "https://h/i.json", "allowedOrigins": ["https://a.io", "HTTPS://A.io:443"]}]}]}`: `agents[0].skills[0].allowedOrigins[1]: "HTTPS://A.io:443" is the same origin as allowedOrigins[0]`,
+		`{"agents": [{"agentId": "a", "skills": [{"git": "x", "allowedOrigins": ["https://a.io"]}]}]}`:                                      `agents[0].skills[0].allowedOrigins: is for index sources only`,
+		`{"agents": [{"agentId": "a", "skills": [{"root": "x", "allowedOrigins": ["https://a.io"]}]}]}`:                                     `agents[0].skills[0].allowedOrigins: is for index sources only`,
+		`{"agents": [{"agentId": "a", "pin": ["[a"]}]}`:                                                                                     `agents[0].pin[0]: pattern "[a" is malformed`,
+		`{"agents": [{"agentId": "a", "budgetTokens": -3}]}`:                                                                                `agents[0].budgetTokens: -3 is negative`,
+		`{"budgetTokens": -1}`:                                          `budgetTokens: -1: give a number of tokens`,
+		`{"listing": {"usageDays": 500}}`:                               `listing.usageDays: 500: give a number of days between 1 and 400`,
+		`{"listing": {"usageDays": 40}, "receipts": {"usageDays": 20}}`: `listing.usageDays: 40: give a number of days between 1 and 20`,
+		`{"listing": {"refresh": "10s"}}`:                               `listing.refresh: 10s: give a duration of at least 1m0s`,
+		`{"listing": {"refresh": "daily"}}`:                             `listing.refresh: "daily" is not a duration`,
+		`{"listing": {"usagedays": 7}}`:                                 `unknown key "usagedays"`,
 	}
 	for text, want := range cases {
 		_, err := Parse([]byte(text), "/cfg/loadout.json")
@@ -194,5 +204,28 @@ func TestListingSection(t *testing.T) {
 	}
 	if f.Listing.Days() != DefaultListingUsageDays || f.Listing.Every() != DefaultListingRefresh {
 		t.Errorf("defaults: %d days, every %s", f.Listing.Days(), f.Listing.Every())
+	}
+}
+
+// TestSafetyGate: "gate" sits beside the policy's own keys in "safety",
+// and reaches the catalog options with the policy; no gate, no Gate.
+func TestSafetyGate(t *testing.T) {
+	f, err := Parse([]byte(`{"safety": {"refuse": ["safety-secret-*"], "gate": ["folder", "plugin"]}}`), "/cfg/loadout.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := f.CatalogOptions().Gate
+	if g == nil || g.Policy != f.SafetyPolicy() || strings.Join(g.Kinds, ",") != "folder,plugin" || strings.Join(f.SafetyPolicy().Refuse, ",") != "safety-secret-*" {
+		t.Errorf("gate %+v, policy %+v", g, f.SafetyPolicy())
+	}
+	f, err = Parse([]byte(`{"safety": {"refuse": ["safety-secret-*"]}}`), "/cfg/loadout.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := f.CatalogOptions().Gate; g != nil {
+		t.Errorf("no gate configured, got %+v", g)
+	}
+	if (&File{}).SafetyPolicy() != nil {
+		t.Error("no safety section: the policy is the default (nil)")
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/internal/httpbody"
+	"github.com/loadout/loadout/internal/inert"
 	"github.com/loadout/loadout/render"
 	"github.com/loadout/loadout/safety"
 	"github.com/loadout/loadout/service"
@@ -421,7 +422,27 @@ func (a *api) agentReadFile(w http.ResponseWriter, r *http.Request) {
 		h.Set("Content-Range", "bytes "+strconv.FormatInt(res.Offset, 10)+"-"+strconv.FormatInt(end, 10)+"/"+strconv.FormatInt(res.Size, 10))
 		status = http.StatusPartialContent
 	}
-	writeRaw(w, status, []string{res.ContentType}, res.Data)
+	// The bytes go out under internal/inert's headers (their manifest
+	// type is in the JSON form): nothing in a skill runs in this origin.
+	inert.Set(h, r, res.Path, res.ContentType, isText(res))
+	h.Set("Content-Length", strconv.Itoa(len(res.Data)))
+	w.WriteHeader(status)
+	w.Write(res.Data)
+}
+
+// isText says whether the file read is text: by its manifest, so that
+// every range of a file gets the same headers (a range cut inside a
+// character is base64 in the JSON form).
+func isText(res catalog.FileResult) bool {
+	if sk := res.Entry; sk != nil {
+		if res.Path == sk.Entry {
+			return true
+		}
+		if f, ok := sk.File(res.Path); ok {
+			return !f.Binary
+		}
+	}
+	return res.Encoding == "utf-8"
 }
 
 // defaultSearchLimit is the number of hits without a limit parameter, as
@@ -447,6 +468,10 @@ func (a *api) agentSearch(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query().Get("q")
 	if strings.TrimSpace(q) == "" {
 		writeErr(w, badRequest("q", "q is required: give a few words describing the task, e.g. ?q=pdf+forms"))
+		return
+	}
+	if err := catalog.CheckQuery(q); err != nil {
+		writeErr(w, badRequest("q", "q: %v", err))
 		return
 	}
 	if limit == 0 {
@@ -517,7 +542,7 @@ func (a *api) reload(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) sources(w http.ResponseWriter, r *http.Request) {
-	list, err := a.svc.Sources(principal(r))
+	list, err := a.svc.Sources(r.Context(), principal(r))
 	if err != nil {
 		a.fail(w, r, err)
 		return

@@ -33,8 +33,9 @@ func RouteSpecs() []RouteSpec {
 
 // ListenerStats reports a LimitListener's open connections, client
 // addresses and refusals.
-func ListenerStats(ln any) (open, clients int, refused int64) {
-	return ln.(*limitListener).Stats()
+func ListenerStats(ln *ConnLimiter) (open, clients int, refused int64) {
+	open, clients, refused, _ = ln.Stats()
+	return open, clients, refused
 }
 
 // The scope refusals' messages.

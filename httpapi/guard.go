@@ -108,7 +108,9 @@ func checkAllowedHost(h string) error {
 	if strings.TrimSpace(h) == "" {
 		return fmt.Errorf("allowed host is empty: give a host name, like skills.example.com, or host:port")
 	}
-	if strings.Contains(h, "://") || strings.ContainsAny(h, "/?#@ \t") {
+	// A URL ("https://x") has a "/"; a path, query, fragment or user
+	// cannot be in a Host either.
+	if strings.ContainsAny(h, "/?#@ \t") {
 		return fmt.Errorf("allowed host %q is not a host name: give a name or address, optionally with :port, like skills.example.com or 10.0.0.5:7777", h)
 	}
 	return nil

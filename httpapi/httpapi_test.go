@@ -870,6 +870,26 @@ func TestAgents(t *testing.T) {
 	}
 	wantErr(t, e.do(t, "GET", "/v1/agents/coder/search?q=x&limit=-1", e.coder, nil), 400, "bad_request")
 	wantErr(t, e.do(t, "GET", "/v1/agents/coder/search?q=", e.coder, nil), 400, "bad_request")
+	// The query's caps (issue 24: a long query of one common word cost a
+	// second per call): 1024 bytes and 32 distinct words pass, one more
+	// of either is refused naming the cap.
+	pad := strings.Repeat("+", 1024-len("second"))
+	want(t, e.do(t, "GET", "/v1/agents/coder/search?q="+pad+"second", e.coder, nil), 200)
+	r = e.do(t, "GET", "/v1/agents/coder/search?q=+"+pad+"second", e.coder, nil)
+	wantErr(t, r, 400, "bad_request")
+	if !strings.Contains(string(r.body), "1024 bytes") || !strings.Contains(string(r.body), `"field":"q"`) {
+		t.Errorf("over-long query: %s", r.body)
+	}
+	var words []string
+	for i := range 32 {
+		words = append(words, fmt.Sprintf("w%d", i))
+	}
+	want(t, e.do(t, "GET", "/v1/agents/coder/search?q="+strings.Join(words, "+")+"+w0+w1", e.coder, nil), 200)
+	r = e.do(t, "GET", "/v1/agents/coder/search?q="+strings.Join(words, "+")+"+w32", e.coder, nil)
+	wantErr(t, r, 400, "bad_request")
+	if !strings.Contains(string(r.body), "32 distinct words") {
+		t.Errorf("a query of 33 words: %s", r.body)
+	}
 }
 
 func TestAdminRoutes(t *testing.T) {
@@ -1063,9 +1083,14 @@ func TestSourcesRoutes(t *testing.T) {
 	var list struct {
 		Sources []service.SourceStatus `json:"sources"`
 	}
-	if err := json.Unmarshal(r.body, &list); err != nil || len(list.Sources) != 1 || list.Sources[0].ID != "team" || list.Sources[0].Skills != 2 {
+	// The remote source first, then the catalog's own: the folder, the
+	// store and the plugin.
+	if err := json.Unmarshal(r.body, &list); err != nil || len(list.Sources) != 4 || list.Sources[0].ID != "team" || list.Sources[0].Skills != 2 ||
+		list.Sources[1].Kind != "folder" || list.Sources[1].ID != e.root || list.Sources[1].Skills != 2 ||
+		list.Sources[2].Kind != "store" || list.Sources[3].Kind != "plugin" || list.Sources[3].ID != "acme" || list.Sources[3].Skills != 1 {
 		t.Errorf("sources: %s", r.body)
 	}
+	wantErr(t, e.do(t, "GET", "/v1/sources", e.coder, nil), 403, "forbidden")
 	r = e.do(t, "POST", "/v1/sources/team/sync", e.admin, nil)
 	want(t, r, 200)
 	var res service.SourceSync
@@ -1078,6 +1103,47 @@ func TestSourcesRoutes(t *testing.T) {
 		t.Errorf("the 404 should name the sources there are: %s", r.body)
 	}
 	wantErr(t, e.do(t, "POST", "/v1/sources/team/sync", e.coder, nil), 403, "forbidden")
+}
+
+// TestSourcesCountFindings: GET /v1/sources counts each source's errors
+// and warnings, the safety findings over its skills included: a folder
+// skill with a secret and hidden text (served: no gate) makes two errors
+// of its folder, the others none; a fix makes them go.
+func TestSourcesCountFindings(t *testing.T) {
+	files := map[string]string{
+		"alpha/SKILL.md":        md("alpha", "Alpha does the first thing. Use when asked.", "Run sc\u200bripts/ship.sh."),
+		"alpha/scripts/ship.sh": "#!/bin/sh\nAWS_ACCESS_KEY_ID=AKIAZ7QX3M5KJ2W4PN8R aws s3 ls\n",
+		"beta/SKILL.md":         md("beta", "Beta does the second thing. Use when asked.", "Beta body."),
+	}
+	e := newEnv(t, files)
+	counts := func() map[string][2]int {
+		t.Helper()
+		r := e.do(t, "GET", "/v1/sources", e.admin, nil)
+		want(t, r, 200)
+		var list struct {
+			Sources []service.SourceStatus `json:"sources"`
+		}
+		if err := json.Unmarshal(r.body, &list); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string][2]int{}
+		for _, s := range list.Sources {
+			m[s.Kind] = [2]int{s.Errors, s.Warnings}
+		}
+		return m
+	}
+	if got := counts(); got["folder"][0] != 2 || got["store"] != [2]int{} || got["plugin"][0] != 0 || got["git"] != [2]int{} {
+		t.Errorf("counts with a secret and a zero-width character: %v; want 2 errors in the folder", got)
+	}
+	writeFiles(t, e.root, map[string]string{
+		"alpha/SKILL.md":        md("alpha", "Alpha does the first thing. Use when asked.", "Run scripts/ship.sh."),
+		"alpha/scripts/ship.sh": "#!/bin/sh\naws s3 ls\n",
+	})
+	e.svc.Refresh(context.Background(), nil, "test")
+	e.svc.Catalog().Reload(context.Background())
+	if got := counts(); got["folder"][0] != 0 {
+		t.Errorf("counts after the fix: %v; want no error in the folder", got)
+	}
 }
 
 // TestDiagnosticsHaveSafetyFindings: GET /v1/diagnostics includes the

@@ -68,11 +68,12 @@ var errorDesc = map[int]string{
 }
 
 var headerDesc = map[string]string{
-	"ETag":                `a stored skill's version, "vN" (for a file, its "sha256:<hex>" digest; for the skill list's pages, the prompt, the diagnostics and this document, a digest of the bytes sent, which differs for their gzip form)`,
-	"Location":            "the new skill's URL",
-	"Content-Disposition": "attachment; filename=NAME.zip for zips",
-	"Content-Range":       "bytes FIRST-LAST/SIZE",
-	"X-Skill-Size":        "the whole file's size in bytes",
+	"ETag":                    `a stored skill's version, "vN" (for a file, its "sha256:<hex>" digest; for the skill list's pages, the prompt, the diagnostics and this document, a digest of the bytes sent, which differs for their gzip form)`,
+	"Location":                "the new skill's URL",
+	"Content-Disposition":     "attachment; filename=NAME.zip for zips; for a file's bytes, inline or attachment (an octet-stream) with the file's name",
+	"Content-Security-Policy": "for a file's bytes: sandbox; default-src 'none'; frame-ancestors 'none', so nothing in it runs in this origin",
+	"Content-Range":           "bytes FIRST-LAST/SIZE",
+	"X-Skill-Size":            "the whole file's size in bytes",
 }
 
 // openAPIDoc builds the OpenAPI 3.1 document from the route table.
@@ -282,8 +283,9 @@ func schemas() obj {
 			"source": str()}, "name", "description", "score", "source"))}, "query", "skills"),
 		"DiagnosticList": object(obj{"diagnostics": arrayOf(ref("Diagnostic"))}, "diagnostics"),
 		"ReloadResult":   object(obj{"generation": integer(), "skills": integer(), "took": str()}, "generation", "skills"),
-		"SourceList": object(obj{"sources": arrayOf(object(obj{"id": str(), "kind": obj{"type": "string", "enum": []string{"git", "index"}}, "url": str(), "ref": str(),
-			"paths": arrayOf(str()), "every": str(), "revision": str(), "digest": str(), "skills": integer(), "synced": str(), "error": str()}, "id", "kind", "url", "skills"))}, "sources"),
+		"SourceList": object(obj{"sources": arrayOf(object(obj{"id": str(), "kind": obj{"type": "string", "enum": []string{"git", "index", "folder", "store", "plugin"}}, "url": str(), "ref": str(),
+			"paths": arrayOf(str()), "every": str(), "revision": str(), "digest": str(), "skills": integer(), "synced": str(), "error": str(),
+			"errors": integer(), "warnings": integer()}, "id", "kind", "skills", "errors", "warnings"))}, "sources"),
 		"SourceSync": object(obj{"id": str(), "from": str(), "to": str(), "moved": boolean(), "added": arrayOf(str()), "removed": arrayOf(str()), "changed": arrayOf(str()),
 			"digests": obj{"type": "object", "additionalProperties": str()}, "summary": str(), "error": str(), "code": str()}, "id", "moved", "summary"),
 		"Receipt": object(obj{"id": integer(), "time": obj{"type": "string", "format": "date-time"}, "agent": str(), "skill": str(),

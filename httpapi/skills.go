@@ -18,6 +18,7 @@ import (
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/internal/httpbody"
+	"github.com/loadout/loadout/internal/inert"
 	"github.com/loadout/loadout/portable"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
@@ -1061,7 +1062,8 @@ func pathError(err error) *service.Error {
 // getFile serves one file of a skill raw, streamed (with Range support):
 // a stored skill's from the store, a folder or plugin skill's through the
 // catalog, whose checks refuse links out of the skill, special files, a
-// swapped skill folder and files over the size cap before reading.
+// swapped skill folder and files over the size cap before reading. Its
+// headers are internal/inert's: nothing in a skill runs in this origin.
 func (a *api) getFile(w http.ResponseWriter, r *http.Request) {
 	path, ok := cleanParam(w, r)
 	if !ok {
@@ -1078,6 +1080,7 @@ func (a *api) getFile(w http.ResponseWriter, r *http.Request) {
 	}
 	var c skill.Content
 	ct := "application/octet-stream"
+	text := false
 	var storedDigest string
 	if rec != nil {
 		// A stored version's files never change: small ones are kept
@@ -1098,11 +1101,11 @@ func (a *api) getFile(w http.ResponseWriter, r *http.Request) {
 		storedDigest = d
 		c = skill.BytesContent(data)
 		if path == "SKILL.md" {
-			ct = "text/markdown; charset=utf-8"
+			ct, text = "text/markdown; charset=utf-8", true
 		}
 		for _, f := range rec.Files {
 			if f.Path == path {
-				ct = f.ContentType
+				ct, text = f.ContentType, !f.Binary
 			}
 		}
 		w.Header().Set("X-Skill-Version", strconv.Itoa(rec.Version))
@@ -1119,8 +1122,11 @@ func (a *api) getFile(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		c, ct = open, res.ContentType
+		if f, ok := sk.File(res.Path); ok {
+			text = !f.Binary
+		}
 		if path == sk.Entry {
-			ct = "text/markdown; charset=utf-8"
+			ct, text = "text/markdown; charset=utf-8", true
 		}
 	}
 	defer c.Close()
@@ -1144,12 +1150,13 @@ func (a *api) getFile(w http.ResponseWriter, r *http.Request) {
 	tag := `"` + digest + `"`
 	h := w.Header()
 	h.Set("ETag", tag)
+	// Set before a 304 too: a browser keeps the headers of the answer it
+	// revalidates, and these say how the bytes may be used.
+	inert.Set(h, r, path, ct, text)
 	if noneMatch(r.Header.Get("If-None-Match"), tag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	h["Content-Type"] = []string{ct}
-	h["X-Content-Type-Options"] = nosniff
 	http.ServeContent(w, r, "", time.Time{}, io.NewSectionReader(c, 0, c.Size()))
 }
 

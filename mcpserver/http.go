@@ -90,11 +90,16 @@ func newHTTPHandler(svc *service.Service, opt Options) (*server, http.Handler) {
 		modern = sdkHandler(true)
 	}
 	pool := opt.Sessions
+	if pool != nil {
+		pool.Watch(svc.WatchToken)
+	}
 	return s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := svc.Loadout(service.PrincipalFrom(r.Context()), s.agent); err != nil {
+		p := service.PrincipalFrom(r.Context())
+		if _, err := svc.Loadout(p, s.agent); err != nil {
 			writeError(w, r, err)
 			return
 		}
+
 		var msgs []rpcMessage
 		var batch bool
 		var body []byte
@@ -111,6 +116,15 @@ func newHTTPHandler(svc *service.Service, opt Options) (*server, http.Handler) {
 			if sid := r.Header.Get(sessionHeader); sid != "" && !opt.Stateless && !batch && len(msgs) == 1 && s.serveFast(w, r, pool, sid, &msgs[0]) {
 				return
 			}
+		}
+		if p.TokenID != "" && (r.Method == http.MethodGet || listens(msgs)) {
+			// A stream that may stay open for hours (the GET stream,
+			// subscriptions/listen) ends when its token is revoked; other
+			// requests are answered at once.
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			defer svc.WatchToken(p.TokenID, cancel)()
+			r = r.WithContext(ctx)
 		}
 		r2 := new(http.Request)
 		*r2 = *r
@@ -157,13 +171,20 @@ func newHTTPHandler(svc *service.Service, opt Options) (*server, http.Handler) {
 			}
 		case r.Method == http.MethodPost:
 			// No session id: this request opens a session.
-			if !pool.reserve() {
+			user := service.PrincipalFrom(r.Context()).TokenID
+			if ok, full := pool.reserve(user); !ok {
+				msg := fmt.Sprintf("this token holds its most MCP sessions (%d), all of them busy: retry later, close sessions you no longer use (DELETE with Mcp-Session-Id), or ask the operator to raise --mcp-sessions-per-token", pool.limitFor(user))
+				if full == "server" {
+					msg = fmt.Sprintf("the server holds its most MCP sessions (%d), and none of this token's is idle to replace: retry later, close sessions you no longer use (DELETE with Mcp-Session-Id), or ask the operator to raise --mcp-sessions", pool.max)
+				}
 				w.Header().Set("Retry-After", "10")
-				writeErrorStatus(w, http.StatusServiceUnavailable, &service.Error{Code: CodeTooManySessions,
-					Message: fmt.Sprintf("the server holds its most MCP sessions (%d), all of them busy: retry later, close sessions you no longer use (DELETE with Mcp-Session-Id), or ask the operator to raise --mcp-sessions", pool.max)})
+				writeErrorStatus(w, http.StatusServiceUnavailable, &service.Error{Code: CodeTooManySessions, Message: msg})
 				return
 			}
-			defer pool.unreserve()
+			defer pool.unreserve(user)
+			if pool.reserved != nil {
+				pool.reserved()
+			}
 			bridged.ServeHTTP(w, r2)
 			if id := w.Header().Get(sessionHeader); id != "" {
 				pool.doneNew(id)
@@ -213,6 +234,17 @@ type rpcMessage struct {
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
 	Params  json.RawMessage `json:"params"`
+}
+
+// listens reports whether a POST holds subscriptions/listen, which the
+// SDK answers with a stream.
+func listens(msgs []rpcMessage) bool {
+	for i := range msgs {
+		if msgs[i].Method == "subscriptions/listen" {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *rpcMessage) unknown() bool { return m.Method != "" && !knownMethods[m.Method] }

@@ -22,45 +22,64 @@ const (
 	DefaultSessionIdle = 30 * time.Minute
 )
 
+// DefaultMaxSessionsPerToken bounds the sessions of one token (the
+// open mode, without tokens, has only the global bound): a quarter of
+// DefaultMaxSessions, so no one token's clients can take every place, and
+// far above one agent's running instances.
+const DefaultMaxSessionsPerToken = 500
+
 // CodeTooManySessions is the error code (HTTP 503) of a new session
-// refused because every session is busy and there are Max of them.
+// refused because its token (or the server) holds its most sessions and
+// the token has none idle to replace.
 const CodeTooManySessions = "too_many_sessions"
 
 // Sessions bounds the MCP sessions of every HTTPHandler that shares it
-// (Options.Sessions): at most Max open at once, and none left idle longer
-// than Idle. A session is busy while a request of it is in flight (an
-// open GET stream included) and idle otherwise.
+// (Options.Sessions): at most Max open at once, at most PerToken of one
+// token, and none left idle longer than Idle. A session is busy while a
+// request of it is in flight (an open GET stream included) and idle
+// otherwise.
 //
-// When a new session would pass Max, the session idle the longest is
-// closed to make room: its client gets 404 on its next request, which
-// tells an MCP client to start a new session. When every session is busy,
-// the new one is refused with 503 too_many_sessions. Any client can so
-// push out another's idle session, but never one that is working, and
-// the number of sessions (and the memory they hold) stays bounded.
+// A new session past its token's bound, or past Max, replaces the session
+// of the same token idle the longest: that one is closed, and its client
+// gets 404 on its next request, which tells an MCP client to start a new
+// session. With none of its own idle, the new session is refused with 503
+// too_many_sessions. No token's sessions are ever closed for another
+// token's (in the open mode every client is the same "no token"), and a
+// working session is never closed to make room. A token's sessions close
+// when the token is revoked (Watch). The bounds count sessions being
+// opened too, so parallel initialize requests cannot pass them.
 type Sessions struct {
-	max  int
-	idle time.Duration
-	log  *slog.Logger
+	max, perToken int
+	idle          time.Duration
+	log           *slog.Logger
 
 	mu      sync.Mutex
 	m       map[string]*sessionEntry
-	pending int // new-session requests in flight
+	held    map[string]int // per token id: sessions, and new ones being opened
+	pending int            // new-session requests in flight
+	watch   func(tokenID string, gone func()) (stop func())
 
-	evicted, expired int64
+	evicted, expired, revoked int64
+
+	// reserved, when set (tests), runs after a request reserved a place
+	// and before the SDK opens its session.
+	reserved func()
 }
 
 type sessionEntry struct {
 	ss *mcp.ServerSession
 	// user is the token id that opened the session ("" for none): as the
 	// SDK does, only requests with the same token may use the session.
-	user  string
-	busy  int
-	last  time.Time
-	timer *time.Timer
+	user      string
+	busy      int
+	last      time.Time
+	timer     *time.Timer
+	stopWatch func()
 }
 
 // NewSessions returns a bound on sessions; max <= 0 and idle <= 0 take
-// the defaults.
+// the defaults. The bound per token is DefaultMaxSessionsPerToken, or max
+// if lower (PerToken changes it).
 func NewSessions(max int, idle time.Duration, logger *slog.Logger) *Sessions {
 	if max <= 0 {
 		max = DefaultMaxSessions
@@ -71,7 +90,29 @@ func NewSessions(max int, idle time.Duration, logger *slog.Logger) *Sessions {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Sessions{max: max, idle: idle, log: logger, m: map[string]*sessionEntry{}}
+	return &Sessions{max: max, perToken: min(DefaultMaxSessionsPerToken, max), idle: idle, log: logger,
+		m: map[string]*sessionEntry{}, held: map[string]int{}}
+}
+
+// PerToken sets the bound on one token's sessions (n <= 0: the default,
+// DefaultMaxSessionsPerToken; either way at most Max) and returns p. Call
+// it before p is used.
+func (p *Sessions) PerToken(n int) *Sessions {
+	if n <= 0 {
+		n = DefaultMaxSessionsPerToken
+	}
+	p.perToken = min(n, p.max)
+	return p
+}
+
+// Watch makes p close a token's sessions once the token is revoked;
+// watch is service.Service.WatchToken. HTTPHandler sets it.
+func (p *Sessions) Watch(watch func(tokenID string, gone func()) (stop func())) {
+	p.mu.Lock()
+	if p.watch == nil {
+		p.watch = watch
+	}
+	p.mu.Unlock()
 }
 
 // Stats reports the open sessions, and how many were closed to make room
@@ -82,32 +123,74 @@ func (p *Sessions) Stats() (open int, evicted, expired int64) {
 	return len(p.m), p.evicted, p.expired
 }
 
-// reserve admits a request that may open a session: true when there is
-// room, or an idle session to close for it (add closes it once the new
-// session exists, so a request that opens none closes none); false when
-// every session is busy.
-func (p *Sessions) reserve() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.m)+p.pending >= p.max && p.oldestIdle() == "" {
-		return false
+// limitFor is the bound on the sessions of token id user.
+func (p *Sessions) limitFor(user string) int {
+	if user == "" {
+		return p.max
 	}
-	p.pending++
-	return true
+	return p.perToken
 }
 
-func (p *Sessions) unreserve() {
+// reserve admits a request of token user that may open a session. Past
+// the token's bound or the global one, the token's session idle the
+// longest is closed now to make room; with none, the request is refused:
+// ok is false and full says which bound ("token" or "server").
+func (p *Sessions) reserve(user string) (ok bool, full string) {
+	p.mu.Lock()
+	switch {
+	case p.held[user] >= p.limitFor(user):
+		full = "token"
+	case len(p.m)+p.pending >= p.max:
+		full = "server"
+	}
+	var closing *mcp.ServerSession
+	if full != "" {
+		id := p.oldestIdle(user)
+		if id == "" {
+			p.mu.Unlock()
+			return false, full
+		}
+		old := p.m[id]
+		p.drop(id, old)
+		p.evicted++
+		if p.evicted == 1 || p.evicted%1000 == 0 {
+			p.log.Warn("mcp: too many sessions: closed the same token's session idle the longest (see --mcp-sessions and --mcp-sessions-per-token)",
+				"bound", full, "max", p.max, "per_token", p.perToken, "idle_for", time.Since(old.last).Round(time.Second), "evicted", p.evicted)
+		}
+		closing = old.ss
+	}
+	p.pending++
+	p.held[user]++
+	p.mu.Unlock()
+	if closing != nil {
+		closing.Close()
+	}
+	return true, ""
+}
+
+func (p *Sessions) unreserve(user string) {
 	p.mu.Lock()
 	p.pending--
+	p.release(user)
 	p.mu.Unlock()
 }
 
-// oldestIdle returns the id of the session idle the longest, or "".
-func (p *Sessions) oldestIdle() string {
+// release takes one from the token's count; p.mu is held.
+func (p *Sessions) release(user string) {
+	if n := p.held[user] - 1; n > 0 {
+		p.held[user] = n
+	} else {
+		delete(p.held, user)
+	}
+}
+
+// oldestIdle returns the id of the token's session idle the longest, or
+// "".
+func (p *Sessions) oldestIdle(user string) string {
 	var oldID string
 	var old *sessionEntry
 	for id, e := range p.m {
-		if e.busy == 0 && (old == nil || e.last.Before(old.last)) {
+		if e.user == user && e.busy == 0 && (old == nil || e.last.Before(old.last)) {
 			oldID, old = id, e
 		}
 	}
@@ -115,8 +198,8 @@ func (p *Sessions) oldestIdle() string {
 }
 
 // add records a session that has just been initialized (by the token id
-// user), and closes the session idle the longest if that makes one too
-// many. The entry goes when the SDK closes the session, whatever closed it.
+// user), in the place its request reserved. The entry goes when the SDK
+// closes the session, whatever closed it.
 func (p *Sessions) add(ss *mcp.ServerSession, user string) {
 	id := ss.ID()
 	if id == "" {
@@ -132,9 +215,13 @@ func (p *Sessions) add(ss *mcp.ServerSession, user string) {
 		return
 	}
 	p.m[id] = e
-	closing := p.trimLocked()
+	// Counted until the request's reservation ends too: for a moment one
+	// session counts twice, never none.
+	p.held[user]++
+	if p.watch != nil && user != "" {
+		e.stopWatch = p.watch(user, func() { p.revoke(id, e) })
+	}
 	p.mu.Unlock()
-	closeAll(closing)
 	go func() {
 		ss.Wait()
 		p.mu.Lock()
@@ -145,31 +232,17 @@ func (p *Sessions) add(ss *mcp.ServerSession, user string) {
 	}()
 }
 
-// trimLocked drops the sessions idle the longest while there are more
-// than max, and returns them for the caller to close once it has released
-// the lock. New sessions opened at the same moment can pass the bound when
-// none was idle, until one is.
-func (p *Sessions) trimLocked() (closing []*mcp.ServerSession) {
-	for len(p.m) > p.max {
-		oldID := p.oldestIdle()
-		if oldID == "" {
-			return closing
-		}
-		old := p.m[oldID]
-		p.drop(oldID, old)
-		p.evicted++
-		if p.evicted == 1 || p.evicted%1000 == 0 {
-			p.log.Warn("mcp: too many sessions: closed the one idle the longest (see --mcp-sessions)", "max", p.max, "idle_for", time.Since(old.last).Round(time.Second), "evicted", p.evicted)
-		}
-		closing = append(closing, old.ss)
+// revoke closes a session whose token was revoked, busy or not.
+func (p *Sessions) revoke(id string, e *sessionEntry) {
+	p.mu.Lock()
+	if p.m[id] != e {
+		p.mu.Unlock()
+		return
 	}
-	return closing
-}
-
-func closeAll(ss []*mcp.ServerSession) {
-	for _, s := range ss {
-		s.Close()
-	}
+	p.drop(id, e)
+	p.revoked++
+	p.mu.Unlock()
+	e.ss.Close()
 }
 
 // begin marks the session busy for one request; the returned func ends
@@ -212,13 +285,10 @@ func (p *Sessions) done(id string, e *sessionEntry) {
 	}
 	e.busy--
 	e.last = time.Now()
-	var closing []*mcp.ServerSession
 	if e.busy == 0 {
 		e.timer.Reset(p.idle)
-		closing = p.trimLocked()
 	}
 	p.mu.Unlock()
-	closeAll(closing)
 }
 
 // doneNew ends the initialize request that added the session id, if it did.
@@ -240,9 +310,14 @@ func (p *Sessions) remove(id string) {
 	}
 }
 
+// drop forgets a session; p.mu is held.
 func (p *Sessions) drop(id string, e *sessionEntry) {
 	e.timer.Stop()
+	if e.stopWatch != nil {
+		e.stopWatch()
+	}
 	delete(p.m, id)
+	p.release(e.user)
 }
 
 // expire closes a session idle for the whole timeout.

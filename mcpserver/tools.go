@@ -52,7 +52,7 @@ func (s *server) installTools(v *view) {
 		Name:        "search_skills",
 		Description: "Search this agent's skills by words in their names, descriptions and tags. Returns short entries (name, description, score, source), never bodies; load one with load_skill.",
 		InputSchema: objectSchema(map[string]any{
-			"query": map[string]any{"type": "string", "description": "words to look for"},
+			"query": map[string]any{"type": "string", "description": "words to look for: at most 1024 bytes and 32 distinct words"},
 			"limit": map[string]any{"type": "integer", "minimum": 1, "maximum": 50, "description": "most results (default 10)"},
 		}, "query"),
 		Annotations: ro,
@@ -194,6 +194,9 @@ func (s *server) searchSkills(ctx context.Context, req *mcp.CallToolRequest) (*m
 	}
 	if strings.TrimSpace(a.Query) == "" {
 		return toolError("query is required: give a few words describing the task"), nil
+	}
+	if err := catalog.CheckQuery(a.Query); err != nil {
+		return toolError("query: " + err.Error()), nil
 	}
 	if a.Limit <= 0 {
 		a.Limit = 10

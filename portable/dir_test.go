@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/skill"
 )
 
@@ -100,7 +101,7 @@ func TestImportDirRefusals(t *testing.T) {
 		{"no SKILL.md", func(t *testing.T, dir string) { writeTree(t, dir, map[string]string{"README.md": "x"}) }, CodeSkillMDMissing, "SKILL.md"},
 		{"symlink leaving the folder", func(t *testing.T, dir string) {
 			writeTree(t, dir, map[string]string{"SKILL.md": okSkill})
-			os.Mkdir(filepath.Join(dir, "keys"), 0o755)
+			testutil.Must(t, os.Mkdir(filepath.Join(dir, "keys"), 0o755))
 			symlink(t, filepath.Join(outside, "id_rsa"), filepath.Join(dir, "keys", "id_rsa"))
 		}, CodeSymlinkEscapes, "keys/id_rsa"},
 		{"relative symlink leaving the folder", func(t *testing.T, dir string) {

@@ -24,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loadout/loadout/skill"
+	"github.com/loadout/loadout/source"
 )
 
 // The index fetcher reads a well-known skills index, the one `loadout
@@ -45,12 +46,17 @@ import (
 // artifact against the digest the pinned index gives for it before a byte
 // of it is unpacked.
 //
-// Hosts: artifact URLs resolve against the index URL (after redirects)
-// and may be on any http or https host (publishers put archives on CDNs
-// and release hosts); the digests, not the host, make them trustworthy.
-// Any other scheme (file:, ftp:, data:, …) is refused. The token goes to the index's own
-// scheme and host (and port) only: never to another host the index points
-// at, nor to one a redirect leads to.
+// Origins: artifact URLs resolve against the index URL (after redirects).
+// Every request, and every redirect, stays on the index's origin (scheme,
+// host and port) unless the source's allowedOrigins names another (a CDN
+// or release host): an index must not make loadout GET whatever URL it
+// names, such as an admin route on this machine. An entry on another
+// origin refuses the index before anything is downloaded; a redirect to
+// one stops the request. Any other scheme (file:, ftp:, data:, …) is
+// refused. A server's own error message is quoted in an error only when
+// it comes from the index's origin. The token goes to the index's own
+// origin only: never to another the index points at, nor to one a
+// redirect leads to.
 
 // SchemaIndexV2 is the $schema of the 0.2.0 discovery index (the same value
 // as wellknown.SchemaV2, which this package may not import).
@@ -77,9 +83,10 @@ const (
 
 // IndexFetcher reads a well-known skills index. Make one with NewIndex.
 type IndexFetcher struct {
-	spec   Spec
-	index  *url.URL
-	client *http.Client
+	spec    Spec
+	index   *url.URL
+	client  *http.Client
+	origins map[string]bool // the index's origin and spec.AllowedOrigins, as source.OriginOf gives them
 }
 
 var _ Fetcher = (*IndexFetcher)(nil)
@@ -97,6 +104,14 @@ func NewIndex(spec Spec, client *http.Client) (*IndexFetcher, error) {
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, Errorf(spec.ID, CodeInvalid, "index URL %q is not an http or https URL: give the index's full address, like https://host/.well-known/agent-skills/index.json", spec.Index)
 	}
+	f := &IndexFetcher{spec: spec, index: u, origins: map[string]bool{source.OriginOf(u): true}}
+	for i, o := range spec.AllowedOrigins {
+		n, err := source.Origin(o)
+		if err != nil {
+			return nil, Errorf(spec.ID, CodeInvalid, "allowedOrigins[%d]: %v", i, err)
+		}
+		f.origins[n] = true
+	}
 	if client == nil {
 		client = http.DefaultClient
 	}
@@ -105,6 +120,9 @@ func NewIndex(spec Spec, client *http.Client) (*IndexFetcher, error) {
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if len(via) >= maxRedirects {
 			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		if !f.allowed(req.URL) {
+			return &originError{to: req.URL}
 		}
 		if !sameOrigin(req.URL, u) {
 			// net/http keeps Authorization on a redirect to a subdomain;
@@ -116,11 +134,26 @@ func NewIndex(spec Spec, client *http.Client) (*IndexFetcher, error) {
 		}
 		return nil
 	}
-	return &IndexFetcher{spec: spec, index: u, client: &c}, nil
+	f.client = &c
+	return f, nil
 }
 
-func sameOrigin(a, b *url.URL) bool {
-	return a.Scheme == b.Scheme && strings.EqualFold(a.Host, b.Host)
+func sameOrigin(a, b *url.URL) bool { return source.OriginOf(a) == source.OriginOf(b) }
+
+// allowed reports whether a request may go to u: the index's origin or
+// one the source allows.
+func (f *IndexFetcher) allowed(u *url.URL) bool { return f.origins[source.OriginOf(u)] }
+
+// originError is a redirect to an origin the source does not allow.
+type originError struct{ to *url.URL }
+
+func (e *originError) Error() string {
+	return "redirected to " + source.OriginOf(e.to) + ", which the source does not allow"
+}
+
+// offOrigin says what to do about a URL on an origin not allowed.
+func (f *IndexFetcher) offOrigin(u *url.URL) string {
+	return fmt.Sprintf("%s is not the index's origin (%s): loadout fetches an index's entries from its own origin only; if the index is meant to use %s, add it to the source's \"allowedOrigins\"", source.OriginOf(u), source.OriginOf(f.index), source.OriginOf(u))
 }
 
 // Resolve reads the index, checks that loadout can read it, and returns
@@ -300,6 +333,9 @@ func (f *IndexFetcher) parseIndex(body []byte, base *url.URL) (*parsedIndex, err
 		if err != nil {
 			return nil, invalid("%s: %v", at, err)
 		}
+		if !f.allowed(u) {
+			return nil, invalid("%s has url %s, refused: %s", at, short(u.String()), f.offOrigin(u))
+		}
 		p.entries = append(p.entries, indexEntry{name: e.Name, kind: e.Type, url: u, digest: e.Digest})
 	}
 	if legacy && len(p.entries) > 0 {
@@ -398,12 +434,21 @@ func (f *IndexFetcher) get(ctx context.Context, u *url.URL, what string) (*http.
 	req.Header.Set("Accept-Encoding", "identity") // digests are of the bytes as published
 	res, err := f.client.Do(req)
 	if err != nil {
+		var oe *originError
+		if errors.As(err, &oe) {
+			return nil, Errorf(f.spec.ID, CodeInvalid, "GET %s (%s) was redirected to %s, refused: %s", u, what, short(oe.to.String()), f.offOrigin(oe.to))
+		}
 		return nil, f.netErr(err, "GET %s (%s)", u, what)
 	}
 	if res.StatusCode == http.StatusOK {
 		return res, nil
 	}
-	why := errorMessage(res)
+	why := ""
+	if sameOrigin(res.Request.URL, f.index) {
+		// Only the index's own server is quoted: another origin's
+		// answer is not for the sync's output.
+		why = errorMessage(res)
+	}
 	res.Body.Close()
 	status := strconv.Itoa(res.StatusCode) + " " + http.StatusText(res.StatusCode)
 	switch res.StatusCode {
@@ -697,9 +742,10 @@ func unpack(ctx context.Context, r io.ReaderAt, size int64, root *os.Root, name 
 
 // unpacker writes the entries of one archive.
 type unpacker struct {
-	root *os.Root
-	name string
-	b    *budget
+	root  *os.Root
+	name  string
+	b     *budget
+	entry string // the SKILL.md written at the top, as the archive spells it
 }
 
 func (u *unpacker) refuse(p, format string, args ...any) error {
@@ -748,6 +794,14 @@ func (u *unpacker) mkdir(p, clean string) error {
 
 // write creates the file clean (never over an existing one) from r.
 func (u *unpacker) write(p, clean string, size int64, exec bool, r io.Reader) error {
+	if skill.IsEntryPath(clean) {
+		// SKILL.md and skill.md side by side: which is the skill would
+		// depend on the reader and, on a case-insensitive disk, on order.
+		if u.entry != "" && u.entry != clean {
+			return &Error{Code: CodePath, Msg: fmt.Sprintf("the archive of skill %q holds both %q and %q: a skill has one SKILL.md at its top, in any case; the publisher must remove one", u.name, u.entry, clean)}
+		}
+		u.entry = clean
+	}
 	if err := u.b.addFile(size); err != nil {
 		return fmt.Errorf("file %q: %w", clean, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -707,7 +708,7 @@ func TestIndexToken(t *testing.T) {
 	moved.URL = "/moved"
 	index.put(v2Path, indexJSON(same, away, moved))
 
-	f := newIndex(t, Spec{Index: redirect.URL + v2Path, Token: token}, nil)
+	f := newIndex(t, Spec{Index: redirect.URL + v2Path, Token: token, AllowedOrigins: []string{other.srv.URL}}, nil)
 	dir, notes, err := fetch(t, f, DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
@@ -979,7 +980,7 @@ func TestIndexRedirected(t *testing.T) {
 		http.Redirect(w, r, moved.srv.URL+r.URL.Path, http.StatusMovedPermanently)
 	}))
 	defer old.Close()
-	dir, _, err := fetch(t, newIndex(t, Spec{Index: old.URL + v2Path, Token: token}, nil), DefaultLimits)
+	dir, _, err := fetch(t, newIndex(t, Spec{Index: old.URL + v2Path, Token: token, AllowedOrigins: []string{moved.srv.URL}}, nil), DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -993,5 +994,163 @@ func TestIndexRedirected(t *testing.T) {
 	}
 	if len(got) != 2 || got[0] != "Bearer "+token { // Resolve and Fetch
 		t.Errorf("the configured host got %q", got)
+	}
+}
+
+// TestIndexOrigins: an index's entries and the redirects of its requests
+// stay on the index's origin unless the source allows more; a refusal
+// names the entry and the origin and sends nothing there, and another
+// origin's error message is not quoted.
+func TestIndexOrigins(t *testing.T) {
+	var hits []string
+	var mu sync.Mutex
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits = append(hits, r.URL.String())
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, `{"message": "internal-admin secret 7f3a: deleted everything"}`)
+	}))
+	defer target.Close()
+	hitCount := func() int { mu.Lock(); defer mu.Unlock(); return len(hits) }
+	admin := target.URL + "/internal-admin/delete-everything?confirm=yes"
+	d := skill.DigestBytes([]byte("x"))
+
+	t.Run("entry on another origin", func(t *testing.T) {
+		p := newPublisher(t)
+		p.put(v2Path, indexJSON(p.publish("fine", "skill-md", []byte(skillMD("fine", "Fine."))), entry{Name: "evil", Type: "skill-md", URL: admin, Digest: d}))
+		_, err := newIndex(t, Spec{Index: p.srv.URL + v2Path}, nil).Resolve(context.Background())
+		wantCode(t, err, CodeInvalid, `skill 2 ("evil")`, target.URL+" is not the index's origin", `"allowedOrigins"`)
+		if hitCount() != 0 {
+			t.Errorf("the other origin was requested: %v", hits)
+		}
+	})
+	t.Run("the same host on another port or scheme", func(t *testing.T) {
+		p := newPublisher(t)
+		other := strings.Replace(p.srv.URL, "http://", "https://", 1)
+		p.put(v2Path, indexJSON(entry{Name: "evil", Type: "skill-md", URL: other + "/x", Digest: d}))
+		_, err := newIndex(t, Spec{Index: p.srv.URL + v2Path}, nil).Resolve(context.Background())
+		wantCode(t, err, CodeInvalid, `("evil")`, "https://127.0.0.1:")
+	})
+	t.Run("redirect to another origin", func(t *testing.T) {
+		p := newPublisher(t)
+		bounce := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/evil/SKILL.md" {
+				http.Redirect(w, r, admin, http.StatusFound)
+				return
+			}
+			p.srv.Config.Handler.ServeHTTP(w, r)
+		}))
+		defer bounce.Close()
+		p.put(v2Path, indexJSON(entry{Name: "evil", Type: "skill-md", URL: "/evil/SKILL.md", Digest: d}))
+		_, _, err := fetch(t, newIndex(t, Spec{Index: bounce.URL + v2Path}, nil), DefaultLimits)
+		wantCode(t, err, CodeInvalid, `skill "evil"`, "was redirected to", target.URL+" is not the index's origin")
+		if hitCount() != 0 {
+			t.Errorf("the redirect was followed: %v", hits)
+		}
+		// The index itself redirected away: refused too.
+		away := httptest.NewServer(http.RedirectHandler(p.srv.URL+v2Path, http.StatusMovedPermanently))
+		defer away.Close()
+		_, err = newIndex(t, Spec{Index: away.URL + v2Path}, nil).Resolve(context.Background())
+		wantCode(t, err, CodeInvalid, "(the index) was redirected to", p.srv.URL+" is not the index's origin")
+	})
+	t.Run("allowed", func(t *testing.T) {
+		p := newPublisher(t)
+		p.put(v2Path, indexJSON(entry{Name: "evil", Type: "skill-md", URL: admin, Digest: d}))
+		_, _, err := fetch(t, newIndex(t, Spec{Index: p.srv.URL + v2Path, AllowedOrigins: []string{target.URL}}, nil), DefaultLimits)
+		// Fetched, since allowed; the target's own words are not echoed.
+		wantCode(t, err, CodeAuth, "403", `skill "evil"`)
+		if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "deleted") {
+			t.Errorf("the error echoes another origin's body: %v", err)
+		}
+		if hitCount() != 1 {
+			t.Errorf("%d requests to the allowed origin, want 1", hitCount())
+		}
+	})
+	t.Run("own origin quoted", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusConflict)
+			io.WriteString(w, `{"message": "fetch the index again"}`)
+		}))
+		defer srv.Close()
+		_, err := newIndex(t, Spec{Index: srv.URL + v2Path}, nil).Resolve(context.Background())
+		wantCode(t, err, CodeNetwork, "the server says", "fetch the index again")
+	})
+	t.Run("invalid allowedOrigins", func(t *testing.T) {
+		for _, o := range []string{"cdn.example.com", "https://cdn.example.com/", "https://cdn.example.com/x", "https://*.example.com", "https://u:p@cdn.example.com", "ftp://cdn.example.com", "https://cdn.example.com?x", "https://cdn.example.com:0", "https://"} {
+			_, err := NewIndex(Spec{ID: "x", Index: "https://idx.example.com" + v2Path, AllowedOrigins: []string{o}}, nil)
+			wantCode(t, err, CodeInvalid, "allowedOrigins[0]")
+		}
+		f, err := NewIndex(Spec{ID: "x", Index: "https://idx.example.com" + v2Path, AllowedOrigins: []string{"HTTPS://CDN.example.com:443", "http://[::1]:8080"}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for u, want := range map[string]bool{
+			"https://cdn.example.com/a.tar.gz": true, "https://cdn.EXAMPLE.com:443/a": true, "http://[::1]:8080/a": true,
+			"https://idx.example.com/x": true, "http://cdn.example.com/a": false, "https://cdn.example.com:8443/a": false,
+			"https://evil.cdn.example.com/a": false, "http://[::1]:8081/a": false,
+		} {
+			pu, _ := url.Parse(u)
+			if got := f.allowed(pu); got != want {
+				t.Errorf("allowed(%s) = %v, want %v", u, got, want)
+			}
+		}
+	})
+}
+
+// TestIndexDigestLength: a digest of 63 or 65 hex digits (or upper case)
+// refuses the index; 64 is read.
+func TestIndexDigestLength(t *testing.T) {
+	hex64 := strings.Repeat("ab", 32)
+	for d, ok := range map[string]bool{
+		"sha256:" + hex64:                  true,
+		"sha256:" + hex64 + "a":            false,
+		"sha256:" + hex64 + "ab":           false,
+		"sha256:" + hex64[:63]:             false,
+		"sha256:" + strings.ToUpper(hex64): false,
+		"sha512:" + hex64:                  false,
+		"sha256:" + hex64[:62] + "g0":      false,
+	} {
+		if got := validDigest(d); got != ok {
+			t.Errorf("validDigest(%q) = %v, want %v", d, got, ok)
+		}
+	}
+	p := newPublisher(t)
+	p.put(v2Path, indexJSON(entry{Name: "long", Type: "skill-md", URL: "x", Digest: "sha256:" + hex64 + "00"}))
+	_, err := newIndex(t, Spec{Index: p.srv.URL + v2Path}, nil).Resolve(context.Background())
+	wantCode(t, err, CodeInvalid, `skill 1 ("long") has digest`)
+}
+
+// TestIndexArchiveTwoEntryFiles: SKILL.md and skill.md side by side at an
+// archive's top are refused, naming both; in a folder below, they are
+// supporting files.
+func TestIndexArchiveTwoEntryFiles(t *testing.T) {
+	md := tarEntry{name: "SKILL.md", body: skillMD("two", "Two.")}
+	for _, tc := range []struct {
+		name    string
+		archive []byte
+		refused bool
+	}{
+		{"tar", tarGz(t, md, tarEntry{name: "skill.md", body: "other"}), true},
+		{"tar, lower first", tarGz(t, tarEntry{name: "skill.md", body: "other"}, md), true},
+		{"zip", zipOf(t, md, tarEntry{name: "Skill.MD", body: "other"}), true},
+		{"below the top", tarGz(t, md, tarEntry{name: "docs/skill.md", body: "other"}), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPublisher(t)
+			p.put(v2Path, indexJSON(p.publish("two", "archive", tc.archive)))
+			_, _, err := fetch(t, newIndex(t, Spec{Index: p.srv.URL + v2Path}, nil), DefaultLimits)
+			if !tc.refused {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantCode(t, err, CodePath, `skill "two"`, "SKILL.md", "both")
+			if !strings.Contains(err.Error(), `"skill.md"`) && !strings.Contains(err.Error(), `"Skill.MD"`) {
+				t.Errorf("the error does not name the second file: %v", err)
+			}
+		})
 	}
 }

@@ -51,6 +51,10 @@ type Spec struct {
 	// Token is a credential, already expanded from the environment. It is
 	// sent to the remote and never written to logs, errors or the lock.
 	Token string
+	// AllowedOrigins (index sources) are origins, "https://host[:port]",
+	// beside the index's own that its entries may name and its requests
+	// be redirected to; none keeps every request on the index's origin.
+	AllowedOrigins []string
 }
 
 // URL is the source's location: Git or Index, without credentials.

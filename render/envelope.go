@@ -119,21 +119,29 @@ func Envelope(in EnvelopeInput) string {
 		b.WriteString(read)
 		b.WriteString(" tool, giving the skill name \"")
 		b.WriteString(in.Name)
-		b.WriteString("\" and the path relative to the skill root (for example ")
-		b.WriteString(example(scripts, others))
-		b.WriteString("); never look for them on disk.")
+		b.WriteString("\" and the path relative to the skill root")
+		if ex := example(scripts, others); ex != "" {
+			b.WriteString(" (for example ")
+			b.WriteString(ex)
+			b.WriteString(")")
+		}
+		b.WriteString("; never look for them on disk.")
 		if len(scripts) > 0 {
 			b.WriteString(" Scripts cannot be run in place: read one first if you need to run it.")
 		}
 	} else {
-		ex := example(scripts, others)
 		b.WriteString("Relative paths in these instructions resolve against the skill root ")
 		b.WriteString(in.Dir)
-		b.WriteString(", not the working directory: ")
-		b.WriteString(ex)
-		b.WriteString(" is ")
-		b.WriteString(joinPath(in.Dir, ex))
-		b.WriteString(". Use such absolute paths in tool calls.")
+		b.WriteString(", not the working directory")
+		if ex := example(scripts, others); ex != "" {
+			b.WriteString(": ")
+			b.WriteString(ex)
+			b.WriteString(" is ")
+			b.WriteString(joinPath(in.Dir, ex))
+			b.WriteString(". Use such absolute paths in tool calls.")
+		} else {
+			b.WriteString(". Use absolute paths in tool calls.")
+		}
 		if len(scripts) > 0 {
 			b.WriteString(" Run scripts with your shell tool by absolute path; read one first only if you need to know how it works.")
 		}
@@ -222,7 +230,9 @@ func writeFiles(b *strings.Builder, fs []skill.File) {
 }
 
 // example picks a relative path to show how paths resolve: the first script,
-// else the first file, else a conventional one.
+// else the first file, else none ("": an invented path such as
+// scripts/run.sh would send the model looking for a file the skill does
+// not have).
 func example(scripts, others []skill.File) string {
 	switch {
 	case len(scripts) > 0:
@@ -230,7 +240,7 @@ func example(scripts, others []skill.File) string {
 	case len(others) > 0:
 		return others[0].Path
 	}
-	return "scripts/run.sh"
+	return ""
 }
 
 func joinPath(dir, rel string) string {

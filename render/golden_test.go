@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -188,6 +189,7 @@ func TestGoldenEnvelope(t *testing.T) {
 	}{
 		{"envelope_scripts", EnvelopeInput{Entry: pdf, Files: files}},
 		{"envelope_nofiles", EnvelopeInput{Entry: gitReview}},
+		{"envelope_nofiles_virtual", EnvelopeInput{Entry: stored}},
 		{"envelope_virtual", EnvelopeInput{Entry: stored, Files: files}},
 		{"envelope_plugin_escape", EnvelopeInput{Entry: plugin, Files: files[:2]}},
 		{"envelope_capped", EnvelopeInput{Entry: pdf, Files: lots}},
@@ -196,7 +198,13 @@ func TestGoldenEnvelope(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			golden(t, tc.name, Envelope(tc.in))
+			got := Envelope(tc.in)
+			// Issue 24: a skill without files was told about an invented
+			// scripts/run.sh; the example is always one of its own files.
+			if strings.Contains(got, "scripts/run.sh") && !slices.ContainsFunc(tc.in.Files, func(f skill.File) bool { return f.Path == "scripts/run.sh" }) {
+				t.Errorf("the envelope names scripts/run.sh, which the skill does not have:\n%s", got)
+			}
+			golden(t, tc.name, got)
 		})
 	}
 }

@@ -16,18 +16,19 @@ import (
 	"github.com/loadout/loadout/skill"
 )
 
-// corpusRoot holds public skill collections (SKILL.md files only), one
-// folder per repository; the test is skipped where it is missing. Set
-// LOADOUT_SAFETY_CORPUS to use another folder.
+// corpusRoot holds public skill collections, one folder per repository,
+// as scripts/safety-corpus.sh fetches them (pinned commits) into
+// .cache/safety-corpus; set LOADOUT_SAFETY_CORPUS to use another folder.
+// Where it is missing the test is skipped, saying why (see below).
 func corpusRoot() string {
 	if d := os.Getenv("LOADOUT_SAFETY_CORPUS"); d != "" {
 		return d
 	}
-	return "/work/corpus"
+	return filepath.Join("..", ".cache", "safety-corpus")
 }
 
-// loadCorpus reads every SKILL.md under dir as an Input. Only SKILL.md
-// files were extracted, so FilesUnknown is set.
+// loadCorpus reads every skill under dir (a folder with a SKILL.md) as an
+// Input: SKILL.md and every other file below it, up to the next skill.
 func loadCorpus(t testing.TB, dir string) []safety.Input {
 	var out []safety.Input
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -38,13 +39,35 @@ func loadCorpus(t testing.TB, dir string) []safety.Input {
 		if err != nil {
 			return err
 		}
-		doc, _, ok := skill.Parse(data, p, filepath.Base(filepath.Dir(p)))
-		in := safety.Input{Content: data, FilesUnknown: true, Name: filepath.Base(filepath.Dir(p))}
+		root := filepath.Dir(p)
+		doc, _, ok := skill.Parse(data, p, filepath.Base(root))
+		in := safety.Input{Content: data, Name: filepath.Base(root)}
 		if ok {
 			in.Name, in.Description = doc.Name, doc.Description
 		}
+		err = filepath.WalkDir(root, func(q string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if e.IsDir() {
+				if _, err := os.Stat(filepath.Join(q, "SKILL.md")); q != root && err == nil {
+					return filepath.SkipDir // another skill
+				}
+				return nil
+			}
+			if q == p || !e.Type().IsRegular() {
+				return nil
+			}
+			b, err := os.ReadFile(q)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, q)
+			in.Files = append(in.Files, skill.BundleFile{Path: filepath.ToSlash(rel), Data: b})
+			return nil
+		})
 		out = append(out, in)
-		return nil
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -53,17 +76,22 @@ func loadCorpus(t testing.TB, dir string) []safety.Input {
 }
 
 // TestPublicCorpora runs Check and Similar over real public collections
-// and logs the findings per code (run with -v to see them). The target:
-// no error-severity finding on anthropics/skills and openai/skills.
+// (every file of every skill) and logs the findings per code (run with -v
+// to see them). The target: no error-severity finding on any of them.
 func TestPublicCorpora(t *testing.T) {
 	for _, repo := range []struct {
 		name     string
 		noErrors bool
-	}{{"anthropics+skills", true}, {"openai+skills", true}, {"github+awesome-copilot", false}} {
+	}{{"anthropics+skills", true}, {"openai+skills", true}, {"github+awesome-copilot", true}} {
 		t.Run(repo.name, func(t *testing.T) {
 			dir := filepath.Join(corpusRoot(), repo.name)
 			if _, err := os.Stat(dir); err != nil {
-				t.Skipf("%s: %v", dir, err)
+				// Not needed under CI, where nothing may be downloaded and
+				// these collections (other people's work, about 10 MB) are
+				// not shipped: TestEvasionCorpus's ordinary texts check
+				// false positives there. Where the network reaches them,
+				// scripts/safety-corpus.sh fetches them, and this runs.
+				t.Skipf("%s: %v: the public collections are a check to run where they can be fetched (scripts/safety-corpus.sh); not needed under CI, where TestEvasionCorpus's ordinary texts stand in", dir, err)
 			}
 			ins := loadCorpus(t, dir)
 			counts := map[string]int{}
@@ -198,15 +226,23 @@ func BenchmarkCheck(b *testing.B) {
 	for i, in := range ins {
 		mdOnly[i] = safety.Input{Name: in.Name, Description: in.Description, Content: in.Content, FilesUnknown: true}
 	}
+	// with-files-cached checks every file from a warm cache (Cache): what
+	// a skill whose files were checked before costs, a reload of an
+	// unchanged skill or a file shared by many skills.
+	warm := safety.NewCache()
+	for _, in := range ins {
+		safety.CheckCached(in, nil, warm)
+	}
 	for _, bc := range []struct {
-		name string
-		ins  []safety.Input
-	}{{"with-files", ins}, {"skill-md-only", mdOnly}} {
+		name  string
+		ins   []safety.Input
+		cache *safety.Cache
+	}{{"with-files", ins, nil}, {"skill-md-only", mdOnly, nil}, {"with-files-cached", ins, warm}} {
 		b.Run(bc.name, func(b *testing.B) {
 			cpu := testutil.CPUTime()
 			for i := 0; i < b.N; i++ {
 				for _, in := range bc.ins {
-					safety.Check(in, nil)
+					safety.CheckCached(in, nil, bc.cache)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(bc.ins)), "ns/skill")

@@ -128,34 +128,83 @@ func (t *text) lineAt(off int) string {
 // byte offset, 1-based line and column, the rune, and how many of that
 // kind there are.
 type Hidden struct {
-	Code         string // CodeHiddenTag, CodeBidi or CodeZeroWidth
+	Code         string // CodeHiddenTag, CodeBidi, CodeZeroWidth, CodeVariationSelector or CodePrivateUse
 	Offset       int
 	Line, Column int
 	Rune         rune
 	Count        int
-	// Decoded is what a run of tag characters spells in ASCII (tag
-	// characters mirror ASCII at U+E0000): the hidden instruction itself.
+	// Decoded is what the hidden characters spell in ASCII (tag
+	// characters mirror ASCII at U+E0000; smuggled variation selectors
+	// are bytes): the hidden instruction itself.
 	Decoded string
 }
 
-// hiddenKind classifies r: tag characters (invisible ASCII), bidirectional
-// controls (reorder the text a reviewer reads: "Trojan Source"), and
-// zero-width or otherwise invisible characters (split words so filters and
-// reviewers miss them). It returns "" for everything else.
+//go:generate go run ./internal/gentable
+
+// hiddenKind classifies r as hidden text, by class rather than by a list
+// of characters: every Default_Ignorable_Code_Point (the Unicode property
+// of what a renderer shows as nothing; the table is generated, see
+// ignorable_table.go), every other format character (Cf, such as the
+// interlinear annotation controls U+FFF9–FFFB, which Unicode leaves out of
+// the property only so that unsupported ones show a glyph; most renderers
+// show nothing) except the prepended concatenation marks, which are
+// visible, and every private-use character (no meaning a reviewer can
+// see; an icon font's glyph at best). Within the class, tag characters
+// (invisible ASCII), bidirectional controls ("Trojan Source"), variation
+// selectors ("emoji smuggling": bytes hidden after one visible character)
+// and private use get codes of their own; the rest are CodeZeroWidth. It
+// returns "" for everything else. Whether an occurrence is legitimate
+// (a joiner in an emoji, one variation selector after its base) is
+// decided in ScanHidden, by context.
 func hiddenKind(r rune) string {
 	switch {
+	case r < 0xAD:
+		// Nothing below the soft hyphen is in the class (C0 and C1
+		// controls are not format characters).
+		return ""
 	case r >= 0xE0000 && r <= 0xE007F:
 		return CodeHiddenTag
 	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r == 0x200E, r == 0x200F, r == 0x061C:
 		return CodeBidi
-	case r >= 0x200B && r <= 0x200D, r >= 0x2060 && r <= 0x2064, r == 0xFEFF, r == 0x180E, r == 0x00AD,
-		r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0, r == 0x034F:
-		// Zero-width space/joiners, word joiner and invisible operators,
-		// byte order mark inside a file, Mongolian vowel separator, soft
-		// hyphen, Hangul fillers, combining grapheme joiner.
+	case isVariationSelector(r):
+		return CodeVariationSelector
+	case unicode.Is(unicode.Co, r):
+		return CodePrivateUse
+	case unicode.Is(defaultIgnorable, r),
+		unicode.Is(unicode.Cf, r) && !unicode.Is(unicode.Prepended_Concatenation_Mark, r):
 		return CodeZeroWidth
 	}
 	return ""
+}
+
+// isVariationSelector reports the Variation_Selector property: U+FE00–FE0F,
+// U+E0100–E01EF and the Mongolian free variation selectors.
+func isVariationSelector(r rune) bool { return unicode.Is(unicode.Variation_Selector, r) }
+
+// legitimateSelector reports whether the variation selector r at s[i:] is
+// doing its real job: the one selector right after a visible base it can
+// vary. U+FE0E and U+FE0F (text and emoji presentation) follow any visible
+// non-ASCII character or a keycap's digit, # or * (1️⃣); U+FE00–FE0D follow
+// CJK ideographs, mathematical symbols and the scripts with standardized
+// variants (Myanmar, Phags-pa); the ideographic selectors U+E0100–E01EF
+// follow ideographs; the Mongolian ones follow Mongolian letters. A
+// selector after another selector, or after an ASCII letter, carries
+// nothing a reader sees: that is how bytes are smuggled after an emoji.
+func legitimateSelector(s string, i int, r rune) bool {
+	prev, size := utf8.DecodeLastRuneInString(s[:i])
+	if size == 0 || hiddenKind(prev) != "" || unicode.IsSpace(prev) || unicode.IsControl(prev) {
+		return false
+	}
+	switch {
+	case r == 0xFE0E || r == 0xFE0F:
+		return prev >= 0x80 || prev >= '0' && prev <= '9' || prev == '#' || prev == '*'
+	case r >= 0xFE00 && r <= 0xFE0D:
+		return unicode.In(prev, unicode.Han, unicode.Sm, unicode.Myanmar, unicode.Phags_Pa)
+	case r >= 0xE0100:
+		return unicode.Is(unicode.Han, prev)
+	default:
+		return unicode.Is(unicode.Mongolian, prev)
+	}
 }
 
 // legitimateJoiner reports whether a zero-width joiner or non-joiner at
@@ -222,6 +271,8 @@ func ScanHidden(s string) []Hidden {
 			kind = ""
 		case (r == 0x200C || r == 0x200D) && legitimateJoiner(s, i, size):
 			kind = ""
+		case kind == CodeVariationSelector && legitimateSelector(s, i, r):
+			kind = ""
 		case kind == CodeHiddenTag:
 			if n, ok := tagFlag(s, i); ok {
 				i += n
@@ -243,8 +294,8 @@ func ScanHidden(s string) []Hidden {
 			k = len(out) - 1
 		}
 		out[k].Count++
-		if kind == CodeHiddenTag && len(out[k].Decoded) < 200 {
-			if a := r - 0xE0000; a >= 0x20 && a < 0x7F {
+		if len(out[k].Decoded) < 200 {
+			if a := decodeHidden(kind, r); a != 0 {
 				out[k].Decoded += string(a)
 			}
 		}
@@ -253,10 +304,36 @@ func ScanHidden(s string) []Hidden {
 	return out
 }
 
+// decodeHidden returns the printable ASCII character a hidden rune
+// stands for, or 0: tag characters mirror ASCII at U+E0000, and emoji
+// smuggling writes byte b as U+FE00+b (b < 16) or U+E0100+b-16.
+func decodeHidden(kind string, r rune) rune {
+	var a rune
+	switch {
+	case kind == CodeHiddenTag:
+		a = r - 0xE0000
+	case kind == CodeVariationSelector && r >= 0xFE00 && r <= 0xFE0F:
+		a = r - 0xFE00
+	case kind == CodeVariationSelector && r >= 0xE0100:
+		a = r - 0xE0100 + 16
+	}
+	if a >= 0x20 && a < 0x7F {
+		return a
+	}
+	return 0
+}
+
 var hiddenWhat = map[string]string{
-	CodeHiddenTag: "Unicode tag character",
-	CodeBidi:      "bidirectional control",
-	CodeZeroWidth: "invisible character",
+	CodeHiddenTag:         "Unicode tag character",
+	CodeBidi:              "bidirectional control",
+	CodeZeroWidth:         "invisible character",
+	CodeVariationSelector: "variation selector that varies nothing",
+	CodePrivateUse:        "private-use character",
+}
+
+var decodedWhat = map[string]string{
+	CodeHiddenTag:         "the tag characters spell",
+	CodeVariationSelector: "the selectors, read as bytes, spell",
 }
 
 // hidden reports the hidden characters of one text.
@@ -270,8 +347,8 @@ func (c *checker) hidden(path string, t *text) {
 		if h.Count > 1 {
 			fmt.Fprintf(&b, ", %d in this file", h.Count)
 		}
-		if h.Decoded != "" {
-			fmt.Fprintf(&b, "; the tag characters spell %q", clip(redactSecrets(h.Decoded), 80))
+		if h.Decoded != "" && decodedWhat[h.Code] != "" {
+			fmt.Fprintf(&b, "; %s %q", decodedWhat[h.Code], clip(redactSecrets(h.Decoded), 80))
 		}
 		b.WriteString(": it is invisible in an editor and a preview but the model reads it; remove it (or allow it in the policy with a reason)")
 		c.add(h.Code, path, b.String())
@@ -291,8 +368,15 @@ var runeNames = map[rune]string{
 }
 
 func runeName(r rune) string {
-	if r >= 0xE0000 && r <= 0xE007F {
+	switch {
+	case r >= 0xE0000 && r <= 0xE007F:
 		return "TAG"
+	case r >= 0xFE00 && r <= 0xFE0F:
+		return "VARIATION SELECTOR-" + itoa(int(r-0xFE00+1))
+	case r >= 0xE0100 && r <= 0xE01EF:
+		return "VARIATION SELECTOR-" + itoa(int(r-0xE0100+17))
+	case unicode.Is(unicode.Co, r):
+		return "PRIVATE USE"
 	}
 	return runeNames[r]
 }

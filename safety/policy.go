@@ -226,7 +226,7 @@ func (p *Policy) Refuses(d skill.Diagnostic) bool {
 // allowed returns the reason an allow entry gives for a finding, if any.
 func (p *Policy) allowed(name string, f finding) (string, bool) {
 	for _, a := range p.Allow {
-		if a.Skill != name || a.Reason == "" {
+		if a.Skill != name || strings.TrimSpace(a.Reason) == "" {
 			continue
 		}
 		if a.Path != "" && a.Path != f.path {

@@ -65,8 +65,11 @@ var injectionRules = []rule{
 		keys: []string{"://"}, before: 260, after: 10,
 		also: []string{"send", "post", "upload", "transmit", "exfiltrate", "forward", "submit", "leak", "beacon"},
 		re:   regexp.MustCompile(`(?i)\b(?:send|post|upload|transmit|exfiltrate|forward|submit|leak|beacon)\b[^\n]{0,80}\b(?:env(?:ironment)?\s+variables|secrets?|credentials?|api[\s_-]?keys?|access\s+tokens?|passwords?|private\s+keys?|ssh\s+keys?|\.ssh|\.aws|\.env\b|cookies|conversation\s+history|chat\s+history)\b[^\n]{0,80}\bhttps?://`)},
+	// A token sent as the Authorization header is how an API is called,
+	// not an exfiltration.
 	{code: CodeExfiltration, what: "a command sending the environment or a secret to a URL", quote: true,
 		keys: []string{"://", "env"}, before: 300, after: 300,
+		skip: regexp.MustCompile(`(?i)authorization:\s*(?:bearer|token|basic)\s+["']?\$`),
 		also: []string{"$(", "${", "$", "|"},
 		re:   regexp.MustCompile(`(?i)\b(?:curl|wget|http|Invoke-WebRequest|iwr)\b[^\n]{0,120}(?:\$\((?:env|printenv|cat\s+~?/?[^)]*(?:\.ssh|\.aws|\.env|credentials))|\$\{?[A-Z_]*(?:TOKEN|SECRET|API_KEY|PASSWORD|PASSWD)\b)[^\n]{0,120}https?://|\b(?:env|printenv)\s*\|\s*(?:curl|wget|nc)\b`)},
 }
@@ -123,31 +126,24 @@ var scriptRules = []rule{
 
 // injection runs the injection rules over s (a text or part of one).
 func (c *checker) injection(path string, t *text, s string) {
-	c.runRules(path, t, injectionRules, 0, len(s),
-		"the model reads this as an instruction: remove it, or reword it as a description of the task")
+	c.ruleHits(t, injectionRules, 0, len(s))
+	c.flush(path, t, "the model reads this as an instruction: remove it, or reword it as a description of the task")
 }
 
-// scripts runs the dangerous-shell rules over t.s[from:to].
-func (c *checker) scripts(path string, t *text, from, to int) {
-	c.runRules(path, t, scriptRules, from, to, "")
+// pending is one match of a rule before the matches of a file are
+// reported, one finding per code.
+type pending struct {
+	code, what, excerpt, todo string
+	off                       int
 }
 
-// runRules reports the first match of each rule's code in t.s[from:to]
-// with its line and a short excerpt, and how many matches there are.
-func (c *checker) runRules(p string, t *text, rules []rule, from, to int, todo string) {
-	type hit struct {
-		off, n  int
-		r       *rule
-		excerpt string
-	}
-	var hits []*hit
-	byCode := map[string]*hit{}
+// ruleHits adds the matches of rules in t.s[from:to] to c.pend.
+func (c *checker) ruleHits(t *text, rules []rule, from, to int) {
 	for i := range rules {
 		r := &rules[i]
 		ms := t.find(r.re, r.spec, r.before, r.after, from, to)
-		if r.skip != nil {
-			kept := ms[:0]
-			for _, m := range ms {
+		for _, m := range ms {
+			if r.skip != nil {
 				ls := strings.LastIndexByte(t.s[:m[0]], '\n') + 1
 				le := strings.IndexByte(t.s[m[0]:], '\n')
 				if le < 0 {
@@ -155,41 +151,68 @@ func (c *checker) runRules(p string, t *text, rules []rule, from, to int, todo s
 				} else {
 					le += m[0]
 				}
-				if !r.skip.MatchString(t.s[ls:le]) {
-					kept = append(kept, m)
+				if r.skip.MatchString(t.s[ls:le]) {
+					continue
 				}
 			}
-			ms = kept
+			ex := ""
+			if r.quote {
+				ex = t.s[m[0]:m[1]]
+			}
+			c.pend = append(c.pend, pending{code: r.code, off: m[0], what: r.what, excerpt: ex, todo: r.todo})
 		}
-		if len(ms) == 0 {
-			continue
-		}
-		h := byCode[r.code]
-		if h == nil {
-			h = &hit{off: ms[0][0], r: r, excerpt: t.s[ms[0][0]:ms[0][1]]}
-			byCode[r.code] = h
-			hits = append(hits, h)
-		} else if ms[0][0] < h.off {
-			h.off, h.r, h.excerpt = ms[0][0], r, t.s[ms[0][0]:ms[0][1]]
-		}
-		h.n += len(ms)
 	}
+}
+
+// regexHits returns the matches of rules in a string that is not a file
+// of its own (the code of python -c '…').
+func (c *checker) regexHits(s string, rules []rule) []pending {
+	saved := c.pend
+	c.pend = nil
+	c.ruleHits(newText([]byte(s)), rules, 0, len(s))
+	out := c.pend
+	c.pend = saved
+	return out
+}
+
+// flush reports c.pend, the matches in one file: the first match of each
+// code (in the order the codes were first found) with its line and a
+// short excerpt, and how many matches there are.
+func (c *checker) flush(p string, t *text, todo string) {
+	type hit struct {
+		pending
+		n int
+	}
+	var hits []*hit
+	byCode := map[string]*hit{}
+	for _, m := range c.pend {
+		h := byCode[m.code]
+		if h == nil {
+			h = &hit{pending: m}
+			byCode[m.code] = h
+			hits = append(hits, h)
+		} else if m.off < h.off {
+			h.pending = m
+		}
+		h.n++
+	}
+	c.pend = c.pend[:0]
 	for _, h := range hits {
-		msg := t.lineAt(h.off) + h.r.what
-		if h.r.quote {
-			msg += fmt.Sprintf(" (%q)", clip(redactSecrets(h.excerpt), 60))
+		msg := t.lineAt(h.off) + h.what
+		if h.excerpt != "" {
+			msg += fmt.Sprintf(" (%q)", clip(redactSecrets(strings.TrimSpace(h.excerpt)), 60))
 		}
 		if h.n > 1 {
 			msg += fmt.Sprintf(", %d matches in this file", h.n)
 		}
-		do := h.r.todo
+		do := h.todo
 		if do == "" {
 			do = todo
 		}
 		if do != "" {
 			msg += ": " + do
 		}
-		c.add(h.r.code, p, msg)
+		c.add(h.code, p, msg)
 	}
 }
 
@@ -211,6 +234,26 @@ func isScript(p string, executable bool) bool {
 		strings.HasPrefix(p, "scripts/") || strings.HasPrefix(p, "bin/") || strings.Contains(p, "/scripts/")
 }
 
+// shellLangs are the code block languages read as shell; an unlabelled
+// or plain-text block is read as shell too (lines that do not parse get
+// the regular expressions).
+var shellLangs = set("", "sh", "bash", "shell", "zsh", "ksh", "console", "terminal", "shell-session", "shellsession", "bash-session", "fish", "text", "txt", "plaintext", "plain", "none", "posix", "dash")
+
+// shellFileRE is a shebang naming a shell.
+var shellFileRE = regexp.MustCompile(`^#!\s*\S*(?:/env\s+(?:-\S+\s+)*)?\S*\b(?:ba|z|k|da|a|mk|fi|c|tc|y)?sh\b`)
+
+// isShell says whether a script file is shell code: by extension, by its
+// shebang, or (no extension, no other shebang) by default.
+func isShell(p string, data string) bool {
+	switch strings.ToLower(path.Ext(p)) {
+	case ".sh", ".bash", ".zsh", ".ksh", ".command", ".fish", ".dash":
+		return true
+	case "":
+		return !strings.HasPrefix(data, "#!") || shellFileRE.MatchString(data[:min(len(data), 200)])
+	}
+	return strings.HasPrefix(data, "#!") && shellFileRE.MatchString(data[:min(len(data), 200)])
+}
+
 func isMarkdown(p string) bool {
 	switch strings.ToLower(path.Ext(p)) {
 	case ".md", ".markdown", ".mdx":
@@ -224,7 +267,22 @@ func isMarkdown(p string) bool {
 // end.
 func fencedBlocks(s string) [][2]int {
 	var out [][2]int
-	open, start := "", 0
+	for _, b := range fencedCode(s) {
+		out = append(out, [2]int{b.from, b.to})
+	}
+	return out
+}
+
+// codeBlock is a fenced code block's contents and its language (the info
+// string's first word, lower case).
+type codeBlock struct {
+	from, to int
+	lang     string
+}
+
+func fencedCode(s string) []codeBlock {
+	var out []codeBlock
+	open, start, lang := "", 0, ""
 	for off := 0; off < len(s); {
 		end := strings.IndexByte(s[off:], '\n')
 		next := len(s)
@@ -235,15 +293,19 @@ func fencedBlocks(s string) [][2]int {
 		if open == "" {
 			if f := fence(line); f != "" {
 				open, start = f, next
+				lang = ""
+				if w := strings.Fields(strings.Trim(line[len(f):], " \t\r\n{}.")); len(w) > 0 {
+					lang = strings.ToLower(strings.Trim(w[0], "{}.,"))
+				}
 			}
 		} else if strings.HasPrefix(line, open) && strings.TrimSpace(strings.TrimLeft(line, open[:1])) == "" {
-			out = append(out, [2]int{start, off})
+			out = append(out, codeBlock{start, off, lang})
 			open = ""
 		}
 		off = next
 	}
 	if open != "" {
-		out = append(out, [2]int{start, len(s)})
+		out = append(out, codeBlock{start, len(s), lang})
 	}
 	return out
 }

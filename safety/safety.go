@@ -23,7 +23,11 @@ package safety
 
 import (
 	"bytes"
+	"encoding/binary"
+	"slices"
 	"sort"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/loadout/loadout/skill"
 )
@@ -50,7 +54,11 @@ const (
 	// Hidden text (default: error, refuses a write).
 	CodeHiddenTag = "safety-hidden-tag" // Unicode tag characters U+E0000–U+E007F (invisible ASCII)
 	CodeBidi      = "safety-bidi"       // bidirectional controls (reorder what a reviewer sees)
-	CodeZeroWidth = "safety-zero-width" // zero-width and other invisible characters
+	CodeZeroWidth = "safety-zero-width" // zero-width and other default-ignorable or format characters
+	// Variation selectors that vary nothing: more than one after a
+	// character, or after one they cannot vary ("emoji smuggling").
+	CodeVariationSelector = "safety-variation-selector"
+	CodePrivateUse        = "safety-private-use" // private-use characters: no meaning a reviewer can see
 	// Names (default: warning).
 	CodeConfusableName  = "safety-confusable-name"   // looks like another skill's name
 	CodeMixedScriptName = "safety-mixed-script-name" // letters from more than one script
@@ -75,6 +83,8 @@ const (
 	CodeSecretStripe     = "safety-secret-stripe"      // Stripe live secret key
 	CodeSecretOpenAI     = "safety-secret-openai"      // OpenAI API key
 	CodeSecretAnthropic  = "safety-secret-anthropic"   // Anthropic API key
+	CodeSecretNPM        = "safety-secret-npm"         // npm access token
+	CodeSecretGitLab     = "safety-secret-gitlab"      // GitLab token
 	// Bounds (default: info).
 	CodeScanTruncated = "safety-scan-truncated" // a file over Policy.MaxScanBytes: only its start was checked
 	// Quality.
@@ -90,6 +100,7 @@ const (
 // defaults is every code with its default severity.
 var defaults = map[string]skill.Severity{
 	CodeHiddenTag: skill.Error, CodeBidi: skill.Error, CodeZeroWidth: skill.Error,
+	CodeVariationSelector: skill.Error, CodePrivateUse: skill.Error,
 	CodeConfusableName: skill.Warning, CodeMixedScriptName: skill.Warning,
 	CodeInjection: skill.Warning, CodeExfiltration: skill.Warning, CodeHTMLComment: skill.Warning,
 	CodeScriptPipeShell: skill.Warning, CodeScriptDecodeExec: skill.Warning, CodeScriptRmRf: skill.Warning,
@@ -97,7 +108,7 @@ var defaults = map[string]skill.Severity{
 	CodeScriptChmod:      skill.Warning,
 	CodeSecretPrivateKey: skill.Error, CodeSecretAWS: skill.Error, CodeSecretGitHub: skill.Error,
 	CodeSecretSlack: skill.Error, CodeSecretGoogle: skill.Error, CodeSecretStripe: skill.Error,
-	CodeSecretOpenAI: skill.Error, CodeSecretAnthropic: skill.Error,
+	CodeSecretOpenAI: skill.Error, CodeSecretAnthropic: skill.Error, CodeSecretNPM: skill.Error, CodeSecretGitLab: skill.Error,
 	CodeScanTruncated: skill.Info,
 	CodeBrokenLink:    skill.Warning, CodeMissingFile: skill.Warning, CodeUnreferencedFile: skill.Info,
 	CodeLongSkillMD: skill.Warning, CodeNoWhenToUse: skill.Info, CodeSimilar: skill.Warning,
@@ -117,9 +128,26 @@ func Codes() map[string]skill.Severity {
 // Check returns every finding in one skill, in a stable order (by file,
 // then by the order the rules run). A nil policy is the default policy.
 func Check(in Input, p *Policy) []skill.Diagnostic {
+	return CheckCached(in, p, nil)
+}
+
+// CheckCached is Check with a cache of each file's findings by its
+// content (see Cache): a file whose bytes were checked before, in this
+// skill or another, is not scanned again. A nil cache is Check.
+func CheckCached(in Input, p *Policy, cache *Cache) []skill.Diagnostic {
 	p = p.orDefault()
-	c := &checker{in: in, p: p}
+	c := &checker{in: in, p: p, cache: cache}
+	if cache == nil {
+		c.run()
+		return p.apply(in.Name, c.out)
+	}
+	// The whole skill seen before: its findings, without reading on.
+	key := cache.skillKey(in, p.maxScan())
+	if fs, ok := cache.get(key); ok {
+		return p.apply(in.Name, slices.Clone(fs))
+	}
 	c.run()
+	cache.put(key, c.out)
 	return p.apply(in.Name, c.out)
 }
 
@@ -133,6 +161,9 @@ type checker struct {
 	p   *Policy
 	out []finding
 	md  *text // SKILL.md, shared by the text and the quality rules
+	// pend holds the current file's rule matches until flush.
+	pend  []pending
+	cache *Cache
 }
 
 func (c *checker) add(code, path, msg string) {
@@ -143,6 +174,9 @@ func (c *checker) add(code, path, msg string) {
 // SKILL.md as written, then every text file.
 func (c *checker) run() {
 	content := c.in.Content
+	if u, ok := fromUTF16(content); ok {
+		content = u
+	}
 	c.scanText("SKILL.md", content, true)
 	if d := c.in.Description; d != "" && !bytes.Contains(content, []byte(d)) {
 		// A description from a store or an index, or a folded YAML block:
@@ -167,6 +201,12 @@ func (c *checker) run() {
 	c.checkQuality()
 	for i := range c.in.Files {
 		f := &c.in.Files[i]
+		if u, ok := fromUTF16(f.Data); ok {
+			// UTF-16 reads as binary (NUL bytes) or as noise to the rules,
+			// but a model reads it as text: check what it says.
+			c.scanText(f.Path, u, false)
+			continue
+		}
 		if isBinary(f) {
 			continue
 		}
@@ -186,6 +226,43 @@ func (c *checker) scanPlain(path string, data []byte) {
 // scanText runs every rule that applies to one text file. skillMD is true
 // for SKILL.md, whose body gets the Markdown rules.
 func (c *checker) scanText(path string, data []byte, skillMD bool) {
+	if c.cache == nil {
+		c.scanFile(path, data, skillMD)
+		return
+	}
+	// What a file's findings depend on besides its bytes: how it is read
+	// (SKILL.md, Markdown, shell, another script, plain text) and the
+	// scan bound.
+	kind := uint8(0)
+	switch {
+	case skillMD:
+		kind = 1
+	case isMarkdown(path):
+		kind = 2
+	case isScript(path, c.fileExecutable(path)):
+		kind = 3
+		if isShell(path, string(data[:min(len(data), 200)])) {
+			kind = 4
+		}
+	}
+	key := c.cache.key(data, kind, c.p.maxScan())
+	if fs, ok := c.cache.get(key); ok {
+		for _, f := range fs {
+			f.path = path
+			c.out = append(c.out, f)
+		}
+		if skillMD {
+			c.md = newText(data[:min(int64(len(data)), c.p.maxScan())])
+		}
+		return
+	}
+	before := len(c.out)
+	c.scanFile(path, data, skillMD)
+	c.cache.put(key, c.out[before:])
+}
+
+// scanFile is scanText without the cache.
+func (c *checker) scanFile(path string, data []byte, skillMD bool) {
 	if max := c.p.maxScan(); int64(len(data)) > max {
 		c.add(CodeScanTruncated, path, "file is "+itoa(len(data))+" bytes; only the first "+itoa(int(max))+" were checked (Policy.MaxScanBytes): review the rest by hand or raise the limit")
 		data = data[:max]
@@ -205,12 +282,21 @@ func (c *checker) scanText(path string, data []byte, skillMD bool) {
 	}
 	switch {
 	case isScript(path, c.fileExecutable(path)):
-		c.scripts(path, t, 0, len(t.s))
+		if isShell(path, t.s) {
+			c.shellCode(path, t, 0, len(t.s))
+		} else {
+			c.ruleHits(t, scriptRules, 0, len(t.s))
+		}
 	case md:
-		for _, b := range fencedBlocks(t.s) {
-			c.scripts(path, t, b[0], b[1])
+		for _, b := range fencedCode(t.s) {
+			if shellLangs[b.lang] {
+				c.shellCode(path, t, b.from, b.to)
+			} else {
+				c.ruleHits(t, scriptRules, b.from, b.to)
+			}
 		}
 	}
+	c.flush(path, t, "")
 }
 
 func (c *checker) fileExecutable(path string) bool {
@@ -235,4 +321,53 @@ func sortFindings(fs []finding) {
 		}
 		return a < b
 	})
+}
+
+// fromUTF16 decodes b when it is UTF-16 text: a byte order mark, or
+// (without one) the shape of UTF-16 in its first 512 bytes.
+func fromUTF16(b []byte) ([]byte, bool) {
+	if len(b) < 4 {
+		return nil, false
+	}
+	var order binary.ByteOrder
+	switch {
+	case b[0] == 0xFF && b[1] == 0xFE:
+		order, b = binary.LittleEndian, b[2:]
+	case b[0] == 0xFE && b[1] == 0xFF:
+		order, b = binary.BigEndian, b[2:]
+	case bytes.IndexByte(b[:min(len(b), 512)], 0) < 0:
+		return nil, false // no NUL: not UTF-16 (the common case, one fast scan)
+	default:
+		// The high byte of each unit is NUL (ASCII) or a surrogate's
+		// (D8–DF: a character past U+FFFF, such as a tag), the low byte
+		// is almost never NUL.
+		n := min(len(b), 512) &^ 1
+		var zero, high [2]int
+		for i := 0; i < n; i++ {
+			if b[i] == 0 {
+				zero[i&1]++
+			}
+			if b[i] == 0 || b[i] >= 0xD8 && b[i] <= 0xDF {
+				high[i&1]++
+			}
+		}
+		pairs := n / 2
+		switch {
+		case high[1]*10 >= pairs*9 && zero[1]*8 >= pairs && zero[0]*20 <= pairs:
+			order = binary.LittleEndian
+		case high[0]*10 >= pairs*9 && zero[0]*8 >= pairs && zero[1]*20 <= pairs:
+			order = binary.BigEndian
+		default:
+			return nil, false
+		}
+	}
+	u := make([]uint16, len(b)/2)
+	for i := range u {
+		u[i] = order.Uint16(b[2*i:])
+	}
+	out := make([]byte, 0, len(b))
+	for _, r := range utf16.Decode(u) {
+		out = utf8.AppendRune(out, r)
+	}
+	return out, true
 }

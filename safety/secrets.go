@@ -30,8 +30,18 @@ var secretRules = []secretRule{
 		keys: []string{"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_"},
 		re:   regexp.MustCompile(`\b(?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{36}\b|\bgithub_pat_[A-Za-z0-9_]{60,}\b`)},
 	{code: CodeSecretSlack, what: "a Slack token", prefix: 5,
-		keys: []string{"xox"},
-		re:   regexp.MustCompile(`\bxox[abposr]-[0-9]{6,}-[A-Za-z0-9-]{10,}\b`)},
+		keys: []string{"xox", "xapp-"},
+		re:   regexp.MustCompile(`\bxox[abposre]-[0-9]{6,}-[A-Za-z0-9-]{10,}\b|\bxapp-[0-9]-[A-Z0-9]{8,}-[0-9]{8,}-[a-f0-9]{32,}\b`)},
+	// A webhook URL is a credential: whoever has it posts to the channel.
+	{code: CodeSecretSlack, what: "a Slack webhook URL", prefix: 26,
+		keys: []string{"hooks.slack.com/"},
+		re:   regexp.MustCompile(`\bhooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{6,}/[A-Z0-9]{6,}/[A-Za-z0-9]{16,}`)},
+	{code: CodeSecretNPM, what: "an npm access token", prefix: 4,
+		keys: []string{"npm_"},
+		re:   regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`)},
+	{code: CodeSecretGitLab, what: "a GitLab token", prefix: 6,
+		keys: []string{"glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "gloas-"},
+		re:   regexp.MustCompile(`\b(?:glpat|gldt|glrt|glptt|glcbt|gloas)-[A-Za-z0-9_-]{20,}`)},
 	{code: CodeSecretGoogle, what: "a Google API key", prefix: 4,
 		keys: []string{"aiza"},
 		re:   regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}(?:[^0-9A-Za-z_-]|$)`)},
@@ -52,6 +62,10 @@ var secretRules = []secretRule{
 // of "...", is documentation.
 var pemRE = regexp.MustCompile(`-----BEGIN ((?:RSA |DSA |EC |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?)-----\s*?\r?\n((?:[^\n-][^\n]*\r?\n){1,200}?)-----END `)
 var base64Line = regexp.MustCompile(`^[A-Za-z0-9+/=]{40,}\r?$`)
+
+// pemEscapedRE finds a private key inside a JSON or YAML string, its line
+// breaks written \n: a Google service-account key file is one.
+var pemEscapedRE = regexp.MustCompile(`-----BEGIN ((?:RSA |DSA |EC |OPENSSH |ENCRYPTED )?PRIVATE KEY)-----(?:\\r)?\\n([A-Za-z0-9+/=]{40,})`)
 
 // placeholderWords mark documentation keys: AWS's own
 // AKIAIOSFODNN7EXAMPLE, "your_key_here", "xxxx".
@@ -120,12 +134,34 @@ func (c *checker) secrets(path string, t *text) {
 	if m := firstPEM(t.s); m != nil {
 		c.add(CodeSecretPrivateKey, path, fmt.Sprintf("%sa %s block: revoke the key if it was real, remove it and load it from the environment or a secret store at run time",
 			t.lineAt(m[0]), t.s[m[2]:m[3]]))
+	} else if m := firstEscapedPEM(t.s); m != nil {
+		what := "a " + t.s[m[2]:m[3]] + " in a string"
+		if strings.Contains(t.s, `"client_email"`) {
+			what = "a service-account key (private_key and client_email)"
+		}
+		c.add(CodeSecretPrivateKey, path, fmt.Sprintf("%s%s: revoke the key if it was real, remove it and load it from the environment or a secret store at run time",
+			t.lineAt(m[0]), what))
 	}
+	var joined *text
+	var joinedOff []int
 	for _, r := range secretRules {
 		first, n := "", 0
 		firstOff := 0
-		for _, m := range t.find(r.re, r.spec, 1, 300, 0, len(t.s)) {
-			v := strings.TrimRight(t.s[m[0]:m[1]], "\"' \t\r\n,;)}]>`")
+		src, ms := t, t.find(r.re, r.spec, 1, 300, 0, len(t.s))
+		if len(ms) == 0 {
+			// A key written in pieces ("AKIA" + "Q3EG…", 'ghp_' 'R8a…',
+			// "xoxb-" . "…"): look again with the pieces
+			// joined (built once per file, only when it has pieces).
+			if joined == nil {
+				j, offs := joinStrings(t.s)
+				joined, joinedOff = &text{s: j}, offs
+			}
+			if joinedOff != nil {
+				src, ms = joined, joined.find(r.re, r.spec, 1, 300, 0, len(joined.s))
+			}
+		}
+		for _, m := range ms {
+			v := strings.TrimRight(src.s[m[0]:m[1]], "\"' \t\r\n,;)}]>`")
 			if r.code == CodeSecretGoogle && len(v) > 39 {
 				v = v[:39]
 			}
@@ -134,6 +170,14 @@ func (c *checker) secrets(path string, t *text) {
 			}
 			if n == 0 {
 				first, firstOff = v, m[0]
+				if src != t {
+					// The chain's first literal.
+					for k := 0; k < len(joinedOff); k += 2 {
+						if joinedOff[k] <= m[0] {
+							firstOff = joinedOff[k+1]
+						}
+					}
+				}
 			}
 			n++
 		}
@@ -162,4 +206,102 @@ func firstPEM(s string) []int {
 		}
 	}
 	return nil
+}
+
+// firstEscapedPEM returns the match indexes of the first private key
+// written inside a string with \n escapes whose body looks like key
+// material.
+func firstEscapedPEM(s string) []int {
+	if !strings.Contains(s, "PRIVATE KEY-----\\") {
+		return nil
+	}
+	for _, m := range pemEscapedRE.FindAllStringSubmatchIndex(s, -1) {
+		if !Placeholder(s[m[4]:m[5]], 0) {
+			return m
+		}
+	}
+	return nil
+}
+
+// joinStrings returns the chains of adjacent string literals in s, each
+// joined and on a line of its own: a quoted literal, then space or line
+// breaks, an optional concatenation operator (+ . & ..), then another
+// literal, so "AKIA" + "Q3EG…" reads AKIAQ3EG…. Only chains that could
+// hold a key are kept: no space inside the literals, 16 bytes or more in
+// all. offs holds, for each chain, its offset in the result and the
+// offset of its first literal in s (pairs); it is nil when there is no
+// chain. (A list's commas are not joins: JSON is full of them.)
+func joinStrings(s string) (string, []int) {
+	var b []byte
+	var offs []int
+	// lit returns the end of the quoted literal opening at i (the index
+	// after its closing quote), or -1.
+	lit := func(i int) int {
+		q := s[i]
+		for j := i + 1; j < len(s) && j < i+512; j++ {
+			switch s[j] {
+			case q:
+				return j + 1
+			case '\n', ' ', '\t':
+				return -1
+			}
+		}
+		return -1
+	}
+	// join returns where the next literal of a chain opens after a
+	// literal ending at i, or -1.
+	join := func(i int) int {
+		j := i
+		skip := func() {
+			for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r' || s[j] == '\\') {
+				j++
+			}
+		}
+		skip()
+		if j < len(s) && (s[j] == '+' || s[j] == '.' || s[j] == '&') {
+			j++
+			for j < len(s) && s[j] == '.' {
+				j++
+			}
+			skip()
+		}
+		if j < len(s) && (s[j] == '"' || s[j] == '\'' || s[j] == '`') {
+			return j
+		}
+		return -1
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != '"' && c != '\'' && c != '`' {
+			continue
+		}
+		end := lit(i)
+		if end < 0 {
+			continue
+		}
+		next := join(end)
+		if next < 0 {
+			i = end - 1
+			continue
+		}
+		// A chain: collect its literals.
+		start, first, n := len(b), i, 0
+		var chain []byte
+		for at := i; ; {
+			e := lit(at)
+			if e < 0 {
+				break
+			}
+			chain = append(chain, s[at+1:e-1]...)
+			n++
+			i = e - 1
+			if at = join(e); at < 0 {
+				break
+			}
+		}
+		if n >= 2 && len(chain) >= 16 {
+			b = append(append(b, chain...), '\n')
+			offs = append(offs, start, first)
+		}
+	}
+	return string(b), offs
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/loadout/loadout/internal/safefile"
 	"github.com/loadout/loadout/skill"
 )
 
@@ -58,18 +59,14 @@ func FromSkillBuffer(sk *skill.Skill, p *Policy, buf []byte) (Input, []byte, err
 		if root, err := os.OpenRoot(sk.Dir); err == nil {
 			defer root.Close()
 			read = func(path string) ([]byte, error) {
-				f, err := root.Open(filepath.FromSlash(path))
+				// safefile: a FIFO swapped in after the scan is refused
+				// at once, never waited on (a blocked open here held the
+				// catalog's safety lock for good).
+				f, fi, err := safefile.OpenIn(root, filepath.FromSlash(path))
 				if err != nil {
 					return nil, err
 				}
 				defer f.Close()
-				fi, err := f.Stat()
-				if err != nil {
-					return nil, err
-				}
-				if !fi.Mode().IsRegular() {
-					return nil, fmt.Errorf("%s is not a regular file", path)
-				}
 				return readAt(f, fi.Size())
 			}
 		}

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"time"
-	"unicode/utf8"
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/skill"
@@ -41,6 +40,9 @@ func (s *Service) ReadFile(ctx context.Context, p Principal, agentID, name, path
 
 // Search ranks an agent's skills for a query.
 func (s *Service) Search(ctx context.Context, p Principal, agentID, query string, limit int) ([]catalog.Hit, error) {
+	if err := catalog.CheckQuery(query); err != nil {
+		return nil, &Error{Code: CodeInvalid, Field: "query", Message: err.Error()}
+	}
 	l, err := s.Loadout(p, agentID)
 	if err != nil {
 		return nil, err
@@ -57,14 +59,15 @@ func (s *Service) RecordRefusal(p Principal, l *catalog.Loadout, sk *skill.Skill
 }
 
 // record keeps a receipt of a load or read; code is the refusal's code
-// (FileResult.Code) when it was refused or failed.
+// (FileResult.Code) when it was refused or failed. The receipt log makes
+// its text safe (see ReceiptText).
 func (s *Service) record(p Principal, l *catalog.Loadout, sk *skill.Skill, name, action, path, outcome, code, transport string) {
-	r := store.Receipt{Time: time.Now().UTC(), Agent: l.Spec.AgentID, Skill: clip(name, MaxReceiptName), Action: action, Path: clip(path, MaxReceiptPath),
-		Transport: transport, Outcome: outcome, Token: p.TokenID, Code: clip(code, MaxReceiptName)}
+	r := store.Receipt{Time: time.Now().UTC(), Agent: l.Spec.AgentID, Skill: name, Action: action, Path: path,
+		Transport: transport, Outcome: outcome, Token: p.TokenID, Code: code}
 	if sk != nil {
 		o := sk.OriginValue()
 		r.Source, r.Plugin, r.Trust = o.Kind, o.Plugin, o.Trust
-		r.Origin = clip(originText(o), MaxReceiptPath)
+		r.Origin = originText(o)
 		r.Digest = sk.ContentDigest()
 	}
 	s.rcpt.add(r)
@@ -80,26 +83,6 @@ func originText(o skill.Origin) string {
 	return o.RemoteText()
 }
 
-// Receipts keep at most this many bytes of the name and path a caller
-// asked for: an unknown name can be any length, and each receipt is stored.
-const (
-	MaxReceiptName = 256
-	MaxReceiptPath = 1024
-)
-
-// clip shortens s to at most n bytes at a rune boundary, marking the cut
-// with "…".
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
 // Receipts lists recent receipts (admin only). Receipts not yet written
 // are flushed first, so a receipt is visible as soon as its request ends.
 // The store keeps raw receipts within Options.Receipts; Usage counts
@@ -108,9 +91,9 @@ func (s *Service) Receipts(ctx context.Context, p Principal, q store.ReceiptQuer
 	if err := s.requireAdmin(p); err != nil {
 		return nil, err
 	}
-	if err := s.rcpt.flush(); err != nil {
-		return nil, AsError(err)
-	}
+	// A failed flush is logged and its receipts kept pending: the store
+	// may still answer what it holds.
+	s.rcpt.flush()
 	if s.opt.Server == nil {
 		return s.rcpt.memory(q), nil
 	}
@@ -126,9 +109,7 @@ func (s *Service) Usage(ctx context.Context, p Principal, q store.UsageQuery) ([
 	if err := s.requireAdmin(p); err != nil {
 		return nil, err
 	}
-	if err := s.rcpt.flush(); err != nil {
-		return nil, AsError(err)
-	}
+	s.rcpt.flush() // as in Receipts
 	if s.opt.Server == nil {
 		return s.rcpt.usage(q), nil
 	}

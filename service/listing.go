@@ -106,13 +106,12 @@ func (s *Service) RefreshUsage(ctx context.Context) error {
 	now := time.Now().UTC()
 	q := store.UsageQuery{Since: now.AddDate(0, 0, -(o.UsageDays - 1)), Limit: MaxUsageRows}
 	var rows []store.Usage
-	err := s.rcpt.flush()
-	if err == nil {
-		if s.opt.Server == nil {
-			rows = s.rcpt.usage(q)
-		} else {
-			rows, err = s.opt.Server.Usage(ctx, q)
-		}
+	var err error
+	s.rcpt.flush() // a failure is logged; the counts are what the store holds
+	if s.opt.Server == nil {
+		rows = s.rcpt.usage(q)
+	} else {
+		rows, err = s.opt.Server.Usage(ctx, q)
 	}
 	if err != nil {
 		s.log.Warn("listing: could not read the usage counts; the ones in use are kept", "err", err)

@@ -164,3 +164,46 @@ func TestUsageRecomputedOnSchedule(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestUsageIgnoresRefusedAndMissing: reads of a skill's missing files
+// (404), refused reads (400: a bad path) and refused loads leave receipts
+// but are not usage: they neither rank the skill in the listing nor count
+// as its loads, however many there are; one successful load does.
+func TestUsageIgnoresRefusedAndMissing(t *testing.T) {
+	for engine, fresh := range engines(t) {
+		t.Run(engine, func(t *testing.T) {
+			st := fresh(t)(t)
+			s := rankedService(t, st)
+			ctx := context.Background()
+			for i := range 20 {
+				for _, path := range []string{"missing.md", "../../etc/passwd", "a\x00b", "references/nope-" + strings.Repeat("x", i)} {
+					if _, err := s.ReadFile(ctx, admin, "ops", "echo", path, catalog.ReadOptions{}, TransportHTTP); err != nil {
+						t.Fatal(err)
+					}
+				}
+				s.RecordRefusal(admin, mustAgent(t, s, "ops"), nil, "alpha", "load", "", "hidden", TransportMCPHTTP)
+			}
+			if _, err := s.Load(ctx, admin, "ops", "bravo", TransportHTTP); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.RefreshUsage(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := priority(t, s, "ops"), []string{"zeta", "bravo"}; !slices.Equal(got, want) {
+				t.Errorf("ops priority = %v, want %v (80 failed reads of echo and 20 refused loads of alpha count for nothing)", got, want)
+			}
+			if got := s.UsageCounts("ops"); len(got) != 1 || got["bravo"] != 1 {
+				t.Errorf("usage counts %v, want bravo 1 only", got)
+			}
+		})
+	}
+}
+
+func mustAgent(t *testing.T, s *Service, id string) *catalog.Loadout {
+	t.Helper()
+	l, ok := s.Catalog().Agent(id)
+	if !ok {
+		t.Fatalf("no agent %q", id)
+	}
+	return l
+}

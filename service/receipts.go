@@ -14,7 +14,24 @@ import (
 
 // receiptLog batches receipts so that recording one never costs a
 // request a database write: they are written every 50 ms or 1,000 at a
-// time. When the buffer is full, requests wait: receipts are never dropped.
+// time. Every text of a receipt is made safe first (ReceiptText). While
+// the store takes writes, receipts are never dropped: when 64k are
+// pending, requests wait.
+//
+// When the store fails a write, no receipt is retried for ever and the
+// pending bound holds:
+//
+//   - if the database refused the values (store.Invalid: PostgreSQL
+//     refusing a NUL byte, a constraint), the batch is written again in
+//     halves, down to single rows, once; a row refused on its own is
+//     dropped, and one log line per flush names how many and the first;
+//   - any other failure (the database down, busy, closing) keeps the batch
+//     pending and tries again after a pause that doubles up to
+//     receiptRetryMax. While it fails, requests do not wait for room: a
+//     receipt that finds maxPending pending is dropped and counted, and
+//     the next log line says how many were;
+//   - on close, pending receipts get closeBudget to be written; what is
+//     left then is logged as lost.
 //
 // A flush merges the receipts it writes that are identical in every field
 // but Time (the same agent, skill, action, path, source, plugin, trust,
@@ -28,12 +45,13 @@ import (
 //
 // It also keeps the store's receipts within their retention (see
 // store.Server.MaintainReceipts), off the request path: a maintenance
-// starts in the background once a tenth of MaxRows receipts were written
-// since the last one began, and every maintainEvery (for the window by
-// age). Should maintenance fall behind by a fifth of MaxRows, the next
-// flush waits for one. So the raw receipts never exceed MaxRows +
-// MaxRows/5 + one flush (at most maxPending), and just after a
-// maintenance they are at most MaxRows.
+// starts in the background once a tenth of MaxRows rows, or of MaxBytes
+// bytes, were written since the last one began, and every maintainEvery
+// (for the window by age). Should maintenance fall behind by a fifth of
+// either, the next flush waits for one. So the raw receipts never exceed
+// MaxRows + MaxRows/5 rows, nor MaxBytes + MaxBytes/5 bytes, plus one
+// flush (at most maxPending rows), and just after a maintenance they are
+// within MaxRows and MaxBytes.
 type receiptLog struct {
 	srv  store.Server
 	log  *slog.Logger
@@ -56,12 +74,27 @@ type receiptLog struct {
 	ring    []store.Receipt // without a store: the last 10,000 rows (merged as in a flush), in memory
 	flushMu sync.Mutex
 	closed  bool
+	// failing says the last write to the store failed for a reason other
+	// than the values (under mu): add does not wait for room meanwhile.
+	failing bool
+	// retryAt is when the loop tries the store again after a failure,
+	// and backoff the pause before it (under flushMu).
+	retryAt time.Time
+	backoff time.Duration
+	// ctx is cancelled closeBudget after close begins: no write outlives it.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	// added counts every receipt queued (ReceiptsAdded).
 	added atomic.Uint64
-	// written counts the receipts written since the last maintenance
-	// began (under mu).
-	written int64
+	// lost counts the loads and reads whose receipts were dropped: refused
+	// by the store, past the pending bound while it failed, or left at
+	// exit (ReceiptsLost); lostLogged is how many a log line has reported.
+	lost       atomic.Uint64
+	lostLogged atomic.Uint64
+	// written and writtenBytes count the receipt rows written since the
+	// last maintenance began, and their size (store.ReceiptBytes), under mu.
+	written, writtenBytes int64
 	// maintMu is held by the one maintenance running.
 	maintMu    sync.Mutex
 	maintCtx   context.Context
@@ -78,6 +111,17 @@ const (
 	receiptEvery = 50 * time.Millisecond
 	receiptRing  = 10_000
 	maxPending   = 64 << 10
+	// receiptRetryMax is the longest pause before the store is tried
+	// again after a failed write (the first is receiptEvery, doubled
+	// each time).
+	receiptRetryMax = 5 * time.Second
+	// receiptWriteTimeout bounds one write to the store, of at most
+	// receiptWriteRows rows (a flush of more is written in pieces).
+	receiptWriteTimeout = 10 * time.Second
+	receiptWriteRows    = 8192
+	// closeBudget is how long close lets pending receipts be written:
+	// shutdown ends within it whatever the store does.
+	closeBudget = 3 * time.Second
 	// maintainEvery is how often receipts are maintained whatever the
 	// load, so that the window by age holds on a quiet server.
 	maintainEvery = time.Minute
@@ -90,7 +134,8 @@ func newReceiptLog(srv store.Server, log *slog.Logger, ret store.Retention) *rec
 	}
 	r := &receiptLog{srv: srv, log: log, ret: ret, stop: make(chan struct{}), done: make(chan struct{})}
 	r.room = sync.NewCond(&r.mu)
-	r.maintCtx, r.maintStop = context.WithCancel(context.Background())
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.maintCtx, r.maintStop = context.WithCancel(r.ctx)
 	if srv != nil {
 		// Work off what an earlier run (or an older version) left.
 		r.maintainAsync()
@@ -105,8 +150,12 @@ func newReceiptLog(srv store.Server, log *slog.Logger, ret store.Retention) *rec
 // served (one 20,000-receipt transaction took about 60 ms of a core).
 const maintainDuty = 0.25
 
-// maintainTrigger is how many receipts written start a maintenance.
-func (r *receiptLog) maintainTrigger() int64 { return max(1, r.ret.MaxRows/10) }
+// lag is how far maintenance is behind, in triggers: a maintenance
+// starts once a tenth of MaxRows rows, or of MaxBytes bytes, were written
+// since the last one began (lag 1). mu is held.
+func (r *receiptLog) lag() float64 {
+	return max(float64(r.written)/float64(max(1, r.ret.MaxRows/10)), float64(r.writtenBytes)/float64(max(1, r.ret.MaxBytes/10)))
+}
 
 // maintainAsync starts a maintenance in the background, unless one runs;
 // that one goes on while enough receipts were written meanwhile, so that
@@ -123,7 +172,7 @@ func (r *receiptLog) maintainAsync() {
 		for {
 			r.maintain()
 			r.mu.Lock()
-			again := r.written >= r.maintainTrigger()
+			again := r.lag() >= 1
 			r.mu.Unlock()
 			if !again || r.maintCtx.Err() != nil {
 				return
@@ -138,7 +187,7 @@ func (r *receiptLog) maintain() {
 		return
 	}
 	r.mu.Lock()
-	r.written = 0
+	r.written, r.writtenBytes = 0, 0
 	r.mu.Unlock()
 	start := time.Now()
 	res, err := r.srv.MaintainReceipts(r.maintCtx, r.ret)
@@ -154,18 +203,27 @@ func (r *receiptLog) maintain() {
 	}
 }
 
-// add queues a receipt. It waits only when 64k receipts are pending.
+// add queues a receipt, its text made safe (safeReceipt). It waits only
+// when maxPending receipts are pending and the store takes writes; while
+// the store fails (or after close), a receipt past the bound is dropped
+// and counted instead.
 func (r *receiptLog) add(rc store.Receipt) {
+	safeReceipt(&rc)
 	r.mu.Lock()
-	for len(r.pending) >= maxPending && !r.closed {
+	for len(r.pending) >= maxPending && !r.closed && !r.failing {
 		r.room.Wait()
+	}
+	if len(r.pending) >= maxPending {
+		r.mu.Unlock()
+		r.lost.Add(uint64(max(rc.Count, 1)))
+		return
 	}
 	r.pending = append(r.pending, rc)
 	n := len(r.pending)
 	r.added.Add(1)
 	r.mu.Unlock()
 	if n == receiptBatch {
-		go r.flush()
+		go r.flushDue()
 	}
 }
 
@@ -178,20 +236,39 @@ func (r *receiptLog) loop() {
 	for {
 		select {
 		case <-t.C:
-			r.flush()
+			r.flushDue()
 		case <-m.C:
 			if r.srv != nil {
 				r.maintainAsync()
 			}
 		case <-r.stop:
-			r.flush()
+			if err := r.flush(); err != nil {
+				r.mu.Lock()
+				left := countOf(r.pending)
+				r.pending = nil
+				r.mu.Unlock()
+				r.lost.Add(uint64(left))
+			}
+			r.reportLost("receipts could not be written before exit", nil)
 			return
 		}
 	}
 }
 
+// flushDue flushes unless the store failed and its pause is not over.
+func (r *receiptLog) flushDue() {
+	r.flushMu.Lock()
+	wait := time.Now().Before(r.retryAt)
+	r.flushMu.Unlock()
+	if !wait {
+		r.flush()
+	}
+}
+
 // flush writes everything pending. Whatever add has returned for is
-// included, so a receipt is visible as soon as its request ends.
+// included, so a receipt is visible as soon as its request ends. It
+// returns the error of a write that failed for a reason other than the
+// values; the receipts it could not write stay pending.
 func (r *receiptLog) flush() error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
@@ -206,9 +283,8 @@ func (r *receiptLog) flush() error {
 	r.mu.Unlock()
 	batch = r.merge(batch)
 	// Once written (or copied to the ring), the batch's buffer is the
-	// next spare; cleared, so it holds no strings. A failed batch is
-	// kept in pending instead, below.
-	recycle := func() {
+	// next spare; cleared, so it holds no strings.
+	defer func() {
 		if cap(batch) > maxPending {
 			return
 		}
@@ -218,7 +294,7 @@ func (r *receiptLog) flush() error {
 			r.spare = batch[:0]
 		}
 		r.mu.Unlock()
-	}
+	}()
 	if r.srv == nil {
 		r.mu.Lock()
 		r.ring = append(r.ring, batch...)
@@ -226,26 +302,108 @@ func (r *receiptLog) flush() error {
 			r.ring = append([]store.Receipt(nil), r.ring[over:]...)
 		}
 		r.mu.Unlock()
-		recycle()
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		if err = r.srv.AddReceipts(ctx, batch); err == nil {
-			r.wrote(int64(len(batch)))
-			recycle()
-			return nil
-		}
-		time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond)
-	}
-	// Keep them for the next flush rather than lose them.
+	keep, err := r.write(batch)
 	r.mu.Lock()
-	r.pending = append(batch, r.pending...)
+	wasFailing := r.failing
+	r.failing = err != nil
+	if err == nil {
+		r.backoff, r.retryAt = 0, time.Time{}
+		r.mu.Unlock()
+		if wasFailing {
+			r.log.Info("writing receipts works again")
+		}
+		return nil
+	}
+	// Keep what could not be written, before what came meanwhile, within
+	// the pending bound: past it, the newest are dropped and counted.
+	all := append(append(make([]store.Receipt, 0, len(keep)+len(r.pending)), keep...), r.pending...)
+	if len(all) > maxPending {
+		r.lost.Add(uint64(countOf(all[maxPending:])))
+		clear(all[maxPending:])
+		all = all[:maxPending]
+	}
+	r.pending = all
+	r.room.Broadcast() // waiting adds stop waiting while the store fails
 	r.mu.Unlock()
-	r.log.Error("writing receipts failed; they are kept and retried", "count", len(batch), "err", err)
+	r.backoff = min(max(2*r.backoff, receiptEvery), receiptRetryMax)
+	r.retryAt = time.Now().Add(r.backoff)
+	r.reportLost("writing receipts failed; they are kept and tried again", err, "pending", len(all), "retry_in", r.backoff)
 	return err
+}
+
+// write writes rows (merged) to the store and returns those it could not
+// write for a reason other than their values, with that error. When the
+// database refuses the values, it writes the rows again in halves, down
+// to single rows, and drops a row refused on its own.
+func (r *receiptLog) write(rows []store.Receipt) (keep []store.Receipt, err error) {
+	var dropped []store.Receipt
+	var dropErr error
+	// A stack of parts, the next on top: the rows in pieces of at most
+	// receiptWriteRows, so that a slow store still makes progress within
+	// receiptWriteTimeout a piece.
+	var todo [][]store.Receipt
+	for end := len(rows); end > 0; end -= receiptWriteRows {
+		todo = append(todo, rows[max(0, end-receiptWriteRows):end])
+	}
+	for len(todo) > 0 {
+		part := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if err != nil {
+			keep = append(keep, part...)
+			continue
+		}
+		ctx, cancel := context.WithTimeout(r.ctx, receiptWriteTimeout)
+		e := r.srv.AddReceipts(ctx, part)
+		cancel()
+		switch {
+		case e == nil:
+			r.wrote(part)
+		case store.ErrorCode(e) != store.Invalid:
+			err = e
+			keep = append(keep, part...)
+		case len(part) == 1:
+			dropped = append(dropped, part[0])
+			dropErr = e
+		default:
+			h := len(part) / 2
+			todo = append(todo, part[h:], part[:h]) // the first half next
+		}
+	}
+	if len(dropped) > 0 {
+		n := countOf(dropped)
+		r.lost.Add(uint64(n))
+		r.lostLogged.Add(uint64(n))
+		d := dropped[0]
+		r.log.Error("the store refused receipts; they are dropped", "rows", len(dropped), "loads_and_reads", n, "err", dropErr,
+			"first_agent", d.Agent, "first_skill", d.Skill, "first_action", d.Action, "first_path", d.Path, "first_outcome", d.Outcome)
+	}
+	return keep, err
+}
+
+// countOf is how many loads and reads rows stand for.
+func countOf(rows []store.Receipt) int64 {
+	var n int64
+	for _, rc := range rows {
+		n += max(rc.Count, 1)
+	}
+	return n
+}
+
+// reportLost logs msg with err when err is not nil, or when receipts
+// were lost since the last line said so; either way with that number.
+func (r *receiptLog) reportLost(msg string, err error, args ...any) {
+	lost := r.lost.Load()
+	since := lost - r.lostLogged.Swap(lost)
+	if err == nil && since == 0 {
+		return
+	}
+	args = append(args, "lost", since, "lost_total", lost)
+	if err != nil {
+		args = append(args, "err", err)
+	}
+	r.log.Error(msg, args...)
 }
 
 // merge merges the receipts of batch identical in every field but Time
@@ -296,26 +454,30 @@ func (r *receiptLog) merge(batch []store.Receipt) []store.Receipt {
 	return out
 }
 
-// wrote counts n receipts written, and starts a maintenance when enough
-// were; when maintenance lags by twice that, it runs one here, holding
+// wrote counts rows written, and starts a maintenance when enough were
+// (lag); when maintenance lags by twice that, it runs one here, holding
 // further flushes (flushMu is held) until the store is back in bounds.
-func (r *receiptLog) wrote(n int64) {
+func (r *receiptLog) wrote(rows []store.Receipt) {
+	var bytes int64
+	for i := range rows {
+		bytes += store.ReceiptBytes(&rows[i])
+	}
 	r.mu.Lock()
-	r.written += n
-	w := r.written
+	r.written += int64(len(rows))
+	r.writtenBytes += bytes
+	lag := r.lag()
 	r.mu.Unlock()
-	trigger := r.maintainTrigger()
 	switch {
-	case w >= 2*trigger:
+	case lag >= 2:
 		r.maintMu.Lock()
 		r.mu.Lock()
-		still := r.written >= 2*trigger
+		still := r.lag() >= 2
 		r.mu.Unlock()
 		if still {
 			r.maintain()
 		}
 		r.maintMu.Unlock()
-	case w >= trigger:
+	case lag >= 1:
 		r.maintainAsync()
 	}
 }
@@ -381,6 +543,8 @@ func (r *receiptLog) usage(q store.UsageQuery) []store.Usage {
 	return out[:min(len(out), limit)]
 }
 
+// close writes what is pending and stops. It returns within closeBudget
+// (and a statement's own cancellation) whatever the store does.
 func (r *receiptLog) close() error {
 	r.mu.Lock()
 	if r.closed {
@@ -390,10 +554,14 @@ func (r *receiptLog) close() error {
 	r.closed = true
 	r.room.Broadcast()
 	r.mu.Unlock()
+	// Maintenance can wait for the next start; receipts get the budget.
+	r.maintStop()
+	stop := time.AfterFunc(closeBudget, r.cancel)
+	defer stop.Stop()
 	close(r.stop)
 	<-r.done
-	r.maintStop()
 	r.maintGroup.Wait()
+	r.cancel()
 	return nil
 }
 
@@ -401,3 +569,9 @@ func (r *receiptLog) close() error {
 // started: an answer of Receipts stays current while it does not move
 // (on this instance; other instances sharing the store write their own).
 func (s *Service) ReceiptsAdded() uint64 { return s.rcpt.added.Load() }
+
+// ReceiptsLost counts the loads and reads whose receipts were dropped
+// since the service started: values the store refused, receipts past the
+// pending bound while the store failed, and what could not be written
+// before Close. Each is logged.
+func (s *Service) ReceiptsLost() uint64 { return s.rcpt.lost.Load() }

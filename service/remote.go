@@ -7,13 +7,17 @@ import (
 	"time"
 )
 
-// SourceStatus is one remote source (a git repository or a skills index)
-// as the server holds it: where it is, what it is pinned at, and how the
-// last sync went.
+// SourceStatus is one source as the server holds it: for a remote source
+// (a git repository or a skills index), where it is, what it is pinned
+// at and how the last sync went; for every source, its skills and
+// problems.
 type SourceStatus struct {
-	ID    string   `json:"id"`
-	Kind  string   `json:"kind"` // git or index
-	URL   string   `json:"url"`  // without credentials
+	// ID is the remote source's id, the folder's path, "store", or the
+	// plugin's id.
+	ID   string `json:"id"`
+	Kind string `json:"kind"` // git, index, folder, store or plugin
+	// URL is a remote source's, without credentials.
+	URL   string   `json:"url,omitempty"`
 	Ref   string   `json:"ref,omitempty"`
 	Paths []string `json:"paths,omitempty"`
 	// Every is the scheduled sync interval ("" when syncs run only on
@@ -28,6 +32,12 @@ type SourceStatus struct {
 	// Error is why the last sync failed, when it did (the last good
 	// snapshot is served).
 	Error string `json:"error,omitempty"`
+	// Errors and Warnings count the source's diagnostics: those of its
+	// last read, and the safety checks' findings over its skills with
+	// the server's policy (a folder or plugin skill is served with them
+	// unless "safety": {"gate"} names its kind).
+	Errors   int `json:"errors"`
+	Warnings int `json:"warnings"`
 }
 
 // SourceSync is what one sync did to a remote source.
@@ -79,15 +89,30 @@ func (s *Service) getRemotes() Remotes {
 }
 
 // Sources lists the remote sources (admin only).
-func (s *Service) Sources(p Principal) ([]SourceStatus, error) {
+func (s *Service) Sources(ctx context.Context, p Principal) ([]SourceStatus, error) {
 	if err := s.requireAdmin(p); err != nil {
 		return nil, err
 	}
-	r := s.getRemotes()
-	if r == nil {
-		return []SourceStatus{}, nil
+	var remotes []SourceStatus
+	if r := s.getRemotes(); r != nil {
+		remotes = r.Status()
 	}
-	return r.Status(), nil
+	out := []SourceStatus{}
+	byID := map[string]int{}
+	for _, st := range remotes {
+		byID[st.ID] = len(out)
+		out = append(out, st)
+	}
+	for _, sum := range s.Catalog().Sources(ctx, s.SafetyPolicy()) {
+		if i, ok := byID[sum.ID]; ok && (sum.Kind == "git" || sum.Kind == "index") {
+			out[i].Errors, out[i].Warnings = sum.Errors, sum.Warnings
+			continue
+		}
+		// A remote source the manager does not hold (it failed to open)
+		// is listed too, with the catalog's errors about it.
+		out = append(out, SourceStatus{ID: sum.ID, Kind: sum.Kind, Skills: sum.Skills, Errors: sum.Errors, Warnings: sum.Warnings})
+	}
+	return out, nil
 }
 
 // SyncSources syncs the remote sources named (all when none; admin only),

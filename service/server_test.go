@@ -368,6 +368,56 @@ func TestReceiptRetention(t *testing.T) {
 	}
 }
 
+// The service bounds the store's raw receipts by their size too: receipts
+// at the caps on names and paths (about 1.7 KB each as estimated) start
+// maintenance by bytes long before a tenth of MaxRows, and the raw
+// receipts left stay near MaxBytes, while usage still counts every one.
+func TestReceiptRetentionByBytes(t *testing.T) {
+	for engine, fresh := range engines(t) {
+		t.Run(engine, func(t *testing.T) {
+			st := fresh(t)(t)
+			const maxBytes = 400 << 10
+			s := storeService(t, st, Options{Receipts: store.Retention{MaxBytes: maxBytes}})
+			ctx := context.Background()
+			const reads = 3000
+			long := strings.Repeat("p", MaxReceiptPath)
+			for i := range reads {
+				// Distinct paths: no two merge.
+				s.ReadFile(ctx, admin, "ops", "deploy", fmt.Sprintf("%d/%s", i, long), catalog.ReadOptions{}, TransportHTTP)
+			}
+			s.rcpt.flush()
+			us, err := s.Usage(ctx, admin, store.UsageQuery{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var total int64
+			for _, u := range us {
+				total += u.Count
+			}
+			if total != reads {
+				t.Errorf("usage counts %d reads, want %d", total, reads)
+			}
+			s.rcpt.maintMu.Lock()
+			s.rcpt.maintMu.Unlock()
+			rs, err := st.Receipts(ctx, store.ReceiptQuery{Limit: 10000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var bytes int64
+			for i := range rs {
+				bytes += store.ReceiptBytes(&rs[i])
+			}
+			// Within MaxBytes after a maintenance, plus what was written
+			// since it began (under a tenth), plus one rollup chunk's
+			// rounding (its rows go whole).
+			if bytes > maxBytes+maxBytes/5 || len(rs) == reads {
+				t.Errorf("%d raw receipts of %d bytes after %d reads at the caps; MaxBytes is %d", len(rs), bytes, reads, maxBytes)
+			}
+			t.Logf("%d raw receipts of %d bytes (MaxBytes %d)", len(rs), bytes, maxBytes)
+		})
+	}
+}
+
 // fullStore is a SQLite store whose file may not grow: the next write that
 // needs a page fails as a full disk would (SQLITE_FULL, "database or disk
 // is full").

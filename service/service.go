@@ -59,6 +59,8 @@ type Service struct {
 	sessOnce sync.Once
 	sess     *sessionStore // the UI's sessions (session.go)
 
+	watches tokenWatches // WatchToken (tokenwatch.go)
+
 	remotes remotesHolder // remote sources (remote.go)
 
 	safetyMu sync.RWMutex // guards opt.Safety

@@ -19,7 +19,10 @@ import (
 //   - it was used within the idle timeout (SessionOptions.Idle) and
 //     started within the absolute lifetime (SessionOptions.Lifetime);
 //   - it was not ended (EndSession) nor evicted to make room for a newer
-//     one (SessionOptions.Max: the least recently used goes first);
+//     one of the same token (SessionOptions.PerToken: that token's least
+//     recently used goes first). No token's sign-in ends another token's
+//     session: at SessionOptions.Max in all, a sign-in is refused
+//     (CodeTooManySessions) unless its token has a session to replace;
 //   - its token still exists: the ids of the live tokens are re-read from
 //     the store at most once per SessionOptions.Recheck, and at once after
 //     any token was created or revoked through this service or, by the
@@ -32,9 +35,14 @@ import (
 
 // SessionOptions bound the UI's sessions. Zero fields take the defaults.
 type SessionOptions struct {
-	// Max is the most sessions kept; starting one more evicts the least
-	// recently used (default DefaultSessionMax).
+	// Max is the most sessions kept, of every token together; past it a
+	// sign-in replaces its own token's least recently used session, or is
+	// refused when its token has none (default DefaultSessionMax).
 	Max int
+	// PerToken is the most sessions one token keeps; past it a sign-in
+	// replaces that token's least recently used session (default
+	// DefaultSessionPerToken).
+	PerToken int
 	// Idle ends a session not used for this long (default
 	// DefaultSessionIdle).
 	Idle time.Duration
@@ -50,6 +58,7 @@ type SessionOptions struct {
 // Session defaults.
 const (
 	DefaultSessionMax      = 10_000
+	DefaultSessionPerToken = 64
 	DefaultSessionIdle     = 8 * time.Hour
 	DefaultSessionLifetime = 24 * time.Hour
 	DefaultSessionRecheck  = time.Second
@@ -66,12 +75,18 @@ const (
 	// CodeCSRF (403): a state-changing request of a browser session came
 	// without its CSRF token, or with another.
 	CodeCSRF = "csrf"
+	// CodeTooManySessions (503): the server holds its most sessions, and
+	// the token has none of its own to replace.
+	CodeTooManySessions = "too_many_sessions"
 )
 
 // WithDefaults returns o with its zero fields set to the defaults.
 func (o SessionOptions) WithDefaults() SessionOptions {
 	if o.Max <= 0 {
 		o.Max = DefaultSessionMax
+	}
+	if o.PerToken <= 0 {
+		o.PerToken = DefaultSessionPerToken
 	}
 	if o.Idle <= 0 {
 		o.Idle = DefaultSessionIdle
@@ -147,8 +162,21 @@ func (s *Service) StartSession(ctx context.Context, bearer string) (id, csrf str
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.sweep(now)
-	for len(st.m) >= st.opt.Max {
-		st.evictOldest()
+	own := 0
+	for _, ss := range st.m {
+		if ss.p.TokenID == p.TokenID {
+			own++
+		}
+	}
+	switch {
+	case own >= st.opt.PerToken:
+		st.evictOldest(p.TokenID)
+	case len(st.m) >= st.opt.Max:
+		// Never another token's session: only this token's own.
+		if own == 0 {
+			return "", "", errorf(CodeTooManySessions, "the server holds its most UI sessions (%d), none of them this token's: try again later, or ask the operator to restart the server or revoke unused tokens", st.opt.Max)
+		}
+		st.evictOldest(p.TokenID)
 	}
 	st.m[id] = &session{p: p, csrf: csrf, started: now, used: now}
 	return id, csrf, nil
@@ -163,11 +191,14 @@ func (st *sessionStore) sweep(now time.Time) {
 	}
 }
 
-// evictOldest drops the least recently used session; mu is held.
-func (st *sessionStore) evictOldest() {
+// evictOldest drops the token's least recently used session; mu is held.
+func (st *sessionStore) evictOldest(tokenID string) {
 	var oldest string
 	var at time.Time
 	for id, ss := range st.m {
+		if ss.p.TokenID != tokenID {
+			continue
+		}
 		if oldest == "" || ss.used.Before(at) {
 			oldest, at = id, ss.used
 		}

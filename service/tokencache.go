@@ -52,7 +52,10 @@ type tokenCache struct {
 	mu sync.Mutex
 	// gen moves on every invalidation: a lookup that began before one
 	// caches nothing, since its answer may predate the change.
-	gen      uint64
+	gen uint64
+	// changed is closed at the next invalidation (then replaced), for
+	// those that act on token changes (WatchToken).
+	changed  chan struct{}
 	hits     map[[32]byte]cachedToken
 	misses   map[[32]byte]time.Time
 	inflight map[[32]byte]*tokenLookup
@@ -88,6 +91,7 @@ func newTokenCache(srv store.Server, opt TokenCacheOptions, log *slog.Logger) *t
 	if c.max.misses <= 0 {
 		c.max.misses = DefaultTokenCacheMisses
 	}
+	c.changed = make(chan struct{})
 	c.hits = map[[32]byte]cachedToken{}
 	c.misses = map[[32]byte]time.Time{}
 	c.inflight = map[[32]byte]*tokenLookup{}
@@ -124,13 +128,25 @@ func (c *tokenCache) close() {
 	<-c.done
 }
 
-// invalidate forgets every answer, at once.
+// invalidate forgets every answer, at once. Lookups in flight are
+// forgotten too: a request from now on starts its own rather than wait
+// for an answer that may predate the change.
 func (c *tokenCache) invalidate() {
 	c.mu.Lock()
 	c.gen++
 	clear(c.hits)
 	clear(c.misses)
+	clear(c.inflight)
+	close(c.changed)
+	c.changed = make(chan struct{})
 	c.mu.Unlock()
+}
+
+// changes returns a channel closed at the next invalidation.
+func (c *tokenCache) changes() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
 }
 
 // size returns how many answers are cached (tests).
@@ -169,9 +185,9 @@ func (c *tokenCache) lookup(ctx context.Context, secret string) (*store.Token, e
 		}
 		return l.tok, l.err
 	}
+	gen := c.gen
 	l := &tokenLookup{done: make(chan struct{})}
 	c.inflight[key] = l
-	gen := c.gen
 	c.mu.Unlock()
 
 	l.tok, l.err = c.srv.TokenBySecret(ctx, secret)
@@ -181,7 +197,11 @@ func (c *tokenCache) lookup(ctx context.Context, secret string) (*store.Token, e
 	}
 
 	c.mu.Lock()
-	delete(c.inflight, key)
+	if c.inflight[key] == l {
+		delete(c.inflight, key)
+	}
+	// An answer that may predate a change is returned to the requests
+	// that asked before it, never cached.
 	if c.gen == gen {
 		switch {
 		case l.err == nil:

@@ -88,6 +88,8 @@ const (
 	// Discovery.
 	CodeRootMissing      = "root-missing"
 	CodeRootUnreadable   = "root-unreadable"
+	CodeRootEmpty        = "root-empty" // a root that yields no skill (check and prompt fail on it)
+	CodeNoSkills         = "no-skills"  // no source yields a skill
 	CodeSymlinkBroken    = "symlink-broken"
 	CodeSymlinkLoop      = "symlink-loop"
 	CodeSymlinkEscapes   = "symlink-escapes"    // a link inside a skill points outside it

@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"unicode"
 	"unicode/utf8"
 
@@ -613,7 +614,7 @@ func Validate(path string) (problems []string, err error) {
 }
 
 func readStrict(file string) (Fields, error) {
-	data, err := os.ReadFile(file)
+	data, err := readRegular(file)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", filepath.Base(file), unwrapPathError(err))
 	}
@@ -625,6 +626,26 @@ func readStrict(file string) (Fields, error) {
 		}
 	}
 	return fm, err
+}
+
+// readRegular reads a regular file whole. The open does not block
+// (O_NONBLOCK) and the type is checked on the handle, so a FIFO named
+// SKILL.md is refused instead of hanging the command (internal/safefile's
+// rule; skill cannot import it, as it imports skill).
+func readRegular(file string) ([]byte, error) {
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: file, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
+	}
+	return io.ReadAll(f)
 }
 
 func unwrapPathError(err error) error {

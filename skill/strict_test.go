@@ -2,6 +2,7 @@ package skill
 
 import (
 	"github.com/loadout/loadout/internal/pyrepr"
+	"github.com/loadout/loadout/internal/testutil"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -230,14 +231,14 @@ func TestValidatePaths(t *testing.T) {
 	}
 
 	empty := filepath.Join(root, "empty")
-	os.Mkdir(empty, 0o755)
+	testutil.Must(t, os.Mkdir(empty, 0o755))
 	want := map[string][]string{
 		empty:                       {"Missing required file: SKILL.md"},
 		filepath.Join(root, "nope"): {"Path does not exist: " + filepath.Join(root, "nope")},
 		dir + "//":                  nil, // printed as pathlib would: no trailing slashes
 	}
 	other := filepath.Join(root, "notes.txt")
-	os.WriteFile(other, []byte("x"), 0o644)
+	testutil.Write(t, other, "x")
 	want[other] = []string{"Not a directory: " + other}
 	for p, w := range want {
 		got, err := Validate(p)
@@ -253,7 +254,7 @@ func TestValidatePaths(t *testing.T) {
 		t.Errorf("invalid UTF-8: %q, want an error", got)
 	}
 	dirEntry := filepath.Join(root, "direntry")
-	os.MkdirAll(filepath.Join(dirEntry, "SKILL.md"), 0o755)
+	testutil.Must(t, os.MkdirAll(filepath.Join(dirEntry, "SKILL.md"), 0o755))
 	if got, err := Validate(dirEntry); err == nil {
 		t.Errorf("SKILL.md folder: %q, want an error", got)
 	}
@@ -263,7 +264,7 @@ func TestValidatePaths(t *testing.T) {
 func TestValidateDot(t *testing.T) {
 	dir := writeSkill(t, t.TempDir(), "my-skill", "SKILL.md", fm("name: my-skill", "description: x"))
 	wd, _ := os.Getwd()
-	t.Cleanup(func() { os.Chdir(wd) })
+	t.Cleanup(func() { testutil.Must(t, os.Chdir(wd)) })
 	if err := os.Chdir(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -444,7 +445,7 @@ func TestToPrompt(t *testing.T) {
 		t.Errorf("ToPrompt(nil) = %q", got)
 	}
 	empty := filepath.Join(root, "empty")
-	os.Mkdir(empty, 0o755)
+	testutil.Must(t, os.Mkdir(empty, 0o755))
 	if _, err := ToPrompt([]string{a, empty}); err == nil || err.Error() != "SKILL.md not found in "+filepath.Join(real, "empty") {
 		t.Errorf("ToPrompt with a bad skill: %v", err)
 	}

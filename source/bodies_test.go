@@ -2,12 +2,12 @@ package source
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/skill"
 )
 
@@ -44,7 +44,7 @@ func TestBodiesInFileKeepLastGood(t *testing.T) {
 	// A good edit not yet rescanned: the skill still serves the version
 	// it was scanned at, its body consistent with its metadata.
 	skPath := filepath.Join(dir, "g", "s", "SKILL.md")
-	os.WriteFile(skPath, []byte("---\nname: s\ndescription: Second.\n---\nsecond body\n"), 0o644)
+	testutil.Write(t, skPath, "---\nname: s\ndescription: Second.\n---\nsecond body\n")
 	if body, err := sk.Body(); err != nil || body != "# s\nbody\n" {
 		t.Errorf("body before the rescan: %q %v", body, err)
 	}
@@ -56,7 +56,7 @@ func TestBodiesInFileKeepLastGood(t *testing.T) {
 		t.Errorf("body after the edit: %q", body)
 	}
 	// A broken edit: the last good version, body included, from the file.
-	os.WriteFile(skPath, []byte("---\nname: s\ndescription: [broken\n---\nbroken body\n"), 0o644)
+	testutil.Write(t, skPath, "---\nname: s\ndescription: [broken\n---\nbroken body\n")
 	sk3, diags := ReloadSkill(context.Background(), dir, filepath.Join(dir, "g", "s"), opt)
 	if sk3 == nil || sk3.Description != "Second." || len(diags) != 1 || diags[0].Code != skill.CodeKeptLastGood {
 		t.Fatalf("broken edit: %+v %v", sk3, diags)

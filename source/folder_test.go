@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/skill"
 )
 
@@ -302,8 +303,8 @@ func TestScanReportsReadErrorsAndSkips(t *testing.T) {
 		"locked/x/SKILL.md": md("x", "X."),
 	})
 	if os.Geteuid() != 0 {
-		os.Chmod(filepath.Join(dir, "locked"), 0)
-		t.Cleanup(func() { os.Chmod(filepath.Join(dir, "locked"), 0o755) })
+		testutil.Must(t, os.Chmod(filepath.Join(dir, "locked"), 0))
+		t.Cleanup(func() { testutil.Must(t, os.Chmod(filepath.Join(dir, "locked"), 0o755)) })
 	}
 	r := scanT(t, dir, Options{})
 	if diff := cmp.Diff([]string{"ok"}[:1], names(r)[:1]); diff != "" && len(names(r)) == 0 {
@@ -510,8 +511,8 @@ func TestReloadSkillAndKeepLastGood(t *testing.T) {
 		t.Fatalf("scan: %v %v", names(r), r.Dirs)
 	}
 	// An edit: only this skill is read again, with the root's ignore rules.
-	os.WriteFile(filepath.Join(dir, "g", "s", "SKILL.md"), []byte(md("s", "Second.")), 0o644)
-	os.WriteFile(filepath.Join(dir, "g", "s", "references", "b.md"), []byte("b"), 0o644)
+	testutil.Write(t, filepath.Join(dir, "g", "s", "SKILL.md"), md("s", "Second."))
+	testutil.Write(t, filepath.Join(dir, "g", "s", "references", "b.md"), "b")
 	sk, diags := ReloadSkill(context.Background(), dir, filepath.Join(dir, "g", "s"), opt)
 	if sk == nil || sk.Description != "Second." || len(diags) != 0 {
 		t.Fatalf("reload: %+v %v", sk, diags)
@@ -524,7 +525,7 @@ func TestReloadSkillAndKeepLastGood(t *testing.T) {
 		t.Errorf("files (-want +got):\n%s", diff)
 	}
 	// A broken edit keeps the last good version, body included, and says so.
-	os.WriteFile(filepath.Join(dir, "g", "s", "SKILL.md"), []byte("---\nname: s\ndescription: [broken\n---\nnew body\n"), 0o644)
+	testutil.Write(t, filepath.Join(dir, "g", "s", "SKILL.md"), "---\nname: s\ndescription: [broken\n---\nnew body\n")
 	sk, diags = ReloadSkill(context.Background(), dir, filepath.Join(dir, "g", "s"), opt)
 	if sk == nil || sk.Description != "Second." {
 		t.Fatalf("broken edit dropped the skill: %+v %v", sk, diags)
@@ -541,12 +542,12 @@ func TestReloadSkillAndKeepLastGood(t *testing.T) {
 		t.Errorf("rescan: %v %v", names(r), r.Diagnostics)
 	}
 	// Fixed: the new version is served.
-	os.WriteFile(filepath.Join(dir, "g", "s", "SKILL.md"), []byte(md("s", "Third.")), 0o644)
+	testutil.Write(t, filepath.Join(dir, "g", "s", "SKILL.md"), md("s", "Third."))
 	if sk, _ := ReloadSkill(context.Background(), dir, filepath.Join(dir, "g", "s"), opt); sk == nil || sk.Description != "Third." {
 		t.Errorf("fixed: %+v", sk)
 	}
 	// Removed: nil.
-	os.Remove(filepath.Join(dir, "g", "s", "SKILL.md"))
+	testutil.Must(t, os.Remove(filepath.Join(dir, "g", "s", "SKILL.md")))
 	if sk, _ := ReloadSkill(context.Background(), dir, filepath.Join(dir, "g", "s"), opt); sk != nil {
 		t.Errorf("removed skill still loads")
 	}

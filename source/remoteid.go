@@ -1,6 +1,9 @@
 package source
 
 import (
+	"errors"
+	"fmt"
+	"net/netip"
 	"net/url"
 	"strings"
 )
@@ -46,6 +49,81 @@ func sanitizeID(s string) string {
 		return "remote"
 	}
 	return b.String()
+}
+
+// Origin checks s as a web origin written alone, "https://host" or
+// "http://host:port", and returns it as OriginOf gives it. Anything more
+// (a user, a path, even "/", a query, a fragment, a wildcard) is refused,
+// so that an allowlist entry means exactly one origin.
+func Origin(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("%q is not a URL: give an origin alone, like https://cdn.example.com", s)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("%q: give an http:// or https:// origin, like https://cdn.example.com", s)
+	}
+	switch {
+	case u.Opaque != "" || u.Host == "":
+		return "", fmt.Errorf("%q has no host: give an origin alone, like https://cdn.example.com", s)
+	case u.User != nil:
+		return "", fmt.Errorf("%q holds a user name or password: give an origin alone, like https://cdn.example.com", s)
+	case u.Path != "" || u.RawPath != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.ContainsAny(s, "?#"):
+		return "", fmt.Errorf("%q has more than an origin (a path, query or fragment, or a trailing /): give scheme and host alone, like https://cdn.example.com", s)
+	}
+	if err := checkHost(u.Hostname(), u.Port()); err != nil {
+		return "", fmt.Errorf("%q: %v", s, err)
+	}
+	return OriginOf(u), nil
+}
+
+func checkHost(host, port string) error {
+	if port != "" {
+		n := 0
+		for _, c := range port {
+			if c < '0' || c > '9' || n > 65535 {
+				return errors.New("its port is not a number from 1 to 65535")
+			}
+			n = n*10 + int(c-'0')
+		}
+		if n < 1 || n > 65535 {
+			return errors.New("its port is not a number from 1 to 65535")
+		}
+	}
+	if strings.Contains(host, ":") {
+		if _, err := netip.ParseAddr(host); err != nil {
+			return errors.New("its host is not an IP address or a DNS name")
+		}
+		return nil
+	}
+	if host == "" || len(host) > 253 {
+		return errors.New("its host is not a DNS name or an IP address")
+	}
+	for _, label := range strings.Split(host, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return errors.New("its host is not a DNS name or an IP address (a wildcard allows nothing: list each origin)")
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return errors.New("its host is not a DNS name or an IP address (a wildcard allows nothing: list each origin)")
+			}
+		}
+	}
+	return nil
+}
+
+// OriginOf is u's origin as compared: scheme://host[:port] in lower case,
+// without the scheme's default port (https://x:443 is https://x).
+func OriginOf(u *url.URL) string {
+	host := strings.ToLower(u.Hostname())
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if p := u.Port(); p != "" && !(scheme == "https" && p == "443" || scheme == "http" && p == "80") {
+		host += ":" + p
+	}
+	return scheme + "://" + host
 }
 
 // ValidRemoteID reports whether id can name a remote source: 1 to 64

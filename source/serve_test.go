@@ -49,7 +49,7 @@ func TestScanDoesNotBlockOnAFIFO(t *testing.T) {
 func TestScanBoundsSKILLmd(t *testing.T) {
 	root := t.TempDir()
 	tree(t, root, map[string]string{"ok/SKILL.md": md("ok", "OK.")})
-	os.Mkdir(filepath.Join(root, "big"), 0o755)
+	testutil.Must(t, os.Mkdir(filepath.Join(root, "big"), 0o755))
 	f, err := os.Create(filepath.Join(root, "big", "SKILL.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -60,7 +60,7 @@ func TestNumberedParameters(t *testing.T) {
 }
 
 // migrations is how many migrations store/sqlstore/migrations/sqlite holds.
-const migrations = 6
+const migrations = 7
 
 func TestPragmas(t *testing.T) {
 	s, err := sqlite.Open(filepath.Join(t.TempDir(), "p.db"))

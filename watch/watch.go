@@ -39,8 +39,9 @@ const (
 	// descriptor on each watched folder and on each file in it.
 	DefaultMaxWatches = 1024
 	// maxUserWatchesFile is Linux's per-user inotify allowance; by
-	// default a Watcher takes half of it, leaving the rest to the user's
-	// other programs (editors, build tools, other servers).
+	// default a Watcher takes half of what is free of it, leaving the
+	// rest to the user's other programs (editors, build tools, other
+	// servers).
 	maxUserWatchesFile = "/proc/sys/fs/inotify/max_user_watches"
 )
 
@@ -153,17 +154,93 @@ func New(roots []string, opt Options) (*Watcher, error) {
 	return w, nil
 }
 
-// SystemBudget is the default watch budget and where it comes from: half
-// of fs.inotify.max_user_watches on Linux, else DefaultMaxWatches.
+// SystemBudget is the default watch budget and where it comes from: on
+// Linux, half of the watches still free of fs.inotify.max_user_watches
+// (the allowance less those this user's processes hold already, so a
+// second server on the same tree leaves a quarter to others, not
+// nothing); else DefaultMaxWatches.
 func SystemBudget() (int, string) {
 	if runtime.GOOS == "linux" {
-		if data, err := os.ReadFile(maxUserWatchesFile); err == nil {
-			if n, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && n > 1 {
-				return n / 2, fmt.Sprintf("half of fs.inotify.max_user_watches (%d)", n)
-			}
+		if n, from, ok := procBudget("/proc", os.Geteuid()); ok {
+			return n, from
 		}
 	}
 	return DefaultMaxWatches, "the default"
+}
+
+// procBudget is SystemBudget read from a /proc tree, for the user uid.
+func procBudget(proc string, uid int) (int, string, bool) {
+	data, err := os.ReadFile(filepath.Join(proc, maxUserWatchesFile[len("/proc/"):]))
+	if err != nil {
+		return 0, "", false
+	}
+	limit, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || limit <= 1 {
+		return 0, "", false
+	}
+	used := userWatches(proc, uid)
+	free := max(limit-used, 0)
+	return free / 2, fmt.Sprintf("half of the %d free of fs.inotify.max_user_watches (%d, of which this user's processes hold %d)", free, limit, used), true
+}
+
+// userWatches counts the inotify watches held by uid's processes: the
+// "inotify wd:" lines of /proc/PID/fdinfo/FD for each descriptor that is
+// an inotify instance. What cannot be read (a process gone, another
+// user's) is not counted; an instance shared by several processes (a
+// descriptor inherited by fork) counts for each, which errs towards a
+// smaller budget.
+func userWatches(proc string, uid int) int {
+	ents, err := os.ReadDir(proc)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil || !ownedBy(filepath.Join(proc, e.Name(), "status"), uid) {
+			continue
+		}
+		n += procWatches(filepath.Join(proc, e.Name()))
+	}
+	return n
+}
+
+// ownedBy reports whether a /proc/PID/status names uid as the process's
+// effective user, the one its inotify watches count against.
+func ownedBy(status string, uid int) bool {
+	data, err := os.ReadFile(status)
+	if err != nil {
+		return false
+	}
+	for line := range strings.Lines(string(data)) {
+		if f := strings.Fields(line); len(f) >= 3 && f[0] == "Uid:" {
+			return f[2] == strconv.Itoa(uid)
+		}
+	}
+	return false
+}
+
+// procWatches counts the inotify watches of one process, /proc/PID.
+func procWatches(dir string) int {
+	fds, err := os.ReadDir(filepath.Join(dir, "fd"))
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, fd := range fds {
+		if t, err := os.Readlink(filepath.Join(dir, "fd", fd.Name())); err != nil || t != "anon_inode:inotify" {
+			continue
+		}
+		info, err := os.ReadFile(filepath.Join(dir, "fdinfo", fd.Name()))
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(info)) {
+			if strings.HasPrefix(line, "inotify wd:") {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Events returns the channel of batches. It closes after Close.

@@ -7,12 +7,15 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 )
 
 func next(t *testing.T, w *Watcher) []string {
@@ -240,19 +243,138 @@ func TestWarningsAreCapped(t *testing.T) {
 	}
 }
 
-// By default the watcher takes half of the user's inotify allowance.
+// By default the watcher takes half of what is free of the user's
+// inotify allowance.
 func TestSystemBudget(t *testing.T) {
 	n, from := SystemBudget()
 	data, err := os.ReadFile(maxUserWatchesFile)
 	if err != nil {
+		if os.Getenv("CI") != "" && runtime.GOOS == "linux" {
+			t.Fatalf("CI on Linux without %s: %v", maxUserWatchesFile, err)
+		}
 		if n != DefaultMaxWatches {
 			t.Errorf("budget %d without %s", n, maxUserWatchesFile)
 		}
 		return
 	}
-	max, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-	if n != max/2 || !strings.Contains(from, "max_user_watches ("+strconv.Itoa(max)+")") {
-		t.Errorf("budget %d (%s), want half of %d", n, from, max)
+	limit, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	if n > limit/2 || !strings.Contains(from, "max_user_watches ("+strconv.Itoa(limit)+",") {
+		t.Errorf("budget %d (%s), want at most half of %d", n, from, limit)
+	}
+}
+
+// fakeProc writes a /proc-like tree: max_user_watches, and processes
+// with their effective uid and descriptors (target of the fd link, and
+// the fdinfo text).
+func fakeProc(t *testing.T, limit string, procs map[string]fakeProcess) string {
+	t.Helper()
+	root := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(root, "sys/fs/inotify"), 0o755))
+	must(os.WriteFile(filepath.Join(root, "sys/fs/inotify/max_user_watches"), []byte(limit), 0o644))
+	for pid, p := range procs {
+		dir := filepath.Join(root, pid)
+		must(os.MkdirAll(filepath.Join(dir, "fdinfo"), 0o755))
+		must(os.WriteFile(filepath.Join(dir, "status"), []byte("Name:\tx\nUid:\t"+p.uid+"\t"+p.uid+"\t"+p.uid+"\t"+p.uid+"\n"), 0o644))
+		if p.noFDs {
+			continue
+		}
+		must(os.MkdirAll(filepath.Join(dir, "fd"), 0o755))
+		for fd, d := range p.fds {
+			must(os.Symlink(d.target, filepath.Join(dir, "fd", fd)))
+			must(os.WriteFile(filepath.Join(dir, "fdinfo", fd), []byte(d.info), 0o644))
+		}
+	}
+	return root
+}
+
+type fakeProcess struct {
+	uid   string
+	noFDs bool // fd cannot be read
+	fds   map[string]fakeFD
+}
+
+type fakeFD struct{ target, info string }
+
+func wds(n int) string {
+	s := "pos:\t0\nflags:\t02004000\nmnt_id:\t15\nino:\t1057\n"
+	for i := range n {
+		s += fmt.Sprintf("inotify wd:%x ino:%x sdev:800001 mask:fc6 ignored_mask:0 fhandle-bytes:8 fhandle-type:1 f_handle:0\n", i+1, 100+i)
+	}
+	return s
+}
+
+// TestProcBudget: the budget is half of what is free, counting the
+// watches of this user's inotify descriptors only: not another user's
+// processes, not a descriptor that is not inotify (whatever its fdinfo
+// says), not a process whose descriptors cannot be read.
+func TestProcBudget(t *testing.T) {
+	ino := "anon_inode:inotify"
+	proc := fakeProc(t, "1000\n", map[string]fakeProcess{
+		"10":   {uid: "500", fds: map[string]fakeFD{"3": {ino, wds(300)}, "4": {ino, wds(2)}, "5": {"/dev/null", wds(50)}, "6": {"anon_inode:[eventpoll]", "tfd: 3\n"}}},
+		"11":   {uid: "500", fds: map[string]fakeFD{"7": {ino, wds(100)}}},
+		"12":   {uid: "501", fds: map[string]fakeFD{"3": {ino, wds(400)}}}, // another user
+		"13":   {uid: "500", noFDs: true},
+		"self": {uid: "500", fds: map[string]fakeFD{"3": {ino, wds(1000)}}}, // not a process's number
+	})
+	n, from, ok := procBudget(proc, 500)
+	if !ok || n != (1000-402)/2 || !strings.Contains(from, "598 free") || !strings.Contains(from, "hold 402") {
+		t.Errorf("budget %d (%s) %v, want %d", n, from, ok, (1000-402)/2)
+	}
+	if n, _, _ := procBudget(proc, 501); n != (1000-400)/2 {
+		t.Errorf("uid 501: budget %d, want %d", n, (1000-400)/2)
+	}
+	// Nothing free: every folder is polled, none watched.
+	full := fakeProc(t, "402", map[string]fakeProcess{"10": {uid: "500", fds: map[string]fakeFD{"3": {ino, wds(402)}}}})
+	if n, _, ok := procBudget(full, 500); !ok || n != 0 {
+		t.Errorf("all in use: budget %d %v, want 0", n, ok)
+	}
+	over := fakeProc(t, "10", map[string]fakeProcess{"10": {uid: "500", fds: map[string]fakeFD{"3": {ino, wds(40)}}}})
+	if n, _, ok := procBudget(over, 500); !ok || n != 0 {
+		t.Errorf("more in use than allowed: budget %d %v, want 0", n, ok)
+	}
+	// No allowance published: the caller's default.
+	if _, _, ok := procBudget(t.TempDir(), 500); ok {
+		t.Error("a budget without max_user_watches")
+	}
+}
+
+// TestProcWatchesReal: on Linux, the count read from /proc/self is the
+// watches this process holds, watch for watch.
+func TestProcWatchesReal(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("inotify is Linux's")
+	}
+	before := procWatches("/proc/self")
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fw.Close()
+	for i := range 5 {
+		d := filepath.Join(t.TempDir(), strconv.Itoa(i))
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := fw.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := procWatches("/proc/self"); got != before+5 {
+		t.Fatalf("/proc/self holds %d watches, want %d", got, before+5)
+	}
+	// And the whole user's count includes them.
+	if used := userWatches("/proc", os.Geteuid()); used < before+5 {
+		t.Errorf("the user's processes hold %d watches, fewer than this one's %d", used, before+5)
+	}
+	fw.Close()
+	if got := procWatches("/proc/self"); got != before {
+		t.Errorf("after Close, %d watches, want %d", got, before)
 	}
 }
 

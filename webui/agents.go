@@ -106,8 +106,9 @@ func (u *ui) readableAgents(r *http.Request) []*catalog.Loadout {
 
 func (u *ui) agentsPage(w http.ResponseWriter, r *http.Request) {
 	var rows []agentSummary
+	found := u.svc.Catalog().SafetyFindings(r.Context(), u.svc.SafetyPolicy())
 	for _, l := range u.readableAgents(r) {
-		rows = append(rows, summarize(l))
+		rows = append(rows, summarize(l, found))
 	}
 	u.render(w, r, "agents.html", page{Title: "Agents", Active: "agents", Data: rows})
 }
@@ -119,7 +120,10 @@ func effectiveFormat(f string) string {
 	return f
 }
 
-func summarize(l *catalog.Loadout) agentSummary {
+// summarize counts an agent's skills by how it gets them, and its
+// problems: the loadout's diagnostics, and the safety checks' errors and
+// warnings about the skills it is served (found: catalog.SafetyFindings).
+func summarize(l *catalog.Loadout, found map[*skill.Skill][]skill.Diagnostic) agentSummary {
 	s := agentSummary{ID: l.Spec.AgentID, DisplayName: l.Spec.DisplayName, Description: l.Spec.Description,
 		Format: effectiveFormat(l.Spec.Format), Budget: render.EffectiveBudget(l.Spec.Budget), Skills: len(l.Names()), Modes: map[string]int{}}
 	for _, e := range l.Entries() {
@@ -131,6 +135,13 @@ func summarize(l *catalog.Loadout) agentSummary {
 			s.Errors++
 		case skill.Warning:
 			s.Warnings++
+		}
+	}
+	for _, e := range l.Entries() {
+		if w, ok := l.Lookup(e.Skill.Name); ok && w == e {
+			errs, warns := safetyCounts(found[e.Skill])
+			s.Errors += errs
+			s.Warnings += warns
 		}
 	}
 	return s
@@ -200,7 +211,7 @@ func (u *ui) agentPage(w http.ResponseWriter, r *http.Request) {
 		}
 		budget = n
 	}
-	pg := &agentPage{agentSummary: summarize(l), Spec: l.Spec, PromptFormat: format, BudgetParam: q.Get("budget")}
+	pg := &agentPage{agentSummary: summarize(l, u.svc.Catalog().SafetyFindings(r.Context(), u.svc.SafetyPolicy())), Spec: l.Spec, PromptFormat: format, BudgetParam: q.Get("budget")}
 	// The same options as every transport: the agent's usage snapshot
 	// decides which skills keep their descriptions.
 	text, rep, _ := l.Prompt(u.svc.PromptOptions(l.Spec.AgentID, catalog.PromptOptions{Format: format, Budget: budget}))

@@ -288,7 +288,11 @@ func (u *ui) login(w http.ResponseWriter, r *http.Request) {
 		e := service.AsError(err)
 		msg := "That token was not accepted: " + e.Message + ". Check that you pasted the whole token (it starts with lo_), or create a new one with 'loadout token create --scope admin'."
 		status := http.StatusUnauthorized
-		if e.Code != service.CodeUnauthorized {
+		switch {
+		case e.Code == service.CodeTooManySessions:
+			u.log.Warn("ui: a sign-in was refused: the server holds its most UI sessions (see server.uiSessions)", "err", e.Error())
+			msg, status = "Signing in was refused: "+e.Message+".", http.StatusServiceUnavailable
+		case e.Code != service.CodeUnauthorized:
 			u.log.Error("ui: signing in failed", "err", e.Error())
 			msg, status = "The token could not be checked (the token store did not answer): try again; the server log says why.", http.StatusServiceUnavailable
 		}

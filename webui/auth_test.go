@@ -50,6 +50,11 @@ type authEnv struct {
 }
 
 func newAuthEnv(t *testing.T, requireTokens bool) *authEnv {
+	return newAuthEnvOpt(t, requireTokens, Options{})
+}
+
+// newAuthEnvOpt is newAuthEnv with the UI's options (the logger is set).
+func newAuthEnvOpt(t *testing.T, requireTokens bool, uiOpt Options) *authEnv {
 	dir := t.TempDir()
 	for _, n := range []string{"deploy", "lint"} {
 		os.MkdirAll(filepath.Join(dir, n), 0o755)
@@ -70,7 +75,8 @@ func newAuthEnv(t *testing.T, requireTokens bool) *authEnv {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := service.New(cat, service.Options{Store: st, Server: st, RequireTokens: requireTokens, Logger: quiet})
 	t.Cleanup(func() { svc.Close() })
-	srv := httptest.NewServer(New(svc, Options{Logger: quiet}))
+	uiOpt.Logger = quiet
+	srv := httptest.NewServer(New(svc, uiOpt))
 	t.Cleanup(srv.Close)
 	return &authEnv{svc: svc, srv: srv}
 }

@@ -428,10 +428,11 @@ func TestEditorPageWeight(t *testing.T) {
 		t.Errorf("the SKILL.md tab weighs %d bytes, over the %d-byte budget", total, budget)
 	}
 
-	// The file route: text as text, binaries as downloads, ../ refused by
-	// the one path check (403, naming the path).
+	// The file route: text as text (Markdown as Markdown: internal/inert),
+	// binaries as downloads, ../ refused by the one path check (403,
+	// naming the path).
 	res, b := get("/ui/skills/foldy/files/SKILL.md", false)
-	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/plain") || !strings.Contains(string(b), "# Foldy") {
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/markdown; charset=utf-8" || !strings.Contains(string(b), "# Foldy") {
 		t.Errorf("raw SKILL.md: %d %v", res.StatusCode, res.Header)
 	}
 	res, _ = get("/ui/skills/foldy/files/assets/x.bin", false)

@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +29,10 @@ import (
 const (
 	// DefaultMaxLiveStreams is Options.MaxLiveStreams's default.
 	DefaultMaxLiveStreams = 256
+	// DefaultMaxLiveStreamsPerToken is Options.MaxLiveStreamsPerToken's
+	// default: more tabs than one person keeps open (a browser opens at
+	// most 6 connections per host over HTTP/1.1 anyway).
+	DefaultMaxLiveStreamsPerToken = 16
 	// DefaultLiveHeartbeat is Options.LiveHeartbeat's default.
 	DefaultLiveHeartbeat = 25 * time.Second
 	// MaxLiveNames caps the skill names one event carries; past it the
@@ -72,6 +77,9 @@ func (e *changeEvent) merge(o changeEvent) {
 type liveClient struct {
 	// agent is the agent whose skills the client may see, "" for all.
 	agent string
+	// token is the id of the token the client signed in with ("" in the
+	// open mode).
+	token string
 	wake  chan struct{} // capacity 1: "pending has something"
 	mu    sync.Mutex
 	pend  *changeEvent
@@ -100,30 +108,43 @@ func (c *liveClient) take() *changeEvent {
 	return e
 }
 
-// errTooManyStreams is join's refusal over the cap.
-var errTooManyStreams = errors.New("too many live streams")
+// join's refusals: over the cap, over the token's cap.
+var (
+	errTooManyStreams      = errors.New("too many live streams")
+	errTooManyTokenStreams = errors.New("too many live streams of this token")
+)
 
 type liveHub struct {
-	svc *service.Service
-	max int
+	svc           *service.Service
+	max, perToken int
 
 	mu      sync.Mutex
 	clients map[*liveClient]struct{}
-	stop    chan struct{} // closed to end the running loop
+	byToken map[string]int // streams per token id ("" not counted)
+	stop    chan struct{}  // closed to end the running loop
 }
 
-func newLiveHub(svc *service.Service, max int) *liveHub {
-	return &liveHub{svc: svc, max: max, clients: map[*liveClient]struct{}{}}
+func newLiveHub(svc *service.Service, max, perToken int) *liveHub {
+	return &liveHub{svc: svc, max: max, perToken: min(perToken, max), clients: map[*liveClient]struct{}{}, byToken: map[string]int{}}
 }
 
-// join registers a client, starting the subscription for the first.
+// join registers a client, starting the subscription for the first. Over
+// either cap the new client is refused: an open stream is never closed
+// for another (a page whose stream is closed reconnects, which would
+// close the next one in turn).
 func (h *liveHub) join(c *liveClient) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if c.token != "" && h.byToken[c.token] >= h.perToken {
+		return errTooManyTokenStreams
+	}
 	if len(h.clients) >= h.max {
 		return errTooManyStreams
 	}
 	h.clients[c] = struct{}{}
+	if c.token != "" {
+		h.byToken[c.token]++
+	}
 	if len(h.clients) == 1 {
 		h.stop = make(chan struct{})
 		// Subscribe before taking the snapshot the first diff starts
@@ -142,6 +163,11 @@ func (h *liveHub) leave(c *liveClient) {
 		return
 	}
 	delete(h.clients, c)
+	if c.token != "" {
+		if h.byToken[c.token]--; h.byToken[c.token] <= 0 {
+			delete(h.byToken, c.token)
+		}
+	}
 	if len(h.clients) == 0 {
 		close(h.stop)
 	}
@@ -265,7 +291,11 @@ func (u *ui) routesLive(mux *http.ServeMux) {
 	if beat <= 0 {
 		beat = DefaultLiveHeartbeat
 	}
-	h := newLiveHub(u.svc, max)
+	perToken := u.opt.MaxLiveStreamsPerToken
+	if perToken <= 0 {
+		perToken = DefaultMaxLiveStreamsPerToken
+	}
+	h := newLiveHub(u.svc, max, perToken)
 	mux.HandleFunc("GET /ui/events", u.authed(func(w http.ResponseWriter, r *http.Request) {
 		u.serveEvents(w, r, h, beat)
 	}))
@@ -276,8 +306,8 @@ func (u *ui) routesLive(mux *http.ServeMux) {
 // cancelled on SIGTERM before Shutdown waits, so open streams never hold
 // a graceful shutdown up).
 func (u *ui) serveEvents(w http.ResponseWriter, r *http.Request, h *liveHub, beat time.Duration) {
-	c := &liveClient{wake: make(chan struct{}, 1)}
 	p := principal(r)
+	c := &liveClient{token: p.TokenID, wake: make(chan struct{}, 1)}
 	if !p.Admin() {
 		l, err := u.visible(r)
 		if err != nil {
@@ -288,11 +318,20 @@ func (u *ui) serveEvents(w http.ResponseWriter, r *http.Request, h *liveHub, bea
 		c.agent = l.Spec.AgentID
 	}
 	if err := h.join(c); err != nil {
+		msg := fmt.Sprintf("too many live-update streams are open (the cap is %d): the page will try again in %d s", h.max, liveRetryAfter)
+		if err == errTooManyTokenStreams {
+			msg = fmt.Sprintf("this token has its most live-update streams open (%d; close other tabs of this UI): the page will try again in %d s", h.perToken, liveRetryAfter)
+		}
 		w.Header().Set("Retry-After", strconv.Itoa(liveRetryAfter))
-		http.Error(w, fmt.Sprintf("too many live-update streams are open (the cap is %d): the page will try again in %d s", h.max, liveRetryAfter), http.StatusServiceUnavailable)
+		http.Error(w, msg, http.StatusServiceUnavailable)
 		return
 	}
 	defer h.leave(c)
+	// The stream was authenticated once, when it opened: it ends when
+	// its token is revoked, as the token's next request would be refused.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer u.svc.WatchToken(p.TokenID, cancel)()
 	rc := http.NewResponseController(w)
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
@@ -319,7 +358,7 @@ func (u *ui) serveEvents(w http.ResponseWriter, r *http.Request, h *liveHub, bea
 	defer t.Stop()
 	for {
 		select {
-		case <-r.Context().Done():
+		case <-ctx.Done():
 			return
 		case <-t.C:
 			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {

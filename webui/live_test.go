@@ -37,7 +37,7 @@ func liveFixture(t *testing.T, max int, who service.Principal) (*service.Service
 	svc := service.New(cat, service.Options{})
 	t.Cleanup(func() { svc.Close() })
 	u := &ui{svc: svc, log: slog.Default()}
-	h := newLiveHub(svc, max)
+	h := newLiveHub(svc, max, max)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.serveEvents(w, r.WithContext(service.WithPrincipal(r.Context(), who)), h, time.Hour)
 	}))
@@ -133,12 +133,17 @@ func TestLiveStreamAgentSeesOwnSkills(t *testing.T) {
 // Retry-After; a stream that ends frees its place.
 func TestLiveStreamCap(t *testing.T) {
 	_, _, h, srv := liveFixture(t, 2, service.Principal{Open: true})
+	// Every stream is cancelled when the test ends, failed or not: an
+	// open stream would hold the test server's Close for ever.
 	ctx1, cancel1 := context.WithCancel(context.Background())
+	defer cancel1()
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
+	ctx3, cancel3 := context.WithCancel(context.Background())
+	defer cancel3()
 	openStream(t, ctx1, srv.URL)
 	openStream(t, ctx2, srv.URL)
-	resp, _ := openStream(t, context.Background(), srv.URL)
+	resp, _ := openStream(t, ctx3, srv.URL)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("a third stream over a cap of 2: %d, Retry-After %q; want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
@@ -150,7 +155,7 @@ func TestLiveStreamCap(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	resp, br := openStream(t, context.Background(), srv.URL)
+	resp, br := openStream(t, ctx3, srv.URL)
 	if resp.StatusCode != http.StatusOK || br == nil {
 		t.Errorf("after one stream ended, a new one: %d", resp.StatusCode)
 	}

@@ -3,7 +3,7 @@ package webui
 import (
 	"bytes"
 	"html/template"
-	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -19,6 +19,7 @@ import (
 	"github.com/yuin/goldmark/util"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/inert"
 )
 
 // The Preview tab and the skill's files inside the UI. A skill's Markdown
@@ -28,10 +29,15 @@ import (
 // ones resolve to the skill's own files (/ui/skills/NAME/files/PATH) or,
 // for Markdown files, to their rendered view (/ui/skills/NAME/view/PATH);
 // images from elsewhere become links, so no request leaves the origin.
+// A link or image naming this server itself (the host the page was asked
+// for, at any port or scheme, or a loopback name of its port when it was
+// asked for on loopback) is shown as text, never a live link: a click on
+// it would run as the admin reading the page, and a skill's own files are
+// linked by relative paths.
 // The files are served through the service (svc.ReadFile with the
-// caller's principal), as attachments unless they are images or text, and
-// with the UI's CSP plus sandbox, so an SVG or HTML file of a skill never
-// runs script even when opened directly.
+// caller's principal) under internal/inert's headers, as the API serves
+// them, so an SVG or HTML file of a skill never runs script even when
+// opened directly.
 
 // MaxPreviewFileBytes is the largest file of a skill the UI serves or
 // renders (a larger one is refused with a message saying how to get it:
@@ -45,6 +51,7 @@ var (
 	keyName = parser.NewContextKey() // the skill's name
 	keyBase = parser.NewContextKey() // the folder of the file rendered, relative to the skill
 	keyDown = parser.NewContextKey() // how many levels the headings go down
+	keySelf = parser.NewContextKey() // the host:port the page was asked for (selfHost)
 )
 
 var md = goldmark.New(
@@ -58,9 +65,12 @@ var md = goldmark.New(
 // renderMarkdown renders a Markdown file of a skill (file is its path in
 // the skill; "SKILL.md" for the body) to sanitised HTML. Its headings go
 // down by down levels (at most to h6), so they follow the page's own.
-func renderMarkdown(skillName, file string, src []byte, down int) (template.HTML, error) {
+// self is the host:port the page was asked for (selfHost): links to it
+// are not live.
+func renderMarkdown(skillName, file, self string, src []byte, down int) (template.HTML, error) {
 	ctx := parser.NewContext()
 	ctx.Set(keyName, skillName)
+	ctx.Set(keySelf, self)
 	ctx.Set(keyBase, path.Dir(file))
 	ctx.Set(keyDown, down)
 	var b bytes.Buffer
@@ -77,6 +87,7 @@ func (linkRewriter) Transform(doc *ast.Document, reader text.Reader, pc parser.C
 	name, _ := pc.Get(keyName).(string)
 	base, _ := pc.Get(keyBase).(string)
 	down, _ := pc.Get(keyDown).(int)
+	self, _ := pc.Get(keySelf).(string)
 	var links []ast.Node
 	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if entering {
@@ -93,15 +104,15 @@ func (linkRewriter) Transform(doc *ast.Document, reader text.Reader, pc parser.C
 	for _, n := range links {
 		switch n := n.(type) {
 		case *ast.AutoLink:
-			if u := safeURL(name, base, string(n.URL(src)), false); u.href == "" {
-				unwrap(n, string(n.Label(src)))
+			if u := safeURL(name, base, self, string(n.URL(src)), false); u.href == "" {
+				unwrap(n, string(n.Label(src)), "")
 			} else {
 				n.SetAttributeString("rel", []byte("noopener noreferrer nofollow"))
 			}
 		case *ast.Link:
-			u := safeURL(name, base, string(n.Destination), false)
+			u := safeURL(name, base, self, string(n.Destination), false)
 			if u.href == "" {
-				unwrap(n, "")
+				unwrap(n, "", u.self)
 				continue
 			}
 			n.Destination = []byte(u.href)
@@ -109,10 +120,10 @@ func (linkRewriter) Transform(doc *ast.Document, reader text.Reader, pc parser.C
 				n.SetAttributeString("rel", []byte("noopener noreferrer nofollow"))
 			}
 		case *ast.Image:
-			u := safeURL(name, base, string(n.Destination), true)
+			u := safeURL(name, base, self, string(n.Destination), true)
 			switch {
 			case u.href == "":
-				unwrap(n, "")
+				unwrap(n, "", u.self)
 			case u.external:
 				// Not loaded: the UI fetches nothing from elsewhere. It
 				// becomes a link to the image.
@@ -136,8 +147,10 @@ func (linkRewriter) Transform(doc *ast.Document, reader text.Reader, pc parser.C
 	}
 }
 
-// unwrap replaces a link or image by its text (its children), or by label.
-func unwrap(n ast.Node, label string) {
+// unwrap replaces a link or image by its text (its children), or by label,
+// followed by " (target)" when target is set: the URL of a link to this
+// server, shown so a reader sees where it pointed.
+func unwrap(n ast.Node, label, target string) {
 	p := n.Parent()
 	if p == nil {
 		return
@@ -150,21 +163,26 @@ func unwrap(n ast.Node, label string) {
 		p.InsertBefore(p, n, c)
 		c = next
 	}
+	if target != "" {
+		p.InsertBefore(p, n, ast.NewString([]byte(" ("+target+")")))
+	}
 	p.RemoveChild(p, n)
 }
 
 type checkedURL struct {
 	href     string // "" when refused
 	external bool
+	self     string // when refused as a URL of this server: the URL, to show as text
 }
 
 // safeURL checks one link or image URL of a skill's Markdown: http(s) and
-// mailto (links only) pass as they are; a relative path resolves inside
-// the skill (base is the folder of the file it is in) to the UI's view of
-// the file; an in-page #anchor stays. Anything else (javascript:, data:,
-// file:, an absolute path into the UI, //host, a path out of the skill)
-// is refused.
-func safeURL(skillName, base, raw string, image bool) checkedURL {
+// mailto (links only) pass as they are, unless an http(s) URL names this
+// server (self is the host the page was asked for; see sameServer); a
+// relative path resolves inside the skill (base is the folder of the
+// file it is in) to the UI's view of the file; an in-page #anchor stays.
+// Anything else (javascript:, data:, file:, an absolute path into the UI
+// or the API, //host, a path out of the skill) is refused.
+func safeURL(skillName, base, self, raw string, image bool) checkedURL {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
 		return checkedURL{}
@@ -184,6 +202,9 @@ func safeURL(skillName, base, raw string, image bool) checkedURL {
 		case "http", "https":
 			if u.Host == "" {
 				return checkedURL{}
+			}
+			if sameServer(u, self) {
+				return checkedURL{self: u.String()}
 			}
 			return checkedURL{href: u.String(), external: true}
 		case "mailto":
@@ -206,6 +227,140 @@ func safeURL(skillName, base, raw string, image bool) checkedURL {
 		href += "#" + url.PathEscape(u.Fragment)
 	}
 	return checkedURL{href: href}
+}
+
+// sameServer says whether an http(s) URL may reach the server a page was
+// asked for at self (selfHost: host:port). It errs towards yes, since yes
+// only costs a live link:
+//   - the same host name, at any port or scheme: a redirect to https, or a
+//     proxy's other port, lands on this server, and cookies are shared
+//     across ports;
+//   - when self is loopback, any loopback or unspecified address
+//     (localhost, 127.0.0.2, [::1], 0.0.0.0) at self's port;
+//   - a host a browser would rewrite before use: one that is not plain
+//     ASCII (IDNA maps full-width letters and dots and drops soft
+//     hyphens), or holds a percent escape.
+//
+// Host names compare as a browser reads them: without case, without a
+// trailing dot, and IPv4 written as a number, in hex or octal, or with
+// fewer dots in its dotted form (the WHATWG URL standard's IPv4 parser).
+func sameServer(u *url.URL, self string) bool {
+	if self == "" {
+		return false
+	}
+	raw := u.Hostname()
+	for i := 0; i < len(raw); i++ {
+		if raw[i] >= 0x80 || raw[i] == '%' {
+			return true
+		}
+	}
+	sh, sp, err := net.SplitHostPort(self)
+	if err != nil {
+		return false
+	}
+	h, s := canonHost(raw), canonHost(sh)
+	if h == s {
+		return true
+	}
+	return isLoopback(h) && isLoopback(s) && portOf(u.Port(), u.Scheme) == portOf(sp, "")
+}
+
+// selfHost is the host:port a request was sent to, as its URLs name it:
+// Request.Host, with the scheme's port when it gives none.
+func selfHost(r *http.Request) string {
+	if _, _, err := net.SplitHostPort(r.Host); err == nil {
+		return r.Host
+	}
+	port := "80"
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		port = "443"
+	}
+	return net.JoinHostPort(strings.Trim(r.Host, "[]"), port)
+}
+
+// portOf is a URL's port as a number (0080 is 80), the scheme's own when
+// it has none; -1 when it is not a port.
+func portOf(p, scheme string) int {
+	if p == "" {
+		if strings.EqualFold(scheme, "https") {
+			return 443
+		}
+		return 80
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 0 || n > 65535 {
+		return -1
+	}
+	return n
+}
+
+// canonHost is a host name as a browser uses it: lower case, without a
+// trailing dot, an IP in its canonical form.
+func canonHost(h string) string {
+	h = strings.TrimSuffix(strings.ToLower(h), ".")
+	if strings.Contains(h, ":") {
+		if ip := net.ParseIP(h); ip != nil {
+			return ip.String()
+		}
+		return h
+	}
+	if ip, ok := parseIPv4(h); ok {
+		return ip.String()
+	}
+	return h
+}
+
+// parseIPv4 is the WHATWG URL standard's IPv4 parser: up to four parts,
+// each decimal, 0x hex or 0 octal, the last filling the bytes left. ok is
+// false when h is not an IPv4 address that way.
+func parseIPv4(h string) (net.IP, bool) {
+	parts := strings.Split(h, ".")
+	if len(parts) > 4 || len(parts) == 0 {
+		return nil, false
+	}
+	nums := make([]uint64, len(parts))
+	for i, p := range parts {
+		base := 10
+		switch {
+		case len(p) >= 2 && (p[:2] == "0x"):
+			base, p = 16, p[2:]
+		case len(p) >= 2 && p[0] == '0':
+			base, p = 8, p[1:]
+		}
+		if p == "" {
+			if base != 16 {
+				return nil, false
+			}
+			p = "0" // "0x" alone is 0
+		}
+		n, err := strconv.ParseUint(p, base, 64)
+		if err != nil {
+			return nil, false
+		}
+		nums[i] = n
+	}
+	var v uint64
+	for i, n := range nums[:len(nums)-1] {
+		if n > 255 {
+			return nil, false
+		}
+		v |= n << (8 * (3 - i))
+	}
+	last := nums[len(nums)-1]
+	if last >= 1<<(8*(5-len(nums))) {
+		return nil, false
+	}
+	v |= last
+	return net.IPv4(byte(v>>24), byte(v>>16), byte(v>>8), byte(v)), true
+}
+
+// isLoopback says whether a canonical host reaches this machine itself.
+func isLoopback(host string) bool {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
 }
 
 func isMarkdown(p string) bool {
@@ -257,7 +412,7 @@ func (u *ui) tabPreview(w http.ResponseWriter, r *http.Request, sp *skillPage) (
 	body, err := sp.Skill.Body()
 	if err != nil {
 		d.Err = "SKILL.md could not be read: " + err.Error()
-	} else if d.HTML, err = renderMarkdown(sp.Name, sp.Skill.Entry, []byte(body), previewHeadingDown); err != nil {
+	} else if d.HTML, err = renderMarkdown(sp.Name, sp.Skill.Entry, selfHost(r), []byte(body), previewHeadingDown); err != nil {
 		d.Err = "SKILL.md could not be rendered: " + err.Error()
 	}
 	for _, f := range sp.Skill.Files {
@@ -307,31 +462,18 @@ func (u *ui) readSkillFile(w http.ResponseWriter, r *http.Request) (catalog.File
 	return res, false
 }
 
-// skillFile serves the bytes of a skill's file: images inline with their
-// type, text as text/plain, anything else as an attachment; always
-// nosniff, and the CSP with sandbox so nothing in it runs.
+// skillFile serves the bytes of a skill's file under internal/inert's
+// headers, as the API does (images inline with their type, an SVG as an
+// image only to an <img>, other text as text/plain, anything else as an
+// attachment; nosniff and a sandbox CSP), so nothing in it runs.
 func (u *ui) skillFile(w http.ResponseWriter, r *http.Request) {
 	res, ok := u.readSkillFile(w, r)
 	if !ok {
 		return
 	}
 	h := w.Header()
-	h.Set("Content-Security-Policy", csp+"; sandbox")
-	h.Set("X-Content-Type-Options", "nosniff")
+	inert.Set(h, r, res.Path, res.ContentType, res.Encoding == "utf-8")
 	h.Set("Cache-Control", "no-store")
-	ct, _, _ := mime.ParseMediaType(res.ContentType)
-	base := path.Base(res.Path)
-	switch {
-	case strings.HasPrefix(ct, "image/"):
-		h.Set("Content-Type", ct)
-		h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": base}))
-	case res.Encoding == "utf-8":
-		h.Set("Content-Type", "text/plain; charset=utf-8")
-		h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": base}))
-	default:
-		h.Set("Content-Type", "application/octet-stream")
-		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": base}))
-	}
 	h.Set("Content-Length", strconv.Itoa(len(res.Data)))
 	w.Write(res.Data)
 }
@@ -349,7 +491,7 @@ func (u *ui) skillFileView(w http.ResponseWriter, r *http.Request) {
 	case res.Encoding != "utf-8":
 		d.Err = res.Path + " is not text: download it instead."
 	case isMarkdown(res.Path):
-		h, err := renderMarkdown(name, res.Path, res.Data, 1)
+		h, err := renderMarkdown(name, res.Path, selfHost(r), res.Data, 1)
 		if err != nil {
 			d.Err = res.Path + " could not be rendered: " + err.Error()
 		}

@@ -71,7 +71,10 @@ type skillRow struct {
 
 // rowSet is the rows of one loadout, with the filter's suggestions.
 type rowSet struct {
-	l          *catalog.Loadout
+	l *catalog.Loadout
+	// policy is the safety policy the rows' problem counts were made
+	// with (a *safety.Policy): a new one builds the rows again.
+	policy     any
 	rows       []skillRow
 	tags, cats []string
 }
@@ -128,18 +131,21 @@ func sourceText(o skill.Origin) string {
 	return o.Root
 }
 
-// rowsFor returns the rows of l, built once per loadout.
-func (u *ui) rowsFor(l *catalog.Loadout) *rowSet {
+// rowsFor returns the rows of l, built once per loadout and safety
+// policy.
+func (u *ui) rowsFor(r *http.Request, l *catalog.Loadout) *rowSet {
 	c := u.cache()
+	policy := u.svc.SafetyPolicy()
 	c.mu.Lock()
 	for _, s := range c.sets {
-		if s.l == l {
+		if s.l == l && s.policy == any(policy) {
 			c.mu.Unlock()
 			return s
 		}
 	}
 	c.mu.Unlock()
-	s := buildRows(l)
+	s := buildRows(l, u.svc.Catalog().SafetyFindings(r.Context(), policy))
+	s.policy = policy
 	c.mu.Lock()
 	// Drop the sets of loadouts of the same agent (replaced by a reload)
 	// and keep at most maxRowCaches.
@@ -157,9 +163,9 @@ func (u *ui) rowsFor(l *catalog.Loadout) *rowSet {
 	return s
 }
 
-func buildRows(l *catalog.Loadout) *rowSet {
+func buildRows(l *catalog.Loadout, found map[*skill.Skill][]skill.Diagnostic) *rowSet {
 	entries := l.Entries()
-	diags := countDiagnostics(l)
+	diags := countDiagnostics(l, found)
 	s := &rowSet{l: l, rows: make([]skillRow, 0, len(entries))}
 	tagN, catN := map[string]int{}, map[string]int{}
 	for i, e := range entries {
@@ -201,14 +207,37 @@ func buildRows(l *catalog.Loadout) *rowSet {
 // countDiagnostics counts the diagnostics about each skill name. The
 // scans set Skill on every diagnostic about a skill they list (its files,
 // links and fields included), and the catalog on its selection ones.
-func countDiagnostics(l *catalog.Loadout) map[string]int {
+func countDiagnostics(l *catalog.Loadout, found map[*skill.Skill][]skill.Diagnostic) map[string]int {
 	diags := map[string]int{}
 	for _, d := range l.Diagnostics() {
 		if d.Skill != "" {
 			diags[d.Skill]++
 		}
 	}
+	// The safety checks' errors and warnings about the skill served under
+	// each name (a folder skill is served with them, ungated).
+	for _, e := range l.Entries() {
+		if w, ok := l.Lookup(e.Skill.Name); ok && w == e {
+			errs, warns := safetyCounts(found[e.Skill])
+			diags[e.Skill.Name] += errs + warns
+		}
+	}
 	return diags
+}
+
+// safetyCounts counts the errors and warnings of a skill's safety
+// findings; info (a description without "use when", say) is not a
+// problem to count.
+func safetyCounts(ds []skill.Diagnostic) (errs, warns int) {
+	for _, d := range ds {
+		switch d.Severity {
+		case skill.Error:
+			errs++
+		case skill.Warning:
+			warns++
+		}
+	}
+	return errs, warns
 }
 
 // facet is the most common values first, at most MaxFacetOptions.
@@ -497,7 +526,7 @@ func (u *ui) skillsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principal(r)
-	set := u.rowsFor(l)
+	set := u.rowsFor(r, l)
 	q := parseSkillsQuery(r.URL.Query())
 	us := u.usageFor(r, p)
 	rows := filterRows(set.rows, q, us)

@@ -33,6 +33,12 @@ type Options struct {
 	// DefaultMaxLiveStreams); a client over it is answered 503 with
 	// Retry-After, and its page falls back to reconnecting later.
 	MaxLiveStreams int
+	// MaxLiveStreamsPerToken caps one token's streams (default
+	// DefaultMaxLiveStreamsPerToken, at most MaxLiveStreams), so that one
+	// token's pages cannot take every place; over it that token's new
+	// stream gets the same 503. The open mode (no tokens) has only
+	// MaxLiveStreams.
+	MaxLiveStreamsPerToken int
 	// LiveHeartbeat is how often an idle /ui/events stream gets a comment
 	// line, so proxies keep it open and a dead client is noticed (default
 	// DefaultLiveHeartbeat).

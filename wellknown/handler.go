@@ -3,6 +3,7 @@ package wellknown
 import (
 	"bytes"
 	"container/list"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -12,10 +13,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/internal/errstatus"
+	"github.com/loadout/loadout/internal/inert"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 )
@@ -101,23 +104,43 @@ func (h *handler) snapshot(w http.ResponseWriter, r *http.Request) (*snapshot, *
 		return nil, nil, false
 	}
 	sl := slotFor(h.svc, h.agent)
+	s, err := h.ensure(r.Context(), sl, l, gen)
+	switch {
+	case errors.Is(err, errBuildFailed):
+		writeError(w, http.StatusInternalServerError, service.CodeInternal, "the index could not be built")
+		return nil, nil, false
+	case err != nil:
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the index is still being built: retry")
+		return nil, nil, false
+	}
+	return s, sl, true
+}
+
+// errBuildFailed: the build a request waited for panicked.
+var errBuildFailed = errors.New("the index could not be built")
+
+// builds counts index builds, for the tests.
+var builds atomic.Int64
+
+// ensure returns the slot's indexes of l at gen: those cached, those of
+// the build under way (waiting for it until ctx ends: ctx.Err()), or a
+// new build's.
+func (h *handler) ensure(ctx context.Context, sl *slot, l *catalog.Loadout, gen uint64) (*snapshot, error) {
 	sl.mu.Lock()
 	if s := sl.snap; s != nil && s.gen == gen && s.l == l {
 		sl.mu.Unlock()
-		return s, sl, true
+		return s, nil
 	}
 	if b := sl.building; b != nil && b.gen == gen && b.l == l {
 		sl.mu.Unlock()
 		select {
 		case <-b.done:
 			if b.snap == nil { // the build panicked
-				writeError(w, http.StatusInternalServerError, service.CodeInternal, "the index could not be built")
-				return nil, nil, false
+				return nil, errBuildFailed
 			}
-			return b.snap, sl, true
-		case <-r.Context().Done():
-			writeError(w, http.StatusServiceUnavailable, "unavailable", "the index is still being built: retry")
-			return nil, nil, false
+			return b.snap, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 	}
 	b := &building{gen: gen, l: l, done: make(chan struct{})}
@@ -138,9 +161,39 @@ func (h *handler) snapshot(w http.ResponseWriter, r *http.Request) (*snapshot, *
 		close(b.done)
 	}()
 	start := time.Now()
+	builds.Add(1)
 	s = build(l, gen, h.agent, h.log, func(_ string, data []byte) { archives.put(skill.DigestBytes(data), data) })
 	h.log.Debug("well-known indexes built", "agent", h.agent, "generation", gen, "skills", len(s.items), "took", time.Since(start))
-	return s, sl, true
+	return s, nil
+}
+
+// Warm builds every agent's install indexes, one agent after another,
+// so that no client pays for a build: a 400-skill agent's index cost 1.5
+// CPU-seconds on its first request, and under load `npx skills add` gave
+// up after 10 s on a fresh server (issue 24). Run it in the background
+// as the server starts: a request for an index being built waits for
+// that build rather than starting its own. The global catalog's index
+// (every skill; admin-only with tokens) is still built on its first
+// request. Warm returns when every agent's indexes are built or ctx ends.
+func Warm(ctx context.Context, svc *service.Service, log *slog.Logger) {
+	if log == nil {
+		log = slog.Default()
+	}
+	start := time.Now()
+	ids := svc.Catalog().AgentIDs()
+	for _, id := range ids {
+		if ctx.Err() != nil {
+			return
+		}
+		gen := svc.Generation() // read before the loadout, as requests do
+		l, ok := svc.Catalog().Agent(id)
+		if !ok {
+			continue
+		}
+		h := &handler{svc: svc, agent: id, log: log}
+		h.ensure(ctx, slotFor(svc, id), l, gen)
+	}
+	log.Info("well-known indexes built", "agents", len(ids), "took", time.Since(start).Round(time.Millisecond))
 }
 
 func (h *handler) serveIndex(w http.ResponseWriter, r *http.Request, v2 bool) {
@@ -274,23 +327,16 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, rest string,
 			}
 		}
 	}
-	ct := "text/markdown; charset=utf-8"
+	ct, text := "text/markdown", true
+	f, _ := sk.File(clean)
 	if !isEntry {
-		f, _ := sk.File(clean)
-		ct = f.ContentType
-		if ct == "" {
-			ct = "application/octet-stream"
-		}
-		if !f.Binary && strings.HasPrefix(ct, "text/") && !strings.Contains(ct, "charset") {
-			ct += "; charset=utf-8"
-		}
+		ct, text = f.ContentType, !f.Binary
 	}
 	hd := w.Header()
-	hd.Set("Content-Type", ct)
-	// Skill files are served for installers, never rendered as pages of
-	// this server: an HTML file must not run script in its origin.
-	hd.Set("Content-Security-Policy", "sandbox")
-	if f, ok := sk.File(clean); ok && f.Executable {
+	// Skill files are served for installers, never as pages, scripts or
+	// styles of this server: internal/inert decides the headers.
+	inert.Set(hd, r, clean, ct, text)
+	if f.Executable {
 		hd.Set("Loadout-Executable", "true")
 	}
 	serve(w, r, `"`+strings.TrimPrefix(digest, "sha256:")+`"`, body)

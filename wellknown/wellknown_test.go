@@ -23,6 +23,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/inert"
 	"github.com/loadout/loadout/service"
 )
 
@@ -395,7 +396,7 @@ func TestIndexV1(t *testing.T) {
 	}
 	types := map[string]string{
 		"multi/assets/logo.png":         "image/png",
-		"multi/scripts/run.sh":          "application/x-sh",
+		"multi/scripts/run.sh":          "text/plain; charset=utf-8", // a script is read, not run (internal/inert)
 		"multi/references/guide.md":     "text/markdown; charset=utf-8",
 		"multi/assets/deep/nested.json": "application/json",
 		"multi/SKILL.md":                "text/markdown; charset=utf-8",
@@ -537,7 +538,7 @@ func TestRefusals(t *testing.T) {
 	}
 	// Served files cannot act as pages of this origin.
 	r := get(t, srv.URL+"/.well-known/skills/multi/references/guide.md")
-	if r.header.Get("Content-Security-Policy") != "sandbox" || r.header.Get("X-Content-Type-Options") != "nosniff" {
+	if r.header.Get("Content-Security-Policy") != inert.CSP || r.header.Get("X-Content-Type-Options") != "nosniff" {
 		t.Errorf("headers %v", r.header)
 	}
 }
@@ -796,5 +797,48 @@ func TestWarningsAreLogged(t *testing.T) {
 	get(t, srv.URL+"/.well-known/skills/index.json") // cached: logged once per build
 	if n := strings.Count(buf.String(), "code=name-unsupported"); n != 2 {
 		t.Errorf("logged %d times, want once per index:\n%s", n, buf.String())
+	}
+}
+
+// A skill's active files (HTML, XHTML, SVG, XML, JavaScript), whatever the
+// case of their names, are served under the well-known routes, and the
+// link URLs that reach them, as text or bytes, never as their own type,
+// and always sandboxed: before, page.html went out as text/html, so a page
+// of any site that navigated to it ran its script in this origin.
+func TestActiveFilesInert(t *testing.T) {
+	root := t.TempDir()
+	files := testSkills()
+	active := map[string]string{
+		"page.html": "text/plain; charset=utf-8", "page.HTML": "text/plain; charset=utf-8", "page.htm": "text/plain; charset=utf-8",
+		"page.xhtml": "text/plain; charset=utf-8", "feed.xml": "text/plain; charset=utf-8", "pic.svg": "text/plain; charset=utf-8",
+		"app.js": "text/plain; charset=utf-8", "app.mjs": "text/plain; charset=utf-8", "style.css": "text/plain; charset=utf-8",
+		"pic.svgz": "application/octet-stream", "doc.pdf": "application/octet-stream",
+	}
+	for p := range active {
+		data := "<html><script>document.title='ran'</script></html>\n"
+		switch p {
+		case "pic.svgz":
+			data = "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xff\xfe"
+		case "doc.pdf":
+			data = "%PDF-1.4\n\xff\xfe\x00"
+		}
+		files["multi/assets/"+p] = file{data, 0o644}
+	}
+	writeTree(t, root, files)
+	srv := httptest.NewServer(mux(newService(t, root)))
+	t.Cleanup(srv.Close)
+	for p, want := range active {
+		for _, u := range []string{"/.well-known/skills/multi/assets/" + p, "/.well-known/agent-skills/multi/assets/" + p, "/agents/coder/.well-known/agent-skills/multi/assets/" + p} {
+			r := get(t, srv.URL+u)
+			if r.status != 200 || r.header.Get("Content-Type") != want || r.header.Get("Content-Security-Policy") != inert.CSP ||
+				r.header.Get("X-Content-Type-Options") != "nosniff" || (want == inert.Binary) != strings.HasPrefix(r.header.Get("Content-Disposition"), "attachment") {
+				t.Errorf("%s: %d %v", u, r.status, r.header)
+			}
+		}
+	}
+	// An <img> gets the SVG as an image, and the answer says it varies.
+	r := get(t, srv.URL+"/.well-known/skills/multi/assets/pic.svg", "Sec-Fetch-Dest", "image")
+	if r.header.Get("Content-Type") != "image/svg+xml" || r.header.Get("Vary") != "Sec-Fetch-Dest" {
+		t.Errorf("pic.svg as an image: %v", r.header)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"slices"
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/skill"
@@ -21,7 +22,9 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 		"Loads every configured source and prints every diagnostic, the safety and quality checks'\n"+
 			"included (hidden text, injection, dangerous scripts, secrets, broken links, descriptions\n"+
 			"too alike; the config's \"safety\" policy decides their severity). Exits 1 when there is an\n"+
-			"error (or, with --fail-on warning, a warning), so skill authors can run it in CI."+fmt.Sprintf(folderArgsHelp, "check"))
+			"error (or, with --fail-on warning, a warning), so skill authors can run it in CI. A folder\n"+
+			"that does not exist or holds no skill is an error (root-missing, root-empty): discovery\n"+
+			"skips folders whose names start with '.', so name such a folder as a root to check it."+fmt.Sprintf(folderArgsHelp, "check"))
 	cf.register(fs, false)
 	cf.missingRootIsDiag = true
 	cf.typedMeta = true // Raw and Metadata are never printed here
@@ -46,13 +49,22 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	if withSafety {
 		diags = append(diags, cat.Safety(ctx, policyOf(sess.cfg))...)
 	}
-	// A folder named on the command line must exist.
+	// Every folder must exist and yield a skill: CI must not pass on
+	// nothing (issue 24: a repository whose skills are all under dot
+	// folders checked as "0 skills", exit 0, and so did a config's root
+	// that does not exist). serve only warns: a root may be made later.
 	for i, d := range diags {
-		if d.Code == skill.CodeRootMissing && len(cf.roots) > 0 {
+		if d.Code == skill.CodeRootMissing {
 			diags[i].Severity = skill.Error
 		}
 	}
+	diags = append(diags, emptyRoots(cat.Roots(), cat.RootSkills(), diags)...)
 	skills := len(cat.Global().Names())
+	if skills == 0 && !slices.ContainsFunc(diags, func(d skill.Diagnostic) bool { return d.Severity == skill.Error }) {
+		// Only the store, plugins or remote sources, all empty (a store
+		// not created yet among them): nothing was checked.
+		diags = append(diags, skill.Diagnostic{Severity: skill.Error, Code: skill.CodeNoSkills, Message: "no source holds a skill: nothing was checked (import skills into the store, or name a folder of skills: loadout check DIR)"})
+	}
 	errs, warns := 0, 0
 	for _, d := range diags {
 		switch d.Severity {

@@ -21,24 +21,50 @@ type diagLogger struct {
 	logger *slog.Logger
 	max    int
 	seen   map[string]bool
+	// safetySeen are the error findings of the safety checks logged,
+	// kept apart from seen: they are logged by another pass (logSafety).
+	safetySeen map[string]bool
 }
 
 func newDiagLogger(logger *slog.Logger) *diagLogger {
-	return &diagLogger{logger: logger, max: maxLoggedDiagnostics, seen: map[string]bool{}}
+	return &diagLogger{logger: logger, max: maxLoggedDiagnostics, seen: map[string]bool{}, safetySeen: map[string]bool{}}
 }
 
 // log logs the diagnostics of cat not logged before, and forgets those
 // gone (so that a problem that comes back is logged again).
 func (l *diagLogger) log(cat *catalog.Catalog, when string) {
+	l.seen = l.logNew(cat.Diagnostics(), l.seen, when, func(d skill.Diagnostic) bool {
+		return d.Severity == skill.Error || d.Severity == skill.Warning
+	})
+}
+
+// logSafety runs the safety checks over the catalog (catalog.Safety, with
+// the service's policy: cached per skill, so after a change only changed
+// skills are read) and logs each error finding not logged before: a
+// folder or plugin skill is served with them unless "safety": {"gate"}
+// names its kind, and nothing else would say so until someone asked for
+// the diagnostics. It forgets findings gone, so one that comes back is
+// logged again.
+func (l *diagLogger) logSafety(ctx context.Context, svc *service.Service, when string) {
+	ds := svc.Catalog().Safety(ctx, svc.SafetyPolicy())
+	if ctx.Err() != nil {
+		return // stopping: not every skill was checked
+	}
+	l.safetySeen = l.logNew(ds, l.safetySeen, when, func(d skill.Diagnostic) bool { return d.Severity == skill.Error })
+}
+
+// logNew logs the diagnostics keep accepts that are not in seen, one line
+// each up to l.max, and returns the set of those now present.
+func (l *diagLogger) logNew(diags []skill.Diagnostic, seen map[string]bool, when string, keep func(skill.Diagnostic) bool) map[string]bool {
 	now := map[string]bool{}
 	logged, more := 0, 0
-	for _, d := range cat.Diagnostics() {
-		if d.Severity != skill.Error && d.Severity != skill.Warning {
+	for _, d := range diags {
+		if !keep(d) {
 			continue
 		}
 		k := d.String()
 		now[k] = true
-		if l.seen[k] {
+		if seen[k] {
 			continue
 		}
 		if logged == l.max {
@@ -62,7 +88,7 @@ func (l *diagLogger) log(cat *catalog.Catalog, when string) {
 	if more > 0 {
 		l.logger.Warn("more skill diagnostics not logged; 'loadout check' with the same flags prints them all", "when", when, "not_logged", more, "logged", logged)
 	}
-	l.seen = now
+	return now
 }
 
 // follow logs what each change of the catalog brings, until ctx ends.
@@ -70,12 +96,16 @@ func (l *diagLogger) follow(ctx context.Context, svc *service.Service) {
 	ch, stop := svc.Subscribe()
 	go func() {
 		defer stop()
+		// The safety checks read every file of every skill: at start they
+		// run here, after the server is up, not before it.
+		l.logSafety(ctx, svc, "start")
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-ch:
 				l.log(svc.Catalog(), "reload")
+				l.logSafety(ctx, svc, "reload")
 			}
 		}
 	}()

@@ -33,9 +33,9 @@ func newLogger(e *env, level slog.Level, asJSON bool) *slog.Logger {
 // banner prints where serve answers: as text for a person, or with
 // --log-json as one JSON log line ("serving") with the same URLs, so that
 // every line on stderr parses as JSON.
-func banner(e *env, asJSON bool, logger *slog.Logger, svc *service.Service, base string, others []string, tokens bool) {
+func banner(e *env, asJSON bool, logger *slog.Logger, svc *service.Service, base string, others []string, tokens bool, dsn string) {
 	if !asJSON {
-		printURLs(e, svc, base, others, tokens)
+		printURLs(e, svc, base, others, tokens, dsn)
 		return
 	}
 	ids := svc.Catalog().AgentIDs()

@@ -351,8 +351,8 @@ func (c *catalogFlags) resolve(e *env) (f *config.File, dsn string, explicit boo
 // --root folders (an agent of their own), else the config's agent, else
 // the config's global catalog. The store is opened when something names
 // it (--db, $LOADOUT_DB, "store" in the config, a {"store": true} source)
-// and exists; these commands only read, so a store named but missing is an
-// error and a {"store": true} source without its file holds no skills.
+// and exists; these commands only read and create nothing, so a SQLite
+// store not created yet holds no skills, however it is named.
 func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*session, error) {
 	f, dsn, explicit, err := c.resolve(e)
 	if err != nil {
@@ -374,8 +374,10 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*sessi
 	}
 	shown := ""
 	switch {
-	case wantStore && !explicit && !storeExists(dsn):
-		// A {"store": true} source whose store was never created: empty.
+	case wantStore && !storeExists(dsn):
+		// A store never created holds no skills, whether the config
+		// names it ("store": "loadout.db") or not (issue 24: naming the
+		// default made check exit 2 before the first serve).
 		opts.Store = catalog.ProviderFunc(func(context.Context) ([]*skill.Skill, []skill.Diagnostic) { return nil, nil })
 		shown = dsn + " (not created yet: no stored skills)"
 	case wantStore:
@@ -489,13 +491,13 @@ func fail(e *env, err error) int {
 		failJSON(e, err)
 		return 2
 	}
-	fmt.Fprintf(e.stderr, "loadout: %v\n", err)
+	fmt.Fprintf(e.stderr, "loadout: %s\n", termText(err.Error()))
 	return 2
 }
 
 func printDiags(w io.Writer, diags []skill.Diagnostic) {
 	for _, d := range diags {
-		fmt.Fprintln(w, d.String())
+		fmt.Fprintln(w, termText(d.String()))
 	}
 }
 

@@ -23,7 +23,7 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	var budget, budgetTokens int
 	var verbose bool
 	fs := newFlags(e, "prompt", "[--config F --agent ID | --root DIR... | FOLDER...] [--format pi|catalog|progressive] [--budget N] [--budget-tokens N]",
-		"Prints the agent's skills section for its system prompt on stdout; diagnostics go to stderr,\neach naming up to 20 of the skills the budget shortened or left out and counting the rest;\n--verbose prints every skill with what the budget left of it."+fmt.Sprintf(folderArgsHelp, "prompt"))
+		"Prints the agent's skills section for its system prompt on stdout; diagnostics go to stderr,\neach naming up to 20 of the skills the budget shortened or left out and counting the rest;\n--verbose prints every skill with what the budget left of it. An agent with no skills prints\nnothing on stdout, says why on stderr and exits 2."+fmt.Sprintf(folderArgsHelp, "prompt"))
 	cf.register(fs, true)
 	fs.StringVar(&format, "format", "", "prompt format: pi (default), catalog or progressive")
 	fs.IntVar(&budget, "budget", 0, "listing budget in characters (default: the agent's, else 8000; -1: no limit)")
@@ -50,6 +50,20 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	}
 	defer sess.close()
 	l := sess.l
+	if len(l.Entries()) == 0 {
+		// An empty prompt is never what was meant (issue 24: a repository
+		// whose skills are under dot folders printed nothing, exit 0):
+		// say why on stderr, naming the dot folders discovery skipped.
+		var roots []string
+		for _, s := range l.Spec.Skills {
+			if s.Root != "" {
+				roots = append(roots, s.Root)
+			}
+		}
+		diags := sess.diagnostics()
+		printDiags(e.stderr, append(diags, emptyRoots(roots, sess.cat.RootSkills(), diags)...))
+		return fail(e, fmt.Errorf("agent %s has no skills: the prompt would be empty", l.Spec.AgentID))
+	}
 	usage, err := promptUsage(ctx, sess)
 	if err != nil {
 		// The listing is still printed, ranked by name alone after the pins.

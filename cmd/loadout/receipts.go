@@ -23,7 +23,7 @@ func runReceipts(ctx context.Context, e *env, args []string) int {
 	var since string
 	var asJSON, usage, daily, maintain bool
 	fs := newFlags(e, "receipts", "[--usage [--daily]] [--agent A] [--skill S] [--since DURATION|RFC3339] [--limit N] [--json] [--db D] | --maintain",
-		"Lists activation receipts, newest first: every skill load and file read the server\nanswered, over any transport, with the skill's digest and the outcome (COUNT: identical\nreceipts recorded within one 50 ms flush are one row, with the first one's time). Raw\nreceipts are kept for the config's receipts.keepDays (default 7) and at most\nreceipts.maxRows rows (default 1,000,000); --usage counts them per agent, skill, action and outcome, most used\nfirst, from daily counts kept for receipts.usageDays (default 400). The server keeps\nthem within bounds by itself; --maintain does it now.")
+		"Lists activation receipts, newest first: every skill load and file read the server\nanswered, over any transport, with the skill's digest and the outcome (COUNT: identical\nreceipts recorded within one 50 ms flush are one row, with the first one's time). Raw\nreceipts are kept for the config's receipts.keepDays (default 7) and at most\nreceipts.maxRows rows (default 1,000,000) and receipts.maxBytes (default 256 MiB, as\nestimated: 128 bytes a row plus 1.25 times its text); --usage counts them per agent, skill, action and outcome, most used\nfirst, from daily counts kept for receipts.usageDays (default 400). The server keeps\nthem within bounds by itself; --maintain does it now.")
 	sf.register(fs)
 	fs.StringVar(&q.Agent, "agent", "", "only this agent's receipts")
 	fs.StringVar(&q.Skill, "skill", "", "only this skill's receipts")
@@ -85,8 +85,8 @@ func runReceipts(ctx context.Context, e *env, args []string) int {
 			writeJSON(e.stdout, map[string]any{"maintained": res, "retention": ret})
 			return 0
 		}
-		fmt.Fprintf(e.stdout, "counted %d new loads and reads into the daily counts; deleted %d raw receipt rows (keeping %d days, at most %d) and %d daily counts (keeping %d days); at most %d raw receipts left\n",
-			res.RolledUp, res.Pruned, ret.KeepDays, ret.MaxRows, res.PrunedDays, ret.UsageDays, res.Remaining)
+		fmt.Fprintf(e.stdout, "counted %d new loads and reads into the daily counts; deleted %d raw receipt rows (keeping %d days, at most %d rows and %d bytes) and %d daily counts (keeping %d days); at most %d raw receipts left, about %d bytes\n",
+			res.RolledUp, res.Pruned, ret.KeepDays, ret.MaxRows, ret.MaxBytes, res.PrunedDays, ret.UsageDays, res.Remaining, res.Bytes)
 		return 0
 	case usage:
 		us, err := srv.Usage(ctx, store.UsageQuery{Agent: q.Agent, Skill: q.Skill, Since: sinceT, Daily: daily, Limit: q.Limit})
@@ -139,7 +139,7 @@ func retentionOf(f *config.File) store.Retention {
 	if f == nil {
 		return store.Retention{}
 	}
-	return store.Retention{KeepDays: f.Receipts.KeepDays, MaxRows: f.Receipts.MaxRows, UsageDays: f.Receipts.UsageDays}
+	return store.Retention{KeepDays: f.Receipts.KeepDays, MaxRows: f.Receipts.MaxRows, MaxBytes: f.Receipts.MaxBytes, UsageDays: f.Receipts.UsageDays}
 }
 
 // parseSince reads --since: a duration back from now, or an RFC 3339 time.

@@ -105,7 +105,7 @@ func (r *configReloader) reload(_ context.Context, why string) error {
 	}
 	r.data = data
 	r.svc.SetListing(ctx, listingOf(nf))
-	r.svc.SetSafety(nf.Safety)
+	r.svc.SetSafety(nf.SafetyPolicy())
 	cat := r.svc.Catalog()
 	r.logger.Info("config reloaded", "why", why, "config", r.path, "agents", len(cat.AgentIDs()), "skills", len(cat.Global().Names()))
 	if r.folders != nil {

@@ -68,7 +68,7 @@ func newRemotes(getenv func(string) string, f *config.File, dsn string, scan sou
 	var diags []skill.Diagnostic
 	specs := make([]remote.Spec, 0, len(srcs))
 	for _, s := range srcs {
-		sp := remote.Spec{ID: s.RemoteID(), Git: s.Git, Ref: s.Ref, Paths: s.Paths, Index: s.Index}
+		sp := remote.Spec{ID: s.RemoteID(), Git: s.Git, Ref: s.Ref, Paths: s.Paths, Index: s.Index, AllowedOrigins: s.AllowedOrigins}
 		if v := s.TokenVar(); v != "" {
 			sp.Token = getenv(v)
 			if sp.Token == "" {
@@ -364,10 +364,7 @@ func (rs *remoteState) start(life context.Context, svc *service.Service, m *remo
 
 // policyOf is the config's safety policy (nil: the default).
 func policyOf(f *config.File) *safety.Policy {
-	if f == nil {
-		return nil
-	}
-	return f.Safety
+	return f.SafetyPolicy()
 }
 
 // safetyRefusals checks skills with the safety checks and returns the

@@ -58,7 +58,7 @@ type netFlags struct {
 	readHeaderTimeout            time.Duration
 	readTimeout, writeTimeout    time.Duration
 	idleTimeout                  time.Duration
-	mcpSessions                  int
+	mcpSessions, mcpPerToken     int
 	mcpSessionIdle               time.Duration
 }
 
@@ -100,6 +100,7 @@ func (n *netFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&n.writeTimeout, "write-timeout", 0, fmt.Sprintf("longest one write to a client may stall (config: server.writeTimeout; default %s)", defaultWriteTimeout))
 	fs.DurationVar(&n.idleTimeout, "idle-timeout", 0, fmt.Sprintf("close a kept-alive connection idle this long (config: server.idleTimeout; default %s)", defaultIdleTimeout))
 	fs.IntVar(&n.mcpSessions, "mcp-sessions", 0, fmt.Sprintf("most open MCP sessions; past it the one idle the longest is closed (config: server.mcpSessions; default %d)", mcpserver.DefaultMaxSessions))
+	fs.IntVar(&n.mcpPerToken, "mcp-sessions-per-token", 0, fmt.Sprintf("most open MCP sessions of one token; past it that token's own session idle the longest is closed, and no token's sessions are closed for another's (config: server.mcpSessionsPerToken; default %d)", mcpserver.DefaultMaxSessionsPerToken))
 	fs.DurationVar(&n.mcpSessionIdle, "mcp-session-idle", 0, fmt.Sprintf("close an MCP session without requests this long (config: server.mcpSessionIdle; default %s)", mcpserver.DefaultSessionIdle))
 }
 
@@ -110,7 +111,7 @@ type netSettings struct {
 	readHeaderTimeout            time.Duration
 	timeouts                     httpapi.TimeoutOptions
 	idleTimeout                  time.Duration
-	mcpSessions                  int
+	mcpSessions, mcpPerToken     int
 	mcpSessionIdle               time.Duration
 }
 
@@ -157,6 +158,7 @@ func (n *netFlags) resolve(cfg *config.File) (netSettings, error) {
 		{&s.maxConns, "max-conns", n.maxConns, c.MaxConns, maxDefault},
 		{&s.maxConnsPerIP, "max-conns-per-ip", n.maxConnsPerIP, c.MaxConnsPerIP, min(defaultMaxConnsPerIP, max(maxDefault/2, 1))},
 		{&s.mcpSessions, "mcp-sessions", n.mcpSessions, c.MCPSessions, mcpserver.DefaultMaxSessions},
+		{&s.mcpPerToken, "mcp-sessions-per-token", n.mcpPerToken, c.MCPSessionsPerToken, mcpserver.DefaultMaxSessionsPerToken},
 	} {
 		if *x.dst, err = pickInt(x.name, x.f, x.conf, x.def); err != nil {
 			return s, err
@@ -210,6 +212,7 @@ const (
 type server struct {
 	svc     *service.Service
 	store   store.Store
+	dsn     string // the store's, for the hints that name it
 	cfg     *config.File
 	logger  *slog.Logger
 	mem     *memoryTuner
@@ -269,7 +272,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	if cfg == nil && len(f.roots) == 0 {
 		return nil, errNothingToServe
 	}
-	srv := &server{cfg: cfg, logger: logger}
+	srv := &server{cfg: cfg, logger: logger, dsn: dsn}
 	specs, opts := f.agentSpecs(cfg)
 	opts.Scan.KeepBodies = true
 	srv.mem = startMemory(e.getenv) // memory.go; srv.mem.loaded once serving
@@ -319,10 +322,10 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	if cfg != nil {
 		svcOpt.Limits = limitsOf(cfg)
 		svcOpt.Receipts = retentionOf(cfg)
-		svcOpt.Sessions = service.SessionOptions{Max: cfg.Server.UISessions,
+		svcOpt.Sessions = service.SessionOptions{Max: cfg.Server.UISessions, PerToken: cfg.Server.UISessionsPerToken,
 			Idle: time.Duration(cfg.Server.UISessionIdle), Lifetime: time.Duration(cfg.Server.UISessionLifetime)}
 		svcOpt.Listing = listingOf(cfg)
-		svcOpt.Safety = cfg.Safety
+		svcOpt.Safety = cfg.SafetyPolicy()
 	}
 	srv.svc = service.New(cat, svcOpt)
 	if ss, ok := st.(*sqlstore.Store); ok {
@@ -435,7 +438,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		tokens = err == nil && len(ts) > 0
 	}
 	if !loopback(host) && !tokens {
-		return fail(e, fmt.Errorf("refusing to listen on %s without tokens: anyone on the network could read every skill. Create one with 'loadout token create --scope admin', or listen on 127.0.0.1", f.addr))
+		return fail(e, fmt.Errorf("refusing to listen on %s without tokens: anyone on the network could read every skill. Create one with '%s', or listen on 127.0.0.1", f.addr, tokenCreateHint(srv.dsn, "--scope admin")))
 	}
 	srv.svc = withTokens(srv, tokens)
 	followTokens(ctx, srv, tokens, !loopback(host))
@@ -462,7 +465,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	handler, _, err := serverHandler(srv.svc, srv.logger, handlerOptions{
 		stateless: f.stateless, limits: limits, guard: guard, timeouts: ns.timeouts,
-		sessions: mcpserver.NewSessions(ns.mcpSessions, ns.mcpSessionIdle, srv.logger),
+		sessions: mcpserver.NewSessions(ns.mcpSessions, ns.mcpSessionIdle, srv.logger).PerToken(ns.mcpPerToken),
 	})
 	if err != nil {
 		ln.Close()
@@ -474,11 +477,18 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		MaxHeaderBytes: maxHeaderBytes, BaseContext: func(net.Listener) context.Context { return ctx }}
 	srv.logger.Info("client bounds", "max_conns", ns.maxConns, "max_conns_per_ip", ns.maxConnsPerIP,
 		"read_header_timeout", ns.readHeaderTimeout, "read_timeout", ns.timeouts.Read, "write_timeout", ns.timeouts.Write,
-		"idle_timeout", ns.idleTimeout, "mcp_sessions", ns.mcpSessions, "mcp_session_idle", ns.mcpSessionIdle,
+		"idle_timeout", ns.idleTimeout, "mcp_sessions", ns.mcpSessions, "mcp_sessions_per_token", ns.mcpPerToken, "mcp_session_idle", ns.mcpSessionIdle,
 		"allowed_hosts", strings.Join(guard.AllowedHosts, ","), "allowed_origins", strings.Join(ns.allowedOrigins, ","))
-	ln = httpapi.LimitListener(ln, httpapi.ConnLimits{Max: ns.maxConns, MaxPerIP: ns.maxConnsPerIP, Logger: srv.logger})
+	limited := httpapi.LimitListener(ln, httpapi.ConnLimits{Max: ns.maxConns, MaxPerIP: ns.maxConnsPerIP, Logger: srv.logger})
+	// Over a bound, a new connection replaces one that has sent no request
+	// (one client on loopback or behind a proxy cannot lock the rest out).
+	limited.Track(hs)
+	ln = limited
 	base, others := bannerBase(ln.Addr())
-	banner(e, f.logJSON, srv.logger, srv.svc, base, others, tokens)
+	banner(e, f.logJSON, srv.logger, srv.svc, base, others, tokens, srv.dsn)
+	// The agents' install indexes are built now, not on the first
+	// request, which then waits for the build under way (issue 24).
+	go wellknown.Warm(ctx, srv.svc, srv.logger)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
@@ -720,7 +730,7 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-func printURLs(e *env, svc *service.Service, base string, others []string, tokens bool) {
+func printURLs(e *env, svc *service.Service, base string, others []string, tokens bool, dsn string) {
 	fmt.Fprintf(e.stderr, "loadout is serving %s to %s\n", plural(len(svc.Catalog().Global().Names()), "skill", "skills"), plural(len(svc.Catalog().AgentIDs()), "agent", "agents"))
 	fmt.Fprintf(e.stderr, "  UI:           %s/ui/\n", base)
 	fmt.Fprintf(e.stderr, "  API:          %s/v1/skills  (OpenAPI: %s/v1/openapi.json)\n", base, base)
@@ -738,7 +748,7 @@ func printURLs(e *env, svc *service.Service, base string, others []string, token
 	if tokens {
 		fmt.Fprintln(e.stderr, "  tokens are required: send Authorization: Bearer TOKEN")
 	} else {
-		fmt.Fprintln(e.stderr, "  no tokens exist, so loopback requests need none ('loadout token create' to require them)")
+		fmt.Fprintf(e.stderr, "  no tokens exist, so loopback requests need none ('%s' to require them)\n", tokenCreateHint(dsn, "--scope admin"))
 	}
 }
 

@@ -281,3 +281,18 @@ func TestServeBannerOnEveryAddress(t *testing.T) {
 		t.Errorf("banner:\n%s", logs)
 	}
 }
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+func jsonString(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}

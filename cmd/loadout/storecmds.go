@@ -118,7 +118,7 @@ func runImport(ctx context.Context, e *env, args []string) int {
 		results, err = st.Import(ctx, items)
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "loadout: import failed, nothing was changed: %v\n", err)
+		fmt.Fprintf(e.stderr, "loadout: import failed, nothing was changed: %s\n", termText(err.Error()))
 		return 1
 	}
 	refused, skipped := 0, 0
@@ -152,14 +152,14 @@ func runImport(ctx context.Context, e *env, args []string) int {
 		for _, r := range results {
 			switch r.Action {
 			case store.ActionRefused, store.ActionSkipped:
-				fmt.Fprintf(e.stdout, "%-10s %s (%s): %v\n", r.Action, orDash(r.Name), r.Provenance, r.Error)
+				fmt.Fprintf(e.stdout, "%-10s %s (%s): %s\n", r.Action, termText(orDash(r.Name)), termText(r.Provenance), termText(fmt.Sprint(r.Error)))
 				if r.Action == store.ActionRefused {
 					for _, p := range r.Problems {
-						fmt.Fprintf(e.stdout, "             - %s\n", p.String())
+						fmt.Fprintf(e.stdout, "             - %s\n", termText(p.String()))
 					}
 				}
 			default:
-				fmt.Fprintf(e.stdout, "%-10s %s v%d (%s)\n", r.Action, r.Name, r.Version, r.Provenance)
+				fmt.Fprintf(e.stdout, "%-10s %s v%d (%s)\n", r.Action, termText(r.Name), r.Version, termText(r.Provenance))
 			}
 		}
 		switch {

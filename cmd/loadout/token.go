@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/loadout/loadout/config"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/store"
 	"github.com/loadout/loadout/wellknown"
@@ -173,4 +174,20 @@ func runTokenRevoke(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "revoked token %s\n", fs.Arg(0))
 		return 0
 	})
+}
+
+// tokenCreateHint is the command that creates a token in the store dsn,
+// the one a server uses, named with --db: without it, 'loadout token
+// create' run in another folder, or without the server's --config or
+// --db, would make the token in another store, one the server never
+// reads. A PostgreSQL URL's password is left out.
+func tokenCreateHint(dsn, scope string) string {
+	db := redact(dsn)
+	if !config.IsPostgres(dsn) {
+		db = termPath(dsn)
+	}
+	if strings.ContainsAny(db, " \t'\"$`\\;&|<>()*?[]#~!{}") {
+		db = "'" + strings.ReplaceAll(db, "'", `'\''`) + "'"
+	}
+	return "loadout token create " + scope + " --db " + db
 }

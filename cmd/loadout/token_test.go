@@ -226,4 +226,18 @@ func TestReceiptsCommand(t *testing.T) {
 	if got := usage(); len(got) != 3 || got["coder deploy load ok"] != 7 {
 		t.Errorf("--usage after --maintain: %v", got)
 	}
+	// receipts.maxBytes bounds them too: 1 byte keeps none.
+	if err := os.WriteFile(cfg, []byte(`{"store": "`+db+`", "receipts": {"maxBytes": 1}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "receipts", "--config", cfg, "--maintain")
+	if r.code != 0 || !strings.Contains(r.stdout, "deleted 1 raw receipt rows") || !strings.Contains(r.stdout, "rows and 1 bytes)") {
+		t.Errorf("--maintain with maxBytes 1: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := count(); got != 0 {
+		t.Errorf("after --maintain with maxBytes 1: %d receipts", got)
+	}
+	if got := usage(); len(got) != 3 || got["coder deploy load ok"] != 7 {
+		t.Errorf("--usage after --maintain with maxBytes 1: %v", got)
+	}
 }

@@ -151,12 +151,15 @@ func TestReadOnlyCommandsCreateNothing(t *testing.T) {
 	}
 
 	// check and list over a {"store": true} source read nothing into being.
+	// The store is empty: check fails as it checked nothing (no-skills)
+	// and prompt as its prompt would be empty (issue 24); list lists none.
 	proj := t.TempDir()
 	os.WriteFile(filepath.Join(proj, "loadout.json"), []byte(`{"agents":[{"agentId":"a","skills":[{"store":true}]}]}`), 0o644)
+	exits := map[string]int{"check": 1, "prompt": 2}
 	for _, args := range [][]string{{"check"}, {"list"}, {"list", "--agent", "a"}, {"prompt", "--agent", "a"}} {
 		r := runIn(t, proj, nil, args...)
-		if r.code != 0 {
-			t.Errorf("loadout %q: exit %d:\n%s", args, r.code, r.stderr)
+		if r.code != exits[args[0]] {
+			t.Errorf("loadout %q: exit %d, want %d:\n%s", args, r.code, exits[args[0]], r.stderr)
 		}
 		if !strings.Contains(r.stderr, "loadout: config "+filepath.Join(proj, "loadout.json")+", store "+filepath.Join(proj, "loadout.db")) {
 			t.Errorf("loadout %q does not say which config and store:\n%s", args, r.stderr)

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // gitScenario is a tree of files and directories plus the .gitignore files
@@ -132,7 +134,7 @@ func randomScenario(seed uint64) gitScenario {
 func TestAgainstGit(t *testing.T) {
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
-		t.Skip("git not found")
+		testutil.Unavailable(t, "git not found: this test compares the ignore rules with git check-ignore")
 	}
 	scenarios := append([]gitScenario(nil), gitScenarios...)
 	n := 60

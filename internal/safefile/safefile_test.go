@@ -22,7 +22,7 @@ func code(err error) string {
 
 func TestOpen(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello"), 0o644)
+	testutil.Write(t, filepath.Join(dir, "a.txt"), "hello")
 	id := Stat(dir)
 	if id == (ID{}) {
 		t.Fatal("no identity for a folder")
@@ -38,7 +38,7 @@ func TestOpen(t *testing.T) {
 		t.Fatalf("read %q (size %d)", data, c.Size())
 	}
 	// A file that grows after the open is read only up to the size seen.
-	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello, world"), 0o644)
+	testutil.Write(t, filepath.Join(dir, "a.txt"), "hello, world")
 	buf := make([]byte, 64)
 	if n, err := c.ReadAt(buf, 0); n != 5 || err != io.EOF {
 		t.Errorf("ReadAt after growth: %d %v", n, err)
@@ -67,12 +67,12 @@ func TestOpenRefusesAFIFOWithoutBlocking(t *testing.T) {
 func TestOpenRefusesASwappedFolder(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "skill")
-	os.Mkdir(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, "notes.md"), []byte("notes"), 0o644)
+	testutil.Must(t, os.Mkdir(dir, 0o755))
+	testutil.Write(t, filepath.Join(dir, "notes.md"), "notes")
 	id := Stat(dir)
 	elsewhere := filepath.Join(base, "elsewhere")
-	os.Mkdir(elsewhere, 0o755)
-	os.WriteFile(filepath.Join(elsewhere, "notes.md"), []byte("SECRET"), 0o644)
+	testutil.Must(t, os.Mkdir(elsewhere, 0o755))
+	testutil.Write(t, filepath.Join(elsewhere, "notes.md"), "SECRET")
 	if err := os.Rename(dir, dir+".old"); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestOpenRefusesASwappedFolder(t *testing.T) {
 
 func TestOpenRefusesAnEscapingLink(t *testing.T) {
 	dir, out := t.TempDir(), t.TempDir()
-	os.WriteFile(filepath.Join(out, "secret"), []byte("SECRET"), 0o644)
+	testutil.Write(t, filepath.Join(out, "secret"), "SECRET")
 	if err := os.Symlink(filepath.Join(out, "secret"), filepath.Join(dir, "leak")); err != nil {
 		t.Skip(err)
 	}

@@ -8,12 +8,14 @@
 //   - Resolve lists the remote's refs (ls-remote: no objects are fetched)
 //     and returns the commit the ref points at; a full commit id as the ref
 //     is returned as is. A local repository is read in place.
-//   - Fetch brings the commit into memory (a shallow fetch of depth 1 when
-//     the commit is the ref's tip; the whole ref when the branch has moved
-//     past a pinned commit, to check that the commit is still on it) and
-//     writes the files under the source's paths into a new folder, walking
-//     the tree objects itself: no worktree is checked out and nothing of the
-//     clone is left on disk.
+//   - Fetch brings the commit into a temporary git storage on disk beside
+//     the snapshot (a shallow fetch of depth 1 when the commit is the
+//     ref's tip; when the branch has moved past a pinned commit, its
+//     history back to the pin, deepening 16, 256, then all, which also
+//     checks that the commit is still on it) and writes the
+//     files under the source's paths into a new folder, walking the tree
+//     objects itself: no worktree is checked out and nothing of the clone
+//     is left on disk.
 //
 // Every path goes through skill.CleanPath. Executable bits are kept;
 // symlinks are written as symlinks when their target is relative and stays
@@ -23,10 +25,14 @@
 // "x-access-token", which GitHub and GitLab accept) and never appear in an
 // error: every message is built with remote.Errorf.
 //
-// Bound not enforced here: the size of the pack the remote sends is not
-// limited while it is received (go-git gives no hook for it without
-// replacing its transports process-wide); the pack is held in memory for
-// the time of one fetch. The file limits apply to what is written.
+// The pack a remote sends is held to the same limits while it streams in
+// (pack.go): every object's declared size, and the size a delta makes, is
+// read before go-git sees the object, and the first one over
+// remote.maxFileSize (or files over remote.maxTotalSize in all, or more
+// objects than remote.maxFiles allows) stops the transfer. Every object the
+// pack brings counts, including files outside the source's paths and, when
+// the branch has moved past the pin, the versions in the history fetched
+// (whose totals may be 4 times the snapshot's).
 package gitfetch
 
 import (
@@ -39,6 +45,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -398,7 +405,7 @@ func (f *Fetcher) openLocal() (storer.Storer, error) {
 	if _, err := os.Stat(filepath.Join(gitdir, "HEAD")); err != nil {
 		return nil, f.errorf(remote.CodeInvalid, "%s is not a git repository (no HEAD)", loc)
 	}
-	return filesystem.NewStorageWithOptions(osfs.New(gitdir), cache.NewObjectLRUDefault(), filesystem.Options{LargeObjectThreshold: largeObjectThreshold}), nil
+	return filesystem.NewStorageWithOptions(osfs.New(gitdir), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: largeObjectThreshold}), nil
 }
 
 // localRef finds Ref in a local repository: its name and commit.
@@ -488,12 +495,24 @@ func (f *Fetcher) Fetch(ctx context.Context, rev, dir string, lim remote.Limits)
 		return nil, f.errorf(remote.CodeRef, "%q is not a commit id (40 hex digits): run `loadout sync` to pin the source again", rev)
 	}
 	h := plumbing.NewHash(want)
+	lim = lim.WithDefaults()
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, f.errorf(remote.CodeInvalid, "creating the snapshot folder: %v", err)
+	}
 	var st storer.EncodedObjectStorer
 	var err error
 	if f.local != "" {
 		st, err = f.localCommit(ctx, h)
 	} else {
-		st, err = f.remoteCommit(ctx, h)
+		// The pack goes to disk beside the snapshot (in the cache, not
+		// in memory), under a name that begins like dir's, so that what
+		// an interrupted fetch leaves is cleaned with dir's leftovers.
+		work, terr := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".pack-")
+		if terr != nil {
+			return nil, f.errorf(remote.CodeInvalid, "creating the fetch folder: %v", terr)
+		}
+		defer os.RemoveAll(work)
+		st, err = f.remoteCommit(ctx, h, work, lim)
 	}
 	if err != nil {
 		return nil, err
@@ -506,13 +525,10 @@ func (f *Fetcher) Fetch(ctx context.Context, rev, dir string, lim remote.Limits)
 		}
 		return nil, f.fail(ctx, err, "reading commit "+want)
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return nil, f.errorf(remote.CodeInvalid, "creating the snapshot folder: %v", err)
-	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, f.errorf(remote.CodeInvalid, "creating the snapshot folder: %v", err)
 	}
-	w := &writer{f: f, ctx: ctx, st: st, dir: dir, lim: lim.WithDefaults(), rev: want}
+	w := &writer{f: f, ctx: ctx, st: st, dir: dir, lim: lim, rev: want}
 	if err := w.write(commit.TreeHash); err != nil {
 		return w.notes, err
 	}
@@ -558,24 +574,27 @@ func (f *Fetcher) localCommitOn(ctx context.Context, st storer.Storer, h plumbin
 	return st, nil
 }
 
-// remoteCommit fetches commit h into memory: depth 1 when it is the ref's
-// tip, else the whole ref, checking h is on it. For a commit id as Ref it
-// asks for the commit itself, and when the server refuses that, fetches
-// every branch and tag.
-func (f *Fetcher) remoteCommit(ctx context.Context, h plumbing.Hash) (storer.EncodedObjectStorer, error) {
+// remoteCommit fetches commit h into a storage under work: depth 1 when it
+// is the ref's tip, else the whole ref, checking h is on it. For a commit
+// id as Ref it asks for the commit itself, and when the server refuses
+// that, fetches every branch and tag.
+func (f *Fetcher) remoteCommit(ctx context.Context, h plumbing.Hash, work string, lim remote.Limits) (storer.EncodedObjectStorer, error) {
 	if _, ok := commitID(f.spec.Ref); ok {
-		st, err := f.fetch(ctx, []config.RefSpec{config.RefSpec(h.String() + ":refs/heads/pinned")}, 1)
+		st, err := f.fetch(ctx, []config.RefSpec{config.RefSpec(h.String() + ":refs/heads/pinned")}, 1, work, lim)
 		if err == nil && hasCommit(st, h) {
 			return st, nil
+		}
+		if st != nil {
+			closeStorage(st)
 		}
 		if ctx.Err() != nil {
 			return nil, f.fail(ctx, ctx.Err(), "fetching "+h.String())
 		}
 		var re *remote.Error
-		if errors.As(err, &re) && re.Code == remote.CodeAuth {
+		if errors.As(err, &re) && (re.Code == remote.CodeAuth || re.Code == remote.CodeLimit) {
 			return nil, err
 		}
-		st, err = f.fetch(ctx, []config.RefSpec{"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"}, 0)
+		st, err = f.fetch(ctx, []config.RefSpec{"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"}, 0, work, lim)
 		if err != nil {
 			return nil, err
 		}
@@ -586,19 +605,38 @@ func (f *Fetcher) remoteCommit(ctx context.Context, h plumbing.Hash) (storer.Enc
 		return nil, err
 	}
 	spec := config.RefSpec("+" + name.String() + ":" + name.String())
-	depth := 1
-	if tip != h {
-		depth = 0
+	if tip == h {
+		return f.fetch(ctx, []config.RefSpec{spec}, 1, work, lim)
 	}
-	st, err := f.fetch(ctx, []config.RefSpec{spec}, depth)
-	if err != nil {
-		return nil, err
+	// The branch has moved past the pin: fetch its history back far
+	// enough to hold the pin, deepening as needed, so that the pack holds
+	// the versions between the pin and the tip rather than all history
+	// (every object in it counts against the limits).
+	for _, depth := range historyDepths {
+		st, err := f.fetch(ctx, []config.RefSpec{spec}, depth, work, lim)
+		if err != nil {
+			return nil, err
+		}
+		ok, err := reachable(ctx, st, tip, h)
+		if err != nil {
+			closeStorage(st)
+			return nil, f.fail(ctx, err, "walking the history of "+f.refLabel())
+		}
+		if ok {
+			return st, nil
+		}
+		shallow, _ := st.Shallow()
+		closeStorage(st)
+		if len(shallow) == 0 {
+			break // the whole history is here, and the pin is not in it
+		}
 	}
-	if err := f.onRef(ctx, st, tip, h); err != nil {
-		return nil, err
-	}
-	return st, nil
+	return nil, f.pinGone(h.String())
 }
+
+// historyDepths are the depths of the fetches that look for a pin behind
+// the tip; 0 is the whole history.
+var historyDepths = []int{16, 256, 0}
 
 // onRef checks that commit h is the ref's tip or in its history: a pin
 // the branch no longer holds (after a force-push) is gone.
@@ -621,12 +659,30 @@ func hasCommit(st storer.EncodedObjectStorer, h plumbing.Hash) bool {
 	return err == nil
 }
 
-// fetch runs one fetch into a new in-memory storage.
-func (f *Fetcher) fetch(ctx context.Context, specs []config.RefSpec, depth int) (*memory.Storage, error) {
-	st := memory.NewStorage()
+// fetchCache bounds the objects a fetched storage keeps decoded in memory
+// while the snapshot is written (go-git's default is 96 MiB).
+const fetchCache = 8 << 20
+
+// fetch runs one fetch into a new storage on disk in a new folder under
+// work. The pack is guarded while it streams in (pack.go): an object over
+// the limits stops the transfer with CodeLimit.
+func (f *Fetcher) fetch(ctx context.Context, specs []config.RefSpec, depth int, work string, lim remote.Limits) (*guardedStorage, error) {
+	gitdir, err := os.MkdirTemp(work, "git-")
+	if err != nil {
+		return nil, f.errorf(remote.CodeInvalid, "creating the fetch folder: %v", err)
+	}
+	st := &guardedStorage{
+		Storage: filesystem.NewStorageWithOptions(osfs.New(gitdir), cache.NewObjectLRU(fetchCache), filesystem.Options{ExclusiveAccess: true, KeepDescriptors: true, LargeObjectThreshold: largeObjectThreshold}),
+		lim:     newPackLimits(lim, depth != 1),
+	}
 	r := git.NewRemote(st, &config.RemoteConfig{Name: "origin", URLs: []string{f.url}, Fetch: specs})
-	err := r.FetchContext(ctx, &git.FetchOptions{RefSpecs: specs, Depth: depth, Auth: f.auth, Tags: git.NoTags, Force: true})
+	err = r.FetchContext(ctx, &git.FetchOptions{RefSpecs: specs, Depth: depth, Auth: f.auth, Tags: git.NoTags, Force: true})
+	if le := st.tripped(); le != nil {
+		closeStorage(st)
+		return nil, f.errorf(remote.CodeLimit, "fetching %s of %s: %s; the transfer was stopped and nothing was written: raise the limit in the config's \"remote\" block, or leave the source out", f.refLabel(), remote.Redact(f.spec.Git), le.msg)
+	}
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		closeStorage(st)
 		return nil, f.fail(ctx, err, "fetching "+f.refLabel())
 	}
 	return st, nil
@@ -690,6 +746,9 @@ func (w *writer) mkdirs(p string) error {
 }
 
 func (w *writer) walk(tree *object.Tree, prefix string) error {
+	if err := w.oneEntryFile(tree, prefix); err != nil {
+		return err
+	}
 	for i := range tree.Entries {
 		e := &tree.Entries[i]
 		if err := w.ctx.Err(); err != nil {
@@ -705,6 +764,26 @@ func (w *writer) walk(tree *object.Tree, prefix string) error {
 		if err := w.entry(p, e); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// oneEntryFile refuses a folder holding SKILL.md twice in different cases
+// (SKILL.md and skill.md): which one is the skill would depend on the
+// reader, and on a case-insensitive disk one overwrites the other.
+func (w *writer) oneEntryFile(tree *object.Tree, prefix string) error {
+	first := ""
+	for i := range tree.Entries {
+		name := tree.Entries[i].Name
+		if !skill.IsEntryPath(name) {
+			continue
+		}
+		if first == "" {
+			first = name
+			continue
+		}
+		at := func(n string) string { return strconv.Quote(path.Join(prefix, n)) }
+		return w.f.errorf(remote.CodePath, "the repository holds both %s and %s (commit %s): a skill has one SKILL.md, in any case; remove or rename one of them", at(first), at(name), w.rev)
 	}
 	return nil
 }
@@ -745,7 +824,7 @@ func (w *writer) entry(p string, e *object.TreeEntry) error {
 func (w *writer) count(p string) error {
 	w.files++
 	if w.files > w.lim.MaxFiles {
-		return w.f.errorf(remote.CodeLimit, "%s: the snapshot would hold more than %d files (the file limit): select fewer paths or raise the limit", p, w.lim.MaxFiles)
+		return w.f.errorf(remote.CodeLimit, "%s: the snapshot would hold more than %d files (the limit remote.maxFiles): select fewer paths or raise the limit", p, w.lim.MaxFiles)
 	}
 	return nil
 }
@@ -758,10 +837,10 @@ func (w *writer) blob(p string, h plumbing.Hash) (plumbing.EncodedObject, error)
 	}
 	size := obj.Size()
 	if size > w.lim.MaxFileBytes {
-		return nil, w.f.errorf(remote.CodeLimit, "%s is %d bytes; the limit for one file is %d bytes: select paths without it or raise the limit", p, size, w.lim.MaxFileBytes)
+		return nil, w.f.errorf(remote.CodeLimit, "%s is %d bytes; the limit for one file is %d bytes (remote.maxFileSize): select paths without it or raise the limit", p, size, w.lim.MaxFileBytes)
 	}
 	if w.bytes+size > w.lim.MaxBytes {
-		return nil, w.f.errorf(remote.CodeLimit, "%s: the snapshot would hold more than %d bytes (the snapshot limit): select fewer paths or raise the limit", p, w.lim.MaxBytes)
+		return nil, w.f.errorf(remote.CodeLimit, "%s: the snapshot would hold more than %d bytes (the limit remote.maxTotalSize): select fewer paths or raise the limit", p, w.lim.MaxBytes)
 	}
 	w.bytes += size
 	return obj, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -264,30 +265,42 @@ func TestLimits(t *testing.T) {
 	rand.Read(big)
 	fx.write(map[string]string{"s/SKILL.md": "s\n", "s/b.md": "bb\n", "s/c.md": "cc\n"})
 	small := fx.commit("small")
-	if err := os.WriteFile(filepath.Join(fx.work, "s/big.bin"), big, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	withBig := fx.commit("big")
 	ctx := context.Background()
-	for name, loc := range transports(fx) {
+	locs := transports(fx)
+	for name, loc := range locs {
 		t.Run(name, func(t *testing.T) {
 			f := mustNew(t, remote.Spec{Git: loc, Ref: "main"})
 			_, err := f.Fetch(ctx, small, filepath.Join(t.TempDir(), "snap"), remote.Limits{MaxFiles: 2})
 			wantCode(t, err, remote.CodeLimit)
-			_, err = f.Fetch(ctx, small, filepath.Join(t.TempDir(), "snap"), remote.Limits{MaxBytes: 5})
+			_, err = f.Fetch(ctx, small, filepath.Join(t.TempDir(), "snap"), remote.Limits{MaxBytes: 7})
 			wantCode(t, err, remote.CodeLimit)
-			if _, err := f.Fetch(ctx, small, filepath.Join(t.TempDir(), "snap"), remote.Limits{MaxFiles: 3, MaxBytes: 9}); err != nil {
+			if _, err := f.Fetch(ctx, small, filepath.Join(t.TempDir(), "snap"), remote.Limits{MaxFiles: 3, MaxBytes: 8}); err != nil {
 				t.Errorf("at the limits: %v", err)
 			}
-
+		})
+	}
+	if err := os.WriteFile(filepath.Join(fx.work, "s/big.bin"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withBig := fx.commit("big")
+	for name, loc := range locs {
+		t.Run(name, func(t *testing.T) {
+			f := mustNew(t, remote.Spec{Git: loc, Ref: "main"})
 			dir := filepath.Join(t.TempDir(), "snap")
-			_, err = f.Fetch(ctx, withBig, dir, remote.Limits{MaxFileBytes: 1 << 20})
+			_, err := f.Fetch(ctx, withBig, dir, remote.Limits{MaxFileBytes: 1 << 20})
 			wantCode(t, err, remote.CodeLimit)
-			if !strings.Contains(err.Error(), "s/big.bin") || !strings.Contains(err.Error(), "1048576") {
-				t.Errorf("error does not name the file and the limit: %v", err)
+			if !strings.Contains(err.Error(), "1048576") || !strings.Contains(err.Error(), "maxFileSize") {
+				t.Errorf("error does not name the limit: %v", err)
+			}
+			if name != "http" && !strings.Contains(err.Error(), "s/big.bin") {
+				t.Errorf("error does not name the file: %v", err)
 			}
 			if _, err := os.Lstat(filepath.Join(dir, "s/big.bin")); err == nil {
 				t.Error("the oversized file was written")
+			}
+			// At the limit exactly, it is fetched.
+			if _, err := f.Fetch(ctx, withBig, filepath.Join(t.TempDir(), "snap"), remote.Limits{MaxFileBytes: 16 << 20}); err != nil {
+				t.Errorf("a file at the limit: %v", err)
 			}
 		})
 	}
@@ -510,4 +523,112 @@ func FuzzLinkEscapes(f *testing.F) {
 			t.Fatalf("kept an absolute or backslashed target %q", target)
 		}
 	})
+}
+
+// TestTwoEntryFiles: SKILL.md and skill.md side by side in one folder of
+// the repository refuse the snapshot, naming both; apart (one in a folder
+// below) they are fetched.
+func TestTwoEntryFiles(t *testing.T) {
+	fx := newFixture(t)
+	fx.write(map[string]string{"skills/pdf/SKILL.md": "---\nname: pdf\n---\n", "skills/pdf/skill.md": "other\n"})
+	both := fx.commit("both")
+	fx.write(map[string]string{"skills/pdf/skill.md": "", "skills/pdf/docs/skill.md": "nested\n", "skills/docx/Skill.MD": "---\nname: docx\n---\n"})
+	apart := fx.commit("apart")
+	for name, loc := range transports(fx) {
+		t.Run(name, func(t *testing.T) {
+			f := mustNew(t, remote.Spec{Git: loc, Ref: "main", Paths: []string{"skills"}})
+			_, err := f.Fetch(context.Background(), both, filepath.Join(t.TempDir(), "snap"), remote.DefaultLimits)
+			wantCode(t, err, remote.CodePath)
+			if !strings.Contains(err.Error(), `"skills/pdf/SKILL.md"`) || !strings.Contains(err.Error(), `"skills/pdf/skill.md"`) {
+				t.Errorf("the error does not name both files: %v", err)
+			}
+			dir := filepath.Join(t.TempDir(), "snap")
+			if _, err := f.Fetch(context.Background(), apart, dir, remote.DefaultLimits); err != nil {
+				t.Fatalf("apart: %v", err)
+			}
+			equalMaps(t, tree(t, dir), map[string]string{
+				"skills/pdf/SKILL.md":      "---\nname: pdf\n---\n",
+				"skills/pdf/docs/skill.md": "nested\n",
+				"skills/docx/Skill.MD":     "---\nname: docx\n---\n",
+			})
+		})
+	}
+}
+
+// TestLinkToSiblingFolder: a link that, through another link, resolves
+// into a folder beside the snapshot whose name begins with the snapshot's
+// (/x/snap-x beside /x/snap) has left the snapshot and is removed.
+func TestLinkToSiblingFolder(t *testing.T) {
+	fx := newFixture(t)
+	// a -> z/snap-x/secret; z -> d/l/..; d/l -> .. (the snapshot's top):
+	// each lexically inside, together outside. a is checked first.
+	fx.write(map[string]string{"s/SKILL.md": "s\n", "a": "->z/snap-x/secret", "z": "->d/l/..", "d/l": "->.."})
+	rev := fx.commit("links")
+	base := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(base, "snap-x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(base, "snap-x", "secret"), []byte("secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(base, "snap")
+	notes, err := mustNew(t, remote.Spec{Git: fx.bare, Ref: "main"}).Fetch(context.Background(), rev, dir, remote.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "a")); err == nil {
+		t.Errorf("the link into the sibling folder was kept: %v", notes)
+	}
+	joined := strings.Join(notes, "\n")
+	if !strings.Contains(joined, `skipped the symlink a -> "z/snap-x/secret": through other links it leaves the repository`) {
+		t.Errorf("notes do not say why a was skipped:\n%s", joined)
+	}
+}
+
+// TestPinBehindTip: when the branch has moved past the pin, the fetch
+// holds the history back to the pin (deepening 16, 256, all), not all of
+// it: a large file committed and removed long before the pin does not
+// count; one within the fetched history does, and the error names the
+// limit. A pin 19 commits back is found.
+func TestPinBehindTip(t *testing.T) {
+	fx := newFixture(t)
+	big := make([]byte, 2<<20)
+	rand.Read(big)
+	if err := os.MkdirAll(filepath.Join(fx.work, "s"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fx.work, "s/big.bin"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fx.write(map[string]string{"s/SKILL.md": "v0\n"})
+	fx.commit("big")
+	fx.write(map[string]string{"s/big.bin": ""})
+	var revs []string
+	for i := range 20 {
+		fx.write(map[string]string{"s/SKILL.md": fmt.Sprintf("v%d\n", i+1)})
+		revs = append(revs, fx.commit(fmt.Sprint(i+1)))
+	}
+	loc := fx.serve("", false)
+	f := mustNew(t, remote.Spec{Git: loc, Ref: "main"})
+	ctx := context.Background()
+	small := remote.Limits{MaxFileBytes: 1 << 20}
+	dir := filepath.Join(t.TempDir(), "snap")
+	if _, err := f.Fetch(ctx, revs[16], dir, small); err != nil {
+		t.Fatalf("a pin 3 commits behind, the large file 20 back: %v", err)
+	}
+	if got := readFile(t, filepath.Join(dir, "s/SKILL.md")); got != "v17\n" {
+		t.Errorf("SKILL.md = %q", got)
+	}
+	_, err := f.Fetch(ctx, revs[0], filepath.Join(t.TempDir(), "snap"), small)
+	wantCode(t, err, remote.CodeLimit)
+	if !strings.Contains(err.Error(), "remote.maxFileSize") {
+		t.Errorf("the error does not name the limit: %v", err)
+	}
+	dir = filepath.Join(t.TempDir(), "snap")
+	if _, err := f.Fetch(ctx, revs[0], dir, remote.DefaultLimits); err != nil {
+		t.Fatalf("a pin 19 commits behind: %v", err)
+	}
+	if got := readFile(t, filepath.Join(dir, "s/SKILL.md")); got != "v1\n" {
+		t.Errorf("SKILL.md = %q", got)
+	}
 }

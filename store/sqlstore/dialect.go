@@ -23,6 +23,11 @@ type Dialect struct {
 	migrations string
 	// uniqueViolation reports whether err is a unique-constraint failure.
 	uniqueViolation func(error) bool
+	// refusedData reports whether err is the database refusing the values
+	// a statement wrote (a value it cannot store, a constraint), which
+	// writing them again cannot cure, as against the database being
+	// unreachable, busy or shutting down, which may pass.
+	refusedData func(error) bool
 	// maxParams is the most parameters one statement may bind.
 	maxParams int
 	// changed is run in every write transaction that changed skills,
@@ -81,6 +86,7 @@ var (
 		Name:            "sqlite",
 		migrations:      "migrations/sqlite",
 		uniqueViolation: sqliteUnique,
+		refusedData:     sqliteRefusedData,
 		maxParams:       32766, // SQLITE_MAX_VARIABLE_NUMBER since 3.32
 		changed:         `UPDATE change_seq SET n = n + 1, instance = $1 WHERE id = 1 RETURNING n`,
 		changedCounts:   true,
@@ -96,6 +102,7 @@ var (
 		MigrationLock:   "SELECT pg_advisory_xact_lock(30521761572287860)",
 		migrations:      "migrations/postgres",
 		uniqueViolation: postgresUnique,
+		refusedData:     postgresRefusedData,
 		maxParams:       65535, // the wire protocol's 16-bit count
 		changed:         `SELECT pg_notify('` + NotifyChannel + `', current_schema() || ' ' || $1)`,
 		tokensChanged:   `SELECT pg_notify('` + NotifyChannel + `', current_schema() || ' ' || $1 || ' ` + ChangeTokens + `')`,
@@ -120,4 +127,35 @@ func sqliteUnique(err error) bool {
 func postgresUnique(err error) bool {
 	var e interface{ SQLState() string }
 	return errors.As(err, &e) && e.SQLState() == "23505"
+}
+
+// sqliteRefusedData: SQLITE_TOOBIG (18), SQLITE_CONSTRAINT (19, with its
+// extended codes, a trigger's RAISE(ABORT) among them), SQLITE_MISMATCH
+// (20) and SQLITE_RANGE (25).
+func sqliteRefusedData(err error) bool {
+	var e interface{ Code() int }
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code() & 0xff {
+	case 18, 19, 20, 25:
+		return true
+	}
+	return false
+}
+
+// postgresRefusedData: the SQLSTATE classes 22 (data exception: a NUL
+// byte or invalid UTF-8 in text is 22021), 23 (integrity constraint
+// violation) and 54 (program limit exceeded: a value too large for an
+// index row).
+func postgresRefusedData(err error) bool {
+	var e interface{ SQLState() string }
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch c := e.SQLState(); {
+	case strings.HasPrefix(c, "22"), strings.HasPrefix(c, "23"), strings.HasPrefix(c, "54"):
+		return true
+	}
+	return false
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/loadout/loadout/internal/pgtest"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/postgres"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/sqlite"
@@ -38,7 +39,7 @@ func engines(t *testing.T, f func(t *testing.T, open func(t *testing.T, maxConns
 	t.Run("postgres", func(t *testing.T) {
 		raw := os.Getenv("LOADOUT_TEST_POSTGRES")
 		if raw == "" {
-			t.Skip("LOADOUT_TEST_POSTGRES is not set; run eval \"$(scripts/pg.sh start)\" to test against PostgreSQL")
+			testutil.Unavailable(t, "LOADOUT_TEST_POSTGRES is not set; run eval \"$(scripts/pg.sh start)\" to test against PostgreSQL")
 		}
 		u := pgtest.Schema(t, raw, "loadout_pool_")
 		f(t, func(t *testing.T, maxConns int) *sqlstore.Store {

@@ -33,6 +33,12 @@ const receiptCols = `time, agent, skill, action, path, source, plugin, trust, di
 
 const receiptNcols = 15
 
+// receiptBytesSQL is store.ReceiptBytes of a receipts row, in SQL (the
+// same in both engines; so is migration 0007).
+const receiptBytesSQL = `128 + (octet_length(agent) + octet_length(skill) + octet_length(action) + octet_length(path)
+  + octet_length(source) + octet_length(plugin) + octet_length(trust) + octet_length(digest) + octet_length(transport)
+  + octet_length(outcome) + octet_length(token) + octet_length(code) + octet_length(origin)) * 5 / 4`
+
 // microsPerDay turns a receipt's time (Unix microseconds) into its UTC day
 // (days since 1970-01-01), the key of the daily counts.
 const microsPerDay = 86_400_000_000
@@ -123,10 +129,24 @@ func (c conn) execStmt(st *sql.Stmt, q string, args ...any) error {
 // statements (see receiptStmts). A zero Time is now. Receipts are only
 // appended here: MaintainReceipts counts them into the daily counts later,
 // many at a time, which costs far less than counting each batch.
+//
+// When the database refuses the values themselves (PostgreSQL refuses a
+// NUL byte or invalid UTF-8 in text; a constraint), the error has code
+// store.Invalid: writing the same receipts again would fail again. Any
+// other failure (the database unreachable, busy, closing) is
+// store.Internal, and may pass.
 func (s *Store) AddReceipts(ctx context.Context, rs []store.Receipt) error {
 	if len(rs) == 0 {
 		return nil
 	}
+	err := s.addReceipts(ctx, rs)
+	if err != nil && s.d.refusedData(err) {
+		return &store.Error{Code: store.Invalid, Message: "store: the database refused the receipts' values", Err: err}
+	}
+	return err
+}
+
+func (s *Store) addReceipts(ctx context.Context, rs []store.Receipt) error {
 	t := now()
 	micros := func(r *store.Receipt) int64 {
 		if r.Time.IsZero() {
@@ -362,14 +382,17 @@ func (s *Store) maintainTx(ctx context.Context, fn func(c conn) error) error {
 //     transaction, moving the
 //     mark (receipt_rollup.last_id) in the same transaction, so that no
 //     receipt is counted twice or missed;
-//  2. it deletes raw receipts beyond r.MaxRows rows (the oldest ids first) and
-//     older than r.KeepDays, PruneBatch per transaction, never one past
-//     the mark;
+//     It also records the chunk's estimated size (store.ReceiptBytes) in
+//     receipt_bytes;
+//  2. it deletes raw receipts beyond r.MaxRows rows (the oldest ids first),
+//     the oldest chunks while those kept sum past r.MaxBytes, and the
+//     receipts older than r.KeepDays, PruneBatch per transaction, never
+//     one past the mark;
 //  3. it deletes daily counts older than r.UsageDays, a day per
 //     transaction.
 //
-// After it returns, at most r.MaxRows raw receipts are left, plus what
-// was added meanwhile. It stops between transactions when ctx ends.
+// After it returns, at most r.MaxRows raw receipts of at most r.MaxBytes
+// are left, plus what was added meanwhile. It stops between transactions when ctx ends.
 func (s *Store) MaintainReceipts(ctx context.Context, r store.Retention) (store.MaintainResult, error) {
 	r = r.WithDefaults()
 	var res store.MaintainResult
@@ -418,7 +441,12 @@ GROUP BY time / `+fmt.Sprint(microsPerDay)+`, agent, `+rolledSkill+`, action, ou
 ON CONFLICT (day, agent, skill, action, outcome) DO UPDATE SET count = receipt_daily.count + excluded.count`, mark, upper.Int64); err != nil {
 				return err
 			}
-			if _, err := c.one(`SELECT count(*), CAST(coalesce(sum(count), 0) AS BIGINT) FROM receipts WHERE id > $1 AND id <= $2`, []any{mark, upper.Int64}, &n, &loads); err != nil {
+			var bytes int64
+			if _, err := c.one(`SELECT count(*), CAST(coalesce(sum(count), 0) AS BIGINT), CAST(coalesce(sum(`+receiptBytesSQL+`), 0) AS BIGINT)
+FROM receipts WHERE id > $1 AND id <= $2`, []any{mark, upper.Int64}, &n, &loads, &bytes); err != nil {
+				return err
+			}
+			if _, err := c.exec(`INSERT INTO receipt_bytes (last_id, bytes) VALUES ($1, $2)`, upper.Int64, bytes); err != nil {
 				return err
 			}
 			if _, err := c.exec(`UPDATE receipt_rollup SET last_id = $1 WHERE id = 1`, upper.Int64); err != nil {
@@ -478,6 +506,75 @@ ON CONFLICT (day, agent, skill, action, outcome) DO UPDATE SET count = receipt_d
 			return res, err
 		}
 	}
+	// By size: keep the newest chunks that fit in MaxBytes.
+	var chunks []struct{ last, bytes int64 }
+	if err := s.read(ctx, func(c conn) error {
+		rows, err := c.query(`SELECT last_id, bytes FROM receipt_bytes ORDER BY last_id DESC`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var ch struct{ last, bytes int64 }
+			if err := rows.Scan(&ch.last, &ch.bytes); err != nil {
+				return err
+			}
+			chunks = append(chunks, ch)
+		}
+		return rows.Err()
+	}); err != nil {
+		return res, err
+	}
+	var kept int64
+	for i, ch := range chunks {
+		if kept+ch.bytes <= r.MaxBytes {
+			kept += ch.bytes
+			continue
+		}
+		// This chunk does not fit whole: keep its newest rows that fit
+		// (read row by row: a chunk may be larger than MaxBytes), delete
+		// the rest and everything older, and note what is left of it.
+		var first int64 // the chunk's rows are above first
+		if i+1 < len(chunks) {
+			first = chunks[i+1].last
+		}
+		cut, left := ch.last, int64(0)
+		if err := s.read(ctx, func(c conn) error {
+			rows, err := c.query(`SELECT id, `+receiptBytesSQL+` FROM receipts WHERE id > $1 AND id <= $2 ORDER BY id DESC`, first, ch.last)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var id, b int64
+				if err := rows.Scan(&id, &b); err != nil {
+					return err
+				}
+				if kept+left+b > r.MaxBytes {
+					cut = id
+					return nil
+				}
+				left += b
+			}
+			cut = first // every row of it fits: only the older chunks go
+			return rows.Err()
+		}); err != nil {
+			return res, err
+		}
+		if cut > 0 {
+			if err := deleteWhile(`DELETE FROM receipts WHERE id IN (SELECT id FROM receipts WHERE id <= $1 ORDER BY id LIMIT $2)`, min(cut, mark), PruneBatch); err != nil {
+				return res, err
+			}
+		}
+		if err := tx(func(c conn) error {
+			_, err := c.exec(`UPDATE receipt_bytes SET bytes = $1 WHERE last_id = $2`, left, ch.last)
+			return err
+		}); err != nil {
+			return res, err
+		}
+		res.Transactions++
+		break
+	}
 	old := time.Now().Add(-time.Duration(r.KeepDays) * 24 * time.Hour).UnixMicro()
 	if err := deleteWhile(`DELETE FROM receipts WHERE id IN (SELECT id FROM receipts WHERE time < $1 AND id <= $2 ORDER BY time LIMIT $3)`, old, mark, PruneBatch); err != nil {
 		return res, err
@@ -505,6 +602,15 @@ ON CONFLICT (day, agent, skill, action, outcome) DO UPDATE SET count = receipt_d
 		}
 	}
 
+	// Forget the sizes of chunks no receipt is left of.
+	if err := tx(func(c conn) error {
+		_, err := c.exec(`DELETE FROM receipt_bytes WHERE last_id < coalesce((SELECT min(id) FROM receipts), $1)`, mark+1)
+		return err
+	}); err != nil {
+		return res, err
+	}
+	res.Transactions++
+
 	if err := s.read(ctx, func(c conn) error {
 		var lo, hi sql.NullInt64
 		if _, err := c.one(`SELECT min(id), max(id) FROM receipts`, nil, &lo, &hi); err != nil {
@@ -513,7 +619,8 @@ ON CONFLICT (day, agent, skill, action, outcome) DO UPDATE SET count = receipt_d
 		if lo.Valid {
 			res.Remaining = hi.Int64 - lo.Int64 + 1
 		}
-		return nil
+		_, err := c.one(`SELECT CAST(coalesce(sum(bytes), 0) AS BIGINT) FROM receipt_bytes`, nil, &res.Bytes)
+		return err
 	}); err != nil {
 		return res, err
 	}

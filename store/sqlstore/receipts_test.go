@@ -146,3 +146,49 @@ func TestUsageSumsCounts(t *testing.T) {
 		}
 	})
 }
+
+// TestReceiptBytesMigration: a store made before receipt_bytes (schema 6),
+// whose receipts were counted into the daily counts, gets their size as
+// one chunk from migration 0007, the same as store.ReceiptBytes sums, so
+// that MaxBytes bounds them too.
+func TestReceiptBytesMigration(t *testing.T) {
+	engines(t, func(t *testing.T, open func(t *testing.T, maxConns int) *sqlstore.Store) {
+		ctx := context.Background()
+		s := open(t, 0)
+		rs := []store.Receipt{
+			{Agent: "a", Skill: "deploy", Action: "load", Source: "folder", Transport: "http", Outcome: "ok"},
+			{Agent: "a", Skill: "deploy", Action: "read", Path: "références/é.md", Source: "folder", Transport: "http", Outcome: "not_found"},
+		}
+		var want int64
+		for i := range rs {
+			want += store.ReceiptBytes(&rs[i])
+		}
+		if err := s.AddReceipts(ctx, rs); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.MaintainReceipts(ctx, store.Retention{}); err != nil {
+			t.Fatal(err)
+		}
+		db := s.DB()
+		for _, q := range []string{`DROP TABLE receipt_bytes`, `DELETE FROM schema_migrations WHERE version = 7`} {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		s.Close()
+		s = open(t, 0)
+		res, err := s.MaintainReceipts(ctx, store.Retention{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Bytes != want {
+			t.Errorf("after the migration: %+v, want %d bytes", res, want)
+		}
+		if _, err := s.MaintainReceipts(ctx, store.Retention{MaxBytes: want - 1}); err != nil {
+			t.Fatal(err)
+		}
+		if rs, err := s.Receipts(ctx, store.ReceiptQuery{}); err != nil || len(rs) != 1 || rs[0].Path == "" {
+			t.Errorf("MaxBytes one byte under the migrated chunk left %+v (%v), want the newest receipt only", rs, err)
+		}
+	})
+}

@@ -38,6 +38,7 @@ func RunServer(t *testing.T, fresh func(t *testing.T) (open func(t *testing.T) s
 		{"TokenChanges", testTokenChanges},
 		{"ReceiptRetention", testReceiptRetention},
 		{"ReceiptRetentionByAge", testReceiptRetentionByAge},
+		{"ReceiptRetentionByBytes", testReceiptRetentionByBytes},
 		{"UsageConcurrentMaintenance", testUsageConcurrentMaintenance},
 	}
 	for _, tc := range tests {
@@ -790,6 +791,82 @@ func testReceiptRetentionByAge(t *testing.T, open func(t *testing.T) store.Store
 	}
 	if got := usageOf(t, s, store.UsageQuery{Since: now.Add(-7 * day), Daily: true}); got[key] != 6 {
 		t.Errorf("daily usage over 7 days: %v, want 6", got)
+	}
+}
+
+// Raw receipts are bounded by their estimated size as well as their count:
+// the size the store sums is store.ReceiptBytes of each row (in bytes,
+// not characters); chunks that fit exactly in MaxBytes are all kept, one
+// byte less drops the oldest chunk, and the daily counts still count
+// every receipt.
+func testReceiptRetentionByBytes(t *testing.T, open func(t *testing.T) store.Store) {
+	st := open(t)
+	s := server(t, st)
+	now := time.Now().UTC()
+	huge := store.Retention{MaxBytes: 1 << 40}
+	var chunk [3]int64
+	var oldest int64 // the first receipt's size
+	var want int64
+	for c := range chunk {
+		rs := make([]store.Receipt, 100)
+		for i := range rs {
+			// Paths of several bytes a character, up to the caps.
+			rs[i] = store.Receipt{Time: now.Add(time.Duration(c*100+i-300) * time.Millisecond), Agent: "coder", Skill: fmt.Sprintf("s%d", i%7),
+				Action: "read", Path: strings.Repeat("é", 1+(c*100+i)*5%512), Source: "store", Transport: "http", Outcome: "not_found"}
+			chunk[c] += store.ReceiptBytes(&rs[i])
+		}
+		if c == 0 {
+			oldest = store.ReceiptBytes(&rs[0])
+		}
+		if err := s.AddReceipts(ctx, rs); err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.MaintainReceipts(ctx, huge)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want += chunk[c]
+		if res.Bytes != want || res.Pruned != 0 {
+			t.Fatalf("chunk %d: %+v, want %d bytes as store.ReceiptBytes sums them, none pruned", c, res, want)
+		}
+	}
+	total := chunk[0] + chunk[1] + chunk[2]
+	res, err := s.MaintainReceipts(ctx, store.Retention{MaxBytes: total})
+	if err != nil || res.Pruned != 0 || res.Bytes != total {
+		t.Fatalf("MaxBytes exactly the size kept: %+v %v, want nothing pruned", res, err)
+	}
+	res, err = s.MaintainReceipts(ctx, store.Retention{MaxBytes: total - 1})
+	if err != nil || res.Pruned != 1 || res.Bytes != total-oldest {
+		t.Fatalf("MaxBytes one byte less: %+v %v, want the oldest receipt pruned and %d bytes left", res, err, total-oldest)
+	}
+	// A bound that ends exactly at a chunk: the rest of the oldest goes,
+	// and its size is forgotten.
+	res, err = s.MaintainReceipts(ctx, store.Retention{MaxBytes: chunk[1] + chunk[2]})
+	if err != nil || res.Pruned != 99 || res.Bytes != chunk[1]+chunk[2] {
+		t.Fatalf("MaxBytes the two newest chunks: %+v %v, want 99 more pruned and %d bytes left", res, err, chunk[1]+chunk[2])
+	}
+	if n := rawCount(t, st); n != 200 {
+		t.Errorf("%d raw receipts left, want 200", n)
+	}
+	var sizes int
+	if err := dbOf(t, st).QueryRowContext(ctx, `SELECT count(*) FROM receipt_bytes`).Scan(&sizes); err != nil || sizes != 2 {
+		t.Errorf("receipt_bytes holds %d rows (%v), want the 2 chunks kept", sizes, err)
+	}
+	rs, err := s.Receipts(ctx, store.ReceiptQuery{Limit: 1000})
+	if err != nil || len(rs) != 200 || !rs[len(rs)-1].Time.Equal(now.Add(-200*time.Millisecond).Truncate(time.Microsecond)) {
+		t.Errorf("kept %d receipts (%v), want the newest 200", len(rs), err)
+	}
+	var counted int64
+	for _, n := range usageOf(t, s, store.UsageQuery{}) {
+		counted += n
+	}
+	if counted != 300 {
+		t.Errorf("usage counts %d reads, want all 300", counted)
+	}
+	// The count bound still holds beside the size bound.
+	res, err = s.MaintainReceipts(ctx, store.Retention{MaxRows: 150, MaxBytes: 1 << 40})
+	if err != nil || rawCount(t, st) != 150 {
+		t.Errorf("MaxRows 150: %d left, %+v %v", rawCount(t, st), res, err)
 	}
 }
 

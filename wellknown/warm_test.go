@@ -1,0 +1,100 @@
+package wellknown
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWarm: after Warm, every agent's indexes are built, and requests for
+// them build nothing (issue 24: the first request paid for the build, 1.5
+// CPU-seconds at 400 skills). The global catalog's is left to its first
+// request.
+func TestWarm(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, testSkills())
+	svc := newService(t, root)
+	srv := httptest.NewServer(mux(svc))
+	t.Cleanup(srv.Close)
+
+	before := builds.Load()
+	Warm(context.Background(), svc, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if got := builds.Load() - before; got != 2 {
+		t.Errorf("Warm built %d indexes, want 2 (coder and writer)", got)
+	}
+	for _, id := range []string{"coder", "writer"} {
+		sl := slotFor(svc, id)
+		sl.mu.Lock()
+		s := sl.snap
+		sl.mu.Unlock()
+		if s == nil || s.gen != svc.Generation() {
+			t.Errorf("%s: no index after Warm", id)
+		}
+	}
+	before = builds.Load()
+	for _, p := range []string{"/agents/coder/.well-known/agent-skills/index.json", "/agents/writer/.well-known/skills/index.json"} {
+		if r := get(t, srv.URL+p); r.status != http.StatusOK {
+			t.Fatalf("%s: %d", p, r.status)
+		}
+	}
+	if got := builds.Load() - before; got != 0 {
+		t.Errorf("requests after Warm built %d indexes, want 0", got)
+	}
+	// Warm again at the same generation builds nothing; a cancelled Warm
+	// stops.
+	Warm(context.Background(), svc, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	Warm(ctx, svc, nil)
+	if got := builds.Load() - before; got != 0 {
+		t.Errorf("a second Warm built %d indexes", got)
+	}
+}
+
+// TestRequestWaitsForBuild: a request that arrives while an index is being
+// built waits for that build and is answered from it; one whose request
+// ends first gets 503.
+func TestRequestWaitsForBuild(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, testSkills())
+	svc := newService(t, root)
+	srv := httptest.NewServer(mux(svc))
+	t.Cleanup(srv.Close)
+
+	// A build under way, as Warm leaves it: a slot whose building is set.
+	l, _ := svc.Catalog().Agent("coder")
+	gen := svc.Generation()
+	sl := slotFor(svc, "coder")
+	b := &building{gen: gen, l: l, done: make(chan struct{})}
+	sl.mu.Lock()
+	sl.building = b
+	sl.mu.Unlock()
+
+	before := builds.Load()
+	got := make(chan response, 1)
+	go func() { got <- get(t, srv.URL+"/agents/coder/.well-known/agent-skills/index.json") }()
+	// It waits: no answer while the build is under way (one of its own
+	// would have answered by now and counted a build).
+	select {
+	case r := <-got:
+		t.Fatalf("answered %d during the build", r.status)
+	case <-time.After(300 * time.Millisecond):
+	}
+	s := build(l, gen, "coder", slog.Default(), func(string, []byte) {})
+	sl.mu.Lock()
+	sl.building, sl.snap = nil, s
+	sl.mu.Unlock()
+	b.snap = s
+	close(b.done)
+	if r := <-got; r.status != http.StatusOK || !strings.Contains(string(r.body), `"multi"`) {
+		t.Errorf("the waiting request: %d %s", r.status, r.body)
+	}
+	if n := builds.Load() - before; n != 0 {
+		t.Errorf("the waiting request built %d indexes itself", n)
+	}
+}
