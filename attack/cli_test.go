@@ -178,7 +178,8 @@ func TestIndexBuiltBeforeClients(t *testing.T) {
 		}
 		cost := s2.CPUSeconds(t) - before
 		t.Logf("%s: the first index request after start cost %.2f CPU-s (400 skills)", engine, cost)
-		if cost > 0.3 {
+		// Measured: 0.01 CPU-s built in advance, 0.40 built on the request.
+		if cost > 0.1 {
 			t.Errorf("%s: the first index request cost %.2f CPU-s: the index was built on the request", engine, cost)
 		}
 	})
