@@ -66,6 +66,8 @@ var layers = map[string][]string{
 	// git library is in remote/gitfetch only; cmd wires it in.
 	"remote":          {"skill", "source", "internal/safefile"},
 	"remote/gitfetch": {"remote", "skill"},
+
+	"safety/internal/gentable": {}, // go generate: the default-ignorable table, from Go's unicode tables
 }
 
 // free are the packages that wire everything together (or measure it):
