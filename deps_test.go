@@ -19,29 +19,28 @@ const module = "github.com/loadout/loadout"
 // the catalog never imports them, config, the service or a transport.
 var layers = map[string][]string{
 	// The format and the library.
-	"skill":                    {"internal/pyrepr"},
-	"render":                   {"skill"},
-	"safety":                   {"skill", "internal/safefile"},
-	"source":                   {"skill", "internal/ignore", "internal/safefile", "internal/dirent", "internal/fnv1a"},
-	"catalog":                  {"source", "render", "skill", "safety", "internal/textdist"},
-	"config":                   {"catalog", "source", "safety", "internal/jsonc"},
-	"internal/ignore":          {},
-	"internal/jsonc":           {"internal/textdist", "internal/jsondepth"},
-	"internal/jsondepth":       {},
-	"internal/testutil":        {}, // imported by tests only
-	"internal/pgtest":          {}, // imported by tests only: a PostgreSQL schema per test
-	"internal/browsertest":     {}, // imported by tests only: the real binary, and Chromium
-	"webui/internal/bundle":    {}, // go generate: the editor bundle, with esbuild
-	"compat":                   {}, // test-only: runs the pinned MCP and skills clients against the real binary
-	"attack":                   {}, // test-only: the attack suite, against the real binary
-	"safety/internal/gentable": {}, // go generate: the default-ignorable table
-	"internal/pyrepr":          {},
-	"internal/textdist":        {},
-	"internal/safefile":        {"skill"},
-	"internal/dirent":          {},
-	"internal/fnv1a":           {},
-	"examples":                 {},
-	"watch":                    {"internal/dirent", "internal/fnv1a"},
+	"skill":                 {"internal/pyrepr"},
+	"render":                {"skill"},
+	"safety":                {"skill", "internal/safefile"},
+	"source":                {"skill", "internal/ignore", "internal/safefile", "internal/dirent", "internal/fnv1a"},
+	"catalog":               {"source", "render", "skill", "safety", "internal/textdist"},
+	"config":                {"catalog", "source", "safety", "internal/jsonc"},
+	"internal/ignore":       {},
+	"internal/jsonc":        {"internal/textdist", "internal/jsondepth"},
+	"internal/jsondepth":    {},
+	"internal/testutil":     {}, // imported by tests only
+	"internal/pgtest":       {}, // imported by tests only: a PostgreSQL schema per test
+	"internal/browsertest":  {}, // imported by tests only: the real binary, and Chromium
+	"webui/internal/bundle": {}, // go generate: the editor bundle, with esbuild
+	"compat":                {}, // test-only: runs the pinned MCP and skills clients against the real binary
+	"attack":                {}, // test-only: the attack suite, against the real binary
+	"internal/pyrepr":       {},
+	"internal/textdist":     {},
+	"internal/safefile":     {"skill"},
+	"internal/dirent":       {},
+	"internal/fnv1a":        {},
+	"examples":              {},
+	"watch":                 {"internal/dirent", "internal/fnv1a"},
 	// Stores, plugins and portable formats: the format (plugins scan their
 	// skill folders with source), never the catalog.
 	"store":           {"skill"},
