@@ -33,6 +33,7 @@ var layers = map[string][]string{
 	"internal/browsertest":  {}, // imported by tests only: the real binary, and Chromium
 	"webui/internal/bundle": {}, // go generate: the editor bundle, with esbuild
 	"compat":                {}, // test-only: runs the pinned MCP and skills clients against the real binary
+	"attack":                {}, // test-only: the attack suite, against the real binary
 	"internal/pyrepr":       {},
 	"internal/textdist":     {},
 	"internal/safefile":     {"skill"},
@@ -64,6 +65,8 @@ var layers = map[string][]string{
 	// git library is in remote/gitfetch only; cmd wires it in.
 	"remote":          {"skill", "source", "internal/safefile"},
 	"remote/gitfetch": {"remote", "skill"},
+
+	"safety/internal/gentable": {}, // go generate: the default-ignorable table, from Go's unicode tables
 }
 
 // free are the packages that wire everything together (or measure it):

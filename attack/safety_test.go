@@ -66,12 +66,12 @@ func TestSafetyEvasionsRefused(t *testing.T) {
 	}
 	refused := []tc{
 		{name: "tags", code: "safety-hidden-tag", body: "Fill it." + shifted(msg, 0xE0000)},
-		{name: "emoji-smuggling", code: "safety-variation-selector", body: "Done " + smuggled("\U0001F600", msg)},
-		{name: "private-use", code: "safety-private-use", body: "See " + shifted(msg, 0xE000)},
+		{name: "emoji-smuggling", code: "safety-hidden-variation-selector", body: "Done " + smuggled("\U0001F600", msg)},
+		{name: "private-use", code: "safety-hidden-private-use", body: "See " + shifted(msg, 0xE000)},
 		{name: "interlinear", code: "safety-zero-width", body: "pay \uFFF9x\uFFFAy\uFFFB now"},
 		{name: "deprecated-format", code: "safety-zero-width", body: "ig\u206Bnore"},
 		{name: "khmer-vowel", code: "safety-zero-width", body: "ig\u17B4nore"},
-		{name: "mongolian-selector", code: "safety-variation-selector", body: "a\u180Cb"},
+		{name: "mongolian-selector", code: "safety-hidden-variation-selector", body: "a\u180Cb"},
 		{name: "shorthand-format", code: "safety-zero-width", body: "ig\U0001BCA1nore"},
 		{name: "musical-format", code: "safety-zero-width", body: "ig\U0001D175nore"},
 		{name: "tags-utf16", code: "safety-hidden-tag", body: "See references/notes.txt.", files: file("references/notes.txt", utf16File("Notes"+shifted(msg, 0xE0000)))},

@@ -4,8 +4,8 @@
 # supporting files), then runs the built binary ROUNDS times each, in turn:
 #   loadout check --safety=false DIR   (discovery and the format checks)
 #   loadout check DIR                  (plus the safety and quality checks)
-# and prints the median wall and CPU (user+system) time of each, and the
-# ratio. The first round's files are cold when the machine's page cache was
+# and prints the median wall and CPU (user+system) time and peak RSS of
+# each, and the ratios. The first round's files are cold when the machine's page cache was
 # dropped first (COLD=1 tries `sync; echo 3 > /proc/sys/vm/drop_caches`,
 # which needs root); the later rounds are warm.
 #
@@ -20,12 +20,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/loadout" ./cmd/loadout
 go run ./bench/cmd/gentree -n "$N" -out "$tmp/tree" >/dev/null
-measure() { # prints "wall cpu" in seconds for one run of the command
+measure() { # prints "wall cpu rss" (seconds, seconds, MB) for one run of the command
 	local start end
 	start=$(date +%s.%N)
-	/usr/bin/time -f "%U %S" -o "$tmp/time" "$@" >/dev/null 2>&1 || true
+	/usr/bin/time -f "%U %S %M" -o "$tmp/time" "$@" >/dev/null 2>&1 || true
 	end=$(date +%s.%N)
-	awk -v s="$start" -v e="$end" -v t="$(tail -1 "$tmp/time")" 'BEGIN{split(t,a," "); printf "%.3f %.3f\n", e-s, a[1]+a[2]}'
+	awk -v s="$start" -v e="$end" -v t="$(tail -1 "$tmp/time")" 'BEGIN{split(t,a," "); printf "%.3f %.3f %.1f\n", e-s, a[1]+a[2], a[3]/1000}'
 }
 median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 : >"$tmp/off" && : >"$tmp/on"
@@ -39,12 +39,12 @@ for r in $(seq "$ROUNDS"); do
 	fi
 	measure "$tmp/loadout" check "$tmp/tree" >>"$tmp/on"
 done
-off_wall=$(cut -d' ' -f1 "$tmp/off" | median); off_cpu=$(cut -d' ' -f2 "$tmp/off" | median)
-on_wall=$(cut -d' ' -f1 "$tmp/on" | median); on_cpu=$(cut -d' ' -f2 "$tmp/on" | median)
+off_wall=$(cut -d' ' -f1 "$tmp/off" | median); off_cpu=$(cut -d' ' -f2 "$tmp/off" | median); off_rss=$(cut -d' ' -f3 "$tmp/off" | median)
+on_wall=$(cut -d' ' -f1 "$tmp/on" | median); on_cpu=$(cut -d' ' -f2 "$tmp/on" | median); on_rss=$(cut -d' ' -f3 "$tmp/on" | median)
 echo "# $N skills, $ROUNDS rounds (medians)"
-printf "check --safety=false  wall %6.2fs  cpu %6.2fs\n" "$off_wall" "$off_cpu"
-printf "check                 wall %6.2fs  cpu %6.2fs\n" "$on_wall" "$on_cpu"
-awk -v a="$off_wall" -v b="$on_wall" -v c="$off_cpu" -v d="$on_cpu" 'BEGIN{printf "added: wall %+.0f%%, cpu %+.0f%%\n", 100*(b-a)/a, 100*(d-c)/c}'
+printf "check --safety=false  wall %6.2fs  cpu %6.2fs  peak RSS %6.1f MB\n" "$off_wall" "$off_cpu" "$off_rss"
+printf "check                 wall %6.2fs  cpu %6.2fs  peak RSS %6.1f MB\n" "$on_wall" "$on_cpu" "$on_rss"
+awk -v a="$off_wall" -v b="$on_wall" -v c="$off_cpu" -v d="$on_cpu" -v e="$off_rss" -v f="$on_rss" 'BEGIN{printf "check / check --safety=false: wall %.2fx, cpu %.2fx, peak RSS %.2fx\n", b/a, d/c, f/e}'
 if [ -n "$COLD" ]; then
 	echo "# round 1 (cold): off $(head -1 "$tmp/off"), on $(head -1 "$tmp/on") (wall cpu)"
 fi

@@ -51,7 +51,14 @@ func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnost
 		c.safety.policy, c.safety.checked, c.safety.found = p, nil, nil
 		c.safety.files = safety.NewCache()
 	}
+	// The first check of a catalog (all of a one-shot `loadout check`)
+	// finds nothing in the cache, so it fills none: the cache serves the
+	// re-checks of a long-lived catalog, whose new skill values are often
+	// the same bytes.
 	files := c.safety.files
+	if c.safety.checked == nil {
+		files = nil
+	}
 	oldChecked, oldFound := c.safety.checked, c.safety.found
 	n := 0
 	for _, res := range snap.results {

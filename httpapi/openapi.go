@@ -68,11 +68,12 @@ var errorDesc = map[int]string{
 }
 
 var headerDesc = map[string]string{
-	"ETag":                `a stored skill's version, "vN" (for a file, its "sha256:<hex>" digest; for the skill list's pages, the prompt, the diagnostics and this document, a digest of the bytes sent, which differs for their gzip form)`,
-	"Location":            "the new skill's URL",
-	"Content-Disposition": "attachment; filename=NAME.zip for zips",
-	"Content-Range":       "bytes FIRST-LAST/SIZE",
-	"X-Skill-Size":        "the whole file's size in bytes",
+	"ETag":                    `a stored skill's version, "vN" (for a file, its "sha256:<hex>" digest; for the skill list's pages, the prompt, the diagnostics and this document, a digest of the bytes sent, which differs for their gzip form)`,
+	"Location":                "the new skill's URL",
+	"Content-Disposition":     "attachment; filename=NAME.zip for zips; for a file's bytes, inline or attachment (an octet-stream) with the file's name",
+	"Content-Security-Policy": "for a file's bytes: sandbox; default-src 'none'; frame-ancestors 'none', so nothing in it runs in this origin",
+	"Content-Range":           "bytes FIRST-LAST/SIZE",
+	"X-Skill-Size":            "the whole file's size in bytes",
 }
 
 // openAPIDoc builds the OpenAPI 3.1 document from the route table.

@@ -109,10 +109,12 @@
 //
 // A streamable HTTP session holds memory until it is closed, and clients
 // may open sessions and never come back. Sessions (Options.Sessions) bound
-// them: a count shared by the handlers given the same Sessions, past which
-// the session idle the longest is closed, and an idle timeout. A session
-// with a request in flight, its GET stream included, is never closed for
-// either. The SDK's own idle timeout (StreamableHTTPOptions.SessionTimeout)
+// them: a count shared by the handlers given the same Sessions and a count
+// per token, past which the same token's session idle the longest is
+// closed (never another token's: with none of its own idle, the new
+// session is refused), and an idle timeout. A session with a request in
+// flight, its GET stream included, is never closed for either. A revoked
+// token's sessions are closed, and its streams end. The SDK's own idle timeout (StreamableHTTPOptions.SessionTimeout)
 // is not used: it counts only POSTs, so it would close a session whose
 // client is listening on its GET stream.
 //

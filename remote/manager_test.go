@@ -529,6 +529,52 @@ func TestTamperedSnapshotNotRepinned(t *testing.T) {
 	if p := again.Pin(id); p.Digest != pin.Digest {
 		t.Errorf("pin digest %s, want %s", p.Digest, pin.Digest)
 	}
+
+	// Edited again while the remote is out of reach: nothing is served,
+	// and the edited folder goes.
+	again.Close()
+	edited = snapFolder(t, fx, id, "aaa111")
+	tamper(t, edited, "pdf")
+	fx.f.fail = Errorf("", CodeNetwork, "offline")
+	offline := fx.manager()
+	if d := offline.Open(context.Background(), false); len(d) != 1 || d[0].Code != CodeNetwork {
+		t.Fatalf("open of an edited snapshot, offline: %v", d)
+	}
+	if sk, _ := offline.Skills(id); len(sk) != 0 {
+		t.Errorf("an edited snapshot is served: %v", names(sk))
+	}
+	if _, err := os.Stat(edited); err == nil {
+		t.Error("the edited folder was kept")
+	}
+}
+
+// TestSameRevisionNewContent: when what a revision holds changed (an
+// index republished under the same digest, a lock written elsewhere),
+// a sync pins what it fetched, and a server follows the new digest at
+// the same revision.
+func TestSameRevisionNewContent(t *testing.T) {
+	fx := newFixture(t)
+	fx.revision("aaa111", map[string]string{"pdf": "v1"})
+	server := fx.manager()
+	id := server.Specs()[0].ID
+	server.Sync(context.Background())
+
+	// Fetched again into a new folder (the cached one is edited), the
+	// revision holds other content now: that is pinned, as what the
+	// source holds.
+	fx.revision("aaa111", map[string]string{"pdf": "v2"})
+	tamper(t, snapFolder(t, fx, id, "aaa111"), "pdf")
+	cli := fx.manager()
+	ch := cli.Sync(context.Background())[0]
+	if ch.Err != nil || !ch.Moved || !slices.Equal(ch.Changed, []string{"pdf"}) || body(t, cli, id, "pdf") != "v2" {
+		t.Fatalf("sync: %+v", ch)
+	}
+	cli.Close()
+	// The server, at the same revision with the old digest, serves the new
+	// pin at its next sync.
+	if ch := server.Sync(context.Background())[0]; ch.Err != nil || body(t, server, id, "pdf") != "v2" {
+		t.Fatalf("server sync: %+v", ch)
+	}
 }
 
 // breakYAML writes a SKILL.md for name at revision rev whose frontmatter
@@ -783,8 +829,45 @@ func TestCacheKeepsWhatIsNeeded(t *testing.T) {
 		t.Errorf("the cache holds %v; want the previous and current snapshots", revs)
 	}
 	// A sync at the pin in a new process reads the cache, fetching nothing.
+	server.Close()
 	before := fx.f.count
-	if ch := fx.manager().Sync(context.Background())[0]; ch.Err != nil || ch.Moved || fx.f.count != before {
+	again := fx.manager()
+	if ch := again.Sync(context.Background())[0]; ch.Err != nil || ch.Moved || fx.f.count != before {
 		t.Errorf("a sync at the pin fetched %d times: %+v", fx.f.count-before, ch)
+	}
+	again.Close()
+	// A refused sync in a new process keeps the pinned snapshot too.
+	os.MkdirAll(filepath.Join(fx.remote, "eee555", "skills"), 0o755)
+	os.WriteFile(filepath.Join(fx.remote, "HEAD"), []byte("eee555"), 0o644)
+	if ch := fx.manager().Sync(context.Background())[0]; ch.Err == nil {
+		t.Fatalf("a snapshot with no skills was taken: %+v", ch)
+	}
+	fx.f.fail = Errorf("", CodeNetwork, "offline")
+	if d := fx.manager().Open(context.Background(), false); len(d) != 0 {
+		t.Errorf("the pinned snapshot is gone from the cache: %v %v", d, cacheEntries(t, filepath.Join(fx.opt.Cache, id)))
+	}
+}
+
+// TestServedAtPinClearsTheProblem: a source that could not be opened at
+// start (its snapshot not cached, the remote out of reach) is served once
+// a sync reaches it at the same revision, and the problem goes.
+func TestServedAtPinClearsTheProblem(t *testing.T) {
+	fx := newFixture(t)
+	fx.revision("aaa111", map[string]string{"pdf": "v1"})
+	cli := fx.manager()
+	id := cli.Specs()[0].ID
+	cli.Sync(context.Background())
+	cli.Close()
+	os.RemoveAll(fx.opt.Cache)
+	fx.f.fail = Errorf("", CodeNetwork, "offline")
+	m := fx.manager()
+	if d := m.Open(context.Background(), false); len(d) != 1 || m.LastError(id) == "" {
+		t.Fatalf("open offline: %v", d)
+	}
+	fx.f.fail = nil
+	ch := m.Sync(context.Background())[0]
+	sk, diags := m.Skills(id)
+	if ch.Err != nil || ch.Moved || !ch.Served || len(sk) != 1 || len(diags) != 0 || m.LastError(id) != "" {
+		t.Fatalf("sync at the pin: %+v %v %v %q", ch, names(sk), diags, m.LastError(id))
 	}
 }

@@ -122,3 +122,18 @@ func TestScanBoundExact(t *testing.T) {
 		}
 	}
 }
+
+// TestHiddenCodesUnderHiddenPattern: a policy written before the
+// variation-selector and private-use codes existed, refusing
+// "safety-hidden-*" as the README shows, refuses them too.
+func TestHiddenCodesUnderHiddenPattern(t *testing.T) {
+	p, err := safety.ParsePolicy([]byte(`{"refuse": ["safety-secret-*", "safety-hidden-*", "safety-bidi", "safety-zero-width"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, code := range []string{safety.CodeHiddenTag, safety.CodeVariationSelector, safety.CodePrivateUse} {
+		if s, on := p.Severity(code); !on || s != skill.Error {
+			t.Errorf("%s: %s %v under safety-hidden-*", code, s, on)
+		}
+	}
+}

@@ -57,8 +57,8 @@ const (
 	CodeZeroWidth = "safety-zero-width" // zero-width and other default-ignorable or format characters
 	// Variation selectors that vary nothing: more than one after a
 	// character, or after one they cannot vary ("emoji smuggling").
-	CodeVariationSelector = "safety-variation-selector"
-	CodePrivateUse        = "safety-private-use" // private-use characters: no meaning a reviewer can see
+	CodeVariationSelector = "safety-hidden-variation-selector"
+	CodePrivateUse        = "safety-hidden-private-use" // private-use characters: no meaning a reviewer can see
 	// Names (default: warning).
 	CodeConfusableName  = "safety-confusable-name"   // looks like another skill's name
 	CodeMixedScriptName = "safety-mixed-script-name" // letters from more than one script

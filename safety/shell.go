@@ -32,6 +32,15 @@ type shellHit struct {
 // parsed again.
 const maxShellDepth = 3
 
+// maxShortValue, maxShellValue and maxVarBytes bound what the static
+// expansion keeps: a longer value is not a command name or a path the
+// rules look for.
+const (
+	maxShortValue = 64
+	maxShellValue = 512
+	maxVarBytes   = 256 << 10
+)
+
 // shellScan walks one piece of shell code.
 type shellScan struct {
 	c    *checker
@@ -44,6 +53,7 @@ type shellScan struct {
 	downloaded map[string]int
 	verified   map[string]bool
 	hits       []shellHit
+	varBytes   int // the bytes of the longer values kept
 	seenPipe   map[*syntax.BinaryCmd]bool
 	cfg        *expand.Config
 }
@@ -162,7 +172,11 @@ func (s *shellScan) file(f *syntax.File, depth, base int) {
 		switch n := n.(type) {
 		case *syntax.Assign:
 			if n.Name != nil && n.Value != nil {
-				if v := s.lit(n.Value); v != "" {
+				// Bounded: a=$a$a doubles a value on every line. A short
+				// value (a command name) is always kept, so padding the
+				// script with variables hides nothing.
+				if v := s.lit(n.Value); v != "" && (len(v) <= maxShortValue || len(v) <= maxShellValue && s.varBytes < maxVarBytes) {
+					s.varBytes += len(v)
 					if s.vars == nil {
 						s.vars = map[string]string{}
 					}

@@ -1,6 +1,13 @@
 package safety
 
-import "strings"
+import (
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// gateBufs hold the folded copy of the code mayMatter reads.
+var gateBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
 
 // mayMatter reports whether shell code could hold anything the shell rules
 // report, so that code which cannot (most of a collection's helper scripts)
@@ -21,7 +28,14 @@ func mayMatter(code string) bool {
 			return false
 		}
 	}
-	b := make([]byte, 0, len(code))
+	bp := gateBufs.Get().(*[]byte)
+	defer gateBufs.Put(bp)
+	b := (*bp)[:0]
+	defer func() {
+		if cap(b) <= 1<<20 {
+			*bp = b[:0]
+		}
+	}()
 	prev := byte(' ')
 	var dq, sq, inVar bool // in "…", in '…', just after an unbraced $name or a ${…}
 	// A command substitution inside "…" starts its own quoting: the
@@ -103,7 +117,8 @@ func mayMatter(code string) bool {
 		b = append(b, lowerByte(c))
 		prev = c
 	}
-	s := string(b)
+	// Read in place: nothing outlives this call.
+	s := unsafe.String(unsafe.SliceData(b), len(b))
 	for _, k := range gateSubstrings {
 		if strings.Contains(s, k) {
 			return true

@@ -1,6 +1,13 @@
 package safety
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadout/loadout/skill"
+)
 
 // TestMayMatter: the gate in front of the parse lets through every way of
 // writing a command the rules look at, and skips ordinary scripts.
@@ -28,5 +35,33 @@ func TestMayMatter(t *testing.T) {
 		if mayMatter(code) {
 			t.Errorf("%q parsed", code)
 		}
+	}
+}
+
+// TestShellExpansionBounded: a value doubled on every line, or very many
+// variables, do not make the static expansion grow without bound.
+func TestShellExpansionBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a=curlx\n")
+	for range 60 {
+		b.WriteString("a=$a$a\n")
+	}
+	for i := range 5000 {
+		fmt.Fprintf(&b, "v%d=x%d\n", i, i)
+	}
+	b.WriteString("$a | sh\nc=curl\n$c x | sh\n")
+	start := time.Now()
+	ds := Check(Input{Name: "x", Content: []byte("---\nname: x\ndescription: d\n---\nSee scripts/x.sh.\n"),
+		Files: []skill.BundleFile{{Path: "scripts/x.sh", Data: []byte(b.String())}}}, nil)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+	// c, set after thousands of other variables, is still known.
+	found := false
+	for _, d := range ds {
+		found = found || d.Code == CodeScriptPipeShell
+	}
+	if !found {
+		t.Errorf("padding with variables hid $c | sh: %v", ds)
 	}
 }

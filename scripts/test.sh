@@ -39,7 +39,9 @@ if [ -z "${LOADOUT_TEST_POSTGRES:-}" ]; then
   echo "PostgreSQL for the tests: ${LOADOUT_TEST_POSTGRES##*@}"
 fi
 
-go test -race -count=1 ./...
+# The attack suite (attack/) runs the real binary through whole attacks,
+# a git bomb and Chromium among them: it gets more than the default 10 min.
+go test -race -count=1 -timeout 20m ./...
 
 # Every fuzz target for a short fixed time (FUZZTIME, 5s each by default),
 # with its committed seed corpus; FUZZTIME=0 skips this step.

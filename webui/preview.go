@@ -35,9 +35,9 @@ import (
 // it would run as the admin reading the page, and a skill's own files are
 // linked by relative paths.
 // The files are served through the service (svc.ReadFile with the
-// caller's principal), as attachments unless they are images or text, and
-// with the UI's CSP plus sandbox, so an SVG or HTML file of a skill never
-// runs script even when opened directly.
+// caller's principal) under internal/inert's headers, as the API serves
+// them, so an SVG or HTML file of a skill never runs script even when
+// opened directly.
 
 // MaxPreviewFileBytes is the largest file of a skill the UI serves or
 // renders (a larger one is refused with a message saying how to get it:

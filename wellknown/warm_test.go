@@ -2,6 +2,7 @@ package wellknown
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/service"
 )
 
 // TestWarm: after Warm, every agent's indexes are built, and requests for
@@ -96,5 +100,39 @@ func TestRequestWaitsForBuild(t *testing.T) {
 	}
 	if n := builds.Load() - before; n != 0 {
 		t.Errorf("the waiting request built %d indexes itself", n)
+	}
+}
+
+// TestWarmLeavesLargeAgents: an agent of more than WarmMaxSkills skills is
+// left to its first request, and the log line names it; exactly
+// WarmMaxSkills is built.
+func TestWarmLeavesLargeAgents(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]file{}
+	for i := range WarmMaxSkills + 1 {
+		n := fmt.Sprintf("s%04d", i)
+		files[n+"/SKILL.md"] = file{md(n, "Use when testing "+n+"."), 0o644}
+	}
+	writeTree(t, root, files)
+	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{
+		{AgentID: "big", Skills: []catalog.SourceSpec{{Root: root}}},
+		{AgentID: "edge", Skills: []catalog.SourceSpec{{Root: root, Available: []string{"s[01]*"}}}},
+	}, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(cat, service.Options{})
+	t.Cleanup(func() { svc.Close() })
+	if l, _ := cat.Agent("edge"); len(l.Entries()) != WarmMaxSkills {
+		t.Fatalf("edge has %d skills, want %d", len(l.Entries()), WarmMaxSkills)
+	}
+	var logb strings.Builder
+	before := builds.Load()
+	Warm(context.Background(), svc, slog.New(slog.NewTextHandler(&logb, nil)))
+	if got := builds.Load() - before; got != 1 {
+		t.Errorf("Warm built %d indexes, want 1 (edge)", got)
+	}
+	if !strings.Contains(logb.String(), "built_on_first_request=big") || !strings.Contains(logb.String(), "agents=1") {
+		t.Errorf("log: %s", logb.String())
 	}
 }

@@ -135,7 +135,9 @@ func TestServeHintNamesStore(t *testing.T) {
 	dir := openaiLayout(t)
 	db := filepath.Join(dir, "elsewhere", "served.db")
 	must(t, os.MkdirAll(filepath.Dir(db), 0o755))
-	r := runCLI(t, "serve", "--addr", "0.0.0.0:0", "--db", db, filepath.Join(dir, "skills/.curated"))
+	// The real binary: serve's background work (the folder watch) logs
+	// while it refuses, which an in-process run would race on its buffer.
+	r := binCLI(t, "serve", "--addr", "0.0.0.0:0", "--db", db, filepath.Join(dir, "skills/.curated"))
 	if r.code != 2 || !strings.Contains(r.stderr, "loadout token create --scope admin --db "+db) {
 		t.Errorf("exit %d\n%s", r.code, r.stderr)
 	}

@@ -23,10 +23,10 @@
 //     UTF-8) goes out as application/octet-stream, as an attachment.
 //
 // Every such answer also says X-Content-Type-Options: nosniff (so a
-// browser believes the type) and Content-Security-Policy: sandbox;
-// default-src 'none' (so a document made of the bytes, should a browser
-// render one anyway, has a unique origin, runs no script and loads
-// nothing), and names the file in Content-Disposition. The manifest's own
+// browser believes the type) and CSP (so a document made of the bytes,
+// should a browser render one anyway, has an opaque origin, runs no
+// script, loads nothing and cannot be framed), and names the file in
+// Content-Disposition. The manifest's own
 // type stays in the JSON answers (the manifest, read_skill_file without
 // raw) for clients that want it.
 package inert
@@ -39,8 +39,9 @@ import (
 )
 
 // CSP is the Content-Security-Policy of every answer carrying a skill's
-// bytes.
-const CSP = "sandbox; default-src 'none'"
+// bytes: a document made of them is a sandbox (an opaque origin, no
+// script, no forms) that loads nothing and that no page may frame.
+const CSP = "sandbox; default-src 'none'; frame-ancestors 'none'"
 
 // The types sent in place of one that is not on the allowlist.
 const (

@@ -148,7 +148,7 @@ func TestSet(t *testing.T) {
 			t.Errorf("Set(%q, %q): %v", c.name, c.stored, h)
 		}
 	}
-	if !strings.Contains(CSP, "sandbox") || !strings.Contains(CSP, "default-src 'none'") {
+	if !strings.Contains(CSP, "sandbox;") || !strings.Contains(CSP, "default-src 'none'") || !strings.Contains(CSP, "frame-ancestors 'none'") {
 		t.Errorf("CSP %q", CSP)
 	}
 }
