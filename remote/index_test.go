@@ -1096,6 +1096,18 @@ func TestIndexOrigins(t *testing.T) {
 				t.Errorf("allowed(%s) = %v, want %v", u, got, want)
 			}
 		}
+		// The token and quoted messages follow the same comparison.
+		for pair, want := range map[[2]string]bool{
+			{"https://h.io/a", "https://H.io:443/b"}: true,
+			{"http://h.io:1/", "https://h.io:1/"}:    false,
+			{"http://h.io:1/", "http://h.io:2/"}:     false,
+		} {
+			a, _ := url.Parse(pair[0])
+			b, _ := url.Parse(pair[1])
+			if got := sameOrigin(a, b); got != want {
+				t.Errorf("sameOrigin(%s, %s) = %v, want %v", pair[0], pair[1], got, want)
+			}
+		}
 	})
 }
 

@@ -91,8 +91,8 @@ func checkHost(host, port string) error {
 		}
 	}
 	if strings.Contains(host, ":") {
-		if _, err := netip.ParseAddr(host); err != nil {
-			return errors.New("its host is not an IP address or a DNS name")
+		if a, err := netip.ParseAddr(host); err != nil || a.Zone() != "" {
+			return errors.New("its host is not an IP address (without a zone) or a DNS name")
 		}
 		return nil
 	}
@@ -119,7 +119,7 @@ func OriginOf(u *url.URL) string {
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}
-	scheme := strings.ToLower(u.Scheme)
+	scheme := u.Scheme // url.Parse gives it in lower case
 	if p := u.Port(); p != "" && !(scheme == "https" && p == "443" || scheme == "http" && p == "80") {
 		host += ":" + p
 	}

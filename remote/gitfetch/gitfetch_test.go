@@ -633,3 +633,38 @@ func TestPinBehindTip(t *testing.T) {
 		t.Errorf("SKILL.md = %q", got)
 	}
 }
+
+// TestPackCountsWholeCommit: the pack of the tip is the whole commit, so
+// files outside the source's paths count against the limits while it
+// streams in; a file removed at the tip does not (the tip is fetched at
+// depth 1, without its history).
+func TestPackCountsWholeCommit(t *testing.T) {
+	fx := newFixture(t)
+	big := make([]byte, 2<<20)
+	rand.Read(big)
+	if err := os.MkdirAll(filepath.Join(fx.work, "other"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fx.work, "other/big.bin"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fx.write(map[string]string{"s/SKILL.md": "s\n", "other/notes.md": strings.Repeat("n", 90)})
+	fx.commit("with big")
+	fx.write(map[string]string{"other/big.bin": ""})
+	tip := fx.commit("without big")
+	loc := fx.serve("", false)
+	ctx := context.Background()
+	f := mustNew(t, remote.Spec{Git: loc, Ref: "main", Paths: []string{"s"}})
+	if _, err := f.Fetch(ctx, tip, filepath.Join(t.TempDir(), "snap"), remote.Limits{MaxFileBytes: 1 << 20}); err != nil {
+		t.Errorf("the tip, whose parent held a file over the limit: %v", err)
+	}
+	// s/SKILL.md is 2 bytes, other/notes.md 90: 92 in the pack.
+	_, err := f.Fetch(ctx, tip, filepath.Join(t.TempDir(), "snap"), remote.Limits{MaxBytes: 91})
+	wantCode(t, err, remote.CodeLimit)
+	if !strings.Contains(err.Error(), "the files of the pack are over 91 bytes") {
+		t.Errorf("the error does not say the pack's files are over the total: %v", err)
+	}
+	if _, err := f.Fetch(ctx, tip, filepath.Join(t.TempDir(), "snap"), remote.Limits{MaxBytes: 92}); err != nil {
+		t.Errorf("at the total exactly: %v", err)
+	}
+}

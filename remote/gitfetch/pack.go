@@ -172,9 +172,11 @@ func (g *packGuard) Write(p []byte) (int, error) {
 	return g.w.Write(p)
 }
 
+// finish records the scanner's verdict (Write calls it only while g.err
+// is nil).
 func (g *packGuard) finish(err error) {
 	g.finished = true
-	if err != nil && g.err == nil {
+	if err != nil {
 		g.err = err
 	}
 }
@@ -192,18 +194,15 @@ func (g *packGuard) stop(err error) {
 }
 
 // Close ends the scan and closes w; a pack the scanner refused is not
-// kept (go-git's writer removes a pack it could not index).
+// kept (go-git's writer removes a pack it could not index). A refusal was
+// returned by Write already, and go-git reports that error, not Close's.
 func (g *packGuard) Close() error {
 	if !g.finished {
 		close(g.in)
-		g.finish(<-g.done)
+		<-g.done // the stream was cut short: go-git says so
+		g.finished = true
 	}
-	cerr := g.w.Close()
-	var le *packLimitError
-	if errors.As(g.err, &le) {
-		return g.err
-	}
-	return cerr
+	return g.w.Close()
 }
 
 // packScanner reads a pack's object headers and inflates each object to
@@ -265,7 +264,7 @@ func (s *packScanner) Read(p []byte) (int, error) {
 
 func (s *packScanner) scan() error {
 	err := s.objects()
-	if errors.Is(err, errPackCut) || errors.Is(err, io.ErrUnexpectedEOF) {
+	if errors.Is(err, errPackCut) {
 		return nil // the transfer ended early: go-git reports it
 	}
 	return err
@@ -316,13 +315,12 @@ func (s *packScanner) object(n int64) error {
 			return err
 		}
 		if shift > 56 {
-			return malformed("object %d declares a size that does not fit in 64 bits", n)
+			// Past 2^60 bytes: no pack holds such an object, and the
+			// next bits would not fit in an int64.
+			return malformed("object %d declares a size of more than 2^60 bytes", n)
 		}
 		size |= int64(c&0x7f) << shift
 		shift += 7
-	}
-	if size < 0 {
-		return malformed("object %d declares a negative size", n)
 	}
 	target := uint8(objUnknown)
 	switch typ {
@@ -338,7 +336,7 @@ func (s *packScanner) object(n int64) error {
 		}
 		base := at - rel
 		bt, ok := s.types[base]
-		if rel <= 0 || !ok {
+		if !ok { // rel 0 names the delta itself, not yet typed
 			return malformed("object %d is a delta of offset %d, where no object begins", n, base)
 		}
 		target = bt

@@ -216,6 +216,40 @@ func TestPackGuard(t *testing.T) {
 			b.declared(objCommit, 301, nil)
 			return 1
 		}, "trees and commits of the pack are over 800 bytes"},
+		{"files at the total", func(b *packBuilder) int {
+			for range 5 {
+				b.object(objBlob, blob)
+			}
+			b.object(objBlob, nil)
+			return -1
+		}, ""},
+		{"trees at the total", func(b *packBuilder) int {
+			b.object(objTree, bytes.Repeat([]byte("t"), 500))
+			b.object(objCommit, bytes.Repeat([]byte("c"), 300))
+			return -1
+		}, ""},
+		{"objects at the limit", func(b *packBuilder) int {
+			for range 10 {
+				b.object(objBlob, []byte("x"))
+			}
+			return -1
+		}, ""},
+		{"delta of a delta of a tree counts as a tree", func(b *packBuilder) int {
+			b.object(objTree, []byte("z"))
+			b.ofsDelta(0, 1, 2)
+			b.ofsDelta(1, 2, 501)
+			return 2
+		}, "object 3 of the pack is a tree of 501 bytes"},
+		{"delta far from its base", func(b *packBuilder) int {
+			far := make([]byte, 900)
+			for i := range far {
+				far[i] = byte(i*7919 + i*i)
+			}
+			b.object(objTree, []byte("z"))
+			b.object(objBlob, far) // incompressible: the delta's base is 900+ bytes back
+			b.ofsDelta(0, 1, 501)
+			return 2
+		}, "object 3 of the pack is a tree of 501 bytes"},
 		{"too many objects", func(b *packBuilder) int {
 			for range 11 {
 				b.object(objBlob, []byte("x"))
@@ -264,13 +298,17 @@ func TestPackGuard(t *testing.T) {
 
 // TestPackGuardMalformed: what the guard cannot read stops the transfer.
 func TestPackGuardMalformed(t *testing.T) {
-	for name, pack := range map[string][]byte{
-		"not a pack":    []byte("HTTP/1.1 200 OK\r\n\r\n"),
-		"version 9":     append([]byte("PACK\x00\x00\x00\x09\x00\x00\x00\x01"), make([]byte, 40)...),
-		"longer object": func() []byte { b := &packBuilder{}; b.declared(objBlob, 3, []byte("four")); return b.bytes() }(),
-		"shorter":       func() []byte { b := &packBuilder{}; b.declared(objBlob, 5, []byte("four")); return b.bytes() }(),
-		"bad type":      func() []byte { b := &packBuilder{}; b.declared(5, 1, []byte("x")); return b.bytes() }(),
-		"bad base": func() []byte {
+	for name, tc := range map[string]struct {
+		pack []byte
+		says string
+	}{
+		"not a pack":    {[]byte("HTTP/1.1 200 OK\r\n\r\n"), "does not begin with PACK"},
+		"PACX":          {append([]byte("PACX\x00\x00\x00\x02\x00\x00\x00\x01"), make([]byte, 40)...), "does not begin with PACK"},
+		"version 9":     {append([]byte("PACK\x00\x00\x00\x09\x00\x00\x00\x01"), make([]byte, 40)...), "version 9"},
+		"longer object": {func() []byte { b := &packBuilder{}; b.declared(objBlob, 3, []byte("four")); return b.bytes() }(), "declares 3 bytes and inflates to 4"},
+		"shorter":       {func() []byte { b := &packBuilder{}; b.declared(objBlob, 5, []byte("four")); return b.bytes() }(), "declares 5 bytes and inflates to 4"},
+		"bad type":      {func() []byte { b := &packBuilder{}; b.declared(5, 1, []byte("x")); return b.bytes() }(), "has type 5"},
+		"bad base": {func() []byte {
 			b := &packBuilder{}
 			b.object(objBlob, []byte("z"))
 			b.ofsDelta(0, 1, 2)
@@ -278,12 +316,12 @@ func TestPackGuardMalformed(t *testing.T) {
 			// Point the delta one byte further back than the blob.
 			p[b.offsets[1]+1]++
 			return p
-		}(),
+		}(), "where no object begins"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			err, _ := feed(t, pack, 5, testLimits())
-			if err == nil || !strings.Contains(err.Error(), "malformed pack") {
-				t.Fatalf("error %v, want a malformed pack", err)
+			err, _ := feed(t, tc.pack, 5, testLimits())
+			if err == nil || !strings.Contains(err.Error(), "malformed pack") || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("error %v, want a malformed pack that says %q", err, tc.says)
 			}
 		})
 	}
@@ -377,5 +415,70 @@ func TestZeroBomb(t *testing.T) {
 	ents, _ := os.ReadDir(filepath.Dir(dir))
 	if len(ents) != 0 {
 		t.Errorf("the fetch left %d entries behind (%s…)", len(ents), ents[0].Name())
+	}
+}
+
+// TestNewPackLimits: a commit's pack is held to the snapshot's limits; a
+// history's totals (not its one-object bounds) are four times as large;
+// the object count is four per file, at least 1,000.
+func TestNewPackLimits(t *testing.T) {
+	one := newPackLimits(remote.Limits{}, false)
+	want := packLimits{fileBytes: 10 << 20, blobTotal: 512 << 20, metaObject: 16 << 20, metaTotal: 64 << 20, objects: 80000, packBytes: 512<<20 + 64<<20 + 8<<20}
+	if one != want {
+		t.Errorf("a commit's limits %+v, want %+v", one, want)
+	}
+	hist := newPackLimits(remote.Limits{}, true)
+	want = packLimits{fileBytes: 10 << 20, blobTotal: 2048 << 20, metaObject: 16 << 20, metaTotal: 256 << 20, objects: 320000, packBytes: 2048<<20 + 256<<20 + 32<<20}
+	if hist != want {
+		t.Errorf("a history's limits %+v, want %+v", hist, want)
+	}
+	if got := newPackLimits(remote.Limits{MaxFiles: 249}, false).objects; got != 1000 {
+		t.Errorf("249 files allow %d objects, want the minimum 1000", got)
+	}
+	if got := newPackLimits(remote.Limits{MaxFiles: 251}, false).objects; got != 1004 {
+		t.Errorf("251 files allow %d objects, want 1004", got)
+	}
+}
+
+// TestPackGuardDeltas: a delta's own data is bounded (go-git holds it
+// while applying it); a ref delta, whose base the guard cannot type,
+// counts as a file; version 3 packs are read.
+func TestPackGuardDeltas(t *testing.T) {
+	lim := testLimits()
+	b := &packBuilder{}
+	b.object(objBlob, []byte("z"))
+	// A ref delta making 1001 bytes: over the file limit, not the tree's.
+	b.offsets = append(b.offsets, b.buf.Len())
+	b.count++
+	d := append(append(varint(1), varint(1001)...), 0x90, 1)
+	b.header(objRefDelta, int64(len(d)))
+	b.buf.Write(make([]byte, 20))
+	b.buf.Write(deflate(d))
+	err, _ := feed(t, b.bytes(), 64, lim)
+	wantPackLimit(t, err, "object 2 of the pack is a file of 1001 bytes")
+
+	// A delta whose data alone is over max(file, tree) limits.
+	b = &packBuilder{}
+	b.object(objBlob, []byte("z"))
+	b.offsets = append(b.offsets, b.buf.Len())
+	b.count++
+	b.header(objRefDelta, 1001)
+	b.buf.Write(make([]byte, 20))
+	b.buf.Write(deflate([]byte{1, 1}))
+	err, _ = feed(t, b.bytes(), 64, lim)
+	wantPackLimit(t, err, "is a delta of 1001 bytes, over the limit of 1000")
+
+	// Version 3, and an empty object.
+	b = &packBuilder{}
+	b.object(objBlob, nil)
+	p := b.bytes()
+	p[7] = 3
+	if err, out := feed(t, p, 5, lim); err != nil || !bytes.Equal(out, p) {
+		t.Errorf("a version 3 pack: %v", err)
+	}
+	// A size past 2^60: nine bytes of continuation, then 1 at bit 60.
+	p = append([]byte("PACK\x00\x00\x00\x02\x00\x00\x00\x01\xbf"), bytes.Repeat([]byte{0x80}, 8)...)
+	if err, _ := feed(t, append(p, 1), 5, lim); err == nil || !strings.Contains(err.Error(), "more than 2^60 bytes") {
+		t.Errorf("an overlong size: %v", err)
 	}
 }
