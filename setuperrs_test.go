@@ -22,10 +22,9 @@ var setupCalls = map[string]bool{"WriteFile": true, "MkdirAll": true, "Mkdir": t
 // checkedSetup are the folders whose tests check every setup call
 // (testutil.Write, testutil.Mkdir, testutil.Must, or inline); the others
 // are counted and logged (go test -run TestSetupErrorsChecked -v .):
-// remote (its manager's tests were being rewritten) and attack (the
-// harness).
+// attack (the harness).
 var checkedSetup = []string{"internal", "store", "portable", "plugin", "skill", "source", "examples", "sqlite", "postgres", "watch",
-	"catalog", "httpapi", "mcpserver", "wellknown", "webui", "bench", "remote/gitfetch", "service", "cmd"}
+	"catalog", "httpapi", "mcpserver", "wellknown", "webui", "bench", "remote", "service", "cmd"}
 
 // TestSetupErrorsChecked finds, in every _test.go file, calls of
 // setupCalls whose error is dropped; it fails on those under

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/loadout/loadout/internal/testutil"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,7 +39,10 @@ func (f *dirFetcher) Fetch(_ context.Context, rev, dir string, _ Limits) ([]stri
 		d()
 	}
 	if f.fail != nil {
-		os.MkdirAll(filepath.Join(dir, "half"), 0o755) // a fetch that stopped half way
+		// a fetch that stopped half way
+		if err := os.MkdirAll(filepath.Join(dir, "half"), 0o755); err != nil {
+			return nil, err
+		}
 		return nil, f.fail
 	}
 	src := filepath.Join(f.remote, rev)
@@ -186,14 +190,14 @@ func TestFailedSyncKeepsLastGood(t *testing.T) {
 		}, CodeNetwork},
 		{"a repository with no skills left", func() {
 			fx.f.fail = nil
-			os.MkdirAll(filepath.Join(fx.remote, "ccc333", "skills"), 0o755)
-			os.WriteFile(filepath.Join(fx.remote, "HEAD"), []byte("ccc333"), 0o644)
+			testutil.Must(t, os.MkdirAll(filepath.Join(fx.remote, "ccc333", "skills"), 0o755))
+			testutil.Must(t, os.WriteFile(filepath.Join(fx.remote, "HEAD"), []byte("ccc333"), 0o644))
 		}, CodeInvalid},
 		{"a bad ref", func() {
-			os.WriteFile(filepath.Join(fx.remote, "HEAD"), []byte("gone999"), 0o644)
+			testutil.Must(t, os.WriteFile(filepath.Join(fx.remote, "HEAD"), []byte("gone999"), 0o644))
 		}, CodeRef},
 		{"an unreachable remote", func() {
-			os.Remove(filepath.Join(fx.remote, "HEAD"))
+			testutil.Must(t, os.Remove(filepath.Join(fx.remote, "HEAD")))
 		}, CodeNetwork},
 	}
 	for _, tc := range cases {
@@ -240,7 +244,7 @@ func TestOpenUsesThePin(t *testing.T) {
 	}
 
 	// With the cache gone, the pinned revision is fetched again.
-	os.RemoveAll(fx.opt.Cache)
+	testutil.Must(t, os.RemoveAll(fx.opt.Cache))
 	m3 := fx.manager()
 	if d := m3.Open(context.Background(), false); len(d) != 0 {
 		t.Fatalf("open without cache: %v", d)
@@ -251,7 +255,7 @@ func TestOpenUsesThePin(t *testing.T) {
 
 	// The remote rewrote the pinned revision (or the snapshot was edited):
 	// the lock no longer matches, and the error says what to run.
-	os.RemoveAll(fx.opt.Cache)
+	testutil.Must(t, os.RemoveAll(fx.opt.Cache))
 	fx.revision("aaa111", map[string]string{"pdf": "tampered"})
 	m4 := fx.manager()
 	d := m4.Open(context.Background(), false)
@@ -308,11 +312,11 @@ func TestNewManagerRefuses(t *testing.T) {
 			t.Errorf("%+v accepted", specs)
 		}
 	}
-	os.WriteFile(fx.opt.LockPath, []byte(`{"lockVersion": 9, "sources": []}`), 0o644)
+	testutil.Must(t, os.WriteFile(fx.opt.LockPath, []byte(`{"lockVersion": 9, "sources": []}`), 0o644))
 	if _, err := NewManager(nil, fx.opt); err == nil || CodeOf(err) != CodeLock || !strings.Contains(err.Error(), "upgrade loadout") {
 		t.Errorf("newer lock: %v", err)
 	}
-	os.WriteFile(fx.opt.LockPath, []byte(`not json`), 0o644)
+	testutil.Must(t, os.WriteFile(fx.opt.LockPath, []byte(`not json`), 0o644))
 	if _, err := NewManager(nil, fx.opt); err == nil || !strings.Contains(err.Error(), fx.opt.LockPath) {
 		t.Errorf("bad lock: %v", err)
 	}
@@ -582,7 +586,7 @@ func TestSameRevisionNewContent(t *testing.T) {
 func (fx *fixture) breakYAML(rev, name string) {
 	fx.t.Helper()
 	p := filepath.Join(fx.remote, rev, "skills", name, "SKILL.md")
-	os.MkdirAll(filepath.Dir(p), 0o755)
+	testutil.Must(fx.t, os.MkdirAll(filepath.Dir(p), 0o755))
 	if err := os.WriteFile(p, []byte("---\nname: "+name+"\ndescription: [unclosed\n---\nbody\n"), 0o644); err != nil {
 		fx.t.Fatal(err)
 	}
@@ -633,7 +637,7 @@ func TestBrokenSkillKeepsLastGood(t *testing.T) {
 	// cache to learn the skills' folders.
 	check(fx.manager(), "a new process")
 	// With no cache, the skill's folder is taken to be its name.
-	os.RemoveAll(fx.opt.Cache)
+	testutil.Must(t, os.RemoveAll(fx.opt.Cache))
 	check(fx.manager(), "a new process without a cache")
 
 	// Fixed upstream: the pin moves, nothing removed.
@@ -713,7 +717,7 @@ func TestFollowTheLock(t *testing.T) {
 		t.Fatalf("a bad pin: %v %v %v %q", changed, err, diags, server.LastError(id))
 	}
 	// An unreadable lock changes nothing.
-	os.WriteFile(fx.opt.LockPath, []byte("{"), 0o644)
+	testutil.Must(t, os.WriteFile(fx.opt.LockPath, []byte("{"), 0o644))
 	if _, err := server.Follow(context.Background()); err == nil || CodeOf(err) != CodeLock {
 		t.Errorf("a broken lock: %v", err)
 	}
@@ -730,9 +734,9 @@ func TestSyncKeepsOtherPins(t *testing.T) {
 	other := t.TempDir()
 	f2 := &dirFetcher{remote: other}
 	fx.opt.Fetchers["index"] = func(Spec) (Fetcher, error) { return f2, nil }
-	os.MkdirAll(filepath.Join(other, "r1", "pdf2"), 0o755)
-	os.WriteFile(filepath.Join(other, "r1", "pdf2", "SKILL.md"), []byte("---\nname: pdf2\ndescription: d. Use when asked.\n---\nx\n"), 0o644)
-	os.WriteFile(filepath.Join(other, "HEAD"), []byte("r1"), 0o644)
+	testutil.Must(t, os.MkdirAll(filepath.Join(other, "r1", "pdf2"), 0o755))
+	testutil.Must(t, os.WriteFile(filepath.Join(other, "r1", "pdf2", "SKILL.md"), []byte("---\nname: pdf2\ndescription: d. Use when asked.\n---\nx\n"), 0o644))
+	testutil.Must(t, os.WriteFile(filepath.Join(other, "HEAD"), []byte("r1"), 0o644))
 	specs := []Spec{fx.spec, {ID: "idx", Index: "https://example.com/.well-known/agent-skills/index.json"}}
 	a, err := NewManager(specs, fx.opt)
 	if err != nil {
@@ -837,8 +841,8 @@ func TestCacheKeepsWhatIsNeeded(t *testing.T) {
 	}
 	again.Close()
 	// A refused sync in a new process keeps the pinned snapshot too.
-	os.MkdirAll(filepath.Join(fx.remote, "eee555", "skills"), 0o755)
-	os.WriteFile(filepath.Join(fx.remote, "HEAD"), []byte("eee555"), 0o644)
+	testutil.Must(t, os.MkdirAll(filepath.Join(fx.remote, "eee555", "skills"), 0o755))
+	testutil.Must(t, os.WriteFile(filepath.Join(fx.remote, "HEAD"), []byte("eee555"), 0o644))
 	if ch := fx.manager().Sync(context.Background())[0]; ch.Err == nil {
 		t.Fatalf("a snapshot with no skills was taken: %+v", ch)
 	}
@@ -858,7 +862,7 @@ func TestServedAtPinClearsTheProblem(t *testing.T) {
 	id := cli.Specs()[0].ID
 	cli.Sync(context.Background())
 	cli.Close()
-	os.RemoveAll(fx.opt.Cache)
+	testutil.Must(t, os.RemoveAll(fx.opt.Cache))
 	fx.f.fail = Errorf("", CodeNetwork, "offline")
 	m := fx.manager()
 	if d := m.Open(context.Background(), false); len(d) != 1 || m.LastError(id) == "" {
