@@ -5,11 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
-	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/loadout/loadout/remote"
 	"github.com/loadout/loadout/service"
@@ -58,47 +54,15 @@ func (rs *remoteState) watchLock(ctx context.Context, svc *service.Service, logg
 	rs.mu.Lock()
 	path := rs.m.LockPath()
 	rs.mu.Unlock()
-	w, err := fsnotify.NewWatcher()
-	if err == nil {
-		err = w.Add(filepath.Dir(path))
-	}
-	if err != nil {
-		logger.Warn("the lock file is not watched: a pin moved by `loadout sync` is served after SIGHUP or POST /v1/reload", "lock", path, "err", err)
-		if w != nil {
-			w.Close()
-		}
-		return
-	}
-	base := filepath.Base(path)
 	last, _ := os.ReadFile(path)
-	go func() {
-		defer w.Close()
-		var timer <-chan time.Time
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				if filepath.Base(ev.Name) == base {
-					timer = time.After(configDebounce)
-				}
-			case err, ok := <-w.Errors:
-				if !ok {
-					return
-				}
-				logger.Warn("watching the lock file", "lock", path, "err", err)
-			case <-timer:
-				timer = nil
-				data, _ := os.ReadFile(path)
-				if bytes.Equal(data, last) {
-					continue // a touch, or this server's own write seen already
-				}
-				last = data
-				rs.followLock(ctx, svc, logger, "lock file changed", true)
+	watchFile(ctx, path, nil, logger, "lock",
+		"the lock file is not watched: a pin moved by `loadout sync` is served after SIGHUP or POST /v1/reload",
+		func() {
+			data, _ := os.ReadFile(path)
+			if bytes.Equal(data, last) {
+				return // a touch, or this server's own write seen already
 			}
-		}
-	}()
+			last = data
+			rs.followLock(ctx, svc, logger, "lock file changed", true)
+		})
 }

@@ -160,18 +160,34 @@ func (r *configReloader) watchConfig(ctx context.Context, noWatch bool) {
 	if noWatch {
 		return
 	}
+	watchFile(ctx, r.path, []string{"..data"}, r.logger, "config",
+		"the config file is not watched: reload it with SIGHUP or POST /v1/reload",
+		func() {
+			if r.changed() {
+				_ = r.reload(ctx, "config file changed") // logged
+			}
+		})
+}
+
+// watchFile calls changed, debounced, whenever the file at path (or a
+// name in also, in its folder) changes, until ctx ends. The folder is
+// watched, not the file, so that the rename-and-replace of an editor or
+// of an atomic write is seen. ("..data" is the symlink a Kubernetes
+// ConfigMap swaps.) When no watch can be set up, unwatched is logged as
+// a warning with what under the key what.
+func watchFile(ctx context.Context, path string, also []string, logger *slog.Logger, what, unwatched string, changed func()) {
 	w, err := fsnotify.NewWatcher()
 	if err == nil {
-		err = w.Add(filepath.Dir(r.path))
+		err = w.Add(filepath.Dir(path))
 	}
 	if err != nil {
-		r.logger.Warn("the config file is not watched: reload it with SIGHUP or POST /v1/reload", "config", r.path, "err", err)
+		logger.Warn(unwatched, what, path, "err", err)
 		if w != nil {
 			w.Close()
 		}
 		return
 	}
-	base := filepath.Base(r.path)
+	base := filepath.Base(path)
 	go func() {
 		defer w.Close()
 		var timer <-chan time.Time
@@ -183,20 +199,17 @@ func (r *configReloader) watchConfig(ctx context.Context, noWatch bool) {
 				if !ok {
 					return
 				}
-				// "..data" is the symlink a Kubernetes ConfigMap swaps.
-				if n := filepath.Base(ev.Name); n == base || n == "..data" {
+				if n := filepath.Base(ev.Name); n == base || slices.Contains(also, n) {
 					timer = time.After(configDebounce)
 				}
 			case err, ok := <-w.Errors:
 				if !ok {
 					return
 				}
-				r.logger.Warn("watching the config file", "config", r.path, "err", err)
+				logger.Warn("watching the "+what+" file", what, path, "err", err)
 			case <-timer:
 				timer = nil
-				if r.changed() {
-					_ = r.reload(ctx, "config file changed") // logged
-				}
+				changed()
 			}
 		}
 	}()
