@@ -23,9 +23,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -196,18 +196,58 @@ func gitfetchSync(t *testing.T, dir string) (string, int, float64) {
 	cmd.Env = append(os.Environ(), "LOADOUT_CONFIG="+filepath.Join(dir, "loadout.json"), "LOADOUT_DB=")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The peak is the child's own VmHWM, polled until it exits. getrusage's
+	// Maxrss would not do: Linux keeps it across execve, and os/exec's
+	// child shares this test process's memory until its exec, so it starts
+	// at this process's size (hundreds of MB under -race after the bombs
+	// are made). Start returns after the exec, so every poll reads the
+	// child's own memory; VmHWM only grows.
+	stop := make(chan struct{})
+	peak := make(chan float64, 1)
+	go func() {
+		var hwm float64
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			if kb, ok := procHWMKB(cmd.Process.Pid); ok && float64(kb)/1024 > hwm {
+				hwm = float64(kb) / 1024
+			}
+			select {
+			case <-stop:
+				peak <- hwm
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(stop)
+	rss := <-peak
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		t.Fatal("no rusage for the sync process")
+	return out.String(), code, rss
+}
+
+// procHWMKB reads VmHWM of a live process; false once it has exited.
+func procHWMKB(pid int) (int64, bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, false
 	}
-	return out.String(), code, float64(ru.Maxrss) / 1024
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb, err == nil
+		}
+	}
+	return 0, false
 }
 
 const gitfetchRSSBound = 200 // MB
