@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"encoding/binary"
 	"fmt"
 	"regexp"
 	"slices"
@@ -260,7 +261,14 @@ func ScanHidden(s string) []Hidden {
 	var t *text
 	for i := 0; i < len(s); {
 		if s[i] < utf8.RuneSelf {
-			i++
+			// Skip ASCII eight bytes at a time: most texts are all ASCII,
+			// and no hidden character is.
+			for i+8 <= len(s) && binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))&0x8080808080808080 == 0 {
+				i += 8
+			}
+			for i < len(s) && s[i] < utf8.RuneSelf {
+				i++
+			}
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
