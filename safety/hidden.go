@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -40,12 +39,11 @@ func (t *text) find(re *regexp.Regexp, sp *keySpec, before, after, from, to int)
 		}
 		return ms
 	}
-	ids := sp.ids
 	var out [][]int
 	scanned, last := from, -1
 	for _, h := range t.keyHits() {
 		st := int(h.off)
-		if st < from || st >= to || !slices.Contains(ids, h.key) {
+		if st < from || st >= to || !sp.holds(h.key) {
 			continue
 		}
 		// The keyword's line and the next (a sentence may wrap once).

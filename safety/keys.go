@@ -98,6 +98,7 @@ var linkSpec, refDefSpec *keySpec
 // string.
 type keySpec struct {
 	ids       []int16
+	has       []uint64 // ids as a bit set: find tests every keyword hit against it
 	alsoWords []string
 	alsoBytes string
 	alsoBound int // 0, wordStart or wholeWord (see rule.alsoBound)
@@ -118,7 +119,12 @@ func newSpec(keys, also []string) *keySpec {
 	registerKeys(keys...)
 	sp := &keySpec{}
 	for _, k := range keys {
-		sp.ids = append(sp.ids, keyID(k))
+		id := keyID(k)
+		sp.ids = append(sp.ids, id)
+		for int(id)/64 >= len(sp.has) {
+			sp.has = append(sp.has, 0)
+		}
+		sp.has[id/64] |= 1 << (id % 64)
 	}
 	for _, w := range also {
 		if len(w) == 1 {
@@ -225,4 +231,10 @@ func hasPrefixFold(s, key string) bool {
 		}
 	}
 	return true
+}
+
+// holds reports whether id is one of sp's keywords.
+func (sp *keySpec) holds(id int16) bool {
+	w := int(id) / 64
+	return w < len(sp.has) && sp.has[w]&(1<<(id%64)) != 0
 }
