@@ -102,6 +102,9 @@ type keySpec struct {
 	alsoWords []string
 	alsoBytes string
 	alsoBound int // 0, wordStart or wholeWord (see rule.alsoBound)
+	// alsoFirst marks the first bytes of alsoWords, both cases: most
+	// bytes of a window start none.
+	alsoFirst [256]bool
 }
 
 // Where an "also" word must sit (rule.alsoBound).
@@ -132,6 +135,10 @@ func newSpec(keys, also []string) *keySpec {
 			continue
 		}
 		sp.alsoWords = append(sp.alsoWords, w)
+		sp.alsoFirst[w[0]] = true
+		if c := w[0]; c >= 'a' && c <= 'z' {
+			sp.alsoFirst[c-'a'+'A'] = true
+		}
 	}
 	return sp
 }
@@ -149,6 +156,9 @@ func (t *text) holdsAlso(sp *keySpec, from, to int) bool {
 		return true
 	}
 	for i := 0; i < len(w); i++ {
+		if !sp.alsoFirst[w[i]] {
+			continue
+		}
 		c := lowerTable[w[i]]
 		for _, a := range sp.alsoWords {
 			if a[0] != c || !hasPrefixFold(w[i:], a) {
