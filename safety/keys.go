@@ -49,7 +49,7 @@ func registerKeys(keys ...string) {
 
 // commonPairs are the most frequent byte pairs of English prose, most
 // frequent first (the common letter bigrams).
-var commonPairs = strings.Fields(`th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou io le ve co me de hi ri ro ic ne ea ra ce li ch ll be ma si om ur ca el ta la ns di fo ho pe ec pr no ct us ac ot il tr ly nc et ut ss so rs un lo wa ge ie wh ee wi em ad ol rt po we na ul ni ts mo ow pa im mi ai sh ir su id os iv ia am fi ci vi pl ig tu ev ld ry mp fe bl ab gh ty op wo sa ay ex ke fr oo av ag if ap gr od bo sp rd do uc bu ei ov by rm ck ew ki ga ua ob ue fu da ep pt ef up qu ps sk ys cu ue ue`)
+var commonPairs = strings.Fields(`th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou io le ve co me de hi ri ro ic ne ea ra ce li ch ll be ma si om ur ca el ta la ns di fo ho pe ec pr no ct us ac ot il tr ly nc et ut ss so rs un lo wa ge ie wh ee wi em ad ol rt po we na ul ni ts mo ow pa im mi ai sh ir su id os iv ia am fi ci vi pl ig tu ev ld ry mp fe bl ab gh ty op wo sa ay ex ke fr oo av ag if ap gr od bo sp rd do uc bu ei ov by rm ck ew ki ga ua ob ue fu da ep pt ef up qu ps sk ys cu`)
 
 // rarestPair returns the offset of the pair of k least common in prose:
 // the pair not in commonPairs, or the one latest in it.
