@@ -1,9 +1,9 @@
 package safety
 
 import (
+	"encoding/binary"
 	"fmt"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -39,12 +39,11 @@ func (t *text) find(re *regexp.Regexp, sp *keySpec, before, after, from, to int)
 		}
 		return ms
 	}
-	ids := sp.ids
 	var out [][]int
 	scanned, last := from, -1
 	for _, h := range t.keyHits() {
 		st := int(h.off)
-		if st < from || st >= to || !slices.Contains(ids, h.key) {
+		if st < from || st >= to || !sp.holds(h.key) {
 			continue
 		}
 		// The keyword's line and the next (a sentence may wrap once).
@@ -260,7 +259,14 @@ func ScanHidden(s string) []Hidden {
 	var t *text
 	for i := 0; i < len(s); {
 		if s[i] < utf8.RuneSelf {
-			i++
+			// Skip ASCII eight bytes at a time: most texts are all ASCII,
+			// and no hidden character is.
+			for i+8 <= len(s) && binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))&0x8080808080808080 == 0 {
+				i += 8
+			}
+			for i < len(s) && s[i] < utf8.RuneSelf {
+				i++
+			}
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])

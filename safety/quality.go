@@ -42,6 +42,9 @@ var htmlCommentRE = regexp.MustCompile(`(?s)<!--(.*?)(?:-->|$)`)
 func (c *checker) htmlComments(p string, t *text) {
 	start := bodyStart(t.s)
 	body := t.s[start:]
+	if !strings.Contains(body, "<!--") {
+		return // what htmlCommentRE needs; the code ranges cost more
+	}
 	code := codeRanges(body)
 	var first []int
 	n := 0
@@ -68,15 +71,35 @@ func (c *checker) htmlComments(p string, t *text) {
 // Markdown text, whose contents are not links or comments.
 func codeRanges(s string) [][2]int {
 	r := fencedBlocks(s)
-	for _, m := range inlineCodeRE.FindAllStringIndex(s, -1) {
+	for _, m := range inlineCode(s) {
 		if !inRanges(r, m[0]) {
-			r = append(r, [2]int{m[0], m[1]})
+			r = append(r, m)
 		}
 	}
 	return r
 }
 
-var inlineCodeRE = regexp.MustCompile("`[^`\n]+`")
+// inlineCode returns the matches of `[^`\n]+` in s, leftmost first as
+// regexp.FindAllStringIndex finds them, without the expression (it ran
+// over every SKILL.md body twice).
+func inlineCode(s string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(s); {
+		k := strings.IndexByte(s[i:], '`')
+		if k < 0 {
+			break
+		}
+		i += k
+		e := strings.IndexAny(s[i+1:], "`\n")
+		if e > 0 && s[i+1+e] == '`' {
+			out = append(out, [2]int{i, i + e + 2})
+			i += e + 2
+			continue
+		}
+		i++
+	}
+	return out
+}
 
 func inRanges(r [][2]int, off int) bool {
 	for _, x := range r {

@@ -27,7 +27,13 @@ type rule struct {
 	// also holds: a window without any is skipped before the expression
 	// runs (a cheap filter; the expression decides).
 	also []string
-	spec *keySpec // keys and also, indexed (set by init)
+	// alsoBound says where an "also" word must sit, as the expression
+	// itself requires of it: wordStart (after a non-word byte or the
+	// window's start) or wholeWord (and before one). It only skips
+	// windows the expression could not match: "notes" near "user" is
+	// not "not".
+	alsoBound int
+	spec      *keySpec // keys and also, indexed (set by init)
 	// skip, when set, drops matches whose line it matches: a known
 	// harmless form of the pattern.
 	skip *regexp.Regexp
@@ -44,27 +50,30 @@ var injectionRules = []rule{
 	// override these guidelines" are rules for the task, not attacks.
 	{code: CodeInjection, what: "an instruction to ignore or override earlier instructions", quote: true,
 		keys: []string{"ignore", "disregard", "forget", "override", "bypass"}, before: 1, after: 160,
-		also: []string{"instruction", "prompt", "rule", "direction", "directive", "guideline", "guardrail", "constraint"},
-		re:   regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|every|of|the|these|those|my)\s+)*(?:previous|prior|above|earlier|preceding|original|your|system|initial)\s+(?:\w+\s+)?(?:instructions?|prompts?|rules|directions|directives|guidelines|guardrails|constraints)\b`)},
+		also:      []string{"instruction", "prompt", "rule", "direction", "directive", "guideline", "guardrail", "constraint"},
+		alsoBound: wordStart,
+		re:        regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|every|of|the|these|those|my)\s+)*(?:previous|prior|above|earlier|preceding|original|your|system|initial)\s+(?:\w+\s+)?(?:instructions?|prompts?|rules|directions|directives|guidelines|guardrails|constraints)\b`)},
 	// "Disregard … the system prompt", "reveal your system prompt" (not
 	// "override": configuration docs say "override the default system
 	// prompt" of an SDK).
 	{code: CodeInjection, what: "an instruction aimed at the system prompt", quote: true,
 		keys: []string{"system", "developer"}, before: 70, after: 40,
-		also: []string{"ignore", "disregard", "forget", "reveal", "leak", "print", "repeat"},
-		re:   regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|reveal|leak|print|repeat)\b[^.\n]{0,40}\b(?:system|developer)\s+(?:prompt|message|instructions)\b`)},
+		also:      []string{"ignore", "disregard", "forget", "reveal", "leak", "print", "repeat"},
+		alsoBound: wholeWord,
+		re:        regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|reveal|leak|print|repeat)\b[^.\n]{0,40}\b(?:system|developer)\s+(?:prompt|message|instructions)\b`)},
 	// Hiding from the user: "do not tell the user", "without the user's
 	// knowledge", "secretly".
 	{code: CodeInjection, what: "an instruction to hide what is done from the user", quote: true,
 		keys: []string{"user", "secretly", "covertly", "silently"}, before: 70, after: 40,
-		also: []string{"not", "don", "never", "without", "secretly", "covertly", "silently"},
-		re:   regexp.MustCompile(`(?i)\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|notify|alert|warn|mention\s+(?:this\s+|it\s+|anything\s+)?to|reveal\s+(?:this\s+|it\s+)?to|let)\s+(?:the\s+)?user\b|\bwithout\s+(?:the\s+user'?s?|their)\s+(?:knowledge|noticing|awareness)|\bwithout\s+(?:telling|informing|notifying|alerting)\s+(?:the\s+)?user\b|\b(?:secretly|covertly|silently)\s+(?:send|upload|post|exfiltrate|transmit|copy|forward)`)},
+		also: []string{"not", "don't", "dont", "never", "without", "secretly", "covertly", "silently"}, alsoBound: wholeWord,
+		re: regexp.MustCompile(`(?i)\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|notify|alert|warn|mention\s+(?:this\s+|it\s+|anything\s+)?to|reveal\s+(?:this\s+|it\s+)?to|let)\s+(?:the\s+)?user\b|\bwithout\s+(?:the\s+user'?s?|their)\s+(?:knowledge|noticing|awareness)|\bwithout\s+(?:telling|informing|notifying|alerting)\s+(?:the\s+)?user\b|\b(?:secretly|covertly|silently)\s+(?:send|upload|post|exfiltrate|transmit|copy|forward)`)},
 	// Sending secrets or the environment somewhere: the exfiltration the
 	// other rules prepare.
 	{code: CodeExfiltration, what: "an instruction to send secrets, credentials or the environment to a URL", quote: true,
 		keys: []string{"://"}, before: 260, after: 10,
-		also: []string{"send", "post", "upload", "transmit", "exfiltrate", "forward", "submit", "leak", "beacon"},
-		re:   regexp.MustCompile(`(?i)\b(?:send|post|upload|transmit|exfiltrate|forward|submit|leak|beacon)\b[^\n]{0,80}\b(?:env(?:ironment)?\s+variables|secrets?|credentials?|api[\s_-]?keys?|access\s+tokens?|passwords?|private\s+keys?|ssh\s+keys?|\.ssh|\.aws|\.env\b|cookies|conversation\s+history|chat\s+history)\b[^\n]{0,80}\bhttps?://`)},
+		also:      []string{"send", "post", "upload", "transmit", "exfiltrate", "forward", "submit", "leak", "beacon"},
+		alsoBound: wholeWord,
+		re:        regexp.MustCompile(`(?i)\b(?:send|post|upload|transmit|exfiltrate|forward|submit|leak|beacon)\b[^\n]{0,80}\b(?:env(?:ironment)?\s+variables|secrets?|credentials?|api[\s_-]?keys?|access\s+tokens?|passwords?|private\s+keys?|ssh\s+keys?|\.ssh|\.aws|\.env\b|cookies|conversation\s+history|chat\s+history)\b[^\n]{0,80}\bhttps?://`)},
 	// A token sent as the Authorization header is how an API is called,
 	// not an exfiltration.
 	{code: CodeExfiltration, what: "a command sending the environment or a secret to a URL", quote: true,

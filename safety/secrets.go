@@ -270,9 +270,25 @@ func joinStrings(s string) (string, []int) {
 		}
 		return -1
 	}
+	// next[q] is where the next quote of each kind is at or after i
+	// (len(s): none): three IndexByte scans, not a loop over every byte.
+	quotes := [3]byte{'"', '\'', '`'}
+	var next [3]int
+	for q := range next {
+		next[q] = -1
+	}
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c != '"' && c != '\'' && c != '`' {
-			continue
+		for q, c := range quotes {
+			if next[q] < i {
+				if k := strings.IndexByte(s[i:], c); k >= 0 {
+					next[q] = i + k
+				} else {
+					next[q] = len(s)
+				}
+			}
+		}
+		if i = min(next[0], next[1], next[2]); i >= len(s) {
+			break
 		}
 		end := lit(i)
 		if end < 0 {

@@ -133,8 +133,8 @@ func mayMatter(code string) bool {
 			j++
 		}
 		if j > i {
-			w := s[i:j]
-			if gateWords[w] || (shells[w] || interps[w]) && runsSomething(s) {
+			// One look-up per word (most are neither): gateKinds.
+			if k := gateKinds[s[i:j]]; k == gateWord || k == gateShell && runsSomething(s) {
 				return true
 			}
 		}
@@ -189,3 +189,27 @@ var gateSubstrings = []string{
 	".env", "vault-token", "terraform.d", "_history", "environ", "service",
 	"bashrc", "bash_profile", "bash_login", "bash_logout", "zshrc", "zprofile", "zshenv", "zlogin", "profile", "config.fish", "inputrc",
 }
+
+// gateKinds is gateWords (gateWord) and the shells and interpreters
+// (gateShell) in one map, so a word is looked up once.
+var gateKinds = func() map[string]uint8 {
+	m := map[string]uint8{}
+	for _, set := range []map[string]bool{shells, interps} {
+		for k, v := range set {
+			if v {
+				m[k] = gateShell
+			}
+		}
+	}
+	for k, v := range gateWords {
+		if v {
+			m[k] = gateWord
+		}
+	}
+	return m
+}()
+
+const (
+	gateWord  = 1
+	gateShell = 2
+)
