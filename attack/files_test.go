@@ -380,7 +380,12 @@ func waitURL(t *testing.T, ctx context.Context, ok func(string) bool, within ...
 		d = within[0]
 	}
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-		if ok(browsertest.Get(t, ctx, "location", chromedp.Evaluate[string]("location.href"))) {
+		// Read while the page may be navigating: "Inspected target
+		// navigated or closed" means ask again, not fail.
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		l, err := chromedp.Run(c, chromedp.Evaluate[string]("location.href"))
+		cancel()
+		if err == nil && ok(l) {
 			return
 		}
 	}

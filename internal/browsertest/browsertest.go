@@ -200,7 +200,10 @@ func Do(t testing.TB, ctx context.Context, what string, steps ...chromedp.Action
 // staleNode reports whether err is the browser saying a node id it was
 // given no longer exists: the document changed under the action.
 func staleNode(err error) bool {
-	return strings.Contains(err.Error(), "No node with given id") || strings.Contains(err.Error(), "Could not find node with given id")
+	return strings.Contains(err.Error(), "No node with given id") || strings.Contains(err.Error(), "Could not find node with given id") ||
+		// A read that met a navigation (CDP error -32000): the new page
+		// answers it.
+		strings.Contains(err.Error(), "Inspected target navigated or closed")
 }
 
 // Get runs one chromedp action that returns a value (Text, Evaluate, …)
