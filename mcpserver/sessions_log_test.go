@@ -58,3 +58,21 @@ func TestSessionsEvictionLogThrottled(t *testing.T) {
 		t.Errorf("after 1,000 evictions: %d log lines, want 2", n)
 	}
 }
+
+// TestSessionsReleaseForgetsToken: a token's count goes from 2 to 1, and
+// from 1 its entry is gone, so the map does not keep every token ever
+// seen.
+func TestSessionsReleaseForgetsToken(t *testing.T) {
+	p := NewSessions(5, time.Hour, quiet)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.held["a"] = 2
+	p.release("a")
+	if n, ok := p.held["a"]; !ok || n != 1 {
+		t.Fatalf("after one release of 2: %d %v, want 1", n, ok)
+	}
+	p.release("a")
+	if n, ok := p.held["a"]; ok {
+		t.Errorf("after the last release the token is still counted (%d)", n)
+	}
+}
