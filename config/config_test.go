@@ -229,3 +229,18 @@ func TestSafetyGate(t *testing.T) {
 		t.Error("no safety section: the policy is the default (nil)")
 	}
 }
+
+// TestRemoteIDShared: two agents may name the same remote source, which
+// then shares its id; one id given to two different sources is refused,
+// naming the second.
+func TestRemoteIDShared(t *testing.T) {
+	same := `{"agents": [{"agentId": "a", "skills": [{"git": "https://h/r.git", "id": "r"}]}, {"agentId": "b", "skills": [{"git": "https://h/r.git", "id": "r"}]}]}`
+	if _, err := Parse([]byte(same), "/cfg/loadout.json"); err != nil {
+		t.Errorf("one source named by two agents: %v", err)
+	}
+	diff := `{"agents": [{"agentId": "a", "skills": [{"git": "https://h/r.git", "id": "r"}]}, {"agentId": "b", "skills": [{"git": "https://h/other.git", "id": "r"}]}]}`
+	_, err := Parse([]byte(diff), "/cfg/loadout.json")
+	if err == nil || !strings.Contains(err.Error(), `agents[1].skills[0]`) || !strings.Contains(err.Error(), `remote source id "r" is used for two different sources`) {
+		t.Errorf("two sources with one id: %v", err)
+	}
+}

@@ -174,3 +174,41 @@ func TestSessionsParallelInitialize(t *testing.T) {
 		t.Errorf("the SDK holds %d sessions, over the bound of 3", got)
 	}
 }
+
+// TestSessionsPerTokenBound: PerToken at 0 and below is the default, at
+// 1 it is 1, and never more than the global bound; sessions without a
+// token have only the global one.
+func TestSessionsPerTokenBound(t *testing.T) {
+	for n, want := range map[int]int{-1: min(DefaultMaxSessionsPerToken, 100), 0: min(DefaultMaxSessionsPerToken, 100), 1: 1, 100: 100, 101: 100} {
+		p := NewSessions(100, time.Hour, quiet).PerToken(n)
+		if got := p.limitFor("tok"); got != want {
+			t.Errorf("PerToken(%d): a token's bound is %d, want %d", n, got, want)
+		}
+		if got := p.limitFor(""); got != 100 {
+			t.Errorf("PerToken(%d): the bound without a token is %d, want 100", n, got)
+		}
+	}
+}
+
+// TestSessionsRefusalNamesTheBound: a refusal at the global bound names
+// --mcp-sessions and the server's bound, not the per-token switch.
+func TestSessionsRefusalNamesTheBound(t *testing.T) {
+	srv, _, _ := tokenSessionServer(t, 1, 1)
+	if code, _ := initAs(t, srv.URL, "ops"); code != 200 {
+		t.Fatalf("first session: %d", code)
+	}
+	body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("X-Test-Token", "late")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "the server holds its most MCP sessions (1)") || strings.Contains(string(b), "per-token") {
+		t.Errorf("refused at the global bound: %d %s", res.StatusCode, b)
+	}
+}

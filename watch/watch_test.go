@@ -344,6 +344,40 @@ func TestProcBudget(t *testing.T) {
 	if _, _, ok := procBudget(t.TempDir(), 500); ok {
 		t.Error("a budget without max_user_watches")
 	}
+	// An allowance of 1 or less is not one to halve: the default; 2 is.
+	for limit, want := range map[string]bool{"0": false, "1": false, "2": true, "x": false} {
+		if _, _, ok := procBudget(fakeProc(t, limit, nil), 500); ok != want {
+			t.Errorf("max_user_watches %s: budget read %v, want %v", limit, ok, want)
+		}
+	}
+}
+
+// TestOwnedBy: the effective uid is the third field of the "Uid:" line;
+// a line that stops right after it still names it, one that stops before
+// it names nobody.
+func TestOwnedBy(t *testing.T) {
+	dir := t.TempDir()
+	for i, c := range []struct {
+		status string
+		want   bool
+	}{
+		{"Uid:\t1\t500\t1\t1\n", true},
+		{"Uid:\t1\t500\n", true},
+		{"Uid:\t500\n", false},
+		{"Uid:\t500\t501\t500\t500\n", false},
+		{"Gid:\t500\t500\t500\n", false},
+	} {
+		f := filepath.Join(dir, fmt.Sprint(i))
+		if err := os.WriteFile(f, []byte("Name:\tx\n"+c.status), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := ownedBy(f, 500); got != c.want {
+			t.Errorf("ownedBy(%q, 500) = %v, want %v", c.status, got, c.want)
+		}
+	}
+	if ownedBy(filepath.Join(dir, "missing"), 500) {
+		t.Error("a status that cannot be read names its owner")
+	}
 }
 
 // TestProcWatchesReal: on Linux, the count read from /proc/self is the

@@ -84,6 +84,10 @@ func TestType(t *testing.T) {
 		{"image/jpeg", false, "", "image/jpeg", false},
 		{"image/gif", false, "", "image/gif", false},
 		{"image/webp", false, "", "image/webp", false},
+		// The case fold at its edges: an 'A' that is the only capital
+		// letter, and an '@' just below it that is not a letter at all.
+		{"imAge/png", false, "", "image/png", false},
+		{"im@ge/png", false, "", bin, true},
 		{"image/svg+xml", true, "image", "image/svg+xml", false},
 		{"image/svg+xml; charset=utf-8", true, "image", "image/svg+xml", false},
 		// Text types that are not UTF-8 are bytes.

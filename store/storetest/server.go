@@ -39,6 +39,8 @@ func RunServer(t *testing.T, fresh func(t *testing.T) (open func(t *testing.T) s
 		{"ReceiptRetention", testReceiptRetention},
 		{"ReceiptRetentionByAge", testReceiptRetentionByAge},
 		{"ReceiptRetentionByBytes", testReceiptRetentionByBytes},
+		{"ReceiptRetentionByBytesMidChunk", testReceiptRetentionByBytesMidChunk},
+		{"ReceiptValuesRefused", testReceiptValuesRefused},
 		{"UsageConcurrentMaintenance", testUsageConcurrentMaintenance},
 	}
 	for _, tc := range tests {
@@ -867,6 +869,75 @@ func testReceiptRetentionByBytes(t *testing.T, open func(t *testing.T) store.Sto
 	res, err = s.MaintainReceipts(ctx, store.Retention{MaxRows: 150, MaxBytes: 1 << 40})
 	if err != nil || rawCount(t, st) != 150 {
 		t.Errorf("MaxRows 150: %d left, %+v %v", rawCount(t, st), res, err)
+	}
+}
+
+// A size bound that ends inside a chunk that is not the oldest: that
+// chunk keeps its newest rows that fit, a row that fits exactly is kept,
+// the older chunks go whole, and the chunk's size is what is left of it.
+// One byte less keeps one row fewer.
+func testReceiptRetentionByBytesMidChunk(t *testing.T, open func(t *testing.T) store.Store) {
+	st := open(t)
+	s := server(t, st)
+	now := time.Now().UTC()
+	var chunk [3]int64
+	var rows [3][10]int64
+	for c := range chunk {
+		rs := make([]store.Receipt, 10)
+		for i := range rs {
+			rs[i] = store.Receipt{Time: now.Add(time.Duration(c*10+i-30) * time.Millisecond), Agent: "coder", Skill: "s",
+				Action: "read", Path: strings.Repeat("p", 1+(c*10+i)*7), Source: "store", Transport: "http", Outcome: "ok"}
+			rows[c][i] = store.ReceiptBytes(&rs[i])
+			chunk[c] += rows[c][i]
+		}
+		if err := s.AddReceipts(ctx, rs); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.MaintainReceipts(ctx, store.Retention{MaxBytes: 1 << 40}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bound := chunk[2] + rows[1][9] + rows[1][8]
+	res, err := s.MaintainReceipts(ctx, store.Retention{MaxBytes: bound})
+	if err != nil || res.Pruned != 18 || res.Bytes != bound {
+		t.Fatalf("MaxBytes ending exactly after two rows of the middle chunk: %+v %v, want 18 pruned and %d bytes left", res, err, bound)
+	}
+	if n := rawCount(t, st); n != 12 {
+		t.Errorf("%d raw receipts left, want 12", n)
+	}
+	var sizes int
+	if err := dbOf(t, st).QueryRowContext(ctx, `SELECT count(*) FROM receipt_bytes`).Scan(&sizes); err != nil || sizes != 2 {
+		t.Errorf("receipt_bytes holds %d rows (%v), want the 2 chunks with receipts left", sizes, err)
+	}
+	res, err = s.MaintainReceipts(ctx, store.Retention{MaxBytes: bound - 1})
+	if err != nil || res.Pruned != 1 || res.Bytes != chunk[2]+rows[1][9] {
+		t.Fatalf("one byte less: %+v %v, want 1 more pruned and %d bytes left", res, err, chunk[2]+rows[1][9])
+	}
+	// A bound of the newest chunk exactly: nothing of the middle one is left.
+	res, err = s.MaintainReceipts(ctx, store.Retention{MaxBytes: chunk[2]})
+	if err != nil || res.Pruned != 1 || res.Bytes != chunk[2] || rawCount(t, st) != 10 {
+		t.Fatalf("MaxBytes the newest chunk: %+v %v, want 1 more pruned and %d bytes left", res, err, chunk[2])
+	}
+}
+
+// A receipt whose values the database cannot hold (PostgreSQL refuses a
+// NUL byte and invalid UTF-8 in text) is refused as Invalid, so the
+// writer drops it rather than retrying it: never as a passing failure.
+// A database that holds them (SQLite) accepts them. Either way the next
+// clean receipt is written.
+func testReceiptValuesRefused(t *testing.T, open func(t *testing.T) store.Store) {
+	st := open(t)
+	s := server(t, st)
+	for _, name := range []string{"a\x00b", "a\xffb"} {
+		r := store.Receipt{Time: time.Now(), Agent: "coder", Skill: name, Action: "read", Path: name, Source: "store", Transport: "http", Outcome: "not_found"}
+		if err := s.AddReceipts(ctx, []store.Receipt{r}); err != nil {
+			wantCode(t, err, store.Invalid)
+		}
+	}
+	before := rawCount(t, st)
+	ok := store.Receipt{Time: time.Now(), Agent: "coder", Skill: "s", Action: "read", Source: "store", Transport: "http", Outcome: "ok"}
+	if err := s.AddReceipts(ctx, []store.Receipt{ok}); err != nil || rawCount(t, st) != before+1 {
+		t.Fatalf("a clean receipt after refused ones: %v, %d raw receipts, want %d", err, rawCount(t, st), before+1)
 	}
 }
 
