@@ -274,13 +274,9 @@ func (m *Manager) openPinned(ctx context.Context, s Spec, pin *Pin) (*snapshot, 
 // alone; one whose pin is gone keeps what is served. It returns the ids of
 // the sources whose skills or diagnostics changed.
 func (m *Manager) Follow(ctx context.Context) ([]string, error) {
-	l, err := ReadLock(m.opt.LockPath)
-	if err != nil {
+	if err := m.rereadLock(); err != nil {
 		return nil, err
 	}
-	m.lockMu.Lock()
-	m.lock = l
-	m.lockMu.Unlock()
 	var changed []string
 	for _, s := range m.specs {
 		pin := m.Pin(s.ID)
@@ -421,13 +417,9 @@ func (m *Manager) sync(ctx context.Context, s Spec, dry bool) (ch Change) {
 		}
 	}()
 	// The lock as it is now: another process may have moved it.
-	if l, err := ReadLock(m.opt.LockPath); err != nil {
+	if err := m.rereadLock(); err != nil {
 		ch.Err = err
 		return ch
-	} else {
-		m.lockMu.Lock()
-		m.lock = l
-		m.lockMu.Unlock()
 	}
 	old := m.Pin(s.ID)
 	if old != nil && old.Same(s) {
@@ -538,6 +530,19 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// rereadLock reads the lock file again: another process may have moved
+// it.
+func (m *Manager) rereadLock() error {
+	l, err := ReadLock(m.opt.LockPath)
+	if err != nil {
+		return err
+	}
+	m.lockMu.Lock()
+	m.lock = l
+	m.lockMu.Unlock()
+	return nil
 }
 
 // writePin moves pin in the lock file: read again, changed and written
