@@ -90,6 +90,19 @@ func (fx *fixture) revision(rev string, skills map[string]string) {
 	}
 }
 
+// pinnedFixture is a fixture whose remote is at aaa111 with skills, and
+// a manager that has synced and pinned it, with the source's id.
+func pinnedFixture(t *testing.T, skills map[string]string) (*fixture, *Manager, string) {
+	t.Helper()
+	fx := newFixture(t)
+	fx.revision("aaa111", skills)
+	m := fx.manager()
+	if ch := m.Sync(context.Background())[0]; ch.Err != nil {
+		t.Fatalf("the first sync: %v", ch.Err)
+	}
+	return fx, m, m.Specs()[0].ID
+}
+
 func (fx *fixture) manager() *Manager {
 	fx.t.Helper()
 	m, err := NewManager([]Spec{fx.spec}, fx.opt)
@@ -172,11 +185,7 @@ func TestSyncPinsAndSwaps(t *testing.T) {
 }
 
 func TestFailedSyncKeepsLastGood(t *testing.T) {
-	fx := newFixture(t)
-	fx.revision("aaa111", map[string]string{"pdf": "v1"})
-	m := fx.manager()
-	id := m.Specs()[0].ID
-	m.Sync(context.Background())
+	fx, m, id := pinnedFixture(t, map[string]string{"pdf": "v1"})
 	lockBefore, _ := os.ReadFile(fx.opt.LockPath)
 
 	cases := []struct {
@@ -227,11 +236,7 @@ func TestFailedSyncKeepsLastGood(t *testing.T) {
 }
 
 func TestOpenUsesThePin(t *testing.T) {
-	fx := newFixture(t)
-	fx.revision("aaa111", map[string]string{"pdf": "v1"})
-	m := fx.manager()
-	id := m.Specs()[0].ID
-	m.Sync(context.Background())
+	fx, m, id := pinnedFixture(t, map[string]string{"pdf": "v1"})
 
 	// The remote moves; a new server opens the pinned snapshot, not HEAD.
 	fx.revision("bbb222", map[string]string{"pdf": "v2", "deploy": "v1"})
@@ -477,11 +482,7 @@ func tamper(t *testing.T, folder, name string) {
 // revision, or an Open, fetches the revision again into a new folder, and
 // the edited folder is removed once no process serves it.
 func TestTamperedSnapshotNotRepinned(t *testing.T) {
-	fx := newFixture(t)
-	fx.revision("aaa111", map[string]string{"pdf": "v1", "deploy": "v1"})
-	server := fx.manager() // serves the snapshot while it is edited
-	id := server.Specs()[0].ID
-	server.Sync(context.Background())
+	fx, server, id := pinnedFixture(t, map[string]string{"pdf": "v1", "deploy": "v1"}) // serves the snapshot while it is edited
 	pin := server.Pin(id)
 	lockBefore, _ := os.ReadFile(fx.opt.LockPath)
 	edited := snapFolder(t, fx, id, "aaa111")
@@ -557,11 +558,7 @@ func TestTamperedSnapshotNotRepinned(t *testing.T) {
 // a sync pins what it fetched, and a server follows the new digest at
 // the same revision.
 func TestSameRevisionNewContent(t *testing.T) {
-	fx := newFixture(t)
-	fx.revision("aaa111", map[string]string{"pdf": "v1"})
-	server := fx.manager()
-	id := server.Specs()[0].ID
-	server.Sync(context.Background())
+	fx, server, id := pinnedFixture(t, map[string]string{"pdf": "v1"})
 
 	// Fetched again into a new folder (the cached one is edited), the
 	// revision holds other content now: that is pinned, as what the
@@ -598,11 +595,7 @@ func (fx *fixture) breakYAML(rev, name string) {
 // A skill whose folder is gone is removed, and a new skill that is broken
 // is reported, both without holding the pin back.
 func TestBrokenSkillKeepsLastGood(t *testing.T) {
-	fx := newFixture(t)
-	fx.revision("aaa111", map[string]string{"pdf": "v1", "deploy": "v1"})
-	m := fx.manager()
-	id := m.Specs()[0].ID
-	m.Sync(context.Background())
+	fx, m, id := pinnedFixture(t, map[string]string{"pdf": "v1", "deploy": "v1"})
 	lockBefore, _ := os.ReadFile(fx.opt.LockPath)
 
 	fx.revision("bbb222", map[string]string{"deploy": "v2"})
@@ -665,11 +658,7 @@ func TestBrokenSkillKeepsLastGood(t *testing.T) {
 // another process moved; the snapshot it serves is never removed by that
 // other process, however many times it syncs.
 func TestFollowTheLock(t *testing.T) {
-	fx := newFixture(t)
-	fx.revision("aaa111", map[string]string{"pdf": "v1"})
-	server := fx.manager()
-	id := server.Specs()[0].ID
-	server.Sync(context.Background())
+	fx, server, id := pinnedFixture(t, map[string]string{"pdf": "v1"})
 	_, served, _ := server.Snapshot(id)
 
 	// Another process moves the pin twice.
@@ -806,11 +795,7 @@ func TestProblemsClearWhenFixed(t *testing.T) {
 // after the process that fetched it ends (the next one opens it without
 // fetching), and a server keeps only its current and previous snapshots.
 func TestCacheKeepsWhatIsNeeded(t *testing.T) {
-	fx := newFixture(t)
-	fx.revision("aaa111", map[string]string{"pdf": "v1"})
-	cli := fx.manager()
-	id := cli.Specs()[0].ID
-	cli.Sync(context.Background())
+	fx, cli, id := pinnedFixture(t, map[string]string{"pdf": "v1"})
 	cli.Close()
 	fx.f.fail = Errorf("", CodeNetwork, "offline")
 	server := fx.manager()
@@ -856,11 +841,7 @@ func TestCacheKeepsWhatIsNeeded(t *testing.T) {
 // start (its snapshot not cached, the remote out of reach) is served once
 // a sync reaches it at the same revision, and the problem goes.
 func TestServedAtPinClearsTheProblem(t *testing.T) {
-	fx := newFixture(t)
-	fx.revision("aaa111", map[string]string{"pdf": "v1"})
-	cli := fx.manager()
-	id := cli.Specs()[0].ID
-	cli.Sync(context.Background())
+	fx, cli, id := pinnedFixture(t, map[string]string{"pdf": "v1"})
 	cli.Close()
 	testutil.Must(t, os.RemoveAll(fx.opt.Cache))
 	fx.f.fail = Errorf("", CodeNetwork, "offline")
