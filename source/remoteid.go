@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -79,14 +80,7 @@ func Origin(s string) (string, error) {
 
 func checkHost(host, port string) error {
 	if port != "" {
-		n := 0
-		for _, c := range port {
-			if c < '0' || c > '9' || n > 65535 {
-				return errors.New("its port is not a number from 1 to 65535")
-			}
-			n = n*10 + int(c-'0')
-		}
-		if n < 1 || n > 65535 {
+		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
 			return errors.New("its port is not a number from 1 to 65535")
 		}
 	}
