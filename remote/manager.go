@@ -469,7 +469,8 @@ func (m *Manager) sync(ctx context.Context, s Spec, dry bool) (ch Change) {
 		ch.Served = true
 		return ch
 	}
-	ch.Broken = brokenFiles(snap)
+	var broken map[string]string
+	ch.Broken, broken = brokenFiles(snap)
 	if len(snap.skills) == 0 {
 		where := "the repository"
 		if len(s.Paths) > 0 {
@@ -478,7 +479,7 @@ func (m *Manager) sync(ctx context.Context, s Spec, dry bool) (ch Change) {
 		ch.Err = Errorf(s.ID, CodeInvalid, "no skill (no SKILL.md with a name and description) under %s at %s%s", where, shortRev(rev), brokenNote(ch.Broken))
 		return ch
 	}
-	if lost := m.lostToBreakage(ctx, s, old, cur, snap); len(lost) > 0 {
+	if lost := m.lostToBreakage(ctx, s, old, cur, snap, broken); len(lost) > 0 {
 		// A pinned skill whose SKILL.md no longer loads is not dropped:
 		// the whole last good snapshot stays, as a folder source keeps a
 		// broken skill's last good version, until upstream fixes it.
@@ -566,15 +567,20 @@ func (m *Manager) writePin(pin Pin) error {
 }
 
 // brokenFiles are the SKILL.md files of snap that did not load, as
-// "path: code: message", the path relative to the snapshot.
-func brokenFiles(snap *snapshot) []string {
-	var out []string
+// "path: code: message", the path relative to the snapshot; byFolder is
+// the first of them for each folder.
+func brokenFiles(snap *snapshot) (out []string, byFolder map[string]string) {
+	byFolder = map[string]string{}
 	for _, d := range snap.diags {
 		if rel, ok := brokenSkillFile(snap, d); ok {
-			out = append(out, rel+": "+d.Code+": "+d.Message)
+			why := rel + ": " + d.Code + ": " + d.Message
+			out = append(out, why)
+			if _, seen := byFolder[path.Dir(rel)]; !seen {
+				byFolder[path.Dir(rel)] = why
+			}
 		}
 	}
-	return out
+	return out, byFolder
 }
 
 // brokenSkillFile reports whether d says a SKILL.md of snap did not load,
@@ -608,20 +614,9 @@ func brokenNote(broken []string) string {
 // is gone), each as "NAME: FILE: code: message". A skill's folder is its
 // provenance in the snapshot served (or, when none is loaded, a cached
 // snapshot that matches the pin); failing those, a folder named as the
-// skill.
-func (m *Manager) lostToBreakage(ctx context.Context, s Spec, old *Pin, cur, snap *snapshot) []string {
-	if old == nil {
-		return nil
-	}
-	broken := map[string]string{} // folder → "FILE: code: message"
-	for _, d := range snap.diags {
-		if rel, ok := brokenSkillFile(snap, d); ok {
-			if _, seen := broken[path.Dir(rel)]; !seen {
-				broken[path.Dir(rel)] = rel + ": " + d.Code + ": " + d.Message
-			}
-		}
-	}
-	if len(broken) == 0 {
+// skill. broken is brokenFiles' byFolder for snap.
+func (m *Manager) lostToBreakage(ctx context.Context, s Spec, old *Pin, cur, snap *snapshot, broken map[string]string) []string {
+	if old == nil || len(broken) == 0 {
 		return nil
 	}
 	folders := map[string]string{} // name → folder at the pin
