@@ -186,6 +186,12 @@ func (g *packGuard) stop(err error) {
 	if g.err == nil {
 		g.err = err
 	}
+	g.endScan()
+}
+
+// endScan ends the scanner if it still runs, its verdict discarded: the
+// stream was cut short (go-git says so), or stop has given one.
+func (g *packGuard) endScan() {
 	if !g.finished {
 		close(g.in)
 		<-g.done
@@ -197,11 +203,7 @@ func (g *packGuard) stop(err error) {
 // kept (go-git's writer removes a pack it could not index). A refusal was
 // returned by Write already, and go-git reports that error, not Close's.
 func (g *packGuard) Close() error {
-	if !g.finished {
-		close(g.in)
-		<-g.done // the stream was cut short: go-git says so
-		g.finished = true
-	}
+	g.endScan()
 	return g.w.Close()
 }
 
