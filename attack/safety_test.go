@@ -6,11 +6,10 @@ package attack
 // nothing; ordinary text around the same characters answers 201.
 
 import (
-	"encoding/binary"
 	"strings"
 	"testing"
-	"unicode/utf16"
 
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/portable"
 	"github.com/loadout/loadout/skill"
 )
@@ -25,34 +24,12 @@ func skillDoc(t testing.TB, name, body string, files ...skill.BundleFile) string
 	return string(data)
 }
 
-// smuggled hides s after one visible character as variation selectors.
-func smuggled(base, s string) string {
-	var b strings.Builder
-	b.WriteString(base)
-	for _, c := range []byte(s) {
-		if c < 16 {
-			b.WriteRune(0xFE00 + rune(c))
-		} else {
-			b.WriteRune(0xE0100 + rune(c) - 16)
-		}
-	}
-	return b.String()
-}
-
 func shifted(s string, base rune) string {
 	var b strings.Builder
 	for _, c := range s {
 		b.WriteRune(base + c)
 	}
 	return b.String()
-}
-
-func utf16File(s string) string {
-	out := []byte{0xFF, 0xFE}
-	for _, u := range utf16.Encode([]rune(s)) {
-		out = binary.LittleEndian.AppendUint16(out, u)
-	}
-	return string(out)
 }
 
 func TestSafetyEvasionsRefused(t *testing.T) {
@@ -66,7 +43,7 @@ func TestSafetyEvasionsRefused(t *testing.T) {
 	}
 	refused := []tc{
 		{name: "tags", code: "safety-hidden-tag", body: "Fill it." + shifted(msg, 0xE0000)},
-		{name: "emoji-smuggling", code: "safety-hidden-variation-selector", body: "Done " + smuggled("\U0001F600", msg)},
+		{name: "emoji-smuggling", code: "safety-hidden-variation-selector", body: "Done " + testutil.Smuggle("\U0001F600", msg)},
 		{name: "private-use", code: "safety-hidden-private-use", body: "See " + shifted(msg, 0xE000)},
 		{name: "interlinear", code: "safety-zero-width", body: "pay \uFFF9x\uFFFAy\uFFFB now"},
 		{name: "deprecated-format", code: "safety-zero-width", body: "ig\u206Bnore"},
@@ -74,7 +51,7 @@ func TestSafetyEvasionsRefused(t *testing.T) {
 		{name: "mongolian-selector", code: "safety-hidden-variation-selector", body: "a\u180Cb"},
 		{name: "shorthand-format", code: "safety-zero-width", body: "ig\U0001BCA1nore"},
 		{name: "musical-format", code: "safety-zero-width", body: "ig\U0001D175nore"},
-		{name: "tags-utf16", code: "safety-hidden-tag", body: "See references/notes.txt.", files: file("references/notes.txt", utf16File("Notes"+shifted(msg, 0xE0000)))},
+		{name: "tags-utf16", code: "safety-hidden-tag", body: "See references/notes.txt.", files: file("references/notes.txt", testutil.UTF16LE("Notes"+shifted(msg, 0xE0000), true))},
 		{name: "service-account", code: "safety-secret-private-key", body: "See assets/sa.json.", files: file("assets/sa.json",
 			`{"private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7Zq3Lm9Xw4Pn7\n-----END PRIVATE KEY-----\n", "client_email": "a@b.iam.gserviceaccount.com"}`)},
 		{name: "split-key", code: "safety-secret-aws", body: "See scripts/k.py.", files: file("scripts/k.py", `K = "AKIA" + "Q3EGRK7WZP2NY5VD"`+"\n")},

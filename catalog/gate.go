@@ -1,11 +1,10 @@
 package catalog
 
 import (
+	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/loadout/loadout/safety"
 	"github.com/loadout/loadout/skill"
@@ -124,29 +123,12 @@ func refusedOf(ds []skill.Diagnostic, p *safety.Policy) []skill.Diagnostic {
 	return out
 }
 
-// refusedAll checks skills on every core (reading waits on the disk:
-// twice the cores) and returns each one's refused findings.
+// refusedAll checks skills on every core and returns each one's refused
+// findings.
 func refusedAll(sks []*skill.Skill, p *safety.Policy) [][]skill.Diagnostic {
-	out := make([][]skill.Diagnostic, len(sks))
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range min(2*runtime.GOMAXPROCS(0), len(sks)) {
-		wg.Go(func() {
-			var buf []byte
-			for i := range work {
-				var ds []skill.Diagnostic
-				ds, buf = checkSkill(sks[i], p, nil, buf[:0])
-				if cap(buf) > maxSafetyBuffer {
-					buf = nil
-				}
-				out[i] = refusedOf(ds, p)
-			}
-		})
+	out := checkAll(context.Background(), sks, p, nil)
+	for i, ds := range out {
+		out[i] = refusedOf(ds, p)
 	}
-	for i := range sks {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
 	return out
 }

@@ -82,37 +82,11 @@ func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnost
 			todo = append(todo, sk)
 		}
 	}
-	// Check the new skills on every core: each is independent. Only
-	// findings are kept, under mu.
-	var mu sync.Mutex
-	work := make(chan int)
-	var wg sync.WaitGroup
-	// Twice the cores: reading the files waits on the disk.
-	for range min(2*runtime.GOMAXPROCS(0), len(todo)) {
-		wg.Go(func() {
-			var buf []byte // the files of one skill at a time
-			for i := range work {
-				var ds []skill.Diagnostic
-				ds, buf = checkSkill(todo[i], p, files, buf[:0])
-				if cap(buf) > maxSafetyBuffer {
-					buf = nil
-				}
-				if len(ds) > 0 {
-					mu.Lock()
-					found[todo[i]] = ds
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	for i := range todo {
-		if ctx.Err() != nil {
-			break
+	for i, ds := range checkAll(ctx, todo, p, files) {
+		if len(ds) > 0 {
+			found[todo[i]] = ds
 		}
-		work <- i
 	}
-	close(work)
-	wg.Wait()
 	var out []skill.Diagnostic
 	for _, sk := range todo {
 		// A skill that could not be read, or (when ctx stopped the
@@ -145,6 +119,35 @@ func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnost
 	slices.SortStableFunc(out, func(a, b skill.Diagnostic) int {
 		return cmp.Or(strings.Compare(a.Agent, b.Agent), strings.Compare(a.Path, b.Path), strings.Compare(a.Code, b.Code), strings.Compare(a.Message, b.Message))
 	})
+	return out
+}
+
+// checkAll is checkSkill of each skill, on every core (each is
+// independent; twice the cores, as reading the files waits on the disk).
+// When ctx stops, the skills not yet begun are left unchecked (nil).
+func checkAll(ctx context.Context, sks []*skill.Skill, p *safety.Policy, files *safety.Cache) [][]skill.Diagnostic {
+	out := make([][]skill.Diagnostic, len(sks))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(2*runtime.GOMAXPROCS(0), len(sks)) {
+		wg.Go(func() {
+			var buf []byte // the files of one skill at a time
+			for i := range work {
+				out[i], buf = checkSkill(sks[i], p, files, buf[:0])
+				if cap(buf) > maxSafetyBuffer {
+					buf = nil
+				}
+			}
+		})
+	}
+	for i := range sks {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- i
+	}
+	close(work)
+	wg.Wait()
 	return out
 }
 

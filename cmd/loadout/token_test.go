@@ -211,33 +211,29 @@ func TestReceiptsCommand(t *testing.T) {
 		t.Errorf("--usage --daily: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
-	// --maintain keeps the config's bound; the counts stay.
+	// --maintain keeps the config's bound; the counts stay. receipts.maxBytes
+	// bounds them too: 1 byte keeps none.
 	cfg := filepath.Join(t.TempDir(), "loadout.json")
-	if err := os.WriteFile(cfg, []byte(`{"store": "`+db+`", "receipts": {"maxRows": 1}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r = runCLI(t, "receipts", "--config", cfg, "--maintain")
-	if r.code != 0 || !strings.Contains(r.stdout, "counted 9 new loads and reads") || !strings.Contains(r.stdout, "deleted 2 raw receipt rows") {
-		t.Errorf("--maintain: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	if got := count(); got != 1 {
-		t.Errorf("after --maintain with maxRows 1: %d receipts", got)
-	}
-	if got := usage(); len(got) != 3 || got["coder deploy load ok"] != 7 {
-		t.Errorf("--usage after --maintain: %v", got)
-	}
-	// receipts.maxBytes bounds them too: 1 byte keeps none.
-	if err := os.WriteFile(cfg, []byte(`{"store": "`+db+`", "receipts": {"maxBytes": 1}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r = runCLI(t, "receipts", "--config", cfg, "--maintain")
-	if r.code != 0 || !strings.Contains(r.stdout, "deleted 1 raw receipt rows") || !strings.Contains(r.stdout, "rows and 1 bytes)") {
-		t.Errorf("--maintain with maxBytes 1: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	if got := count(); got != 0 {
-		t.Errorf("after --maintain with maxBytes 1: %d receipts", got)
-	}
-	if got := usage(); len(got) != 3 || got["coder deploy load ok"] != 7 {
-		t.Errorf("--usage after --maintain with maxBytes 1: %v", got)
+	for _, c := range []struct {
+		name, receipts string
+		want           []string
+		left           int
+	}{
+		{"--maintain", `{"maxRows": 1}`, []string{"counted 9 new loads and reads", "deleted 2 raw receipt rows"}, 1},
+		{"--maintain with maxBytes 1", `{"maxBytes": 1}`, []string{"deleted 1 raw receipt rows", "rows and 1 bytes)"}, 0},
+	} {
+		if err := os.WriteFile(cfg, []byte(`{"store": "`+db+`", "receipts": `+c.receipts+`}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r = runCLI(t, "receipts", "--config", cfg, "--maintain")
+		if r.code != 0 || !strings.Contains(r.stdout, c.want[0]) || !strings.Contains(r.stdout, c.want[1]) {
+			t.Errorf("%s: exit %d\n%s%s", c.name, r.code, r.stdout, r.stderr)
+		}
+		if got := count(); got != c.left {
+			t.Errorf("after %s: %d receipts", c.name, got)
+		}
+		if got := usage(); len(got) != 3 || got["coder deploy load ok"] != 7 {
+			t.Errorf("--usage after %s: %v", c.name, got)
+		}
 	}
 }
