@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // TestHalfOpenFlood (issue 24, item 8): one unauthenticated client on
@@ -187,21 +189,6 @@ func mcpPing(t *testing.T, s *Server, path, token, id string) int {
 	return code
 }
 
-// endsWithin reports whether a stream ends within d.
-func endsWithin(br *bufio.Reader, d time.Duration) bool {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		io.Copy(io.Discard, br)
-	}()
-	select {
-	case <-done:
-		return true
-	case <-time.After(d):
-		return false
-	}
-}
-
 // TestTokenCannotEvictOthers (issue 24, item 9), with small bounds to be
 // quick: an agent:coder token signing in again and again, opening MCP
 // session after MCP session and /ui/events stream after stream, ends none
@@ -314,17 +301,17 @@ func TestRevokedTokenStreamsEnd(t *testing.T) {
 			t.Fatalf("token revoke: %d %s", code, errOut)
 		}
 		revoked := time.Now()
-		if !endsWithin(uiStream, time.Second) {
+		if !testutil.EndsWithin(uiStream, time.Second) {
 			t.Error("the revoked token's /ui/events stream still delivers a second after the revocation")
 		}
-		if !endsWithin(mcpStream, time.Second-time.Since(revoked)) {
+		if !testutil.EndsWithin(mcpStream, time.Second-time.Since(revoked)) {
 			t.Error("the revoked token's MCP GET stream is still open a second after the revocation")
 		}
 		t.Logf("%s: the streams ended %v after the revocation", engine, time.Since(revoked).Round(time.Millisecond))
 		if code := mcpPing(t, s, "/agents/ops/mcp", ops, sid); code != 401 {
 			t.Errorf("the revoked token's MCP session: ping answered %d, want 401", code)
 		}
-		if endsWithin(adminStream, 300*time.Millisecond) {
+		if testutil.EndsWithin(adminStream, 300*time.Millisecond) {
 			t.Error("the admin's stream ended with the revoked token's")
 		}
 	})

@@ -171,7 +171,7 @@ func newHTTPHandler(svc *service.Service, opt Options) (*server, http.Handler) {
 			}
 		case r.Method == http.MethodPost:
 			// No session id: this request opens a session.
-			user := service.PrincipalFrom(r.Context()).TokenID
+			user := p.TokenID
 			if ok, full := pool.reserve(user); !ok {
 				msg := fmt.Sprintf("this token holds its most MCP sessions (%d), all of them busy: retry later, close sessions you no longer use (DELETE with Mcp-Session-Id), or ask the operator to raise --mcp-sessions-per-token", pool.limitFor(user))
 				if full == "server" {

@@ -126,18 +126,9 @@ func effectiveFormat(f string) string {
 func summarize(l *catalog.Loadout, found map[*skill.Skill][]skill.Diagnostic) agentSummary {
 	s := agentSummary{ID: l.Spec.AgentID, DisplayName: l.Spec.DisplayName, Description: l.Spec.Description,
 		Format: effectiveFormat(l.Spec.Format), Budget: render.EffectiveBudget(l.Spec.Budget), Skills: len(l.Names()), Modes: map[string]int{}}
+	s.Errors, s.Warnings = safetyCounts(l.Diagnostics())
 	for _, e := range l.Entries() {
 		s.Modes[entryMode(l, e)]++
-	}
-	for _, d := range l.Diagnostics() {
-		switch d.Severity {
-		case skill.Error:
-			s.Errors++
-		case skill.Warning:
-			s.Warnings++
-		}
-	}
-	for _, e := range l.Entries() {
 		if w, ok := l.Lookup(e.Skill.Name); ok && w == e {
 			errs, warns := safetyCounts(found[e.Skill])
 			s.Errors += errs

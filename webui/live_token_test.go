@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/service"
 )
 
@@ -32,22 +33,6 @@ func sessionStream(t *testing.T, ctx context.Context, base, session string) (res
 		t.Fatalf("first event %v, want hello", ev)
 	}
 	return resp, br, ""
-}
-
-// endsWithin reports whether the stream ends (EOF or an error) within d,
-// skipping what it sends meanwhile.
-func endsWithin(br *bufio.Reader, d time.Duration) bool {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		io.Copy(io.Discard, br)
-	}()
-	select {
-	case <-done:
-		return true
-	case <-time.After(d):
-		return false
-	}
 }
 
 // TestLiveStreamsPerToken (issue 24, item 9): one token's streams are
@@ -105,7 +90,7 @@ func TestLiveStreamsPerToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, br := range ops {
-		if !endsWithin(br, time.Second) {
+		if !testutil.EndsWithin(br, time.Second) {
 			t.Fatalf("ops's stream %d still open a second after its token was revoked", i+1)
 		}
 	}

@@ -225,9 +225,9 @@ func countDiagnostics(l *catalog.Loadout, found map[*skill.Skill][]skill.Diagnos
 	return diags
 }
 
-// safetyCounts counts the errors and warnings of a skill's safety
-// findings; info (a description without "use when", say) is not a
-// problem to count.
+// safetyCounts counts the errors and warnings among diagnostics (a
+// skill's safety findings, a loadout's diagnostics); info (a description
+// without "use when", say) is not a problem to count.
 func safetyCounts(ds []skill.Diagnostic) (errs, warns int) {
 	for _, d := range ds {
 		switch d.Severity {

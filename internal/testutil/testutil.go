@@ -61,6 +61,23 @@ func Within(t testing.TB, what string, f func()) {
 	}
 }
 
+// EndsWithin reports whether r ends (EOF or an error) within d, reading
+// and discarding what it sends meanwhile: a stream that should close, such
+// as a revoked token's, is told from one that stays open.
+func EndsWithin(r io.Reader, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		io.Copy(io.Discard, r)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
 // Sparse creates a file of size bytes that takes no disk space.
 func Sparse(t testing.TB, path string, size int64) {
 	t.Helper()
