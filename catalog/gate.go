@@ -90,7 +90,7 @@ func (c *Catalog) gateRefuses(sk *skill.Skill) bool {
 	if !c.gates(sk.Origin.Kind) {
 		return false
 	}
-	v, _ := checkSkill(sk, c.opt.Gate.Policy, nil, nil)
+	v, _ := checkSkill(sk, c.opt.Gate.Policy, nil, nil, nil)
 	return len(refusedOf(v, c.opt.Gate.Policy)) > 0
 }
 
@@ -126,7 +126,7 @@ func refusedOf(ds []skill.Diagnostic, p *safety.Policy) []skill.Diagnostic {
 // refusedAll checks skills on every core and returns each one's refused
 // findings.
 func refusedAll(sks []*skill.Skill, p *safety.Policy) [][]skill.Diagnostic {
-	out := checkAll(context.Background(), sks, p, nil)
+	out := checkAll(context.Background(), sks, p, nil, nil)
 	for i, ds := range out {
 		out[i] = refusedOf(ds, p)
 	}

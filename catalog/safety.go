@@ -34,6 +34,17 @@ type safetyCache struct {
 	// files keeps findings by file content: a file shared by several
 	// skills, or a skill read again as a new value, is not scanned again.
 	files *safety.Cache
+	// saved, when set, keeps findings across runs (UseSavedFindings).
+	saved *safety.Saved
+}
+
+// UseSavedFindings makes Safety take the findings of skills that did not
+// change from s, and remember in s those it checks (see safety.Saved);
+// the caller saves s when done. Nil stops it.
+func (c *Catalog) UseSavedFindings(s *safety.Saved) {
+	c.safety.mu.Lock()
+	defer c.safety.mu.Unlock()
+	c.safety.saved = s
 }
 
 // Safety runs the safety and quality checks (package safety) with policy p
@@ -82,7 +93,7 @@ func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnost
 			todo = append(todo, sk)
 		}
 	}
-	for i, ds := range checkAll(ctx, todo, p, files) {
+	for i, ds := range checkAll(ctx, todo, p, files, c.safety.saved) {
 		if len(ds) > 0 {
 			found[todo[i]] = ds
 		}
@@ -125,7 +136,7 @@ func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnost
 // checkAll is checkSkill of each skill, on every core (each is
 // independent; twice the cores, as reading the files waits on the disk).
 // When ctx stops, the skills not yet begun are left unchecked (nil).
-func checkAll(ctx context.Context, sks []*skill.Skill, p *safety.Policy, files *safety.Cache) [][]skill.Diagnostic {
+func checkAll(ctx context.Context, sks []*skill.Skill, p *safety.Policy, files *safety.Cache, saved *safety.Saved) [][]skill.Diagnostic {
 	out := make([][]skill.Diagnostic, len(sks))
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -133,7 +144,7 @@ func checkAll(ctx context.Context, sks []*skill.Skill, p *safety.Policy, files *
 		wg.Go(func() {
 			var buf []byte // the files of one skill at a time
 			for i := range work {
-				out[i], buf = checkSkill(sks[i], p, files, buf[:0])
+				out[i], buf = checkSkill(sks[i], p, files, saved, buf[:0])
 				if cap(buf) > maxSafetyBuffer {
 					buf = nil
 				}
@@ -158,13 +169,12 @@ const maxSafetyBuffer = 4 << 20
 // checkSkill is safety.Check of one skill, its paths made the files' own.
 // The skill's files are read into buf, which is returned for the next;
 // the diagnostics hold nothing of it.
-func checkSkill(sk *skill.Skill, p *safety.Policy, files *safety.Cache, buf []byte) ([]skill.Diagnostic, []byte) {
-	in, buf, err := safety.FromSkillBuffer(sk, p, buf)
+func checkSkill(sk *skill.Skill, p *safety.Policy, files *safety.Cache, saved *safety.Saved, buf []byte) ([]skill.Diagnostic, []byte) {
+	ds, buf, err := safety.CheckSkill(sk, p, files, saved, buf)
 	if err != nil {
 		return []skill.Diagnostic{{Severity: skill.Warning, Code: CodeSafetyUnread, Skill: sk.Name, Path: sk.Location,
 			Message: fmt.Sprintf("skill %q could not be read for the safety checks (%v); they run again on the next check", sk.Name, err)}}, buf
 	}
-	ds := safety.CheckCached(in, p, files)
 	for i := range ds {
 		ds[i].Skill = sk.Name
 		ds[i].Path = skillPath(sk, ds[i].Path)

@@ -136,19 +136,25 @@ func Check(in Input, p *Policy) []skill.Diagnostic {
 // skill or another, is not scanned again. A nil cache is Check.
 func CheckCached(in Input, p *Policy, cache *Cache) []skill.Diagnostic {
 	p = p.orDefault()
+	return p.apply(in.Name, slices.Clone(findings(in, p, cache)))
+}
+
+// findings runs the checks of in, or takes their findings from cache.
+// The result may be the cache's: apply a clone.
+func findings(in Input, p *Policy, cache *Cache) []finding {
 	c := &checker{in: in, p: p, cache: cache}
 	if cache == nil {
 		c.run()
-		return p.apply(in.Name, c.out)
+		return c.out
 	}
 	// The whole skill seen before: its findings, without reading on.
 	key := cache.skillKey(in, p.maxScan())
 	if fs, ok := cache.get(key); ok {
-		return p.apply(in.Name, slices.Clone(fs))
+		return fs
 	}
 	c.run()
 	cache.put(key, c.out)
-	return p.apply(in.Name, c.out)
+	return c.out
 }
 
 // finding is a diagnostic before the policy sets its severity.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Origin says where a skill came from. It travels with the skill into
@@ -71,6 +72,10 @@ type Reader interface {
 	ReadFile(path string) ([]byte, error)
 }
 
+// StampSettle is how long every file of a folder skill must have been
+// unchanged when it is scanned for the skill to get a Stamp.
+const StampSettle = 2 * time.Second
+
 // Skill is one loaded skill: its metadata, where it lives and its manifest.
 // It does not hold the body; Body reads it on demand, so a catalog of ten
 // thousand skills stays small. A Skill is immutable once built, and safe for
@@ -107,6 +112,17 @@ type Skill struct {
 	// VersionDigest identifies the exact version, when the source knows it
 	// (the store's bundle digest). See ContentDigest.
 	VersionDigest string
+	// Stamp identifies what a folder source saw of the skill's files when
+	// it scanned them: each file's path, size, mode, inode, modification
+	// and change time, and the folder's identity (a SHA-256). Rewriting a
+	// file always moves its change time, which no program can set back,
+	// so a skill with the same Stamp as before has the same bytes, and a
+	// cache may keep what it learnt from reading them (safety.Saved). It
+	// is zero when the source cannot vouch for that: not a folder skill
+	// (see VersionDigest), a system whose change times it does not read,
+	// or a file changed within StampSettle of the scan, which a write in
+	// the same clock tick could change again unseen ("racily clean").
+	Stamp [16]byte
 	// MaxFileSize caps the size of a file read or served whole (ReadFile,
 	// OpenWhole, Digest, Bundle): a larger file is refused with a
 	// *ServeError (CodeTooLarge) before a byte of it is read, and can

@@ -17,6 +17,9 @@ import (
 // its files are stat'ed relative to the open folder, which saves a path
 // walk and the extra fstat that os.Open makes.
 
+// statHasCtime: the scan reads change times (see skill.Skill.Stamp).
+const statHasCtime = true
+
 type dirHandle struct {
 	fd      int
 	path    string

@@ -11,6 +11,9 @@ import (
 	"github.com/loadout/loadout/internal/safefile"
 )
 
+// statHasCtime: the scan reads change times (see skill.Skill.Stamp).
+const statHasCtime = false
+
 type dirHandle struct {
 	path    string
 	entries []dirent

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/loadout/loadout/internal/ignore"
 	"github.com/loadout/loadout/skill"
@@ -177,7 +178,7 @@ func ScanFolder(ctx context.Context, root string, opt Options) *Result {
 	if origin.Root == "" {
 		origin.Root = abs
 	}
-	s := &scan{opt: opt, origin: &origin}
+	s := &scan{opt: opt, origin: &origin, settled: time.Now().Add(-skill.StampSettle).UnixNano()}
 	if opt.TypedMeta && opt.Cache == nil {
 		s.batches = make([]*skill.Batch, max(opt.Workers, 1))
 		for w := range s.batches {
@@ -334,6 +335,9 @@ type scan struct {
 	// batches are the workers' skill.Batch, by worker, when the skills
 	// are held in batches (see batch).
 	batches []*skill.Batch
+	// settled is skill.StampSettle before the scan began (Unix ns): a
+	// file changed since has no stamp (see manifest.note).
+	settled int64
 }
 
 // batch is worker w's skill.Batch, or nil when skills are allocated one

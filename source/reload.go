@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/loadout/loadout/internal/ignore"
 	"github.com/loadout/loadout/skill"
@@ -66,7 +67,7 @@ func ReloadSkill(ctx context.Context, root, dir string, opt Options) (*skill.Ski
 	if origin.Root == "" {
 		origin.Root = absRoot
 	}
-	s := &scan{opt: opt, origin: &origin}
+	s := &scan{opt: opt, origin: &origin, settled: time.Now().Add(-skill.StampSettle).UnixNano()}
 	d, err := openDir(dir)
 	if err != nil {
 		return nil, []skill.Diagnostic{diag(skill.Error, skill.CodeReadError, dir, "cannot list the folder: %s", errText(err))}

@@ -1,6 +1,8 @@
 package source
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"io/fs"
@@ -281,6 +283,7 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string, b *skill.Batch) fou
 		f.skill.Dirs = slices.Clip(m.dirs)
 	}
 	f.skill.MaxFileSize = s.opt.MaxFileSize
+	f.skill.Stamp = m.stampOf(entry, st, id)
 	if c.body.Kept() {
 		f.skill.KeepBodyRef(c.body)
 	} else if s.opt.KeepBodies {
@@ -332,6 +335,51 @@ type manifest struct {
 	root      *os.Root // the skill folder, opened for the first link met
 	// sig folds in each listed file's path, type and stat (see signature).
 	sig uint64
+	// stamp holds the same, raw, for the skill's Stamp; fresh is set when
+	// a file changed within skill.StampSettle of the scan.
+	stamp []byte
+	fresh bool
+}
+
+// note adds one file's path, type and stat to the stamp.
+func (m *manifest) note(rel, ct string, st fileStat, bin bool) {
+	if st.mtime >= m.scan.settled || st.ctime >= m.scan.settled {
+		m.fresh = true
+	}
+	b := binary.AppendUvarint(m.stamp, uint64(len(rel)))
+	b = append(b, rel...)
+	b = binary.AppendUvarint(b, uint64(len(ct)))
+	b = append(b, ct...)
+	for _, v := range [...]uint64{uint64(st.size), uint64(st.mode), uint64(st.mtime), uint64(st.ctime), st.ino} {
+		b = binary.LittleEndian.AppendUint64(b, v)
+	}
+	if bin {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	m.stamp = b
+}
+
+// stampOf is the skill's Stamp: its entry file's stat, then every listed
+// file's (note), the empty folders and the folder's identity; zero when a
+// file changed too lately, or change times are not read here.
+func (m *manifest) stampOf(entry string, st fileStat, id safefile.ID) (out [16]byte) {
+	m.note(entry, "", st, false)
+	if m.fresh || !statHasCtime {
+		return out
+	}
+	b := m.stamp
+	for _, d := range m.dirs {
+		b = binary.AppendUvarint(b, uint64(len(d)))
+		b = append(b, d...)
+	}
+	b = binary.LittleEndian.AppendUint64(b, id.Dev)
+	b = binary.LittleEndian.AppendUint64(b, id.Ino)
+	m.stamp = b
+	sum := sha256.Sum256(b)
+	copy(out[:], sum[:])
+	return out
 }
 
 // signature identifies what a Skill is built from besides its SKILL.md:
@@ -478,6 +526,7 @@ func (m *manifest) walk(d *dirHandle, real, rel string, depth int, rules *ignore
 			ct, bin = sniffFile(childPath())
 		}
 		m.files = append(m.files, skill.File{Path: childRel, Size: st.size, ContentType: ct, Binary: bin, Executable: exec, Script: skill.IsScript(childRel, exec)})
+		m.note(childRel, ct, st, bin)
 		h := fnv1a.String(m.sig, childRel)
 		h = fnv1a.String(h, ct)
 		for _, v := range [...]uint64{uint64(st.size), uint64(st.mode), uint64(st.mtime), uint64(st.ctime), st.ino} {

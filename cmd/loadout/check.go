@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/safety"
 	"github.com/loadout/loadout/skill"
 )
 
@@ -46,8 +48,18 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	defer sess.close()
 	cat := sess.cat
 	diags := cat.Diagnostics()
+	var cache map[string]any // what the saved findings did, for --json
 	if withSafety {
+		saved, file := loadSavedFindings(e)
+		cat.UseSavedFindings(saved)
 		diags = append(diags, cat.Safety(ctx, policyOf(sess.cfg))...)
+		if saved != nil {
+			st := saved.Stats()
+			cache = map[string]any{"file": file, "unchanged": st.Hits, "checked": st.Misses, "unstamped": st.Unstamped}
+			if err := saved.Save(file); err != nil {
+				fmt.Fprintf(e.stderr, "loadout: %s (set LOADOUT_CACHE=off to check without it)\n", termText(err.Error()))
+			}
+		}
 	}
 	// Every folder must exist and yield a skill: CI must not pass on
 	// nothing (issue 24: a repository whose skills are all under dot
@@ -75,7 +87,11 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	if cf.json {
-		writeJSON(e.stdout, map[string]any{"skills": skills, "errors": errs, "warnings": warns, "diagnostics": diagsOrEmpty(diags)})
+		out := map[string]any{"skills": skills, "errors": errs, "warnings": warns, "diagnostics": diagsOrEmpty(diags)}
+		if cache != nil {
+			out["safetyCache"] = cache
+		}
+		writeJSON(e.stdout, out)
 	} else {
 		printDiags(e.stdout, diags)
 		fmt.Fprintf(e.stdout, "%s, %s, %s\n", plural(skills, "skill", "skills"), plural(errs, "error", "errors"), plural(warns, "warning", "warnings"))
@@ -87,6 +103,45 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 }
 
 var _ = catalog.GlobalID
+
+// savedFindingsFile is the file in the cache folder that keeps the
+// safety checks' findings between runs of check (safety.Saved).
+const savedFindingsFile = "safety-findings"
+
+// cacheDir is the folder loadout keeps what it can make again in:
+// LOADOUT_CACHE, or the user's cache folder ($XDG_CACHE_HOME or
+// ~/.cache, then loadout). "" (LOADOUT_CACHE=off, or no home) is none.
+func cacheDir(e *env) string {
+	switch v := e.getenv("LOADOUT_CACHE"); {
+	case v == "off":
+		return ""
+	case v != "":
+		return v
+	}
+	if x := e.getenv("XDG_CACHE_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "loadout")
+	}
+	if h := e.getenv("HOME"); filepath.IsAbs(h) {
+		return filepath.Join(h, ".cache", "loadout")
+	}
+	return ""
+}
+
+// loadSavedFindings opens the findings check saved last time, or nil when
+// there is no cache folder. A damaged file is said on stderr, once, and
+// replaced.
+func loadSavedFindings(e *env) (*safety.Saved, string) {
+	dir := cacheDir(e)
+	if dir == "" {
+		return nil, ""
+	}
+	file := filepath.Join(dir, savedFindingsFile)
+	s, err := safety.LoadSaved(file)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "loadout: %s\n", termText(err.Error()))
+	}
+	return s, file
+}
 
 // BatchMemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit)
 // of the one-shot catalog commands, check and list, unless GOMEMLIMIT is
