@@ -50,6 +50,7 @@ var allowedOpens = map[string]string{
 	"remote/index.go IndexFetcher.download (*os.Root).OpenFile": "the download file loadout creates (O_CREATE|O_TRUNC, 0600)",
 	"remote/gitfetch/gitfetch.go writer.file os.OpenFile":       "creates each file of a snapshot (O_CREATE|O_EXCL)",
 	"remote/index.go unpacker.write (*os.Root).OpenFile":        "creates each unpacked file (O_CREATE|O_EXCL)",
+	"safety/saved.go LoadSaved os.OpenFile":                     "the findings file loadout writes in its cache folder: O_NONBLOCK, then fstat refuses what is not a regular file",
 	"skill/strict.go readRegular os.OpenFile":                   "O_NONBLOCK, then fstat refuses what is not a regular file (skill cannot import safefile, which imports skill)",
 }
 

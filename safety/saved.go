@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/loadout/loadout/skill"
 )
@@ -88,14 +89,18 @@ func exeIdentity() string {
 // error naming the file and what is wrong; saving replaces it.
 func LoadSaved(path string) (*Saved, error) {
 	s := NewSaved()
-	f, err := os.Open(path)
+	// O_NONBLOCK: a FIFO put there is refused below, never waited on.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return s, nil
 	}
 	if err != nil {
-		return s, fmt.Errorf("saved findings %s: %w", path, err)
+		return s, fmt.Errorf("saved findings %s: %w; it is replaced", path, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return s, fmt.Errorf("saved findings %s: not a regular file; remove it, or set LOADOUT_CACHE to another folder", path)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxSavedBytes+1))
 	if err != nil {
 		return s, fmt.Errorf("saved findings %s: %w", path, err)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -295,6 +296,19 @@ func TestSavedDamagedFile(t *testing.T) {
 		} else if len(again.old) != 0 {
 			t.Errorf("%s: replaced file holds %d entries", name, len(again.old))
 		}
+	}
+	// A FIFO in its place is refused at once, never waited on, and
+	// replaced by the next save.
+	fifo := filepath.Join(dir, "fifo")
+	testutil.Must(t, syscall.Mkfifo(fifo, 0o600))
+	testutil.Within(t, "loading a FIFO", func() {
+		if got, err := LoadSaved(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") || len(got.old) != 0 {
+			t.Errorf("a FIFO: %v", err)
+		}
+	})
+	testutil.Must(t, s.Save(fifo))
+	if again, err := LoadSaved(fifo); err != nil || len(again.old) != 2 {
+		t.Errorf("saving over the FIFO: %v", err)
 	}
 	if s, err := LoadSaved(filepath.Join(dir, "missing")); err != nil || s == nil {
 		t.Errorf("a missing file: %v", err)
