@@ -49,7 +49,15 @@ func Bin(t testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
+	// Every run of the binary keeps what it caches (check's saved safety
+	// findings) in a folder of this test run's, not the user's.
+	cache, err := os.MkdirTemp("", "loadout-attack-cache")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("LOADOUT_CACHE", cache)
 	code := m.Run()
+	os.RemoveAll(cache)
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}
