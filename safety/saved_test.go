@@ -240,18 +240,23 @@ func TestSavedOtherBuildStartsEmpty(t *testing.T) {
 	s.remember(savedKey{1}, true, []finding{{code: CodeInjection, path: "SKILL.md", msg: "m"}})
 	testutil.Must(t, s.Save(file))
 	same, err := LoadSaved(file)
-	if err != nil || len(same.old) != 1 || same.secret != s.secret {
-		t.Fatalf("reloaded %d entries, err %v", len(same.old), err)
+	if err != nil || same.records() != 1 || same.secret != s.secret {
+		t.Fatalf("reloaded %d entries, err %v", same.records(), err)
 	}
-	if fs := same.found[same.old[savedKey{1}]]; len(fs) != 1 || fs[0] != (finding{code: CodeInjection, path: "SKILL.md", msg: "m"}) {
+	if fs, _ := same.lookup(savedKey{1}); len(fs) != 1 || fs[0] != (finding{code: CodeInjection, path: "SKILL.md", msg: "m"}) {
 		t.Fatalf("finding came back as %+v", fs)
 	}
 	s.exe += " rebuilt"
 	testutil.Must(t, s.Save(file))
 	other, err := LoadSaved(file)
-	if err != nil || len(other.old) != 0 || other.secret == s.secret {
-		t.Fatalf("another build's file: %d entries, err %v", len(other.old), err)
+	if err != nil || other.records() != 0 || other.secret == s.secret {
+		t.Fatalf("another build's file: %d entries, err %v", other.records(), err)
 	}
+}
+
+// headLen is where the records start in a file of fewer than 128 entries.
+func headLen(exe string) int {
+	return len(savedMagic) + len(binary.AppendUvarint(nil, uint64(len(exe)))) + len(exe) + 32 + 1
 }
 
 func TestSavedDamagedFile(t *testing.T) {
@@ -269,6 +274,19 @@ func TestSavedDamagedFile(t *testing.T) {
 		"cut short":     data[:len(data)-3],
 		"one more byte": append(slices.Clone(data), 0),
 		"over the size": huge,
+		"out of order": func() []byte {
+			b := slices.Clone(data)
+			i := headLen(s.exe)
+			r0 := slices.Clone(b[i : i+recSize])
+			copy(b[i:], b[i+recSize:i+2*recSize])
+			copy(b[i+recSize:], r0)
+			return b
+		}(),
+		"findings not there": func() []byte {
+			b := slices.Clone(data)
+			b[headLen(s.exe)+16] = 9 // the first record's index
+			return b
+		}(),
 		"count too big": func() []byte {
 			// The entry count is after the magic, the build and the secret.
 			i := len(savedMagic) + 1 + len(s.exe) + 32
@@ -287,14 +305,14 @@ func TestSavedDamagedFile(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "replaced") {
 			t.Errorf("%s: err %v, want one naming %s and saying it is replaced", name, err, p)
 		}
-		if got == nil || len(got.old) != 0 {
+		if got == nil || got.records() != 0 {
 			t.Errorf("%s: a damaged file left entries", name)
 		}
 		testutil.Must(t, got.Save(p))
 		if again, err := LoadSaved(p); err != nil {
 			t.Errorf("%s: saving did not replace it: %v", name, err)
-		} else if len(again.old) != 0 {
-			t.Errorf("%s: replaced file holds %d entries", name, len(again.old))
+		} else if again.records() != 0 {
+			t.Errorf("%s: replaced file holds %d entries", name, again.records())
 		}
 	}
 	// A FIFO in its place is refused at once, never waited on, and
@@ -302,12 +320,12 @@ func TestSavedDamagedFile(t *testing.T) {
 	fifo := filepath.Join(dir, "fifo")
 	testutil.Must(t, syscall.Mkfifo(fifo, 0o600))
 	testutil.Within(t, "loading a FIFO", func() {
-		if got, err := LoadSaved(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") || len(got.old) != 0 {
+		if got, err := LoadSaved(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") || got.records() != 0 {
 			t.Errorf("a FIFO: %v", err)
 		}
 	})
 	testutil.Must(t, s.Save(fifo))
-	if again, err := LoadSaved(fifo); err != nil || len(again.old) != 2 {
+	if again, err := LoadSaved(fifo); err != nil || again.records() != 2 {
 		t.Errorf("saving over the FIFO: %v", err)
 	}
 	if s, err := LoadSaved(filepath.Join(dir, "missing")); err != nil || s == nil {
@@ -329,8 +347,8 @@ func TestSavedCap(t *testing.T) {
 	s2.remember(savedKey{3}, true, nil)
 	testutil.Must(t, s2.Save(file))
 	s3, _ := LoadSaved(file)
-	if len(s3.old) != 3 {
-		t.Fatalf("at the cap: %d entries, want 3", len(s3.old))
+	if s3.records() != 3 {
+		t.Fatalf("at the cap: %d entries, want 3", s3.records())
 	}
 	s3.max = 3
 	s3.remember(savedKey{4}, true, nil)
@@ -341,12 +359,12 @@ func TestSavedCap(t *testing.T) {
 	testutil.Must(t, s3.Save(file))
 	s4, _ := LoadSaved(file)
 	for _, k := range []savedKey{{1}, {4}, {5}} {
-		if _, ok := s4.old[k]; !ok {
+		if _, ok := s4.lookup(k); !ok {
 			t.Errorf("this run's entry %v was dropped", k[0])
 		}
 	}
-	if len(s4.old) != 3 {
-		t.Errorf("over the cap: %d entries, want 3", len(s4.old))
+	if s4.records() != 3 {
+		t.Errorf("over the cap: %d entries, want 3", s4.records())
 	}
 }
 
@@ -380,8 +398,8 @@ func FuzzLoadSaved(f *testing.F) {
 		for _, fs := range got.found {
 			n += len(fs)
 		}
-		if len(got.old) > len(b) || n > len(b) {
-			t.Fatalf("%d bytes made %d entries and %d findings", len(b), len(got.old), n)
+		if got.records() > len(b) || n > len(b) {
+			t.Fatalf("%d bytes made %d entries and %d findings", len(b), got.records(), n)
 		}
 	})
 }

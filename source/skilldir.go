@@ -252,7 +252,13 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string, b *skill.Batch) fou
 			fileBufs.Put(fp)
 		}
 	}()
-	m := manifest{scan: s, skillReal: t.real, base: t.rel, name: c.doc.Name, files: (*fp)[:0], sig: fnv1a.Offset}
+	sp := readBufs.Get().(*[]byte) // the stamp's bytes, hashed and dropped
+	defer func() {
+		if cap(*sp) <= maxPooledBuf {
+			readBufs.Put(sp)
+		}
+	}()
+	m := manifest{scan: s, skillReal: t.real, base: t.rel, name: c.doc.Name, files: (*fp)[:0], sig: fnv1a.Offset, stamp: (*sp)[:0]}
 	m.walk(d, t.real, "", t.depth, t.rules, t.up, entry)
 	if m.root != nil {
 		m.root.Close()
@@ -284,6 +290,7 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string, b *skill.Batch) fou
 	}
 	f.skill.MaxFileSize = s.opt.MaxFileSize
 	f.skill.Stamp = m.stampOf(entry, st, id)
+	*sp = m.stamp[:0]
 	if c.body.Kept() {
 		f.skill.KeepBodyRef(c.body)
 	} else if s.opt.KeepBodies {
