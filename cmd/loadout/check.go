@@ -26,7 +26,10 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 			"too alike; the config's \"safety\" policy decides their severity). Exits 1 when there is an\n"+
 			"error (or, with --fail-on warning, a warning), so skill authors can run it in CI. A folder\n"+
 			"that does not exist or holds no skill is an error (root-missing, root-empty): discovery\n"+
-			"skips folders whose names start with '.', so name such a folder as a root to check it."+fmt.Sprintf(folderArgsHelp, "check"))
+			"skips folders whose names start with '.', so name such a folder as a root to check it.\n"+
+			"The safety findings of skills whose files did not change are kept between runs in\n"+
+			"$LOADOUT_CACHE (default $XDG_CACHE_HOME/loadout or ~/.cache/loadout; off keeps none);\n"+
+			"--json says how many were reused (safetyCache)."+fmt.Sprintf(folderArgsHelp, "check"))
 	cf.register(fs, false)
 	cf.missingRootIsDiag = true
 	cf.typedMeta = true // Raw and Metadata are never printed here
