@@ -76,7 +76,9 @@ func runList(ctx context.Context, e *env, args []string) int {
 		if r.Shadowed {
 			mode += " (shadowed)"
 		}
-		return append(cells, r.Name, mode, sourceText(r.Source), strconv.Itoa(len(r.Files)), clip(oneLine(r.Description), 60))
+		// termText: a description or a folder may hold ESC, OSC or bidi
+		// controls, which must not reach the terminal.
+		return append(cells, termText(r.Name), mode, termText(sourceText(r.Source)), strconv.Itoa(len(r.Files)), clip(termText(oneLine(r.Description)), 60))
 	})
 	fmt.Fprintf(e.stdout, "\n%s", plural(len(entries), "skill", "skills"))
 	if l.Spec.AgentID != catalog.GlobalID {

@@ -86,3 +86,19 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestListPrintsNoControls: `loadout list` prints a description and a
+// folder holding ESC, OSC and bidi controls escaped, never raw.
+func TestListPrintsNoControls(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "sk\x1b[2Jills")
+	sk := filepath.Join(root, "sk")
+	must(t, os.MkdirAll(sk, 0o755))
+	must(t, os.WriteFile(filepath.Join(sk, "SKILL.md"), []byte("---\nname: sk\ndescription: \"Fills forms \\e]0;pwned\\a and \\u202Eevil. Use when asked.\"\n---\nbody\n"), 0o644))
+	r := runCLI(t, "list", root)
+	if r.code != 0 || !strings.Contains(r.stdout, `\x1b]0;pwned\a`) || !strings.Contains(r.stdout, `\u202e`) || !strings.Contains(r.stdout, `sk\x1b[2Jills`) {
+		t.Fatalf("exit %d; the controls are not shown escaped:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	noControls(t, "stdout", r.stdout)
+	noControls(t, "stderr", r.stderr)
+}
