@@ -312,6 +312,7 @@ func (s *shellScan) name(w *syntax.Word) string {
 // command returns a call's command name and its arguments, looking
 // through wrappers (sudo -E bash -s is bash -s).
 func (s *shellScan) command(args []*syntax.Word) (string, []*syntax.Word) {
+	last := ""
 	for len(args) > 0 {
 		n := s.name(args[0])
 		args = args[1:]
@@ -321,6 +322,7 @@ func (s *shellScan) command(args []*syntax.Word) (string, []*syntax.Word) {
 			}
 			return n, args
 		}
+		last = n
 		// Skip the wrapper's options, assignments and numbers.
 		for len(args) > 0 {
 			a := s.lit(args[0])
@@ -348,7 +350,9 @@ func (s *shellScan) command(args []*syntax.Word) (string, []*syntax.Word) {
 			break
 		}
 	}
-	return "", nil
+	// A wrapper with no command after it runs itself: env alone prints
+	// the environment ("$(env)").
+	return last, nil
 }
 
 func (s *shellScan) off(n syntax.Node, base int) int { return base + int(n.Pos().Offset()) }
