@@ -2,10 +2,12 @@ package safety
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestGeneratedTableCurrent: ignorable_table.go is what its generator
@@ -19,10 +21,15 @@ func TestGeneratedTableCurrent(t *testing.T) {
 		}
 		t.Skipf("go tool not found: %v", err)
 	}
-	out := filepath.Join(t.TempDir(), "table.go")
-	cmd := exec.Command(goTool, "run", "./internal/gentable", out)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go run ./internal/gentable: %v\n%s", err, b)
+	dir := t.TempDir()
+	bin, out := filepath.Join(dir, "gentable"), filepath.Join(dir, "table.go")
+	if b, err := exec.Command(goTool, "build", "-o", bin, "./internal/gentable").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./internal/gentable: %v\n%s", err, b)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if b, err := exec.CommandContext(ctx, bin, out).CombinedOutput(); err != nil {
+		t.Fatalf("gentable: %v\n%s", err, b)
 	}
 	got, err := os.ReadFile(out)
 	if err != nil {
