@@ -664,8 +664,16 @@ func (s *shellScan) call(st *syntax.Stmt, call *syntax.CallExpr, depth, base int
 			if err == nil {
 				// Offsets inside the string are not the file's: every
 				// finding points at this command.
+				// Each made here if not yet: an assignment before makes
+				// vars, not the others.
 				if s.vars == nil {
-					s.vars, s.downloaded, s.verified = map[string]string{}, map[string]int{}, map[string]bool{}
+					s.vars = map[string]string{}
+				}
+				if s.downloaded == nil {
+					s.downloaded = map[string]int{}
+				}
+				if s.verified == nil {
+					s.verified = map[string]bool{}
 				}
 				sub := &shellScan{c: s.c, src: code, vars: s.vars, downloaded: s.downloaded, verified: s.verified, seenPipe: s.seenPipe, cfg: s.cfg}
 				sub.file(f, depth+1, 0)

