@@ -77,6 +77,9 @@ func TestMayMatterEdges(t *testing.T) {
 		`x="$(printf %s $a'rl')"`,
 		`echo "$(date)" $a'rl'`,
 		`echo "$(f (x))" $a'rl'`,
+		`echo "$(f (x) $a'rl')"`,
+		`echo '"' $a"rl"`,
+		`echo $'a b'`,
 		`$_"rl" x`, `$a0"rl" x`, `$a9"rl" x`, `$z"rl" x`, `$A"rl" x`, `$Z"rl" x`, `${a}"rl" x`,
 		// Characters written as escapes.
 		`printf '\x63'`, `printf '\u0063'`, `printf '\U00000063'`, `printf '\060'`, `printf '\7'`,
