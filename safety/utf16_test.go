@@ -49,7 +49,7 @@ func TestUTF16Shape(t *testing.T) {
 		text string // 20 units (40 bytes) unless named
 		want bool
 	}{
-		{"NUL high 3 of 24 (units)", rep("a", 3) + rep(tag, 10) + cjk, true},
+		{"NUL high 3 of 24: exactly one in eight", rep("a", 3) + rep(tag, 10) + cjk, true},
 		{"high 18 of 20", rep("a", 4) + rep(tag, 7) + rep(cjk, 2), true},
 		{"high 17 of 20", rep("a", 5) + rep(tag, 6) + rep(cjk, 3), false},
 		{"high 18 with the surrogate range's ends", rep("a", 4) + rep(tag, 6) + wide + rep(cjk, 2), true},
