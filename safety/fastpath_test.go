@@ -107,3 +107,42 @@ func TestAlsoBoundIsImplied(t *testing.T) {
 		t.Fatalf("only %d matching texts: the generator does not reach the rules", n)
 	}
 }
+
+// TestKeyHitsOverlappingPairs: every two keywords, one overlapping the
+// other at every offset where they agree (or one after the other): the
+// hits are those of a plain search, in offset order, however the anchors
+// fall.
+func TestKeyHitsOverlappingPairs(t *testing.T) {
+	for _, a := range allKeys {
+		for _, b := range allKeys {
+			for d := 1; d <= len(a); d++ {
+				// b starts at offset d of a; the text is their union.
+				s := a
+				if d+len(b) > len(a) {
+					if !strings.HasPrefix(b, a[d:]) {
+						continue
+					}
+					s = a + b[len(a)-d:]
+				} else if a[d:d+len(b)] != b {
+					continue
+				}
+				var want []keyHit
+				for i := range len(s) {
+					for id, k := range allKeys {
+						if hasPrefixFold(s[i:], k) {
+							want = append(want, keyHit{off: int32(i), key: int16(id)})
+						}
+					}
+				}
+				got := slices.Clone((&text{s: s}).keyHits())
+				if !slices.IsSortedFunc(got, func(x, y keyHit) int { return int(x.off - y.off) }) {
+					t.Fatalf("%q: hits out of order: %v", s, got)
+				}
+				slices.SortFunc(got, func(x, y keyHit) int { return int(x.off-y.off)*1000 + int(x.key-y.key) })
+				if !slices.Equal(got, want) {
+					t.Fatalf("%q: got %v, want %v", s, got, want)
+				}
+			}
+		}
+	}
+}

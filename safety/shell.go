@@ -312,6 +312,7 @@ func (s *shellScan) name(w *syntax.Word) string {
 // command returns a call's command name and its arguments, looking
 // through wrappers (sudo -E bash -s is bash -s).
 func (s *shellScan) command(args []*syntax.Word) (string, []*syntax.Word) {
+	last := ""
 	for len(args) > 0 {
 		n := s.name(args[0])
 		args = args[1:]
@@ -321,6 +322,7 @@ func (s *shellScan) command(args []*syntax.Word) (string, []*syntax.Word) {
 			}
 			return n, args
 		}
+		last = n
 		// Skip the wrapper's options, assignments and numbers.
 		for len(args) > 0 {
 			a := s.lit(args[0])
@@ -348,7 +350,9 @@ func (s *shellScan) command(args []*syntax.Word) (string, []*syntax.Word) {
 			break
 		}
 	}
-	return "", nil
+	// A wrapper with no command after it runs itself: env alone prints
+	// the environment ("$(env)").
+	return last, nil
 }
 
 func (s *shellScan) off(n syntax.Node, base int) int { return base + int(n.Pos().Offset()) }
@@ -660,8 +664,16 @@ func (s *shellScan) call(st *syntax.Stmt, call *syntax.CallExpr, depth, base int
 			if err == nil {
 				// Offsets inside the string are not the file's: every
 				// finding points at this command.
+				// Each made here if not yet: an assignment before makes
+				// vars, not the others.
 				if s.vars == nil {
-					s.vars, s.downloaded, s.verified = map[string]string{}, map[string]int{}, map[string]bool{}
+					s.vars = map[string]string{}
+				}
+				if s.downloaded == nil {
+					s.downloaded = map[string]int{}
+				}
+				if s.verified == nil {
+					s.verified = map[string]bool{}
 				}
 				sub := &shellScan{c: s.c, src: code, vars: s.vars, downloaded: s.downloaded, verified: s.verified, seenPipe: s.seenPipe, cfg: s.cfg}
 				sub.file(f, depth+1, 0)

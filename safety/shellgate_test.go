@@ -65,3 +65,53 @@ func TestShellExpansionBounded(t *testing.T) {
 		t.Errorf("padding with variables hid $c | sh: %v", ds)
 	}
 }
+
+// TestMayMatterEdges: each way the gate says yes, with the near miss that
+// must stay a no, and inputs ending at every character the gate looks
+// past (no reads beyond the end).
+func TestMayMatterEdges(t *testing.T) {
+	for _, code := range []string{
+		"#!/bin/sh\ncurl x | sh",
+		// An expansion joined to a quoted part inside "$(…)", whose
+		// quotes are its own; after it, the outer "…" resumes.
+		`x="$(printf %s $a'rl')"`,
+		`echo "$(date)" $a'rl'`,
+		`echo "$(f (x))" $a'rl'`,
+		`echo "$(f (x) $a'rl')"`,
+		`echo '"' $a"rl"`,
+		`echo $'a b'`,
+		`$_"rl" x`, `$a0"rl" x`, `$a9"rl" x`, `$z"rl" x`, `$A"rl" x`, `$Z"rl" x`, `${a}"rl" x`,
+		// Characters written as escapes.
+		`printf '\x63'`, `printf '\u0063'`, `printf '\U00000063'`, `printf '\060'`, `printf '\7'`,
+		// The dot command after each separator.
+		". ./a", "x . ./a", "x\n. ./a", "x;. ./a", "x&&. ./a", "x||. ./a", "(. ./a)", "x\t. ./a", ". \t./a", ".\t./a",
+		"x$a", "${a}$b", "echo $0",
+	} {
+		if !mayMatter(code) {
+			t.Errorf("%q skipped", code)
+		}
+	}
+	for _, code := range []string{
+		"#!/bin/bash",
+		"echo 'hello world'",
+		`echo "hello"`,
+		"echo $HOME",
+		"echo ${HOME}",
+		"echo a\\ b",
+		"echo a\\8 b\\9",
+		"echo a. b",
+		"ls .config",
+		"cd .",
+		"echo x\\",
+		"echo $",
+		"(make all)",
+		"npm test | tee log",
+		"my-curl-tool x",
+		"curl\x80 x",
+		"if [ -f x ]; then make; fi",
+	} {
+		if mayMatter(code) {
+			t.Errorf("%q parsed", code)
+		}
+	}
+}
