@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,5 +153,31 @@ func TestRevokedTokenEndsItsListenStream(t *testing.T) {
 	}
 	if endsWithin(lb, 500*time.Millisecond) {
 		t.Error("another token's subscriptions/listen stream ended")
+	}
+}
+
+// TestRevokedWhileOpeningASession: a token revoked while its initialize is
+// in flight (after the request was authenticated, before the session
+// exists) gets its answer, as any request that is not a stream does, and
+// the session it opened is closed at once after: it never outlives the
+// revocation.
+func TestRevokedWhileOpeningASession(t *testing.T) {
+	srv, svc, pool, a, b := revokeServer(t)
+	var once sync.Once
+	pool.reserved = func() {
+		once.Do(func() {
+			if err := svc.RevokeToken(context.Background(), service.Principal{Open: true}, a); err != nil {
+				t.Error(err)
+			}
+			time.Sleep(300 * time.Millisecond) // the revocation is seen meanwhile
+		})
+	}
+	status, sid := initAs(t, srv.URL, a)
+	if status != 200 || sid == "" {
+		t.Fatalf("initialize in flight at the revocation: %d, session %q; want 200 and a session", status, sid)
+	}
+	eventually(t, func() bool { return !pingAs(t, srv.URL, a, sid) })
+	if _, sb := initAs(t, srv.URL, b); sb == "" || !pingAs(t, srv.URL, b, sb) {
+		t.Error("another token cannot open a session")
 	}
 }
