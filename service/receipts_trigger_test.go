@@ -3,6 +3,8 @@ package service
 import (
 	"fmt"
 	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,6 +58,48 @@ func TestMaintainTrigger(t *testing.T) {
 			r.maintGroup.Wait()
 			if m := mark(); m != 10 {
 				t.Fatalf("10 rows (a tenth of the bound): mark %d, want 10 (a maintenance rolled them up)", m)
+			}
+		})
+	}
+}
+
+// TestMaintainAgainWhileBehind: a maintenance goes on with another while
+// a tenth of MaxRows rows or more were written during it, and stops when
+// fewer were (one under), so that once writes stop, less than a tenth is
+// left unmaintained.
+func TestMaintainAgainWhileBehind(t *testing.T) {
+	for _, c := range []struct {
+		meanwhile int64
+		runs      int
+	}{{10, 2}, {9, 1}} {
+		t.Run(fmt.Sprint(c.meanwhile), func(t *testing.T) {
+			st := freshStore(t)
+			r := newReceiptLog(st, slog.New(slog.DiscardHandler), store.Retention{MaxRows: 100})
+			t.Cleanup(func() { r.close() })
+			r.maintGroup.Wait() // the one at start
+			var mu sync.Mutex
+			runs := 0
+			st.SetFault(func(stmt string) error {
+				if !strings.HasPrefix(stmt, "SELECT last_id FROM receipt_rollup") {
+					return nil
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				runs++
+				if runs == 1 { // rows written by requests meanwhile
+					r.mu.Lock()
+					r.written += c.meanwhile
+					r.mu.Unlock()
+				}
+				return nil
+			})
+			t.Cleanup(func() { st.SetFault(nil) })
+			r.maintainAsync()
+			r.maintGroup.Wait()
+			mu.Lock()
+			defer mu.Unlock()
+			if runs != c.runs {
+				t.Errorf("%d rows written during a maintenance (bound 100): %d maintenances, want %d", c.meanwhile, runs, c.runs)
 			}
 		})
 	}

@@ -197,7 +197,8 @@ func TestReceiptBytesMigration(t *testing.T) {
 // transaction it took: on an empty store one per step (roll up, prune by
 // age, prune the daily counts, forget the sizes of chunks), and a size
 // bound that ends inside a chunk takes two more (the delete and the
-// chunk's new size).
+// chunk's new size), while one that every chunk fits in exactly takes
+// none.
 func TestMaintainCountsTransactions(t *testing.T) {
 	engines(t, func(t *testing.T, open func(t *testing.T, maxConns int) *sqlstore.Store) {
 		ctx := context.Background()
@@ -219,8 +220,12 @@ func TestMaintainCountsTransactions(t *testing.T) {
 				t.Fatalf("rolling up chunk %d: %+v %v, want 4 transactions", c, res, err)
 			}
 		}
-		// Half of the newest chunk and more fit: the older chunk goes.
+		// Both chunks fit exactly: no size work, no more transactions.
 		row := store.ReceiptBytes(&store.Receipt{Agent: "a", Skill: "s", Action: "read", Path: "p", Outcome: "ok"})
+		if res, err = s.MaintainReceipts(ctx, store.Retention{MaxBytes: 20 * row}); err != nil || res.Pruned != 0 || res.Transactions != 4 {
+			t.Fatalf("a size bound both chunks fit in exactly: %+v %v, want none pruned and 4 transactions", res, err)
+		}
+		// Half of the newest chunk and more fit: the older chunk goes.
 		res, err = s.MaintainReceipts(ctx, store.Retention{MaxBytes: 15 * row})
 		if err != nil || res.Pruned != 5 || res.Bytes != 15*row || res.Transactions != 6 {
 			t.Fatalf("a size bound inside the older chunk: %+v %v, want 5 pruned, %d bytes, 6 transactions", res, err, 15*row)
