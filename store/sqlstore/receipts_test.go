@@ -259,3 +259,36 @@ func TestReceiptBytesForgottenWhenAllPruned(t *testing.T) {
 		}
 	})
 }
+
+// TestReceiptBytesAfterPruneByCount: rows pruned by MaxRows leave their
+// chunk's recorded size too large; a size bound that the rows left fit
+// in prunes nothing more (no delete is even tried) and corrects the
+// chunk's size to what is left of it.
+func TestReceiptBytesAfterPruneByCount(t *testing.T) {
+	engines(t, func(t *testing.T, open func(t *testing.T, maxConns int) *sqlstore.Store) {
+		ctx := context.Background()
+		s := open(t, 0)
+		now := time.Now().UTC()
+		rc := store.Receipt{Agent: "a", Skill: "s", Action: "read", Path: "p", Outcome: "ok"}
+		row := store.ReceiptBytes(&rc)
+		for c := range 2 {
+			rs := make([]store.Receipt, 10)
+			for i := range rs {
+				rs[i] = rc
+				rs[i].Time = now.Add(time.Duration(c*10+i-20) * time.Millisecond)
+			}
+			if err := s.AddReceipts(ctx, rs); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.MaintainReceipts(ctx, store.Retention{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Roll up, prune 5 by count, size: the older chunk is recorded
+		// as 10 rows but holds 5, which fit: only its size changes.
+		res, err := s.MaintainReceipts(ctx, store.Retention{MaxRows: 15, MaxBytes: 15 * row})
+		if err != nil || res.Pruned != 5 || res.Bytes != 15*row || res.Transactions != 6 {
+			t.Fatalf("%+v %v, want 5 pruned (by count), %d bytes, 6 transactions (roll up, count, the size, age, days, sizes)", res, err, 15*row)
+		}
+	})
+}
