@@ -1,6 +1,7 @@
 package service
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -102,5 +103,112 @@ func TestMaintainAgainWhileBehind(t *testing.T) {
 				t.Errorf("%d rows written during a maintenance (bound 100): %d maintenances, want %d", c.meanwhile, runs, c.runs)
 			}
 		})
+	}
+}
+
+// TestReceiptsWaitWhenFull: while the store takes writes, a receipt that
+// finds maxPending pending waits for room instead of being dropped (one
+// under the bound does not wait), and every one is written once a flush
+// runs.
+func TestReceiptsWaitWhenFull(t *testing.T) {
+	st := freshStore(t)
+	r := newReceiptLog(st, slog.New(slog.DiscardHandler), store.Retention{})
+	t.Cleanup(func() { r.close() })
+	r.flushMu.Lock() // no flush runs: a slow store
+	locked := true
+	defer func() {
+		if locked {
+			r.flushMu.Unlock()
+		}
+	}()
+	for range maxPending - 1 {
+		r.add(mergeBase(time.Now()))
+	}
+	last := make(chan struct{})
+	go func() { r.add(mergeBase(time.Now())); close(last) }()
+	select {
+	case <-last:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the receipt that fills the bound waited")
+	}
+	extra := make(chan struct{})
+	go func() { r.add(mergeBase(time.Now())); close(extra) }()
+	select {
+	case <-extra:
+		t.Fatalf("a receipt past maxPending did not wait (lost %d)", r.lost.Load())
+	case <-time.After(300 * time.Millisecond):
+	}
+	locked = false
+	r.flushMu.Unlock()
+	select {
+	case <-extra:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting receipt was not let in after a flush")
+	}
+	if err := r.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n, lost := goodLoads(t, st), r.lost.Load(); n != maxPending+1 || lost != 0 {
+		t.Errorf("%d loads written, %d lost; want %d and none", n, lost, maxPending+1)
+	}
+}
+
+// TestReceiptsRetryPauseGrows: while the store fails, the pause before the
+// next try starts at receiptEvery and doubles (about 6 tries in 1.6 s, not
+// one every tick), up to receiptRetryMax and no further; a write that
+// works ends the pause.
+func TestReceiptsRetryPauseGrows(t *testing.T) {
+	st := freshStore(t)
+	var mu sync.Mutex
+	var tries []time.Time
+	down := true
+	st.SetFault(func(stmt string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if down && strings.Contains(stmt, "INSERT INTO receipts") {
+			tries = append(tries, time.Now())
+			return errors.New("connection refused")
+		}
+		return nil
+	})
+	r := newReceiptLog(st, slog.New(slog.DiscardHandler), store.Retention{})
+	t.Cleanup(func() { r.close() })
+	r.add(mergeBase(time.Now()))
+	time.Sleep(1600 * time.Millisecond)
+	mu.Lock()
+	n := len(tries)
+	var lastGap time.Duration
+	if n >= 2 {
+		lastGap = tries[n-1].Sub(tries[n-2])
+	}
+	mu.Unlock()
+	if n < 3 || n > 8 || lastGap < 300*time.Millisecond {
+		t.Errorf("%d tries in 1.6 s, the last %v after the one before; want about 6, the pause doubling from %v", n, lastGap, receiptEvery)
+	}
+	// Near the cap: the next pause is the cap, not twice the last.
+	r.flushMu.Lock()
+	r.backoff, r.retryAt = 4*time.Second, time.Time{}
+	r.flushMu.Unlock()
+	if err := r.flush(); err == nil {
+		t.Fatal("a flush with the store down did not fail")
+	}
+	r.flushMu.Lock()
+	b := r.backoff
+	r.flushMu.Unlock()
+	if b != receiptRetryMax {
+		t.Errorf("after a pause of 4 s the next is %v, want receiptRetryMax (%v)", b, receiptRetryMax)
+	}
+	// The store works again: the pause ends with the next write.
+	mu.Lock()
+	down = false
+	mu.Unlock()
+	if err := r.flush(); err != nil {
+		t.Fatal(err)
+	}
+	r.flushMu.Lock()
+	b, at := r.backoff, r.retryAt
+	r.flushMu.Unlock()
+	if b != 0 || !at.IsZero() {
+		t.Errorf("after a write that worked: pause %v until %v, want none", b, at)
 	}
 }
