@@ -212,3 +212,85 @@ func TestReceiptsRetryPauseGrows(t *testing.T) {
 		t.Errorf("after a write that worked: pause %v until %v, want none", b, at)
 	}
 }
+
+// TestReceiptsDroppedWhileDown: after a write failed (not for the
+// values), a receipt that finds maxPending pending is dropped and counted
+// rather than waiting (the one that fills the bound is kept); each log
+// line says how many were lost since the one before, and the total; a
+// failure that lost nothing is logged too, and a close that loses nothing
+// logs nothing of losses.
+func TestReceiptsDroppedWhileDown(t *testing.T) {
+	st := freshStore(t)
+	var mu sync.Mutex
+	down := true
+	st.SetFault(func(stmt string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if down && strings.Contains(stmt, "INSERT INTO receipts") {
+			return errors.New("connection refused")
+		}
+		return nil
+	})
+	var logs logBuffer
+	r := newReceiptLog(st, logs.logger(), store.Retention{})
+	seq := 0
+	distinct := func() store.Receipt { // no two merge
+		seq++
+		rc := mergeBase(time.Now())
+		rc.Path = fmt.Sprintf("p%d", seq)
+		return rc
+	}
+	r.add(distinct())
+	if err := r.flush(); err == nil {
+		t.Fatal("a flush with the store down did not fail")
+	}
+	if !strings.Contains(logs.String(), "writing receipts failed") {
+		t.Fatalf("a failed write that lost nothing was not logged:\n%s", logs.String())
+	}
+	fill := func(n int) {
+		t.Helper()
+		r.flushMu.Lock() // no flush meanwhile
+		defer r.flushMu.Unlock()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range n {
+				r.add(distinct())
+			}
+		}()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("adding receipts with the store down waited for room")
+		}
+	}
+	fill(maxPending - 1 + 10) // 1 already pending
+	r.mu.Lock()
+	pending := len(r.pending)
+	r.mu.Unlock()
+	if pending != maxPending || r.lost.Load() != 10 {
+		t.Fatalf("%d pending, %d lost; want %d (the bound, the last place taken) and 10", pending, r.lost.Load(), maxPending)
+	}
+	r.flush()
+	fill(5)
+	r.flush()
+	for _, want := range []string{"lost=10 lost_total=10", "lost=5 lost_total=15"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no log line with %q:\n%.3000s", want, logs.String())
+		}
+	}
+	mu.Lock()
+	down = false
+	mu.Unlock()
+	if err := r.flush(); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	if err := st.DB().QueryRow(`SELECT sum(count) FROM receipts`).Scan(&n); err != nil || n != maxPending {
+		t.Errorf("%d written once the store works, want the %d pending", n, maxPending)
+	}
+	r.close()
+	if strings.Contains(logs.String(), "before exit") {
+		t.Errorf("a close that lost nothing logged a loss:\n%.3000s", logs.String())
+	}
+}
