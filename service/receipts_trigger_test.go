@@ -274,7 +274,7 @@ func TestReceiptsDroppedWhileDown(t *testing.T) {
 	r.flush()
 	fill(5)
 	r.flush()
-	for _, want := range []string{"lost=10 lost_total=10", "lost=5 lost_total=15"} {
+	for _, want := range []string{"lost=10 lost_total=10", "lost=5 lost_total=15", `err="store: database: connection refused"`} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("no log line with %q:\n%.3000s", want, logs.String())
 		}
@@ -292,5 +292,52 @@ func TestReceiptsDroppedWhileDown(t *testing.T) {
 	r.close()
 	if strings.Contains(logs.String(), "before exit") {
 		t.Errorf("a close that lost nothing logged a loss:\n%.3000s", logs.String())
+	}
+}
+
+// TestFlushWaitsWhenTwiceBehind: a flush that leaves twice a tenth of
+// MaxRows written since the last maintenance began runs one itself,
+// holding the flush (and so the next ones) until it is done; one row
+// fewer starts it in the background and returns at once.
+func TestFlushWaitsWhenTwiceBehind(t *testing.T) {
+	for _, c := range []struct {
+		rows int
+		sync bool
+	}{{20, true}, {19, false}} {
+		t.Run(fmt.Sprint(c.rows), func(t *testing.T) {
+			st := freshStore(t)
+			r := newReceiptLog(st, slog.New(slog.DiscardHandler), store.Retention{MaxRows: 100})
+			t.Cleanup(func() { r.close() })
+			r.maintGroup.Wait() // the one at start
+			st.SetFault(func(stmt string) error {
+				if strings.HasPrefix(stmt, "SELECT last_id FROM receipt_rollup") {
+					time.Sleep(time.Second) // a slow maintenance
+				}
+				return nil
+			})
+			t.Cleanup(func() { st.SetFault(nil) })
+			mark := func() (n int64) {
+				t.Helper()
+				if err := st.DB().QueryRow(`SELECT last_id FROM receipt_rollup WHERE id = 1`).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			for i := range c.rows {
+				rc := mergeBase(time.Now())
+				rc.Path = fmt.Sprintf("p%d", i)
+				r.add(rc)
+			}
+			if err := r.flush(); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := mark() == int64(c.rows), c.sync; got != want {
+				t.Errorf("%d rows written (bound 100): maintained before the flush returned %v, want %v", c.rows, got, want)
+			}
+			r.maintGroup.Wait()
+			if m := mark(); m != int64(c.rows) {
+				t.Errorf("after the maintenance: mark %d, want %d", m, c.rows)
+			}
+		})
 	}
 }
