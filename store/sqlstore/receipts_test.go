@@ -192,3 +192,103 @@ func TestReceiptBytesMigration(t *testing.T) {
 		}
 	})
 }
+
+// TestMaintainCountsTransactions: MaintainReceipts reports every
+// transaction it took: on an empty store one per step (roll up, prune by
+// age, prune the daily counts, forget the sizes of chunks), and a size
+// bound that ends inside a chunk takes two more (the delete and the
+// chunk's new size), while one that every chunk fits in exactly takes
+// none.
+func TestMaintainCountsTransactions(t *testing.T) {
+	engines(t, func(t *testing.T, open func(t *testing.T, maxConns int) *sqlstore.Store) {
+		ctx := context.Background()
+		s := open(t, 0)
+		res, err := s.MaintainReceipts(ctx, store.Retention{})
+		if err != nil || res.Transactions != 4 {
+			t.Fatalf("empty store: %+v %v, want 4 transactions", res, err)
+		}
+		now := time.Now().UTC()
+		for c := range 2 {
+			rs := make([]store.Receipt, 10)
+			for i := range rs {
+				rs[i] = store.Receipt{Time: now.Add(time.Duration(c*10+i-20) * time.Millisecond), Agent: "a", Skill: "s", Action: "read", Path: "p", Outcome: "ok"}
+			}
+			if err := s.AddReceipts(ctx, rs); err != nil {
+				t.Fatal(err)
+			}
+			if res, err = s.MaintainReceipts(ctx, store.Retention{}); err != nil || res.Transactions != 4 {
+				t.Fatalf("rolling up chunk %d: %+v %v, want 4 transactions", c, res, err)
+			}
+		}
+		// Both chunks fit exactly: no size work, no more transactions.
+		row := store.ReceiptBytes(&store.Receipt{Agent: "a", Skill: "s", Action: "read", Path: "p", Outcome: "ok"})
+		if res, err = s.MaintainReceipts(ctx, store.Retention{MaxBytes: 20 * row}); err != nil || res.Pruned != 0 || res.Transactions != 4 {
+			t.Fatalf("a size bound both chunks fit in exactly: %+v %v, want none pruned and 4 transactions", res, err)
+		}
+		// Half of the newest chunk and more fit: the older chunk goes.
+		res, err = s.MaintainReceipts(ctx, store.Retention{MaxBytes: 15 * row})
+		if err != nil || res.Pruned != 5 || res.Bytes != 15*row || res.Transactions != 6 {
+			t.Fatalf("a size bound inside the older chunk: %+v %v, want 5 pruned, %d bytes, 6 transactions", res, err, 15*row)
+		}
+	})
+}
+
+// TestReceiptBytesForgottenWhenAllPruned: once every raw receipt is
+// pruned (by age here), the sizes of their chunks are forgotten too: the
+// size reported is 0 and receipt_bytes is empty, so that no bound is
+// spent on receipts that are gone.
+func TestReceiptBytesForgottenWhenAllPruned(t *testing.T) {
+	engines(t, func(t *testing.T, open func(t *testing.T, maxConns int) *sqlstore.Store) {
+		ctx := context.Background()
+		s := open(t, 0)
+		old := time.Now().UTC().Add(-30 * 24 * time.Hour)
+		rs := []store.Receipt{
+			{Time: old, Agent: "a", Skill: "s", Action: "load", Outcome: "ok"},
+			{Time: old.Add(time.Second), Agent: "a", Skill: "t", Action: "load", Outcome: "ok"},
+		}
+		if err := s.AddReceipts(ctx, rs); err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.MaintainReceipts(ctx, store.Retention{KeepDays: 7})
+		if err != nil || res.Pruned != 2 || res.Remaining != 0 || res.Bytes != 0 {
+			t.Fatalf("every receipt past KeepDays: %+v %v, want 2 pruned, none left, 0 bytes", res, err)
+		}
+		var n int
+		if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM receipt_bytes`).Scan(&n); err != nil || n != 0 {
+			t.Errorf("receipt_bytes holds %d rows (%v), want none", n, err)
+		}
+	})
+}
+
+// TestReceiptBytesAfterPruneByCount: rows pruned by MaxRows leave their
+// chunk's recorded size too large; a size bound that the rows left fit
+// in prunes nothing more (no delete is even tried) and corrects the
+// chunk's size to what is left of it.
+func TestReceiptBytesAfterPruneByCount(t *testing.T) {
+	engines(t, func(t *testing.T, open func(t *testing.T, maxConns int) *sqlstore.Store) {
+		ctx := context.Background()
+		s := open(t, 0)
+		now := time.Now().UTC()
+		rc := store.Receipt{Agent: "a", Skill: "s", Action: "read", Path: "p", Outcome: "ok"}
+		row := store.ReceiptBytes(&rc)
+		for c := range 2 {
+			rs := make([]store.Receipt, 10)
+			for i := range rs {
+				rs[i] = rc
+				rs[i].Time = now.Add(time.Duration(c*10+i-20) * time.Millisecond)
+			}
+			if err := s.AddReceipts(ctx, rs); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.MaintainReceipts(ctx, store.Retention{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Roll up, prune 5 by count, size: the older chunk is recorded
+		// as 10 rows but holds 5, which fit: only its size changes.
+		res, err := s.MaintainReceipts(ctx, store.Retention{MaxRows: 15, MaxBytes: 15 * row})
+		if err != nil || res.Pruned != 5 || res.Bytes != 15*row || res.Transactions != 6 {
+			t.Fatalf("%+v %v, want 5 pruned (by count), %d bytes, 6 transactions (roll up, count, the size, age, days, sizes)", res, err, 15*row)
+		}
+	})
+}
