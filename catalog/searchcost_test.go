@@ -156,4 +156,10 @@ func TestQueryCaps(t *testing.T) {
 	if got := clipQuery(" " + strings.Repeat("é", 600)); len(got) != MaxQueryBytes-1 || !utf8.ValidString(got) {
 		t.Errorf("clipQuery cuts inside a character: %d bytes", len(got))
 	}
+	// No character starts within the cap (continuation bytes only, as
+	// invalid UTF-8 from a client may be): nothing is left, and nothing
+	// is read before the query.
+	if got := clipQuery(strings.Repeat("\x80", MaxQueryBytes+1)); got != "" {
+		t.Errorf("clipQuery of continuation bytes = %d bytes, want none", len(got))
+	}
 }

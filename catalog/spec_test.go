@@ -97,3 +97,33 @@ func BenchmarkPriority10k(b *testing.B) {
 		l.Priority(usage)
 	}
 }
+
+// TestAllowedOriginsSpec: allowedOrigins is for index sources only; each
+// must be an origin, and each a different one. Refusals name the field.
+func TestAllowedOriginsSpec(t *testing.T) {
+	const idx = "https://skills.example.com/index.json"
+	for _, s := range []SourceSpec{
+		{Index: idx},
+		{Index: idx, AllowedOrigins: []string{"https://cdn.example.com"}},
+		{Index: idx, AllowedOrigins: []string{"https://cdn.example.com", "https://cdn2.example.com"}},
+		{Git: "https://git.example.com/skills.git"},
+	} {
+		if err := (&AgentSpec{AgentID: "a", Skills: []SourceSpec{s}}).Validate(); err != nil {
+			t.Errorf("%+v: %v", s, err)
+		}
+	}
+	for _, c := range []struct {
+		s    SourceSpec
+		want string
+	}{
+		{SourceSpec{Root: "skills", AllowedOrigins: []string{"https://cdn.example.com"}}, "allowedOrigins is for index sources only"},
+		{SourceSpec{Git: "https://git.example.com/skills.git", AllowedOrigins: []string{"https://cdn.example.com"}}, "allowedOrigins is for index sources only: a git source fetches from its repository alone"},
+		{SourceSpec{Index: idx, AllowedOrigins: []string{"https://cdn.example.com", "ftp://x"}}, "allowedOrigins[1]"},
+		{SourceSpec{Index: idx, AllowedOrigins: []string{"https://cdn.example.com", "https://CDN.example.com:443"}}, `skills[0].allowedOrigins[1] "https://CDN.example.com:443" is the same origin as allowedOrigins[0]`},
+	} {
+		err := (&AgentSpec{AgentID: "a", Skills: []SourceSpec{c.s}}).Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want it to contain %q", c.s, err, c.want)
+		}
+	}
+}

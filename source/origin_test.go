@@ -21,6 +21,8 @@ func TestOrigin(t *testing.T) {
 		"http://127.0.0.1:65535":       "http://127.0.0.1:65535",
 		"http://a-b.c0":                "http://a-b.c0",
 		"https://" + label(63) + ".io": "https://" + label(63) + ".io",
+		"https://" + host(253):         "https://" + host(253),     // the longest DNS name
+		"https://az.AZ.09.example":     "https://az.az.09.example", // each end of each range a label may use
 	} {
 		got, err := Origin(in)
 		if err != nil || got != want {
@@ -48,6 +50,7 @@ func TestOrigin(t *testing.T) {
 		"https://a..example.com":                             "not a DNS name",
 		"https://" + label(64) + ".io":                       "not a DNS name",
 		"https://" + strings.Repeat(label(60)+".", 5) + "io": "not a DNS name",
+		"https://" + host(254):                               "not a DNS name", // one past the longest
 		"http://[fe80::1%25en0]":                             "without a zone",
 		"http://[1:2:3:4:5:6:7:8:9]":                         "is not a URL",
 	} {
@@ -69,3 +72,7 @@ func TestOrigin(t *testing.T) {
 }
 
 func label(n int) string { return strings.Repeat("a", n) }
+
+// host is a DNS name of n characters (n > 192): three 63-letter labels
+// and one of b's.
+func host(n int) string { return strings.Repeat(label(63)+".", 3) + strings.Repeat("b", n-192) }

@@ -3,7 +3,6 @@ package wellknown
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -27,9 +26,14 @@ func TestWarm(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	before := builds.Load()
-	Warm(context.Background(), svc, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var logs strings.Builder
+	Warm(context.Background(), svc, slog.New(slog.NewTextHandler(&logs, nil)))
 	if got := builds.Load() - before; got != 2 {
 		t.Errorf("Warm built %d indexes, want 2 (coder and writer)", got)
+	}
+	// Its summary names no agent left to its first request: none was.
+	if l := logs.String(); strings.Count(l, `msg="well-known indexes built"`) != 1 || !strings.Contains(l, `msg="well-known indexes built" agents=2 took=`) || strings.Contains(l, "built_on_first_request") {
+		t.Errorf("Warm logged:\n%s", l)
 	}
 	for _, id := range []string{"coder", "writer"} {
 		sl := slotFor(svc, id)
