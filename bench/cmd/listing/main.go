@@ -84,8 +84,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/loadout/loadout/bench/gen"
-	"github.com/loadout/loadout/examples"
 	"github.com/loadout/loadout/bench/internal/corpus"
+	"github.com/loadout/loadout/examples"
 	"github.com/loadout/loadout/render"
 	"github.com/loadout/loadout/skill"
 )

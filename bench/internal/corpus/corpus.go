@@ -126,4 +126,3 @@ func Read(dirs []string) ([]Skill, Stats, error) {
 	}
 	return pool, st, nil
 }
-

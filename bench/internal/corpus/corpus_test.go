@@ -59,4 +59,3 @@ func TestRead(t *testing.T) {
 		t.Error("a file instead of a folder: no error")
 	}
 }
-
