@@ -106,7 +106,7 @@ func tokenize(s string, out []string) []string {
 var fillers = map[string]bool{
 	"please": true, "help": true, "need": true, "needs": true, "want": true, "wants": true,
 	"use": true, "used": true, "uses": true, "using": true, "user": true, "users": true,
-	"ask": true, "asks": true, "asked": true, "skill": true, "skills": true,
+	"ask": true, "asks": true, "asked": true,
 	"request": true, "requests": true, "requested": true, "make": true, "get": true,
 	"let": true, "also": true, "like": true, "just": true, "really": true,
 	"thing": true, "things": true, "stuff": true, "something": true,
