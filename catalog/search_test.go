@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -118,7 +119,7 @@ func TestSearchMatchesExhaustive(t *testing.T) {
 				t.Fatalf("%q limit %d: %d hits pruned, %d exhaustive", q, limit, len(got), len(want))
 			}
 			for i := range got {
-				if got[i] != want[i] {
+				if !reflect.DeepEqual(got[i], want[i]) {
 					t.Fatalf("%q limit %d: hit %d is %+v pruned, %+v exhaustive", q, limit, i, got[i], want[i])
 				}
 			}
@@ -127,5 +128,61 @@ func TestSearchMatchesExhaustive(t *testing.T) {
 	}
 	if pruned == 0 {
 		t.Fatal("no query ran")
+	}
+}
+
+// TestSearchWords: a word finds its other forms (stems), and the way
+// people ask ("please help me make...") and descriptions' boilerplate
+// ("Use when the user asks") match nothing.
+func TestSearchWords(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"xlsx/SKILL.md":         md("xlsx", "Edits spreadsheets and fixes broken formulas. Use when the user asks for a workbook."),
+		"setup-my-iq/SKILL.md":  md("setup-my-iq", "Sets up the IQ tool."),
+		"make-release/SKILL.md": md("make-release", "Cuts a release."),
+	})
+	l := agent(t, newCat(t, AgentSpec{AgentID: "a", Skills: []SourceSpec{{Root: dir}}}), "a")
+	for q, want := range map[string]string{
+		"my spreadsheet formula is broken":   "xlsx",
+		"fix the broken formulae":            "xlsx",
+		"please help me make my thing":       "",
+		"use when the user asks for a skill": "",
+		"releases":                           "make-release",
+	} {
+		var got []string
+		for _, h := range l.Search(q, 3) {
+			got = append(got, h.Name)
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("Search(%q) = %v, want %q", q, got, want)
+		}
+	}
+}
+
+// TestSearchFoldsClones: skills of the same description fold into the
+// first hit of that text (Also names them), so that the other skills
+// stay in the top hits; at the limit, clones of a kept hit are still
+// named and no other hit is added.
+func TestSearchFoldsClones(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"tidy-notes/SKILL.md": md("tidy-notes", "Tidies meeting notes into action items."),
+		"tidy-mail/SKILL.md":  md("tidy-mail", "Tidies an inbox of mail."),
+	}
+	for _, n := range []string{"a", "b", "c", "d"} {
+		files["tidy-csv-"+n+"/SKILL.md"] = md("tidy-csv-"+n, "Tidies CSV files: trims, dedupes and sorts rows.")
+	}
+	write(t, dir, files)
+	l := agent(t, newCat(t, AgentSpec{AgentID: "a", Skills: []SourceSpec{{Root: dir}}}), "a")
+	hits := l.Search("tidy csv rows", 3)
+	if len(hits) != 3 || hits[0].Name != "tidy-csv-a" || strings.Join(hits[0].Also, " ") != "tidy-csv-b tidy-csv-c tidy-csv-d" {
+		t.Fatalf("hits %+v: want tidy-csv-a first with its three clones folded", hits)
+	}
+	if hits[1].Also != nil || hits[2].Also != nil || hits[1].Name == hits[2].Name {
+		t.Errorf("the other hits: %+v", hits[1:])
+	}
+	if one := l.Search("tidy csv rows", 1); len(one) != 1 || len(one[0].Also) != 2 {
+		// At limit 1, three documents are looked at: two clones fold.
+		t.Errorf("limit 1: %+v, want one hit with the two clones looked at", one)
 	}
 }

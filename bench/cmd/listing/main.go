@@ -84,6 +84,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loadout/loadout/bench/gen"
+	"github.com/loadout/loadout/bench/internal/corpus"
 	"github.com/loadout/loadout/examples"
 	"github.com/loadout/loadout/render"
 	"github.com/loadout/loadout/skill"
@@ -96,7 +97,7 @@ func main() {
 	floor := flag.Int("floor", 60, "the description floor in characters (render's DescriptionFloor)")
 	minTime := flag.Duration("mintime", 30*time.Millisecond, "time each render is repeated for, at least")
 	seed := flag.Uint64("seed", 1, "catalog seed")
-	corpus := flag.String("corpus", "", "comma-separated folders of real SKILL.md files to build the catalogs from (default: generated descriptions)")
+	corpusDirs := flag.String("corpus", "", "comma-separated folders of real SKILL.md files to build the catalogs from (default: generated descriptions)")
 	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
@@ -116,12 +117,12 @@ func main() {
 
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
-	var pool []corpusSkill
-	if *corpus != "" {
+	var pool []corpus.Skill
+	if *corpusDirs != "" {
 		start := time.Now()
-		var st corpusStats
+		var st corpus.Stats
 		var err error
-		pool, st, err = readCorpus(strings.Split(*corpus, ","))
+		pool, st, err = corpus.Read(strings.Split(*corpusDirs, ","))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "listing:", err)
 			os.Exit(2)
@@ -361,7 +362,7 @@ const root = "/home/user/.agents/skills"
 // real skills, a random sample of it (seeded: the same pool, seed and n
 // give the same catalog), else generated skills (see the package comment);
 // then Zipf usage counts. It fails when the pool is too small for n.
-func catalog(n int, seed uint64, pool []corpusSkill) (*cat, error) {
+func catalog(n int, seed uint64, pool []corpus.Skill) (*cat, error) {
 	r := rand.New(rand.NewPCG(seed, uint64(n)))
 	c := &cat{usage: map[string]int{}}
 	fs.WalkDir(examples.FS(), "skills", func(p string, d fs.DirEntry, err error) error {
