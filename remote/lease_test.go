@@ -1,0 +1,86 @@
+package remote
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/loadout/loadout/internal/testutil"
+)
+
+// TestLeaseKeepsFolder: a folder whose lease another reader holds is not
+// removed; once the lease is released it is, with its lease file. Names
+// that are not one folder of the source are never removed.
+func TestLeaseKeepsFolder(t *testing.T) {
+	src := t.TempDir()
+	snap := filepath.Join(src, "abc.1")
+	testutil.Must(t, os.MkdirAll(snap, 0o755))
+	testutil.Must(t, os.WriteFile(filepath.Join(snap, "f"), []byte("x"), 0o644))
+	l, err := acquireLease(src, "abc.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second reader shares the lease.
+	l2, err := acquireLease(src, "abc.1")
+	if err != nil {
+		t.Fatalf("a second shared lease: %v", err)
+	}
+	if removeUnleased(src, "abc.1") {
+		t.Fatal("a leased folder was removed")
+	}
+	l.release()
+	l.release() // twice is harmless
+	if removeUnleased(src, "abc.1") {
+		t.Fatal("a folder another reader still leases was removed")
+	}
+	if _, err := os.Stat(snap); err != nil {
+		t.Fatalf("the leased folder: %v", err)
+	}
+	l2.release()
+	if !removeUnleased(src, "abc.1") {
+		t.Fatal("an unleased folder was kept")
+	}
+	for _, p := range []string{snap, leasePath(src, "abc.1")} {
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Errorf("%s is left: %v", p, err)
+		}
+	}
+	// A folder already gone counts as removed.
+	if !removeUnleased(src, "abc.1") {
+		t.Error("removing a folder already gone reported false")
+	}
+	var none *lease
+	none.release() // a nil lease holds nothing
+	// The lease folder itself, and names with a separator, are not one
+	// folder of the source.
+	other := filepath.Join(src, "x", "y")
+	testutil.Must(t, os.MkdirAll(other, 0o755))
+	for _, name := range []string{leaseDir, "x/y", `x\y`} {
+		if removeUnleased(src, name) {
+			t.Errorf("removeUnleased(%q) removed it", name)
+		}
+	}
+	for _, p := range []string{filepath.Join(src, leaseDir), other} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", p, err)
+		}
+	}
+}
+
+// TestLeaseFileCannotBeMade: where the lease folder cannot be made (a
+// file is in its place), no lease is taken and nothing is removed.
+func TestLeaseFileCannotBeMade(t *testing.T) {
+	src := t.TempDir()
+	testutil.Must(t, os.MkdirAll(filepath.Join(src, "abc.1"), 0o755))
+	testutil.Must(t, os.WriteFile(filepath.Join(src, leaseDir), []byte("not a folder"), 0o644))
+	if l, err := acquireLease(src, "abc.1"); err == nil {
+		l.release()
+		t.Error("a lease was taken without a lease folder")
+	}
+	if removeUnleased(src, "abc.1") {
+		t.Error("a folder was removed without its lease file")
+	}
+	if _, err := os.Stat(filepath.Join(src, "abc.1")); err != nil {
+		t.Errorf("the folder: %v", err)
+	}
+}
