@@ -1,9 +1,13 @@
+//go:build unix
+
 package remote
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/loadout/loadout/internal/testutil"
 )
@@ -82,5 +86,34 @@ func TestLeaseFileCannotBeMade(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(src, "abc.1")); err != nil {
 		t.Errorf("the folder: %v", err)
+	}
+}
+
+// TestPinWaitsForTheLockFolder: a sync does not write the lock file while
+// another process holds the lock on its folder (it would read the lock
+// before the other's write and drop the other's pin); it writes once the
+// other lets go.
+func TestPinWaitsForTheLockFolder(t *testing.T) {
+	fx := newFixture(t)
+	fx.revision("aaa111", map[string]string{"pdf": "v1"})
+	m := fx.manager()
+	unlock := lockFolder(filepath.Dir(fx.opt.LockPath))
+	done := make(chan Change)
+	go func() { done <- m.Sync(context.Background())[0] }()
+	select {
+	case ch := <-done:
+		unlock()
+		t.Fatalf("the sync wrote its pin while another process held the lock folder: %+v", ch)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if _, err := os.Stat(fx.opt.LockPath); !os.IsNotExist(err) {
+		t.Errorf("the lock file was written while the folder was locked: %v", err)
+	}
+	unlock()
+	if ch := <-done; ch.Err != nil || !ch.Moved {
+		t.Fatalf("the sync after the other let go: %+v", ch)
+	}
+	if l, err := ReadLock(fx.opt.LockPath); err != nil || l.Get(m.Specs()[0].ID) == nil {
+		t.Errorf("the pin is not in the lock: %v", err)
 	}
 }
