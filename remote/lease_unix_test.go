@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -115,5 +116,32 @@ func TestPinWaitsForTheLockFolder(t *testing.T) {
 	}
 	if l, err := ReadLock(fx.opt.LockPath); err != nil || l.Get(m.Specs()[0].ID) == nil {
 		t.Errorf("the pin is not in the lock: %v", err)
+	}
+}
+
+// TestGCRemovesStrayLeases: a lease file whose folder is gone (a process
+// that ended between leasing and fetching leaves one) is removed by the
+// next sync's clean-up; the leases of folders still there are kept.
+func TestGCRemovesStrayLeases(t *testing.T) {
+	fx, m, id := pinnedFixture(t, map[string]string{"pdf": "v1"})
+	src := filepath.Join(fx.opt.Cache, id)
+	testutil.Must(t, os.WriteFile(leasePath(src, ".fetch-0123456789abcdef"), nil, 0o644))
+	_, served, _ := m.Snapshot(id)
+	fx.revision("bbb222", map[string]string{"pdf": "v2"})
+	if ch := m.Sync(context.Background())[0]; ch.Err != nil || !ch.Moved {
+		t.Fatalf("sync: %+v", ch)
+	}
+	_, now, _ := m.Snapshot(id)
+	got := cacheEntries(t, src)
+	slices.Sort(got)
+	want := []string{filepath.Base(served), filepath.Base(now)}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("the cache holds %v, want the two snapshots served and no stray lease", got)
+	}
+	for _, n := range want {
+		if _, err := os.Stat(leasePath(src, n)); err != nil {
+			t.Errorf("the lease of %s: %v", n, err)
+		}
 	}
 }
