@@ -594,3 +594,22 @@ func TestPackGuardDeltaSizeBound(t *testing.T) {
 		t.Errorf("a delta that ends inside its sizes: %v, want a malformed pack, object 2 ending early", err)
 	}
 }
+
+// TestPackGuardOfsDeltaOwnSize: an OFS delta's own data is bounded as a
+// ref delta's is: 1001 bytes, over max(file, tree limit), are refused
+// before go-git sees them.
+func TestPackGuardOfsDeltaOwnSize(t *testing.T) {
+	b := &packBuilder{}
+	b.object(objBlob, []byte("z"))
+	b.offsets = append(b.offsets, b.buf.Len())
+	b.count++
+	at := b.buf.Len()
+	b.header(objOfsDelta, 1001)
+	b.buf.WriteByte(byte(at - b.offsets[0])) // the blob, under 128 bytes back
+	b.buf.Write(deflate([]byte{1, 1}))
+	err, out := feed(t, b.bytes(), 64, testLimits())
+	wantPackLimit(t, err, "object 2 of the pack is a delta of 1001 bytes, over the limit of 1000")
+	if len(out) > 12+at {
+		t.Errorf("go-git got %d bytes, past the delta's header at %d", len(out), 12+at)
+	}
+}
