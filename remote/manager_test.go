@@ -856,3 +856,30 @@ func TestServedAtPinClearsTheProblem(t *testing.T) {
 		t.Fatalf("sync at the pin: %+v %v %v %q", ch, names(sk), diags, m.LastError(id))
 	}
 }
+
+// TestSyncServesThePinnedRevision: when another process moved the pin to
+// a revision whose skills are the same as those served (same digest), a
+// sync serves the pinned revision (the skills' origin names it), without
+// moving anything.
+func TestSyncServesThePinnedRevision(t *testing.T) {
+	fx, server, id := pinnedFixture(t, map[string]string{"pdf": "v1"})
+	fx.revision("bbb222", map[string]string{"pdf": "v1"})
+	cli := fx.manager()
+	if ch := cli.Sync(context.Background())[0]; ch.Err != nil || !ch.Moved {
+		t.Fatalf("the other process's sync: %+v", ch)
+	}
+	cli.Close()
+	if l, _ := ReadLock(fx.opt.LockPath); l == nil || l.Get(id) == nil || l.Get(id).Revision != "bbb222" {
+		t.Fatalf("the lock: %+v", l)
+	}
+	ch := server.Sync(context.Background())[0]
+	if ch.Err != nil || ch.Moved || !ch.Served || ch.From != "bbb222" || ch.To != "bbb222" {
+		t.Fatalf("the server's sync: %+v", ch)
+	}
+	if rev, _, n := server.Snapshot(id); rev != "bbb222" || n != 1 {
+		t.Errorf("the server serves %s (%d skills), want bbb222", rev, n)
+	}
+	if sk, _ := server.Skills(id); len(sk) != 1 || sk[0].Origin.Revision != "bbb222" {
+		t.Errorf("the skill's origin: %+v", sk[0].Origin)
+	}
+}
