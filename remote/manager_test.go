@@ -883,3 +883,49 @@ func TestSyncServesThePinnedRevision(t *testing.T) {
 		t.Errorf("the skill's origin: %+v", sk[0].Origin)
 	}
 }
+
+// TestNoSkillNamesTheBrokenFiles: a sync that finds no skill says which
+// SKILL.md files did not load, and says nothing of them when none is
+// there.
+func TestNoSkillNamesTheBrokenFiles(t *testing.T) {
+	fx := newFixture(t)
+	fx.breakYAML("aaa111", "pdf")
+	testutil.Must(t, os.WriteFile(filepath.Join(fx.remote, "HEAD"), []byte("aaa111"), 0o644))
+	ch := fx.manager().Sync(context.Background())[0]
+	msg := fmt.Sprint(ch.Err)
+	if CodeOf(ch.Err) != CodeInvalid || !strings.Contains(msg, "no skill (no SKILL.md with a name and description) under skills at aaa111; not loaded: skills/pdf/SKILL.md: yaml-invalid: ") {
+		t.Errorf("a source whose only SKILL.md is broken: %v", msg)
+	}
+	testutil.Must(t, os.MkdirAll(filepath.Join(fx.remote, "bbb222", "skills", "empty"), 0o755))
+	testutil.Must(t, os.WriteFile(filepath.Join(fx.remote, "HEAD"), []byte("bbb222"), 0o644))
+	ch = fx.manager().Sync(context.Background())[0]
+	if msg := fmt.Sprint(ch.Err); !strings.HasSuffix(msg, "no skill (no SKILL.md with a name and description) under skills at bbb222") {
+		t.Errorf("a source with no SKILL.md: %v", msg)
+	}
+}
+
+// TestBrokenSkillFolderFromWhatIsServed: a pinned skill whose folder is
+// not its name (skills/tools-pdf holds pdf) and whose SKILL.md breaks is
+// found by the folder the server serves it from, even when the cache
+// was cleared meanwhile: the pin stays.
+func TestBrokenSkillFolderFromWhatIsServed(t *testing.T) {
+	fx := newFixture(t)
+	fx.revision("aaa111", map[string]string{"deploy": "v1"})
+	md := "---\nname: pdf\ndescription: pdf does things. Use when asked.\n---\nv1\n"
+	testutil.Must(t, os.MkdirAll(filepath.Join(fx.remote, "aaa111", "skills", "tools-pdf"), 0o755))
+	testutil.Must(t, os.WriteFile(filepath.Join(fx.remote, "aaa111", "skills", "tools-pdf", "SKILL.md"), []byte(md), 0o644))
+	m := fx.manager()
+	if ch := m.Sync(context.Background())[0]; ch.Err != nil || !slices.Equal(ch.Added, []string{"deploy", "pdf"}) {
+		t.Fatalf("the first sync: %+v", ch)
+	}
+	testutil.Must(t, os.RemoveAll(fx.opt.Cache))
+	fx.revision("bbb222", map[string]string{"deploy": "v2"})
+	fx.breakYAML("bbb222", "tools-pdf")
+	ch := m.Sync(context.Background())[0]
+	if CodeOf(ch.Err) != CodeBroken || ch.Moved || !strings.Contains(fmt.Sprint(ch.Err), "pdf: skills/tools-pdf/SKILL.md: yaml-invalid") {
+		t.Fatalf("the sync that breaks pdf: %+v", ch)
+	}
+	if sk, _ := m.Skills(m.Specs()[0].ID); !slices.Equal(names(sk), []string{"deploy", "pdf"}) {
+		t.Errorf("served %v", names(sk))
+	}
+}
