@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,6 +143,36 @@ func TestGCRemovesStrayLeases(t *testing.T) {
 	for _, n := range want {
 		if _, err := os.Stat(leasePath(src, n)); err != nil {
 			t.Errorf("the lease of %s: %v", n, err)
+		}
+	}
+}
+
+// TestFetchedFolderHeld: a folder just fetched stays leased by the
+// fetcher's hold until the caller has leased it: another process's
+// clean-up cannot remove it in between. Once let go, it can.
+func TestFetchedFolderHeld(t *testing.T) {
+	fx := newFixture(t)
+	fx.revision("aaa111", map[string]string{"pdf": "v1"})
+	m := fx.manager()
+	s := m.Specs()[0]
+	for _, temp := range []bool{false, true} {
+		name, hold, err := m.fetchNew(context.Background(), s, fx.f, "aaa111", temp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if temp && !strings.HasPrefix(name, tempPrefix) || !temp && entryRev(name) != "aaa111" {
+			t.Errorf("temp %v: the folder is named %q", temp, name)
+		}
+		src := m.sourceDir(s.ID)
+		if removeUnleased(src, name) {
+			t.Fatalf("temp %v: a folder still held was removed", temp)
+		}
+		if _, err := os.Stat(filepath.Join(src, name, "skills", "pdf", "SKILL.md")); err != nil {
+			t.Fatalf("temp %v: %v", temp, err)
+		}
+		hold.release()
+		if !removeUnleased(src, name) {
+			t.Errorf("temp %v: the folder let go of was kept", temp)
 		}
 	}
 }
