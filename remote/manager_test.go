@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loadout/loadout/skill"
 )
@@ -927,5 +928,29 @@ func TestBrokenSkillFolderFromWhatIsServed(t *testing.T) {
 	}
 	if sk, _ := m.Skills(m.Specs()[0].ID); !slices.Equal(names(sk), []string{"deploy", "pdf"}) {
 		t.Errorf("served %v", names(sk))
+	}
+}
+
+// TestCandidatesNewestFirst: the cache's folders of one revision are
+// tried newest first (the last fetched is the likeliest to be intact);
+// folders of other revisions, temporary ones and files are not
+// candidates.
+func TestCandidatesNewestFirst(t *testing.T) {
+	fx := newFixture(t)
+	m := fx.manager()
+	id := m.Specs()[0].ID
+	src := m.sourceDir(id)
+	now := time.Now()
+	for name, age := range map[string]time.Duration{"aaa111.a": 3, "aaa111.b": 1, "aaa111.c": 2, "aaa111": 4, "bbb222.d": 0, ".fetch-aaa111": 0} {
+		testutil.Must(t, os.MkdirAll(filepath.Join(src, name), 0o755))
+		at := now.Add(-age * time.Hour)
+		testutil.Must(t, os.Chtimes(filepath.Join(src, name), at, at))
+	}
+	testutil.Must(t, os.WriteFile(filepath.Join(src, "aaa111.file"), nil, 0o644))
+	if got, want := m.candidates(id, "aaa111"), []string{"aaa111.b", "aaa111.c", "aaa111.a", "aaa111"}; !slices.Equal(got, want) {
+		t.Errorf("candidates %v, want %v", got, want)
+	}
+	if got := m.candidates("other", "aaa111"); len(got) != 0 {
+		t.Errorf("a source with no cache folder: %v", got)
 	}
 }
