@@ -954,3 +954,30 @@ func TestCandidatesNewestFirst(t *testing.T) {
 		t.Errorf("a source with no cache folder: %v", got)
 	}
 }
+
+// TestBrokenSkillFileSkipsLoadedSkills: an error on a SKILL.md whose
+// skill is loaded anyway (a skill kept at its last good version says so
+// with an error on its file) is not a broken file; the same error where
+// no skill loaded is, by its path in the snapshot; errors outside the
+// snapshot, on other files, and warnings are not.
+func TestBrokenSkillFileSkipsLoadedSkills(t *testing.T) {
+	dir := t.TempDir()
+	snap := &snapshot{dir: dir, skills: []*skill.Skill{{Name: "pdf", Origin: &skill.Origin{Provenance: "skills/pdf"}}}}
+	at := func(p string) string { return filepath.Join(dir, filepath.FromSlash(p)) }
+	for _, tc := range []struct {
+		d    skill.Diagnostic
+		want string // "" when it is not a broken file
+	}{
+		{skill.Diagnostic{Severity: skill.Error, Code: skill.CodeKeptLastGood, Path: at("skills/pdf/SKILL.md")}, ""},
+		{skill.Diagnostic{Severity: skill.Error, Code: skill.CodeYAMLInvalid, Path: at("skills/deploy/SKILL.md")}, "skills/deploy/SKILL.md"},
+		{skill.Diagnostic{Severity: skill.Error, Code: skill.CodeYAMLInvalid, Path: at("skills/deploy/skill.md")}, "skills/deploy/skill.md"},
+		{skill.Diagnostic{Severity: skill.Warning, Code: skill.CodeNameMismatch, Path: at("skills/deploy/SKILL.md")}, ""},
+		{skill.Diagnostic{Severity: skill.Error, Code: skill.CodeReadError, Path: at("skills/deploy/notes.md")}, ""},
+		{skill.Diagnostic{Severity: skill.Error, Code: skill.CodeYAMLInvalid, Path: filepath.Join(filepath.Dir(dir), "SKILL.md")}, ""},
+	} {
+		rel, ok := brokenSkillFile(snap, tc.d)
+		if ok != (tc.want != "") || rel != tc.want {
+			t.Errorf("%s %s at %s: (%q, %v), want %q", tc.d.Severity, tc.d.Code, tc.d.Path, rel, ok, tc.want)
+		}
+	}
+}
