@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loadout/loadout/skill"
 )
@@ -854,5 +855,129 @@ func TestServedAtPinClearsTheProblem(t *testing.T) {
 	sk, diags := m.Skills(id)
 	if ch.Err != nil || ch.Moved || !ch.Served || len(sk) != 1 || len(diags) != 0 || m.LastError(id) != "" {
 		t.Fatalf("sync at the pin: %+v %v %v %q", ch, names(sk), diags, m.LastError(id))
+	}
+}
+
+// TestSyncServesThePinnedRevision: when another process moved the pin to
+// a revision whose skills are the same as those served (same digest), a
+// sync serves the pinned revision (the skills' origin names it), without
+// moving anything.
+func TestSyncServesThePinnedRevision(t *testing.T) {
+	fx, server, id := pinnedFixture(t, map[string]string{"pdf": "v1"})
+	fx.revision("bbb222", map[string]string{"pdf": "v1"})
+	cli := fx.manager()
+	if ch := cli.Sync(context.Background())[0]; ch.Err != nil || !ch.Moved {
+		t.Fatalf("the other process's sync: %+v", ch)
+	}
+	cli.Close()
+	if l, _ := ReadLock(fx.opt.LockPath); l == nil || l.Get(id) == nil || l.Get(id).Revision != "bbb222" {
+		t.Fatalf("the lock: %+v", l)
+	}
+	ch := server.Sync(context.Background())[0]
+	if ch.Err != nil || ch.Moved || !ch.Served || ch.From != "bbb222" || ch.To != "bbb222" {
+		t.Fatalf("the server's sync: %+v", ch)
+	}
+	if rev, _, n := server.Snapshot(id); rev != "bbb222" || n != 1 {
+		t.Errorf("the server serves %s (%d skills), want bbb222", rev, n)
+	}
+	if sk, _ := server.Skills(id); len(sk) != 1 || sk[0].Origin.Revision != "bbb222" {
+		t.Errorf("the skill's origin: %+v", sk[0].Origin)
+	}
+}
+
+// TestNoSkillNamesTheBrokenFiles: a sync that finds no skill says which
+// SKILL.md files did not load, and says nothing of them when none is
+// there.
+func TestNoSkillNamesTheBrokenFiles(t *testing.T) {
+	fx := newFixture(t)
+	fx.breakYAML("aaa111", "pdf")
+	testutil.Must(t, os.WriteFile(filepath.Join(fx.remote, "HEAD"), []byte("aaa111"), 0o644))
+	ch := fx.manager().Sync(context.Background())[0]
+	msg := fmt.Sprint(ch.Err)
+	if CodeOf(ch.Err) != CodeInvalid || !strings.Contains(msg, "no skill (no SKILL.md with a name and description) under skills at aaa111; not loaded: skills/pdf/SKILL.md: yaml-invalid: ") {
+		t.Errorf("a source whose only SKILL.md is broken: %v", msg)
+	}
+	testutil.Must(t, os.MkdirAll(filepath.Join(fx.remote, "bbb222", "skills", "empty"), 0o755))
+	testutil.Must(t, os.WriteFile(filepath.Join(fx.remote, "HEAD"), []byte("bbb222"), 0o644))
+	ch = fx.manager().Sync(context.Background())[0]
+	if msg := fmt.Sprint(ch.Err); !strings.HasSuffix(msg, "no skill (no SKILL.md with a name and description) under skills at bbb222") {
+		t.Errorf("a source with no SKILL.md: %v", msg)
+	}
+}
+
+// TestBrokenSkillFolderFromWhatIsServed: a pinned skill whose folder is
+// not its name (skills/tools-pdf holds pdf) and whose SKILL.md breaks is
+// found by the folder the server serves it from, even when the cache
+// was cleared meanwhile: the pin stays.
+func TestBrokenSkillFolderFromWhatIsServed(t *testing.T) {
+	fx := newFixture(t)
+	fx.revision("aaa111", map[string]string{"deploy": "v1"})
+	md := "---\nname: pdf\ndescription: pdf does things. Use when asked.\n---\nv1\n"
+	testutil.Must(t, os.MkdirAll(filepath.Join(fx.remote, "aaa111", "skills", "tools-pdf"), 0o755))
+	testutil.Must(t, os.WriteFile(filepath.Join(fx.remote, "aaa111", "skills", "tools-pdf", "SKILL.md"), []byte(md), 0o644))
+	m := fx.manager()
+	if ch := m.Sync(context.Background())[0]; ch.Err != nil || !slices.Equal(ch.Added, []string{"deploy", "pdf"}) {
+		t.Fatalf("the first sync: %+v", ch)
+	}
+	testutil.Must(t, os.RemoveAll(fx.opt.Cache))
+	fx.revision("bbb222", map[string]string{"deploy": "v2"})
+	fx.breakYAML("bbb222", "tools-pdf")
+	ch := m.Sync(context.Background())[0]
+	if CodeOf(ch.Err) != CodeBroken || ch.Moved || !strings.Contains(fmt.Sprint(ch.Err), "pdf: skills/tools-pdf/SKILL.md: yaml-invalid") {
+		t.Fatalf("the sync that breaks pdf: %+v", ch)
+	}
+	if sk, _ := m.Skills(m.Specs()[0].ID); !slices.Equal(names(sk), []string{"deploy", "pdf"}) {
+		t.Errorf("served %v", names(sk))
+	}
+}
+
+// TestCandidatesNewestFirst: the cache's folders of one revision are
+// tried newest first (the last fetched is the likeliest to be intact);
+// folders of other revisions, temporary ones and files are not
+// candidates.
+func TestCandidatesNewestFirst(t *testing.T) {
+	fx := newFixture(t)
+	m := fx.manager()
+	id := m.Specs()[0].ID
+	src := m.sourceDir(id)
+	now := time.Now()
+	for name, age := range map[string]time.Duration{"aaa111.a": 3, "aaa111.b": 1, "aaa111.c": 2, "aaa111": 4, "bbb222.d": 0, ".fetch-aaa111": 0} {
+		testutil.Must(t, os.MkdirAll(filepath.Join(src, name), 0o755))
+		at := now.Add(-age * time.Hour)
+		testutil.Must(t, os.Chtimes(filepath.Join(src, name), at, at))
+	}
+	testutil.Must(t, os.WriteFile(filepath.Join(src, "aaa111.file"), nil, 0o644))
+	if got, want := m.candidates(id, "aaa111"), []string{"aaa111.b", "aaa111.c", "aaa111.a", "aaa111"}; !slices.Equal(got, want) {
+		t.Errorf("candidates %v, want %v", got, want)
+	}
+	if got := m.candidates("other", "aaa111"); len(got) != 0 {
+		t.Errorf("a source with no cache folder: %v", got)
+	}
+}
+
+// TestBrokenSkillFileSkipsLoadedSkills: an error on a SKILL.md whose
+// skill is loaded anyway (a skill kept at its last good version says so
+// with an error on its file) is not a broken file; the same error where
+// no skill loaded is, by its path in the snapshot; errors outside the
+// snapshot, on other files, and warnings are not.
+func TestBrokenSkillFileSkipsLoadedSkills(t *testing.T) {
+	dir := t.TempDir()
+	snap := &snapshot{dir: dir, skills: []*skill.Skill{{Name: "pdf", Origin: &skill.Origin{Provenance: "skills/pdf"}}}}
+	at := func(p string) string { return filepath.Join(dir, filepath.FromSlash(p)) }
+	for _, tc := range []struct {
+		d    skill.Diagnostic
+		want string // "" when it is not a broken file
+	}{
+		{skill.Diagnostic{Severity: skill.Error, Code: skill.CodeKeptLastGood, Path: at("skills/pdf/SKILL.md")}, ""},
+		{skill.Diagnostic{Severity: skill.Error, Code: skill.CodeYAMLInvalid, Path: at("skills/deploy/SKILL.md")}, "skills/deploy/SKILL.md"},
+		{skill.Diagnostic{Severity: skill.Error, Code: skill.CodeYAMLInvalid, Path: at("skills/deploy/skill.md")}, "skills/deploy/skill.md"},
+		{skill.Diagnostic{Severity: skill.Warning, Code: skill.CodeNameMismatch, Path: at("skills/deploy/SKILL.md")}, ""},
+		{skill.Diagnostic{Severity: skill.Error, Code: skill.CodeReadError, Path: at("skills/deploy/notes.md")}, ""},
+		{skill.Diagnostic{Severity: skill.Error, Code: skill.CodeYAMLInvalid, Path: filepath.Join(filepath.Dir(dir), "SKILL.md")}, ""},
+	} {
+		rel, ok := brokenSkillFile(snap, tc.d)
+		if ok != (tc.want != "") || rel != tc.want {
+			t.Errorf("%s %s at %s: (%q, %v), want %q", tc.d.Severity, tc.d.Code, tc.d.Path, rel, ok, tc.want)
+		}
 	}
 }

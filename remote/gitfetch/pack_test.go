@@ -482,3 +482,134 @@ func TestPackGuardDeltas(t *testing.T) {
 		t.Errorf("an overlong size: %v", err)
 	}
 }
+
+// refDelta adds a ref delta (its base named by a hash of zeros) whose own
+// data is d, declared as size bytes.
+func (b *packBuilder) refDelta(size int64, d []byte) {
+	b.offsets = append(b.offsets, b.buf.Len())
+	b.count++
+	b.header(objRefDelta, size)
+	b.buf.Write(make([]byte, 20))
+	b.buf.Write(deflate(d))
+}
+
+// TestPackGuardDeltaAtOwnLimit: a delta whose own data is exactly
+// max(file, tree limit) bytes is read; one byte more is refused (the case
+// in TestPackGuardDeltas).
+func TestPackGuardDeltaAtOwnLimit(t *testing.T) {
+	d := append(varint(1), varint(989)...) // 3 bytes: base 1, result 989
+	for range 7 {
+		d = append(d, 127) // insert the next 127 bytes
+		d = append(d, bytes.Repeat([]byte("i"), 127)...)
+	}
+	d = append(d, 100)
+	d = append(d, bytes.Repeat([]byte("j"), 100)...)
+	if len(d) != 1000 {
+		t.Fatalf("the delta is %d bytes, want 1000", len(d))
+	}
+	b := &packBuilder{}
+	b.object(objBlob, []byte("z"))
+	b.refDelta(int64(len(d)), d)
+	pack := b.bytes()
+	if err, out := feed(t, pack, 64, testLimits()); err != nil || !bytes.Equal(out, pack) {
+		t.Fatalf("a delta of 1000 bytes (the limit): %v, %d of %d bytes passed", err, len(out), len(pack))
+	}
+}
+
+// ofsEncoding is gitformat-pack's encoding of an OFS delta's base
+// distance, with the continuation bit set on its last byte too, so that
+// one more byte follows.
+func ofsEncodingOpen(rel int64) []byte {
+	enc := []byte{byte(rel & 0x7f)}
+	for rel >>= 7; rel > 0; rel >>= 7 {
+		rel--
+		enc = append([]byte{byte(0x80 | rel&0x7f)}, enc...)
+	}
+	enc[len(enc)-1] |= 0x80
+	return enc
+}
+
+// TestPackGuardOffsetBound: a delta's base distance is read while it fits
+// in 64 bits: 2^55-1 before the last byte still does (the distance then
+// names no object), 2^55 does not.
+func TestPackGuardOffsetBound(t *testing.T) {
+	for _, tc := range []struct {
+		before int64
+		says   string
+	}{
+		{1<<55 - 1, "where no object begins"},
+		{1 << 55, "a delta's base offset does not fit in 64 bits"},
+	} {
+		b := &packBuilder{}
+		b.object(objBlob, []byte("z"))
+		b.offsets = append(b.offsets, b.buf.Len())
+		b.count++
+		b.header(objOfsDelta, 3)
+		b.buf.Write(ofsEncodingOpen(tc.before))
+		b.buf.WriteByte(0)
+		b.buf.Write(deflate([]byte{1, 1, 0x90}))
+		pack := b.bytes()
+		if tc.before < 1<<55 {
+			// The distance read is (2^55-1+1)<<7 = 2^62: before the pack.
+			tc.says = fmt.Sprintf("is a delta of offset %d, %s", int64(b.offsets[1])-1<<62, tc.says)
+		}
+		err, _ := feed(t, pack, 5, testLimits())
+		if err == nil || !strings.Contains(err.Error(), "malformed pack") || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("a distance of %d before its last byte: %v, want a malformed pack that says %q", tc.before, err, tc.says)
+		}
+	}
+}
+
+// TestPackGuardDeltaSizeBound: a delta's result size is read while it
+// fits in 64 bits: nine bytes (2^56) do, and the size is then over the
+// file limit; ten bytes do not.
+func TestPackGuardDeltaSizeBound(t *testing.T) {
+	nine := append(bytes.Repeat([]byte{0x80}, 8), 1) // 2^56
+	if v := varint(1 << 56); !bytes.Equal(v, nine) {
+		t.Fatalf("varint(2^56) = %x, want %x", v, nine)
+	}
+	ten := append(bytes.Repeat([]byte{0x80}, 9), 1)
+	for _, tc := range []struct {
+		size []byte
+		says string
+	}{
+		{nine, "object 2 of the pack is a file of 72057594037927936 bytes, over the limit of 1000"},
+		{ten, "malformed pack: object 2: a delta declares a size that does not fit in 64 bits"},
+	} {
+		d := append(varint(1), tc.size...)
+		b := &packBuilder{}
+		b.object(objBlob, []byte("z"))
+		b.refDelta(int64(len(d)), d)
+		err, _ := feed(t, b.bytes(), 5, testLimits())
+		if err == nil || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("a result size of %d bytes: %v, want %q", len(tc.size), err, tc.says)
+		}
+	}
+	// Data that ends inside the sizes: the delta is cut short.
+	b := &packBuilder{}
+	b.object(objBlob, []byte("z"))
+	b.refDelta(1, []byte{1})
+	err, _ := feed(t, b.bytes(), 5, testLimits())
+	if err == nil || !strings.Contains(err.Error(), "malformed pack: object 2: unexpected EOF") {
+		t.Errorf("a delta that ends inside its sizes: %v, want a malformed pack, object 2 ending early", err)
+	}
+}
+
+// TestPackGuardOfsDeltaOwnSize: an OFS delta's own data is bounded as a
+// ref delta's is: 1001 bytes, over max(file, tree limit), are refused
+// before go-git sees them.
+func TestPackGuardOfsDeltaOwnSize(t *testing.T) {
+	b := &packBuilder{}
+	b.object(objBlob, []byte("z"))
+	b.offsets = append(b.offsets, b.buf.Len())
+	b.count++
+	at := b.buf.Len()
+	b.header(objOfsDelta, 1001)
+	b.buf.WriteByte(byte(at - b.offsets[0])) // the blob, under 128 bytes back
+	b.buf.Write(deflate([]byte{1, 1}))
+	err, out := feed(t, b.bytes(), 64, testLimits())
+	wantPackLimit(t, err, "object 2 of the pack is a delta of 1001 bytes, over the limit of 1000")
+	if len(out) > 12+at {
+		t.Errorf("go-git got %d bytes, past the delta's header at %d", len(out), 12+at)
+	}
+}
