@@ -71,29 +71,33 @@ type indexBase struct {
 	removed, made []*Entry
 }
 
-// tokenize appends the search terms of s to out: its words (runs of
-// letters and digits), lowercased, stopwords left out, each as its
-// English stem (term).
-func tokenize(s string, out []string) []string {
+// eachWord calls f with each word of s (a run of letters and digits),
+// lowercased.
+func eachWord(s string, f func(w string)) {
 	start := -1
-	word := func(w string) {
-		if t := term(strings.ToLower(w)); t != "" {
-			out = append(out, t)
-		}
-	}
 	for i, r := range s {
 		ok := unicode.IsLetter(r) || unicode.IsDigit(r)
 		if ok && start < 0 {
 			start = i
 		}
 		if !ok && start >= 0 {
-			word(s[start:i])
+			f(strings.ToLower(s[start:i]))
 			start = -1
 		}
 	}
 	if start >= 0 {
-		word(s[start:])
+		f(strings.ToLower(s[start:]))
 	}
+}
+
+// tokenize appends the search terms of s to out: its words, stopwords
+// left out, each as its English stem (term).
+func tokenize(s string, out []string) []string {
+	eachWord(s, func(w string) {
+		if t := term(w); t != "" {
+			out = append(out, t)
+		}
+	})
 	return out
 }
 
@@ -397,21 +401,31 @@ func CheckQuery(query string) error {
 	if len(query) > MaxQueryBytes {
 		return fmt.Errorf("the query is %d bytes; the limit is %d bytes (%d distinct words): give a few words describing the task", len(query), MaxQueryBytes, MaxQueryTerms)
 	}
-	if q := queryTerms(query, MaxQueryTerms+1); len(q) > MaxQueryTerms {
+	if w := queryWords(query, MaxQueryTerms+1); len(w) > MaxQueryTerms {
 		return fmt.Errorf("the query has more than %d distinct words; the limit is %d: give a few words describing the task", MaxQueryTerms, MaxQueryTerms)
 	}
 	return nil
 }
 
-// queryTerms are the distinct terms of a query's first MaxQueryBytes, in
-// order, at most max of them.
+// queryWords are the distinct words of a query's first MaxQueryBytes, in
+// order, at most max of them. The caps count words as written, stopwords
+// included, as a person counts them.
+func queryWords(query string, max int) []string {
+	var out []string
+	eachWord(clipQuery(query), func(w string) {
+		if len(out) < max && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	})
+	return out
+}
+
+// queryTerms are the distinct search terms of the query's first max
+// distinct words.
 func queryTerms(query string, max int) []string {
 	var out []string
-	for _, t := range tokenize(clipQuery(query), make([]string, 0, 8)) {
-		if !slices.Contains(out, t) {
-			if len(out) == max {
-				break
-			}
+	for _, w := range queryWords(query, max) {
+		if t := term(w); t != "" && !slices.Contains(out, t) {
 			out = append(out, t)
 		}
 	}

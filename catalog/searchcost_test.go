@@ -134,6 +134,16 @@ func TestQueryCaps(t *testing.T) {
 		t.Errorf("CheckQuery(%d words) = %v, want a refusal naming the cap", MaxQueryTerms+1, err)
 	}
 
+	// Stopwords count as words: 33 distinct words of which some say
+	// nothing (the, please) are still over the cap.
+	stop := strings.Join(fill[:MaxQueryTerms-3], " ") + " the please w99 production"
+	if err := CheckQuery(stop); err == nil {
+		t.Errorf("CheckQuery(%d words, stopwords among them) = nil, want a refusal", MaxQueryTerms+1)
+	}
+	if err := CheckQuery(strings.Join(fill[:MaxQueryTerms-3], " ") + " the please production"); err != nil {
+		t.Errorf("CheckQuery(%d words, stopwords among them): %v", MaxQueryTerms, err)
+	}
+
 	// Bytes: the word that ends at byte MaxQueryBytes counts, one past does not.
 	// ("bac" is too short to match "back" as a prefix.)
 	pad := strings.Repeat(" ", MaxQueryBytes-len("back"))
