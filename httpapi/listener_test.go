@@ -382,7 +382,10 @@ func TestConnLimitLogs(t *testing.T) {
 	if _, _, refused, ev := s.ln.Stats(); refused != 2 || ev != 2 {
 		t.Errorf("refused %d, closed %d: want 2 and 2", refused, ev)
 	}
+	// Still one line of each: the second refusal and the second eviction
+	// were within 10 s of the first.
 	out.wait(t, refusedMsg, 1)
+	out.wait(t, closedMsg, 1)
 	close(s.release)
 	if err := <-done; err != nil {
 		t.Errorf("the request in flight: %v", err)
