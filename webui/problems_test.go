@@ -44,4 +44,9 @@ func TestProblemCountsIncludeSafetyFindings(t *testing.T) {
 	if body := w.Body.String(); w.Code != 200 || !strings.Contains(body, `<span class="badge err">2 errors</span>`) {
 		t.Errorf("agents list: %d; want 2 errors:\n%s", w.Code, body)
 	}
+	// Its skill counts: two skills, both listed (none inline, preloaded or
+	// hidden).
+	if body := w.Body.String(); !strings.Contains(body, "<td>2</td>\n    <td>2</td>\n    <td>0</td>\n    <td>0</td>\n    <td>0</td>") {
+		t.Errorf("agents list: want 2 skills, 2 listed, none inline, preloaded or hidden:\n%s", body)
+	}
 }
