@@ -172,3 +172,28 @@ func TestLiveTokenPlaceFreedOnClose(t *testing.T) {
 		t.Errorf("the hub still counts %d tokens after their last stream left", left)
 	}
 }
+
+// TestLiveStreamsPerTokenDefault: without MaxLiveStreamsPerToken a token
+// gets DefaultMaxLiveStreamsPerToken streams, exactly: the last of them
+// opens, the one after is refused as this token's.
+func TestLiveStreamsPerTokenDefault(t *testing.T) {
+	e := newAuthEnvOpt(t, true, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	secret, _, err := e.svc.CreateToken(ctx, service.Principal{Open: true}, "ops", []string{"agent:ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, _, err := e.svc.StartSession(ctx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range DefaultMaxLiveStreamsPerToken {
+		if res, br, body := sessionStream(t, ctx, e.srv.URL, sess); br == nil {
+			t.Fatalf("stream %d of the default %d: %d %s", i+1, DefaultMaxLiveStreamsPerToken, res.StatusCode, body)
+		}
+	}
+	if res, br, body := sessionStream(t, ctx, e.srv.URL, sess); br != nil || res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "this token") {
+		t.Fatalf("a stream past the default per-token cap: %d %q", res.StatusCode, body)
+	}
+}
