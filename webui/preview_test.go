@@ -176,6 +176,7 @@ func TestPreviewSelfLinksNotLive(t *testing.T) {
 		"http://ｌｏｃａｌｈｏｓｔ:7070/v1/x", // full-width: IDNA makes it localhost
 		"http://127。0。0。1:7070/v1/x",
 		"http://local\u00adhost:7070/v1/x",
+		"http://local\x80host:7070/v1/x", // the lowest byte that is not ASCII
 	}
 	live := []string{
 		"https://example.com/docs",
