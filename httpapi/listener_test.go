@@ -391,3 +391,23 @@ func TestConnLimitLogs(t *testing.T) {
 		t.Errorf("the request in flight: %v", err)
 	}
 }
+
+// TestConnLimitZeroPerIPIsNoBound: MaxPerIP 0 means no per-address bound:
+// one address's connections that have sent nothing are all kept (none
+// closed for the next), up to Max.
+func TestConnLimitZeroPerIPIsNoBound(t *testing.T) {
+	s := newLimitedServer(t, httpapi.ConnLimits{Max: 100})
+	var conns []net.Conn
+	for i := range 5 {
+		conns = append(conns, s.dial("127.0.0.1"))
+		s.open(i + 1)
+	}
+	for i, c := range conns {
+		if err := get(c, bufio.NewReader(c), "/"); err != nil {
+			t.Errorf("connection %d of one address, with no per-address bound: %v", i+1, err)
+		}
+	}
+	if _, _, refused, ev := s.ln.Stats(); refused != 0 || ev != 0 {
+		t.Errorf("refused %d, closed %d under no per-address bound: want 0 and 0", refused, ev)
+	}
+}
