@@ -254,3 +254,34 @@ func TestParseIPv4(t *testing.T) {
 		}
 	}
 }
+
+// TestPortOf: a URL's port as a number, the scheme's own when it has
+// none, and -1 (never a server's port) past 65535 or when it is not a
+// number; 0 and 65535, the ends of the range, are ports.
+func TestPortOf(t *testing.T) {
+	for _, c := range []struct {
+		port, scheme string
+		want         int
+	}{
+		{"", "http", 80}, {"", "", 80}, {"", "HTTPS", 443},
+		{"0", "", 0}, {"1", "", 1}, {"0080", "", 80}, {"65535", "", 65535},
+		{"65536", "", -1}, {"99999", "", -1}, {"-1", "", -1}, {"x", "", -1},
+	} {
+		if got := portOf(c.port, c.scheme); got != c.want {
+			t.Errorf("portOf(%q, %q) = %d, want %d", c.port, c.scheme, got, c.want)
+		}
+	}
+}
+
+// TestPreviewSelfLinksIPv6: an IPv6 server address compares in its
+// canonical form, whatever case and zeros a link writes it with; another
+// address is live.
+func TestPreviewSelfLinksIPv6(t *testing.T) {
+	out, err := renderMarkdown("evil", "SKILL.md", "[2001:db8::1]:443", []byte("[a](https://[2001:DB8:0:0::1]/v1/x) [b](https://[2001:db8::2]/docs)"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := string(out); strings.Count(h, "<a ") != 1 || !strings.Contains(h, ">b</a>") || strings.Contains(h, ">a</a>") {
+		t.Errorf("for [2001:db8::1]:443, want only the link to [2001:db8::2] live:\n%s", h)
+	}
+}
