@@ -285,3 +285,14 @@ func TestPreviewSelfLinksIPv6(t *testing.T) {
 		t.Errorf("for [2001:db8::1]:443, want only the link to [2001:db8::2] live:\n%s", h)
 	}
 }
+
+// TestPreviewTab: the skill page's Preview tab renders SKILL.md's body
+// (here over the test server, the way a browser asks for it) and says
+// nothing failed.
+func TestPreviewTab(t *testing.T) {
+	e := newAuthEnv(t, false)
+	res, body := send(t, e.client(t), "GET", e.srv.URL+"/ui/skills/deploy?tab=preview", nil)
+	if res.StatusCode != 200 || !strings.Contains(body, "<p>Do it.</p>") || strings.Contains(body, "could not be") {
+		t.Errorf("the preview tab: %d, want SKILL.md's body rendered:\n%s", res.StatusCode, body)
+	}
+}
