@@ -151,3 +151,25 @@ func TestStoredImportedTypesInert(t *testing.T) {
 		checkInert(t, a+" ("+c.ct+")", e.do(t, "GET", a, e.coder, nil), c.want)
 	}
 }
+
+// read_skill_file with raw=1 types a range by the file's manifest, not by
+// the range's bytes: a range of a UTF-8 text file that starts inside a
+// character (which the JSON form sends as base64) is still text, like the
+// whole file; a range of a PDF is still an attachment.
+func TestAgentRawRangeTypedByManifest(t *testing.T) {
+	e := newEnv(t, map[string]string{
+		"web/SKILL.md":         md("web", "A skill with notes.", "See notes.txt."),
+		"web/assets/notes.txt": "é<script>x</script> and more\n",
+		"web/assets/doc.pdf":   inertData("doc.pdf"),
+	})
+	base := "/v1/agents/coder/skills/web/files/assets/"
+	// The JSON form of the range says base64: the range alone is not text.
+	r := e.do(t, "GET", base+"notes.txt?offset=1&length=6", e.coder, nil)
+	want(t, r, 200)
+	if !strings.Contains(string(r.body), `"encoding":"base64"`) {
+		t.Fatalf("the range starting inside é is not base64 in the JSON form, so this test proves nothing: %s", r.body)
+	}
+	checkInert(t, "notes.txt whole", e.do(t, "GET", base+"notes.txt?raw=1", e.coder, nil), inert.Text)
+	checkInert(t, "notes.txt from inside é", e.do(t, "GET", base+"notes.txt?raw=1&offset=1&length=6", e.coder, nil), inert.Text)
+	checkInert(t, "doc.pdf from its first byte of text", e.do(t, "GET", base+"doc.pdf?raw=1&offset=0&length=4", e.coder, nil), inert.Binary)
+}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,7 +33,9 @@ func newLimitedServer(t *testing.T, lim httpapi.ConnLimits) *limitedServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if lim.Logger == nil {
+		lim.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	s := &limitedServer{t: t, ln: httpapi.LimitListener(raw, lim), addr: raw.Addr().String(),
 		release: make(chan struct{}), entered: make(chan struct{}, 64)}
 	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -292,5 +295,119 @@ func TestConnLimitHalfOpenFlood(t *testing.T) {
 	}
 	if _, _, _, ev := s.ln.Stats(); ev == 0 {
 		t.Error("no half-open connection was closed: the flood did not reach the bound")
+	}
+}
+
+// logLines is a slog destination that tests can read while the server
+// writes to it.
+type logLines struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// wait returns the lines holding msg once there are n of them (or fails
+// after 5 s).
+func (l *logLines) wait(t *testing.T, msg string, n int) []string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		l.mu.Lock()
+		var got []string
+		for _, line := range strings.Split(l.b.String(), "\n") {
+			if strings.Contains(line, msg) {
+				got = append(got, line)
+			}
+		}
+		l.mu.Unlock()
+		if len(got) >= n || time.Now().After(deadline) {
+			if len(got) != n {
+				t.Fatalf("%d log lines with %q, want %d:\n%s", len(got), msg, n, strings.Join(got, "\n"))
+			}
+			return got
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestConnLimitLogs: a refusal and an eviction each write one line to the
+// configured logger, naming the bound, the count so far, and the
+// clients; more of the same within 10 s are counted into the next line
+// rather than written each.
+func TestConnLimitLogs(t *testing.T) {
+	out := &logLines{}
+	s := newLimitedServer(t, httpapi.ConnLimits{Max: 100, MaxPerIP: 1, Logger: slog.New(slog.NewTextHandler(out, nil))})
+	const refusedMsg, closedMsg = "connections refused", "connections closed to make room"
+
+	// 127.0.0.1's one place is busy: two more are refused, one line.
+	busy := s.dial("127.0.0.1")
+	done := make(chan error, 1)
+	go func() { done <- get(busy, bufio.NewReader(busy), "/block") }()
+	<-s.entered
+	for range 2 {
+		if !closedByServer(s.dial("127.0.0.1")) {
+			t.Fatal("a connection over the bound was kept while the one place was busy")
+		}
+	}
+	line := out.wait(t, refusedMsg, 1)[0]
+	for _, want := range []string{"limit=maxConnsPerIP", "refused=1 ", "open=1 ", "client=127.0.0.1 ", "client_open=1 ", "max_conns=100 ", "max_conns_per_ip=1"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the refusal line lacks %q: %s", want, line)
+		}
+	}
+
+	// 127.0.0.2 opens three connections that send nothing: two are closed
+	// to make room, one line.
+	first := s.dial("127.0.0.2")
+	s.open(2)
+	second := s.dial("127.0.0.2")
+	if !closedByServer(first) {
+		t.Fatal("the connection that sent nothing was not closed for a new one")
+	}
+	s.dial("127.0.0.2")
+	if !closedByServer(second) {
+		t.Fatal("the second connection that sent nothing was not closed for a new one")
+	}
+	line = out.wait(t, closedMsg, 1)[0]
+	for _, want := range []string{"limit=maxConnsPerIP", "closed=1 ", "open=2 ", "client=127.0.0.2 ", "closed_client=127.0.0.2 "} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the eviction line lacks %q: %s", want, line)
+		}
+	}
+	if _, _, refused, ev := s.ln.Stats(); refused != 2 || ev != 2 {
+		t.Errorf("refused %d, closed %d: want 2 and 2", refused, ev)
+	}
+	// Still one line of each: the second refusal and the second eviction
+	// were within 10 s of the first.
+	out.wait(t, refusedMsg, 1)
+	out.wait(t, closedMsg, 1)
+	close(s.release)
+	if err := <-done; err != nil {
+		t.Errorf("the request in flight: %v", err)
+	}
+}
+
+// TestConnLimitZeroPerIPIsNoBound: MaxPerIP 0 means no per-address bound:
+// one address's connections that have sent nothing are all kept (none
+// closed for the next), up to Max.
+func TestConnLimitZeroPerIPIsNoBound(t *testing.T) {
+	s := newLimitedServer(t, httpapi.ConnLimits{Max: 100})
+	var conns []net.Conn
+	for i := range 5 {
+		conns = append(conns, s.dial("127.0.0.1"))
+		s.open(i + 1)
+	}
+	for i, c := range conns {
+		if err := get(c, bufio.NewReader(c), "/"); err != nil {
+			t.Errorf("connection %d of one address, with no per-address bound: %v", i+1, err)
+		}
+	}
+	if _, _, refused, ev := s.ln.Stats(); refused != 0 || ev != 0 {
+		t.Errorf("refused %d, closed %d under no per-address bound: want 0 and 0", refused, ev)
 	}
 }

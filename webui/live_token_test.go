@@ -103,3 +103,97 @@ func TestLiveStreamsPerToken(t *testing.T) {
 		t.Errorf("a revoked token's streams still hold their places: %s", body)
 	}
 }
+
+// TestLiveTokenPlaceFreedOnClose: a token's stream that closes gives its
+// place back to that token (and only that place): with a cap of 2, after
+// one of two streams closes the token opens one more, and then is at its
+// cap again. The hub keeps nothing for a token once its last stream is
+// gone.
+func TestLiveTokenPlaceFreedOnClose(t *testing.T) {
+	e := newAuthEnvOpt(t, true, Options{MaxLiveStreams: 8, MaxLiveStreamsPerToken: 2, LiveHeartbeat: 20 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	secret, _, err := e.svc.CreateToken(ctx, service.Principal{Open: true}, "ops", []string{"agent:ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, _, err := e.svc.StartSession(ctx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstCtx, closeFirst := context.WithCancel(ctx)
+	if _, br, body := sessionStream(t, firstCtx, e.srv.URL, sess); br == nil {
+		t.Fatalf("the first stream: %s", body)
+	}
+	if _, br, body := sessionStream(t, ctx, e.srv.URL, sess); br == nil {
+		t.Fatalf("the second stream, at the cap: %s", body)
+	}
+	if res, br, _ := sessionStream(t, ctx, e.srv.URL, sess); br != nil || res.StatusCode != http.StatusServiceUnavailable {
+		t.Fatal("a third stream opened past the token's cap of 2")
+	}
+	closeFirst()
+	// The server sees the first stream gone at its next heartbeat.
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		res, br, body := sessionStream(t, ctx, e.srv.URL, sess)
+		if br != nil {
+			break
+		}
+		if res.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("the closed stream's place was not given back to its token: %d %s", res.StatusCode, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if res, br, _ := sessionStream(t, ctx, e.srv.URL, sess); br != nil || res.StatusCode != http.StatusServiceUnavailable {
+		t.Fatal("a stream opened past the token's cap after one closed: a closed stream gave back more than its place")
+	}
+
+	// The hub itself: one token's streams join and leave; its count goes
+	// when the last one leaves.
+	h := newLiveHub(e.svc, 8, 2)
+	a, b := &liveClient{token: "t1", wake: make(chan struct{}, 1)}, &liveClient{token: "t1", wake: make(chan struct{}, 1)}
+	for _, c := range []*liveClient{a, b} {
+		if err := h.join(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.leave(a)
+	h.mu.Lock()
+	n, kept := h.byToken["t1"]
+	h.mu.Unlock()
+	if n != 1 || !kept {
+		t.Fatalf("after one of two streams left, the token counts %d (kept %v), want 1", n, kept)
+	}
+	h.leave(b)
+	h.mu.Lock()
+	left := len(h.byToken)
+	h.mu.Unlock()
+	if left != 0 {
+		t.Errorf("the hub still counts %d tokens after their last stream left", left)
+	}
+}
+
+// TestLiveStreamsPerTokenDefault: without MaxLiveStreamsPerToken a token
+// gets DefaultMaxLiveStreamsPerToken streams, exactly: the last of them
+// opens, the one after is refused as this token's.
+func TestLiveStreamsPerTokenDefault(t *testing.T) {
+	e := newAuthEnvOpt(t, true, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	secret, _, err := e.svc.CreateToken(ctx, service.Principal{Open: true}, "ops", []string{"agent:ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, _, err := e.svc.StartSession(ctx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range DefaultMaxLiveStreamsPerToken {
+		if res, br, body := sessionStream(t, ctx, e.srv.URL, sess); br == nil {
+			t.Fatalf("stream %d of the default %d: %d %s", i+1, DefaultMaxLiveStreamsPerToken, res.StatusCode, body)
+		}
+	}
+	if res, br, body := sessionStream(t, ctx, e.srv.URL, sess); br != nil || res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "this token") {
+		t.Fatalf("a stream past the default per-token cap: %d %q", res.StatusCode, body)
+	}
+}

@@ -176,6 +176,7 @@ func TestPreviewSelfLinksNotLive(t *testing.T) {
 		"http://ｌｏｃａｌｈｏｓｔ:7070/v1/x", // full-width: IDNA makes it localhost
 		"http://127。0。0。1:7070/v1/x",
 		"http://local\u00adhost:7070/v1/x",
+		"http://local\x80host:7070/v1/x", // the lowest byte that is not ASCII
 	}
 	live := []string{
 		"https://example.com/docs",
@@ -251,5 +252,47 @@ func TestParseIPv4(t *testing.T) {
 		if got != want {
 			t.Errorf("parseIPv4(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestPortOf: a URL's port as a number, the scheme's own when it has
+// none, and -1 (never a server's port) past 65535 or when it is not a
+// number; 0 and 65535, the ends of the range, are ports.
+func TestPortOf(t *testing.T) {
+	for _, c := range []struct {
+		port, scheme string
+		want         int
+	}{
+		{"", "http", 80}, {"", "", 80}, {"", "HTTPS", 443},
+		{"0", "", 0}, {"1", "", 1}, {"0080", "", 80}, {"65535", "", 65535},
+		{"65536", "", -1}, {"99999", "", -1}, {"-1", "", -1}, {"x", "", -1},
+	} {
+		if got := portOf(c.port, c.scheme); got != c.want {
+			t.Errorf("portOf(%q, %q) = %d, want %d", c.port, c.scheme, got, c.want)
+		}
+	}
+}
+
+// TestPreviewSelfLinksIPv6: an IPv6 server address compares in its
+// canonical form, whatever case and zeros a link writes it with; another
+// address is live.
+func TestPreviewSelfLinksIPv6(t *testing.T) {
+	out, err := renderMarkdown("evil", "SKILL.md", "[2001:db8::1]:443", []byte("[a](https://[2001:DB8:0:0::1]/v1/x) [b](https://[2001:db8::2]/docs)"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := string(out); strings.Count(h, "<a ") != 1 || !strings.Contains(h, ">b</a>") || strings.Contains(h, ">a</a>") {
+		t.Errorf("for [2001:db8::1]:443, want only the link to [2001:db8::2] live:\n%s", h)
+	}
+}
+
+// TestPreviewTab: the skill page's Preview tab renders SKILL.md's body
+// (here over the test server, the way a browser asks for it) and says
+// nothing failed.
+func TestPreviewTab(t *testing.T) {
+	e := newAuthEnv(t, false)
+	res, body := send(t, e.client(t), "GET", e.srv.URL+"/ui/skills/deploy?tab=preview", nil)
+	if res.StatusCode != 200 || !strings.Contains(body, "<p>Do it.</p>") || strings.Contains(body, "could not be") {
+		t.Errorf("the preview tab: %d, want SKILL.md's body rendered:\n%s", res.StatusCode, body)
 	}
 }

@@ -25,6 +25,13 @@ func TestProblemCountsIncludeSafetyFindings(t *testing.T) {
 	testutil.Mkdir(t, filepath.Join(dir, "keyed", "scripts"))
 	testutil.Write(t, filepath.Join(dir, "keyed", "SKILL.md"), "---\nname: keyed\ndescription: Use when keyed.\n---\nRun sc\u200bripts/ship.sh.\n")
 	testutil.Write(t, filepath.Join(dir, "keyed", "scripts", "ship.sh"), "#!/bin/sh\nAWS_ACCESS_KEY_ID=AKIAZ7QX3M5KJ2W4PN8R aws s3 ls\n")
+	// misnamed's one problem is the catalog's: its name is not its
+	// folder's.
+	testutil.Mkdir(t, filepath.Join(dir, "folder"))
+	testutil.Write(t, filepath.Join(dir, "folder", "SKILL.md"), "---\nname: misnamed\ndescription: Use when misnamed.\n---\nRun it.\n")
+	// linky's is the safety checks' warning: a link to a file it lacks.
+	testutil.Mkdir(t, filepath.Join(dir, "linky"))
+	testutil.Write(t, filepath.Join(dir, "linky", "SKILL.md"), "---\nname: linky\ndescription: Use when linky.\n---\nSee [the notes](references/missing.md).\n")
 	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{{AgentID: "dev", Skills: []catalog.SourceSpec{{Root: dir}}}}, catalog.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -40,8 +47,19 @@ func TestProblemCountsIncludeSafetyFindings(t *testing.T) {
 	if w.Code != 200 || !strings.Contains(body, `href="/ui/diagnostics?skill=keyed">2</a>`) || strings.Contains(body, `href="/ui/diagnostics?skill=clean"`) {
 		t.Errorf("skills list: %d; want keyed with 2 problems and clean with none:\n%s", w.Code, body)
 	}
+	if !strings.Contains(body, `href="/ui/diagnostics?skill=misnamed">1</a>`) {
+		t.Errorf("skills list: want misnamed with 1 problem (its name is not its folder's):\n%s", body)
+	}
+	if !strings.Contains(body, `href="/ui/diagnostics?skill=linky">1</a>`) {
+		t.Errorf("skills list: want linky with 1 problem (a broken link):\n%s", body)
+	}
 	w = serve(u.agentsPage, openP, httptest.NewRequest("GET", "/ui/agents", nil))
 	if body := w.Body.String(); w.Code != 200 || !strings.Contains(body, `<span class="badge err">2 errors</span>`) {
 		t.Errorf("agents list: %d; want 2 errors:\n%s", w.Code, body)
+	}
+	// Its skill counts: four skills, all listed (none inline, preloaded
+	// or hidden).
+	if body := w.Body.String(); !strings.Contains(body, "<td>4</td>\n    <td>4</td>\n    <td>0</td>\n    <td>0</td>\n    <td>0</td>") {
+		t.Errorf("agents list: want 4 skills, 4 listed, none inline, preloaded or hidden:\n%s", body)
 	}
 }

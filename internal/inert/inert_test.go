@@ -169,3 +169,29 @@ func TestSetAllocs(t *testing.T) {
 		}
 	}
 }
+
+// A file name made only of RFC 9110 token characters is written into
+// Content-Disposition as it is, at no cost beyond that header (the
+// budget of TestSetAllocs); only a name that needs quoting or encoding
+// pays for mime.FormatMediaType. The names here hold each edge of the
+// token ranges (a z A Z 0 9, and the first and last of the others);
+// "my file" is the "no" case, which must cost more, or the count proves
+// nothing.
+func TestSetTokenNameAllocs(t *testing.T) {
+	h := http.Header{}
+	cost := func(name string) float64 {
+		return testing.AllocsPerRun(100, func() { Set(h, nil, name, "text/plain", true) })
+	}
+	for _, name := range []string{"a", "z", "A", "Z", "0", "9", "!", "~", "notes-v2.md"} {
+		n := cost(name)
+		if want := "inline; filename=" + name; h.Get("Content-Disposition") != want {
+			t.Errorf("Set(%q): Content-Disposition %q, want %q", name, h.Get("Content-Disposition"), want)
+		}
+		if n > 2 {
+			t.Errorf("Set(%q) allocates %.0f times, want at most 2: a token name needs no quoting", name, n)
+		}
+	}
+	if n := cost("my file"); n <= 2 {
+		t.Errorf("Set(%q) allocates %.0f times; a quoted name should cost more than 2", "my file", n)
+	}
+}
