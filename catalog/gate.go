@@ -126,9 +126,7 @@ func refusedOf(ds []skill.Diagnostic, p *safety.Policy) []skill.Diagnostic {
 // refusedAll checks skills on every core and returns each one's refused
 // findings.
 func refusedAll(sks []*skill.Skill, p *safety.Policy) [][]skill.Diagnostic {
-	out := checkAll(context.Background(), sks, p, nil, nil)
-	for i, ds := range out {
-		out[i] = refusedOf(ds, p)
-	}
+	out := make([][]skill.Diagnostic, len(sks))
+	checkAll(context.Background(), sks, p, nil, nil, func(i int, ds []skill.Diagnostic) { out[i] = refusedOf(ds, p) })
 	return out
 }

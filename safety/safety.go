@@ -136,25 +136,29 @@ func Check(in Input, p *Policy) []skill.Diagnostic {
 // skill or another, is not scanned again. A nil cache is Check.
 func CheckCached(in Input, p *Policy, cache *Cache) []skill.Diagnostic {
 	p = p.orDefault()
-	return p.apply(in.Name, slices.Clone(findings(in, p, cache)))
+	fs, shared := findings(in, p, cache)
+	if shared {
+		fs = slices.Clone(fs)
+	}
+	return p.apply(in.Name, fs)
 }
 
-// findings runs the checks of in, or takes their findings from cache.
-// The result may be the cache's: apply a clone.
-func findings(in Input, p *Policy, cache *Cache) []finding {
+// findings runs the checks of in, or takes their findings from cache;
+// shared says they are the cache's (apply a clone).
+func findings(in Input, p *Policy, cache *Cache) (fs []finding, shared bool) {
 	c := &checker{in: in, p: p, cache: cache}
 	if cache == nil {
 		c.run()
-		return c.out
+		return c.out, false
 	}
 	// The whole skill seen before: its findings, without reading on.
 	key := cache.skillKey(in, p.maxScan())
 	if fs, ok := cache.get(key); ok {
-		return fs
+		return fs, true
 	}
 	c.run()
 	cache.put(key, c.out)
-	return c.out
+	return c.out, false
 }
 
 // finding is a diagnostic before the policy sets its severity.
