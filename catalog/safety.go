@@ -77,7 +77,7 @@ func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnost
 	}
 	checked := make(map[*skill.Skill]struct{}, n)
 	found := map[*skill.Skill][]skill.Diagnostic{}
-	var todo []*skill.Skill
+	todo := make([]*skill.Skill, 0, n)
 	for _, res := range snap.results {
 		for _, sk := range res.Skills {
 			if _, seen := checked[sk]; seen {
