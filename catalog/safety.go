@@ -70,6 +70,23 @@ func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnost
 	if c.safety.checked == nil {
 		files = nil
 	}
+	// Each agent's listed names and descriptions first: what that pass
+	// holds (a list of every listed skill, and a map of their names'
+	// skeletons) is dropped before the per-skill checks make theirs, so a
+	// check of 50,000 skills never holds both.
+	var similar []skill.Diagnostic
+	for _, l := range snap.order {
+		ins := make([]safety.Listed, 0, len(l.entries))
+		for _, e := range l.entries {
+			if e.Listed && !e.Skill.Hidden() {
+				ins = append(ins, safety.Listed{Name: e.Skill.Name, Description: e.Skill.Description})
+			}
+		}
+		for _, d := range safety.SimilarListed(ins, p) {
+			d.Agent = l.Spec.AgentID
+			similar = append(similar, d)
+		}
+	}
 	oldChecked, oldFound := c.safety.checked, c.safety.found
 	n := 0
 	for _, res := range snap.results {
@@ -110,18 +127,7 @@ func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnost
 	for _, ds := range found {
 		out = append(out, ds...)
 	}
-	for _, l := range snap.order {
-		ins := make([]safety.Listed, 0, len(l.entries))
-		for _, e := range l.entries {
-			if e.Listed && !e.Skill.Hidden() {
-				ins = append(ins, safety.Listed{Name: e.Skill.Name, Description: e.Skill.Description})
-			}
-		}
-		for _, d := range safety.SimilarListed(ins, p) {
-			d.Agent = l.Spec.AgentID
-			out = append(out, d)
-		}
-	}
+	out = append(out, similar...)
 	// One order, whatever the map's: by path, then code.
 	slices.SortStableFunc(out, func(a, b skill.Diagnostic) int {
 		return cmp.Or(strings.Compare(a.Agent, b.Agent), strings.Compare(a.Path, b.Path), strings.Compare(a.Code, b.Code), strings.Compare(a.Message, b.Message))
