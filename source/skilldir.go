@@ -258,7 +258,7 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string, b *skill.Batch) fou
 			readBufs.Put(sp)
 		}
 	}()
-	m := manifest{scan: s, skillReal: t.real, base: t.rel, name: c.doc.Name, files: (*fp)[:0], sig: fnv1a.Offset, stamp: (*sp)[:0]}
+	m := manifest{scan: s, skillReal: t.real, base: t.rel, name: c.doc.Name, files: (*fp)[:0], stamp: (*sp)[:0]}
 	m.walk(d, t.real, "", t.depth, t.rules, t.up, entry)
 	if m.root != nil {
 		m.root.Close()
@@ -340,9 +340,8 @@ type manifest struct {
 	capped    bool
 	diags     []skill.Diagnostic
 	root      *os.Root // the skill folder, opened for the first link met
-	// sig folds in each listed file's path, type and stat (see signature).
-	sig uint64
-	// stamp holds the same, raw, for the skill's Stamp; fresh is set when
+	// stamp holds each listed file's path, type and stat (note), which
+	// both the signature and the skill's Stamp are made of; fresh is set when
 	// a file changed within skill.StampSettle of the scan.
 	stamp []byte
 	fresh bool
@@ -397,7 +396,7 @@ func (m *manifest) stampOf(entry string, st fileStat, id safefile.ID) (out [16]b
 // bytes behind it (internal/fnv1a; a collision would take two different
 // folders hashing alike).
 func (m *manifest) signature(id safefile.ID, keepBodies bool) uint64 {
-	h := m.sig
+	h := fnv1a.String(fnv1a.Offset, m.stamp) // each file's path, type and stat (note)
 	for _, d := range m.dirs {
 		h = fnv1a.String(h, d)
 	}
@@ -534,15 +533,6 @@ func (m *manifest) walk(d *dirHandle, real, rel string, depth int, rules *ignore
 		}
 		m.files = append(m.files, skill.File{Path: childRel, Size: st.size, ContentType: ct, Binary: bin, Executable: exec, Script: skill.IsScript(childRel, exec)})
 		m.note(childRel, ct, st, bin)
-		h := fnv1a.String(m.sig, childRel)
-		h = fnv1a.String(h, ct)
-		for _, v := range [...]uint64{uint64(st.size), uint64(st.mode), uint64(st.mtime), uint64(st.ctime), st.ino} {
-			h = fnv1a.Uint64(h, v)
-		}
-		if bin {
-			h = fnv1a.Uint64(h, 1)
-		}
-		m.sig = h
 	}
 }
 
