@@ -126,6 +126,10 @@ var stems struct {
 
 const maxStems = 1 << 16
 
+// maxStemmedLen is the longest word whose stem is cached: the cache then
+// holds at most about 6 MB.
+const maxStemmedLen = 24
+
 // term is the search term of a lowercase word: "" for a stopword or a
 // filler, else its English (Snowball) stem, so that "spreadsheets" finds
 // "spreadsheet" and "formulas" "formula".
@@ -135,6 +139,11 @@ func term(w string) string {
 	}
 	if len(w) <= 3 {
 		return w
+	}
+	if len(w) > maxStemmedLen {
+		// Not cached: a query's words come from clients, and 65,536
+		// words of a kilobyte would hold 128 MB.
+		return english.Stem(w, true)
 	}
 	stems.Lock()
 	t, ok := stems.m[w]
