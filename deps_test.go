@@ -20,10 +20,10 @@ const module = "github.com/loadout/loadout"
 var layers = map[string][]string{
 	// The format and the library.
 	"skill":                 {"internal/pyrepr"},
-	"render":                {"skill"},
+	"render":                {"skill", "internal/terms"},
 	"safety":                {"skill", "internal/safefile"},
 	"source":                {"skill", "internal/ignore", "internal/safefile", "internal/dirent", "internal/fnv1a"},
-	"catalog":               {"source", "render", "skill", "safety", "internal/textdist"},
+	"catalog":               {"source", "render", "skill", "safety", "internal/textdist", "internal/terms"},
 	"config":                {"catalog", "source", "safety", "internal/jsonc"},
 	"internal/ignore":       {},
 	"internal/jsonc":        {"internal/textdist", "internal/jsondepth"},
@@ -36,6 +36,7 @@ var layers = map[string][]string{
 	"attack":                {}, // test-only: the attack suite, against the real binary
 	"internal/pyrepr":       {},
 	"internal/textdist":     {},
+	"internal/terms":        {}, // search terms: shared by the index and the listing's summaries
 	"internal/safefile":     {"skill"},
 	"internal/dirent":       {},
 	"internal/fnv1a":        {},

@@ -9,10 +9,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 
-	"github.com/kljensen/snowball/english"
+	"github.com/loadout/loadout/internal/terms"
 )
 
 // Hit is one search result: a short entry, never a body.
@@ -71,107 +70,17 @@ type indexBase struct {
 	removed, made []*Entry
 }
 
-// eachWord calls f with each word of s (a run of letters and digits),
-// lowercased.
-func eachWord(s string, f func(w string)) {
-	start := -1
-	for i, r := range s {
-		ok := unicode.IsLetter(r) || unicode.IsDigit(r)
-		if ok && start < 0 {
-			start = i
-		}
-		if !ok && start >= 0 {
-			f(strings.ToLower(s[start:i]))
-			start = -1
-		}
-	}
-	if start >= 0 {
-		f(strings.ToLower(s[start:]))
-	}
-}
-
-// tokenize appends the search terms of s to out: its words, stopwords
-// left out, each as its English stem (term).
-func tokenize(s string, out []string) []string {
-	eachWord(s, func(w string) {
-		if t := term(w); t != "" {
-			out = append(out, t)
-		}
-	})
-	return out
-}
-
-// fillers are words that say nothing of which skill a request needs: the
-// way people ask ("please help, I need to...") and the boilerplate of
-// descriptions ("Use when the user asks..."). With the English stopwords
-// they are left out of both the index and the query: in 370 requests
-// over the public collections, "my" matched setup-my-iq and "make"
-// make-repo-contribution ahead of the skill asked for (bench/cmd/findability).
-var fillers = map[string]bool{
-	"please": true, "help": true, "need": true, "needs": true, "want": true, "wants": true,
-	"use": true, "used": true, "uses": true, "using": true, "user": true, "users": true,
-	"ask": true, "asks": true, "asked": true,
-	"request": true, "requests": true, "requested": true, "make": true, "get": true,
-	"let": true, "also": true, "like": true, "just": true, "really": true,
-	"thing": true, "things": true, "stuff": true, "something": true,
-}
-
-// stems caches term's stems: a catalog's vocabulary is a few tens of
-// thousands of words, and stemming each occurrence again was most of an
-// index build. It starts over past maxStems.
-var stems struct {
-	sync.Mutex
-	m map[string]string
-}
-
-const maxStems = 1 << 16
-
-// maxStemmedLen is the longest word whose stem is cached: the cache then
-// holds at most about 6 MB.
-const maxStemmedLen = 24
-
-// term is the search term of a lowercase word: "" for a stopword or a
-// filler, else its English (Snowball) stem, so that "spreadsheets" finds
-// "spreadsheet" and "formulas" "formula".
-func term(w string) string {
-	if english.IsStopWord(w) || fillers[w] {
-		return ""
-	}
-	if len(w) <= 3 {
-		return w
-	}
-	if len(w) > maxStemmedLen {
-		// Not cached: a query's words come from clients, and 65,536
-		// words of a kilobyte would hold 128 MB.
-		return english.Stem(w, true)
-	}
-	stems.Lock()
-	t, ok := stems.m[w]
-	stems.Unlock()
-	if ok {
-		return t
-	}
-	t = english.Stem(w, true)
-	stems.Lock()
-	if stems.m == nil || len(stems.m) >= maxStems {
-		stems.m = make(map[string]string)
-	}
-	stems.m[strings.Clone(w)] = t
-	stems.Unlock()
-	return t
-}
-
 // docTerms are the terms of one entry with their weights (the name
 // counts three times, tags and the category twice, the first maxDescTerms words of the
 // description once), which of them are in the name, and their total.
 func docTerms(e *Entry, toks []string) (counts map[string]int, inName map[string]bool, n int, _ []string) {
 	counts, inName = map[string]int{}, map[string]bool{}
-	toks = tokenize(e.Skill.Name, toks[:0])
+	toks = terms.Append(e.Skill.Name, toks[:0])
 	for _, t := range toks {
 		counts[t] += 3
 		inName[t] = true
 	}
-	toks = tokenize(e.Skill.Description, toks[:0])
+	toks = terms.Append(e.Skill.Description, toks[:0])
 	if len(toks) > maxDescTerms {
 		toks = toks[:maxDescTerms]
 	}
@@ -179,7 +88,7 @@ func docTerms(e *Entry, toks []string) (counts map[string]int, inName map[string
 		counts[t]++
 	}
 	for _, t := range e.Skill.Meta.Tags {
-		toks = tokenize(t, toks[:0])
+		toks = terms.Append(t, toks[:0])
 		for _, t := range toks {
 			counts[t] += 2
 		}
@@ -187,7 +96,7 @@ func docTerms(e *Entry, toks []string) (counts map[string]int, inName map[string
 	// The category counts as a tag: the listing's group lines (render's
 	// grouped tier) tell the model to search for a group's category.
 	if c := e.Skill.Meta.Category; c != "" {
-		toks = tokenize(c, toks[:0])
+		toks = terms.Append(c, toks[:0])
 		for _, t := range toks {
 			counts[t] += 2
 		}
@@ -421,7 +330,7 @@ func CheckQuery(query string) error {
 // included, as a person counts them.
 func queryWords(query string, max int) []string {
 	var out []string
-	eachWord(clipQuery(query), func(w string) {
+	terms.Words(clipQuery(query), func(w string) {
 		if len(out) < max && !slices.Contains(out, w) {
 			out = append(out, w)
 		}
@@ -434,7 +343,7 @@ func queryWords(query string, max int) []string {
 func queryTerms(query string, max int) []string {
 	var out []string
 	for _, w := range queryWords(query, max) {
-		if t := term(w); t != "" && !slices.Contains(out, t) {
+		if t := terms.Term(w); t != "" && !slices.Contains(out, t) {
 			out = append(out, t)
 		}
 	}

@@ -186,20 +186,3 @@ func TestSearchFoldsClones(t *testing.T) {
 		t.Errorf("limit 1: %+v, want one hit with the two clones looked at", one)
 	}
 }
-
-// TestStemCacheBound: a word longer than maxStemmedLen is stemmed but
-// never cached (clients choose query words), one at the bound is.
-func TestStemCacheBound(t *testing.T) {
-	at := strings.Repeat("ta", (maxStemmedLen-4)/2) + "ings"
-	past := "x" + at
-	if len(at) != maxStemmedLen || term(at) == at || term(past) == past {
-		t.Fatalf("stems: %q of %q, %q of %q", term(at), at, term(past), past)
-	}
-	stems.Lock()
-	_, cachedAt := stems.m[at]
-	_, cachedPast := stems.m[past]
-	stems.Unlock()
-	if !cachedAt || cachedPast {
-		t.Errorf("cached: at the bound %v (want true), past it %v (want false)", cachedAt, cachedPast)
-	}
-}

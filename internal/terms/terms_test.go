@@ -1,0 +1,36 @@
+package terms
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestStemCacheBound: a word longer than MaxStemmedLen is stemmed but
+// never cached (clients choose query words), one at the bound is.
+func TestStemCacheBound(t *testing.T) {
+	at := strings.Repeat("ta", (MaxStemmedLen-4)/2) + "ings"
+	past := "x" + at
+	if len(at) != MaxStemmedLen || Term(at) == at || Term(past) == past {
+		t.Fatalf("stems: %q of %q, %q of %q", Term(at), at, Term(past), past)
+	}
+	if !cached(at) || cached(past) {
+		t.Errorf("cached: at the bound %v (want true), past it %v (want false)", cached(at), cached(past))
+	}
+}
+
+// TestTerms: words split on what is not a letter or digit, lowercased;
+// stopwords and fillers give no term; other words their stems.
+func TestTerms(t *testing.T) {
+	got := strings.Join(Append("Please help: Fills PDF-forms, extracts tables2 from the ümlaut docs", nil), " ")
+	if want := "fill pdf form extract tables2 ümlaut doc"; got != want {
+		t.Errorf("Append = %q, want %q", got, want)
+	}
+	for _, w := range []string{"the", "please", "user", "asks"} {
+		if Term(w) != "" || !Stop(w) {
+			t.Errorf("Term(%q) = %q, Stop %v: want a stopword", w, Term(w), Stop(w))
+		}
+	}
+	if Stop("skill") || Term("skills") != "skill" {
+		t.Errorf("skill: Stop %v, Term %q", Stop("skill"), Term("skills"))
+	}
+}
