@@ -16,8 +16,9 @@ type Tier string
 const (
 	// TierFull: name and whole description.
 	TierFull Tier = "full"
-	// TierShortened: name and description cut at a sentence or word
-	// boundary, never below the floor (Options.DescriptionFloor).
+	// TierShortened: name and description cut at a word boundary (at a
+	// sentence's end when one fits), never below the floor
+	// (Options.DescriptionFloor) code points.
 	TierShortened Tier = "shortened"
 	// TierName: the name only, in the format's compact line.
 	TierName Tier = "name"
@@ -29,10 +30,9 @@ const (
 	TierOmitted Tier = "omitted"
 )
 
-// DefaultDescriptionFloor is the least number of characters a shortened
-// description keeps (or its whole first sentence, if that is shorter). A
-// description that cannot keep this much is not shown at all: the skill is
-// listed by name.
+// DefaultDescriptionFloor is the least number of characters (code points)
+// a shortened description keeps, before the ellipsis. A description that
+// cannot keep this much is not shown at all: the skill is listed by name.
 const DefaultDescriptionFloor = 60
 
 // ApproxTokens is the token count the budget uses: ceil(code points / 4),
@@ -166,21 +166,17 @@ func boundaries(d string) []int {
 	return append(bs, n)
 }
 
-// floorCap is the shortest cut of d that the floor allows: the end of the
-// first sentence if it is at most floor code points, else the first word
-// boundary at or after floor. It returns n (the whole description) when no
-// shorter cut is allowed.
+// floorCap is the shortest cut of d that the floor allows: the first word
+// boundary at or after floor code points. It returns n (the whole
+// description) when there is none, so a shortened description never keeps
+// fewer than floor code points. (A first sentence shorter than the floor
+// used to be a cut of its own: "Fills forms.…" kept 12 characters.)
 func floorCap(d string, floor int) int {
 	n := 0
 	prev := rune(0)
 	for _, r := range d {
-		if unicode.IsSpace(r) && n > 0 && !unicode.IsSpace(prev) {
-			if strings.ContainsRune(".!?", prev) && n <= floor {
-				return n // the whole first sentence, shorter than the floor
-			}
-			if n >= floor {
-				return n
-			}
+		if unicode.IsSpace(r) && n >= floor && !unicode.IsSpace(prev) {
+			return n
 		}
 		prev = r
 		n++

@@ -408,18 +408,9 @@ func TestBudgetNeverExceeded(t *testing.T) {
 	}
 }
 
-// aboveFloor: a shortened description keeps at least floor code points, or
-// at least its whole first sentence.
+// aboveFloor: a shortened description keeps at least floor code points.
 func aboveFloor(prefix string, floor int) bool {
-	if utf8.RuneCountInString(prefix) >= floor {
-		return true
-	}
-	for i := 0; i < len(prefix); i++ {
-		if strings.IndexByte(".!?", prefix[i]) >= 0 && (i+1 == len(prefix) || strings.IndexByte(" \t\r\n", prefix[i+1]) >= 0) {
-			return true
-		}
-	}
-	return false
+	return utf8.RuneCountInString(prefix) >= floor
 }
 
 func TestPromptIsPure(t *testing.T) {

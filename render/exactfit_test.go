@@ -34,26 +34,26 @@ func TestDescCostAtEveryCut(t *testing.T) {
 	}
 }
 
-// TestFloorCapExact: the first sentence is kept whole when it is at most
-// the floor (exactly the floor, one under and one over), else the cut is
-// the first word boundary at or after the floor.
+// TestFloorCapExact: the cut is the first word boundary at or after the
+// floor (exactly at it, one before and one past it); a sentence's end
+// shorter than the floor is no cut.
 func TestFloorCapExact(t *testing.T) {
 	for _, c := range []struct {
 		d     string
 		floor int
 		want  int
 	}{
-		{"Abcd. efgh ijkl mnop", 5, 5},   // the sentence is exactly the floor
-		{"Abcd. efgh ijkl mnop", 6, 5},   // one under: still the sentence
-		{"Abcd. efgh ijkl mnop", 4, 5},   // one over: the first boundary at or after 4
-		{"Abcd. efgh ijkl mnop", 3, 5},   // (the same boundary)
+		{"Abcd. efgh ijkl mnop", 5, 5},   // a sentence end exactly at the floor
+		{"Abcd. efgh ijkl mnop", 6, 10},  // one under the floor: not a cut
+		{"Abcd. efgh ijkl mnop", 4, 5},   // the first boundary at or after 4
 		{"Abcd efgh ijkl mnop", 4, 4},    // a boundary exactly at the floor
 		{"Abcd efgh ijkl mnop", 5, 9},    // one past it: the next
 		{"Abcd efgh ijkl mnop", 3, 4},    // one before it: that one
-		{"Abc! efgh ijkl mnop", 4, 4},    // "!" ends a sentence
-		{"Abc? efgh ijkl mnop", 10, 4},   // "?" too
-		{"Abcd efgh. ijkl mnop", 9, 10},  // past the first boundary: the next, at a sentence end
+		{"Abc! efgh ijkl mnop", 4, 4},    // "!" at the floor
+		{"Abc? efgh ijkl mnop", 10, 14},  // "?" under the floor: not a cut
+		{"Abcd efgh. ijkl mnop", 9, 10},  // past the first boundary: the next
 		{"Abcd efgh. ijkl mnop", 10, 10}, // the sentence end at the floor
+		{"Abcd efgh ijkl mnop", 15, 19},  // no boundary at or after: whole
 		{"Abcdefgh", 4, 8},               // no boundary: whole
 		{"Ab  cd", 2, 2},                 // a run of spaces cuts at its start
 	} {

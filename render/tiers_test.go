@@ -344,12 +344,13 @@ func TestFloorCap(t *testing.T) {
 		floor int
 		want  int
 	}{
-		{"Short one. Then more words here.", 60, 10}, // first sentence, shorter than the floor
-		{long, 60, 62},                      // the word boundary at or after 60: "… forms with"
-		{long, 20, 23},                      // "Extract text and tables"
-		{strings.Repeat("x", 100), 60, 100}, // no boundary: whole
-		{"A short description.", 60, 20},    // all of it
-		{"v1.2 is not a sentence end and this runs past the floor", 10, 11}, // "v1.2 is not"
+		{"Fills forms. Then more words here, past the floor of sixty characters and more.", 60, 69}, // a first sentence under the floor is no cut
+		{"Skill number 1. More words.", 60, 27},                                                     // no boundary past the floor: whole
+		{long, 60, 62},                                                                              // the word boundary at or after 60: "… forms with"
+		{long, 20, 23},                                                                              // "Extract text and tables"
+		{strings.Repeat("x", 100), 60, 100},                                                         // no boundary: whole
+		{"A short description.", 60, 20},                                                            // all of it
+		{"v1.2 is not a sentence end and this runs past the floor", 10, 11},                         // "v1.2 is not"
 	}
 	for _, c := range cases {
 		if got := floorCap(c.d, c.floor); got != c.want {
