@@ -36,11 +36,25 @@ type PromptOptions struct {
 // is what Prompt passes as render.Options.Priority; it never changes the
 // order of the listing.
 func (l *Loadout) Priority(usage map[string]int) []string {
+	pinned, used := l.ranking(usage)
+	return append(pinned, used...)
+}
+
+// Pinned names the listed skills matching the agent's pin patterns, by
+// name: render.Options.Pinned, the skills described whole whenever their
+// descriptions fit the budget.
+func (l *Loadout) Pinned() []string {
+	pinned, _ := l.ranking(nil)
+	return pinned
+}
+
+// ranking is Priority in two parts: the pinned skills by name, and the
+// other used ones, most used first.
+func (l *Loadout) ranking(usage map[string]int) (pinned, byUse []string) {
 	type ranked struct {
 		name string
 		uses int
 	}
-	var pinned []string
 	var used []ranked
 	for _, e := range l.entries {
 		if e.Inline || !e.Listed || e.Skill.Hidden() {
@@ -57,11 +71,10 @@ func (l *Loadout) Priority(usage map[string]int) []string {
 	slices.SortFunc(used, func(a, b ranked) int {
 		return cmp.Or(cmp.Compare(b.uses, a.uses), strings.Compare(a.name, b.name))
 	})
-	out := pinned
 	for _, r := range used {
-		out = append(out, r.name)
+		byUse = append(byUse, r.name)
 	}
-	return out
+	return pinned, byUse
 }
 
 // Prompt renders the agent's system-prompt section. It reads no files:
@@ -69,8 +82,9 @@ func (l *Loadout) Priority(usage map[string]int) []string {
 // catalog was built. The diagnostics say exactly which skills the budget
 // shortened or left out.
 func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diagnostic) {
+	pinned, used := l.ranking(opt.Usage)
 	ro := render.Options{Format: l.Spec.Format, Budget: l.Spec.Budget, BudgetTokens: l.Spec.BudgetTokens,
-		Priority: l.Priority(opt.Usage)}
+		Priority: used, Pinned: pinned}
 	if opt.Format != "" {
 		ro.Format = opt.Format
 	}

@@ -787,8 +787,11 @@ func priorityRank(listing []Entry, priority []string) []int {
 	return rank
 }
 
-// fit plans the listing so that it fits the budget (see Prompt).
-func fit(lay layout, listing []Entry, c frameCtx, floor int, priority []string) plan {
+// fit plans the listing so that it fits the budget (see Prompt). The
+// pinned skills come first in the ranking; when their whole descriptions
+// fit the budget (with the frame and the line about the skills left out),
+// they are described whole before any other skill is named.
+func fit(lay layout, listing []Entry, c frameCtx, floor int, priority, pinned []string) plan {
 	n := len(listing)
 	full := plan{tiers: make([]Tier, n), caps: make([]int, n), virt: anyVirtual(listing)}
 	for i := range full.tiers {
@@ -799,7 +802,7 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority []string) 
 		return full
 	}
 	m := newModel(lay, listing, c)
-	rank := priorityRank(listing, priority)
+	rank := priorityRank(listing, append(slices.Clip(pinned), priority...))
 
 	// Everything whole? Not if the entries without descriptions are over.
 	sumFixed := m.frameCost(full.virt)
@@ -818,15 +821,56 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority []string) 
 		}
 	}
 
+	// The pinned skills lead the ranking: pins of them are in the listing.
+	pins := 0
+	if len(pinned) > 0 {
+		set := make(map[string]bool, len(pinned))
+		for _, p := range pinned {
+			set[p] = true
+		}
+		for pins < n && set[listing[rank[pins]].Name] {
+			pins++
+		}
+	}
+	// extra is what describing the pinned skills whole adds to a listing
+	// that names them: an upper bound, as a folder prefix they leave is
+	// still counted. When even the listing of the pinned skills alone is
+	// over, pins get no place of their own (they still rank first).
+	extra := 0
+	nc := m.nameCosts(rank)
+	if pins > 0 {
+		extra = m.closed - m.closeNone
+		for _, i := range rank[:pins] {
+			extra += m.fix(i) + m.desc(i).at(m.slab, m.desc(i).n) - m.nameCost(i)
+		}
+	}
+	// costK is the length of the listing naming the first k skills, the
+	// pinned ones whole: with no other name, no names section.
+	costK := func(k int, rest Tier) int {
+		c := nc.cost(k, rest) + extra
+		if pins > 0 && k == pins && nc.extend(k, max(budget, 0)) {
+			c -= m.affix + m.namesHead + nc.folders[k]
+		}
+		return c
+	}
+	if pins > 0 && costK(pins, TierGrouped) > budget && costK(pins, TierOmitted) > budget {
+		pins, extra = 0, 0
+	}
+
 	// Tier 3/4: name as many skills as fit, in priority order; group the
 	// rest, or, when even the groups do not fit, only count them.
 	var st *state
-	nc := m.nameCosts(rank)
-	if nc.cost(n, TierGrouped) <= budget {
+	if costK(n, TierGrouped) <= budget {
 		st = m.named(rank, n, TierGrouped)
 	} else {
-		kg := largestFit(n, func(k int) bool { return nc.cost(k, TierGrouped) <= budget })
-		ko := largestFit(n, func(k int) bool { return nc.cost(k, TierOmitted) <= budget })
+		fits := func(rest Tier) int {
+			k := largestFit(n-pins, func(k int) bool { return costK(pins+k, rest) <= budget })
+			if k < 0 {
+				return -1
+			}
+			return pins + k
+		}
+		kg, ko := fits(TierGrouped), fits(TierOmitted)
 		// Groups tell the model more than a bare count, but not at the
 		// price of more than half the names it could have.
 		switch {
@@ -842,6 +886,10 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority []string) 
 			st = m.named(rank, 0, TierOmitted)
 			return plan{tiers: st.tiers, caps: st.caps, tooSmall: true}
 		}
+	}
+	// The pinned skills, whole.
+	for _, i := range rank[:pins] {
+		m.describe(st, i, m.desc(i).n, budget)
 	}
 
 	// Tier 2: descriptions at the floor, to as many as fit, in priority order.

@@ -120,6 +120,12 @@ type Options struct {
 	// name. It changes which skills keep how much, never the order of the
 	// listing. Nil: by name.
 	Priority []string
+	// Pinned names the skills that must be described whole whenever
+	// their whole descriptions fit the budget (with the frame and the line
+	// about the skills left out): they are described before any other
+	// skill is named. When they do not fit, they still come first in
+	// every tier. Pinned skills rank before Priority's.
+	Pinned []string
 	// BudgetTokens, when positive, also limits the listing to about this
 	// many tokens (see ApproxTokens); the smaller of the two budgets wins.
 	// Since ApproxTokens is ceil(code points / 4), it is a budget of
@@ -301,7 +307,7 @@ func Prompt(listing, inline []Entry, opt Options) (string, Report) {
 	var b strings.Builder
 	b.Grow(estimate(listing, inline, s.budget))
 	if len(listing) > 0 {
-		p := fit(lay, listing, c, s.floor, opt.Priority)
+		p := fit(lay, listing, c, s.floor, opt.Priority, opt.Pinned)
 		if s.budget >= 0 {
 			rep.MinBudget = minFrame(lay, c, len(listing))
 			rep.TooSmall = p.tooSmall

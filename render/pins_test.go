@@ -1,0 +1,114 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// pinCatalog is n skills whose names alone are over an 8,000-character
+// budget (as 427 real skills are), three of them with long descriptions.
+func pinCatalog(n int) ([]Entry, []string) {
+	es := make([]Entry, n)
+	for i := range es {
+		name := fmt.Sprintf("skill-number-%04d-x", i)
+		d := fmt.Sprintf("Does task %d with care, and says what it did in plain words for the reader.", i)
+		if i%100 == 7 && i < 300 {
+			d = strings.Repeat(fmt.Sprintf("Pinned skill %d explains its work at length. ", i), 8)
+		}
+		es[i] = Entry{Name: name, Description: d, Location: "/s/" + name + "/SKILL.md", Dir: "/s/" + name}
+	}
+	return es, []string{"skill-number-0007-x", "skill-number-0107-x", "skill-number-0207-x"}
+}
+
+// TestPinsDescribedWhole: pinned skills are described whole whenever
+// their whole descriptions fit, in every format, even when the names of
+// the others alone are over the budget (they were names only before).
+func TestPinsDescribedWhole(t *testing.T) {
+	es, pins := pinCatalog(600)
+	for _, f := range []string{FormatPi, FormatCatalog, FormatProgressive} {
+		for _, b := range []int{4000, 8000, 30000, 60000} {
+			// Priority names other skills first: pins still lead.
+			_, rep := Prompt(es, nil, Options{Format: f, Budget: b, Pinned: pins, Priority: []string{"skill-number-0001-x"}})
+			for _, p := range pins {
+				if tier := rep.Tier(p); tier != TierFull {
+					t.Errorf("%s, budget %d: pinned %s is %s, want full", f, b, p, tier)
+				}
+			}
+			if rep.Chars > b {
+				t.Errorf("%s, budget %d: %d characters", f, b, rep.Chars)
+			}
+			// Without pins, the same budget leaves them less.
+			_, un := Prompt(es, nil, Options{Format: f, Budget: b})
+			if b == 8000 && un.Tier(pins[0]) == TierFull {
+				t.Errorf("%s, budget 8000: %s full without a pin; the test shows nothing", f, pins[0])
+			}
+		}
+	}
+}
+
+// TestPinsAtTheLimit: the least budget at which every pin is whole is the
+// length of that listing; one less and they are not all whole, and no
+// budget gives a listing over it.
+func TestPinsAtTheLimit(t *testing.T) {
+	es, pins := pinCatalog(600)
+	for _, f := range []string{FormatPi, FormatCatalog, FormatProgressive} {
+		whole := func(b int) (bool, Report) {
+			_, rep := Prompt(es, nil, Options{Format: f, Budget: b, Pinned: pins})
+			for _, p := range pins {
+				if rep.Tier(p) != TierFull {
+					return false, rep
+				}
+			}
+			return true, rep
+		}
+		least := -1
+		for b := 800; b <= 4000; b++ {
+			ok, rep := whole(b)
+			if rep.Chars > b && !rep.TooSmall {
+				t.Fatalf("%s, budget %d: %d characters", f, b, rep.Chars)
+			}
+			if ok && least < 0 {
+				least = b
+			}
+			if !ok && least >= 0 {
+				t.Fatalf("%s: pins whole at %d, not at %d", f, least, b)
+			}
+		}
+		if least < 0 {
+			t.Fatalf("%s: pins never whole up to 4,000", f)
+		}
+		_, at := whole(least)
+		if ok, _ := whole(least - 1); ok {
+			t.Errorf("%s: whole one under the least budget", f)
+		}
+		// At the least budget the listing is just the pins, the frame and
+		// the line about the rest: it uses the budget to the character
+		// (catalog and progressive have no folder prefixes to misjudge).
+		if f != FormatPi && at.Chars != least {
+			t.Errorf("%s: %d characters at the least budget %d", f, at.Chars, least)
+		}
+		if at.Listed != len(pins) {
+			t.Errorf("%s: %d listed at the least budget, want the %d pins", f, at.Listed, len(pins))
+		}
+	}
+}
+
+// TestPinsTooLong: pins whose whole descriptions cannot fit still come
+// first: the first pin keeps the most, and the listing stays in budget.
+func TestPinsTooLong(t *testing.T) {
+	es, pins := pinCatalog(600)
+	for _, f := range []string{FormatPi, FormatCatalog, FormatProgressive} {
+		b := MinBudget(len(es), Options{Format: f}) + 300
+		_, rep := Prompt(es, nil, Options{Format: f, Budget: b, Pinned: pins})
+		if rep.Chars > b {
+			t.Errorf("%s: %d characters", f, rep.Chars)
+		}
+		if rep.Tier(pins[2]) == TierFull {
+			t.Errorf("%s: the third pin whole at %d", f, b)
+		}
+		if rep.Tier(pins[0]) == TierGrouped || rep.Tier(pins[0]) == TierOmitted {
+			t.Errorf("%s: the first pin left out: %s", f, rep.Tier(pins[0]))
+		}
+	}
+}
