@@ -25,6 +25,9 @@ type PromptOptions struct {
 	// skills keep their descriptions after the pinned ones; nil ranks by
 	// name alone.
 	Usage map[string]int
+	// Preface is text the caller puts before the listing, counted in the
+	// budget (render.Options.Preface).
+	Preface string
 }
 
 // Priority is the order in which the listed skills keep their descriptions
@@ -84,7 +87,7 @@ func (l *Loadout) ranking(usage map[string]int) (pinned, byUse []string) {
 func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diagnostic) {
 	pinned, used := l.ranking(opt.Usage)
 	ro := render.Options{Format: l.Spec.Format, Budget: l.Spec.Budget, BudgetTokens: l.Spec.BudgetTokens,
-		Priority: used, Pinned: pinned}
+		Priority: used, Pinned: pinned, Preface: opt.Preface}
 	if opt.Format != "" {
 		ro.Format = opt.Format
 	}

@@ -196,8 +196,6 @@ func (s *server) current() *view {
 // instructions is the agent's listing in the progressive format within its
 // budget, behind a short note on the tools. What the budget cut is logged.
 func (s *server) instructions(l *catalog.Loadout) string {
-	text, rep, _ := l.Prompt(s.svc.PromptOptions(l.Spec.AgentID, catalog.PromptOptions{Format: "progressive"}))
-	s.logListing(l, rep)
 	var b strings.Builder
 	b.WriteString("This server holds the skills of ")
 	if l.Spec.AgentID == catalog.GlobalID {
@@ -206,8 +204,14 @@ func (s *server) instructions(l *catalog.Loadout) string {
 		fmt.Fprintf(&b, "agent %q", l.Spec.AgentID)
 	}
 	b.WriteString(". Call load_skill with a skill's name to activate it, read_skill_file for its other files, and search_skills to find a skill not listed below. Hosts with the MCP Skills extension can also use skills/list and the skill:// resources.\n\n")
-	b.WriteString(text)
-	return b.String()
+	// The note is counted in the agent's budget: the instructions are
+	// everything the model receives from the server up front.
+	text, rep, _ := l.Prompt(s.svc.PromptOptions(l.Spec.AgentID, catalog.PromptOptions{Format: "progressive", Preface: b.String()}))
+	s.logListing(l, rep)
+	if text == "" { // no skills: the note alone
+		return b.String()
+	}
+	return text
 }
 
 // maxNamesLogged is how many names of skills left out of the listing the

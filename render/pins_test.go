@@ -112,3 +112,34 @@ func TestPinsTooLong(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefaceCounted: the preface is written first and counted in the
+// budget, to the character: a listing with a preface of P characters is
+// the listing of budget B-P behind it, and never over B.
+func TestPrefaceCounted(t *testing.T) {
+	es, _ := pinCatalog(300)
+	preface := "This server holds the skills of agent \"a\"; call load_skill with a name.\n\n"
+	p := len([]rune(preface))
+	for _, f := range []string{FormatPi, FormatCatalog, FormatProgressive} {
+		for _, b := range []int{3000, 8000} {
+			with, rw := Prompt(es, nil, Options{Format: f, Budget: b, Preface: preface})
+			without, ro := Prompt(es, nil, Options{Format: f, Budget: b - p})
+			if with != preface+without {
+				t.Errorf("%s, %d: the preface's listing differs from the listing of budget %d", f, b, b-p)
+			}
+			if rw.Chars != ro.Chars+p || rw.Chars > b {
+				t.Errorf("%s, %d: %d characters with the preface, %d without", f, b, rw.Chars, ro.Chars)
+			}
+			if rw.Budget != b {
+				t.Errorf("%s: Report.Budget %d, want %d", f, rw.Budget, b)
+			}
+		}
+		if got, want := MinBudget(300, Options{Format: f, Preface: preface}), MinBudget(300, Options{Format: f})+p; got != want {
+			t.Errorf("%s: MinBudget %d, want %d", f, got, want)
+		}
+		// A budget below the preface leaves the listing nothing: too small.
+		if _, rep := Prompt(es, nil, Options{Format: f, Budget: p - 1, Preface: preface}); !rep.TooSmall {
+			t.Errorf("%s: budget under the preface is not too small", f)
+		}
+	}
+}

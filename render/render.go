@@ -120,6 +120,11 @@ type Options struct {
 	// name. It changes which skills keep how much, never the order of the
 	// listing. Nil: by name.
 	Priority []string
+	// Preface is text the caller puts before the listing (an MCP server's
+	// note on its tools, say). It is written first and counted in the
+	// budget and in Report.Chars, so that the budget covers everything
+	// the model receives.
+	Preface string
 	// Pinned names the skills that must be described whole whenever
 	// their whole descriptions fit the budget (with the frame and the line
 	// about the skills left out): they are described before any other
@@ -196,7 +201,7 @@ func MinBudget(n int, opt Options) int {
 		return 0
 	}
 	s := opt.settings()
-	return minFrame(layoutFor(s.format), frameCtx{s: s}, n)
+	return utf8.RuneCountInString(opt.Preface) + minFrame(layoutFor(s.format), frameCtx{s: s}, n)
 }
 
 // ValidFormat reports whether name is a format Prompt knows ("" included,
@@ -302,14 +307,20 @@ func Prompt(listing, inline []Entry, opt Options) (string, Report) {
 		listing = sortedByName(listing)
 		inline = sortedByName(inline)
 	}
+	// The preface takes its length from the listing's budget.
+	pre := utf8.RuneCountInString(opt.Preface)
+	if s.budget >= 0 {
+		s.budget = max(s.budget-pre, 0)
+	}
 	c := frameCtx{s: s, hasInline: len(inline) > 0, inlineVirtual: anyVirtual(inline)}
 
 	var b strings.Builder
-	b.Grow(estimate(listing, inline, s.budget))
+	b.Grow(estimate(listing, inline, s.budget) + len(opt.Preface))
+	b.WriteString(opt.Preface)
 	if len(listing) > 0 {
 		p := fit(lay, listing, c, s.floor, opt.Priority, opt.Pinned)
 		if s.budget >= 0 {
-			rep.MinBudget = minFrame(lay, c, len(listing))
+			rep.MinBudget = pre + minFrame(lay, c, len(listing))
 			rep.TooSmall = p.tooSmall
 		}
 		writeListing(&b, lay, listing, c, p)
@@ -341,9 +352,9 @@ func Prompt(listing, inline []Entry, opt Options) (string, Report) {
 				rep.Omitted = append(rep.Omitted, name)
 			}
 		}
-		rep.Chars = utf8.RuneCountInString(b.String())
-		rep.Tokens = (rep.Chars + 3) / 4
 	}
+	rep.Chars = utf8.RuneCountInString(b.String())
+	rep.Tokens = (rep.Chars + 3) / 4
 	rep.Total = rep.Chars
 	if len(inline) > 0 {
 		start := b.Len()
