@@ -39,6 +39,11 @@ type layout interface {
 	// compact is how entry e is named in the names section, and under
 	// which folder.
 	compact(e Entry) (folder, name string)
+	// tailIntro starts the section of changes written after a Basis's
+	// text; tailOpen and tailClose go around its described entries.
+	tailIntro() string
+	tailOpen() string
+	tailClose() string
 	// inline writes the inline entries; c.hasListing says whether a
 	// listing part precedes them.
 	inline(b *strings.Builder, es []Entry, c frameCtx)
@@ -150,6 +155,13 @@ func virtualRefs(e Entry, s settings) string {
 	return "This skill is not on the file system: read the files it references with the " +
 		s.read + " tool, giving the skill name \"" + e.Name + "\" and the path as written."
 }
+
+// tailXML is the tail's start in the XML formats.
+const tailXML = "Changes since the list above was written; an entry here replaces any of the same name above:"
+
+func (piLayout) tailIntro() string { return tailXML }
+func (piLayout) tailOpen() string  { return "<available_skills>\n" }
+func (piLayout) tailClose() string { return "</available_skills>" }
 
 // ---- catalog -------------------------------------------------------------
 
@@ -276,6 +288,12 @@ func (catalogLayout) inline(b *strings.Builder, es []Entry, c frameCtx) {
 	}
 }
 
+func (catalogLayout) tailIntro() string {
+	return "### Changes since the catalog above\n\nAn entry here replaces any of the same name above."
+}
+func (catalogLayout) tailOpen() string  { return "" }
+func (catalogLayout) tailClose() string { return "" }
+
 // ---- progressive ---------------------------------------------------------
 
 type progressiveLayout struct{}
@@ -310,6 +328,10 @@ func (progressiveLayout) entry(b *strings.Builder, e Entry, desc string, cut boo
 	}
 	b.WriteString("</description>\n  </skill>\n")
 }
+
+func (progressiveLayout) tailIntro() string { return tailXML }
+func (progressiveLayout) tailOpen() string  { return "<available_skills>\n" }
+func (progressiveLayout) tailClose() string { return "</available_skills>" }
 
 func (progressiveLayout) inline(b *strings.Builder, es []Entry, c frameCtx) {
 	if c.hasListing {

@@ -125,6 +125,15 @@ type Options struct {
 	// budget and in Report.Chars, so that the budget covers everything
 	// the model receives.
 	Preface string
+	// Stable plans a fresh listing for keeping (see Basis): it leaves
+	// 1/ReserveShare of the budget unused, for the changes to come.
+	// Without it a fresh plan fills the budget, and the first change
+	// after it re-plans.
+	Stable bool
+	// Basis is the Report.Basis of an earlier render, to keep its
+	// listing's text and write only what changed after it (see Basis).
+	// Nil plans afresh.
+	Basis *Basis
 	// Pinned names the skills that must be described whole whenever
 	// their whole descriptions fit the budget (with the frame and the line
 	// about the skills left out): they are described before any other
@@ -185,6 +194,19 @@ type Report struct {
 	// find them (0 with no listing entries). A smaller budget is met only
 	// when a few short names happen to take less than that line.
 	MinBudget int
+	// Basis is the plan this listing was written on, to pass as
+	// Options.Basis next time: the one given, when it was kept, or a new
+	// one. Nil when the listing is empty or too small.
+	Basis *Basis
+	// Replan says why the listing was planned afresh ("" when the Basis
+	// given was kept): "no basis", "the options changed", or why the
+	// changes did not fit.
+	Replan string
+	// Changed names the skills added or changed since the Basis given,
+	// shown after its text, in listing order; Removed the skills it
+	// planned that are no longer listed, by name. Both empty on a fresh
+	// plan.
+	Changed, Removed []string
 	// TooSmall is true when no listing fits the budget (it is then below
 	// MinBudget): the listing names no skill but still has its frame and
 	// that line, so Chars is MinBudget, over the budget. Callers should
@@ -318,22 +340,52 @@ func Prompt(listing, inline []Entry, opt Options) (string, Report) {
 	b.Grow(estimate(listing, inline, s.budget) + len(opt.Preface))
 	b.WriteString(opt.Preface)
 	if len(listing) > 0 {
-		p := fit(lay, listing, c, s.floor, opt.Priority, opt.Pinned)
+		least := minFrame(lay, c, len(listing))
 		if s.budget >= 0 {
-			rep.MinBudget = pre + minFrame(lay, c, len(listing))
-			rep.TooSmall = p.tooSmall
+			rep.MinBudget = pre + least
 		}
-		writeListing(&b, lay, listing, c, p)
+		key := basisKey(s, opt, c)
+		var tiers []Tier
+		switch {
+		case opt.Basis == nil:
+			rep.Replan = "no basis"
+		case opt.Basis.key != key:
+			rep.Replan = "the options changed"
+		default:
+			k, why := keep(lay, listing, c, opt, opt.Basis)
+			if why != "" {
+				rep.Replan = why
+				break
+			}
+			b.WriteString(opt.Basis.text)
+			b.WriteString(k.tail)
+			tiers, rep.Basis, rep.Changed, rep.Removed = k.tiers, opt.Basis, k.changed, k.removed
+		}
+		if tiers == nil {
+			// A fresh plan leaves the reserve for the changes to come.
+			pc := c
+			if opt.Stable {
+				pc.s.budget -= reserve(s.budget, least)
+			}
+			p := fit(lay, listing, pc, s.floor, opt.Priority, opt.Pinned)
+			rep.TooSmall = s.budget >= 0 && p.tooSmall
+			start := b.Len()
+			writeListing(&b, lay, listing, c, p)
+			tiers = p.tiers
+			if !p.tooSmall {
+				rep.Basis = newBasis(key, b.String()[start:], listing, tiers, p.virt)
+			}
+		}
 		c.hasListing = true
-		rep.Names, rep.Tiers = make([]string, len(listing)), p.tiers
+		rep.Names, rep.Tiers = make([]string, len(listing)), tiers
 		grouped := 0
-		for _, t := range p.tiers {
+		for _, t := range tiers {
 			if t == TierGrouped || t == TierOmitted {
 				grouped++
 			}
 		}
 		rep.Omitted = make([]string, 0, grouped)
-		for i, t := range p.tiers {
+		for i, t := range tiers {
 			name := listing[i].Name
 			rep.Names[i] = name
 			switch t {
@@ -466,34 +518,7 @@ func writeListing(b *strings.Builder, lay layout, listing []Entry, c frameCtx, p
 	pre, post := lay.affixes()
 	if len(named) > 0 {
 		b.WriteString(pre)
-		b.WriteString(lay.namesHeader(fc))
-		// Folders in order of first appearance, names in listing order.
-		type item struct {
-			text string
-			loc  bool
-		}
-		var folders []string
-		byFolder := map[string][]item{}
-		for _, i := range named {
-			f, n, loc := compactName(lay, listing[i])
-			if _, ok := byFolder[f]; !ok {
-				folders = append(folders, f)
-			}
-			byFolder[f] = append(byFolder[f], item{n, loc})
-		}
-		for _, f := range folders {
-			b.WriteString(lay.folderPrefix(f))
-			for j, it := range byFolder[f] {
-				if j > 0 {
-					if it.loc {
-						b.WriteString(", ")
-					} else {
-						b.WriteByte(' ')
-					}
-				}
-				b.WriteString(it.text)
-			}
-		}
+		writeNames(b, lay, fc, listing, named)
 		b.WriteString(post)
 	}
 	if len(grouped) > 0 {
@@ -507,6 +532,39 @@ func writeListing(b *strings.Builder, lay layout, listing []Entry, c frameCtx, p
 		b.WriteString(post)
 	}
 	b.WriteString(lay.after(fc))
+}
+
+// writeNames writes the section of skills named without a description:
+// the format's header, then the names under the folders that hold them
+// (folders in order of first appearance, names in listing order).
+func writeNames(b *strings.Builder, lay layout, fc frameCtx, listing []Entry, named []int) {
+	b.WriteString(lay.namesHeader(fc))
+	type item struct {
+		text string
+		loc  bool
+	}
+	var folders []string
+	byFolder := map[string][]item{}
+	for _, i := range named {
+		f, n, loc := compactName(lay, listing[i])
+		if _, ok := byFolder[f]; !ok {
+			folders = append(folders, f)
+		}
+		byFolder[f] = append(byFolder[f], item{n, loc})
+	}
+	for _, f := range folders {
+		b.WriteString(lay.folderPrefix(f))
+		for j, it := range byFolder[f] {
+			if j > 0 {
+				if it.loc {
+					b.WriteString(", ")
+				} else {
+					b.WriteByte(' ')
+				}
+			}
+			b.WriteString(it.text)
+		}
+	}
 }
 
 // compactName is how e is named in the names-only section, and under which
