@@ -53,7 +53,7 @@ var layers = map[string][]string{
 	"plugin":          {"skill", "source", "internal/jsonc", "internal/safefile"},
 	// The service sits between the transports and the catalog; it uses the
 	// store's interface, never a driver.
-	"service": {"catalog", "store", "skill", "safety"},
+	"service": {"catalog", "store", "render", "skill", "safety"},
 	// Transports.
 	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "safety", "internal/errstatus", "internal/httpbody", "internal/inert"},
 	"mcpserver":          {"service", "catalog", "store", "render", "skill", "internal/errstatus"},

@@ -28,6 +28,9 @@ type PromptOptions struct {
 	// Preface is text the caller puts before the listing, counted in the
 	// budget (render.Options.Preface).
 	Preface string
+	// Basis is the Report.Basis of an earlier render of this agent with
+	// the same options, to keep that listing's text (render.Basis).
+	Basis *render.Basis
 }
 
 // Priority is the order in which the listed skills keep their descriptions
@@ -87,7 +90,7 @@ func (l *Loadout) ranking(usage map[string]int) (pinned, byUse []string) {
 func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diagnostic) {
 	pinned, used := l.ranking(opt.Usage)
 	ro := render.Options{Format: l.Spec.Format, Budget: l.Spec.Budget, BudgetTokens: l.Spec.BudgetTokens,
-		Priority: used, Pinned: pinned, Preface: opt.Preface}
+		Priority: used, Pinned: pinned, Preface: opt.Preface, Stable: true, Basis: opt.Basis}
 	if opt.Format != "" {
 		ro.Format = opt.Format
 	}

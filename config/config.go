@@ -246,15 +246,23 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d)
 // The counts are read when the server starts, on every reload, and every
 // Refresh (default 24h) — never per request, so that the prompt of an
 // unchanged catalog stays byte-identical between those times.
+//
+// A listing's plan (which skills are described, shortened, named or
+// grouped) is kept for Replan (default 24h): skills added, edited or
+// removed meanwhile are written after its text, so that the prompt keeps
+// its prefix in a model's prompt cache; new usage counts take effect at
+// the next plan.
 type Listing struct {
 	UsageDays int      `json:"usageDays,omitempty"`
 	Refresh   Duration `json:"refresh,omitempty"`
+	Replan    Duration `json:"replan,omitempty"`
 }
 
 // Listing defaults and bounds.
 const (
 	DefaultListingUsageDays = 30
 	DefaultListingRefresh   = 24 * time.Hour
+	DefaultListingReplan    = 24 * time.Hour
 	// MinListingRefresh keeps the recompute (one usage query per
 	// refresh) from running often enough to defeat prompt caching.
 	MinListingRefresh = time.Minute
@@ -279,6 +287,14 @@ func (l Listing) Every() time.Duration {
 		return DefaultListingRefresh
 	}
 	return time.Duration(l.Refresh)
+}
+
+// ReplanEvery returns Replan or its default.
+func (l Listing) ReplanEvery() time.Duration {
+	if l.Replan <= 0 {
+		return DefaultListingReplan
+	}
+	return time.Duration(l.Replan)
 }
 
 // Receipts bound the activation receipts kept; zero means the default.
@@ -498,6 +514,9 @@ func (f *File) Validate() error {
 	}
 	if r := time.Duration(f.Listing.Refresh); r < 0 || r > 0 && r < MinListingRefresh {
 		return &Error{File: f.Path, Field: "listing.refresh", Msg: fmt.Sprintf("%s: give a duration of at least %s, like \"24h\", or leave it out for the default, %s", r, MinListingRefresh, DefaultListingRefresh)}
+	}
+	if r := time.Duration(f.Listing.Replan); r < 0 || r > 0 && r < MinListingRefresh {
+		return &Error{File: f.Path, Field: "listing.replan", Msg: fmt.Sprintf("%s: give a duration of at least %s, like \"24h\", or leave it out for the default, %s", r, MinListingRefresh, DefaultListingReplan)}
 	}
 	for i, p := range f.Plugins {
 		if strings.TrimSpace(p) == "" {

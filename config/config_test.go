@@ -102,6 +102,7 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		`{"listing": {"usageDays": 40}, "receipts": {"usageDays": 20}}`: `listing.usageDays: 40: give a number of days between 1 and 20`,
 		`{"listing": {"refresh": "10s"}}`:                               `listing.refresh: 10s: give a duration of at least 1m0s`,
 		`{"listing": {"refresh": "daily"}}`:                             `listing.refresh: "daily" is not a duration`,
+		`{"listing": {"replan": "59s"}}`:                                `listing.replan: 59s: give a duration of at least 1m0s`,
 		`{"listing": {"usagedays": 7}}`:                                 `unknown key "usagedays"`,
 	}
 	for text, want := range cases {
@@ -191,18 +192,18 @@ func TestAgentIDsUsableEverywhere(t *testing.T) {
 }
 
 func TestListingSection(t *testing.T) {
-	f, err := Parse([]byte(`{"budgetTokens": 2000, "listing": {"usageDays": 14, "refresh": "6h"}}`), "/cfg/loadout.json")
+	f, err := Parse([]byte(`{"budgetTokens": 2000, "listing": {"usageDays": 14, "refresh": "6h", "replan": "1m"}}`), "/cfg/loadout.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Listing.Days() != 14 || f.Listing.Every() != 6*time.Hour || f.CatalogOptions().BudgetTokens != 2000 {
+	if f.Listing.Days() != 14 || f.Listing.Every() != 6*time.Hour || f.Listing.ReplanEvery() != time.Minute || f.CatalogOptions().BudgetTokens != 2000 {
 		t.Errorf("listing %+v, budgetTokens %d", f.Listing, f.CatalogOptions().BudgetTokens)
 	}
 	f, err = Parse([]byte(`{}`), "/cfg/loadout.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Listing.Days() != DefaultListingUsageDays || f.Listing.Every() != DefaultListingRefresh {
+	if f.Listing.Days() != DefaultListingUsageDays || f.Listing.Every() != DefaultListingRefresh || f.Listing.ReplanEvery() != DefaultListingReplan {
 		t.Errorf("defaults: %d days, every %s", f.Listing.Days(), f.Listing.Every())
 	}
 }

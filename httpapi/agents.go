@@ -113,7 +113,7 @@ func (a *api) agentPrompt(w http.ResponseWriter, r *http.Request) {
 		body.Serve(w, r)
 		return
 	}
-	out, rep, diags := l.Prompt(a.svc.PromptOptions(l.Spec.AgentID, catalog.PromptOptions{Format: format, Budget: int(budget), BudgetTokens: int(budgetTokens)}))
+	out, rep, diags := a.svc.Prompt(l, catalog.PromptOptions{Format: format, Budget: int(budget), BudgetTokens: int(budgetTokens)})
 	var body []byte
 	if text {
 		body = []byte(out)
@@ -206,8 +206,19 @@ type promptReport struct {
 	Listed        int        `json:"listed"`
 	Inlined       int        `json:"inlined"`
 	Counts        tierCounts `json:"counts"`
+	Plan          planReport `json:"plan"`
 	Detail        string     `json:"detail"` // "summary" or "full"
 	*promptDetail            // nil (no fields) unless ?report=full
+}
+
+// planReport says whether the listing was kept on the plan of an earlier
+// render (render.Basis) and what changed since: at most render.MaxChanges
+// names each.
+type planReport struct {
+	Kept    bool     `json:"kept"`
+	Replan  string   `json:"replan,omitempty"` // why it was planned afresh
+	Changed []string `json:"changed"`
+	Removed []string `json:"removed"`
 }
 
 // tierCounts counts the listing's skills by tier; the keys are the
@@ -232,7 +243,8 @@ type promptDetail struct {
 
 func newPromptReport(rep *render.Report, full bool) promptReport {
 	p := promptReport{Format: rep.Format, Budget: rep.Budget, BudgetTokens: rep.BudgetTokens, Chars: rep.Chars, Tokens: rep.Tokens,
-		Total: rep.Total, Listed: rep.Listed, Inlined: rep.Inlined, Detail: "summary"}
+		Total: rep.Total, Listed: rep.Listed, Inlined: rep.Inlined, Detail: "summary",
+		Plan: planReport{Kept: rep.Replan == "", Replan: rep.Replan, Changed: orEmpty(rep.Changed), Removed: orEmpty(rep.Removed)}}
 	for _, t := range rep.Tiers {
 		switch t {
 		case render.TierFull:

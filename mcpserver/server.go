@@ -206,7 +206,7 @@ func (s *server) instructions(l *catalog.Loadout) string {
 	b.WriteString(". Call load_skill with a skill's name to activate it, read_skill_file for its other files, and search_skills to find a skill not listed below. Hosts with the MCP Skills extension can also use skills/list and the skill:// resources.\n\n")
 	// The note is counted in the agent's budget: the instructions are
 	// everything the model receives from the server up front.
-	text, rep, _ := l.Prompt(s.svc.PromptOptions(l.Spec.AgentID, catalog.PromptOptions{Format: "progressive", Preface: b.String()}))
+	text, rep, _ := s.svc.Prompt(l, catalog.PromptOptions{Format: "progressive", Preface: b.String()})
 	s.logListing(l, rep)
 	if text == "" { // no skills: the note alone
 		return b.String()

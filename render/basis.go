@@ -45,8 +45,10 @@ type basisSkill struct {
 // listing stays its byte prefix from one change to the next.
 const ReserveShare = 12
 
-// MaxChanges is the most skills a Basis carries changes for; past it the
-// listing is planned afresh.
+// MaxChanges is the most skills a Basis carries changes for (added,
+// changed or removed, named or not: a group's count in the planned text
+// is off by the skills removed from it); past it the listing is planned
+// afresh.
 const MaxChanges = 64
 
 // Chars is the length of the planned listing in code points.
@@ -135,7 +137,7 @@ func keep(lay layout, listing []Entry, c frameCtx, opt Options, bs *Basis) (kept
 		}
 		seen[e.Name] = true
 		if len(items) > MaxChanges {
-			return k, "more than " + strconv.Itoa(MaxChanges) + " skills were added or changed"
+			return k, "more than " + strconv.Itoa(MaxChanges) + " skills were added, changed or removed"
 		}
 	}
 	var gone []string // named in the basis, no longer listed
@@ -147,6 +149,9 @@ func keep(lay layout, listing []Entry, c frameCtx, opt Options, bs *Basis) (kept
 					gone = append(gone, name)
 				}
 			}
+		}
+		if len(items)+len(k.removed) > MaxChanges {
+			return k, "more than " + strconv.Itoa(MaxChanges) + " skills were added, changed or removed"
 		}
 		slices.Sort(k.removed)
 		slices.Sort(gone)

@@ -150,7 +150,13 @@ func TestBasisReplans(t *testing.T) {
 				es = append(es, Entry{Name: fmt.Sprintf("n%02d", i)})
 			}
 			return es
-		}, "more than 64 skills were added or changed"},
+		}, "more than 64 skills were added, changed or removed"},
+		{"64 removed, 1 added", func(o *Options, es []Entry) []Entry {
+			return append(es[MaxChanges:], Entry{Name: "zz"})
+		}, "more than 64 skills were added, changed or removed"},
+		{"63 removed, 1 added", func(o *Options, es []Entry) []Entry {
+			return append(es[MaxChanges-1:], Entry{Name: "zz"})
+		}, ""},
 		{"64 changes", func(o *Options, es []Entry) []Entry {
 			for i := range MaxChanges {
 				es = append(es, Entry{Name: fmt.Sprintf("n%02d", i)})

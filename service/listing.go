@@ -21,12 +21,19 @@ type ListingOptions struct {
 	// prompt of an unchanged catalog is byte-identical, which is what LLM
 	// providers' prompt caches need.
 	Refresh time.Duration
+	// Replan is how long a listing's plan is kept (default 24h): until
+	// then, skills added, edited or removed are written after its text
+	// and new usage counts change nothing, so that prompt caches keep it
+	// (see Service.Prompt). The first render after it plans afresh, with
+	// the usage counts of the time.
+	Replan time.Duration
 }
 
 // Listing defaults and bounds.
 const (
 	DefaultUsageDays      = 30
 	DefaultListingRefresh = 24 * time.Hour
+	DefaultListingReplan  = 24 * time.Hour
 	// MaxUsageRows bounds the rows one recompute reads (one per agent,
 	// skill and outcome over the window; the store's own cap on a Usage
 	// query). Skills beyond it rank as unused.
@@ -39,6 +46,9 @@ func (o ListingOptions) withDefaults() ListingOptions {
 	}
 	if o.Refresh <= 0 {
 		o.Refresh = DefaultListingRefresh
+	}
+	if o.Replan <= 0 {
+		o.Replan = DefaultListingReplan
 	}
 	return o
 }

@@ -79,6 +79,9 @@ type Service struct {
 	listMu    sync.Mutex // serializes recomputes; guards opt.Listing
 	usage     atomic.Pointer[usageSnapshot]
 	usageStop chan struct{}
+	// The listing plans prompts are kept on (prompt.go).
+	basesMu   sync.Mutex
+	bases     map[baseKey]*base
 	usageDone chan struct{}
 	closeOnce sync.Once
 }

@@ -205,7 +205,7 @@ func (u *ui) agentPage(w http.ResponseWriter, r *http.Request) {
 	pg := &agentPage{agentSummary: summarize(l, u.svc.Catalog().SafetyFindings(r.Context(), u.svc.SafetyPolicy())), Spec: l.Spec, PromptFormat: format, BudgetParam: q.Get("budget")}
 	// The same options as every transport: the agent's usage snapshot
 	// decides which skills keep their descriptions.
-	text, rep, _ := l.Prompt(u.svc.PromptOptions(l.Spec.AgentID, catalog.PromptOptions{Format: format, Budget: budget}))
+	text, rep, _ := u.svc.Prompt(l, catalog.PromptOptions{Format: format, Budget: budget})
 	pg.Prompt, pg.Report = text, rep
 	pg.Meter = rep.Chars
 	if rep.Budget > 0 {

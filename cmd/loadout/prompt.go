@@ -125,7 +125,7 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 
 // listingOf is the config's listing settings as service options.
 func listingOf(f *config.File) service.ListingOptions {
-	return service.ListingOptions{UsageDays: f.Listing.Days(), Refresh: f.Listing.Every()}
+	return service.ListingOptions{UsageDays: f.Listing.Days(), Refresh: f.Listing.Every(), Replan: f.Listing.ReplanEvery()}
 }
 
 // promptUsage reads the agent's activation counts once, the way the
