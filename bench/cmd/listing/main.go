@@ -116,6 +116,9 @@ func main() {
 	summaryBudget := flag.Int("summary", 8000, "the budget of the closing summary table (one of -budgets)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if !slices.Contains(ints(*budgets), *summaryBudget) {
+		fmt.Fprintf(os.Stderr, "listing: -summary %d is not one of -budgets %s: no summary table\n", *summaryBudget, *budgets)
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {

@@ -286,7 +286,11 @@ func codex(c *cat, budget int) peerListing {
 		l.note = strings.TrimSpace(l.note + " [paths aliased: r0/…]")
 	}
 	if failed > 0 {
-		l.note = strings.TrimSpace(l.note + fmt.Sprintf(" [%d skills not loaded: description empty or over %d characters, or name over %d]", failed, codexDescMax, codexNameMax))
+		word := "skills"
+		if failed == 1 {
+			word = "skill"
+		}
+		l.note = strings.TrimSpace(l.note + fmt.Sprintf(" [%d %s not loaded: description empty or over %d characters, or name over %d]", failed, word, codexDescMax, codexNameMax))
 	}
 	return l
 }
