@@ -187,6 +187,9 @@ func main() {
 			bare += utf8.RuneCountInString(e.Name) + 1
 		}
 		fmt.Fprintf(w, "\n# %d skills: %s; %d skills used; naming them all takes at least %d characters (each name and a space)\n", n, entryStats(cat.entries), len(cat.priority), bare)
+		if n >= codexDirsPerRoot {
+			fmt.Fprintf(w, "# codex: its discovery visits at most %d folders per root, so with these skills in one root it would load fewer than %d of them (which ones depends on the file system's order); not modelled, it gets the whole catalog as the others do\n", codexDirsPerRoot, codexDirsPerRoot)
+		}
 		fmt.Fprintf(w, "%6s %6s %-26s %5s %7s %10s %15s %14s %10s\n", "skills", "budget", "strategy", "fixed", "named", "described", "used described", "chars", "render")
 		for _, b := range ints(*budgets) {
 			var peer peerListing

@@ -142,6 +142,9 @@ const (
 	codexNameMax = 64   // loader.rs:112 MAX_NAME_LEN
 	codexDescMax = 1024 // loader.rs:113 MAX_DESCRIPTION_LEN
 	codexWarnAvg = 100  // render.rs:19 SKILL_DESCRIPTION_TRUNCATION_WARNING_THRESHOLD_CHARS
+	// codexDirsPerRoot is discovery's bound (loader.rs:124
+	// MAX_SKILLS_DIRS_PER_ROOT), not modelled: the bench only says so.
+	codexDirsPerRoot = 2000
 	// codexAliasFixed is what the aliased section's text costs beyond the
 	// absolute one's, before the root lines (render.rs:25-83, the
 	// *_WITH_ALIASES intro and rules against the *_WITH_ABSOLUTE_PATHS
