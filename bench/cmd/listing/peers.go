@@ -29,8 +29,13 @@ type peerListing struct {
 //     the least-used skills' first, until it fits ("full descriptions kept
 //     for most-used skills", in the session-start notice).
 //
-// The setting names and defaults are also given, read from the 2.1.129
-// binary, at https://claudefa.st/blog/guide/mechanics/skill-listing-budget.
+// The page was not among the stored copies searched; pages quoting it
+// agree: names "always included, no exceptions", least-used descriptions
+// dropped first (https://claude-with-skills.vercel.app/03-advanced/lesson-06-context-window-mastery),
+// 1,536 characters an entry, 1% of the window or 8,000 characters
+// (https://claudecodeguides.com/claude-skills-performance-optimization/),
+// and the settings' names and defaults, read from the 2.1.129 binary
+// (https://claudefa.st/blog/guide/mechanics/skill-listing-budget).
 // Not documented, so chosen here: one "- name: description" line per skill
 // in name order, a description cut at the cap with no marker, and among
 // skills of equal use the later name loses its description first.
