@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"slices"
 	"strings"
@@ -227,4 +228,20 @@ func TestMeasureUsed(t *testing.T) {
 func countNamed(c *cat, text string) (named, described int) {
 	f := measure(c, text, 60)
 	return f.named, f.described
+}
+
+func TestSummaryMarksOver(t *testing.T) {
+	c := peerCat(map[string]string{"alpha": "Alpha does it.", "beta": "Beta does it."}, map[string]int{"alpha": 3})
+	var b strings.Builder
+	w := bufio.NewWriter(&b)
+	printSummary(w, []sumRow{
+		{2, 8000, "Claude Code (docs)", figures{named: 2, chars: 8001}},
+		{2, 8000, "Codex (render.rs)", figures{named: 1, described: 1, usedDescribed: 1, usesDescribed: 3, chars: 8000}},
+	}, map[int]*cat{2: c}, 8000)
+	w.Flush()
+	out := b.String()
+	if !strings.Contains(out, "| 2 | Claude Code (docs) | 100.0% | 0.0% | 0 of 1 (0%) | 0.0% | 8001 / 8000 **over** |") ||
+		!strings.Contains(out, "| 2 | Codex (render.rs) | 50.0% | 50.0% | 1 of 1 (100%) | 100.0% | 8000 / 8000 |") {
+		t.Errorf("summary:\n%s", out)
+	}
 }
