@@ -1,28 +1,40 @@
 // Command listing measures how useful a skills listing is at every catalog
-// size: for catalogs of 100 to 10,000 skills, each prompt format and each
+// size: for catalogs of 50 to 10,000 skills, each prompt format and each
 // budget, it renders loadout's listing (render.Prompt, whatever the
-// branch it is built from does) and, beside it, the listings of two peers'
-// documented strategies on the same catalog:
+// branch it is built from does) and, beside it, the listings of two peers
+// modelled as they are (peers.go has the citations, file and line):
 //
-//   - claude: Claude Code keeps every skill's name and drops the
-//     descriptions of the least-used skills when the list is over its
-//     character budget (a "- name: description" line per skill; a
-//     description is kept whole or dropped, most used kept first).
-//   - codex: Codex lists a "- name (file: PATH)" line for every skill and
-//     shares what is left of the budget among the descriptions, round
-//     robin (each gets an equal share, cut at that length; shares a short
-//     description does not need go to the others).
+//   - claude: Claude Code, from its documentation. Every skill's name is
+//     always listed, whatever the budget; each description is capped at
+//     1,536 characters; while the listing is over the budget, whole
+//     descriptions are dropped, the least-used skills' first. When the
+//     names alone do not fit, the listing is over the budget: its row says
+//     so, and it never counts as the better peer.
+//   - codex: Codex, from codex-rs/core-skills/src/render.rs. Skills in
+//     scope-then-name order (usage plays no part), one "- name: description
+//     (file: path)" line each. All whole when they fit; else, when every
+//     bare line fits, what is left is shared among the descriptions one
+//     character at a time, round robin; else no description at all, and
+//     bare lines in order while they fit, the rest left out (the user gets
+//     a warning, the model nothing). When that cuts anything it also tries
+//     short "r0/..." paths under a roots table charged to the budget, and
+//     keeps whichever lists more. Its warning is printed under its row.
 //
-// Both peers name skills until even the bare lines do not fit; then the
-// least-used ones are left out. Every strategy gets the same catalog, the
-// same usage counts (a Zipf distribution over the skills: a few skills
-// are used often, most rarely or never) and the same budget.
+// Every strategy gets the same catalog, the same usage counts (a Zipf
+// distribution over the skills: a few skills are used often, most rarely or
+// never; about 178 skills are used at every size from 200 up) and the same
+// budget.
 //
 // Figures per row: skills named in the text (percent; a name counts when
 // it appears as a whole word), skills whose description appears with at
 // least the floor's length (the first -floor characters, or the first
 // sentence or whole description when shorter; white space runs count as
-// one space), characters used of the budget, and the mean render time.
+// one space), the used skills described so (count of those with a usage
+// count, and the share of all uses that fall on a described skill: what
+// the model can pick from a description when the user asks for what is
+// used), characters used of the budget (a peer's by its own rule) and the
+// mean render time. After the tables, a summary per size at one budget
+// (-summary, 8,000 characters by default) as a Markdown table.
 //
 // Budgets: the peers' budgets count only their skill lines, not their
 // fixed instructions, while loadout's budget includes its fixed text
@@ -30,7 +42,9 @@
 // FORMAT" with budget B (loadout's rule; the target of every skill named at
 // 500 skills and 8,000 characters is checked there) and "loadout FORMAT
 // +frame" with budget B plus the format's fixed text, shown in the "fixed"
-// column (the comparison with the peers is checked there).
+// column (the comparison with the peers is checked there: "at least as many
+// named and described as the better peer", where a peer over its own
+// budget, as Claude Code is when its names alone do not fit, never counts).
 //
 // Catalogs: the example skills first, then either
 //
@@ -91,7 +105,7 @@ import (
 )
 
 func main() {
-	sizes := flag.String("sizes", "100,500,2000,10000", "catalog sizes")
+	sizes := flag.String("sizes", "50,200,427,2000,10000", "catalog sizes")
 	budgets := flag.String("budgets", "4000,8000,16000", "budgets in characters")
 	formats := flag.String("formats", "pi,catalog,progressive", "loadout's formats")
 	floor := flag.Int("floor", 60, "the description floor in characters (render's DescriptionFloor)")
@@ -99,8 +113,12 @@ func main() {
 	seed := flag.Uint64("seed", 1, "catalog seed")
 	corpusDirs := flag.String("corpus", "", "comma-separated folders of real SKILL.md files to build the catalogs from (default: generated descriptions)")
 	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
+	summaryBudget := flag.Int("summary", 8000, "the budget of the closing summary table (one of -budgets)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if !slices.Contains(ints(*budgets), *summaryBudget) {
+		fmt.Fprintf(os.Stderr, "listing: -summary %d is not one of -budgets %s: no summary table\n", *summaryBudget, *budgets)
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -156,6 +174,7 @@ func main() {
 	}
 	pool = nil
 	runtime.GC()
+	var summary []sumRow
 	for _, n := range ints(*sizes) {
 		cat := cats[n]
 		if cat == nil {
@@ -168,13 +187,23 @@ func main() {
 			bare += utf8.RuneCountInString(e.Name) + 1
 		}
 		fmt.Fprintf(w, "\n# %d skills: %s; %d skills used; naming them all takes at least %d characters (each name and a space)\n", n, entryStats(cat.entries), len(cat.priority), bare)
-		fmt.Fprintf(w, "%6s %6s %-26s %5s %7s %10s %14s %10s\n", "skills", "budget", "strategy", "fixed", "named", "described", "chars", "render")
+		if n >= codexDirsPerRoot {
+			fmt.Fprintf(w, "# codex: its discovery visits at most %d folders per root, so with these skills in one root it would load fewer than %d of them (which ones depends on the file system's order); not modelled, it gets the whole catalog as the others do\n", codexDirsPerRoot, codexDirsPerRoot)
+		}
+		fmt.Fprintf(w, "%6s %6s %-26s %5s %7s %10s %15s %14s %10s\n", "skills", "budget", "strategy", "fixed", "named", "described", "used described", "chars", "render")
 		for _, b := range ints(*budgets) {
+			var peer peerListing
+			d := timeIt(*minTime, func() { peer = claude(cat, b) })
+			cl := row(w, n, b, b, "claude", -1, cat, peer.text, peer.chars, d, *floor)
+			note(w, "claude", peer.note)
+			d = timeIt(*minTime, func() { peer = codex(cat, b) })
+			cx := row(w, n, b, b, "codex", -1, cat, peer.text, peer.chars, d, *floor)
+			note(w, "codex", peer.note)
+			if b == *summaryBudget {
+				summary = append(summary, sumRow{n, b, "Claude Code (docs)", cl}, sumRow{n, b, "Codex (render.rs)", cx})
+			}
+			best := betterPeer(b, cl, cx)
 			var text string
-			d := timeIt(*minTime, func() { text = claude(cat, b) })
-			cl := row(w, n, b, b, "claude", -1, cat, text, utf8.RuneCountInString(text), d, *floor)
-			d = timeIt(*minTime, func() { text = codex(cat, b) })
-			cx := row(w, n, b, b, "codex", -1, cat, text, utf8.RuneCountInString(text), d, *floor)
 			for _, f := range strings.Split(*formats, ",") {
 				for _, plus := range []bool{false, true} {
 					name, budget := "loadout "+f, b
@@ -186,15 +215,18 @@ func main() {
 						text, rep = render.Prompt(cat.entries, nil, render.Options{Format: f, Budget: budget, Priority: cat.priority, DescriptionFloor: *floor})
 					})
 					lo := row(w, n, b, budget, name, fixed[f], cat, text, rep.Chars, d, *floor)
+					if b == *summaryBudget {
+						summary = append(summary, sumRow{n, budget, name, lo})
+					}
 					// The issue's targets, checked on every row.
 					if lo.chars > budget {
 						missed = append(missed, fmt.Sprintf("%d skills, %s, budget %d: %d characters, over the budget", n, name, budget, lo.chars))
 					}
 					// The peers' budgets do not count their fixed text:
 					// compare with them on the +frame rows.
-					if plus && (lo.named < max(cl.named, cx.named) || lo.described < max(cl.described, cx.described)) {
-						missed = append(missed, fmt.Sprintf("%d skills, %s, budget %d: %d named and %d described, fewer than the better peer (%d, %d)",
-							n, name, b, lo.named, lo.described, max(cl.named, cx.named), max(cl.described, cx.described)))
+					if plus && (lo.named < best.named || lo.described < best.described) {
+						missed = append(missed, fmt.Sprintf("%d skills, %s, budget %d: %d named and %d described, fewer than the better peer within its budget (%d, %d)",
+							n, name, b, lo.named, lo.described, best.named, best.described))
 					}
 					if !plus && n == 500 && b == 8000 && f != "pi" && lo.named < n {
 						why := ""
@@ -210,6 +242,7 @@ func main() {
 			}
 		}
 	}
+	printSummary(w, summary, cats, *summaryBudget)
 	if len(missed) > 0 {
 		fmt.Fprintf(w, "\n%d targets missed:\n", len(missed))
 		for _, m := range missed {
@@ -256,13 +289,16 @@ func timeIt(min time.Duration, fn func()) time.Duration {
 	return time.Since(start) / time.Duration(n)
 }
 
-type figures struct{ named, described, chars int }
+// figures are one row's counts. usedDescribed counts the described skills
+// with a usage count; usesDescribed sums their counts.
+type figures struct{ named, described, usedDescribed, usesDescribed, chars int }
 
 // row prints one strategy's figures. size is the row's budget column,
 // budget what the strategy was given; fixed is the format's fixed text in
 // characters, -1 for the peers (their budgets count only their entries).
 func row(w *bufio.Writer, n, size, budget int, name string, fixed int, c *cat, text string, chars int, d time.Duration, floor int) figures {
-	named, described := measure(c, text, floor)
+	f := measure(c, text, floor)
+	f.chars = chars
 	over := ""
 	if chars > budget {
 		over = " OVER BUDGET"
@@ -271,31 +307,97 @@ func row(w *bufio.Writer, n, size, budget int, name string, fixed int, c *cat, t
 	if fixed >= 0 {
 		fx = strconv.Itoa(fixed)
 	}
-	fmt.Fprintf(w, "%6d %6d %-26s %5s %6.1f%% %9.1f%% %6d/%-7d %10s%s\n", n, size, name, fx,
-		100*float64(named)/float64(n), 100*float64(described)/float64(n), chars, budget, d.Round(time.Microsecond), over)
-	return figures{named, described, chars}
+	fmt.Fprintf(w, "%6d %6d %-26s %5s %6.1f%% %9.1f%% %7s %6.1f%% %6d/%-7d %10s%s\n", n, size, name, fx,
+		100*float64(f.named)/float64(n), 100*float64(f.described)/float64(n),
+		fmt.Sprintf("%d/%d", f.usedDescribed, len(c.priority)), c.usesShare(f.usesDescribed),
+		chars, budget, d.Round(time.Microsecond), over)
+	return f
+}
+
+// betterPeer is the most named and the most described among the peers
+// within budget: a listing over its budget (Claude Code's, when the names
+// alone do not fit) is not a like-for-like answer, so it never counts.
+func betterPeer(budget int, peers ...figures) figures {
+	var best figures
+	for _, p := range peers {
+		if p.chars <= budget {
+			best.named = max(best.named, p.named)
+			best.described = max(best.described, p.described)
+		}
+	}
+	return best
+}
+
+// note prints what a peer tells the user under its row.
+func note(w *bufio.Writer, who, text string) {
+	if text != "" {
+		fmt.Fprintf(w, "%6s %6s   %s to the user: %s\n", "", "", who, text)
+	}
+}
+
+// usesShare is uses as a percent of all the catalog's uses.
+func (c *cat) usesShare(uses int) float64 {
+	total := 0
+	for _, u := range c.usage {
+		total += u
+	}
+	return 100 * float64(uses) / float64(max(total, 1))
 }
 
 // measure counts the skills named in text (as a whole word) and those whose
-// description appears there with at least the floor's length. Runs of
-// white space count as one space on both sides, since a format may put a
-// description on one line.
-func measure(c *cat, text string, floor int) (named, described int) {
+// description appears there with at least the floor's length, and of
+// those the used ones and their uses. Runs of white space count as one
+// space on both sides, since a format may put a description on one line.
+func measure(c *cat, text string, floor int) figures {
+	var f figures
 	text = html.UnescapeString(text) // pi and progressive are XML
 	words := map[string]bool{}
-	for _, f := range strings.FieldsFunc(text, func(r rune) bool { return !plainRune(r) }) {
-		words[f] = true
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !plainRune(r) }) {
+		words[w] = true
 	}
 	flat := oneLine(text)
 	for _, e := range c.entries {
 		if words[e.Name] || !plainName(e.Name) && hasWord(text, e.Name) {
-			named++
+			f.named++
 		}
 		if strings.Contains(flat, floorPrefix(oneLine(e.Description), floor)) {
-			described++
+			f.described++
+			if u := c.usage[e.Name]; u > 0 {
+				f.usedDescribed++
+				f.usesDescribed += u
+			}
 		}
 	}
-	return named, described
+	return f
+}
+
+// sumRow is one line of the closing summary.
+type sumRow struct {
+	n, budget int
+	strategy  string
+	f         figures
+}
+
+// printSummary prints, per size, each strategy's figures at the summary
+// budget as a Markdown table, for the README.
+func printSummary(w *bufio.Writer, rows []sumRow, cats map[int]*cat, budget int) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n# Summary at %d characters (loadout FORMAT: fixed text in the budget; +frame: budget plus fixed text, as the peers count only their skill lines)\n\n", budget)
+	fmt.Fprintln(w, "| skills | strategy | named | described | used skills described | uses on a described skill | chars / budget |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		c := cats[r.n]
+		over := ""
+		if r.f.chars > r.budget {
+			over = " **over**"
+		}
+		fmt.Fprintf(w, "| %d | %s | %.1f%% | %.1f%% | %d of %d (%.0f%%) | %.1f%% | %d / %d%s |\n", r.n, r.strategy,
+			100*float64(r.f.named)/float64(r.n), 100*float64(r.f.described)/float64(r.n),
+			r.f.usedDescribed, len(c.priority), 100*float64(r.f.usedDescribed)/float64(max(len(c.priority), 1)),
+			c.usesShare(r.f.usesDescribed), r.f.chars, r.budget, over)
+	}
 }
 
 func plainRune(r rune) bool { return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' }
@@ -408,14 +510,21 @@ func catalog(n int, seed uint64, pool []corpus.Skill) (*cat, error) {
 	}
 	slices.SortFunc(c.entries, func(a, b render.Entry) int { return strings.Compare(a.Name, b.Name) })
 	// Zipf usage over a random order of the skills: rank k gets
-	// 300/k^1.1 loads, rounded down, so about 180 skills are used and the
-	// others never.
+	// 300/k^1.1 loads, rounded down, so 178 skills are used (all of them
+	// below that size) and the others never.
 	order := r.Perm(n)
 	for k, i := range order {
 		if u := int(300 / math.Pow(float64(k+1), 1.1)); u > 0 {
 			c.usage[c.entries[i].Name] = u
 		}
 	}
+	c.rank()
+	return c, nil
+}
+
+// rank sets ranked and priority from the entries (in name order) and usage.
+func (c *cat) rank() {
+	c.ranked, c.priority = nil, nil
 	for _, e := range c.entries {
 		c.ranked = append(c.ranked, e.Name)
 	}
@@ -425,7 +534,6 @@ func catalog(n int, seed uint64, pool []corpus.Skill) (*cat, error) {
 			c.priority = append(c.priority, name)
 		}
 	}
-	return c, nil
 }
 
 // Fitted to the real collections (see the package comment).
@@ -484,117 +592,4 @@ func description(r *rand.Rand, name string) string {
 		s = strings.TrimRight(s, " ,") + "."
 	}
 	return s
-}
-
-// byUse is the skills most used first, then by name: the order both peers
-// keep things in when the budget runs out.
-func (c *cat) byUse() []render.Entry {
-	idx := map[string]int{}
-	for i, e := range c.entries {
-		idx[e.Name] = i
-	}
-	out := make([]render.Entry, len(c.ranked))
-	for i, name := range c.ranked {
-		out[i] = c.entries[idx[name]]
-	}
-	return out
-}
-
-// claude is Claude Code's strategy: a "- name: description" line per
-// skill, in name order; every name is kept while the bare lines fit (the
-// least used go first when they do not), and descriptions are added
-// whole, most used first, while they fit.
-func claude(c *cat, budget int) string {
-	used := 0
-	keep := map[string]bool{}
-	for _, e := range c.byUse() {
-		l := utf8.RuneCountInString(e.Name) + 3 // "- " + name + "\n"
-		if used+l > budget {
-			break
-		}
-		used += l
-		keep[e.Name] = true
-	}
-	desc := map[string]bool{}
-	for _, e := range c.byUse() {
-		if !keep[e.Name] {
-			continue
-		}
-		l := utf8.RuneCountInString(e.Description) + 2 // ": " + description
-		if used+l <= budget {
-			used += l
-			desc[e.Name] = true
-		}
-	}
-	var b strings.Builder
-	for _, e := range c.entries {
-		if !keep[e.Name] {
-			continue
-		}
-		b.WriteString("- " + e.Name)
-		if desc[e.Name] {
-			b.WriteString(": " + e.Description)
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-// codex is Codex's strategy: a "- name (file: PATH)" line for every skill
-// that fits (the least used left out first), and what is left of the
-// budget shared among the descriptions round robin: each gets an equal
-// share, and what a short description does not need goes to the others.
-func codex(c *cat, budget int) string {
-	used := 0
-	keep := map[string]bool{}
-	var kept []render.Entry
-	for _, e := range c.byUse() {
-		l := utf8.RuneCountInString(e.Name) + utf8.RuneCountInString(e.Location) + 12 // "- " + name + " (file: " + path + ")\n"
-		if used+l > budget {
-			break
-		}
-		used += l
-		keep[e.Name] = true
-		kept = append(kept, e)
-	}
-	// Round robin: every round gives each unfinished description one
-	// more equal share of what is left (": " costs 2 once it starts).
-	give := map[string]int{}
-	left := budget - used
-	open := kept
-	for left > 0 && len(open) > 0 {
-		share := max(left/len(open), 1)
-		var next []render.Entry
-		for _, e := range open {
-			if left <= 0 {
-				break
-			}
-			need := utf8.RuneCountInString(e.Description) - give[e.Name]
-			if give[e.Name] == 0 {
-				need += 2
-			}
-			g := min(share, need, left)
-			give[e.Name] += g
-			left -= g
-			if g < need {
-				next = append(next, e)
-			}
-		}
-		if share == 1 && len(next) == len(open) && left <= 0 {
-			break
-		}
-		open = next
-	}
-	var b strings.Builder
-	for _, e := range c.entries {
-		if !keep[e.Name] {
-			continue
-		}
-		b.WriteString("- " + e.Name)
-		if g := give[e.Name]; g > 2 {
-			b.WriteString(": " + string([]rune(e.Description)[:g-2]))
-		}
-		b.WriteString(" (file: " + e.Location + ")\n")
-	}
-	return b.String()
 }
