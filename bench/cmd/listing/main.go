@@ -114,6 +114,8 @@ func main() {
 	corpusDirs := flag.String("corpus", "", "comma-separated folders of real SKILL.md files to build the catalogs from (default: generated descriptions)")
 	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
 	summaryBudget := flag.Int("summary", 8000, "the budget of the closing summary table (one of -budgets)")
+	prefix := flag.Bool("prefix", false, "also print how much of the listing a change keeps as its byte prefix (prompt caching)")
+	trials := flag.Int("trials", 5, "with -prefix: changes tried per cell")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
 	if !slices.Contains(ints(*budgets), *summaryBudget) {
@@ -212,7 +214,7 @@ func main() {
 					}
 					var rep render.Report
 					d := timeIt(*minTime, func() {
-						text, rep = render.Prompt(cat.entries, nil, render.Options{Format: f, Budget: budget, Priority: cat.priority, DescriptionFloor: *floor})
+						text, rep = render.Prompt(cat.entries, nil, render.Options{Format: f, Budget: budget, Priority: cat.priority, DescriptionFloor: *floor, Stable: true})
 					})
 					lo := row(w, n, b, budget, name, fixed[f], cat, text, rep.Chars, d, *floor)
 					if b == *summaryBudget {
@@ -243,6 +245,9 @@ func main() {
 		}
 	}
 	printSummary(w, summary, cats, *summaryBudget)
+	if *prefix {
+		missed = append(missed, prefixTable(w, cats, ints(*sizes), ints(*budgets), strings.Split(*formats, ","), *floor, *trials, *seed)...)
+	}
 	if len(missed) > 0 {
 		fmt.Fprintf(w, "\n%d targets missed:\n", len(missed))
 		for _, m := range missed {
