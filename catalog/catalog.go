@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/loadout/loadout/render"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/source"
 )
@@ -443,6 +444,9 @@ type Loadout struct {
 
 	searchOnce sync.Once
 	search     atomic.Pointer[searchIndex]
+	// dom are the listing's domains (prompt.go).
+	domOnce sync.Once
+	dom     *render.Domains
 	// base, when set, is the index to patch rather than build (see
 	// indexBase); the first search takes it.
 	base *indexBase

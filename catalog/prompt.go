@@ -112,6 +112,7 @@ func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diag
 			listing = append(listing, re)
 		}
 	}
+	ro.Domains = l.domains(listing)
 	text, rep := render.Prompt(listing, inline, ro)
 	var diags []skill.Diagnostic
 	if len(rep.Shortened) > 0 {
@@ -135,6 +136,22 @@ func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diag
 				count(len(rep.Omitted), "skill did", "skills did"), rep.Budget, someNames(rep.Omitted))})
 	}
 	return text, rep, diags
+}
+
+// domainsFrom is the listing size from which a loadout keeps its
+// listing's domains: smaller listings are grouped rarely and their
+// domains cost little to compute in the render.
+const domainsFrom = 100
+
+// domains are the domains of the loadout's listing (render.NewDomains),
+// computed on first use and kept with the immutable loadout: at 10,000
+// skills they take longer than the render itself.
+func (l *Loadout) domains(listing []render.Entry) *render.Domains {
+	if len(listing) < domainsFrom {
+		return nil
+	}
+	l.domOnce.Do(func() { l.dom = render.NewDomains(listing) })
+	return l.dom
 }
 
 // MaxNamesInDiagnostic is how many skills a budget diagnostic names; it

@@ -32,6 +32,7 @@ type Basis struct {
 	chars  int    // its length in code points
 	virt   bool   // the planned text tells how to read stored skills
 	skills map[string]basisSkill
+	groups []Group // Report.Groups of the plan
 }
 
 type basisSkill struct {

@@ -209,8 +209,10 @@ type budgetModel struct {
 	fold      []int
 	folders   []string
 	folderFx  []int // cost of a folder's prefix, minus one separator
-	// groups: entry i is counted in group groups.of[i] (nil until needed).
-	groups *groupSet
+	// groups: entry i is counted in group groups.d.Of[i] (nil until
+	// needed), from domains when they are given.
+	groups  *groupSet
+	domains *Domains
 	affix  int
 	// costs of the fixed pieces
 	namesHead         int
@@ -295,111 +297,17 @@ func (m *budgetModel) desc(i int) *descCost {
 	return &m.descs[i]
 }
 
-// groupsOf computes the groups on first use.
+// groupsOf computes the groups on first use: the caller's Domains when
+// they are for this listing, else NewDomains.
 func (m *budgetModel) groupsOf() *groupSet {
 	if m.groups == nil {
-		keys, of := groupKeys(m.listing)
-		gs := &groupSet{keys: keys, of: of, keyLen: make([]int, len(keys)), cap: max(m.c.s.budget, 0) / GroupShare}
-		size := make([]int, len(keys))
-		for _, g := range of {
-			size[g]++
+		d := m.domains
+		if d == nil || len(d.Of) != len(m.listing) {
+			d = NewDomains(m.listing)
 		}
-		gs.order = make([]int, len(keys))
-		for g, k := range keys {
-			gs.keyLen[g] = runes(k)
-			gs.order[g] = g
-		}
-		// Largest first; equal sizes in order of first appearance.
-		slices.SortStableFunc(gs.order, func(a, b int) int { return size[b] - size[a] })
-		m.groups = gs
+		m.groups = newGroupSet(d, max(m.c.s.budget, 0)/GroupShare)
 	}
 	return m.groups
-}
-
-// groupKeys gives each entry a group: its category; else its name's prefix
-// (up to the first '-', '_', '.' or ':') when another skill shares it; else
-// the folder that holds its skill folder.
-func groupKeys(listing []Entry) ([]string, []int) {
-	// prefix[i] is entry i's name up to its first '-', '_', '.' or ':'
-	// ("" if none, or if the name starts with one).
-	prefix := make([]string, len(listing))
-	count := map[string]int{}
-	// Names in order share prefixes in runs: count a run, then add it.
-	run, runN := "", 0
-	for i := range listing {
-		e := &listing[i]
-		if e.Category != "" {
-			continue
-		}
-		name := e.Name
-		for j := 0; j < len(name); j++ {
-			if c := name[j]; c == '-' || c == '_' || c == '.' || c == ':' {
-				if j > 0 {
-					p := name[:j]
-					prefix[i] = p
-					if p != run {
-						if runN > 0 {
-							count[run] += runN
-						}
-						run, runN = p, 0
-					}
-					runN++
-				}
-				break
-			}
-		}
-	}
-	if runN > 0 {
-		count[run] += runN
-	}
-	// Groups by kind (0 category, 1 prefix, 2 folder), so that a prefix
-	// group's key ("pdf-*") is built once, not for every entry.
-	var idx [3]map[string]int
-	var keys []string
-	grp := make([]int, len(listing))
-	// Entries of a group often come together, kind by kind.
-	var last [3]string
-	lastG := [3]int{-1, -1, -1}
-	shared, sharedP := false, ""
-	for i := range listing {
-		e := &listing[i]
-		kind, k := 0, e.Category
-		p := prefix[i]
-		if p != "" && p != sharedP {
-			shared, sharedP = count[p] > 1, p
-		}
-		switch {
-		case k != "":
-		case p != "" && shared:
-			kind, k = 1, p
-		default:
-			kind, k = 2, "other"
-			if j := strings.LastIndexByte(e.Dir, '/'); j > 0 {
-				k = e.Dir[:j]
-			} else if j == 0 {
-				k = "/"
-			}
-		}
-		if lastG[kind] >= 0 && k == last[kind] {
-			grp[i] = lastG[kind]
-			continue
-		}
-		if idx[kind] == nil {
-			idx[kind] = map[string]int{}
-		}
-		j, ok := idx[kind][k]
-		if !ok {
-			j = len(keys)
-			idx[kind][k] = j
-			if kind == 1 {
-				keys = append(keys, k+"-*")
-			} else {
-				keys = append(keys, k)
-			}
-		}
-		grp[i], last[kind], lastG[kind] = j, k, j
-	}
-	return keys, grp
 }
 
 // state is a plan with the running sums its length is computed from.
@@ -437,34 +345,55 @@ func (m *budgetModel) total(st *state) int {
 }
 
 // GroupShare is the part of the budget the groups line may give to naming
-// groups (1/GroupShare of it, 2.5%): the largest groups are named while they fit
-// in that share, and the skills of the others are counted together. Names
-// are worth more than group counts, so the share is small.
-const GroupShare = 40
+// groups (1/GroupShare of it, 25%): the groups that leave the most skills
+// unnamed are named while they fit in that share, with words the search
+// matches, and the skills of the others are counted together. At 2,000
+// skills and more most of a catalog is grouped, and a line naming its
+// domains is what tells the model what to search for.
+const GroupShare = 4
 
-// groupSet is every listing entry's group and the order groups are shown in.
+// groupSet is every listing entry's group, and what naming each costs.
 type groupSet struct {
-	keys   []string
-	of     []int // of[i] is entry i's group
-	order  []int // group indexes, the largest (over all entries) first
-	keyLen []int
-	cap    int // room for the groups' names and counts (see GroupShare)
+	d     *Domains
+	items []string // items[g]: "key (" and, after the count, ": words)" or ")"
+	fix   []int    // fix[g]: the item's length without its count
+	cap   int      // room for the groups' items (see GroupShare)
+	order []int    // scratch: groups by count
+}
+
+func newGroupSet(d *Domains, cap int) *groupSet {
+	gs := &groupSet{d: d, items: make([]string, len(d.Keys)), fix: make([]int, len(d.Keys)), cap: cap}
+	for g, k := range d.Keys {
+		tail := ")"
+		if g < len(d.Words) && len(d.Words[g]) > 0 {
+			tail = ": " + strings.Join(d.Words[g], ", ") + ")"
+		}
+		gs.items[g] = tail
+		gs.fix[g] = runes(k) + 2 + runes(tail)
+	}
+	return gs
 }
 
 // shown calls f for each group the groups line names, given each group's
-// count of grouped skills, in order: the largest first while their items
-// (", key (n)") fit in the cap; the first always. It returns how many skills
-// the named groups hold.
+// count of grouped skills, in order: the groups that hold the most first
+// (then by first appearance) while their items (", key (n: words)") fit
+// in the cap; the first always. It returns how many skills the named
+// groups hold.
 func (gs *groupSet) shown(cnt []int, f func(g, len int)) (held int) {
+	order := gs.order[:0]
+	for g, c := range cnt {
+		if c > 0 {
+			order = append(order, g)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cnt[b] - cnt[a] })
+	gs.order = order
 	used := 0
 	first := true
 	skipped, last := 0, -1
-	for _, g := range gs.order {
+	for _, g := range order {
 		c := cnt[g]
-		if c == 0 {
-			continue
-		}
-		l := gs.keyLen[g] + 3 + digits(c) // "key (c)"
+		l := gs.fix[g] + digits(c)
 		if !first {
 			l += 2
 			if used+l > gs.cap {
@@ -478,8 +407,8 @@ func (gs *groupSet) shown(cnt []int, f func(g, len int)) (held int) {
 		f(g, l)
 	}
 	if skipped == 1 {
-		// One group left: its name is shorter than saying "other groups".
-		f(last, gs.keyLen[last]+5+digits(cnt[last]))
+		// One group left: its name is shorter than saying "other domains".
+		f(last, gs.fix[last]+2+digits(cnt[last]))
 		held += cnt[last]
 	}
 	return held
@@ -501,7 +430,7 @@ func (gs *groupSet) sectionLen(s settings, cnt []int, total int) int {
 // The end of the groups line when some groups are not named.
 const (
 	otherGroups    = ", and "
-	otherGroupsEnd = " in other groups"
+	otherGroupsEnd = " in other domains"
 )
 
 // section is the groups line for the given counts of grouped skills per
@@ -518,10 +447,10 @@ func (gs *groupSet) section(s settings, cnt []int, total int) string {
 			b.WriteString(", ")
 		}
 		first = false
-		b.WriteString(gs.keys[g])
+		b.WriteString(gs.d.Keys[g])
 		b.WriteString(" (")
 		b.WriteString(strconv.Itoa(cnt[g]))
-		b.WriteString(")")
+		b.WriteString(gs.items[g])
 	})
 	if rest := total - held; rest > 0 {
 		b.WriteString(otherGroups)
@@ -538,11 +467,11 @@ func groupSection(s settings, gs *groupSet, tiers []Tier) string {
 	if gs == nil {
 		return ""
 	}
-	cnt := make([]int, len(gs.keys))
+	cnt := make([]int, len(gs.d.Keys))
 	total := 0
 	for i, t := range tiers {
 		if t == TierGrouped {
-			cnt[gs.of[i]]++
+			cnt[gs.d.Of[i]]++
 			total++
 		}
 	}
@@ -612,9 +541,9 @@ func (m *budgetModel) nameCosts(rank []int) *nameCosts {
 	nc := &nameCosts{m: m, rank: rank, virt: []bool{false}, names: []int{0}, folders: []int{0},
 		frame: [2]int{m.frameCost(false), m.frameCost(true)}}
 	gs := m.groupsOf()
-	nc.gcnt = make([]int, len(gs.keys))
-	nc.cnt = make([]int, len(gs.keys))
-	for _, g := range gs.of {
+	nc.gcnt = make([]int, len(gs.d.Keys))
+	nc.cnt = make([]int, len(gs.d.Keys))
+	for _, g := range gs.d.Of {
 		nc.gcnt[g]++
 	}
 	return nc
@@ -670,7 +599,7 @@ func (nc *nameCosts) cost(k int, rest Tier) int {
 	}
 	// The groups of the skills from rank k on, with their counts.
 	cnt := nc.cnt
-	of := m.groups.of
+	of := m.groups.d.Of
 	if k < n-k {
 		copy(cnt, nc.gcnt)
 		for _, i := range nc.rank[:k] {
@@ -791,7 +720,7 @@ func priorityRank(listing []Entry, priority []string) []int {
 // pinned skills come first in the ranking; when their whole descriptions
 // fit the budget (with the frame and the line about the skills left out),
 // they are described whole before any other skill is named.
-func fit(lay layout, listing []Entry, c frameCtx, floor int, priority, pinned []string) plan {
+func fit(lay layout, listing []Entry, c frameCtx, floor int, priority, pinned []string, domains *Domains) plan {
 	n := len(listing)
 	full := plan{tiers: make([]Tier, n), caps: make([]int, n), virt: anyVirtual(listing)}
 	for i := range full.tiers {
@@ -802,6 +731,7 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority, pinned []
 		return full
 	}
 	m := newModel(lay, listing, c)
+	m.domains = domains
 	rank := priorityRank(listing, append(slices.Clip(pinned), priority...))
 
 	// Everything whole? Not if the entries without descriptions are over.

@@ -130,6 +130,10 @@ type Options struct {
 	// Without it a fresh plan fills the budget, and the first change
 	// after it re-plans.
 	Stable bool
+	// Domains are the listing's domains (NewDomains of this listing),
+	// when the caller keeps them; nil computes them when some skill must
+	// be grouped.
+	Domains *Domains
 	// Basis is the Report.Basis of an earlier render, to keep its
 	// listing's text and write only what changed after it (see Basis).
 	// Nil plans afresh.
@@ -194,6 +198,11 @@ type Report struct {
 	// find them (0 with no listing entries). A smaller budget is met only
 	// when a few short names happen to take less than that line.
 	MinBudget int
+	// Groups are the domains the listing names on its groups line, with
+	// the skills it counts in each (TierGrouped), in the line's order.
+	// Skills grouped but not in one of these are counted as "in other
+	// domains".
+	Groups []Group
 	// Basis is the plan this listing was written on, to pass as
 	// Options.Basis next time: the one given, when it was kept, or a new
 	// one. Nil when the listing is empty or too small.
@@ -212,6 +221,13 @@ type Report struct {
 	// that line, so Chars is MinBudget, over the budget. Callers should
 	// refuse such a budget.
 	TooSmall bool
+}
+
+// Group is one domain a listing names on its groups line.
+type Group struct {
+	Label  string   `json:"label"`
+	Words  []string `json:"words,omitempty"`
+	Skills []string `json:"skills"`
 }
 
 // MinBudget is the least budget for a listing of n entries under opt: the
@@ -326,7 +342,16 @@ func Prompt(listing, inline []Entry, opt Options) (string, Report) {
 	}
 	lay := layoutFor(s.format)
 	if lay.sorted() {
-		listing = sortedByName(listing)
+		var perm []int
+		listing, perm = sortedPerm(listing)
+		if d := opt.Domains; perm != nil && d != nil && len(d.Of) == len(perm) {
+			// The domains index the listing as given: follow the sort.
+			of := make([]int, len(perm))
+			for i, j := range perm {
+				of[i] = d.Of[j]
+			}
+			opt.Domains = &Domains{Keys: d.Keys, Words: d.Words, Of: of}
+		}
 		inline = sortedByName(inline)
 	}
 	// The preface takes its length from the listing's budget.
@@ -360,6 +385,7 @@ func Prompt(listing, inline []Entry, opt Options) (string, Report) {
 			b.WriteString(opt.Basis.text)
 			b.WriteString(k.tail)
 			tiers, rep.Basis, rep.Changed, rep.Removed = k.tiers, opt.Basis, k.changed, k.removed
+			rep.Groups = opt.Basis.groups
 		}
 		if tiers == nil {
 			// A fresh plan leaves the reserve for the changes to come.
@@ -367,13 +393,15 @@ func Prompt(listing, inline []Entry, opt Options) (string, Report) {
 			if opt.Stable {
 				pc.s.budget -= reserve(s.budget, least)
 			}
-			p := fit(lay, listing, pc, s.floor, opt.Priority, opt.Pinned)
+			p := fit(lay, listing, pc, s.floor, opt.Priority, opt.Pinned, opt.Domains)
 			rep.TooSmall = s.budget >= 0 && p.tooSmall
 			start := b.Len()
 			writeListing(&b, lay, listing, c, p)
 			tiers = p.tiers
+			rep.Groups = namedGroups(listing, p)
 			if !p.tooSmall {
 				rep.Basis = newBasis(key, b.String()[start:], listing, tiers, p.virt)
+				rep.Basis.groups = rep.Groups
 			}
 		}
 		c.hasListing = true
@@ -438,8 +466,15 @@ func (r *Report) TierMap() map[string]Tier {
 }
 
 func sortedByName(es []Entry) []Entry {
+	out, _ := sortedPerm(es)
+	return out
+}
+
+// sortedPerm is es sorted by name, stable by position, and where each
+// came from (nil when es was sorted already: es itself is returned).
+func sortedPerm(es []Entry) ([]Entry, []int) {
 	if slices.IsSortedFunc(es, byName) {
-		return es
+		return es, nil
 	}
 	// Sort indexes, not the large structs, stable by position.
 	idx := make([]int, len(es))
@@ -456,7 +491,7 @@ func sortedByName(es []Entry) []Entry {
 	for i, j := range idx {
 		out[i] = es[j]
 	}
-	return out
+	return out, idx
 }
 
 func byName(a, b Entry) int { return strings.Compare(a.Name, b.Name) }
@@ -619,17 +654,17 @@ func omittedNote(s settings, n int) string {
 	return b.String()
 }
 
-// groupsNote starts the line that counts the skills not named, by group.
+// groupsNote starts the line that counts the skills not named, by domain.
 func groupsNote(s settings, n int) string {
 	what := "skills are"
 	if n == 1 {
 		what = "skill is"
 	}
-	find := "find them with `loadout list`"
-	if s.search != "" {
-		find = "find them with the `" + s.search + "` tool or `loadout list`"
+	if s.search == "" {
+		return strconv.Itoa(n) + " more " + what + " not named here; list them with `loadout list`. By domain: "
 	}
-	return strconv.Itoa(n) + " more " + what + " not named here; " + find + ". Largest groups (category, name prefix x-* or folder): "
+	return strconv.Itoa(n) + " more " + what + " not named here: search for them with the `" + s.search +
+		"` tool, by what the task needs. By domain, with words the search matches: "
 }
 
 // EffectiveBudget is the listing budget Prompt applies for a configured

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -236,12 +237,17 @@ func splitNames(s string) []string {
 	return out
 }
 
+var groupItemRe = regexp.MustCompile(` \((\d+)(?::[^)]*)?\)`)
+
 // groupCountRe reads the counts of the groups line: "name (12), …", and
 // the skills in the groups not named ("…, and 40 in other groups.").
 func groupCountRe(out string) []int {
 	var counts []int
 	for _, l := range strings.Split(out, "\n") {
-		_, items, ok := strings.Cut(l, " x-* or folder): ")
+		_, items, ok := strings.Cut(l, "By domain, with words the search matches: ")
+		if !ok {
+			_, items, ok = strings.Cut(l, "By domain: ")
+		}
 		if !ok || !strings.Contains(l, "not named here") {
 			continue
 		}
@@ -254,9 +260,9 @@ func groupCountRe(out string) []int {
 			counts = append(counts, c)
 			items = head
 		}
-		for _, it := range strings.Split(items, ", ") {
-			i := strings.LastIndex(it, " (")
-			c, _ := strconv.Atoi(strings.TrimSuffix(it[i+2:], ")"))
+		// Items are "key (12)" or "key (12: word, word)".
+		for _, m := range groupItemRe.FindAllStringSubmatch(items, -1) {
+			c, _ := strconv.Atoi(m[1])
 			counts = append(counts, c)
 		}
 	}

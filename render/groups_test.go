@@ -1,0 +1,47 @@
+package render
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestReportGroups: Report.Groups are the domains the groups line names,
+// in its order, each with the grouped skills it counts; kept on a Basis.
+func TestReportGroups(t *testing.T) {
+	es := categorised(60)
+	for _, f := range formats {
+		opt := Options{Format: f, Budget: groupBudgets[f], Stable: false}
+		out, rep := Prompt(es, nil, opt)
+		if len(rep.Groups) == 0 {
+			t.Fatalf("%s: no groups named:\n%s", f, out)
+		}
+		line := out[strings.Index(out, "By domain"):]
+		at := 0
+		counted := 0
+		for _, g := range rep.Groups {
+			i := strings.Index(line[at:], g.Label+" (")
+			if i < 0 {
+				t.Errorf("%s: group %q not on the line after %d: %s", f, g.Label, at, line)
+				continue
+			}
+			at += i
+			for _, name := range g.Skills {
+				if rep.Tier(name) != TierGrouped {
+					t.Errorf("%s: %s in group %s is %s", f, name, g.Label, rep.Tier(name))
+				}
+			}
+			counted += len(g.Skills)
+		}
+		if counted > len(rep.Grouped) || counted == 0 {
+			t.Errorf("%s: %d skills in named groups, %d grouped", f, counted, len(rep.Grouped))
+		}
+		opt.Stable, opt.Basis = true, nil
+		_, r1 := Prompt(es, nil, opt)
+		opt.Basis = r1.Basis
+		_, r2 := Prompt(es, nil, opt)
+		if r2.Replan != "" || !slices.EqualFunc(r1.Groups, r2.Groups, func(a, b Group) bool { return a.Label == b.Label && slices.Equal(a.Skills, b.Skills) }) {
+			t.Errorf("%s: groups not kept on the basis (%q)", f, r2.Replan)
+		}
+	}
+}
