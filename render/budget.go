@@ -213,7 +213,7 @@ type budgetModel struct {
 	// needed), from domains when they are given.
 	groups  *groupSet
 	domains *Domains
-	affix  int
+	affix   int
 	// costs of the fixed pieces
 	namesHead         int
 	closeNone, closed int
