@@ -376,7 +376,7 @@ func newGroupSet(d *Domains, cap int) *groupSet {
 
 // shown calls f for each group the groups line names, given each group's
 // count of grouped skills, in order: the groups that hold the most first
-// (then by first appearance) while their items (", key (n: words)") fit
+// (then by label) while their items (", key (n: words)") fit
 // in the cap; the first always. It returns how many skills the named
 // groups hold.
 func (gs *groupSet) shown(cnt []int, f func(g, len int)) (held int) {
@@ -386,7 +386,12 @@ func (gs *groupSet) shown(cnt []int, f func(g, len int)) (held int) {
 			order = append(order, g)
 		}
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cnt[b] - cnt[a] })
+	slices.SortFunc(order, func(a, b int) int {
+		if cnt[a] != cnt[b] {
+			return cnt[b] - cnt[a]
+		}
+		return strings.Compare(gs.d.Keys[a], gs.d.Keys[b])
+	})
 	gs.order = order
 	used := 0
 	first := true

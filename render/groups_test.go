@@ -45,3 +45,25 @@ func TestReportGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestDomainsGivenFollowSort: domains given for the listing as passed
+// give the same listing as domains computed, also when the format sorts
+// the listing first.
+func TestDomainsGivenFollowSort(t *testing.T) {
+	es := categorised(60)
+	slices.Reverse(es)
+	d := NewDomains(es)
+	for _, f := range formats {
+		opt := Options{Format: f, Budget: groupBudgets[f]}
+		want, _ := Prompt(es, nil, opt)
+		opt.Domains = d
+		if got, _ := Prompt(es, nil, opt); got != want {
+			t.Errorf("%s: given domains change the listing:\n%s\n---\n%s", f, got, want)
+		}
+		// Domains of another listing (another length) are not used.
+		opt.Domains = NewDomains(es[:10])
+		if got, _ := Prompt(es, nil, opt); got != want {
+			t.Errorf("%s: domains of another listing were used", f)
+		}
+	}
+}
