@@ -779,17 +779,41 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority, pinned []
 			extra += m.fix(i) + m.desc(i).at(m.slab, m.desc(i).n) - m.nameCost(i)
 		}
 	}
+	if pins > 0 && nc.cost(pins, TierGrouped)+extra-m.leadSaving(nc, pins) > budget &&
+		nc.cost(pins, TierOmitted)+extra-m.leadSaving(nc, pins) > budget {
+		pins, extra = 0, 0
+	}
+	// The skills of Priority after the pins (the most used) are described
+	// at the floor before the others are named, as many as fit in
+	// 1/LeadShare of the budget: a model is most likely to need them, and
+	// once the names fill the budget no other skill is described.
+	lead := pins
+	if p := prioritized(listing, rank, pinned, priority); p > pins && budget > 0 {
+		share := budget / LeadShare
+		used := 0
+		if pins == 0 {
+			used = m.closed - m.closeNone
+		}
+		for _, i := range rank[pins:p] {
+			add := m.fix(i) + m.desc(i).at(m.slab, floorCap(m.lay.prepDesc(m.listing[i].Description), floor)) - m.nameCost(i)
+			if m.listing[i].Description == "" || used+add > share {
+				break
+			}
+			used += add
+			lead++
+		}
+		if lead > pins {
+			extra += used
+		}
+	}
 	// costK is the length of the listing naming the first k skills, the
-	// pinned ones whole: with no other name, no names section.
+	// leading ones described: with no other name, no names section.
 	costK := func(k int, rest Tier) int {
 		c := nc.cost(k, rest) + extra
-		if pins > 0 && k == pins && nc.extend(k, max(budget, 0)) {
-			c -= m.affix + m.namesHead + nc.folders[k]
+		if lead > 0 && k == lead {
+			c -= m.leadSaving(nc, k)
 		}
 		return c
-	}
-	if pins > 0 && costK(pins, TierGrouped) > budget && costK(pins, TierOmitted) > budget {
-		pins, extra = 0, 0
 	}
 
 	// Tier 3/4: name as many skills as fit, in priority order; group the
@@ -799,11 +823,11 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority, pinned []
 		st = m.named(rank, n, TierGrouped)
 	} else {
 		fits := func(rest Tier) int {
-			k := largestFit(n-pins, func(k int) bool { return costK(pins+k, rest) <= budget })
+			k := largestFit(n-lead, func(k int) bool { return costK(lead+k, rest) <= budget })
 			if k < 0 {
 				return -1
 			}
-			return pins + k
+			return lead + k
 		}
 		kg, ko := fits(TierGrouped), fits(TierOmitted)
 		// Groups tell the model more than a bare count, but not at the
@@ -814,6 +838,16 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority, pinned []
 		case ko >= 0:
 			st = m.named(rank, ko, TierOmitted)
 		}
+		if st == nil && lead > pins {
+			// The leading descriptions do not fit with the note: name as
+			// many as fit instead.
+			lead, extra = pins, 0
+			if kg, ko = fits(TierGrouped), fits(TierOmitted); kg >= 0 && 2*kg >= ko {
+				st = m.named(rank, kg, TierGrouped)
+			} else if ko >= 0 {
+				st = m.named(rank, ko, TierOmitted)
+			}
+		}
 		if st == nil {
 			// Not even the frame and the note fit. The note is the one line
 			// that says skills exist and how to find them, so it stays: the
@@ -822,9 +856,12 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority, pinned []
 			return plan{tiers: st.tiers, caps: st.caps, tooSmall: true}
 		}
 	}
-	// The pinned skills, whole.
+	// The pinned skills, whole; then the leading ones, at the floor.
 	for _, i := range rank[:pins] {
 		m.describe(st, i, m.desc(i).n, budget)
+	}
+	for _, i := range rank[pins:lead] {
+		m.describe(st, i, floorCap(m.lay.prepDesc(m.listing[i].Description), floor), budget)
 	}
 
 	// Tier 2: descriptions at the floor, to as many as fit, in priority order.
@@ -883,6 +920,40 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority, pinned []
 		}
 	}
 	return plan{tiers: st.tiers, caps: st.caps, virt: st.virt, groups: m.groups}
+}
+
+// LeadShare: the skills of Options.Priority after the pins (the most
+// used) are described at the floor, before any other skill is named, in
+// as much as 1/LeadShare of the budget (20%).
+const LeadShare = 5
+
+// leadSaving is what a listing naming only its first k skills, all of
+// them described, saves: the names section's header and folders.
+func (m *budgetModel) leadSaving(nc *nameCosts, k int) int {
+	if !nc.extend(k, math.MaxInt/4) {
+		return 0
+	}
+	return m.affix + m.namesHead + nc.folders[k]
+}
+
+// prioritized is how many skills lead the rank because pinned or
+// priority names them.
+func prioritized(listing []Entry, rank []int, pinned, priority []string) int {
+	if len(pinned)+len(priority) == 0 {
+		return 0
+	}
+	set := make(map[string]bool, len(pinned)+len(priority))
+	for _, p := range pinned {
+		set[p] = true
+	}
+	for _, p := range priority {
+		set[p] = true
+	}
+	k := 0
+	for k < len(rank) && set[listing[rank[k]].Name] {
+		k++
+	}
+	return k
 }
 
 // largestFit is a k in [0, n] with ok(k), or -1. It probes 0, 1, 2, 4, …

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -140,6 +141,42 @@ func TestPrefaceCounted(t *testing.T) {
 		// A budget below the preface leaves the listing nothing: too small.
 		if _, rep := Prompt(es, nil, Options{Format: f, Budget: p - 1, Preface: preface}); !rep.TooSmall {
 			t.Errorf("%s: budget under the preface is not too small", f)
+		}
+	}
+}
+
+// TestLeadDescribed: when the names fill the budget, the first skills of
+// Priority (the most used) are still described at the floor, in at most
+// 1/LeadShare of the budget; without a priority none is described.
+func TestLeadDescribed(t *testing.T) {
+	es, _ := pinCatalog(2000)
+	prio := []string{"skill-number-1500-x", "skill-number-0042-x", "skill-number-0999-x", "skill-number-0007-x"}
+	for _, f := range formats {
+		for _, b := range []int{4000, 8000} {
+			_, rep := Prompt(es, nil, Options{Format: f, Budget: b, Priority: prio})
+			described := 0
+			for i, tier := range rep.Tiers {
+				if tier == TierFull || tier == TierShortened {
+					described++
+					if !slices.Contains(prio, rep.Names[i]) {
+						t.Errorf("%s %d: %s described, not in the priority", f, b, rep.Names[i])
+					}
+				}
+			}
+			if described < 2 || rep.Chars > b {
+				t.Errorf("%s %d: %d of the priority described, %d characters", f, b, described, rep.Chars)
+			}
+			if rep.Tier(prio[0]) == TierName || rep.Tier(prio[0]) == TierGrouped {
+				t.Errorf("%s %d: the most used is %s", f, b, rep.Tier(prio[0]))
+			}
+			_, none := Prompt(es, nil, Options{Format: f, Budget: b})
+			if len(none.Shortened) > 0 || none.Listed == 0 {
+				t.Errorf("%s %d: without a priority %d shortened, %d listed", f, b, len(none.Shortened), none.Listed)
+			}
+			// What leading costs: fewer names, never more than the share.
+			if rep.Listed >= none.Listed {
+				t.Errorf("%s %d: %d listed with the lead, %d without", f, b, rep.Listed, none.Listed)
+			}
 		}
 	}
 }
