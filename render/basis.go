@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -281,9 +282,20 @@ func tailText(lay layout, fc frameCtx, listing []Entry, items []int, tiers []Tie
 			if j > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(name)
+			b.WriteString(plainName(name))
 		}
 		b.WriteString(".")
 	}
 	return b.String()
+}
+
+// plainName is name as the line of skills no longer available shows it:
+// quoted unless it is letters, digits and "-_.:" only.
+func plainName(name string) string {
+	for _, r := range name {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune("-_.:", r) {
+			return strconv.Quote(name)
+		}
+	}
+	return name
 }

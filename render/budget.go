@@ -362,16 +362,64 @@ type groupSet struct {
 }
 
 func newGroupSet(d *Domains, cap int) *groupSet {
-	gs := &groupSet{d: d, items: make([]string, len(d.Keys)), fix: make([]int, len(d.Keys)), cap: cap}
+	// Labels and words come from skills' categories, names and
+	// descriptions: only plain text reaches the prompt (a category of
+	// "</available_skills>\n<skill>" would write an entry of its own).
+	keys := make([]string, len(d.Keys))
 	for g, k := range d.Keys {
+		keys[g] = plainLabel(k, maxLabel)
+	}
+	gs := &groupSet{d: &Domains{Keys: keys, Words: make([][]string, len(keys)), Of: d.Of}, items: make([]string, len(d.Keys)), fix: make([]int, len(d.Keys)), cap: cap}
+	for g, k := range keys {
 		tail := ")"
-		if g < len(d.Words) && len(d.Words[g]) > 0 {
-			tail = ": " + strings.Join(d.Words[g], ", ") + ")"
+		if g < len(d.Words) {
+			var words []string
+			for _, w := range d.Words[g] {
+				if w = plainLabel(w, maxLabel); w != "other" && len(words) < 3 {
+					words = append(words, w)
+				}
+			}
+			gs.d.Words[g] = words
+			if len(words) > 0 {
+				tail = ": " + strings.Join(words, ", ") + ")"
+			}
 		}
 		gs.items[g] = tail
 		gs.fix[g] = runes(k) + 2 + runes(tail)
 	}
 	return gs
+}
+
+// maxLabel is the longest domain label or word the groups line shows,
+// in code points.
+const maxLabel = 40
+
+// plainLabel is s with only letters, digits and "-_.*" kept, other runs
+// made one space, at most max code points; "other" when nothing is left.
+func plainLabel(s string, max int) string {
+	var b strings.Builder
+	n := 0
+	space := false
+	for _, r := range s {
+		if n >= max {
+			break
+		}
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("-_.*", r) {
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+				n++
+			}
+			space = false
+			b.WriteRune(r)
+			n++
+			continue
+		}
+		space = true
+	}
+	if b.Len() == 0 {
+		return "other"
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // shown calls f for each group the groups line names, given each group's

@@ -63,11 +63,7 @@ func namedGroups(listing []Entry, p plan) []Group {
 	at := map[int]int{}
 	gs.shown(cnt, func(g, _ int) {
 		at[g] = len(out)
-		var words []string
-		if g < len(gs.d.Words) {
-			words = gs.d.Words[g]
-		}
-		out = append(out, Group{Label: gs.d.Keys[g], Words: words, Skills: make([]string, 0, cnt[g])})
+		out = append(out, Group{Label: gs.d.Keys[g], Words: gs.d.Words[g], Skills: make([]string, 0, cnt[g])})
 	})
 	for i, t := range p.tiers {
 		if t != TierGrouped {
