@@ -53,6 +53,16 @@ const ReserveShare = 12
 // afresh.
 const MaxChanges = 64
 
+// Bytes is about how much memory the Basis holds: its text, and a name,
+// tier and sum for each skill it planned.
+func (b *Basis) Bytes() int {
+	n := len(b.text) + 64*len(b.skills)
+	for name := range b.skills {
+		n += len(name)
+	}
+	return n
+}
+
 // Chars is the length of the planned listing in code points.
 func (b *Basis) Chars() int { return b.chars }
 

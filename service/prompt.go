@@ -8,12 +8,18 @@ import (
 	"github.com/loadout/loadout/skill"
 )
 
-// MaxBases bounds the listing plans the service keeps (one per agent and
-// prompt options: format, budgets, preface). Past it the least recently
-// used goes, and its next render plans afresh. Clients choose the
-// options of the HTTP prompt route, so without a bound each budget they
-// asked for would hold a plan.
-const MaxBases = 1024
+// The bounds on the listing plans the service keeps: one per agent and
+// prompt options (format, budgets, preface). Clients choose the options
+// of the HTTP prompt route, so without a bound each budget they asked
+// for would hold a plan (a plan of 50,000 skills with no budget holds
+// 15 MB). Past a bound the least recently used plan goes, and its next
+// render plans afresh; the per-agent bound keeps the clients of one
+// agent from evicting the plans of the others.
+const (
+	MaxBases         = 1024
+	MaxBasesPerAgent = 16
+	MaxBasesBytes    = 64 << 20
+)
 
 // baseKey is what one kept listing plan is for.
 type baseKey struct {
@@ -24,6 +30,7 @@ type baseKey struct {
 
 type base struct {
 	basis   *render.Basis
+	bytes   int // basis.Bytes()
 	planned time.Time
 	used    time.Time
 }
@@ -61,23 +68,45 @@ func (s *Service) Prompt(l *catalog.Loadout, opt catalog.PromptOptions) (string,
 		if s.bases == nil {
 			s.bases = map[baseKey]*base{}
 		}
-		if _, ok := s.bases[k]; !ok && len(s.bases) >= MaxBases {
+		if old := s.bases[k]; old != nil {
+			s.basesBytes -= old.bytes
+			delete(s.bases, k)
+		}
+		agent := 0
+		for key := range s.bases {
+			if key.agent == k.agent {
+				agent++
+			}
+		}
+		size := rep.Basis.Bytes()
+		for len(s.bases) > 0 && (len(s.bases) >= MaxBases || agent >= MaxBasesPerAgent || s.basesBytes+size > MaxBasesBytes) {
+			// The least recently used: of this agent when it is at its
+			// bound, else of all.
 			var oldest baseKey
 			var at time.Time
+			found := false
 			for key, b := range s.bases {
-				if at.IsZero() || b.used.Before(at) {
-					oldest, at = key, b.used
+				if agent >= MaxBasesPerAgent && key.agent != k.agent {
+					continue
+				}
+				if !found || b.used.Before(at) {
+					oldest, at, found = key, b.used, true
 				}
 			}
+			if oldest.agent == k.agent {
+				agent--
+			}
+			s.basesBytes -= s.bases[oldest].bytes
 			delete(s.bases, oldest)
 		}
-		s.bases[k] = &base{basis: rep.Basis, planned: now, used: now}
+		s.basesBytes += size
+		s.bases[k] = &base{basis: rep.Basis, bytes: size, planned: now, used: now}
 		s.basesMu.Unlock()
 	}
 	return text, rep, diags
 }
 
-// bases counts the listing plans kept (for tests).
+// basesKept counts the listing plans kept (for tests).
 func (s *Service) basesKept() int {
 	s.basesMu.Lock()
 	defer s.basesMu.Unlock()

@@ -98,21 +98,52 @@ func TestPromptKeepsPlan(t *testing.T) {
 	}
 }
 
-// TestPromptPlansBounded: clients choose the HTTP route's budget; the
-// plans kept stay at MaxBases, the least recently used going first.
+// TestPromptPlansBounded: clients choose the HTTP route's budget; an
+// agent keeps at most MaxBasesPerAgent plans, its least recently used
+// going first, and its clients cannot evict another agent's plan.
 func TestPromptPlansBounded(t *testing.T) {
-	s, _ := keptService(t, 20, 0)
-	for b := range MaxBases + 5 {
-		servedPrompt(t, s, catalog.PromptOptions{Budget: 3000 + b})
+	dir := t.TempDir()
+	for i := range 20 {
+		writeKept(t, dir, fmt.Sprintf("skill-%03d", i), "Handles a chore.")
 	}
-	if n := s.basesKept(); n != MaxBases {
-		t.Errorf("%d plans kept, want %d", n, MaxBases)
+	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{
+		{AgentID: "ops", Skills: []catalog.SourceSpec{{Root: dir}}},
+		{AgentID: "dev", Skills: []catalog.SourceSpec{{Root: dir}}},
+	}, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	// The most recent is kept, the first ones went.
-	if _, why := servedPrompt(t, s, catalog.PromptOptions{Budget: 3000 + MaxBases + 4}); why != "" {
+	s := New(cat, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	t.Cleanup(func() { s.Close() })
+	render := func(agent string, budget int) string {
+		l, _ := s.Catalog().Agent(agent)
+		_, rep, _ := s.Prompt(l, catalog.PromptOptions{Budget: budget})
+		return rep.Replan
+	}
+	render("dev", 5000)
+	for b := range MaxBasesPerAgent + 5 {
+		render("ops", 3000+b)
+	}
+	if n := s.basesKept(); n != MaxBasesPerAgent+1 {
+		t.Errorf("%d plans kept, want %d for ops and 1 for dev", n, MaxBasesPerAgent+1)
+	}
+	if why := render("dev", 5000); why != "" {
+		t.Errorf("dev's plan was evicted by ops's budgets: %q", why)
+	}
+	if why := render("ops", 3000+MaxBasesPerAgent+4); why != "" {
 		t.Errorf("the newest plan: replan %q", why)
 	}
-	if _, why := servedPrompt(t, s, catalog.PromptOptions{Budget: 3000}); why != "no basis" {
+	if why := render("ops", 3000); why != "no basis" {
 		t.Errorf("the oldest plan: replan %q", why)
 	}
+	// The bytes counted are the plans kept.
+	s.basesMu.Lock()
+	sum := 0
+	for _, b := range s.bases {
+		sum += b.basis.Bytes()
+	}
+	if sum != s.basesBytes || sum == 0 {
+		t.Errorf("%d bytes counted, %d kept", s.basesBytes, sum)
+	}
+	s.basesMu.Unlock()
 }

@@ -80,10 +80,11 @@ type Service struct {
 	usage     atomic.Pointer[usageSnapshot]
 	usageStop chan struct{}
 	// The listing plans prompts are kept on (prompt.go).
-	basesMu   sync.Mutex
-	bases     map[baseKey]*base
-	usageDone chan struct{}
-	closeOnce sync.Once
+	basesMu    sync.Mutex
+	bases      map[baseKey]*base
+	basesBytes int // Basis.Bytes of the plans kept
+	usageDone  chan struct{}
+	closeOnce  sync.Once
 }
 
 // New wraps a catalog.
