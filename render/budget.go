@@ -22,8 +22,8 @@ const (
 	TierShortened Tier = "shortened"
 	// TierName: the name only, in the format's compact line.
 	TierName Tier = "name"
-	// TierGrouped: not named; counted in a group (category, name prefix or
-	// folder) that the search tool finds.
+	// TierGrouped: not named; counted in a domain (its category or a
+	// domain word) on the line that says to search for them.
 	TierGrouped Tier = "grouped"
 	// TierOmitted: not named and not grouped; only counted in the line that
 	// says how many skills are not listed.

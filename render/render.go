@@ -188,7 +188,7 @@ type Report struct {
 	Shortened []string
 	// NameOnly names the skills listed by name only (TierName).
 	NameOnly []string
-	// Grouped names the skills counted in a group, not named (TierGrouped).
+	// Grouped names the skills counted in a domain, not named (TierGrouped).
 	Grouped []string
 	// Omitted names the skills whose names are not in the listing (grouped,
 	// or only counted in the note), in listing order.

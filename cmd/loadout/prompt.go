@@ -87,6 +87,12 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	counts := map[string]int{}
 	var modes []string
 	tiers := rep.TierMap()
+	domain := map[string]string{}
+	for _, g := range rep.Groups {
+		for _, name := range g.Skills {
+			domain[name] = g.Label
+		}
+	}
 	for _, r := range listRows(l) {
 		if r.Mode == "hidden" {
 			continue
@@ -100,7 +106,10 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 			case render.TierName:
 				mode = "listed by name only"
 			case render.TierGrouped:
-				mode = "counted in a group (not named)"
+				mode = "counted in a domain (not named)"
+				if d := domain[r.Name]; d != "" && verbose {
+					mode = "counted in domain " + d + " (not named)"
+				}
 			case render.TierOmitted:
 				mode = "omitted by budget"
 			}

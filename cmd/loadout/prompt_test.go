@@ -40,7 +40,7 @@ func TestPromptBudgetAndSummary(t *testing.T) {
 		t.Errorf("%d lines on stderr at 1,000 skills:\n%.2000s", n, r.stderr)
 	}
 	r = runCLI(t, "prompt", "--root", dir, "--verbose")
-	if !strings.Contains(r.stderr, "skill skill-0500: listed by name only, from") && !strings.Contains(r.stderr, "skill skill-0500: counted in a group (not named), from") {
+	if !strings.Contains(r.stderr, "skill skill-0500: listed by name only, from") && !strings.Contains(r.stderr, "skill skill-0500: counted in domain ") {
 		t.Errorf("--verbose does not name each skill's tier:\n%.1000s", r.stderr)
 	}
 }
