@@ -214,7 +214,7 @@ func main() {
 					}
 					var rep render.Report
 					d := timeIt(*minTime, func() {
-						text, rep = render.Prompt(cat.entries, nil, render.Options{Format: f, Budget: budget, Priority: cat.priority, DescriptionFloor: *floor, Stable: true})
+						text, rep = render.Prompt(cat.entries, nil, render.Options{Format: f, Budget: budget, Priority: cat.priority, DescriptionFloor: *floor, Stable: true, Domains: cat.domains})
 					})
 					lo := row(w, n, b, budget, name, fixed[f], cat, text, rep.Chars, d, *floor)
 					if b == *summaryBudget {
@@ -459,6 +459,9 @@ type cat struct {
 	usage    map[string]int
 	ranked   []string // every skill, most used first, then by name
 	priority []string // the used ones of ranked: catalog.Loadout.Priority's rule (no pins)
+	// domains of the entries, made once as catalog.Loadout keeps them
+	// (render.NewDomains): the renders timed are the server's.
+	domains *render.Domains
 }
 
 // root is where the catalogs' skills live: DIR/<name>/SKILL.md for real
@@ -524,6 +527,7 @@ func catalog(n int, seed uint64, pool []corpus.Skill) (*cat, error) {
 		}
 	}
 	c.rank()
+	c.domains = render.NewDomains(c.entries)
 	return c, nil
 }
 

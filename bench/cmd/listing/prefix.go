@@ -34,9 +34,9 @@ func prefixTable(w *bufio.Writer, cats map[int]*cat, sizes, budgets []int, forma
 		for _, b := range budgets {
 			for _, f := range formats {
 				r := rand.New(rand.NewPCG(seed, uint64(n*31+b)))
-				opt := render.Options{Format: f, Budget: b, Priority: c.priority, DescriptionFloor: floor, Stable: true}
+				opt := render.Options{Format: f, Budget: b, Priority: c.priority, DescriptionFloor: floor, Stable: true, Domains: c.domains}
 				base, rep := render.Prompt(c.entries, nil, opt)
-				full, _ := render.Prompt(c.entries, nil, render.Options{Format: f, Budget: b, Priority: c.priority, DescriptionFloor: floor})
+				full, _ := render.Prompt(c.entries, nil, render.Options{Format: f, Budget: b, Priority: c.priority, DescriptionFloor: floor, Domains: c.domains})
 				kept := [3]float64{1, 1, 1}
 				fresh := [3]float64{1, 1, 1}
 				replans := 0
