@@ -239,6 +239,9 @@ type promptDetail struct {
 	NameOnly  []string               `json:"nameOnly"`
 	Grouped   []string               `json:"grouped"`
 	Omitted   []string               `json:"omitted"`
+	// Groups are the domains the listing names, with the skills each
+	// counts.
+	Groups []render.Group `json:"groups"`
 }
 
 func newPromptReport(rep *render.Report, full bool) promptReport {
@@ -262,7 +265,7 @@ func newPromptReport(rep *render.Report, full bool) promptReport {
 	if full {
 		p.Detail = "full"
 		p.promptDetail = &promptDetail{Tiers: rep.TierMap(), Shortened: orEmpty(rep.Shortened),
-			NameOnly: orEmpty(rep.NameOnly), Grouped: orEmpty(rep.Grouped), Omitted: orEmpty(rep.Omitted)}
+			NameOnly: orEmpty(rep.NameOnly), Grouped: orEmpty(rep.Grouped), Omitted: orEmpty(rep.Omitted), Groups: orEmpty(rep.Groups)}
 	}
 	return p
 }

@@ -401,3 +401,53 @@ func TestPromptReportSummaryAndFull(t *testing.T) {
 		t.Errorf("summary %d bytes, full %d bytes, prompt %d characters", sumLen, fullLen, len(sum.Prompt))
 	}
 }
+
+// The prompt route serves the agent's kept plan: after a new skill the
+// prompt is the one before with the change written after it, and the
+// report says the plan was kept and what changed; ?report=full names the
+// domains the listing counts skills in.
+func TestPromptPlanKept(t *testing.T) {
+	e := newEnv(t, benchFiles())
+	type answer struct {
+		Prompt string `json:"prompt"`
+		Report struct {
+			Plan struct {
+				Kept    bool     `json:"kept"`
+				Replan  string   `json:"replan"`
+				Changed []string `json:"changed"`
+				Removed []string `json:"removed"`
+			} `json:"plan"`
+			Groups []struct {
+				Label  string   `json:"label"`
+				Skills []string `json:"skills"`
+			} `json:"groups"`
+		} `json:"report"`
+	}
+	get := func(budget int) answer {
+		r := e.serveGet(fmt.Sprintf("/v1/agents/coder/prompt?budget=%d&report=full", budget))
+		var a answer
+		if r.Code != 200 || json.Unmarshal(r.Body.Bytes(), &a) != nil {
+			t.Fatalf("status %d: %.300s", r.Code, r.Body)
+		}
+		return a
+	}
+	if small := get(1500); len(small.Report.Groups) == 0 || small.Report.Groups[0].Label != "skill-*" || len(small.Report.Groups[0].Skills) < 100 {
+		t.Errorf("at 1,500 characters: groups %+v", small.Report.Groups)
+	}
+	first := get(4000)
+	if first.Report.Plan.Kept || first.Report.Plan.Replan != "no basis" {
+		t.Fatalf("first: plan %+v", first.Report.Plan)
+	}
+	want(t, e.do(t, "POST", "/v1/skills", e.admin, doc(t, "zzz-new", "Brand new skill. Use when asked.", "n")), 201)
+	next := get(4000)
+	if !next.Report.Plan.Kept || next.Report.Plan.Replan != "" || fmt.Sprint(next.Report.Plan.Changed) != "[zzz-new]" || len(next.Report.Plan.Removed) != 0 {
+		t.Errorf("after a new skill: plan %+v", next.Report.Plan)
+	}
+	if !strings.HasPrefix(next.Prompt, first.Prompt) || !strings.Contains(next.Prompt[len(first.Prompt):], "zzz-new") {
+		n := 0
+		for n < len(first.Prompt) && n < len(next.Prompt) && first.Prompt[n] == next.Prompt[n] {
+			n++
+		}
+		t.Errorf("the prompt before is not the prefix (same to byte %d of %d), or the change is not after it:\n%s\n---\n%s", n, len(first.Prompt), first.Prompt[max(0, n-200):min(n+200, len(first.Prompt))], next.Prompt[max(0, n-200):min(n+400, len(next.Prompt))])
+	}
+}

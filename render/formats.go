@@ -157,7 +157,7 @@ func virtualRefs(e Entry, s settings) string {
 }
 
 // tailXML is the tail's start in the XML formats.
-const tailXML = "Changes since the list above was written; an entry here replaces any of the same name above:"
+const tailXML = "Changed since the list above (an entry here replaces one of the same name):"
 
 func (piLayout) tailIntro() string { return tailXML }
 func (piLayout) tailOpen() string  { return "<available_skills>\n" }
@@ -289,7 +289,7 @@ func (catalogLayout) inline(b *strings.Builder, es []Entry, c frameCtx) {
 }
 
 func (catalogLayout) tailIntro() string {
-	return "### Changes since the catalog above\n\nAn entry here replaces any of the same name above."
+	return "### Changed since the catalog above\n\nAn entry here replaces one of the same name above."
 }
 func (catalogLayout) tailOpen() string  { return "" }
 func (catalogLayout) tailClose() string { return "" }
