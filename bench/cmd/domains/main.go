@@ -1,0 +1,160 @@
+// Command domains prints how render.NewDomains summarises the skills a
+// listing leaves unnamed, for catalogs of real skills: the number of
+// domains, how many skills the largest 10, 20, 30 and 40 cover, the
+// largest domains with their words, and the time it takes.
+//
+//	go run ./bench/cmd/domains -corpus A,B,C -pool D,E
+//
+// -corpus are the public collections (every skill is in every catalog);
+// -pool are larger collections of real skills that fill the bigger
+// catalogs, sampled with -seed.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/loadout/loadout/bench/internal/corpus"
+	"github.com/loadout/loadout/internal/terms"
+	"github.com/loadout/loadout/render"
+)
+
+func main() {
+	dirs := flag.String("corpus", os.Getenv("LOADOUT_SKILL_CORPUS"), "comma-separated folders of real SKILL.md files (the public collections)")
+	pool := flag.String("pool", "", "comma-separated folders of more real SKILL.md files, sampled to fill the larger catalogs")
+	sizes := flag.String("sizes", "0,2000,10000", "catalog sizes; 0 is the -corpus skills alone")
+	seed := flag.Uint64("seed", 1, "seed of the sample from -pool")
+	top := flag.Int("top", 15, "domains to print for each size")
+	flag.Parse()
+	if *dirs == "" {
+		fail(fmt.Errorf("give -corpus (or $LOADOUT_SKILL_CORPUS): folders of the public collections, fetched with scripts/safety-corpus.sh DIR"))
+	}
+	base, st, err := corpus.Read(strings.Split(*dirs, ","))
+	if err != nil {
+		fail(err)
+	}
+	fmt.Printf("# -corpus: %d skills (%d SKILL.md, %d duplicate names, first kept)\n", len(base), st.Files, st.Duplicate)
+	var extra []corpus.Skill
+	if *pool != "" {
+		all, st, err := corpus.Read(strings.Split(*pool, ","))
+		if err != nil {
+			fail(err)
+		}
+		taken := map[string]bool{}
+		for _, s := range base {
+			taken[s.Name] = true
+		}
+		for _, s := range all {
+			if !taken[s.Name] {
+				extra = append(extra, s)
+			}
+		}
+		r := rand.New(rand.NewPCG(*seed, 0xd0))
+		r.Shuffle(len(extra), func(i, j int) { extra[i], extra[j] = extra[j], extra[i] })
+		fmt.Printf("# -pool: %d more skills (%d SKILL.md, %d duplicate names), seed %d\n", len(extra), st.Files, st.Duplicate, *seed)
+	}
+	for _, f := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			fail(fmt.Errorf("-sizes: %v", err))
+		}
+		skills := base
+		if n > len(base) {
+			if n-len(base) > len(extra) {
+				fail(fmt.Errorf("%d skills: -corpus and -pool hold only %d", n, len(base)+len(extra)))
+			}
+			skills = append(slices.Clip(base), extra[:n-len(base)]...)
+		}
+		measure(skills, *top)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "domains:", err)
+	os.Exit(1)
+}
+
+func measure(skills []corpus.Skill, top int) {
+	listing := make([]render.Entry, len(skills))
+	cats := 0
+	for i, s := range skills {
+		listing[i] = render.Entry{Name: s.Name, Description: s.Description, Category: s.Category}
+		if s.Category != "" {
+			cats++
+		}
+	}
+	// Sorted by name, as the catalog passes them.
+	slices.SortFunc(listing, func(a, b render.Entry) int { return strings.Compare(a.Name, b.Name) })
+	var times []time.Duration
+	var d *render.Domains
+	for range 7 {
+		t0 := time.Now()
+		d = render.NewDomains(listing)
+		times = append(times, time.Since(t0))
+	}
+	slices.Sort(times)
+
+	size := make([]int, len(d.Keys))
+	for _, g := range d.Of {
+		size[g]++
+	}
+	order := make([]int, len(d.Keys))
+	for g := range order {
+		order[g] = g
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return size[b] - size[a] })
+	// How generic a word label is: the share of all skills with its term.
+	df := map[string]int{}
+	var toks []string
+	for _, e := range listing {
+		toks = terms.Append(e.Name, toks[:0])
+		toks = terms.Append(e.Description, toks)
+		slices.Sort(toks)
+		for _, t := range slices.Compact(toks) {
+			df[t]++
+		}
+	}
+	n := len(listing)
+	pct := func(k int) string { return fmt.Sprintf("%.1f%%", 100*float64(k)/float64(max(n, 1))) }
+	single, other := 0, 0
+	for g, k := range d.Keys {
+		if size[g] == 1 {
+			single++
+		}
+		if k == render.OtherDomain {
+			other = size[g]
+		}
+	}
+	fmt.Printf("\n## %d skills (%d with a category): %d domains (%d of one skill), %d in %q; NewDomains %v (median of 7, min %v)\n",
+		n, cats, len(d.Keys), single, other, render.OtherDomain, times[3].Round(10*time.Microsecond), times[0].Round(10*time.Microsecond))
+	var cover []string
+	for _, k := range []int{10, 20, 30, 40} {
+		c := 0
+		for _, g := range order[:min(k, len(order))] {
+			c += size[g]
+		}
+		cover = append(cover, fmt.Sprintf("top %d %s", k, pct(c)))
+	}
+	fmt.Printf("coverage: %s\n", strings.Join(cover, ", "))
+	maxShare, maxLabel := 0, ""
+	for _, g := range order[:min(40, len(order))] {
+		if t := terms.Term(d.Keys[g]); t != "" && df[t] > maxShare && !strings.Contains(d.Keys[g], " ") {
+			maxShare, maxLabel = df[t], d.Keys[g]
+		}
+	}
+	fmt.Printf("most generic of the top 40 labels: %q, in %s of all skills\n", maxLabel, pct(maxShare))
+	fmt.Printf("%4s  %-22s %6s %8s  %s\n", "rank", "label", "skills", "label in", "words")
+	for r, g := range order[:min(top, len(order))] {
+		in := "-"
+		if t := terms.Term(d.Keys[g]); t != "" {
+			in = pct(df[t])
+		}
+		fmt.Printf("%4d  %-22s %6d %8s  %s\n", r+1, d.Keys[g], size[g], in, strings.Join(d.Words[g], ", "))
+	}
+}

@@ -1,0 +1,565 @@
+package render
+
+import (
+	"container/heap"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/loadout/loadout/internal/terms"
+)
+
+// Domains is every listing entry's domain: the group the listing counts it
+// in when it cannot name it, with a label and a few words the model can
+// give the search to find the group's skills.
+//
+// An entry's domain is its category when it has one. The others are
+// partitioned by a greedy cover over their words: the word (search term)
+// that most entries not yet covered share, among words in at most
+// DomainCapPercent of those entries, becomes a domain, and every entry
+// not yet covered that has it joins it; then the next. So a few tens of
+// domains cover nearly every entry, and no label is a word as generic as
+// "code". Entries left (whose words are all generic or unique) are
+// covered the same way without the cap, then one domain each; entries
+// with no usable word at all go to one domain labelled "other".
+//
+// Labels and words are words as they appear in the members' names and
+// descriptions (lowercased): the search index takes its terms from the
+// same text by package terms, so each matches the members it came from.
+// Labels never hold a folder path.
+//
+// The result depends only on the listing: ties are broken by term, then
+// by position.
+type Domains struct {
+	// Keys[g] is domain g's label: a category, a word, or "other".
+	Keys []string
+	// Words[g] are up to 3 words the search matches, most distinctive of
+	// the domain first (frequent in it, rare outside): never the label
+	// again.
+	Words [][]string
+	// Of[i] is the domain of listing[i]. Domains are numbered in order of
+	// their first entry.
+	Of []int
+}
+
+const (
+	// DomainCapPercent is the largest share of the uncategorised entries
+	// (percent) whose word can label a domain in the first cover: a word
+	// in more (over the public collections: "code", "skill") says little
+	// of what the skills do.
+	DomainCapPercent = 25
+	// domainMaxTerms is how many description terms of an entry count, as
+	// in the search index (catalog's maxDescTerms): a word from further
+	// on might not be indexed, and the work per entry stays bounded.
+	domainMaxTerms = 200
+	// domainMaxNameWords bounds the words read from a name.
+	domainMaxNameWords = 32
+	// domainWords is how many words a domain shows.
+	domainWords = 3
+	// OtherDomain labels the entries that have no usable word.
+	OtherDomain = "other"
+)
+
+// domainCap is the most entries (of n uncategorised) a first-cover label
+// may be in: DomainCapPercent of n, and at least 2 so that two skills of
+// a listing of a few can share a domain.
+func domainCap(n int) int { return max(n*DomainCapPercent/100, 2) }
+
+// NewDomains computes the domains of listing. It reads each entry's name,
+// category and the first 200 terms of its description.
+func NewDomains(listing []Entry) *Domains {
+	b := domainBuilder{
+		vocab:  make(map[string]int32, 1024),
+		termID: make(map[string]int32, 1024),
+	}
+	n := len(listing)
+	b.entOff = make([]int32, 1, n+1)
+	b.surfOff = make([]int32, 1, n+1)
+	for i := range listing {
+		b.scan(&listing[i])
+	}
+	nt := len(b.terms)
+	df := make([]int32, nt)     // entries with the term
+	dfFree := make([]int32, nt) // uncategorised entries with it
+	cat := make([]int32, n)     // category group + 1, or 0
+	var keys []string
+	catIdx := map[string]int32{}
+	nFree := 0
+	for i := range listing {
+		if k := categoryKey(listing[i].Category); k != "" {
+			g, ok := catIdx[k]
+			if !ok {
+				g = int32(len(keys))
+				catIdx[k] = g
+				keys = append(keys, k)
+			}
+			cat[i] = g + 1
+		} else {
+			nFree++
+		}
+		for _, t := range b.entTerms(i) {
+			df[t]++
+			if cat[i] == 0 {
+				dfFree[t]++
+			}
+		}
+	}
+
+	// Postings of the uncategorised entries, by term, in entry order.
+	postOff := make([]int32, nt+1)
+	for t, c := range dfFree {
+		postOff[t+1] = postOff[t] + c
+	}
+	post := make([]int32, postOff[nt])
+	fill := make([]int32, nt)
+	copy(fill, postOff[:nt])
+	for i := range listing {
+		if cat[i] != 0 {
+			continue
+		}
+		for _, t := range b.entTerms(i) {
+			post[fill[t]] = int32(i)
+			fill[t]++
+		}
+	}
+
+	// grp[i]: the entry's group, provisional (categories first, then
+	// domains in the order the cover chose them), -1 while uncovered.
+	grp := make([]int32, n)
+	labelTerm := make([]int32, len(keys), len(keys)+64) // -1: a category
+	for g := range labelTerm {
+		labelTerm[g] = -1
+	}
+	for i := range grp {
+		grp[i] = cat[i] - 1
+	}
+	choose := func(t int32) {
+		g := int32(len(labelTerm))
+		labelTerm = append(labelTerm, t)
+		for _, i := range post[postOff[t]:postOff[t+1]] {
+			if grp[i] < 0 {
+				grp[i] = g
+			}
+		}
+	}
+	uncovered := func(t int32) int32 {
+		c := int32(0)
+		for _, i := range post[postOff[t]:postOff[t+1]] {
+			if grp[i] < 0 {
+				c++
+			}
+		}
+		return c
+	}
+	// The first cover, under the cap; then the rest, without it.
+	limit := int32(domainCap(nFree))
+	for pass := 0; pass < 2; pass++ {
+		h := termHeap{terms: b.terms}
+		for t := range int32(nt) {
+			if c := dfFree[t]; c >= 2 && (pass == 1 || c <= limit) && b.usable[t] {
+				h.items = append(h.items, termCount{t, c})
+			}
+		}
+		heap.Init(&h)
+		for h.Len() > 0 {
+			top := h.items[0]
+			c := uncovered(top.t)
+			if c < 2 {
+				heap.Pop(&h)
+				continue
+			}
+			if c < top.c {
+				h.items[0].c = c
+				heap.Fix(&h, 0)
+				continue
+			}
+			heap.Pop(&h)
+			choose(top.t)
+		}
+	}
+	// One domain each for entries whose usable words no other uncovered
+	// entry shares: its rarest word; "other" for entries with none.
+	other := int32(-1)
+	for i := range listing {
+		if grp[i] >= 0 {
+			continue
+		}
+		best := int32(-1)
+		for _, t := range b.entTerms(i) {
+			if b.usable[t] && (best < 0 || df[t] < df[best] || df[t] == df[best] && b.terms[t] < b.terms[best]) {
+				best = t
+			}
+		}
+		if best >= 0 {
+			choose(best)
+			continue
+		}
+		if other < 0 {
+			other = int32(len(labelTerm))
+			labelTerm = append(labelTerm, -1)
+		}
+		grp[i] = other
+	}
+
+	// Renumber groups by first entry; a word label equal to a category
+	// joins the category.
+	ng := len(labelTerm)
+	members := make([]int32, ng)
+	for _, g := range grp {
+		members[g]++
+	}
+	mOff := make([]int32, ng+1)
+	for g, c := range members {
+		mOff[g+1] = mOff[g] + c
+	}
+	byGroup := make([]int32, n)
+	cursor := make([]int32, ng)
+	copy(cursor, mOff[:ng])
+	for i, g := range grp {
+		byGroup[cursor[g]] = int32(i)
+		cursor[g]++
+	}
+	// Labels: the category, "other", or the commonest spelling of the
+	// term among the members.
+	label := make([]string, ng)
+	wc := newWordCounter(&b, nt)
+	groupWords := make([][]string, ng)
+	for g := range ng {
+		ms := byGroup[mOff[g]:mOff[g+1]]
+		lt := labelTerm[g]
+		switch {
+		case g < len(keys):
+			label[g] = keys[g]
+		case g == int(other):
+			label[g] = OtherDomain
+		}
+		if g == int(other) {
+			continue
+		}
+		wc.count(ms)
+		if lt >= 0 {
+			label[g] = wc.spelling(lt)
+		}
+		groupWords[g] = wc.top(ms, lt, label[g], df)
+		wc.reset()
+	}
+	d := &Domains{Of: make([]int, n)}
+	newID := make([]int32, ng)
+	for g := range newID {
+		newID[g] = -1
+	}
+	keyIdx := make(map[string]int32, ng)
+	for i, g := range grp {
+		if newID[g] < 0 {
+			k := label[g]
+			if id, ok := keyIdx[k]; ok {
+				newID[g] = id // a word that is also a category
+			} else {
+				id = int32(len(d.Keys))
+				keyIdx[k] = id
+				newID[g] = id
+				d.Keys = append(d.Keys, k)
+				d.Words = append(d.Words, groupWords[g])
+			}
+		}
+		d.Of[i] = int(newID[g])
+	}
+	return d
+}
+
+// categoryKey is a category as a label: spaces for slashes, so that no
+// label reads as a path, and runs of spaces as one.
+func categoryKey(c string) string {
+	if strings.ContainsAny(c, "/\\") {
+		c = strings.NewReplacer("/", " ", "\\", " ").Replace(c)
+	}
+	return strings.Join(strings.Fields(c), " ")
+}
+
+// domainBuilder holds the words of every entry.
+type domainBuilder struct {
+	// vocab maps a word (lowercased) to its index in words.
+	vocab map[string]int32
+	words []string
+	wterm []int32 // the word's term, -1 for a stopword
+	// termID maps a term to its index in terms.
+	termID map[string]int32
+	terms  []string
+	// usable: the term can label a domain or be shown as a word: two
+	// characters or more, not only digits.
+	usable []bool
+	// ents[entOff[i]:entOff[i+1]] are entry i's distinct terms, and
+	// surfs[surfOff[i]:surfOff[i+1]] its distinct words (not stopwords).
+	ents, surfs     []int32
+	entOff, surfOff []int32
+	seenT, seenW    []int32 // entry+1 that last saw the term, the word
+	buf             []byte
+}
+
+func (b *domainBuilder) entTerms(i int) []int32 { return b.ents[b.entOff[i]:b.entOff[i+1]] }
+func (b *domainBuilder) entWords(i int) []int32 { return b.surfs[b.surfOff[i]:b.surfOff[i+1]] }
+
+// scan adds entry e's words: its name's and its description's first
+// domainMaxTerms terms.
+func (b *domainBuilder) scan(e *Entry) {
+	stamp := int32(len(b.entOff)) // entry index + 1
+	add := func(w []byte) bool {
+		id, ok := b.vocab[string(w)]
+		if !ok {
+			s := string(w)
+			id = int32(len(b.words))
+			b.vocab[s] = id
+			b.words = append(b.words, s)
+			b.seenW = append(b.seenW, 0)
+			t := int32(-1)
+			if ts := terms.Term(s); ts != "" {
+				t, ok = b.termID[ts]
+				if !ok {
+					t = int32(len(b.terms))
+					b.termID[ts] = t
+					b.terms = append(b.terms, ts)
+					b.usable = append(b.usable, usableTerm(ts))
+					b.seenT = append(b.seenT, 0)
+				}
+			}
+			b.wterm = append(b.wterm, t)
+		}
+		t := b.wterm[id]
+		if t < 0 {
+			return false
+		}
+		if b.seenW[id] != stamp {
+			b.seenW[id] = stamp
+			b.surfs = append(b.surfs, id)
+		}
+		if b.seenT[t] != stamp {
+			b.seenT[t] = stamp
+			b.ents = append(b.ents, t)
+		}
+		return true
+	}
+	b.buf = eachWord(e.Name, domainMaxNameWords, b.buf, add)
+	b.buf = eachWord(e.Description, domainMaxTerms, b.buf, add)
+	b.entOff = append(b.entOff, int32(len(b.ents)))
+	b.surfOff = append(b.surfOff, int32(len(b.surfs)))
+}
+
+// usableTerm: a term of one character or of digits alone ("2", "365")
+// tells the model nothing as a label or a word.
+func usableTerm(t string) bool {
+	if utf8.RuneCountInString(t) < 2 {
+		return false
+	}
+	for _, r := range t {
+		if !unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// eachWord calls f with the words of s as terms.Words gives them (runs of
+// letters and digits, lowercased) until f has returned true limit times.
+// The word passed to f is valid only during the call. It returns buf for
+// reuse.
+func eachWord(s string, limit int, buf []byte, f func(w []byte) bool) []byte {
+	start := -1
+	ascii := true
+	emit := func(end int) bool {
+		w := s[start:end]
+		var ok bool
+		if ascii {
+			buf = buf[:0]
+			for k := 0; k < len(w); k++ {
+				c := w[k]
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				buf = append(buf, c)
+			}
+			ok = f(buf)
+		} else {
+			ok = f([]byte(strings.ToLower(w)))
+		}
+		if ok {
+			limit--
+		}
+		return limit > 0
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		var ok bool
+		size := 1
+		if c < utf8.RuneSelf {
+			ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		} else {
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			ok = unicode.IsLetter(r) || unicode.IsDigit(r)
+		}
+		if ok {
+			if start < 0 {
+				start, ascii = i, true
+			}
+			if c >= utf8.RuneSelf {
+				ascii = false
+			}
+		} else if start >= 0 {
+			if !emit(i) {
+				return buf
+			}
+			start = -1
+		}
+		i += size
+	}
+	if start >= 0 && limit > 0 {
+		emit(len(s))
+	}
+	return buf
+}
+
+// termCount is a term and how many entries not yet covered have it (an
+// upper bound, in the heap: the lazy greedy recounts the top).
+type termCount struct{ t, c int32 }
+
+// termHeap orders terms by count, most first, then by term.
+type termHeap struct {
+	items []termCount
+	terms []string
+}
+
+func (h *termHeap) Len() int { return len(h.items) }
+func (h *termHeap) Less(a, b int) bool {
+	x, y := h.items[a], h.items[b]
+	if x.c != y.c {
+		return x.c > y.c
+	}
+	return h.terms[x.t] < h.terms[y.t]
+}
+func (h *termHeap) Swap(a, b int) { h.items[a], h.items[b] = h.items[b], h.items[a] }
+func (h *termHeap) Push(x any)   { h.items = append(h.items, x.(termCount)) }
+func (h *termHeap) Pop() any {
+	x := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return x
+}
+
+// wordCounter counts, for one group at a time, how many members have each
+// term and each word.
+type wordCounter struct {
+	b              *domainBuilder
+	termN, wordN   []int32
+	touchT, touchW []int32
+	best           []int32 // per term: its commonest word among the members, or -1
+}
+
+func newWordCounter(b *domainBuilder, nt int) *wordCounter {
+	wc := &wordCounter{b: b, termN: make([]int32, nt), wordN: make([]int32, len(b.words)), best: make([]int32, nt)}
+	for t := range wc.best {
+		wc.best[t] = -1
+	}
+	return wc
+}
+
+func (wc *wordCounter) count(members []int32) {
+	b := wc.b
+	for _, i := range members {
+		for _, t := range b.entTerms(int(i)) {
+			if wc.termN[t] == 0 {
+				wc.touchT = append(wc.touchT, t)
+			}
+			wc.termN[t]++
+		}
+		for _, w := range b.entWords(int(i)) {
+			if wc.wordN[w] == 0 {
+				wc.touchW = append(wc.touchW, w)
+			}
+			wc.wordN[w]++
+		}
+	}
+	for _, w := range wc.touchW {
+		t := b.wterm[w]
+		bw := wc.best[t]
+		if bw < 0 || wc.wordN[w] > wc.wordN[bw] || wc.wordN[w] == wc.wordN[bw] && b.words[w] < b.words[bw] {
+			wc.best[t] = w
+		}
+	}
+}
+
+// spelling is the commonest word of term t among the members counted.
+func (wc *wordCounter) spelling(t int32) string { return wc.b.words[wc.best[t]] }
+
+// top is the group's most distinctive words: by members with the term,
+// squared, over the entries with it (the share of the term's entries in
+// the group, times its share of the group), then by term. A word must be
+// in two members, unless the group has one; the label's terms are left
+// out.
+func (wc *wordCounter) top(members []int32, labelT int32, label string, df []int32) []string {
+	b := wc.b
+	var skip []int32
+	if labelT >= 0 {
+		skip = append(skip, labelT)
+	} else {
+		terms.Words(label, func(w string) {
+			if t, ok := b.termID[terms.Term(w)]; ok {
+				skip = append(skip, t)
+			}
+		})
+	}
+	minN := int32(min(2, len(members)))
+	var best [domainWords]int32
+	nb := 0
+	better := func(x, y int32) bool {
+		sx := int64(wc.termN[x]) * int64(wc.termN[x]) * int64(df[y])
+		sy := int64(wc.termN[y]) * int64(wc.termN[y]) * int64(df[x])
+		if sx != sy {
+			return sx > sy
+		}
+		return b.terms[x] < b.terms[y]
+	}
+	for _, t := range wc.touchT {
+		if wc.termN[t] < minN || !b.usable[t] || containsI32(skip, t) {
+			continue
+		}
+		// Insert into the sorted best few.
+		k := nb
+		if k == domainWords {
+			if !better(t, best[k-1]) {
+				continue
+			}
+			k--
+		} else {
+			nb++
+		}
+		for k > 0 && better(t, best[k-1]) {
+			best[k] = best[k-1]
+			k--
+		}
+		best[k] = t
+	}
+	out := make([]string, nb)
+	for k := range nb {
+		out[k] = wc.spelling(best[k])
+	}
+	return out
+}
+
+func (wc *wordCounter) reset() {
+	for _, t := range wc.touchT {
+		wc.termN[t] = 0
+		wc.best[t] = -1
+	}
+	for _, w := range wc.touchW {
+		wc.wordN[w] = 0
+	}
+	wc.touchT, wc.touchW = wc.touchT[:0], wc.touchW[:0]
+}
+
+func containsI32(s []int32, x int32) bool {
+	for _, y := range s {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
