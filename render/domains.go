@@ -2,6 +2,8 @@ package render
 
 import (
 	"container/heap"
+	"math"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -105,22 +107,37 @@ func NewDomains(listing []Entry) *Domains {
 		}
 	}
 
-	// Postings of the uncategorised entries, by term, in entry order.
-	postOff := make([]int32, nt+1)
-	for t, c := range dfFree {
-		postOff[t+1] = postOff[t] + c
+	// Postings of the uncategorised entries, by term, in entry order: of
+	// every term, and of the terms of names.
+	postings := func(sel func(i int) []int32) (off, post []int32) {
+		off = make([]int32, nt+1)
+		for i := range listing {
+			if cat[i] == 0 {
+				for _, t := range sel(i) {
+					off[t+1]++
+				}
+			}
+		}
+		for t := range nt {
+			off[t+1] += off[t]
+		}
+		post = make([]int32, off[nt])
+		fill := make([]int32, nt)
+		copy(fill, off[:nt])
+		for i := range listing {
+			if cat[i] == 0 {
+				for _, t := range sel(i) {
+					post[fill[t]] = int32(i)
+					fill[t]++
+				}
+			}
+		}
+		return off, post
 	}
-	post := make([]int32, postOff[nt])
-	fill := make([]int32, nt)
-	copy(fill, postOff[:nt])
-	for i := range listing {
-		if cat[i] != 0 {
-			continue
-		}
-		for _, t := range b.entTerms(i) {
-			post[fill[t]] = int32(i)
-			fill[t]++
-		}
+	allOff, allPost := postings(b.entTerms)
+	var nameOff, namePost []int32
+	if DomainVariant == 1 || DomainVariant >= 5 {
+		nameOff, namePost = postings(b.nameTerms)
 	}
 
 	// grp[i]: the entry's group, provisional (categories first, then
@@ -133,18 +150,18 @@ func NewDomains(listing []Entry) *Domains {
 	for i := range grp {
 		grp[i] = cat[i] - 1
 	}
-	choose := func(t int32) {
+	choose := func(t int32, off, post []int32) {
 		g := int32(len(labelTerm))
 		labelTerm = append(labelTerm, t)
-		for _, i := range post[postOff[t]:postOff[t+1]] {
+		for _, i := range post[off[t]:off[t+1]] {
 			if grp[i] < 0 {
 				grp[i] = g
 			}
 		}
 	}
-	uncovered := func(t int32) int32 {
+	uncovered := func(t int32, off, post []int32) int32 {
 		c := int32(0)
-		for _, i := range post[postOff[t]:postOff[t+1]] {
+		for _, i := range post[off[t]:off[t+1]] {
 			if grp[i] < 0 {
 				c++
 			}
@@ -153,17 +170,28 @@ func NewDomains(listing []Entry) *Domains {
 	}
 	// The first cover, under the cap; then the rest, without it.
 	limit := int32(domainCap(nFree))
-	for pass := 0; pass < 2; pass++ {
+	type pass struct {
+		off, post []int32
+		capped    bool
+	}
+	passes := []pass{{allOff, allPost, true}}
+	if DomainVariant != 4 {
+		passes = append(passes, pass{allOff, allPost, false})
+	}
+	if DomainVariant == 1 {
+		passes = append([]pass{{nameOff, namePost, true}}, passes...)
+	}
+	for _, p := range passes {
 		h := termHeap{terms: b.terms}
 		for t := range int32(nt) {
-			if c := dfFree[t]; c >= 2 && (pass == 1 || c <= limit) && b.usable[t] {
+			if c := p.off[t+1] - p.off[t]; c >= 2 && (!p.capped || dfFree[t] <= limit) && b.usable[t] && !(DomainVariant >= 2 && boiler[b.terms[t]]) && !(DomainVariant == 3 && p.capped && (nameOff[t+1]-nameOff[t])*100 < int32(DomainVariant)*dfFree[t]) {
 				h.items = append(h.items, termCount{t, c})
 			}
 		}
 		heap.Init(&h)
 		for h.Len() > 0 {
 			top := h.items[0]
-			c := uncovered(top.t)
+			c := uncovered(top.t, p.off, p.post)
 			if c < 2 {
 				heap.Pop(&h)
 				continue
@@ -174,7 +202,7 @@ func NewDomains(listing []Entry) *Domains {
 				continue
 			}
 			heap.Pop(&h)
-			choose(top.t)
+			choose(top.t, p.off, p.post)
 		}
 	}
 	// One domain each for entries whose usable words no other uncovered
@@ -191,7 +219,7 @@ func NewDomains(listing []Entry) *Domains {
 			}
 		}
 		if best >= 0 {
-			choose(best)
+			choose(best, allOff, allPost)
 			continue
 		}
 		if other < 0 {
@@ -199,6 +227,10 @@ func NewDomains(listing []Entry) *Domains {
 			labelTerm = append(labelTerm, -1)
 		}
 		grp[i] = other
+	}
+
+	if DomainAbsorb > 0 {
+		absorb(&b, grp, labelTerm, len(keys), other, df)
 	}
 
 	// Renumber groups by first entry; a word label equal to a category
@@ -223,6 +255,7 @@ func NewDomains(listing []Entry) *Domains {
 	// term among the members.
 	label := make([]string, ng)
 	wc := newWordCounter(&b, nt)
+	wc.n = n
 	groupWords := make([][]string, ng)
 	for g := range ng {
 		ms := byGroup[mOff[g]:mOff[g+1]]
@@ -233,7 +266,7 @@ func NewDomains(listing []Entry) *Domains {
 		case g == int(other):
 			label[g] = OtherDomain
 		}
-		if g == int(other) {
+		if g == int(other) || len(ms) == 0 {
 			continue
 		}
 		wc.count(ms)
@@ -267,6 +300,126 @@ func NewDomains(listing []Entry) *Domains {
 	return d
 }
 
+var DomainVariant = 0
+var DomainAbsorb = 0
+var DomainProfile = 64
+
+// absorb moves the entries of small word domains into the large word
+// domain whose members' words they share most.
+func absorb(b *domainBuilder, grp, labelTerm []int32, ncat int, other int32, df []int32) {
+	n := len(grp)
+	ng := len(labelTerm)
+	size := make([]int32, ng)
+	for _, g := range grp {
+		size[g]++
+	}
+	minHead := int32(max(2, n*DomainAbsorb/1000))
+	head := make([]int32, ng) // index among heads + 1
+	var heads []int32
+	for g := ncat; g < ng; g++ {
+		if int32(g) != other && size[g] >= minHead {
+			heads = append(heads, int32(g))
+			head[g] = int32(len(heads))
+		}
+	}
+	if len(heads) == 0 {
+		return
+	}
+	// Members by group.
+	off := make([]int32, ng+1)
+	for g, c := range size {
+		off[g+1] = off[g] + c
+	}
+	byGroup := make([]int32, n)
+	cur := make([]int32, ng)
+	copy(cur, off[:ng])
+	for i, g := range grp {
+		byGroup[cur[g]] = int32(i)
+		cur[g]++
+	}
+	type prof struct {
+		t int32
+		h int32
+		w float32
+	}
+	var profs []prof
+	wc := newWordCounter(b, len(b.terms))
+	wc.n = n
+	type tw struct {
+		t int32
+		w float64
+	}
+	var cand []tw
+	for hi, g := range heads {
+		ms := byGroup[off[g]:off[g+1]]
+		wc.count(ms)
+		cand = cand[:0]
+		for _, t := range wc.touchT {
+			if c := wc.termN[t]; c >= 2 && b.usable[t] {
+				cand = append(cand, tw{t, float64(c) / float64(len(ms)) * math.Log(float64(n)/float64(df[t]))})
+			}
+		}
+		slices.SortFunc(cand, func(x, y tw) int {
+			if x.w != y.w {
+				if x.w > y.w {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(b.terms[x.t], b.terms[y.t])
+		})
+		for _, c := range cand[:min(len(cand), DomainProfile)] {
+			profs = append(profs, prof{c.t, int32(hi), float32(c.w)})
+		}
+		wc.reset()
+	}
+	// By term.
+	nt := len(b.terms)
+	poff := make([]int32, nt+1)
+	for _, p := range profs {
+		poff[p.t+1]++
+	}
+	for t := range nt {
+		poff[t+1] += poff[t]
+	}
+	byTerm := make([]prof, len(profs))
+	pc := make([]int32, nt)
+	copy(pc, poff[:nt])
+	for _, p := range profs {
+		byTerm[pc[p.t]] = p
+		pc[p.t]++
+	}
+	score := make([]float32, len(heads))
+	for i, g := range grp {
+		if int(g) < ncat || g == other || head[g] != 0 {
+			continue
+		}
+		clear(score)
+		for _, t := range b.entTerms(i) {
+			for _, p := range byTerm[poff[t]:poff[t+1]] {
+				score[p.h] += p.w
+			}
+		}
+		best := -1
+		for h, sc := range score {
+			if sc > 0 && (best < 0 || sc > score[best]) {
+				best = h
+			}
+		}
+		if best >= 0 {
+			grp[i] = heads[best]
+		}
+	}
+}
+
+var boiler = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields("skill via capabl trigger whenev someon includ base alway") {
+		boiler[w] = true
+	}
+}
+
 // categoryKey is a category as a label: spaces for slashes, so that no
 // label reads as a path, and runs of spaces as one.
 func categoryKey(c string) string {
@@ -292,12 +445,14 @@ type domainBuilder struct {
 	// surfs[surfOff[i]:surfOff[i+1]] its distinct words (not stopwords).
 	ents, surfs     []int32
 	entOff, surfOff []int32
+	nameEnd         []int32 // ents[entOff[i]:nameEnd[i]] are the name's terms
 	seenT, seenW    []int32 // entry+1 that last saw the term, the word
 	buf             []byte
 }
 
-func (b *domainBuilder) entTerms(i int) []int32 { return b.ents[b.entOff[i]:b.entOff[i+1]] }
-func (b *domainBuilder) entWords(i int) []int32 { return b.surfs[b.surfOff[i]:b.surfOff[i+1]] }
+func (b *domainBuilder) entTerms(i int) []int32  { return b.ents[b.entOff[i]:b.entOff[i+1]] }
+func (b *domainBuilder) nameTerms(i int) []int32 { return b.ents[b.entOff[i]:b.nameEnd[i]] }
+func (b *domainBuilder) entWords(i int) []int32  { return b.surfs[b.surfOff[i]:b.surfOff[i+1]] }
 
 // scan adds entry e's words: its name's and its description's first
 // domainMaxTerms terms.
@@ -339,6 +494,7 @@ func (b *domainBuilder) scan(e *Entry) {
 		return true
 	}
 	b.buf = eachWord(e.Name, domainMaxNameWords, b.buf, add)
+	b.nameEnd = append(b.nameEnd, int32(len(b.ents)))
 	b.buf = eachWord(e.Description, domainMaxTerms, b.buf, add)
 	b.entOff = append(b.entOff, int32(len(b.ents)))
 	b.surfOff = append(b.surfOff, int32(len(b.surfs)))
@@ -437,7 +593,7 @@ func (h *termHeap) Less(a, b int) bool {
 	return h.terms[x.t] < h.terms[y.t]
 }
 func (h *termHeap) Swap(a, b int) { h.items[a], h.items[b] = h.items[b], h.items[a] }
-func (h *termHeap) Push(x any)   { h.items = append(h.items, x.(termCount)) }
+func (h *termHeap) Push(x any)    { h.items = append(h.items, x.(termCount)) }
 func (h *termHeap) Pop() any {
 	x := h.items[len(h.items)-1]
 	h.items = h.items[:len(h.items)-1]
@@ -448,6 +604,7 @@ func (h *termHeap) Pop() any {
 // term and each word.
 type wordCounter struct {
 	b              *domainBuilder
+	n              int // entries
 	termN, wordN   []int32
 	touchT, touchW []int32
 	best           []int32 // per term: its commonest word among the members, or -1
@@ -509,16 +666,19 @@ func (wc *wordCounter) top(members []int32, labelT int32, label string, df []int
 	minN := int32(min(2, len(members)))
 	var best [domainWords]int32
 	nb := 0
+	score := func(x int32) float64 {
+		return float64(wc.termN[x]) * math.Log(float64(wc.n)/float64(df[x]))
+	}
 	better := func(x, y int32) bool {
-		sx := int64(wc.termN[x]) * int64(wc.termN[x]) * int64(df[y])
-		sy := int64(wc.termN[y]) * int64(wc.termN[y]) * int64(df[x])
+		sx, sy := score(x), score(y)
 		if sx != sy {
 			return sx > sy
 		}
 		return b.terms[x] < b.terms[y]
 	}
+	wcap := int32(domainCap(wc.n))
 	for _, t := range wc.touchT {
-		if wc.termN[t] < minN || !b.usable[t] || containsI32(skip, t) {
+		if wc.termN[t] < minN || !b.usable[t] || containsI32(skip, t) || df[t] > wcap || DomainVariant >= 2 && boiler[b.terms[t]] {
 			continue
 		}
 		// Insert into the sorted best few.
