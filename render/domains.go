@@ -16,28 +16,40 @@ import (
 // give the search to find the group's skills.
 //
 // An entry's domain is its category when it has one. The others are
-// partitioned by a greedy cover over their words: the word (search term)
-// that most entries not yet covered share, among words in at most
-// DomainCapPercent of those entries, becomes a domain, and every entry
-// not yet covered that has it joins it; then the next. So a few tens of
-// domains cover nearly every entry, and no label is a word as generic as
-// "code". Entries left (whose words are all generic or unique) are
-// covered the same way without the cap, then one domain each; entries
-// with no usable word at all go to one domain labelled "other".
+// partitioned by a greedy cover over their words (search terms): the term
+// that most entries not yet covered share becomes a domain, and every
+// entry not yet covered that has it joins it; then the next, until no term
+// is shared by two entries not yet covered. Only terms in at most
+// DomainCapPercent of the entries can label a domain: a word as common as
+// "code" says little of what skills do. Words that describe skills in
+// general ("skill", "via", "whenever") never label a domain. Entries left
+// (all of whose words are generic, or their own) get a domain each.
+//
+// A listing shows only its largest domains, so the cover is followed by
+// one step that keeps the long tail in them: an entry of a word domain
+// smaller than 0.5% of the listing joins the larger word domain whose
+// distinctive words it shares most (by the members' share of each word
+// times its inverse document frequency), if it shares any. Over real
+// collections this takes the share of skills in the largest 30 domains
+// from 89% to 99% at 10,000 skills (bench/cmd/domains). Such an entry
+// need not hold its domain's label; its domain's words are computed on
+// the final members, and the search then finds it by the request itself.
+//
+// Entries with no usable word go to one domain labelled "other".
 //
 // Labels and words are words as they appear in the members' names and
 // descriptions (lowercased): the search index takes its terms from the
 // same text by package terms, so each matches the members it came from.
-// Labels never hold a folder path.
+// Labels never hold a folder path (a category's slashes become spaces).
 //
 // The result depends only on the listing: ties are broken by term, then
 // by position.
 type Domains struct {
 	// Keys[g] is domain g's label: a category, a word, or "other".
 	Keys []string
-	// Words[g] are up to 3 words the search matches, most distinctive of
-	// the domain first (frequent in it, rare outside): never the label
-	// again.
+	// Words[g] are up to 3 words of domain g's members that the search
+	// matches, most distinctive of the domain first (frequent in it, rare
+	// outside): never the label again.
 	Words [][]string
 	// Of[i] is the domain of listing[i]. Domains are numbered in order of
 	// their first entry.
@@ -46,10 +58,18 @@ type Domains struct {
 
 const (
 	// DomainCapPercent is the largest share of the uncategorised entries
-	// (percent) whose word can label a domain in the first cover: a word
-	// in more (over the public collections: "code", "skill") says little
-	// of what the skills do.
+	// (percent) whose word can label a domain: over the public collections
+	// it keeps "code" (18% at 445 skills, 16% at 10,000) and leaves out
+	// the words of over a quarter of them.
 	DomainCapPercent = 25
+	// domainMinCap is the cap of a small listing (domainCap).
+	domainMinCap = 10
+	// domainHeadPermille: a word domain of fewer entries (per mille of the
+	// listing, and at least 2) gives its entries to larger ones.
+	domainHeadPermille = 5
+	// domainProfile is how many distinctive words of a large domain an
+	// entry of a small one is matched against.
+	domainProfile = 64
 	// domainMaxTerms is how many description terms of an entry count, as
 	// in the search index (catalog's maxDescTerms): a word from further
 	// on might not be indexed, and the work per entry stays bounded.
@@ -62,10 +82,22 @@ const (
 	OtherDomain = "other"
 )
 
-// domainCap is the most entries (of n uncategorised) a first-cover label
-// may be in: DomainCapPercent of n, and at least 2 so that two skills of
-// a listing of a few can share a domain.
-func domainCap(n int) int { return max(n*DomainCapPercent/100, 2) }
+// domainCap is the most entries (of n uncategorised) a label may be in:
+// DomainCapPercent of n, and at least domainMinCap, so that in a listing
+// of a few skills three of seven can still share "pdf".
+func domainCap(n int) int { return max(n*DomainCapPercent/100, domainMinCap) }
+
+// genericTerms are the terms of words that describe skills in general, not
+// a domain: in the public collections' descriptions "This skill should be
+// used whenever...", "Triggers on...", "via", "based on". They label no
+// domain and are not shown as a domain's words.
+var genericTerms = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields("skill skills via capability capabilities trigger triggers triggered whenever someone including based always") {
+		m[terms.Term(w)] = true
+	}
+	return m
+}()
 
 // NewDomains computes the domains of listing. It reads each entry's name,
 // category and the first 200 terms of its description.
@@ -107,106 +139,74 @@ func NewDomains(listing []Entry) *Domains {
 		}
 	}
 
-	// Postings of the uncategorised entries, by term, in entry order: of
-	// every term, and of the terms of names.
-	postings := func(sel func(i int) []int32) (off, post []int32) {
-		off = make([]int32, nt+1)
-		for i := range listing {
-			if cat[i] == 0 {
-				for _, t := range sel(i) {
-					off[t+1]++
-				}
-			}
-		}
-		for t := range nt {
-			off[t+1] += off[t]
-		}
-		post = make([]int32, off[nt])
-		fill := make([]int32, nt)
-		copy(fill, off[:nt])
-		for i := range listing {
-			if cat[i] == 0 {
-				for _, t := range sel(i) {
-					post[fill[t]] = int32(i)
-					fill[t]++
-				}
-			}
-		}
-		return off, post
+	// Postings of the uncategorised entries, by term, in entry order.
+	postOff := make([]int32, nt+1)
+	for t, c := range dfFree {
+		postOff[t+1] = postOff[t] + c
 	}
-	allOff, allPost := postings(b.entTerms)
-	var nameOff, namePost []int32
-	if DomainVariant == 1 || DomainVariant >= 5 {
-		nameOff, namePost = postings(b.nameTerms)
+	post := make([]int32, postOff[nt])
+	fill := make([]int32, nt)
+	copy(fill, postOff[:nt])
+	for i := range listing {
+		if cat[i] == 0 {
+			for _, t := range b.entTerms(i) {
+				post[fill[t]] = int32(i)
+				fill[t]++
+			}
+		}
 	}
 
-	// grp[i]: the entry's group, provisional (categories first, then
+	// grp[i] is entry i's group, provisional (categories first, then
 	// domains in the order the cover chose them), -1 while uncovered.
 	grp := make([]int32, n)
-	labelTerm := make([]int32, len(keys), len(keys)+64) // -1: a category
+	labelTerm := make([]int32, len(keys), len(keys)+64) // -1: not a word
 	for g := range labelTerm {
 		labelTerm[g] = -1
 	}
 	for i := range grp {
 		grp[i] = cat[i] - 1
 	}
-	choose := func(t int32, off, post []int32) {
+	choose := func(t int32) {
 		g := int32(len(labelTerm))
 		labelTerm = append(labelTerm, t)
-		for _, i := range post[off[t]:off[t+1]] {
+		for _, i := range post[postOff[t]:postOff[t+1]] {
 			if grp[i] < 0 {
 				grp[i] = g
 			}
 		}
 	}
-	uncovered := func(t int32, off, post []int32) int32 {
+	// The greedy cover, lazily: a term's count in the heap is an upper
+	// bound (counts only fall), so the top is recounted, and chosen if it
+	// still holds.
+	limit := int32(domainCap(nFree))
+	h := termHeap{terms: b.terms}
+	for t := range int32(nt) {
+		if c := dfFree[t]; c >= 2 && c <= limit && b.usable[t] {
+			h.items = append(h.items, termCount{t, c})
+		}
+	}
+	heap.Init(&h)
+	for h.Len() > 0 {
+		top := h.items[0]
 		c := int32(0)
-		for _, i := range post[off[t]:off[t+1]] {
+		for _, i := range post[postOff[top.t]:postOff[top.t+1]] {
 			if grp[i] < 0 {
 				c++
 			}
 		}
-		return c
-	}
-	// The first cover, under the cap; then the rest, without it.
-	limit := int32(domainCap(nFree))
-	type pass struct {
-		off, post []int32
-		capped    bool
-	}
-	passes := []pass{{allOff, allPost, true}}
-	if DomainVariant != 4 {
-		passes = append(passes, pass{allOff, allPost, false})
-	}
-	if DomainVariant == 1 {
-		passes = append([]pass{{nameOff, namePost, true}}, passes...)
-	}
-	for _, p := range passes {
-		h := termHeap{terms: b.terms}
-		for t := range int32(nt) {
-			if c := p.off[t+1] - p.off[t]; c >= 2 && (!p.capped || dfFree[t] <= limit) && b.usable[t] && !(DomainVariant >= 2 && boiler[b.terms[t]]) && !(DomainVariant == 3 && p.capped && (nameOff[t+1]-nameOff[t])*100 < int32(DomainVariant)*dfFree[t]) {
-				h.items = append(h.items, termCount{t, c})
-			}
-		}
-		heap.Init(&h)
-		for h.Len() > 0 {
-			top := h.items[0]
-			c := uncovered(top.t, p.off, p.post)
-			if c < 2 {
-				heap.Pop(&h)
-				continue
-			}
-			if c < top.c {
-				h.items[0].c = c
-				heap.Fix(&h, 0)
-				continue
-			}
+		switch {
+		case c < 2:
 			heap.Pop(&h)
-			choose(top.t, p.off, p.post)
+		case c < top.c:
+			h.items[0].c = c
+			heap.Fix(&h, 0)
+		default:
+			heap.Pop(&h)
+			choose(top.t)
 		}
 	}
-	// One domain each for entries whose usable words no other uncovered
-	// entry shares: its rarest word; "other" for entries with none.
+	// A domain each for entries left: their rarest word; "other" for
+	// entries with none.
 	other := int32(-1)
 	for i := range listing {
 		if grp[i] >= 0 {
@@ -219,7 +219,7 @@ func NewDomains(listing []Entry) *Domains {
 			}
 		}
 		if best >= 0 {
-			choose(best, allOff, allPost)
+			choose(best)
 			continue
 		}
 		if other < 0 {
@@ -228,38 +228,17 @@ func NewDomains(listing []Entry) *Domains {
 		}
 		grp[i] = other
 	}
-
-	if DomainAbsorb > 0 {
-		absorb(&b, grp, labelTerm, len(keys), other, df)
-	}
-
-	// Renumber groups by first entry; a word label equal to a category
-	// joins the category.
 	ng := len(labelTerm)
-	members := make([]int32, ng)
-	for _, g := range grp {
-		members[g]++
-	}
-	mOff := make([]int32, ng+1)
-	for g, c := range members {
-		mOff[g+1] = mOff[g] + c
-	}
-	byGroup := make([]int32, n)
-	cursor := make([]int32, ng)
-	copy(cursor, mOff[:ng])
-	for i, g := range grp {
-		byGroup[cursor[g]] = int32(i)
-		cursor[g]++
-	}
+	wc := newWordCounter(&b, n)
+	absorb(&b, wc, grp, ng, len(keys), other, df)
+
 	// Labels: the category, "other", or the commonest spelling of the
-	// term among the members.
+	// term among the members; then the words.
+	mOff, byGroup := groupMembers(grp, ng)
 	label := make([]string, ng)
-	wc := newWordCounter(&b, nt)
-	wc.n = n
 	groupWords := make([][]string, ng)
 	for g := range ng {
 		ms := byGroup[mOff[g]:mOff[g+1]]
-		lt := labelTerm[g]
 		switch {
 		case g < len(keys):
 			label[g] = keys[g]
@@ -270,12 +249,15 @@ func NewDomains(listing []Entry) *Domains {
 			continue
 		}
 		wc.count(ms)
-		if lt >= 0 {
+		if lt := labelTerm[g]; lt >= 0 {
 			label[g] = wc.spelling(lt)
 		}
-		groupWords[g] = wc.top(ms, lt, label[g], df)
+		groupWords[g] = wc.top(len(ms), labelTerm[g], label[g], df)
 		wc.reset()
 	}
+
+	// Number domains by first entry; a word label that is also a
+	// category joins the category.
 	d := &Domains{Of: make([]int, n)}
 	newID := make([]int32, ng)
 	for g := range newID {
@@ -285,81 +267,80 @@ func NewDomains(listing []Entry) *Domains {
 	for i, g := range grp {
 		if newID[g] < 0 {
 			k := label[g]
-			if id, ok := keyIdx[k]; ok {
-				newID[g] = id // a word that is also a category
-			} else {
+			id, ok := keyIdx[k]
+			if !ok {
 				id = int32(len(d.Keys))
 				keyIdx[k] = id
-				newID[g] = id
 				d.Keys = append(d.Keys, k)
 				d.Words = append(d.Words, groupWords[g])
 			}
+			newID[g] = id
 		}
 		d.Of[i] = int(newID[g])
 	}
 	return d
 }
 
-var DomainVariant = 0
-var DomainAbsorb = 0
-var DomainProfile = 64
+// groupMembers lists the entries of each of ng groups: those of group g
+// are members[off[g]:off[g+1]], in entry order.
+func groupMembers(grp []int32, ng int) (off, members []int32) {
+	off = make([]int32, ng+2)
+	for _, g := range grp {
+		off[g+2]++
+	}
+	for g := 2; g < len(off); g++ {
+		off[g] += off[g-1]
+	}
+	members = make([]int32, len(grp))
+	for i, g := range grp {
+		members[off[g+1]] = int32(i)
+		off[g+1]++
+	}
+	return off[:ng+1], members
+}
 
-// absorb moves the entries of small word domains into the large word
-// domain whose members' words they share most.
-func absorb(b *domainBuilder, grp, labelTerm []int32, ncat int, other int32, df []int32) {
+// absorb gives the entries of small word domains (fewer than
+// domainHeadPermille of the entries) to the large word domain whose
+// profile (its domainProfile most distinctive words, each weighted by the
+// members' share that have it times its inverse document frequency) they
+// share most; ties go to the domain chosen first, the larger. An entry
+// that shares none stays.
+func absorb(b *domainBuilder, wc *wordCounter, grp []int32, ng, ncat int, other int32, df []int32) {
 	n := len(grp)
-	ng := len(labelTerm)
 	size := make([]int32, ng)
 	for _, g := range grp {
 		size[g]++
 	}
-	minHead := int32(max(2, n*DomainAbsorb/1000))
-	head := make([]int32, ng) // index among heads + 1
+	minHead := int32(max(2, n*domainHeadPermille/1000))
+	isHead := make([]bool, ng)
 	var heads []int32
 	for g := ncat; g < ng; g++ {
 		if int32(g) != other && size[g] >= minHead {
 			heads = append(heads, int32(g))
-			head[g] = int32(len(heads))
+			isHead[g] = true
 		}
 	}
 	if len(heads) == 0 {
 		return
 	}
-	// Members by group.
-	off := make([]int32, ng+1)
-	for g, c := range size {
-		off[g+1] = off[g] + c
-	}
-	byGroup := make([]int32, n)
-	cur := make([]int32, ng)
-	copy(cur, off[:ng])
-	for i, g := range grp {
-		byGroup[cur[g]] = int32(i)
-		cur[g]++
-	}
+	off, byGroup := groupMembers(grp, ng)
 	type prof struct {
-		t int32
-		h int32
-		w float32
+		t, h int32
+		w    float32
 	}
 	var profs []prof
-	wc := newWordCounter(b, len(b.terms))
-	wc.n = n
-	type tw struct {
-		t int32
-		w float64
-	}
-	var cand []tw
+	var cand []prof
 	for hi, g := range heads {
 		ms := byGroup[off[g]:off[g+1]]
 		wc.count(ms)
 		cand = cand[:0]
 		for _, t := range wc.touchT {
 			if c := wc.termN[t]; c >= 2 && b.usable[t] {
-				cand = append(cand, tw{t, float64(c) / float64(len(ms)) * math.Log(float64(n)/float64(df[t]))})
+				w := float64(c) / float64(len(ms)) * math.Log(float64(n)/float64(df[t]))
+				cand = append(cand, prof{t, int32(hi), float32(w)})
 			}
 		}
-		slices.SortFunc(cand, func(x, y tw) int {
+		slices.SortFunc(cand, func(x, y prof) int {
 			if x.w != y.w {
 				if x.w > y.w {
 					return -1
@@ -368,30 +349,26 @@ func absorb(b *domainBuilder, grp, labelTerm []int32, ncat int, other int32, df 
 			}
 			return strings.Compare(b.terms[x.t], b.terms[y.t])
 		})
-		for _, c := range cand[:min(len(cand), DomainProfile)] {
-			profs = append(profs, prof{c.t, int32(hi), float32(c.w)})
-		}
+		profs = append(profs, cand[:min(len(cand), domainProfile)]...)
 		wc.reset()
 	}
-	// By term.
+	// The profiles by term.
 	nt := len(b.terms)
-	poff := make([]int32, nt+1)
+	poff := make([]int32, nt+2)
 	for _, p := range profs {
-		poff[p.t+1]++
+		poff[p.t+2]++
 	}
-	for t := range nt {
-		poff[t+1] += poff[t]
+	for t := 2; t < len(poff); t++ {
+		poff[t] += poff[t-1]
 	}
 	byTerm := make([]prof, len(profs))
-	pc := make([]int32, nt)
-	copy(pc, poff[:nt])
 	for _, p := range profs {
-		byTerm[pc[p.t]] = p
-		pc[p.t]++
+		byTerm[poff[p.t+1]] = p
+		poff[p.t+1]++
 	}
 	score := make([]float32, len(heads))
 	for i, g := range grp {
-		if int(g) < ncat || g == other || head[g] != 0 {
+		if int(g) < ncat || g == other || isHead[g] {
 			continue
 		}
 		clear(score)
@@ -409,14 +386,6 @@ func absorb(b *domainBuilder, grp, labelTerm []int32, ncat int, other int32, df 
 		if best >= 0 {
 			grp[i] = heads[best]
 		}
-	}
-}
-
-var boiler = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields("skill via capabl trigger whenev someon includ base alway") {
-		boiler[w] = true
 	}
 }
 
@@ -438,7 +407,7 @@ type domainBuilder struct {
 	// termID maps a term to its index in terms.
 	termID map[string]int32
 	terms  []string
-	// usable: the term can label a domain or be shown as a word: two
+	// usable: the term can label a domain or be shown as a word (usableTerm)
 	// characters or more, not only digits.
 	usable []bool
 	// ents[entOff[i]:entOff[i+1]] are entry i's distinct terms, and
@@ -473,7 +442,7 @@ func (b *domainBuilder) scan(e *Entry) {
 					t = int32(len(b.terms))
 					b.termID[ts] = t
 					b.terms = append(b.terms, ts)
-					b.usable = append(b.usable, usableTerm(ts))
+					b.usable = append(b.usable, usableTerm(ts) && !genericTerms[ts])
 					b.seenT = append(b.seenT, 0)
 				}
 			}
@@ -574,8 +543,8 @@ func eachWord(s string, limit int, buf []byte, f func(w []byte) bool) []byte {
 	return buf
 }
 
-// termCount is a term and how many entries not yet covered have it (an
-// upper bound, in the heap: the lazy greedy recounts the top).
+// termCount is a term and how many entries not yet covered have it (in
+// the heap, an upper bound).
 type termCount struct{ t, c int32 }
 
 // termHeap orders terms by count, most first, then by term.
@@ -610,8 +579,9 @@ type wordCounter struct {
 	best           []int32 // per term: its commonest word among the members, or -1
 }
 
-func newWordCounter(b *domainBuilder, nt int) *wordCounter {
-	wc := &wordCounter{b: b, termN: make([]int32, nt), wordN: make([]int32, len(b.words)), best: make([]int32, nt)}
+func newWordCounter(b *domainBuilder, n int) *wordCounter {
+	nt := len(b.terms)
+	wc := &wordCounter{b: b, n: n, termN: make([]int32, nt), wordN: make([]int32, len(b.words)), best: make([]int32, nt)}
 	for t := range wc.best {
 		wc.best[t] = -1
 	}
@@ -646,12 +616,12 @@ func (wc *wordCounter) count(members []int32) {
 // spelling is the commonest word of term t among the members counted.
 func (wc *wordCounter) spelling(t int32) string { return wc.b.words[wc.best[t]] }
 
-// top is the group's most distinctive words: by members with the term,
-// squared, over the entries with it (the share of the term's entries in
-// the group, times its share of the group), then by term. A word must be
-// in two members, unless the group has one; the label's terms are left
-// out.
-func (wc *wordCounter) top(members []int32, labelT int32, label string, df []int32) []string {
+// top is the most distinctive words of the group counted, of size
+// members: by members with the term times its inverse document frequency
+// (ln(entries/df)), then by term. A word must be in two members, unless
+// the group has one, and in at most DomainCapPercent of the entries; the
+// label's terms are left out.
+func (wc *wordCounter) top(size int, labelT int32, label string, df []int32) []string {
 	b := wc.b
 	var skip []int32
 	if labelT >= 0 {
@@ -663,7 +633,7 @@ func (wc *wordCounter) top(members []int32, labelT int32, label string, df []int
 			}
 		})
 	}
-	minN := int32(min(2, len(members)))
+	minN := int32(min(2, size))
 	var best [domainWords]int32
 	nb := 0
 	score := func(x int32) float64 {
@@ -678,7 +648,7 @@ func (wc *wordCounter) top(members []int32, labelT int32, label string, df []int
 	}
 	wcap := int32(domainCap(wc.n))
 	for _, t := range wc.touchT {
-		if wc.termN[t] < minN || !b.usable[t] || containsI32(skip, t) || df[t] > wcap || DomainVariant >= 2 && boiler[b.terms[t]] {
+		if wc.termN[t] < minN || !b.usable[t] || containsI32(skip, t) || df[t] > wcap {
 			continue
 		}
 		// Insert into the sorted best few.

@@ -31,9 +31,6 @@ func main() {
 	sizes := flag.String("sizes", "0,2000,10000", "catalog sizes; 0 is the -corpus skills alone")
 	seed := flag.Uint64("seed", 1, "seed of the sample from -pool")
 	top := flag.Int("top", 15, "domains to print for each size")
-	flag.IntVar(&render.DomainVariant, "variant", 0, "x")
-	flag.IntVar(&render.DomainAbsorb, "absorb", 0, "x")
-	flag.IntVar(&render.DomainProfile, "profile", 64, "x")
 	flag.Parse()
 	if *dirs == "" {
 		fail(fmt.Errorf("give -corpus (or $LOADOUT_SKILL_CORPUS): folders of the public collections, fetched with scripts/safety-corpus.sh DIR"))
