@@ -8,8 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loadout/loadout/internal/terms"
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // zipfCatalog is n skills whose names and descriptions draw words from a
@@ -159,18 +161,6 @@ func TestDomainsDeterministic(t *testing.T) {
 			t.Fatal("two runs over the same listing differ")
 		}
 	}
-	// The same skills in another order: the same partition and labels.
-	rev := slices.Clone(es)
-	slices.Reverse(rev)
-	b := NewDomains(rev)
-	for i := range es {
-		if a.Keys[a.Of[i]] != b.Keys[b.Of[len(es)-1-i]] {
-			// Ties between terms break by term, not position, so order
-			// changes only which of two equal counts is taken first; it
-			// must not change much.
-			t.Logf("%s: %q, reversed %q", es[i].Name, a.Keys[a.Of[i]], b.Keys[b.Of[len(es)-1-i]])
-		}
-	}
 }
 
 func TestDomainsCategoryWins(t *testing.T) {
@@ -179,9 +169,9 @@ func TestDomainsCategoryWins(t *testing.T) {
 		{Name: "pdf-split", Description: "Split PDF files into pages."},
 		{Name: "pdf-merge", Description: "Merge PDF files.", Dir: "/home/ann/skills/pdf-merge"},
 		{Name: "pdf-sign", Description: "Sign PDF forms.", Category: "Office/Docs"},
-		{Name: "x", Description: "The and of."},
-		{Name: "files", Description: "Files and forms.", Category: "files"},
-		{Name: "csv-files", Description: "Clean CSV files."},
+		{Name: "x", Description: "The and of. A skill, via which."},
+		{Name: "csv-clean", Description: "Clean CSV tables.", Category: "files"},
+		{Name: "sheets", Description: "Sort spreadsheet tables.", Category: "files"},
 	}
 	d := NewDomains(es)
 	checkDomains(t, es, d)
@@ -189,15 +179,37 @@ func TestDomainsCategoryWins(t *testing.T) {
 	for i := range es {
 		got[i] = d.Keys[d.Of[i]]
 	}
-	// pdf-* share "pdf" (3 of 5 uncategorised, over the cap of 2 at this
-	// size, so not a label) and "files" (3 of 5 too); no word is shared
-	// by two under the cap... each entry then gets its rarest word.
-	t.Logf("%q %q", got, d.Words)
-	if got[0] != "Office Docs" || got[3] != "Office Docs" || got[5] != "files" {
-		t.Errorf("categories: got %q", got)
+	// A category wins over the words ("pdf"), its slash becomes a space;
+	// pdf-split and pdf-merge share "files" and "pdf" ("files" < "pdf"),
+	// and a word domain labelled as a category joins it; an entry of
+	// stopwords and generic words alone is "other".
+	want := []string{"Office Docs", "files", "files", "Office Docs", OtherDomain, "files", "files"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
-	if got[4] != OtherDomain {
-		t.Errorf("an entry of stopwords alone: %q, want %q", got[4], OtherDomain)
+	if !reflect.DeepEqual(d.Keys, []string{"Office Docs", "files", OtherDomain}) {
+		t.Errorf("keys %q", d.Keys)
+	}
+}
+
+// TestDomainsDescriptionBound: a word counts only among the first 200
+// terms of a description, as the search index takes them.
+func TestDomainsDescriptionBound(t *testing.T) {
+	for _, at := range []int{domainMaxTerms, domainMaxTerms + 1} {
+		var es []Entry
+		for i := range 3 {
+			var d strings.Builder
+			for k := range at - 1 {
+				fmt.Fprintf(&d, "w%dx%d ", i, k) // a term of its own
+			}
+			d.WriteString("zebra.")
+			es = append(es, Entry{Name: "n" + strconv.Itoa(i), Description: d.String()})
+		}
+		d := NewDomains(es)
+		checkDomains(t, es, d)
+		if grouped := d.Keys[d.Of[0]] == "zebra"; grouped != (at <= domainMaxTerms) {
+			t.Errorf("a shared word at term %d: grouped by it %v (keys %q)", at, grouped, d.Keys)
+		}
 	}
 }
 
@@ -272,6 +284,10 @@ func TestDomainsWordsAndSpelling(t *testing.T) {
 	for i := range 30 {
 		es = append(es, Entry{Name: "chart-" + strconv.Itoa(i), Description: "Draws charts from spreadsheets."})
 	}
+	// Words of one member of a group are not shown; of two they are.
+	es[30].Description += " Uniqueone."
+	es[31].Description += " Sharedtwo."
+	es[32].Description += " Sharedtwo."
 	for i := range 60 {
 		es = append(es, Entry{Name: "z" + strconv.Itoa(i), Description: fmt.Sprintf("Other%dthing alone.", i)})
 	}
@@ -280,6 +296,11 @@ func TestDomainsWordsAndSpelling(t *testing.T) {
 	g := d.Of[0]
 	// Tied counts break by term: "fill" < "form" < "pdf" < "signatur".
 	if d.Keys[g] != "fills" || !reflect.DeepEqual(d.Words[g], []string{"form", "pdf", "signatures"}) {
+		t.Errorf("got %q %q", d.Keys[g], d.Words[g])
+	}
+	// "chart" (names) and "charts" are as common: the first by order wins.
+	// "sharedtwo", in two members, is shown; "uniqueone", in one, is not.
+	if g := d.Of[30]; d.Keys[g] != "chart" || !reflect.DeepEqual(d.Words[g], []string{"draws", "spreadsheets", "sharedtwo"}) {
 		t.Errorf("got %q %q", d.Keys[g], d.Words[g])
 	}
 }
@@ -338,7 +359,32 @@ func BenchmarkNewDomains50000(b *testing.B) { benchDomains(b, 50000) }
 func benchDomains(b *testing.B, n int) {
 	es := zipfCatalog(n, 1)
 	b.ReportAllocs()
+	// CPU time too (garbage collection included): the machine the figures
+	// are taken on is shared, and wall time counts the others' turns.
+	cpu0 := testutil.CPUTime()
 	for b.Loop() {
 		NewDomains(es)
+	}
+	b.ReportMetric(float64(testutil.CPUTime()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}
+
+// TestDomainsWordMinMembers pins the near miss of a word's support: a
+// word of two members of a domain is shown, one of a single member is not.
+func TestDomainsWordMinMembers(t *testing.T) {
+	for _, k := range []int{1, 2} {
+		var es []Entry
+		for i := range 4 {
+			e := Entry{Name: "kube" + strconv.Itoa(i), Description: "Kubernetes."}
+			if i < k {
+				e.Description += " Helm."
+			}
+			es = append(es, e)
+		}
+		d := NewDomains(es)
+		checkDomains(t, es, d)
+		g := d.Of[0]
+		if shown := slices.Contains(d.Words[g], "helm"); d.Keys[g] != "kubernetes" || shown != (k == 2) {
+			t.Errorf("a word in %d of 4: %q %q", k, d.Keys[g], d.Words[g])
+		}
 	}
 }
