@@ -108,6 +108,15 @@ func NewDomains(listing []Entry) *Domains {
 	n := len(listing)
 	b.entOff = make([]int32, 1, n+1)
 	b.surfOff = make([]int32, 1, n+1)
+	b.nameEnd = make([]int32, 0, n)
+	// About one distinct word in 9 bytes of text, over the public
+	// collections: sized once, the lists are not copied as they grow.
+	text := 0
+	for i := range listing {
+		text += len(listing[i].Name) + min(len(listing[i].Description), 16*domainMaxTerms)
+	}
+	b.ents = make([]int32, 0, text/9)
+	b.surfs = make([]int32, 0, text/9)
 	for i := range listing {
 		b.scan(&listing[i])
 	}
@@ -247,7 +256,7 @@ func NewDomains(listing []Entry) *Domains {
 		if g == int(other) || len(ms) == 0 {
 			continue
 		}
-		wc.count(ms)
+		wc.count(ms, true)
 		if lt := labelTerm[g]; lt >= 0 {
 			label[g] = wc.spelling(lt)
 		}
@@ -331,7 +340,7 @@ func absorb(b *domainBuilder, wc *wordCounter, grp []int32, ng, ncat int, other 
 	var cand []prof
 	for hi, g := range heads {
 		ms := byGroup[off[g]:off[g+1]]
-		wc.count(ms)
+		wc.count(ms, false)
 		cand = cand[:0]
 		for _, t := range wc.touchT {
 			if c := wc.termN[t]; c >= 2 && b.usable[t] {
@@ -429,8 +438,8 @@ func (b *domainBuilder) entWords(i int) []int32  { return b.surfs[b.surfOff[i]:b
 // domainMaxTerms terms.
 func (b *domainBuilder) scan(e *Entry) {
 	stamp := int32(len(b.entOff)) // entry index + 1
-	add := func(w []byte) bool {
-		id, slot := b.lookup(w)
+	add := func(w []byte, h uint32) bool {
+		id, slot := b.lookup(w, h)
 		if id < 0 {
 			s := string(w)
 			id = int32(len(b.words))
@@ -472,15 +481,13 @@ func (b *domainBuilder) scan(e *Entry) {
 	b.surfOff = append(b.surfOff, int32(len(b.surfs)))
 }
 
+const fnvOffset, fnvPrime = 2166136261, 16777619
+
 // lookup returns w's index in words, or -1 and the slot to insert it at.
-func (b *domainBuilder) lookup(w []byte) (int32, int) {
+// h is w's hash.
+func (b *domainBuilder) lookup(w []byte, h uint32) (int32, int) {
 	if len(b.slots) == 0 {
 		b.slots = make([]uint64, 1<<12)
-	}
-	h := uint32(2166136261) // FNV-1a
-	for _, c := range w {
-		h ^= uint32(c)
-		h *= 16777619
 	}
 	mask := uint32(len(b.slots) - 1)
 	for i := (h ^ h>>15) & mask; ; i = (i + 1) & mask {
@@ -532,64 +539,71 @@ func usableTerm(t string) bool {
 }
 
 // eachWord calls f with the words of s as terms.Words gives them (runs of
-// letters and digits, lowercased) until f has returned true limit times.
+// letters and digits, lowercased), each with its FNV-1a hash, until f has
+// returned true limit times.
 // The word passed to f is valid only during the call. It returns buf for
 // reuse.
-func eachWord(s string, limit int, buf []byte, f func(w []byte) bool) []byte {
-	start := -1
-	ascii := true
-	emit := func(end int) bool {
-		w := s[start:end]
-		var ok bool
-		if ascii {
-			buf = buf[:0]
-			for k := 0; k < len(w); k++ {
-				c := w[k]
-				if 'A' <= c && c <= 'Z' {
-					c += 'a' - 'A'
-				}
-				buf = append(buf, c)
+func eachWord(s string, limit int, buf []byte, f func(w []byte, hash uint32) bool) []byte {
+	i := 0
+	for i < len(s) && limit > 0 {
+		// Skip to the next word.
+		if c := s[i]; c < utf8.RuneSelf {
+			if asciiLower[c] == 0 {
+				i++
+				continue
 			}
-			ok = f(buf)
-		} else {
-			ok = f([]byte(strings.ToLower(w)))
+		} else if r, size := utf8.DecodeRuneInString(s[i:]); !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			i += size
+			continue
 		}
-		if ok {
+		// The word: ASCII is lowercased and hashed on the way.
+		start, ascii := i, true
+		buf = buf[:0]
+		h := uint32(fnvOffset)
+		for i < len(s) {
+			if c := s[i]; c < utf8.RuneSelf {
+				l := asciiLower[c]
+				if l == 0 {
+					break
+				}
+				buf = append(buf, l)
+				h = (h ^ uint32(l)) * fnvPrime
+				i++
+			} else {
+				r, size := utf8.DecodeRuneInString(s[i:])
+				if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+					break
+				}
+				ascii = false
+				i += size
+			}
+		}
+		if !ascii {
+			buf = append(buf[:0], strings.ToLower(s[start:i])...)
+			h = fnvOffset
+			for _, c := range buf {
+				h = (h ^ uint32(c)) * fnvPrime
+			}
+		}
+		if f(buf, h) {
 			limit--
 		}
-		return limit > 0
-	}
-	for i := 0; i < len(s); {
-		c := s[i]
-		var ok bool
-		size := 1
-		if c < utf8.RuneSelf {
-			ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-		} else {
-			var r rune
-			r, size = utf8.DecodeRuneInString(s[i:])
-			ok = unicode.IsLetter(r) || unicode.IsDigit(r)
-		}
-		if ok {
-			if start < 0 {
-				start, ascii = i, true
-			}
-			if c >= utf8.RuneSelf {
-				ascii = false
-			}
-		} else if start >= 0 {
-			if !emit(i) {
-				return buf
-			}
-			start = -1
-		}
-		i += size
-	}
-	if start >= 0 && limit > 0 {
-		emit(len(s))
 	}
 	return buf
 }
+
+// asciiLower maps an ASCII letter or digit to its lowercase, anything
+// else to 0.
+var asciiLower = func() (t [utf8.RuneSelf]byte) {
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c
+	}
+	for c := byte('a'); c <= 'z'; c++ {
+		t[c] = c
+		t[c-'a'+'A'] = c
+	}
+	return t
+}()
 
 // termCount is a term and how many entries not yet covered have it (in
 // the heap, an upper bound).
@@ -636,7 +650,7 @@ func newWordCounter(b *domainBuilder, n int) *wordCounter {
 	return wc
 }
 
-func (wc *wordCounter) count(members []int32) {
+func (wc *wordCounter) count(members []int32, words bool) {
 	b := wc.b
 	for _, i := range members {
 		for _, t := range b.entTerms(int(i)) {
@@ -644,6 +658,9 @@ func (wc *wordCounter) count(members []int32) {
 				wc.touchT = append(wc.touchT, t)
 			}
 			wc.termN[t]++
+		}
+		if !words {
+			continue
 		}
 		for _, w := range b.entWords(int(i)) {
 			if wc.wordN[w] == 0 {

@@ -311,14 +311,14 @@ func TestEachWordMatchesTermsWords(t *testing.T) {
 	} {
 		var want, got []string
 		terms.Words(s, func(w string) { want = append(want, w) })
-		eachWord(s, 1<<30, nil, func(w []byte) bool { got = append(got, string(w)); return true })
+		eachWord(s, 1<<30, nil, func(w []byte, _ uint32) bool { got = append(got, string(w)); return true })
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%q: got %q, want %q", s, got, want)
 		}
 	}
 	// The limit counts the words f takes.
 	var got []string
-	eachWord("one two three four", 2, nil, func(w []byte) bool { got = append(got, string(w)); return string(w) != "two" })
+	eachWord("one two three four", 2, nil, func(w []byte, _ uint32) bool { got = append(got, string(w)); return string(w) != "two" })
 	if !reflect.DeepEqual(got, []string{"one", "two", "three"}) {
 		t.Errorf("limit: got %q", got)
 	}

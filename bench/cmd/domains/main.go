@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,6 +33,7 @@ func main() {
 	sizes := flag.String("sizes", "0,2000,10000", "catalog sizes; 0 is the -corpus skills alone")
 	seed := flag.Uint64("seed", 1, "seed of the sample from -pool")
 	top := flag.Int("top", 15, "domains to print for each size")
+	prof := flag.String("cpuprofile", "", "write a CPU profile of the NewDomains calls to this file")
 	flag.Parse()
 	if *dirs == "" {
 		fail(fmt.Errorf("give -corpus (or $LOADOUT_SKILL_CORPUS): folders of the public collections, fetched with scripts/safety-corpus.sh DIR"))
@@ -59,6 +61,16 @@ func main() {
 		r := rand.New(rand.NewPCG(*seed, 0xd0))
 		r.Shuffle(len(extra), func(i, j int) { extra[i], extra[j] = extra[j], extra[i] })
 		fmt.Printf("# -pool: %d more skills (%d SKILL.md, %d duplicate names), seed %d\n", len(extra), st.Files, st.Duplicate, *seed)
+	}
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err != nil {
+			fail(err)
+		}
+		defer pprof.StopCPUProfile()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
 	}
 	for _, f := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
