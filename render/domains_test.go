@@ -95,10 +95,10 @@ func checkDomains(t *testing.T, listing []Entry, d *Domains) {
 		if len(members[g]) == 0 {
 			t.Errorf("domain %q has no entry", k)
 		}
-		if seen[k] {
+		if seen[strings.ToLower(k)] {
 			t.Errorf("label %q twice", k)
 		}
-		seen[k] = true
+		seen[strings.ToLower(k)] = true
 		if k == "" || strings.ContainsAny(k, "/\\") {
 			t.Errorf("label %q: empty or a path", k)
 		}
@@ -128,7 +128,7 @@ func checkDomains(t *testing.T, listing []Entry, d *Domains) {
 	for i, e := range listing {
 		k := d.Keys[d.Of[i]]
 		if c := categoryKey(e.Category); c != "" {
-			if k != c {
+			if !strings.EqualFold(k, c) {
 				t.Errorf("%s: category %q, domain %q", e.Name, e.Category, k)
 			}
 			continue
@@ -171,7 +171,7 @@ func TestDomainsCategoryWins(t *testing.T) {
 		{Name: "pdf-sign", Description: "Sign PDF forms.", Category: "Office/Docs"},
 		{Name: "x", Description: "The and of. A skill, via which."},
 		{Name: "csv-clean", Description: "Clean CSV tables.", Category: "files"},
-		{Name: "sheets", Description: "Sort spreadsheet tables.", Category: "files"},
+		{Name: "sheets", Description: "Sort spreadsheet tables.", Category: "Files"},
 	}
 	d := NewDomains(es)
 	checkDomains(t, es, d)
@@ -181,8 +181,9 @@ func TestDomainsCategoryWins(t *testing.T) {
 	}
 	// A category wins over the words ("pdf"), its slash becomes a space;
 	// pdf-split and pdf-merge share "files" and "pdf" ("files" < "pdf"),
-	// and a word domain labelled as a category joins it; an entry of
-	// stopwords and generic words alone is "other".
+	// and a word domain labelled as a category joins it, as does a
+	// category spelt otherwise; an entry of stopwords and generic words
+	// alone is "other".
 	want := []string{"Office Docs", "files", "files", "Office Docs", OtherDomain, "files", "files"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, want %q", got, want)
