@@ -217,10 +217,10 @@ func TestDomainsDescriptionBound(t *testing.T) {
 // TestDomainsCap pins the cap: a word in exactly DomainCapPercent of the
 // uncategorised entries labels a domain; one in one entry more does not.
 func TestDomainsCap(t *testing.T) {
-	const n = 40
-	cap := domainCap(n) // 10
-	if cap != 10 {
-		t.Fatalf("domainCap(40) = %d, want 10", cap)
+	const n = 100
+	cap := domainCap(n)
+	if cap != 15 || domainCap(10) != domainMinCap || domainCap(67) != domainMinCap || domainCap(74) != 11 {
+		t.Fatalf("domainCap: %d at 100, %d at 10, %d at 67, %d at 74", cap, domainCap(10), domainCap(67), domainCap(74))
 	}
 	for _, k := range []int{cap, cap + 1} {
 		es := make([]Entry, n)
@@ -289,7 +289,8 @@ func TestDomainsWordsAndSpelling(t *testing.T) {
 	es[30].Description += " Uniqueone."
 	es[31].Description += " Sharedtwo."
 	es[32].Description += " Sharedtwo."
-	for i := range 60 {
+	// Filler, so that 30 skills are under the cap.
+	for i := range 200 {
 		es = append(es, Entry{Name: "z" + strconv.Itoa(i), Description: fmt.Sprintf("Other%dthing alone.", i)})
 	}
 	d := NewDomains(es)

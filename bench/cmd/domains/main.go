@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -125,14 +126,21 @@ func measure(skills []corpus.Skill, top int) {
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return size[b] - size[a] })
 	// How generic a word label is: the share of all skills with its term.
+	// And how many skills are in a word domain whose label they do not
+	// hold (taken in from a small domain).
 	df := map[string]int{}
 	var toks []string
-	for _, e := range listing {
+	away := 0
+	for i, e := range listing {
 		toks = terms.Append(e.Name, toks[:0])
 		toks = terms.Append(e.Description, toks)
 		slices.Sort(toks)
-		for _, t := range slices.Compact(toks) {
+		toks = slices.Compact(toks)
+		for _, t := range toks {
 			df[t]++
+		}
+		if k := d.Keys[d.Of[i]]; e.Category == "" && k != render.OtherDomain && !slices.Contains(toks, terms.Term(k)) {
+			away++
 		}
 	}
 	n := len(listing)
@@ -157,12 +165,14 @@ func measure(skills []corpus.Skill, top int) {
 		cover = append(cover, fmt.Sprintf("top %d %s", k, pct(c)))
 	}
 	fmt.Printf("coverage: %s\n", strings.Join(cover, ", "))
+	fmt.Printf("before (category, else shared name prefix, else folder): %s\n", oldGroups(skills))
 	maxShare, maxLabel := 0, ""
 	for _, g := range order[:min(40, len(order))] {
 		if t := terms.Term(d.Keys[g]); t != "" && df[t] > maxShare && !strings.Contains(d.Keys[g], " ") {
 			maxShare, maxLabel = df[t], d.Keys[g]
 		}
 	}
+	fmt.Printf("skills in a domain whose label they do not hold: %d (%s)\n", away, pct(away))
 	fmt.Printf("most generic of the top 40 labels: %q, in %s of all skills\n", maxLabel, pct(maxShare))
 	fmt.Printf("%4s  %-22s %6s %8s  %s\n", "rank", "label", "skills", "label in", "words")
 	for r, g := range order[:min(top, len(order))] {
@@ -172,4 +182,51 @@ func measure(skills []corpus.Skill, top int) {
 		}
 		fmt.Printf("%4d  %-22s %6d %8s  %s\n", r+1, d.Keys[g], size[g], in, strings.Join(d.Words[g], ", "))
 	}
+}
+
+// oldGroups measures the grouping NewDomains replaces (render's groupKeys
+// before it): the category; else the name's prefix up to its first '-',
+// '_', '.' or ':' when another skill shares it; else the folder that holds
+// the skill's folder.
+func oldGroups(skills []corpus.Skill) string {
+	prefix := func(name string) string {
+		if i := strings.IndexAny(name, "-_.:"); i > 0 {
+			return name[:i]
+		}
+		return ""
+	}
+	shared := map[string]int{}
+	for _, s := range skills {
+		if s.Category == "" {
+			if p := prefix(s.Name); p != "" {
+				shared[p]++
+			}
+		}
+	}
+	size := map[string]int{}
+	for _, s := range skills {
+		k := s.Category
+		if k == "" {
+			k = "folder " + filepath.Dir(filepath.Dir(s.Path))
+			if p := prefix(s.Name); p != "" && shared[p] > 1 {
+				k = p + "-*"
+			}
+		}
+		size[k]++
+	}
+	var sizes []int
+	for _, n := range size {
+		sizes = append(sizes, n)
+	}
+	slices.Sort(sizes)
+	slices.Reverse(sizes)
+	var out []string
+	for _, k := range []int{10, 20, 30, 40} {
+		c := 0
+		for _, n := range sizes[:min(k, len(sizes))] {
+			c += n
+		}
+		out = append(out, fmt.Sprintf("top %d %.1f%%", k, 100*float64(c)/float64(max(len(skills), 1))))
+	}
+	return fmt.Sprintf("%d groups; %s", len(size), strings.Join(out, ", "))
 }
