@@ -3,6 +3,7 @@ package render
 import (
 	"container/heap"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"unicode"
@@ -107,9 +108,7 @@ var genericTerms = func() map[string]bool {
 // NewDomains computes the domains of listing. It reads each entry's name,
 // category and the first 200 terms of its description.
 func NewDomains(listing []Entry) *Domains {
-	b := domainBuilder{
-		termID: make(map[string]int32, 1024),
-	}
+	var b domainBuilder
 	n := len(listing)
 	b.entOff = make([]int32, 1, n+1)
 	b.surfOff = make([]int32, 1, n+1)
@@ -123,6 +122,11 @@ func NewDomains(listing []Entry) *Domains {
 	}
 	b.ents = make([]int32, 0, text/10)
 	b.surfs = make([]int32, 0, text/10)
+	// The vocabulary grows as the square root of the text: about
+	// 12·√bytes words, 9·√bytes terms, in the same collections.
+	root := int(math.Sqrt(float64(text)))
+	b.termID = make(map[string]int32, 10*root)
+	b.slots = make([]uint64, max(1<<12, 1<<bits.Len(uint(26*root))))
 	for i := range listing {
 		b.scan(&listing[i])
 	}
@@ -493,9 +497,6 @@ const fnvOffset, fnvPrime = 2166136261, 16777619
 // lookup returns w's index in words, or -1 and the slot to insert it at.
 // h is w's hash.
 func (b *domainBuilder) lookup(w []byte, h uint32) (int32, int) {
-	if len(b.slots) == 0 {
-		b.slots = make([]uint64, 1<<12)
-	}
 	mask := uint32(len(b.slots) - 1)
 	for i := (h ^ h>>15) & mask; ; i = (i + 1) & mask {
 		s := b.slots[i]
