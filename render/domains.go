@@ -126,6 +126,12 @@ func NewDomains(listing []Entry) *Domains {
 	// 12·√bytes words, 9·√bytes terms, in the same collections.
 	root := int(math.Sqrt(float64(text)))
 	b.termID = make(map[string]int32, 10*root)
+	b.words = make([]string, 0, 13*root)
+	b.wterm = make([]int32, 0, 13*root)
+	b.seenW = make([]int32, 0, 13*root)
+	b.terms = make([]string, 0, 10*root)
+	b.seenT = make([]int32, 0, 10*root)
+	b.usable = make([]bool, 0, 10*root)
 	b.slots = make([]uint64, max(1<<12, 1<<bits.Len(uint(26*root))))
 	for i := range listing {
 		b.scan(&listing[i])
