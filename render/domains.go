@@ -20,24 +20,24 @@ import (
 // partitioned by a greedy cover over their words (search terms): the term
 // that most entries not yet covered share becomes a domain, and every
 // entry not yet covered that has it joins it; then the next, until no term
-// is shared by two entries not yet covered. Only terms in at most
-// DomainCapPercent of the entries can label a domain: a word as common as
-// "code" says little of what skills do. Words that describe skills in
-// general ("skill", "via", "whenever") never label a domain. An entry left
-// (all of whose words are over the cap, or its own) gets a domain of its
-// rarest word, with the entries left that share it.
+// is shared by two entries not yet covered. Only a term in at most 15% of
+// the uncategorised entries (domainCapPercent) can label a domain: a word
+// as common as "code" says little of what skills do. Words that describe
+// skills in general ("skill", "via", "whenever") never label a domain. An
+// entry left (all of whose words are over the cap, or its own) gets a
+// domain of its rarest word, with the entries left that share it.
 //
 // A listing shows only its largest domains, so the cover is followed by
 // one step that keeps the long tail in them: an entry of a word domain
 // smaller than 0.5% of the listing joins the larger word domain whose
-// distinctive words it shares most (by the members' share of each word
-// times its inverse document frequency), if it shares any. Over real
-// skills this takes the share of skills in the largest 30 domains from
-// 88% to 99% at 10,000, and from 90% to 99.6% at 2,000; 12% and 10%
-// of the skills then are in a domain whose label they do not hold
-// (bench/cmd/domains). Such an entry
-// need not hold its domain's label; its domain's words are computed on
-// the final members, and the search then finds it by the request itself.
+// distinctive words it shares most (each word weighted by the share of
+// that domain's members that have it times its inverse document
+// frequency), if it shares any. Such an entry need not hold its domain's
+// label; the domain's words are computed on its final members. Over real
+// skills (bench/cmd/domains) this takes the share of skills in the largest
+// 30 domains from 88% to 99% at 10,000 skills and from 90% to 99.6% at
+// 2,000, and leaves 12% and 10% of the skills in a domain whose label
+// they do not hold.
 //
 // Entries with no usable word go to one domain labelled "other".
 //
@@ -61,13 +61,13 @@ type Domains struct {
 }
 
 const (
-	// DomainCapPercent is the largest share of the uncategorised entries
+	// domainCapPercent is the largest share of the uncategorised entries
 	// (percent) whose word can label a domain. Over real skills, "code"
 	// is in 18% of the public collections and 16% of 10,000 skills, and
 	// "create" in 19% and 16%: at 25% they led the domains; at 15% the
 	// labels are more specific ("testing", "agent", "design") and, with
 	// small domains absorbed, cover as many skills (bench/cmd/domains).
-	DomainCapPercent = 15
+	domainCapPercent = 15
 	// domainMinCap is the cap of a small listing (domainCap).
 	domainMinCap = 10
 	// domainHeadPermille: a word domain of fewer entries (per mille of the
@@ -89,9 +89,9 @@ const (
 )
 
 // domainCap is the most entries (of n uncategorised) a label may be in:
-// DomainCapPercent of n, and at least domainMinCap, so that in a listing
+// domainCapPercent of n, and at least domainMinCap, so that in a listing
 // of a few skills three of seven can still share "pdf".
-func domainCap(n int) int { return max(n*DomainCapPercent/100, domainMinCap) }
+func domainCap(n int) int { return max(n*domainCapPercent/100, domainMinCap) }
 
 // genericTerms are the terms of words that describe skills in general, not
 // a domain: in the public collections' descriptions "This skill should be
@@ -698,7 +698,7 @@ func (wc *wordCounter) spelling(t int32) string { return wc.b.words[wc.best[t]] 
 // top is the most distinctive words of the group counted, of size
 // members: by members with the term times its inverse document frequency
 // (ln(entries/df)), then by term. A word must be in two members, unless
-// the group has one, and in at most DomainCapPercent of the entries; the
+// the group has one, and in at most domainCapPercent of the entries; the
 // label's terms are left out.
 func (wc *wordCounter) top(size int, labelT int32, label string, df []int32) []string {
 	b := wc.b

@@ -216,7 +216,7 @@ func TestDomainsDescriptionBound(t *testing.T) {
 	}
 }
 
-// TestDomainsCap pins the cap: a word in exactly DomainCapPercent of the
+// TestDomainsCap pins the cap: a word in exactly domainCapPercent of the
 // uncategorised entries labels a domain; one in one entry more does not.
 func TestDomainsCap(t *testing.T) {
 	const n = 100
