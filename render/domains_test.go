@@ -195,6 +195,26 @@ func TestDomainsCategoryWins(t *testing.T) {
 	}
 }
 
+// TestDomainsNameBound: a name's words count up to domainMaxNameWords.
+func TestDomainsNameBound(t *testing.T) {
+	for _, at := range []int{domainMaxNameWords, domainMaxNameWords + 1} {
+		var es []Entry
+		for i := range 3 {
+			var name strings.Builder
+			for k := range at - 1 {
+				fmt.Fprintf(&name, "n%dx%d-", i, k)
+			}
+			name.WriteString("zebra")
+			es = append(es, Entry{Name: name.String(), Description: fmt.Sprintf("Own%dword.", i)})
+		}
+		d := NewDomains(es)
+		checkDomains(t, es, d)
+		if grouped := d.Keys[d.Of[0]] == "zebra"; grouped != (at <= domainMaxNameWords) {
+			t.Errorf("a shared word at name word %d: grouped by it %v (keys %q)", at, grouped, d.Keys)
+		}
+	}
+}
+
 // TestDomainsDescriptionBound: a word counts only among the first 200
 // terms of a description, as the search index takes them.
 func TestDomainsDescriptionBound(t *testing.T) {
@@ -221,8 +241,8 @@ func TestDomainsDescriptionBound(t *testing.T) {
 func TestDomainsCap(t *testing.T) {
 	const n = 100
 	cap := domainCap(n)
-	if cap != 15 || domainCap(10) != domainMinCap || domainCap(67) != domainMinCap || domainCap(74) != 11 {
-		t.Fatalf("domainCap: %d at 100, %d at 10, %d at 67, %d at 74", cap, domainCap(10), domainCap(67), domainCap(74))
+	if cap != 15 || domainCap(10) != domainMinCap || domainCap(73) != domainMinCap || domainCap(74) != 11 {
+		t.Fatalf("domainCap: %d at 100, %d at 10, %d at 73, %d at 74", cap, domainCap(10), domainCap(73), domainCap(74))
 	}
 	for _, k := range []int{cap, cap + 1} {
 		es := make([]Entry, n)
