@@ -112,7 +112,6 @@ func NewDomains(listing []Entry) *Domains {
 	n := len(listing)
 	b.entOff = make([]int32, 1, n+1)
 	b.surfOff = make([]int32, 1, n+1)
-	b.nameEnd = make([]int32, 0, n)
 	// An entry has about one distinct word in 12 bytes of its text (445 to
 	// 10,000 real skills, bench/cmd/domains): sized for one in 10, the
 	// lists are seldom copied as they grow.
@@ -442,14 +441,12 @@ type domainBuilder struct {
 	// surfs[surfOff[i]:surfOff[i+1]] its distinct words (not stopwords).
 	ents, surfs     []int32
 	entOff, surfOff []int32
-	nameEnd         []int32 // ents[entOff[i]:nameEnd[i]] are the name's terms
 	seenT, seenW    []int32 // entry+1 that last saw the term, the word
 	buf             []byte
 }
 
-func (b *domainBuilder) entTerms(i int) []int32  { return b.ents[b.entOff[i]:b.entOff[i+1]] }
-func (b *domainBuilder) nameTerms(i int) []int32 { return b.ents[b.entOff[i]:b.nameEnd[i]] }
-func (b *domainBuilder) entWords(i int) []int32  { return b.surfs[b.surfOff[i]:b.surfOff[i+1]] }
+func (b *domainBuilder) entTerms(i int) []int32 { return b.ents[b.entOff[i]:b.entOff[i+1]] }
+func (b *domainBuilder) entWords(i int) []int32 { return b.surfs[b.surfOff[i]:b.surfOff[i+1]] }
 
 // scan adds entry e's words: its name's and its description's first
 // domainMaxTerms terms.
@@ -492,7 +489,6 @@ func (b *domainBuilder) scan(e *Entry) {
 		return true
 	}
 	b.buf = eachWord(e.Name, domainMaxNameWords, b.buf, add)
-	b.nameEnd = append(b.nameEnd, int32(len(b.ents)))
 	b.buf = eachWord(e.Description, domainMaxTerms, b.buf, add)
 	b.entOff = append(b.entOff, int32(len(b.ents)))
 	b.surfOff = append(b.surfOff, int32(len(b.surfs)))
