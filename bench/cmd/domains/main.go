@@ -35,6 +35,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed of the sample from -pool")
 	top := flag.Int("top", 15, "domains to print for each size")
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the NewDomains calls to this file")
+	reqs := flag.String("requests", "bench/findability/requests.tsv", "requests (REQUEST<TAB>EXPECTED[,EXPECTED...] a line): how many expect a skill in a large domain; \"\" for none")
 	flag.Parse()
 	if *dirs == "" {
 		fail(fmt.Errorf("give -corpus (or $LOADOUT_SKILL_CORPUS): folders of the public collections, fetched with scripts/safety-corpus.sh DIR"))
@@ -73,6 +74,18 @@ func main() {
 			fail(err)
 		}
 	}
+	var expected [][]string
+	if *reqs != "" {
+		data, err := os.ReadFile(*reqs)
+		if err != nil {
+			fail(err)
+		}
+		for line := range strings.Lines(string(data)) {
+			if _, exp, ok := strings.Cut(strings.TrimRight(line, "\r\n"), "\t"); ok {
+				expected = append(expected, strings.Split(exp, ","))
+			}
+		}
+	}
 	for _, f := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil {
@@ -85,7 +98,7 @@ func main() {
 			}
 			skills = append(slices.Clip(base), extra[:n-len(base)]...)
 		}
-		measure(skills, *top)
+		measure(skills, *top, expected)
 	}
 }
 
@@ -94,7 +107,7 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-func measure(skills []corpus.Skill, top int) {
+func measure(skills []corpus.Skill, top int, expected [][]string) {
 	listing := make([]render.Entry, len(skills))
 	cats := 0
 	for i, s := range skills {
@@ -166,6 +179,39 @@ func measure(skills []corpus.Skill, top int) {
 	}
 	fmt.Printf("coverage: %s\n", strings.Join(cover, ", "))
 	fmt.Printf("before (category, else shared name prefix, else folder): %s\n", oldGroups(skills))
+	if len(expected) > 0 {
+		// A request whose skills are in the catalog succeeds here when one
+		// of them is in a domain the listing shows (one of the largest k):
+		// the listing half of the end-to-end measure, the search the other.
+		rank := make([]int, len(d.Keys))
+		for r, g := range order {
+			rank[g] = r
+		}
+		at := map[string]int{}
+		for i, e := range listing {
+			at[e.Name] = rank[d.Of[i]]
+		}
+		var out []string
+		for _, k := range []int{10, 20, 30} {
+			ok, known := 0, 0
+			for _, exp := range expected {
+				best := -1
+				for _, name := range exp {
+					if r, found := at[name]; found && (best < 0 || r < best) {
+						best = r
+					}
+				}
+				if best >= 0 {
+					known++
+					if best < k {
+						ok++
+					}
+				}
+			}
+			out = append(out, fmt.Sprintf("top %d %d/%d", k, ok, known))
+		}
+		fmt.Printf("requests whose skill is in a shown domain: %s\n", strings.Join(out, ", "))
+	}
 	maxShare, maxLabel := 0, ""
 	for _, g := range order[:min(40, len(order))] {
 		if t := terms.Term(d.Keys[g]); t != "" && df[t] > maxShare && !strings.Contains(d.Keys[g], " ") {
