@@ -134,9 +134,13 @@ func keep(lay layout, listing []Entry, c frameCtx, opt Options, bs *Basis) (kept
 	k := kept{tiers: make([]Tier, len(listing))}
 	var items []int // listing indexes of the skills added or changed
 	seen := make(map[string]bool, len(listing))
+	inBasis := 0 // names of the listing the basis planned
 	for i := range listing {
 		e := &listing[i]
 		old, ok := bs.skills[e.Name]
+		if ok && !seen[e.Name] {
+			inBasis++
+		}
 		switch {
 		case !ok || seen[e.Name]:
 			items = append(items, i)
@@ -153,7 +157,7 @@ func keep(lay layout, listing []Entry, c frameCtx, opt Options, bs *Basis) (kept
 		}
 	}
 	var gone []string // named in the basis, no longer listed
-	if len(seen) < len(bs.skills)+len(items) {
+	if inBasis < len(bs.skills) {
 		for name, old := range bs.skills {
 			if !seen[name] {
 				k.removed = append(k.removed, name)
@@ -217,22 +221,18 @@ func keep(lay layout, listing []Entry, c frameCtx, opt Options, bs *Basis) (kept
 		if n == 0 {
 			continue
 		}
-		for _, L := range []int{n, floorCap(d, c.s.floor)} {
-			if L < n && tiers[j] == TierShortened {
-				break
-			}
-			was, wasCap := tiers[j], caps[j]
-			tiers[j], caps[j] = TierFull, -1
-			if L < n {
-				tiers[j], caps[j] = TierShortened, L
-			}
-			next := tailText(lay, fc, listing, items, tiers, caps, gone)
-			if utf8.RuneCountInString(next) <= room {
-				tail = next
-				break
-			}
-			tiers[j], caps[j] = was, wasCap
+		// Whole if it fits, else at the floor, else by name.
+		tiers[j] = TierFull
+		next := tailText(lay, fc, listing, items, tiers, caps, gone)
+		if L := floorCap(d, c.s.floor); utf8.RuneCountInString(next) > room && L < n {
+			tiers[j], caps[j] = TierShortened, L
+			next = tailText(lay, fc, listing, items, tiers, caps, gone)
 		}
+		if utf8.RuneCountInString(next) > room {
+			tiers[j] = TierName
+			continue
+		}
+		tail = next
 	}
 	pinned := map[string]bool{}
 	for _, p := range opt.Pinned {

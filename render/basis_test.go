@@ -235,3 +235,139 @@ func TestBasisPrefixRatio(t *testing.T) {
 		}
 	}
 }
+
+// TestReserve: a stable plan leaves 1/ReserveShare of the budget, never
+// so much that the fixed text and the note no longer fit, and nothing
+// with no budget.
+func TestReserve(t *testing.T) {
+	for _, c := range []struct{ budget, least, want int }{
+		{1200, 100, 100},  // a twelfth
+		{1200, 1100, 100}, // a twelfth exactly leaves the least
+		{1200, 1101, 99},  // one more: what is left over the least
+		{1200, 1200, 0},
+		{1200, 1300, 0}, // too small: no reserve
+		{0, 0, 0},
+		{-1, 0, 0}, // no budget
+		{11, 0, 0}, // a twelfth rounds down
+		{12, 0, 1},
+	} {
+		if got := reserve(c.budget, c.least); got != c.want {
+			t.Errorf("reserve(%d, %d) = %d, want %d", c.budget, c.least, got, c.want)
+		}
+	}
+}
+
+// TestBasisChangedTiers: an edit to a skill the plan named (described or
+// by name) is written after the text; an edit to one it only counted
+// changes nothing; a removed skill is named as gone only if it was
+// named; Removed lists them all.
+func TestBasisChangedTiers(t *testing.T) {
+	es := basisCatalog(2000)
+	opt := Options{Format: FormatCatalog, Budget: 8000, Stable: true, Priority: []string{"skill-0500"}}
+	first, r1 := Prompt(es, nil, opt)
+	opt.Basis = r1.Basis
+	var full, name, grouped string
+	for i, tier := range r1.Tiers {
+		switch {
+		case (tier == TierFull || tier == TierShortened) && full == "":
+			full = r1.Names[i]
+		case tier == TierName && name == "":
+			name = r1.Names[i]
+		case tier == TierGrouped && grouped == "":
+			grouped = r1.Names[i]
+		}
+	}
+	if full == "" || name == "" || grouped == "" {
+		t.Fatalf("tiers: full %q, name %q, grouped %q", full, name, grouped)
+	}
+	edit := func(target string) []Entry {
+		next := slices.Clone(es)
+		for i := range next {
+			if next[i].Name == target {
+				next[i].Description = "Edited description of " + target + "."
+			}
+		}
+		return next
+	}
+	for _, target := range []string{full, name} {
+		text, r := Prompt(edit(target), nil, opt)
+		if r.Replan != "" || fmt.Sprint(r.Changed) != "["+target+"]" || !strings.Contains(text[len(first):], "Edited description of "+target) {
+			t.Errorf("edit of %s (named): replan %q, changed %v", target, r.Replan, r.Changed)
+		}
+	}
+	text, r := Prompt(edit(grouped), nil, opt)
+	if r.Replan != "" || len(r.Changed) != 0 || text != first || r.Tier(grouped) != TierGrouped {
+		t.Errorf("edit of %s (grouped): replan %q, changed %v, same text %v", grouped, r.Replan, r.Changed, text == first)
+	}
+	drop := func(names ...string) []Entry {
+		return slices.DeleteFunc(slices.Clone(es), func(e Entry) bool { return slices.Contains(names, e.Name) })
+	}
+	text, r = Prompt(drop(grouped), nil, opt)
+	if r.Replan != "" || text != first || fmt.Sprint(r.Removed) != "["+grouped+"]" {
+		t.Errorf("removal of %s (grouped): replan %q, removed %v, same text %v", grouped, r.Replan, r.Removed, text == first)
+	}
+	text, r = Prompt(drop(grouped, name), nil, opt)
+	if r.Replan != "" || !strings.HasSuffix(text, "No longer available, do not load: "+name+".") || len(r.Removed) != 2 {
+		t.Errorf("removal of %s (named): replan %q, removed %v:\n%s", name, r.Replan, r.Removed, text[len(first):])
+	}
+	// The same name twice: the second is a change of its own.
+	dup := append(slices.Clone(es), Entry{Name: full, Description: "A second skill of that name."})
+	if _, r := Prompt(dup, nil, opt); r.Replan != "" || fmt.Sprint(r.Changed) != "["+full+"]" {
+		t.Errorf("a name twice: replan %q, changed %v", r.Replan, r.Changed)
+	}
+}
+
+// TestBasisTailTiers: the reserve goes to the added skills in priority
+// order; a skill whose whole description fits exactly is whole, one
+// character more and it is cut at the floor; no names section when every
+// change is described; with no budget the room is a ninth of the text.
+func TestBasisTailTiers(t *testing.T) {
+	es := basisCatalog(300)
+	opt := Options{Format: FormatCatalog, Budget: 8000, Stable: true}
+	_, r1 := Prompt(es, nil, opt)
+	opt.Basis = r1.Basis
+	room := min(8000-r1.Basis.Chars(), r1.Basis.Chars()/9)
+	frame := utf8.RuneCountInString("\n\n" + catalogLayout{}.tailIntro() + "\n\n" + "- **zz**: \n")
+	long := func(n int) string { // n characters of words, a boundary every 5
+		return strings.TrimSpace(strings.Repeat("word ", n/5+1))[:n]
+	}
+	for _, extra := range []int{0, 1} {
+		d := long(room - frame + 1 + extra) // +1: the entry's newline is trimmed at the end
+		text, r := Prompt(append(slices.Clone(es), Entry{Name: "zz", Description: d}), nil, opt)
+		want := TierFull
+		if extra > 0 {
+			want = TierShortened
+		}
+		if r.Replan != "" || r.Tier("zz") != want || r.Chars > 8000 {
+			t.Errorf("a description %d over the room: replan %q, %s, %d characters", extra, r.Replan, r.Tier("zz"), r.Chars)
+		}
+		if strings.Contains(text, namesLine+"zz") {
+			t.Errorf("a names section for a described change")
+		}
+	}
+	// Two added, room for one description: the priority decides.
+	big := long(room / 2)
+	two := append(slices.Clone(es), Entry{Name: "za", Description: big + " a"}, Entry{Name: "zb", Description: big + " b"})
+	for _, first := range []string{"za", "zb"} {
+		o := opt
+		o.Priority = []string{first}
+		_, r := Prompt(two, nil, o)
+		other := map[string]string{"za": "zb", "zb": "za"}[first]
+		if r.Replan != "" || r.Tier(first) != TierFull || r.Tier(other) == TierFull {
+			t.Errorf("priority %s: %s %s, %s %s (%q)", first, first, r.Tier(first), other, r.Tier(other), r.Replan)
+		}
+	}
+	// No budget: the room is a ninth of the planned text.
+	un := Options{Format: FormatCatalog, Budget: -1, Stable: true}
+	_, ru := Prompt(es, nil, un)
+	un.Basis = ru.Basis
+	ninth := ru.Basis.Chars() / 9
+	for _, extra := range []int{0, 1} {
+		d := long(ninth - frame + 1 + extra)
+		_, r := Prompt(append(slices.Clone(es), Entry{Name: "zz", Description: d}), nil, un)
+		want := map[int]Tier{0: TierFull, 1: TierShortened}[extra]
+		if r.Replan != "" || r.Tier("zz") != want {
+			t.Errorf("no budget, a change of %d over a ninth: replan %q, %s, want %s", extra, r.Replan, r.Tier("zz"), want)
+		}
+	}
+}
