@@ -73,12 +73,16 @@ func main() {
 	sizes := flag.String("sizes", "0,2000,10000", "catalog sizes; 0 is the -corpus skills alone")
 	seed := flag.Uint64("seed", 1, "seed of the filler")
 	verbose := flag.Bool("v", false, "print each request whose first hit is wrong, with its hits")
+	usage := flag.String("usage", "none", "usage counts the search weighs: none, or zipf (seeded, over the catalog's skills in random order, unrelated to the requests: what a prior that knows nothing of them costs)")
 	flag.Parse()
 	if *dirs == "" {
 		fail(fmt.Errorf("give -corpus (or $LOADOUT_SKILL_CORPUS): folders of the public collections, fetched with scripts/safety-corpus.sh DIR"))
 	}
 	if *mode != "real" && *mode != "stitched" {
 		fail(fmt.Errorf("-filler %q: want real or stitched", *mode))
+	}
+	if *usage != "none" && *usage != "zipf" {
+		fail(fmt.Errorf("-usage %q: want none or zipf", *usage))
 	}
 	if *clones < 0 || *clones > 1 {
 		fail(fmt.Errorf("-clones %v: want a share between 0 and 1", *clones))
@@ -114,14 +118,14 @@ func main() {
 			}
 		}
 	}
-	fmt.Printf("# %d real skills (%d SKILL.md, %d duplicate names, first kept), %d requests, filler %s, clones %.0f%%, seed %d\n", len(pool), st.Files, st.Duplicate, len(rs), *mode, 100**clones, *seed)
+	fmt.Printf("# %d real skills (%d SKILL.md, %d duplicate names, first kept), %d requests, filler %s, clones %.0f%%, usage %s, seed %d\n", len(pool), st.Files, st.Duplicate, len(rs), *mode, 100**clones, *usage, *seed)
 	fmt.Printf("%-8s %7s %7s %10s %10s\n", "skills", "first", "top 3", "cpu p50", "cpu max")
 	for _, f := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil {
 			fail(fmt.Errorf("-sizes: %v", err))
 		}
-		if err := measure(pool, filler, rs, n, *seed, *clones, *verbose); err != nil {
+		if err := measure(pool, filler, rs, n, *seed, *clones, *usage == "zipf", *verbose); err != nil {
 			fail(err)
 		}
 	}
@@ -157,7 +161,7 @@ func norm(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // measure builds a catalog of n skills (the real ones, then filler) and
 // runs every request against it.
-func measure(pool, filler []corpus.Skill, rs []request, n int, seed uint64, clones float64, verbose bool) error {
+func measure(pool, filler []corpus.Skill, rs []request, n int, seed uint64, clones float64, zipf, verbose bool) error {
 	dir, err := os.MkdirTemp("", "findability")
 	if err != nil {
 		return err
@@ -189,6 +193,18 @@ func measure(pool, filler []corpus.Skill, rs []request, n int, seed uint64, clon
 			return fmt.Errorf("the catalog does not hold the real skill %s (%s)", s.Name, s.Path)
 		}
 	}
+	var opt catalog.SearchOptions
+	if zipf {
+		// The k-th of the skills in a seeded random order was loaded
+		// 1000/k times (none past the 1000th), as a few skills are used
+		// often and most rarely or never.
+		r := rand.New(rand.NewPCG(seed, 7))
+		opt.Usage = map[string]int{}
+		es := l.Entries()
+		for k, i := range r.Perm(len(es))[:min(1000, len(es))] {
+			opt.Usage[es[i].Skill.Name] = 1000 / (k + 1)
+		}
+	}
 	l.Search("warm the index", 1)
 	first, top3 := 0, 0
 	var cpu []time.Duration
@@ -201,7 +217,7 @@ func measure(pool, filler []corpus.Skill, rs []request, n int, seed uint64, clon
 			return slices.Contains(r.expected, name) || slices.Contains(r.expected, origin[name]) || rightDesc[descs[name]]
 		}
 		t0 := testutil.CPUTime()
-		hits := l.Search(r.text, 10)
+		hits := l.SearchWith(r.text, 10, opt)
 		cpu = append(cpu, testutil.CPUTime()-t0)
 		ok1 := len(hits) > 0 && right(hits[0].Name)
 		ok3 := slices.ContainsFunc(hits[:min(3, len(hits))], func(h catalog.Hit) bool { return right(h.Name) })
