@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -53,6 +54,24 @@ func TestSearchCoverage(t *testing.T) {
 	// One word each: the rarer word, in a name, wins.
 	if got := l.Search("friday poster", 3); len(got) == 0 || got[0].Name != "friday-agent" {
 		t.Errorf("Search(friday poster) = %s, want friday-agent first (one word each: BM25 decides)", hitNames(got))
+	}
+	// The factor, exactly: a skill that matches two words scores twice
+	// what each gives it alone, summed; a prefix match ("post" of
+	// "poster") counts for its word.
+	score := func(q string) float64 {
+		for _, h := range l.Search(q, 30) {
+			if h.Name == "gig-prints" {
+				return h.Score
+			}
+		}
+		t.Fatalf("Search(%q): no gig-prints", q)
+		return 0
+	}
+	for _, p := range [][2]string{{"band", "gig"}, {"band", "post"}} {
+		got, want := score(p[0]+" "+p[1]), 2*(score(p[0])+score(p[1]))
+		if math.Abs(got-want) > 0.01 {
+			t.Errorf("Search(%q) scores gig-prints %.3f, want %.3f (twice the sum of each word's)", p[0]+" "+p[1], got, want)
+		}
 	}
 	// A whole-name match is still first.
 	if got := l.Search("filler-07", 3); len(got) == 0 || got[0].Name != "filler-07" {
