@@ -365,7 +365,8 @@ func clipQuery(query string) string {
 
 // Search ranks the skills the agent can load against a query, by BM25 over
 // names, descriptions and tags (names weigh most, and a whole-name match
-// ranks first). Listed, inline and budget-omitted skills are all
+// ranks first), the best by BM25 ranked again by how many of the query's
+// terms each matched (coverage). Listed, inline and budget-omitted skills are all
 // searchable: this is how skills left out of the listing are reached.
 // limit defaults to 10. Only the query's first MaxQueryBytes and its first
 // MaxQueryTerms distinct terms count (CheckQuery refuses more).
