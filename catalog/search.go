@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -364,12 +365,38 @@ func clipQuery(query string) string {
 
 // Search ranks the skills the agent can load against a query, by BM25 over
 // names, descriptions and tags (names weigh most, and a whole-name match
-// ranks first). Listed, inline and budget-omitted skills are all
+// ranks first), the best by BM25 ranked again by how many of the query's
+// terms each matched (coverage). Listed, inline and budget-omitted skills are all
 // searchable: this is how skills left out of the listing are reached.
 // limit defaults to 10. Only the query's first MaxQueryBytes and its first
 // MaxQueryTerms distinct terms count (CheckQuery refuses more).
 func (l *Loadout) Search(query string, limit int) []Hit {
-	return l.hits(query, limit, true)
+	return l.hits(query, limit, true, SearchOptions{})
+}
+
+// SearchOptions are what a search may weigh besides the query.
+type SearchOptions struct {
+	// Usage is how many times the agent loaded each skill (the service's
+	// usage counts, as the listing ranks by): among the skills the query
+	// matches about as well, the used ones come first (usagePrior).
+	Usage map[string]int
+}
+
+// SearchWith is Search with options.
+func (l *Loadout) SearchWith(query string, limit int, o SearchOptions) []Hit {
+	return l.hits(query, limit, true, o)
+}
+
+// usagePrior is the factor a skill's score is multiplied by for its
+// uses: 1 unused, 1.05 for one use, growing with the log of the uses up
+// to 1.25 (31 uses and more): it breaks near-ties. Coverage weighs
+// more: matching one more of the query's terms multiplies a score by
+// (m+1)/m, 2 for the second term, 1.25 for the fifth.
+func usagePrior(uses int) float64 {
+	if uses <= 0 {
+		return 1
+	}
+	return 1 + min(0.25, 0.05*math.Log2(float64(1+uses)))
 }
 
 // maxThresholdChecks bounds how many times a search works out whether the
@@ -383,7 +410,7 @@ const maxPrefixTerms = 128
 
 // hits is Search; prune false scores every posting (what the tests
 // compare the pruned ranking with).
-func (l *Loadout) hits(query string, limit int, prune bool) []Hit {
+func (l *Loadout) hits(query string, limit int, prune bool, o SearchOptions) []Hit {
 	if limit <= 0 {
 		limit = 10
 	}
@@ -393,9 +420,11 @@ func (l *Loadout) hits(query string, limit int, prune bool) []Hit {
 	if len(q) == 0 || ix.live == 0 {
 		return []Hit{}
 	}
-	// The best depth documents are ranked exactly: the hits, and the
-	// clones that may fold into them.
-	depth := limit * foldDepth
+	// The best depth documents by BM25 are ranked exactly: the hits, the
+	// clones that may fold into them, and those the coverage (below) may
+	// bring up; at least minRerank of them, so that a search's first hits
+	// do not depend on its limit.
+	depth := max(limit*foldDepth, minRerank)
 	sc := scorePool.Get().(*scores)
 	defer scorePool.Put(sc)
 	sc.reset(len(ix.entries))
@@ -405,7 +434,7 @@ func (l *Loadout) hits(query string, limit int, prune bool) []Hit {
 	// prefix cannot make a query slow.
 	terms := sc.terms[:0]
 	n := float64(ix.live)
-	put := func(ps []posting, w float64) {
+	put := func(ps []posting, w float64, bit uint32) {
 		if len(ps) == 0 {
 			return
 		}
@@ -413,16 +442,17 @@ func (l *Loadout) hits(query string, limit int, prune bool) []Hit {
 		wi := w * idf
 		// No document gets more from a term than wi*(k1+1)*1.5:
 		// tf/(tf+norm) is below 1, and 1.5 is the name's weight.
-		terms = append(terms, queryTerm{ps: ps, wi: wi, most: wi * (bm25K1 + 1) * 1.5})
+		terms = append(terms, queryTerm{ps: ps, wi: wi, most: wi * (bm25K1 + 1) * 1.5, bit: bit})
 	}
 	prefixed := 0 // prefix matches so far, at most maxPrefixTerms
-	for _, t := range q {
-		put(ix.terms[t], 1)
+	for qi, t := range q {
+		bit := uint32(1) << qi // q has at most MaxQueryTerms (32) terms
+		put(ix.terms[t], 1, bit)
 		if len(t) >= 4 {
 			i := sort.SearchStrings(ix.sorted, t)
 			for k := 0; i < len(ix.sorted) && k < 32 && prefixed < maxPrefixTerms && strings.HasPrefix(ix.sorted[i], t); i++ {
 				if ix.sorted[i] != t {
-					put(ix.terms[ix.sorted[i]], 0.5)
+					put(ix.terms[ix.sorted[i]], 0.5, bit)
 					k++
 					prefixed++
 				}
@@ -436,7 +466,7 @@ func (l *Loadout) hits(query string, limit int, prune bool) []Hit {
 	if e, ok := l.byName[whole]; ok {
 		for doc, en := range ix.entries {
 			if en == e {
-				sc.add(int32(doc), 100)
+				sc.add(int32(doc), 100, 0)
 			}
 		}
 	}
@@ -468,7 +498,7 @@ func (l *Loadout) hits(query string, limit int, prune bool) []Hit {
 			if p.name {
 				v *= 1.5
 			}
-			sc.add(p.doc, v)
+			sc.add(p.doc, v, t.bit)
 		}
 	}
 	clear(terms) // the pooled scores hold no postings of this index
@@ -477,6 +507,22 @@ func (l *Loadout) hits(query string, limit int, prune bool) []Hit {
 	// its Also, so that clones of one skill do not crowd the others out.
 	// Up to foldDepth times limit documents are looked at for that.
 	top := sc.top(depth, ix.rank)
+	// Coverage: each score times the number of the query's terms the
+	// document matched (a prefix match counts for its term). BM25 alone
+	// put a skill that matched one rare word of a long request ("friday"
+	// in pipecat-friday-agent) ahead of the one that matched four of its
+	// words; with coverage the right skill was first for 5 to 8 more
+	// requests in 100 at 445 to 10,000 skills (docs/search.md). The
+	// whole-name bonus is kept whole: a name is one term at least.
+	for i := range top {
+		m := float64(max(1, bits.OnesCount32(sc.mask[top[i].doc])))
+		top[i].score *= m
+		if o.Usage != nil {
+			top[i].score *= usagePrior(o.Usage[ix.entries[top[i].doc].Skill.Name])
+		}
+	}
+	sort.Slice(top, func(i, j int) bool { return better(top[i], top[j], ix.rank) })
+	top = top[:min(len(top), limit*foldDepth)]
 	hits := make([]Hit, 0, min(limit, len(top)))
 	for _, d := range top {
 		e := ix.entries[d.doc]
@@ -496,10 +542,16 @@ func (l *Loadout) hits(query string, limit int, prune bool) []Hit {
 // for clones to fold (Hit.Also).
 const foldDepth = 3
 
+// minRerank is the fewest documents, best by BM25, that coverage and
+// usage rank again: 30, what a search of the default limit ranks. More
+// (100, 300) changed no hit of bench/cmd/findability.
+const minRerank = 30
+
 // scores accumulates per-document scores densely, remembering which
 // documents were touched so reset and selection cost only those.
 type scores struct {
 	val     []float64
+	mask    []uint32 // the query terms each document matched, a bit a term
 	touched []int32
 	terms   []queryTerm // the query's, reused
 }
@@ -509,6 +561,7 @@ type scores struct {
 type queryTerm struct {
 	ps       []posting
 	wi, most float64
+	bit      uint32 // the query term's bit (a prefix match: its term's)
 }
 
 // kth is the k-th best score among the documents found (k <= found).
@@ -521,20 +574,24 @@ var scorePool = sync.Pool{New: func() any { return &scores{} }}
 func (s *scores) reset(n int) {
 	if cap(s.val) < n {
 		s.val = make([]float64, n)
+		s.mask = make([]uint32, n)
 	} else {
 		for _, d := range s.touched {
 			s.val[d] = 0
+			s.mask[d] = 0
 		}
 		s.val = s.val[:n]
+		s.mask = s.mask[:n]
 	}
 	s.touched = s.touched[:0]
 }
 
-func (s *scores) add(doc int32, v float64) {
+func (s *scores) add(doc int32, v float64, bit uint32) {
 	if s.val[doc] == 0 {
 		s.touched = append(s.touched, doc)
 	}
 	s.val[doc] += v
+	s.mask[doc] |= bit
 }
 
 type scored struct {

@@ -111,10 +111,22 @@ func TestSearchMatchesExhaustive(t *testing.T) {
 	for _, e := range l.Entries()[:40] {
 		queries = append(queries, e.Skill.Name, strings.Fields(e.Skill.Description)[3]+" "+strings.Fields(e.Skill.Description)[5])
 	}
+	// Usage reranks the best by BM25 after the pruned scoring: some of
+	// the skills used, so that it changes some rankings.
+	usage := map[string]int{}
+	for i, e := range l.Entries() {
+		if i%7 == 0 {
+			usage[e.Skill.Name] = i % 50
+		}
+	}
 	pruned := 0
 	for _, q := range queries {
 		for _, limit := range []int{1, 3, 10, 50} {
-			got, want := l.hits(q, limit, true), l.hits(q, limit, false)
+			o := SearchOptions{}
+			if limit == 10 {
+				o.Usage = usage
+			}
+			got, want := l.hits(q, limit, true, o), l.hits(q, limit, false, o)
 			if len(got) != len(want) {
 				t.Fatalf("%q limit %d: %d hits pruned, %d exhaustive", q, limit, len(got), len(want))
 			}

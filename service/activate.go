@@ -38,7 +38,9 @@ func (s *Service) ReadFile(ctx context.Context, p Principal, agentID, name, path
 	return res, nil
 }
 
-// Search ranks an agent's skills for a query.
+// Search ranks an agent's skills for a query; among skills the query
+// matches about as well, the ones the agent used more come first (the
+// usage counts the listing ranks by, as of the last recompute).
 func (s *Service) Search(ctx context.Context, p Principal, agentID, query string, limit int) ([]catalog.Hit, error) {
 	if err := catalog.CheckQuery(query); err != nil {
 		return nil, &Error{Code: CodeInvalid, Field: "query", Message: err.Error()}
@@ -47,7 +49,7 @@ func (s *Service) Search(ctx context.Context, p Principal, agentID, query string
 	if err != nil {
 		return nil, err
 	}
-	return l.Search(query, limit), nil
+	return l.SearchWith(query, limit, catalog.SearchOptions{Usage: s.UsageCounts(agentID)}), nil
 }
 
 // RecordRefusal keeps the receipt of a load or read that a transport

@@ -208,3 +208,48 @@ func mustAgent(t *testing.T, s *Service, id string) *catalog.Loadout {
 	}
 	return l
 }
+
+// Search ranks by the same usage counts as the listing: skills the query
+// matches equally (the six share their words) come used first, most used
+// first, per agent; before a recompute, by name.
+func TestUsageRanksSearch(t *testing.T) {
+	for engine, fresh := range engines(t) {
+		t.Run(engine, func(t *testing.T) {
+			s := rankedService(t, fresh(t)(t))
+			ctx := context.Background()
+			search := func(agent string) []string {
+				hits, err := s.Search(ctx, admin, agent, "conventions", 3)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var names []string
+				for _, h := range hits {
+					names = append(names, h.Name)
+				}
+				return names
+			}
+			load := func(agent, name string, n int) {
+				for range n {
+					if _, err := s.Load(ctx, admin, agent, name, TransportHTTP); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			load("ops", "echo", 3)
+			load("ops", "zeta", 1)
+			load("dev", "delta", 5)
+			if got, want := search("ops"), []string{"alpha", "bravo", "charlie"}; !slices.Equal(got, want) {
+				t.Fatalf("ops before the recompute = %v, want %v (equal scores, by name)", got, want)
+			}
+			if err := s.RefreshUsage(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := search("ops"), []string{"echo", "zeta", "alpha"}; !slices.Equal(got, want) {
+				t.Errorf("ops = %v, want %v (used first, most used first)", got, want)
+			}
+			if got, want := search("dev"), []string{"delta", "alpha", "bravo"}; !slices.Equal(got, want) {
+				t.Errorf("dev = %v, want %v (its own usage only)", got, want)
+			}
+		})
+	}
+}
