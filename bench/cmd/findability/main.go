@@ -73,6 +73,7 @@ func main() {
 	sizes := flag.String("sizes", "0,2000,10000", "catalog sizes; 0 is the -corpus skills alone")
 	seed := flag.Uint64("seed", 1, "seed of the filler")
 	verbose := flag.Bool("v", false, "print each request whose first hit is wrong, with its hits")
+	listing := flag.String("listing", "", "also measure the listing and the search end to end at these budgets (comma-separated characters, e.g. 4000,8000,16000), in every format")
 	usage := flag.String("usage", "none", "usage counts the search weighs: none, or zipf (seeded, over the catalog's skills in random order, unrelated to the requests: what a prior that knows nothing of them costs)")
 	flag.Parse()
 	if *dirs == "" {
@@ -125,7 +126,7 @@ func main() {
 		if err != nil {
 			fail(fmt.Errorf("-sizes: %v", err))
 		}
-		if err := measure(pool, filler, rs, n, *seed, *clones, *usage == "zipf", *verbose); err != nil {
+		if err := measure(pool, filler, rs, n, *seed, *clones, *usage == "zipf", *verbose, budgets(*listing)); err != nil {
 			fail(err)
 		}
 	}
@@ -161,7 +162,7 @@ func norm(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // measure builds a catalog of n skills (the real ones, then filler) and
 // runs every request against it.
-func measure(pool, filler []corpus.Skill, rs []request, n int, seed uint64, clones float64, zipf, verbose bool) error {
+func measure(pool, filler []corpus.Skill, rs []request, n int, seed uint64, clones float64, zipf, verbose bool, listing []int) error {
 	dir, err := os.MkdirTemp("", "findability")
 	if err != nil {
 		return err
@@ -207,8 +208,10 @@ func measure(pool, filler []corpus.Skill, rs []request, n int, seed uint64, clon
 	}
 	l.Search("warm the index", 1)
 	first, top3 := 0, 0
+	found3 := make([]bool, len(rs))
+	rights := make([]func(string) bool, len(rs))
 	var cpu []time.Duration
-	for _, r := range rs {
+	for i, r := range rs {
 		rightDesc := map[string]bool{}
 		for _, e := range r.expected {
 			rightDesc[descs[e]] = true
@@ -227,6 +230,7 @@ func measure(pool, filler []corpus.Skill, rs []request, n int, seed uint64, clon
 		if ok3 {
 			top3++
 		}
+		found3[i], rights[i] = ok3, right
 		if verbose && !ok1 {
 			var names []string
 			for _, h := range hits[:min(5, len(hits))] {
@@ -242,7 +246,26 @@ func measure(pool, filler []corpus.Skill, rs []request, n int, seed uint64, clon
 	slices.Sort(cpu)
 	pct := func(k int) string { return fmt.Sprintf("%.1f%%", 100*float64(k)/float64(len(rs))) }
 	fmt.Printf("%-8d %7s %7s %10s %10s\n", len(l.Entries()), pct(first), pct(top3), cpu[len(cpu)/2].Round(time.Microsecond), cpu[len(cpu)-1].Round(time.Microsecond))
+	if len(listing) > 0 {
+		endToEnd(l, rs, func(i int, name string) bool { return rights[i](name) }, found3, []string{"pi", "catalog", "progressive"}, listing, opt.Usage)
+	}
 	return nil
+}
+
+// budgets reads -listing.
+func budgets(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			fail(fmt.Errorf("-listing: %q is not a budget in characters", f))
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // validName is the names the filler keeps (the folder is the name).
