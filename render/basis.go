@@ -36,9 +36,17 @@ type Basis struct {
 	groups []Group // Report.Groups of the plan
 }
 
+// basisSkill is what the listing showed of one skill: its tier, and the
+// text it was planned with (shared with the entry, not copied).
 type basisSkill struct {
-	tier Tier
-	sum  uint64 // of what the listing shows of the skill
+	tier        Tier
+	virtual     bool
+	desc, where string
+}
+
+// same reports whether e shows as it did when planned.
+func (b *basisSkill) same(e *Entry) bool {
+	return b.desc == e.Description && b.where == e.Location && b.virtual == e.Virtual
 }
 
 // ReserveShare: a fresh plan leaves 1/ReserveShare of the budget (8%)
@@ -53,12 +61,14 @@ const ReserveShare = 12
 // afresh.
 const MaxChanges = 64
 
-// Bytes is about how much memory the Basis holds: its text, and a name,
-// tier and sum for each skill it planned.
+// Bytes is about how much memory the Basis holds: its text, and each
+// planned skill's name, tier, description and location.
 func (b *Basis) Bytes() int {
-	n := len(b.text) + 64*len(b.skills)
-	for name := range b.skills {
-		n += len(name)
+	n := len(b.text) + 80*len(b.skills)
+	for name, s := range b.skills {
+		// The texts are the entries' (shared), but a plan keeps them
+		// alive after the catalog moves on.
+		n += len(name) + len(s.desc) + len(s.where)
 	}
 	return n
 }
@@ -94,23 +104,12 @@ func basisKey(s settings, opt Options, c frameCtx) uint64 {
 	return h.Sum64()
 }
 
-// entrySum hashes what a listing shows of e besides its name.
-func entrySum(e *Entry) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(e.Description))
-	h.Write([]byte{0})
-	h.Write([]byte(e.Location))
-	if e.Virtual {
-		h.Write([]byte{1})
-	}
-	return h.Sum64()
-}
-
 func newBasis(key uint64, text string, listing []Entry, tiers []Tier, virt bool) *Basis {
 	b := &Basis{key: key, text: text, chars: utf8.RuneCountInString(text), virt: virt, skills: make(map[string]basisSkill, len(listing))}
 	for i := range listing {
 		if _, dup := b.skills[listing[i].Name]; !dup {
-			b.skills[listing[i].Name] = basisSkill{tier: tiers[i], sum: entrySum(&listing[i])}
+			e := &listing[i]
+			b.skills[e.Name] = basisSkill{tier: tiers[i], virtual: e.Virtual, desc: e.Description, where: e.Location}
 		}
 	}
 	return b
@@ -144,7 +143,7 @@ func keep(lay layout, listing []Entry, c frameCtx, opt Options, bs *Basis) (kept
 		switch {
 		case !ok || seen[e.Name]:
 			items = append(items, i)
-		case old.sum == entrySum(e) || !named(old.tier):
+		case old.same(e) || !named(old.tier):
 			// Unchanged, or changed but never named: the listing shows
 			// nothing of it to change.
 			k.tiers[i] = old.tier
