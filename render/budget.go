@@ -827,8 +827,7 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority, pinned []
 			extra += m.fix(i) + m.desc(i).at(m.slab, m.desc(i).n) - m.nameCost(i)
 		}
 	}
-	if pins > 0 && nc.cost(pins, TierGrouped)+extra-m.leadSaving(nc, pins) > budget &&
-		nc.cost(pins, TierOmitted)+extra-m.leadSaving(nc, pins) > budget {
+	if pins > 0 && min(nc.cost(pins, TierGrouped), nc.cost(pins, TierOmitted))+extra-m.leadSaving(nc, pins) > budget {
 		pins, extra = 0, 0
 	}
 	// The skills of Priority after the pins (the most used) are described
