@@ -357,8 +357,16 @@ func TestBasisTailTiers(t *testing.T) {
 			t.Errorf("priority %s: %s %s, %s %s (%q)", first, first, r.Tier(first), other, r.Tier(other), r.Replan)
 		}
 	}
-	// No budget: the room is a ninth of the planned text.
-	un := Options{Format: FormatCatalog, Budget: -1, Stable: true}
+	// No budget, or one far above the listing: the room is a ninth of
+	// the planned text.
+	for _, budget := range []int{-1, 1_000_000} {
+		ninthRoom(t, es, budget, frame, long)
+	}
+}
+
+func ninthRoom(t *testing.T, es []Entry, budget, frame int, long func(int) string) {
+	t.Helper()
+	un := Options{Format: FormatCatalog, Budget: budget, Stable: true}
 	_, ru := Prompt(es, nil, un)
 	un.Basis = ru.Basis
 	ninth := ru.Basis.Chars() / 9
@@ -367,7 +375,22 @@ func TestBasisTailTiers(t *testing.T) {
 		_, r := Prompt(append(slices.Clone(es), Entry{Name: "zz", Description: d}), nil, un)
 		want := map[int]Tier{0: TierFull, 1: TierShortened}[extra]
 		if r.Replan != "" || r.Tier("zz") != want {
-			t.Errorf("no budget, a change of %d over a ninth: replan %q, %s, want %s", extra, r.Replan, r.Tier("zz"), want)
+			t.Errorf("budget %d, a change of %d over a ninth: replan %q, %s, want %s", budget, extra, r.Replan, r.Tier("zz"), want)
 		}
+	}
+}
+
+// TestBasisBytes: what a plan holds, as the service counts it against
+// its bound: the text, and each skill's name, description, location and
+// a fixed 80 bytes.
+func TestBasisBytes(t *testing.T) {
+	es := basisCatalog(3)
+	text, rep := Prompt(es, nil, Options{Format: FormatCatalog, Budget: -1, Stable: true})
+	want := len(text)
+	for _, e := range es {
+		want += 80 + len(e.Name) + len(e.Description) + len(e.Location)
+	}
+	if got := rep.Basis.Bytes(); got != want {
+		t.Errorf("Bytes() = %d, want %d", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -123,5 +124,38 @@ func TestGroupLabelsPlain(t *testing.T) {
 	}
 	if plainLabel("<>", maxLabel) != "other" {
 		t.Error("an empty label is not other")
+	}
+}
+
+// TestGroupWordsGiven: a caller's domains may carry fewer word lists
+// than labels, or words that are not plain: at most three plain words a
+// domain are shown, none that is empty once made plain.
+func TestGroupWordsGiven(t *testing.T) {
+	es := categorised(300)
+	d := NewDomains(es)
+	words := map[string][]string{"docs": {"<>", "alpha", "beta!", "gamma", "delta"}}
+	d.Words = make([][]string, len(d.Keys))
+	for g, k := range d.Keys {
+		d.Words[g] = words[k]
+	}
+	for _, f := range formats {
+		opt := Options{Format: f, Budget: groupBudgets[f] + 100, Domains: d}
+		out, rep := Prompt(es, nil, opt)
+		if !strings.Contains(out, "docs (") || !strings.Contains(out, ": alpha, beta, gamma)") || strings.Contains(out, "delta") {
+			t.Errorf("%s: the docs domain's words are not the first three plain ones:\n%s", f, out)
+		}
+		for _, g := range rep.Groups {
+			if g.Label == "docs" && fmt.Sprint(g.Words) != "[alpha beta gamma]" {
+				t.Errorf("%s: report words %v", f, g.Words)
+			}
+		}
+		opt.Domains = &Domains{Keys: d.Keys, Of: d.Of} // no words at all
+		if out, _ := Prompt(es, nil, opt); !strings.Contains(out, "docs (") || strings.Contains(out, "alpha") {
+			t.Errorf("%s: domains without words:\n%s", f, out)
+		}
+	}
+	// A label that starts with what is not plain keeps all 40 plain runes.
+	if got := plainLabel("<"+strings.Repeat("a", 50), maxLabel); got != strings.Repeat("a", maxLabel) {
+		t.Errorf("plainLabel after a leading mark: %q", got)
 	}
 }

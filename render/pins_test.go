@@ -181,3 +181,24 @@ func TestLeadDescribed(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryPinned: every skill pinned, the budget too small for them
+// all: the listing stays in budget (and the pins lead every tier).
+func TestEveryPinned(t *testing.T) {
+	es, _ := pinCatalog(50)
+	var all []string
+	for _, e := range es {
+		all = append(all, e.Name)
+	}
+	for _, f := range formats {
+		for _, b := range []int{2000, 100000} {
+			_, rep := Prompt(es, nil, Options{Format: f, Budget: b, Pinned: all})
+			if rep.Chars > b || rep.Listed == 0 {
+				t.Errorf("%s %d: %d characters, %d listed", f, b, rep.Chars, rep.Listed)
+			}
+			if b == 100000 && len(rep.Shortened)+len(rep.NameOnly) > 0 {
+				t.Errorf("%s %d: pins not whole with room for all", f, b)
+			}
+		}
+	}
+}
