@@ -39,6 +39,8 @@
 #   FLOOR=60 MINTIME=100ms bench/listing.sh
 #   SUMMARY=16000 bench/listing.sh        # the closing table at 16,000
 #   STRICT=1 bench/listing.sh             # exit 1 if a target is missed
+#   PREFIX=1 bench/listing.sh             # also how much of the listing each change keeps
+#                                         # as its byte prefix (prompt caching), kept and fresh
 # After the tables, a Markdown summary per size at SUMMARY characters
 # (default 8,000), then the targets missed: over the budget; fewer skills
 # named or described than the better peer within its own budget (a peer
@@ -54,6 +56,7 @@ FORMATS=${FORMATS:-pi,catalog,progressive}
 FLOOR=${FLOOR:-60}
 MINTIME=${MINTIME:-30ms}
 STRICT=${STRICT:-}
+PREFIX=${PREFIX:-}
 CORPUS=${CORPUS:-}
 SEED=${SEED:-1}
 SUMMARY=${SUMMARY:-8000}
@@ -62,4 +65,4 @@ cores=$(nproc 2>/dev/null || echo 1)
 if awk -v l="$load" -v c="$cores" 'BEGIN{exit !(l > c/2)}'; then
 	echo "listing.sh: load average $load on $cores cores: render times are not meaningful" >&2
 fi
-go run ./bench/cmd/listing -sizes "$SIZES" -budgets "$BUDGETS" -formats "$FORMATS" -floor "$FLOOR" -mintime "$MINTIME" -seed "$SEED" -summary "$SUMMARY" ${CORPUS:+-corpus "$CORPUS"} ${STRICT:+-strict}
+go run ./bench/cmd/listing -sizes "$SIZES" -budgets "$BUDGETS" -formats "$FORMATS" -floor "$FLOOR" -mintime "$MINTIME" -seed "$SEED" -summary "$SUMMARY" ${CORPUS:+-corpus "$CORPUS"} ${STRICT:+-strict} ${PREFIX:+-prefix}
