@@ -22,8 +22,10 @@ type Hit struct {
 	Score       float64 `json:"score"`
 	// Source is the skill's origin kind: folder, store or plugin.
 	Source string `json:"source"`
-	// Also names the skills of the same description folded into this
-	// hit (clones): any of them serves the same.
+	// Also names the other skills of the same description (clones), in
+	// name order, at most 16 of them (maxAlso): any of them serves the same.
+	// Name is the first of them by name; the index holds them as one
+	// document, so clones take one hit however many there are.
 	Also []string `json:"also,omitempty"`
 }
 
@@ -32,24 +34,39 @@ type Hit struct {
 // loadout. A loadout patched from one whose index was built gets a copy of
 // that index with only the changed entries' postings changed (patched),
 // so a search after a write does not index every skill again.
+//
+// Skills of the same description (exact equality) are clones
+// (collections vendor each other's skills) and are one document: the
+// terms of the first of them by name, its representative, and the others
+// named in its hit's Also. So clones neither crowd the other skills out
+// of the best documents nor make their words look common: idf, lengths
+// and norms count documents, and a skill scores as much with 20 clones as
+// alone.
 type searchIndex struct {
-	// entries are the documents; nil is one removed by a patch.
+	// entries are the documents' representatives; nil is a document
+	// removed by a patch.
 	entries []*Entry
-	live    int // documents not removed
-	terms   map[string][]posting
-	sorted  []string // the terms, sorted, for prefix matches
-	lens    []int
-	total   int
-	avgLen  float64
+	// clones are the other skills of a document's description, in name
+	// order, for the documents that have some.
+	clones map[int32][]*Entry
+	// docOf is the live document of each description.
+	docOf  map[string]int32
+	live   int // documents not removed
+	terms  map[string][]posting
+	sorted []string // the terms, sorted, for prefix matches
+	lens   []int
+	total  int
+	avgLen float64
 	// norms are each document's length term of BM25,
 	// bm25K1*(1-bm25B+bm25B*len/avgLen), made once per index by finish
 	// rather than for every posting of every search.
 	norms []float64
-	// rank is each live document's place in name order (0 to live-1):
-	// ties of score are broken by name, and at 10,000 skills comparing
-	// names was most of a search's time (many skills score alike),
-	// comparing ranks is not. A fresh index's documents are in name order
-	// already; a patched one merges its new documents in (mergeOrder).
+	// rank is each live document's place in name order (0 to live-1) by
+	// its representative: ties of score are broken by name, and at 10,000
+	// skills comparing names was most of a search's time (many skills
+	// score alike), comparing ranks is not. A fresh index's documents are
+	// in name order already; a patched one merges its new documents in
+	// (mergeOrder).
 	rank []int32
 }
 
@@ -117,12 +134,17 @@ func (l *Loadout) index() *searchIndex {
 				return
 			}
 		}
-		ix := &searchIndex{terms: map[string][]posting{}}
+		ix := &searchIndex{terms: map[string][]posting{}, docOf: make(map[string]int32, len(l.names)), clones: map[int32][]*Entry{}}
 		var toks []string
-		for _, name := range l.names {
+		for _, name := range l.names { // sorted: the first of a description is its representative
 			e := l.byName[name]
+			if d, ok := ix.docOf[e.Skill.Description]; ok {
+				ix.clones[d] = append(ix.clones[d], e)
+				continue
+			}
 			doc := int32(len(ix.entries))
 			ix.entries = append(ix.entries, e)
+			ix.docOf[e.Skill.Description] = doc
 			var counts map[string]int
 			var inName map[string]bool
 			var n int
@@ -165,59 +187,129 @@ func (ix *searchIndex) finish(order []int32) {
 	}
 }
 
+// members are a document's skills: its representative, then its clones.
+func (ix *searchIndex) members(doc int32) []*Entry {
+	return append([]*Entry{ix.entries[doc]}, ix.clones[doc]...)
+}
+
 // patched returns a copy of ix without the removed entries and with the
-// made ones: the postings of their terms change, the rest is shared. It
-// returns nil when building afresh is better: a removed entry is not in
-// ix, or removed documents would make a third of it.
+// made ones: the postings of their documents' terms change, the rest is
+// shared. A document whose representative stays (a clone came or went)
+// keeps its postings; one whose representative changes is removed and
+// made again. It returns nil when building afresh is better: a removed
+// entry is not in ix, or removed documents would make a third of it.
 func (ix *searchIndex) patched(removed, made []*Entry) *searchIndex {
-	if (len(ix.entries)+len(made)-ix.live-len(removed))*3 > len(ix.entries)+len(made) {
-		return nil
+	// Each description touched, with its document's skills after.
+	type change struct {
+		old     int32 // its document in ix, or -1
+		members []*Entry
 	}
-	nx := &searchIndex{entries: slices.Clone(ix.entries), live: ix.live, terms: maps.Clone(ix.terms), lens: slices.Clone(ix.lens), total: ix.total}
-	var toks []string
-	var newTerms, goneTerms []string
+	changes := map[string]*change{}
+	var descs []string // in the order first touched
+	touch := func(e *Entry) *change {
+		c := changes[e.Skill.Description]
+		if c == nil {
+			c = &change{old: -1}
+			if d, ok := ix.docOf[e.Skill.Description]; ok {
+				c.old, c.members = d, ix.members(d)
+			}
+			changes[e.Skill.Description] = c
+			descs = append(descs, e.Skill.Description)
+		}
+		return c
+	}
 	for _, e := range removed {
-		doc := int32(slices.Index(nx.entries, e))
-		if doc < 0 {
+		c := touch(e)
+		i := slices.Index(c.members, e)
+		if i < 0 {
 			return nil
 		}
-		var counts map[string]int
-		counts, _, _, toks = docTerms(e, toks)
-		for t := range counts {
-			ps := nx.terms[t]
-			out := make([]posting, 0, len(ps))
-			for _, p := range ps {
-				if p.doc != doc {
-					out = append(out, p)
-				}
+		c.members = slices.Delete(c.members, i, i+1)
+	}
+	byName := func(x *Entry, name string) int { return strings.Compare(x.Skill.Name, name) }
+	for _, e := range made {
+		c := touch(e)
+		i, _ := slices.BinarySearchFunc(c.members, e.Skill.Name, byName)
+		c.members = slices.Insert(c.members, i, e)
+	}
+	kept := func(c *change) bool { return c.old >= 0 && len(c.members) > 0 && c.members[0] == ix.entries[c.old] }
+	gone, come := 0, 0 // documents removed and made
+	for _, c := range changes {
+		if !kept(c) {
+			if c.old >= 0 {
+				gone++
 			}
-			if len(out) == 0 {
-				delete(nx.terms, t)
-				goneTerms = append(goneTerms, t)
-			} else {
-				nx.terms[t] = out
+			if len(c.members) > 0 {
+				come++
 			}
 		}
-		nx.entries[doc] = nil
-		nx.total -= nx.lens[doc]
-		nx.lens[doc] = 0
-		nx.live--
 	}
-	for _, e := range made {
+	if (len(ix.entries)-ix.live+gone)*3 > len(ix.entries)+come {
+		return nil
+	}
+	nx := &searchIndex{entries: slices.Clone(ix.entries), live: ix.live, terms: maps.Clone(ix.terms), lens: slices.Clone(ix.lens), total: ix.total,
+		docOf: maps.Clone(ix.docOf), clones: maps.Clone(ix.clones)}
+	setClones := func(doc int32, cl []*Entry) {
+		if len(cl) == 0 {
+			delete(nx.clones, doc)
+		} else {
+			nx.clones[doc] = cl
+		}
+	}
+	var toks []string
+	var newTerms, goneTerms []string
+	first := len(nx.entries)
+	for _, desc := range descs {
+		c := changes[desc]
+		if kept(c) {
+			setClones(c.old, c.members[1:])
+			continue
+		}
+		if doc := c.old; doc >= 0 {
+			var counts map[string]int
+			counts, _, _, toks = docTerms(nx.entries[doc], toks)
+			for t := range counts {
+				ps := nx.terms[t]
+				out := make([]posting, 0, len(ps))
+				for _, p := range ps {
+					if p.doc != doc {
+						out = append(out, p)
+					}
+				}
+				if len(out) == 0 {
+					delete(nx.terms, t)
+					goneTerms = append(goneTerms, t)
+				} else {
+					nx.terms[t] = out
+				}
+			}
+			nx.entries[doc] = nil
+			nx.total -= nx.lens[doc]
+			nx.lens[doc] = 0
+			nx.live--
+			delete(nx.docOf, desc)
+			delete(nx.clones, doc)
+		}
+		if len(c.members) == 0 {
+			continue
+		}
+		e := c.members[0]
 		doc := int32(len(nx.entries))
 		nx.entries = append(nx.entries, e)
+		nx.docOf[desc] = doc
+		setClones(doc, c.members[1:])
 		var counts map[string]int
 		var inName map[string]bool
 		var n int
 		counts, inName, n, toks = docTerms(e, toks)
-		for t, c := range counts {
+		for t, w := range counts {
 			ps := nx.terms[t]
 			if ps == nil {
 				newTerms = append(newTerms, t)
 			}
 			out := make([]posting, len(ps), len(ps)+1)
 			copy(out, ps)
-			nx.terms[t] = append(out, posting{doc: doc, tf: uint16(min(c, 65535)), name: inName[t]})
+			nx.terms[t] = append(out, posting{doc: doc, tf: uint16(min(w, 65535)), name: inName[t]})
 		}
 		nx.lens = append(nx.lens, n)
 		nx.total += n
@@ -227,7 +319,7 @@ func (ix *searchIndex) patched(removed, made []*Entry) *searchIndex {
 	if len(newTerms)+len(goneTerms) > 0 {
 		nx.sorted = mergeTerms(ix.sorted, newTerms, goneTerms, nx.terms)
 	}
-	nx.finish(mergeOrder(ix.order(), nx.entries, len(ix.entries)))
+	nx.finish(mergeOrder(ix.order(), nx.entries, first))
 	return nx
 }
 
@@ -420,11 +512,10 @@ func (l *Loadout) hits(query string, limit int, prune bool, o SearchOptions) []H
 	if len(q) == 0 || ix.live == 0 {
 		return []Hit{}
 	}
-	// The best depth documents by BM25 are ranked exactly: the hits, the
-	// clones that may fold into them, and those the coverage (below) may
-	// bring up; at least minRerank of them, so that a search's first hits
-	// do not depend on its limit.
-	depth := max(limit*foldDepth, minRerank)
+	// The best depth documents by BM25 are ranked exactly: the hits and
+	// those the coverage (below) may bring up; at least minRerank of them,
+	// so that a search's first hits do not depend on its limit.
+	depth := max(limit*rerankDepth, minRerank)
 	sc := scorePool.Get().(*scores)
 	defer scorePool.Put(sc)
 	sc.reset(len(ix.entries))
@@ -462,12 +553,12 @@ func (l *Loadout) hits(query string, limit int, prune bool, o SearchOptions) []H
 	sc.terms = terms
 	// A whole-name match ranks first: its bonus is added before the
 	// terms, so that the document counts as found when they are scored.
+	// The name may be a clone's: its document is the one of its
+	// description.
 	whole := strings.ToLower(strings.TrimSpace(query))
 	if e, ok := l.byName[whole]; ok {
-		for doc, en := range ix.entries {
-			if en == e {
-				sc.add(int32(doc), 100, 0)
-			}
+		if doc, ok := ix.docOf[e.Skill.Description]; ok {
+			sc.add(doc, 100, 0)
 		}
 	}
 	// Rare terms first, as they can give the most (MaxScore): once the
@@ -502,10 +593,6 @@ func (l *Loadout) hits(query string, limit int, prune bool, o SearchOptions) []H
 		}
 	}
 	clear(terms) // the pooled scores hold no postings of this index
-	// Skills of the same description are clones (collections vendor each
-	// other's skills): each folds into the first of its text, named in
-	// its Also, so that clones of one skill do not crowd the others out.
-	// Up to foldDepth times limit documents are looked at for that.
 	top := sc.top(depth, ix.rank)
 	// Coverage: each score times the number of the query's terms the
 	// document matched (a prefix match counts for its term). BM25 alone
@@ -518,29 +605,39 @@ func (l *Loadout) hits(query string, limit int, prune bool, o SearchOptions) []H
 		m := float64(max(1, bits.OnesCount32(sc.mask[top[i].doc])))
 		top[i].score *= m
 		if o.Usage != nil {
-			top[i].score *= usagePrior(o.Usage[ix.entries[top[i].doc].Skill.Name])
+			// A document's uses are its skills': loading any clone is a
+			// use of the same text.
+			uses := o.Usage[ix.entries[top[i].doc].Skill.Name]
+			for _, e := range ix.clones[top[i].doc] {
+				uses += o.Usage[e.Skill.Name]
+			}
+			top[i].score *= usagePrior(uses)
 		}
 	}
 	sort.Slice(top, func(i, j int) bool { return better(top[i], top[j], ix.rank) })
-	top = top[:min(len(top), limit*foldDepth)]
-	hits := make([]Hit, 0, min(limit, len(top)))
+	top = top[:min(len(top), limit)]
+	hits := make([]Hit, 0, len(top))
 	for _, d := range top {
 		e := ix.entries[d.doc]
-		if i := slices.IndexFunc(hits, func(h Hit) bool { return h.Description == e.Skill.Description }); i >= 0 {
-			hits[i].Also = append(hits[i].Also, e.Skill.Name)
-			continue
+		h := Hit{Name: e.Skill.Name, Description: e.Skill.Description, Score: float64(int(d.score*1000)) / 1000, Source: e.Skill.Origin.Kind}
+		if cl := ix.clones[d.doc]; len(cl) > 0 {
+			h.Also = make([]string, 0, min(len(cl), maxAlso))
+			for _, c := range cl[:min(len(cl), maxAlso)] {
+				h.Also = append(h.Also, c.Skill.Name)
+			}
 		}
-		if len(hits) == limit {
-			continue // only clones of the hits kept are still named
-		}
-		hits = append(hits, Hit{Name: e.Skill.Name, Description: e.Skill.Description, Score: float64(int(d.score*1000)) / 1000, Source: e.Skill.Origin.Kind})
+		hits = append(hits, h)
 	}
 	return hits
 }
 
-// foldDepth is how many times the limit of documents a search looks at
-// for clones to fold (Hit.Also).
-const foldDepth = 3
+// maxAlso is the most clones a hit names (Hit.Also): a skill vendored
+// by hundreds of collections does not make a search's answer long.
+const maxAlso = 16
+
+// rerankDepth is how many times the limit of documents, best by BM25,
+// coverage and usage rank again (at least minRerank).
+const rerankDepth = 3
 
 // minRerank is the fewest documents, best by BM25, that coverage and
 // usage rank again: 30, what a search of the default limit ranks. More
