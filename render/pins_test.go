@@ -202,3 +202,70 @@ func TestEveryPinned(t *testing.T) {
 		}
 	}
 }
+
+// leadCatalog is n skills whose descriptions are "word word …" (a word
+// boundary every five characters): in the catalog format a description
+// cut at the floor of 60 keeps 64 characters and its ellipsis, so
+// describing a named skill at the floor adds exactly 73 characters
+// ("- **NAME**: " + 65 + "\n" against "NAME" and a space).
+func leadCatalog(n int) []Entry {
+	es := make([]Entry, n)
+	for i := range es {
+		name := fmt.Sprintf("lead-skill-%04d", i)
+		es[i] = Entry{Name: name, Description: strings.TrimSpace(strings.Repeat("word ", 40)), Location: "/s/" + name + "/SKILL.md"}
+	}
+	return es
+}
+
+// TestLeadExact: the most used are described at the floor while they fit
+// in a fifth of the budget, counted exactly: the block's closing line
+// (1) and 73 characters each. A share of 730 holds 9, of 731 holds 10.
+func TestLeadExact(t *testing.T) {
+	es := leadCatalog(2000)
+	var prio []string
+	for i := 0; i < 30; i++ {
+		prio = append(prio, es[i*50].Name)
+	}
+	d := NewDomains(es)
+	for _, c := range []struct{ budget, want int }{{3650, 9}, {3655, 10}, {3659, 10}, {3660, 10}, {5*(1+73*12) - 1, 11}, {5 * (1 + 73*12), 12}} {
+		_, rep := Prompt(es, nil, Options{Format: FormatCatalog, Budget: c.budget, Priority: prio, Domains: d})
+		described := 0
+		for i, tier := range rep.Tiers {
+			if tier == TierShortened || tier == TierFull {
+				described++
+				if !slices.Contains(prio[:c.want], rep.Names[i]) {
+					t.Errorf("budget %d: %s described, not one of the first %d used", c.budget, rep.Names[i], c.want)
+				}
+			}
+		}
+		if described != c.want || rep.Chars > c.budget {
+			t.Errorf("budget %d (share %d): %d described, want %d; %d characters", c.budget, c.budget/LeadShare, described, c.want, rep.Chars)
+		}
+	}
+	// With a pin, its whole description comes first and the lead's share
+	// does not count the closing line again.
+	pin := []string{es[1].Name}
+	_, rep := Prompt(es, nil, Options{Format: FormatCatalog, Budget: 5 * 73 * 10, Priority: prio, Pinned: pin, Domains: d})
+	if rep.Tier(pin[0]) != TierFull || len(rep.Shortened) != 10 {
+		t.Errorf("with a pin: %s, %d shortened, want full and 10", rep.Tier(pin[0]), len(rep.Shortened))
+	}
+}
+
+// TestLeadFallsBack: when the lead's descriptions and the note on the
+// rest do not fit, the listing names what fits instead of giving up.
+func TestLeadFallsBack(t *testing.T) {
+	es := leadCatalog(2000)
+	prio := []string{es[7].Name, es[8].Name}
+	for _, f := range formats {
+		b := MinBudget(len(es), Options{Format: f}) + map[string]int{FormatPi: 110, FormatCatalog: 60, FormatProgressive: 60}[f]
+		_, rep := Prompt(es, nil, Options{Format: f, Budget: b, Priority: prio})
+		if rep.TooSmall || rep.Listed == 0 || rep.Chars > b {
+			t.Errorf("%s, budget %d: too small %v, %d listed, %d characters", f, b, rep.TooSmall, rep.Listed, rep.Chars)
+		}
+	}
+	// Pins and a priority of the same length: both lead.
+	_, rep := Prompt(es, nil, Options{Format: FormatCatalog, Budget: 8000, Priority: []string{es[9].Name}, Pinned: []string{es[3].Name}})
+	if rep.Tier(es[3].Name) != TierFull || rep.Tier(es[9].Name) != TierShortened {
+		t.Errorf("a pin and one used: %s, %s", rep.Tier(es[3].Name), rep.Tier(es[9].Name))
+	}
+}
