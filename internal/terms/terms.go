@@ -85,12 +85,12 @@ func Term(w string) string {
 		return ""
 	}
 	if len(w) <= 3 {
-		return w
+		return undouble(w)
 	}
 	if len(w) > MaxStemmedLen {
 		// Not cached: a query's words come from clients, and 65,536
 		// words of a kilobyte would hold 128 MB.
-		return english.Stem(w, true)
+		return stem(w)
 	}
 	stems.Lock()
 	t, ok := stems.m[w]
@@ -98,7 +98,7 @@ func Term(w string) string {
 	if ok {
 		return t
 	}
-	t = english.Stem(w, true)
+	t = stem(w)
 	stems.Lock()
 	if stems.m == nil || len(stems.m) >= maxStems {
 		stems.m = make(map[string]string)
@@ -114,4 +114,29 @@ func cached(w string) bool {
 	defer stems.Unlock()
 	_, ok := stems.m[w]
 	return ok
+}
+
+// stem is w's Snowball English stem, made to agree with itself in two
+// places it does not:
+//   - Snowball undoubles a final consonant when it takes off -ing or -ed
+//     ("adding" and "added" are "ad") but not on the bare word ("add"), so
+//     a stem ending in bb, dd, ff, gg, mm, nn, pp, rr or tt is undoubled
+//     too;
+//   - it keeps the "s" of an acronym's plural ("pdfs", "pngs": there is
+//     no vowel before it), so a word of four or more letters ending in
+//     "s" with no vowel before it loses the "s".
+func stem(w string) string {
+	if n := len(w); n >= 4 && w[n-1] == 's' && !strings.ContainsAny(w[:n-1], "aeiouy") {
+		return w[:n-1]
+	}
+	return undouble(english.Stem(w, true))
+}
+
+// undouble drops the last letter of a word ending in a double consonant
+// Snowball undoubles (bb dd ff gg mm nn pp rr tt).
+func undouble(t string) string {
+	if n := len(t); n >= 3 && t[n-1] == t[n-2] && strings.IndexByte("bdfgmnprt", t[n-1]) >= 0 {
+		return t[:n-1]
+	}
+	return t
 }

@@ -34,3 +34,37 @@ func TestTerms(t *testing.T) {
 		t.Errorf("skill: Stop %v, Term %q", Stop("skill"), Term("skills"))
 	}
 }
+
+// TestStemAgrees: a word and its forms share a term where Snowball alone
+// splits them: an undoubled final consonant ("add", "adding", "added")
+// and an acronym's plural ("pdfs"); the "no" cases keep their letters.
+func TestStemAgrees(t *testing.T) {
+	for _, group := range [][]string{
+		{"add", "adding", "added", "adds"},
+		{"pdf", "pdfs", "PDFs"},
+		{"png", "pngs"},
+		{"http", "https"},
+		{"run", "running"},
+		{"ship", "shipping", "ships"},
+	} {
+		want := Term(strings.ToLower(group[0]))
+		for _, w := range group[1:] {
+			if got := Term(strings.ToLower(w)); got != want {
+				t.Errorf("Term(%q) = %q, Term(%q) = %q: want the same", group[0], want, w, got)
+			}
+		}
+	}
+	for w, want := range map[string]string{
+		"gps":  "gps",  // three letters: no "s" taken
+		"bus":  "bus",  // a vowel before the s
+		"mass": "mass", // ss is not undoubled
+		"all":  "",     // a stopword
+		"egg":  "eg",   // gg is
+		"ab":   "ab",   // too short to undouble
+		"jazz": "jazz", // zz is not in Snowball's list
+	} {
+		if got := Term(w); got != want {
+			t.Errorf("Term(%q) = %q, want %q", w, got, want)
+		}
+	}
+}
