@@ -412,3 +412,122 @@ func TestDomainsWordMinMembers(t *testing.T) {
 		}
 	}
 }
+
+// domainOfName is the label of the domain of the entry named name.
+func domainOfName(t *testing.T, es []Entry, d *Domains, name string) string {
+	t.Helper()
+	for i := range es {
+		if es[i].Name == name {
+			return d.Keys[d.Of[i]]
+		}
+	}
+	t.Fatalf("no entry %q", name)
+	return ""
+}
+
+// An entry left after the cover takes its rarest word; between words as
+// rare, the first in alphabetical order, wherever it stands in the text.
+func TestDomainsLeftRarestWord(t *testing.T) {
+	for _, tc := range []struct {
+		name, desc, want string
+	}{
+		{"alpha", "beta", "alpha"},
+		{"beta", "alpha", "alpha"},
+		{"alpha", "beta gamma", "alpha"},
+	} {
+		es := []Entry{{Name: tc.name, Description: tc.desc}}
+		if got := NewDomains(es).Keys; !slices.Equal(got, []string{tc.want}) {
+			t.Errorf("%q %q: domains %q, want [%q]", tc.name, tc.desc, got, tc.want)
+		}
+	}
+	// A rarer word wins over an earlier one in alphabetical order: "zinc"
+	// is in one entry, "apple" in two (the other covered by "mango"). Names
+	// are words too: the entry is named by its rarest word.
+	es := []Entry{
+		{Name: "m1", Description: "mango apple"},
+		{Name: "m2", Description: "mango"},
+		{Name: "m3", Description: "mango"},
+		{Name: "zinc", Description: "apple"},
+	}
+	d := NewDomains(es)
+	if got := domainOfName(t, es, d, "zinc"); got != "zinc" {
+		t.Errorf("left is in %q, want zinc (its rarest word)", got)
+	}
+}
+
+// A word that one entry not yet covered shares only with entries already
+// in a domain makes no domain: the entry ("zinc", its name its rarest
+// word) gets its own rarest word.
+func TestDomainsSharedOnlyWithCovered(t *testing.T) {
+	for _, first := range []string{"word", "category"} {
+		es := []Entry{
+			{Name: "m1", Description: "mango kiwi"},
+			{Name: "m2", Description: "mango"},
+			{Name: "m3", Description: "mango"},
+			{Name: "zinc", Description: "kiwi"},
+		}
+		if first == "category" {
+			es[0].Category = "fruit"
+		}
+		d := NewDomains(es)
+		if got := domainOfName(t, es, d, "zinc"); got != "zinc" {
+			t.Errorf("%s first: zinc is in %q, want zinc: kiwi's other entry is in a domain already (%q)", first, got, d.Keys)
+		}
+		if got := domainOfName(t, es, d, "m1"); got != map[string]string{"word": "mango", "category": "fruit"}[first] {
+			t.Errorf("%s first: m1 is in %q", first, got)
+		}
+	}
+	// Two entries not yet covered that share a word make its domain, even
+	// when each has a rarer word of its own.
+	es := []Entry{
+		{Name: "m1", Description: "mango"},
+		{Name: "m2", Description: "mango"},
+		{Name: "m3", Description: "mango"},
+		{Name: "p1", Description: "kiwi zinc"},
+		{Name: "p2", Description: "kiwi yam"},
+	}
+	d := NewDomains(es)
+	if got := []string{domainOfName(t, es, d, "p1"), domainOfName(t, es, d, "p2")}; !slices.Equal(got, []string{"kiwi", "kiwi"}) {
+		t.Errorf("p1, p2 are in %q, want kiwi, kiwi", got)
+	}
+	// The same once a word's count has fallen to two: "kiwi" is in three
+	// entries, one of them taken by "apple" first.
+	es = []Entry{
+		{Name: "a1", Description: "apple kiwi"},
+		{Name: "a2", Description: "apple"},
+		{Name: "a3", Description: "apple"},
+		{Name: "p1", Description: "kiwi zinc"},
+		{Name: "p2", Description: "kiwi yam"},
+	}
+	d = NewDomains(es)
+	if got := []string{domainOfName(t, es, d, "a1"), domainOfName(t, es, d, "p1"), domainOfName(t, es, d, "p2")}; !slices.Equal(got, []string{"apple", "kiwi", "kiwi"}) {
+		t.Errorf("a1, p1, p2 are in %q, want apple, kiwi, kiwi", got)
+	}
+}
+
+// Every entry with no usable word is in one domain "other", however many.
+func TestDomainsOneOther(t *testing.T) {
+	es := []Entry{{Name: "a"}, {Name: "1", Description: "2 3"}, {Name: "x", Description: "y"}}
+	d := NewDomains(es)
+	if !slices.Equal(d.Keys, []string{OtherDomain}) || !slices.Equal(d.Of, []int{0, 0, 0}) {
+		t.Errorf("domains %q, of %v; want [other], [0 0 0]", d.Keys, d.Of)
+	}
+	// With a category and a word domain before it.
+	es = append([]Entry{{Name: "c", Category: "fruit"}, {Name: "k1", Description: "kiwi"}, {Name: "k2", Description: "kiwi"}}, es...)
+	d = NewDomains(es)
+	if !slices.Equal(d.Keys, []string{"fruit", "kiwi", OtherDomain}) || !slices.Equal(d.Of, []int{0, 1, 1, 2, 2, 2}) {
+		t.Errorf("domains %q, of %v; want [fruit kiwi other], [0 1 1 2 2 2]", d.Keys, d.Of)
+	}
+}
+
+// A label is the commonest spelling of its term among the members, even
+// when a rarer one comes first in alphabetical order.
+func TestDomainsCommonestSpelling(t *testing.T) {
+	var es []Entry
+	for i, w := range []string{"tests", "testing", "tests", "testing", "tests"} {
+		es = append(es, Entry{Name: "e" + strconv.Itoa(i), Description: w})
+	}
+	if d := NewDomains(es); !slices.Equal(d.Keys, []string{"tests"}) {
+		t.Errorf("domains %q, want [tests] (3 tests, 2 testing)", d.Keys)
+	}
+}
