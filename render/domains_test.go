@@ -531,3 +531,127 @@ func TestDomainsCommonestSpelling(t *testing.T) {
 		t.Errorf("domains %q, want [tests] (3 tests, 2 testing)", d.Keys)
 	}
 }
+
+// entries is n entries named prefix1.. with description desc.
+func entries(prefix string, n int, desc string) []Entry {
+	es := make([]Entry, n)
+	for i := range es {
+		es[i] = Entry{Name: prefix + strconv.Itoa(i+1), Description: desc}
+	}
+	return es
+}
+
+// An entry left alone joins the large domain with whose members it shares
+// a word that at least two of them have; a word of one member is no match.
+func TestDomainsAbsorbWordOfTwoMembers(t *testing.T) {
+	es := []Entry{
+		{Name: "d1", Description: "docx table"},
+		{Name: "d2", Description: "docx table"},
+		{Name: "d3", Description: "docx margin"},
+		{Name: "zinc", Description: "table"},
+		{Name: "yam", Description: "margin"},
+	}
+	d := NewDomains(es)
+	if got := domainOfName(t, es, d, "zinc"); got != "docx" {
+		t.Errorf("zinc is in %q, want docx (table: 2 of its 3 members)", got)
+	}
+	if got := domainOfName(t, es, d, "yam"); got != "yam" {
+		t.Errorf("yam is in %q, want yam (margin: 1 of docx's members)", got)
+	}
+}
+
+// An entry shares most with the domain where its word is in the larger
+// share of the members, not the larger number: "tomato" is in 2 of the 3
+// of "apple", "umbrella" in 2 of the 4 of "banana", both in 3 entries.
+func TestDomainsAbsorbByShare(t *testing.T) {
+	es := slices.Concat(
+		entries("b", 2, "banana umbrella"), entries("bb", 2, "banana"),
+		entries("a", 2, "apple tomato"), entries("aa", 1, "apple"),
+		[]Entry{{Name: "zinc", Description: "tomato umbrella"}})
+	d := NewDomains(es)
+	if got := domainOfName(t, es, d, "zinc"); got != "apple" {
+		t.Errorf("zinc is in %q, want apple (%q)", got, d.Keys)
+	}
+}
+
+// Between words in as large a share of two domains' members, the rarer
+// word counts more: "tomato" is in 3 entries, "umbrella" in 5 (two of
+// them in a category).
+func TestDomainsAbsorbByRarity(t *testing.T) {
+	es := slices.Concat(
+		entries("a", 2, "apple umbrella"), entries("aa", 1, "apple"),
+		entries("b", 2, "banana tomato"), entries("bb", 1, "banana"),
+		[]Entry{
+			{Name: "c1", Description: "umbrella", Category: "misc"},
+			{Name: "c2", Description: "umbrella", Category: "misc"},
+			{Name: "zinc", Description: "tomato umbrella"},
+		})
+	d := NewDomains(es)
+	if got := domainOfName(t, es, d, "zinc"); got != "banana" {
+		t.Errorf("zinc is in %q, want banana (%q)", got, d.Keys)
+	}
+}
+
+// An entry is matched against a large domain's 64 most distinctive words
+// only: of its 65 words in two members or more, the 64th ("zulu", one
+// shared with an entry left) counts; the 65th ("stale", in the most
+// entries) does not.
+func TestDomainsAbsorbProfileLimit(t *testing.T) {
+	var words []string
+	for i := range 62 {
+		words = append(words, "q"+string(rune('a'+i/26))+string(rune('a'+i%26)))
+	}
+	shared := strings.Join(words, " ")
+	es := []Entry{
+		{Name: "h1", Description: "hub zulu stale " + shared},
+		{Name: "h2", Description: "hub zulu stale " + shared},
+		{Name: "h3", Description: "hub"},
+		{Name: "c1", Description: "stale", Category: "misc"},
+		{Name: "c2", Description: "stale", Category: "misc"},
+		{Name: "c3", Description: "stale", Category: "misc"},
+		{Name: "yam", Description: "stale"},
+		{Name: "zinc", Description: "zulu"},
+	}
+	d := NewDomains(es)
+	if got := domainOfName(t, es, d, "zinc"); got != "hub" {
+		t.Errorf("zinc is in %q, want hub (zulu is hub's 64th word)", got)
+	}
+	if got := domainOfName(t, es, d, "yam"); got != "yam" {
+		t.Errorf("yam is in %q, want yam (stale is hub's 65th word)", got)
+	}
+}
+
+// An entry left goes to the domain it shares most with; at a tie, to the
+// domain chosen first ("apple", before "banana" in alphabetical order);
+// sharing nothing, it stays. Its words are each in 2 of a domain's 4
+// members and in 3 entries.
+func TestDomainsAbsorbBest(t *testing.T) {
+	for _, tc := range []struct{ desc, want string }{
+		{"kiwi mango", "apple"},
+		{"kiwi lime mango", "apple"},
+		{"kiwi mango nut", "banana"},
+		{"pear", "pear"},
+	} {
+		es := slices.Concat(
+			entries("a", 2, "apple kiwi lime"), entries("aa", 2, "apple"),
+			entries("b", 2, "banana mango nut"), entries("bb", 2, "banana"),
+			[]Entry{{Name: "zinc", Description: tc.desc}})
+		d := NewDomains(es)
+		if got := domainOfName(t, es, d, "zinc"); got != tc.want {
+			t.Errorf("%q is in %q, want %q (%q)", tc.desc, got, tc.want, d.Keys)
+		}
+	}
+}
+
+// The first word domain may be small too: here the cover chooses nothing
+// ("common" is in more than 10 uncategorised entries), so the first domain
+// is the entry "zinc" alone, and it joins "common", which it shares.
+func TestDomainsAbsorbFirstWordDomain(t *testing.T) {
+	es := slices.Concat(
+		[]Entry{{Name: "c1", Description: "misc", Category: "misc"}, {Name: "zinc", Description: "common"}},
+		slices.Repeat([]Entry{{Name: "common"}}, 11))
+	d := NewDomains(es)
+	if got := domainOfName(t, es, d, "zinc"); got != "common" {
+		t.Errorf("zinc is in %q, want common (%q)", got, d.Keys)
+	}
+}
