@@ -394,3 +394,36 @@ func TestBasisBytes(t *testing.T) {
 		t.Errorf("Bytes() = %d, want %d", got, want)
 	}
 }
+
+// TestBasisEdges: a stored skill joining a plan that already tells how to
+// read stored skills is kept; a skill that only turns stored (or back) is
+// a change; a name given twice and a removal are both seen; a pinned
+// skill edited to have no description is a change, not a re-plan.
+func TestBasisEdges(t *testing.T) {
+	es := basisCatalog(300)
+	es[5].Virtual, es[5].Location = true, "skill://skill-0005"
+	opt := Options{Format: FormatPi, Budget: 8000, Stable: true, Pinned: []string{"skill-0007"}}
+	_, r1 := Prompt(es, nil, opt)
+	if r1.Tier("skill-0005") == TierGrouped || r1.Tier("skill-0005") == TierOmitted {
+		t.Fatalf("the stored skill is not named: %s", r1.Tier("skill-0005"))
+	}
+	opt.Basis = r1.Basis
+	added := append(slices.Clone(es), Entry{Name: "zz-stored", Description: "Stored too.", Location: "skill://zz-stored", Virtual: true})
+	if _, r := Prompt(added, nil, opt); r.Replan != "" || fmt.Sprint(r.Changed) != "[zz-stored]" {
+		t.Errorf("a stored skill added to a plan that has one: replan %q, changed %v", r.Replan, r.Changed)
+	}
+	flipped := slices.Clone(es)
+	flipped[5].Virtual = false
+	if _, r := Prompt(flipped, nil, opt); r.Replan != "" || fmt.Sprint(r.Changed) != "[skill-0005]" {
+		t.Errorf("a skill no longer stored: replan %q, changed %v", r.Replan, r.Changed)
+	}
+	twice := append(slices.Clone(es[:299]), Entry{Name: "skill-0001", Description: "Again."})
+	if _, r := Prompt(twice, nil, opt); r.Replan != "" || fmt.Sprint(r.Removed) != "[skill-0299]" || fmt.Sprint(r.Changed) != "[skill-0001]" {
+		t.Errorf("a name twice and a removal: replan %q, changed %v, removed %v", r.Replan, r.Changed, r.Removed)
+	}
+	empty := slices.Clone(es)
+	empty[7].Description = ""
+	if _, r := Prompt(empty, nil, opt); r.Replan != "" || fmt.Sprint(r.Changed) != "[skill-0007]" || r.Tier("skill-0007") != TierName {
+		t.Errorf("a pinned skill with no description: replan %q, changed %v, %s", r.Replan, r.Changed, r.Tier("skill-0007"))
+	}
+}

@@ -159,3 +159,35 @@ func TestGroupWordsGiven(t *testing.T) {
 		t.Errorf("plainLabel after a leading mark: %q", got)
 	}
 }
+
+// TestGroupsShown: the groups line names groups by count, then label,
+// while they fit its room; a single group left over is named anyway
+// (shorter than "and N in other domains"), two are not.
+func TestGroupsShown(t *testing.T) {
+	d := &Domains{Keys: []string{"gamma", "beta", "alpha", "delta"}, Words: make([][]string, 4)}
+	shown := func(cnt []int, room int) (names []string, held int) {
+		gs := newGroupSet(d, room)
+		held = gs.shown(cnt, func(g, _ int) { names = append(names, d.Keys[g]) })
+		return names, held
+	}
+	// alpha (5) costs 9, ", beta (3)" 10, ", gamma (2)" 12; delta holds none.
+	for _, c := range []struct {
+		room int
+		want string
+		held int
+	}{
+		{31, "[alpha beta gamma]", 10}, // all fit exactly
+		{20, "[alpha beta gamma]", 10}, // gamma is the one left: named anyway
+		{18, "[alpha]", 5},             // beta and gamma left: neither
+		{0, "[alpha]", 5},              // the first always
+	} {
+		names, held := shown([]int{2, 3, 5, 0}, c.room)
+		if fmt.Sprint(names) != c.want || held != c.held {
+			t.Errorf("room %d: %v holding %d, want %s holding %d", c.room, names, held, c.want, c.held)
+		}
+	}
+	// Equal counts go by label.
+	if names, _ := shown([]int{4, 4, 4, 4}, 1000); fmt.Sprint(names) != "[alpha beta delta gamma]" {
+		t.Errorf("equal counts: %v", names)
+	}
+}

@@ -269,3 +269,14 @@ func TestLeadFallsBack(t *testing.T) {
 		t.Errorf("a pin and one used: %s, %s", rep.Tier(es[3].Name), rep.Tier(es[9].Name))
 	}
 }
+
+// TestLeadSkipsEmpty: a used skill with no description is not "described"
+// by an empty entry; the lead stops at it.
+func TestLeadSkipsEmpty(t *testing.T) {
+	es := leadCatalog(2000)
+	es[50].Description = ""
+	_, rep := Prompt(es, nil, Options{Format: FormatCatalog, Budget: 4000, Priority: []string{es[50].Name, es[100].Name}})
+	if rep.Tier(es[50].Name) == TierFull || rep.Tier(es[50].Name) == TierShortened {
+		t.Errorf("a used skill without a description is %s", rep.Tier(es[50].Name))
+	}
+}
