@@ -834,7 +834,7 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority, pinned []
 	// at the floor before the others are named, as many as fit in
 	// 1/LeadShare of the budget: a model is most likely to need them, and
 	// once the names fill the budget no other skill is described.
-	lead := pins
+	lead, pinExtra := pins, extra
 	if p := prioritized(listing, rank, pinned, priority); p > pins && budget > 0 {
 		share := budget / LeadShare
 		used := 0
@@ -876,24 +876,24 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority, pinned []
 			}
 			return lead + k
 		}
-		kg, ko := fits(TierGrouped), fits(TierOmitted)
-		// Groups tell the model more than a bare count, but not at the
-		// price of more than half the names it could have.
-		switch {
-		case kg >= 0 && 2*kg >= ko:
-			st = m.named(rank, kg, TierGrouped)
-		case ko >= 0:
-			st = m.named(rank, ko, TierOmitted)
+		pick := func() *state {
+			kg, ko := fits(TierGrouped), fits(TierOmitted)
+			// Groups tell the model more than a bare count, but not at
+			// the price of more than half the names it could have.
+			switch {
+			case kg >= 0 && 2*kg >= ko:
+				return m.named(rank, kg, TierGrouped)
+			case ko >= 0:
+				return m.named(rank, ko, TierOmitted)
+			}
+			return nil
 		}
+		st = pick()
 		if st == nil && lead > pins {
 			// The leading descriptions do not fit with the note: name as
-			// many as fit instead.
-			lead, extra = pins, 0
-			if kg, ko = fits(TierGrouped), fits(TierOmitted); kg >= 0 && 2*kg >= ko {
-				st = m.named(rank, kg, TierGrouped)
-			} else if ko >= 0 {
-				st = m.named(rank, ko, TierOmitted)
-			}
+			// many as fit instead (the pins stay).
+			lead, extra = pins, pinExtra
+			st = pick()
 		}
 		if st == nil {
 			// Not even the frame and the note fit. The note is the one line

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // pinCatalog is n skills whose names alone are over an 8,000-character
@@ -278,5 +279,65 @@ func TestLeadSkipsEmpty(t *testing.T) {
 	_, rep := Prompt(es, nil, Options{Format: FormatCatalog, Budget: 4000, Priority: []string{es[50].Name, es[100].Name}})
 	if rep.Tier(es[50].Name) == TierFull || rep.Tier(es[50].Name) == TierShortened {
 		t.Errorf("a used skill without a description is %s", rep.Tier(es[50].Name))
+	}
+}
+
+// TestLeadFallbackKeepsPins: when the lead does not fit with the note,
+// the listing falls back to names, and the pins stay whole.
+func TestLeadFallbackKeepsPins(t *testing.T) {
+	es := leadCatalog(2000)
+	pin := es[3].Name
+	prio := []string{es[7].Name, es[8].Name, es[9].Name, es[10].Name}
+	for _, f := range formats {
+		base := MinBudget(len(es), Options{Format: f})
+		found := false
+		for b := base; b < base+600; b += 7 {
+			_, rep := Prompt(es, nil, Options{Format: f, Budget: b, Pinned: []string{pin}, Priority: prio})
+			if rep.Tier(pin) != TierFull {
+				continue
+			}
+			found = true
+			if rep.Chars > b {
+				t.Errorf("%s %d: %d characters", f, b, rep.Chars)
+			}
+		}
+		// From the least budget that holds the pin whole, it stays whole.
+		var first int
+		for b := base; b < base+600; b++ {
+			if _, rep := Prompt(es, nil, Options{Format: f, Budget: b, Pinned: []string{pin}}); rep.Tier(pin) == TierFull {
+				first = b
+				break
+			}
+		}
+		for b := first; b < first+200 && first > 0; b += 3 {
+			if _, rep := Prompt(es, nil, Options{Format: f, Budget: b, Pinned: []string{pin}, Priority: prio}); rep.Tier(pin) != TierFull {
+				t.Errorf("%s %d: the pin is %s with a priority, whole without one from %d", f, b, rep.Tier(pin), first)
+				break
+			}
+		}
+		if !found || first == 0 {
+			t.Errorf("%s: the pin never whole", f)
+		}
+	}
+}
+
+// TestLeadExactProgressive: in the progressive format the block closes
+// the same with or without entries, so the lead's share counts only the
+// entries: each adds the entry's frame and the 65 characters of its cut
+// description, less the name's space in the names line.
+func TestLeadExactProgressive(t *testing.T) {
+	es := leadCatalog(2000)
+	var prio []string
+	for i := 0; i < 30; i++ {
+		prio = append(prio, es[i*50].Name)
+	}
+	d := NewDomains(es)
+	add := utf8.RuneCountInString("  <skill>\n    <id></id>\n    <description></description>\n  </skill>\n") + 64
+	for _, c := range []struct{ share, want int }{{5 * add, 5}, {5*add - 1, 4}, {7 * add, 7}} {
+		budget := c.share * LeadShare
+		_, rep := Prompt(es, nil, Options{Format: FormatProgressive, Budget: budget, Priority: prio, Domains: d})
+		if n := rep.Listed - len(rep.NameOnly); n != c.want {
+			t.Errorf("share %d: %d described, want %d", c.share, n, c.want)
+		}
 	}
 }
