@@ -1,6 +1,7 @@
 package terms
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -66,5 +67,40 @@ func TestStemAgrees(t *testing.T) {
 		if got := Term(w); got != want {
 			t.Errorf("Term(%q) = %q, want %q", w, got, want)
 		}
+	}
+}
+
+// TestWordsAtTheEnds: a word that starts the text and one that ends it
+// are words; three letters are kept as they are ("ads" is not "ad").
+func TestWordsAtTheEnds(t *testing.T) {
+	if got := strings.Join(Append("pdf", nil), " "); got != "pdf" {
+		t.Errorf("Append(pdf) = %q", got)
+	}
+	if got := strings.Join(Append("forms", nil), " "); got != "form" {
+		t.Errorf("Append(forms) = %q", got)
+	}
+	if Term("ads") != "ads" || Term("adds") != "ad" {
+		t.Errorf("Term(ads) = %q, Term(adds) = %q", Term("ads"), Term("adds"))
+	}
+}
+
+// TestStemCacheStartsOver: the cache holds at most maxStems words; the
+// one past it starts it over.
+func TestStemCacheStartsOver(t *testing.T) {
+	stems.Lock()
+	stems.m = nil
+	stems.Unlock()
+	for i := range maxStems {
+		Term(fmt.Sprintf("word%06dz", i))
+	}
+	stems.Lock()
+	full := len(stems.m)
+	stems.Unlock()
+	Term("onemorewordz")
+	stems.Lock()
+	after := len(stems.m)
+	stems.Unlock()
+	if full != maxStems || after != 1 {
+		t.Errorf("cache: %d words at the bound (want %d), %d after one more (want 1)", full, maxStems, after)
 	}
 }
