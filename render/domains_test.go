@@ -700,3 +700,67 @@ func TestDomainsSpellingLargeVocabulary(t *testing.T) {
 		}
 	}
 }
+
+// Bytes that are not UTF-8 (0x80 here, the first byte past ASCII) are
+// separators, as terms.Words takes them, before a word and inside one.
+func TestDomainsInvalidUTF8(t *testing.T) {
+	es := entries("kube-", 4, "\x80Kube\x80rnetes helm\x80.")
+	es = append(es, entries("tool-", 4, "Other alone.")...)
+	d := NewDomains(es)
+	checkDomains(t, es, d)
+	g := d.Of[0]
+	if d.Keys[g] != "helm" || !reflect.DeepEqual(d.Words[g], []string{"kube", "rnetes"}) {
+		t.Errorf("got %q %q, want \"helm\" [kube rnetes]", d.Keys[g], d.Words[g])
+	}
+}
+
+// A domain's words rank by members with the word times ln(entries /
+// entries with it): "argo", in 2 of 100 (2·ln 50 = 7.8), comes before
+// "helm", in 3 members but 10 of 100 (3·ln 10 = 6.9).
+func TestDomainsWordsByRarity(t *testing.T) {
+	es := entries("kube-", 12, "Kubernetes.")
+	for i := range 3 {
+		es[i].Description += " Helm."
+	}
+	es[3].Description += " Argo."
+	es[4].Description += " Argo."
+	for i := range 88 {
+		e := Entry{Name: "tool-" + strconv.Itoa(i), Description: fmt.Sprintf("Pairs pair%dword.", i/2)}
+		if i < 7 {
+			e.Description += " Helm."
+		}
+		es = append(es, e)
+	}
+	d := NewDomains(es)
+	checkDomains(t, es, d)
+	g := d.Of[0]
+	if d.Keys[g] != "kube" || !reflect.DeepEqual(d.Words[g], []string{"kubernetes", "argo", "helm"}) {
+		t.Errorf("got %q %q, want \"kube\" [kubernetes argo helm]", d.Keys[g], d.Words[g])
+	}
+}
+
+// A word in exactly domainCap of the entries can be a domain's word; in
+// one more it cannot. The domain is a category's, so the word is not
+// taken as a label first.
+func TestDomainsWordCap(t *testing.T) {
+	const n = 100
+	cap := domainCap(n)
+	for _, k := range []int{cap, cap + 1} {
+		es := entries("ops-", 20, "Deploys.")
+		for i := range es {
+			es[i].Category = "ops"
+			if i < k {
+				es[i].Description += " Helm."
+			}
+		}
+		for i := range n - 20 {
+			es = append(es, Entry{Name: "tool-" + strconv.Itoa(i), Description: fmt.Sprintf("Pairs pair%dword.", i/2)})
+		}
+		d := NewDomains(es)
+		checkDomains(t, es, d)
+		g := d.Of[0]
+		if shown := slices.Contains(d.Words[g], "helm"); d.Keys[g] != "ops" || shown != (k <= cap) {
+			t.Errorf("a word in %d of %d entries (cap %d): %q %q, want helm shown %v", k, n, cap, d.Keys[g], d.Words[g], k <= cap)
+		}
+	}
+}
