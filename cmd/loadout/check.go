@@ -18,9 +18,9 @@ func init() {
 
 func runCheck(ctx context.Context, e *env, args []string) int {
 	var cf catalogFlags
-	var failOn string
-	var withSafety bool
-	fs := newFlags(e, "check", "[--config F] [--root DIR]... [--json] [--fail-on error|warning] [--safety=false] [FOLDER...]",
+	var failOn, minSev string
+	var withSafety, quiet bool
+	fs := newFlags(e, "check", "[--config F] [--root DIR]... [--json] [--fail-on error|warning] [--min-severity info|warning|error] [--quiet] [--safety=false] [FOLDER...]",
 		"Loads every configured source and prints every diagnostic, the safety and quality checks'\n"+
 			"included (hidden text, injection, dangerous scripts, secrets, broken links, descriptions\n"+
 			"too alike; the config's \"safety\" policy decides their severity). Exits 1 when there is an\n"+
@@ -36,6 +36,8 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	fs.BoolVar(&cf.json, "json", false, `print {"skills":N,"diagnostics":[…]} on stdout`)
 	fs.StringVar(&failOn, "fail-on", "error", "lowest severity that fails the check: error or warning")
 	fs.BoolVar(&withSafety, "safety", true, "run the safety and quality checks (reads every file of every skill)")
+	fs.StringVar(&minSev, "min-severity", "info", "lowest severity printed: info, warning or error (the summary line counts the ones hidden)")
+	fs.BoolVar(&quiet, "quiet", false, "print warnings and errors only (--min-severity warning)")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
@@ -43,6 +45,16 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	defer limitBatchMemory(e)()
 	if failOn != "error" && failOn != "warning" {
 		return fail(e, fmt.Errorf("--fail-on %q: use error or warning", failOn))
+	}
+	least, ok := severityRank[skill.Severity(minSev)]
+	if !ok {
+		return fail(e, fmt.Errorf("--min-severity %q: use info, warning or error", minSev))
+	}
+	if quiet {
+		if minSev != "info" && minSev != "warning" {
+			return fail(e, fmt.Errorf("--quiet is --min-severity warning: give one of them"))
+		}
+		least = severityRank[skill.Warning]
 	}
 	sess, err := cf.open(ctx, e, false)
 	if err != nil {
@@ -89,15 +101,29 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 			warns++
 		}
 	}
+	// Lines under --min-severity are not printed; the summary says how
+	// many, so none is dropped unseen.
+	shown := diags
+	if least > 0 {
+		shown = slices.DeleteFunc(slices.Clone(diags), func(d skill.Diagnostic) bool { return severityRank[d.Severity] < least })
+	}
+	hidden := len(diags) - len(shown)
 	if cf.json {
-		out := map[string]any{"skills": skills, "errors": errs, "warnings": warns, "diagnostics": diagsOrEmpty(diags)}
+		out := map[string]any{"skills": skills, "errors": errs, "warnings": warns, "diagnostics": diagsOrEmpty(shown)}
+		if hidden > 0 {
+			out["hidden"] = hidden
+		}
 		if cache != nil {
 			out["safetyCache"] = cache
 		}
 		writeJSON(e.stdout, out)
 	} else {
-		printDiags(e.stdout, diags)
-		fmt.Fprintf(e.stdout, "%s, %s, %s\n", plural(skills, "skill", "skills"), plural(errs, "error", "errors"), plural(warns, "warning", "warnings"))
+		printDiags(e.stdout, shown)
+		summary := fmt.Sprintf("%s, %s, %s", plural(skills, "skill", "skills"), plural(errs, "error", "errors"), plural(warns, "warning", "warnings"))
+		if hidden > 0 {
+			summary += fmt.Sprintf(" (%s below %s not shown: --min-severity info shows them)", plural(hidden, "line", "lines"), sevName(least))
+		}
+		fmt.Fprintln(e.stdout, summary)
 	}
 	if errs > 0 || failOn == "warning" && warns > 0 {
 		return 1
@@ -106,6 +132,19 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 }
 
 var _ = catalog.GlobalID
+
+// severityRank orders the severities for --min-severity.
+var severityRank = map[skill.Severity]int{skill.Info: 0, skill.Warning: 1, skill.Error: 2}
+
+// sevName is the severity of a rank.
+func sevName(rank int) skill.Severity {
+	for s, r := range severityRank {
+		if r == rank {
+			return s
+		}
+	}
+	return skill.Info
+}
 
 // savedFindingsFile is the file in the cache folder that keeps the
 // safety checks' findings between runs of check (safety.Saved).

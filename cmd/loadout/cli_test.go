@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -247,5 +249,54 @@ func TestUsageAndConfigErrors(t *testing.T) {
 	testutil.Write(t, cfg, `{"agents": [{"agentId": "a"}]}`)
 	if r := runCLI(t, "prompt", "--config", cfg, "--agent", "b"); r.code != 2 || !strings.Contains(r.stderr, `no agent "b"`) {
 		t.Errorf("unknown agent: %d %q", r.code, r.stderr)
+	}
+}
+
+// TestCheckMinSeverity: --min-severity (and --quiet, its warning) hides
+// the lines under it; the summary counts them, so none goes unseen, and
+// the exit status is the same.
+func TestCheckMinSeverity(t *testing.T) {
+	dir := t.TempDir()
+	// An unreferenced file (info) and a name that is not its folder's
+	// (warning).
+	testutil.Must(t, os.MkdirAll(filepath.Join(dir, "odd", "notes"), 0o755))
+	testutil.Write(t, filepath.Join(dir, "odd", "SKILL.md"), "---\nname: other\ndescription: Odd.\n---\nDo it.\n")
+	testutil.Write(t, filepath.Join(dir, "odd", "notes", "stray.md"), "stray\n")
+	all := runCLI(t, "check", "--root", dir)
+	infoLine := regexp.MustCompile(`(?m)^info `)
+	infos := len(infoLine.FindAllString(all.stdout, -1))
+	if infos == 0 || !strings.Contains(all.stdout, "name-mismatch") {
+		t.Fatalf("the fixture lacks an info or a warning line:\n%s", all.stdout)
+	}
+	for _, args := range [][]string{{"--quiet"}, {"--min-severity", "warning"}} {
+		r := runCLI(t, append([]string{"check", "--root", dir}, args...)...)
+		want := fmt.Sprintf("(%s below warning not shown: --min-severity info shows them)", plural(infos, "line", "lines"))
+		if r.code != all.code || infoLine.MatchString(r.stdout) || !strings.Contains(r.stdout, "name-mismatch") || !strings.Contains(r.stdout, want) {
+			t.Errorf("%v: exit %d (want %d):\n%s\nwant the summary to say %q", args, r.code, all.code, r.stdout, want)
+		}
+	}
+	if r := runCLI(t, "check", "--root", dir, "--min-severity", "error"); strings.Contains(r.stdout, "name-mismatch") || !strings.Contains(r.stdout, "below error not shown") {
+		t.Errorf("--min-severity error:\n%s", r.stdout)
+	}
+	if r := runCLI(t, "check", "--root", dir, "--min-severity", "info"); r.stdout != all.stdout {
+		t.Errorf("--min-severity info differs from the default")
+	}
+	r := runCLI(t, "check", "--root", dir, "--quiet", "--json")
+	var out struct {
+		Hidden      int
+		Diagnostics []struct{ Severity string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.Hidden != infos || len(out.Diagnostics) == 0 {
+		t.Errorf("--quiet --json: %v hidden %d (want %d): %s", err, out.Hidden, infos, r.stdout)
+	}
+	for _, d := range out.Diagnostics {
+		if d.Severity == "info" {
+			t.Errorf("--quiet --json lists an info line")
+		}
+	}
+	for _, args := range [][]string{{"--min-severity", "debug"}, {"--quiet", "--min-severity", "error"}} {
+		if r := runCLI(t, append([]string{"check", "--root", dir}, args...)...); r.code != 2 || !strings.Contains(r.stderr, "--") {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
 	}
 }
