@@ -279,7 +279,7 @@ func localTarget(target string) (string, bool) {
 
 // unreferenced reports supporting files that neither SKILL.md nor another
 // text file mentions: by path, by file name, or by a folder above it
-// ("see references/").
+// ("see references/", "the `./canvas-fonts` folder").
 func (c *checker) unreferenced() {
 	max := int(c.p.maxScan())
 	texts := [][]byte{c.in.Content[:min(len(c.in.Content), max)]}
@@ -311,7 +311,7 @@ func (c *checker) unreferenced() {
 		found := mentioned(self, f.Path) || mentioned(self, base)
 		for d := path.Dir(f.Path); !found && d != "."; d = path.Dir(d) {
 			for i, s := range texts {
-				if i != self && mentionsDir(s, []byte(d+"/")) {
+				if i != self && (mentionsDir(s, []byte(d+"/")) || namesDir(s, []byte(d))) {
 					found = true
 					break
 				}
@@ -340,6 +340,24 @@ func mentionsDir(s, dir []byte) bool {
 			return true
 		}
 		i = end
+	}
+}
+
+// namesDir reports whether s names the folder dir as a path without its
+// final slash: after "/", a quote, a backtick or a bracket ("./canvas-fonts",
+// "`scripts`"), and not followed by more of a path. A bare word ("run the
+// scripts") is prose, not a folder.
+func namesDir(s, dir []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(s[i:], dir)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(dir)
+		if start > 0 && bytes.IndexByte([]byte("/`'\"(["), s[start-1]) >= 0 && (end == len(s) || !isPathByte(s[end])) {
+			return true
+		}
+		i = start + 1
 	}
 }
 

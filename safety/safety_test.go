@@ -537,3 +537,33 @@ func TestNoFindingsOnCleanSkill(t *testing.T) {
 		t.Errorf("clean skill: %v", ds)
 	}
 }
+
+// TestUnreferencedFolderNamed: a folder SKILL.md names as a path without
+// its final slash ("Search the `./canvas-fonts` directory") covers its
+// files; the same word as prose, or a longer name, does not.
+func TestUnreferencedFolderNamed(t *testing.T) {
+	fonts := []skill.BundleFile{
+		{Path: "canvas-fonts/a.ttf", Data: []byte("ttf"), Binary: true},
+		{Path: "canvas-fonts/b.ttf", Data: []byte("ttf"), Binary: true},
+	}
+	for body, want := range map[string]int{
+		"# Art\n\nSearch the `./canvas-fonts` directory.\n":    0,
+		"# Art\n\nFonts are in `canvas-fonts`.\n":              0,
+		"# Art\n\nFonts are in (canvas-fonts).\n":              0,
+		"# Art\n\nFonts: skill/canvas-fonts, all of them.\n":   0,
+		"# Art\n\nFonts: canvas-fonts/ holds them.\n":          0,
+		"# Art\n\nThe canvas-fonts are nice.\n":                2, // prose
+		"# Art\n\nSee `./canvas-fonts-extra` for more.\n":      2, // another folder
+		"# Art\n\nSee `canvas-fonts/a.ttf` for the default.\n": 1, // one file, not its siblings
+	} {
+		n := 0
+		for _, d := range safety.Check(input("art", body, fonts...), nil) {
+			if d.Code == safety.CodeUnreferencedFile {
+				n++
+			}
+		}
+		if n != want {
+			t.Errorf("%q: %d unreferenced, want %d", body, n, want)
+		}
+	}
+}
