@@ -489,21 +489,29 @@ func decodeFull(text string) (*yaml.Node, error) {
 }
 
 func cleanYAMLError(err error) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	// Line numbers count from the first line after the opening fence, so
-	// they are shifted by one to match the file. The YAML library reports
-	// scanner errors 1-based but parser errors 0-based (the line of the
-	// construct left open, e.g. an unclosed flow list), so those are
-	// shifted by one more.
+	// they are shifted by one to match the file.
+	return errors.New(fileLineYAMLError(err, 1))
+}
+
+// fileLineYAMLError is the YAML library's error text without its "yaml: "
+// prefix and with its line number made a line of SKILL.md: shifted by
+// the lines before the text parsed (1 for the frontmatter alone, 0 for
+// validate's, which starts with a blank line for the fence), and by one
+// more for parser errors, which the library counts from 0 (the line of
+// the construct left open, e.g. an unclosed flow list), where it counts
+// scanner errors from 1. check and validate so name the same line.
+func fileLineYAMLError(err error, before int) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	if m := yamlLineRE.FindStringSubmatchIndex(msg); m != nil {
 		n, _ := strconv.Atoi(msg[m[2]:m[3]])
-		shift := 1
+		shift := before
 		if yamlParserProblems[strings.TrimSpace(msg[m[1]:])] {
-			shift = 2
+			shift++
 		}
 		msg = msg[:m[2]] + strconv.Itoa(n+shift) + msg[m[3]:]
 	}
-	return errors.New(msg)
+	return msg
 }
 
 var yamlLineRE = regexp.MustCompile(`^line (\d+):`)
@@ -862,3 +870,4 @@ func normalizeNewlines(data []byte) string {
 	s := strings.ReplaceAll(string(data), "\r\n", "\n")
 	return strings.ReplaceAll(s, "\r", "\n")
 }
+

@@ -156,19 +156,19 @@ func decodeStrict(front string) (v any, err error) {
 		// decoder does not. Retry with such keys written as "".
 		fixed, ok := quoteEmptyKeys(d.text)
 		if !ok {
-			return nil, yamlProblem(0, 0, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+			return nil, yamlProblem(0, 0, "%s", fileLineYAMLError(err, 0))
 		}
 		d.text = fixed
 		dec = yaml.NewDecoder(strings.NewReader(d.text))
 		doc = yaml.Node{}
 		if err2 := dec.Decode(&doc); err2 != nil {
-			return nil, yamlProblem(0, 0, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+			return nil, yamlProblem(0, 0, "%s", fileLineYAMLError(err, 0))
 		}
 	}
 	var next yaml.Node
 	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return nil, yamlProblem(0, 0, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+			return nil, yamlProblem(0, 0, "%s", fileLineYAMLError(err, 0))
 		}
 		return nil, yamlProblem(next.Line, 0, "expected a single document, but found another")
 	}

@@ -300,3 +300,26 @@ func TestCheckMinSeverity(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateAndCheckSameYAMLLine: validate (the reference's rules) and
+// check name the same line of SKILL.md for the same YAML error, parser
+// errors (an unclosed flow list, counted from 0 by the library) and
+// scanner errors (a tab, counted from 1) alike.
+func TestValidateAndCheckSameYAMLLine(t *testing.T) {
+	lineRE := regexp.MustCompile(`(?i)invalid YAML in frontmatter: (line \d+)`)
+	for name, text := range map[string]string{
+		"flow":   "---\nname: bad\ndescription: Good one.\nmetadata:\n  a: [1, 2\n  b: 3\n---\nBody\n",
+		"map":    "---\nname: bad\ndescription: d\ntags: {a: b\n---\nBody\n",
+		"indent": "---\nname: bad\ndescription: d\nlicense: mit\n  bad: indent\n---\nBody\n",
+	} {
+		dir := t.TempDir()
+		testutil.Must(t, os.MkdirAll(filepath.Join(dir, "bad"), 0o755))
+		testutil.Write(t, filepath.Join(dir, "bad", "SKILL.md"), text)
+		v := runCLI(t, "validate", filepath.Join(dir, "bad"))
+		c := runCLI(t, "check", "--root", dir, "--safety=false")
+		vm, cm := lineRE.FindStringSubmatch(v.stdout+v.stderr), lineRE.FindStringSubmatch(c.stdout)
+		if vm == nil || cm == nil || vm[1] != cm[1] {
+			t.Errorf("%s: validate says %q, check %q\n%s%s\n%s", name, vm, cm, v.stdout, v.stderr, c.stdout)
+		}
+	}
+}
