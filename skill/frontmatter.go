@@ -870,4 +870,3 @@ func normalizeNewlines(data []byte) string {
 	s := strings.ReplaceAll(string(data), "\r\n", "\n")
 	return strings.ReplaceAll(s, "\r", "\n")
 }
-
