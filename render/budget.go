@@ -520,15 +520,21 @@ func groupSection(s settings, gs *groupSet, tiers []Tier) string {
 	if gs == nil {
 		return ""
 	}
-	cnt := make([]int, len(gs.d.Keys))
-	total := 0
+	cnt, total := gs.grouped(tiers)
+	return gs.section(s, cnt, total)
+}
+
+// grouped counts the entries of tier TierGrouped in each group, and in
+// all.
+func (gs *groupSet) grouped(tiers []Tier) (cnt []int, total int) {
+	cnt = make([]int, len(gs.d.Keys))
 	for i, t := range tiers {
 		if t == TierGrouped {
 			cnt[gs.d.Of[i]]++
 			total++
 		}
 	}
-	return gs.section(s, cnt, total)
+	return cnt, total
 }
 
 // named sets up a state where the skills at ranks below k are named and the

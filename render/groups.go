@@ -6,12 +6,7 @@ func namedGroups(listing []Entry, p plan) []Group {
 	if gs == nil {
 		return nil
 	}
-	cnt := make([]int, len(gs.d.Keys))
-	for i, t := range p.tiers {
-		if t == TierGrouped {
-			cnt[gs.d.Of[i]]++
-		}
-	}
+	cnt, _ := gs.grouped(p.tiers)
 	var out []Group
 	at := map[int]int{}
 	gs.shown(cnt, func(g, _ int) {

@@ -46,15 +46,15 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	if failOn != "error" && failOn != "warning" {
 		return fail(e, fmt.Errorf("--fail-on %q: use error or warning", failOn))
 	}
-	least, ok := severityRank[skill.Severity(minSev)]
-	if !ok {
+	least := slices.Index(severities, skill.Severity(minSev))
+	if least < 0 {
 		return fail(e, fmt.Errorf("--min-severity %q: use info, warning or error", minSev))
 	}
 	if quiet {
 		if minSev != "info" && minSev != "warning" {
 			return fail(e, fmt.Errorf("--quiet is --min-severity warning: give one of them"))
 		}
-		least = severityRank[skill.Warning]
+		least = slices.Index(severities, skill.Warning)
 	}
 	sess, err := cf.open(ctx, e, false)
 	if err != nil {
@@ -105,7 +105,7 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	// many, so none is dropped unseen.
 	shown := diags
 	if least > 0 {
-		shown = slices.DeleteFunc(slices.Clone(diags), func(d skill.Diagnostic) bool { return severityRank[d.Severity] < least })
+		shown = slices.DeleteFunc(slices.Clone(diags), func(d skill.Diagnostic) bool { return slices.Index(severities, d.Severity) < least })
 	}
 	hidden := len(diags) - len(shown)
 	if cf.json {
@@ -121,7 +121,7 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 		printDiags(e.stdout, shown)
 		summary := fmt.Sprintf("%s, %s, %s", plural(skills, "skill", "skills"), plural(errs, "error", "errors"), plural(warns, "warning", "warnings"))
 		if hidden > 0 {
-			summary += fmt.Sprintf(" (%s below %s not shown: --min-severity info shows them)", plural(hidden, "line", "lines"), sevName(least))
+			summary += fmt.Sprintf(" (%s below %s not shown: --min-severity info shows them)", plural(hidden, "line", "lines"), severities[least])
 		}
 		fmt.Fprintln(e.stdout, summary)
 	}
@@ -133,18 +133,9 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 
 var _ = catalog.GlobalID
 
-// severityRank orders the severities for --min-severity.
-var severityRank = map[skill.Severity]int{skill.Info: 0, skill.Warning: 1, skill.Error: 2}
-
-// sevName is the severity of a rank.
-func sevName(rank int) skill.Severity {
-	for s, r := range severityRank {
-		if r == rank {
-			return s
-		}
-	}
-	return skill.Info
-}
+// severities in rising order: a severity's index is its rank for
+// --min-severity.
+var severities = []skill.Severity{skill.Info, skill.Warning, skill.Error}
 
 // savedFindingsFile is the file in the cache folder that keeps the
 // safety checks' findings between runs of check (safety.Saved).
