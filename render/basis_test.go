@@ -43,7 +43,10 @@ func TestBasisKeepsText(t *testing.T) {
 		if max := 8000 - 8000/ReserveShare; r1.Chars > max {
 			t.Errorf("%s: a stable plan of %d characters, over %d", f, r1.Chars, max)
 		}
-		unstable, _ := Prompt(es, nil, Options{Format: f, Budget: 8000})
+		unstable, ru := Prompt(es, nil, Options{Format: f, Budget: 8000})
+		if ru.Basis != nil {
+			t.Errorf("%s: a plan made for a caller that keeps none", f)
+		}
 		if first == unstable {
 			t.Errorf("%s: the stable plan is the same as the unstable one", f)
 		}

@@ -205,7 +205,8 @@ type Report struct {
 	Groups []Group
 	// Basis is the plan this listing was written on, to pass as
 	// Options.Basis next time: the one given, when it was kept, or a new
-	// one. Nil when the listing is empty or too small.
+	// one. Nil when the listing is empty or too small, or when neither
+	// Stable nor Basis was given (no plan is kept).
 	Basis *Basis
 	// Replan says why the listing was planned afresh ("" when the Basis
 	// given was kept): "no basis", "the options changed", or why the
@@ -399,7 +400,8 @@ func Prompt(listing, inline []Entry, opt Options) (string, Report) {
 			writeListing(&b, lay, listing, c, p)
 			tiers = p.tiers
 			rep.Groups = namedGroups(listing, p)
-			if !p.tooSmall {
+			if !p.tooSmall && (opt.Stable || opt.Basis != nil) {
+				// A plan to keep: only callers that keep one pay for it.
 				rep.Basis = newBasis(key, b.String()[start:], listing, tiers, p.virt)
 				rep.Basis.groups = rep.Groups
 			}
