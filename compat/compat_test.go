@@ -4,7 +4,7 @@
 // SkillsClient, the skills extension authors' SDK, two stdio bridges and
 // the skills installer. Each runs against the real binary serving an
 // edge-case catalog (catalog_test.go), stateful and --stateless. The run
-// also builds the README's compatibility table (table_test.go).
+// also builds the compatibility table in docs/mcp.md (table_test.go).
 //
 // It is a test-only package: go test ./compat (scripts/test.sh runs it with
 // the rest). The clients need Node 24, installed from the npm registry by
@@ -184,7 +184,7 @@ func serve(t *testing.T, root string, stateless bool) *server {
 }
 
 // TestClients runs every pinned client against loadout serving the
-// edge-case catalog, stateful and stateless, and then checks the README's
+// edge-case catalog, stateful and stateless, and then checks docs/mcp.md's
 // compatibility table against what ran.
 func TestClients(t *testing.T) {
 	bin := testutil.CompatBin(t)

@@ -10,13 +10,14 @@ import (
 	"testing"
 )
 
-// The README's compatibility table sits between these markers; the test
-// builds it from what ran and checks that README.md holds exactly that.
+// The compatibility table in docs/mcp.md sits between these markers; the
+// test builds it from what ran and checks that the page holds exactly that.
 // LOADOUT_UPDATE_COMPAT=1 rewrites the block instead.
 const (
 	beginMarker = "<!-- compat:begin -->"
 	endMarker   = "<!-- compat:end -->"
 	updateEnv   = "LOADOUT_UPDATE_COMPAT"
+	tablePage   = "docs/mcp.md" // relative to the repository's root
 )
 
 // The clients, in the table's order.
@@ -134,7 +135,7 @@ func version(t *testing.T, pkg string) string {
 	return p.Version
 }
 
-// check compares the README's table with the one this run built, or
+// check compares the table in tablePage with the one this run built, or
 // rewrites it under LOADOUT_UPDATE_COMPAT=1.
 func (tb *table) check(t *testing.T, conf *conformanceRun) {
 	t.Helper()
@@ -142,18 +143,18 @@ func (tb *table) check(t *testing.T, conf *conformanceRun) {
 	defer tb.mu.Unlock()
 	t.Run("readme", func(t *testing.T) {
 		if !tb.complete() {
-			t.Skip("not every client ran (a -run selection): the README's table is checked on a full run only")
+			t.Skip("not every client ran (a -run selection): the table in " + tablePage + " is checked on a full run only")
 		}
 		want := tb.render(t, conf)
 		t.Logf("compatibility table from this run:\n%s", want)
-		path := filepath.Join(dir(), "..", "README.md")
+		path := filepath.Join(dir(), "..", filepath.FromSlash(tablePage))
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		updated, found := replaceBlock(string(data), want)
 		if !found {
-			t.Fatalf("README.md has no %s … %s block: put the markers back where the compatibility table goes, then run %s=1 go test ./compat", beginMarker, endMarker, updateEnv)
+			t.Fatalf("%s has no %s … %s block: put the markers back where the compatibility table goes, then run %s=1 go test ./compat", tablePage, beginMarker, endMarker, updateEnv)
 		}
 		if updated == string(data) {
 			return
@@ -162,12 +163,12 @@ func (tb *table) check(t *testing.T, conf *conformanceRun) {
 			if err := os.WriteFile(path, []byte(updated), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("rewrote the compatibility table in README.md")
+			t.Logf("rewrote the compatibility table in %s", tablePage)
 			return
 		}
 		got := string(data)[strings.Index(string(data), beginMarker)+len(beginMarker):]
 		got = got[:strings.Index(got, endMarker)]
-		t.Errorf("README.md's compatibility table is not what this run found; run %s=1 go test ./compat to rewrite it.\nREADME has:%s\nthe run found:\n%s", updateEnv, got, want)
+		t.Errorf("the compatibility table in %s is not what this run found; run %s=1 go test ./compat to rewrite it.\n%s has:%s\nthe run found:\n%s", tablePage, updateEnv, tablePage, got, want)
 	})
 }
 
