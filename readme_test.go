@@ -540,3 +540,25 @@ func TestDocsCiteOnlyTheRepository(t *testing.T) {
 		t.Error("the pattern no longer tells a cited document from a random seed")
 	}
 }
+
+// TestDocsMap: docs/README.md, the map, links every page of docs/.
+func TestDocsMap(t *testing.T) {
+	data, err := os.ReadFile("docs/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := map[string]bool{}
+	for _, m := range mdLink.FindAllStringSubmatch(string(data), -1) {
+		path, _, _ := strings.Cut(m[1], "#")
+		linked[filepath.Clean(filepath.Join("docs", path))] = true
+	}
+	pages, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pages {
+		if p != filepath.Join("docs", "README.md") && !linked[p] {
+			t.Errorf("docs/README.md does not link %s: add it to the map", p)
+		}
+	}
+}
