@@ -520,7 +520,7 @@ func TestDocLinks(t *testing.T) {
 
 // outsideDocs are ways of citing documents that are not in the
 // repository (design seeds, issue numbers): a reader cannot follow them.
-var outsideDocs = regexp.MustCompile(`(?i)\bseed \d{3}\b|\bseed 00\d|\bthe (design )?seed\b|seed's|\bdesign documents?\b|\bissue \d+|\bissue #\d+`)
+var outsideDocs = regexp.MustCompile(`(?i)\bseed \d{3}\b|\bseed 00\d|\bthe (design )?seed\b|seed's|\bdesign documents?\b|\bissue \d+|\bissue #\d+|\bthe issue's`)
 
 // TestDocsCiteOnlyTheRepository: README.md and docs/ cite nothing a
 // reader cannot open.
