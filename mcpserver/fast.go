@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -303,6 +305,121 @@ type stdioFast struct {
 	in  io.Reader
 	out *lockedWriter
 	ss  atomic.Pointer[mcp.ServerSession]
+	// fast counts the calls the fast path is answering, and pending the
+	// calls handed to the SDK and not yet answered: when the input ends,
+	// the SDK hears of it only once both are answered (drain), so a client
+	// that writes its requests and closes stdin (a script, a pipe) gets
+	// every answer instead of a process that exits under them.
+	fast    sync.WaitGroup
+	pending pendingCalls
+}
+
+// drainMax bounds how long the end of the input waits for calls in flight:
+// a call the SDK never answers (one the client cancelled) cannot hold the
+// process open.
+const drainMax = 30 * time.Second
+
+// pendingCalls are the ids of the calls handed to the SDK that it has not
+// answered yet, keyed by idKey.
+type pendingCalls struct {
+	mu  sync.Mutex
+	ids map[string]int
+}
+
+func (p *pendingCalls) add(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ids == nil {
+		p.ids = map[string]int{}
+	}
+	p.ids[key]++
+}
+
+// done records the answer to a call of key.
+func (p *pendingCalls) done(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := p.ids[key]; n > 1 {
+		p.ids[key] = n - 1
+	} else {
+		delete(p.ids, key)
+	}
+}
+
+func (p *pendingCalls) len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.ids)
+}
+
+// idKey is a JSON-RPC id as a map key that a request and its response
+// agree on (1 and 1.0 alike, "1" apart from 1); "" when raw is no id.
+func idKey(raw json.RawMessage) string {
+	var id any
+	if len(raw) == 0 || json.Unmarshal(raw, &id) != nil || id == nil {
+		return ""
+	}
+	return fmt.Sprintf("%T:%v", id, id)
+}
+
+// responseID is the top-level "id" of the message in line when it is a
+// response (no "method"), read without decoding the result, which may be
+// a large file's bytes: the SDK writes the id first, then "method" in a
+// request of its own, "result" or "error" in an answer.
+func responseID(line []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	id := ""
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		switch {
+		case t == "method":
+			return "" // a request or notification of the server's
+		case id != "":
+			return id // a key after the id that is no method: an answer
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return ""
+		}
+		if t == "id" {
+			if id = idKey(v); id == "" {
+				return ""
+			}
+		}
+	}
+	return id
+}
+
+// sdkWriter is the SDK's side of out: each answer it writes settles its
+// call in pending once the line is out.
+type sdkWriter struct{ f *stdioFast }
+
+func (w sdkWriter) Write(p []byte) (int, error) {
+	n, err := w.f.out.Write(p)
+	if w.f.pending.len() > 0 {
+		if key := responseID(p); key != "" {
+			w.f.pending.done(key)
+		}
+	}
+	return n, err
+}
+
+func (w sdkWriter) Close() error { return nil }
+
+// drain waits, when the input has ended, for the calls in flight to be
+// answered (at most drainMax, or until ctx ends).
+func (f *stdioFast) drain() {
+	f.fast.Wait()
+	deadline := time.Now().Add(drainMax)
+	for f.pending.len() > 0 && time.Now().Before(deadline) && f.ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 type lockedWriter struct {
@@ -322,7 +439,7 @@ func (l *lockedWriter) Close() error { return nil }
 func (f *stdioFast) Connect(ctx context.Context) (mcp.Connection, error) {
 	pr, pw := io.Pipe()
 	go f.pump(pw)
-	return (&mcp.IOTransport{Reader: pr, Writer: f.out}).Connect(ctx)
+	return (&mcp.IOTransport{Reader: pr, Writer: sdkWriter{f}}).Connect(ctx)
 }
 
 // pump reads the client's lines until the input ends or the SDK closes
@@ -348,6 +465,7 @@ func (f *stdioFast) pump(pw *io.PipeWriter) {
 			}
 		}
 		if err != nil {
+			f.drain()
 			pw.CloseWithError(err) // io.EOF: the SDK sees the input end
 			return
 		}
@@ -357,20 +475,30 @@ func (f *stdioFast) pump(pw *io.PipeWriter) {
 // try answers line on the fast path (in its own goroutine, as the SDK
 // runs calls) and reports whether it did.
 func (f *stdioFast) try(line []byte) bool {
-	ss := f.ss.Load()
 	line = bytes.TrimSpace(line)
-	if ss == nil || len(line) == 0 || line[0] != '{' || ss.InitializeParams() == nil {
+	if len(line) == 0 || line[0] != '{' {
 		return false
 	}
 	var m rpcMessage
 	if json.Unmarshal(line, &m) != nil {
 		return false
 	}
-	c, ok := f.s.parseFast(&m)
+	ss := f.ss.Load()
+	c, ok := fastCall{}, false
+	if ss != nil && ss.InitializeParams() != nil {
+		c, ok = f.s.parseFast(&m)
+	}
 	if !ok {
+		if m.isCall() {
+			if key := idKey(m.ID); key != "" {
+				f.pending.add(key) // the SDK's to answer
+			}
+		}
 		return false
 	}
+	f.fast.Add(1)
 	go func() {
+		defer f.fast.Done()
 		ctx := context.WithValue(f.ctx, callKey{}, call{transport: service.TransportMCPStdio})
 		buf := bufs.Get().(*bytes.Buffer)
 		defer putBuf(buf)

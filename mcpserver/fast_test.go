@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -298,5 +299,60 @@ func TestMarshalResult(t *testing.T) {
 		if string(got) != string(want) {
 			t.Errorf("%d: got\n%s\nwant\n%s", i, got, want)
 		}
+	}
+}
+
+// TestStdioAnswersBeforeInputEnds: a client that writes its requests and
+// closes stdin at once (a script piping into `loadout mcp`) gets an
+// answer to every call, the SDK's and the fast path's alike, before
+// serveStdio returns; notifications get none.
+func TestStdioAnswersBeforeInputEnds(t *testing.T) {
+	f := newFixture(t)
+	opt := Options{Agent: "coder", Logger: quiet}
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{` + fastCases[0].params + `}}`,
+		`{"jsonrpc":"2.0","id":"three","method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":4.0,"method":"tools/call","params":{"_meta":{},` + fastCases[0].params + `}}`,
+	}, "\n") + "\n"
+	want := []string{`"id":1,`, `"id":2,`, `"id":"three",`, `"id":4,`}
+	for run := range 40 {
+		var out bytes.Buffer
+		if err := serveStdio(context.Background(), f.svc, opt, strings.NewReader(in), &out); err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		if len(got) != len(want) {
+			t.Fatalf("run %d: %d answers for %d calls:\n%s", run, len(got), len(want), out.String())
+		}
+		for _, w := range want {
+			if !strings.Contains(out.String(), w) {
+				t.Fatalf("run %d: no answer with %s:\n%.600s", run, w, out.String())
+			}
+		}
+	}
+}
+
+// TestResponseID: the id of an answer is read without decoding its
+// result, and a request or notification of the server's is no answer.
+func TestResponseID(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{`{"jsonrpc":"2.0","id":7,"result":{}}`, idKey(json.RawMessage(`7`))},
+		{`{"jsonrpc":"2.0","result":{"a":[1,2]},"id":"x"}`, idKey(json.RawMessage(`"x"`))},
+		{`{"jsonrpc":"2.0","id":3,"method":"roots/list"}`, ""},
+		{`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`, ""},
+		{`not json`, ""},
+		{`{"jsonrpc":"2.0","id":null,"error":{}}`, ""},
+	} {
+		if got := responseID([]byte(tc.line)); got != tc.want {
+			t.Errorf("responseID(%s) = %q, want %q", tc.line, got, tc.want)
+		}
+	}
+	if idKey(json.RawMessage(`1`)) == idKey(json.RawMessage(`"1"`)) {
+		t.Error(`id 1 and id "1" share a key`)
+	}
+	if idKey(json.RawMessage(`1`)) != idKey(json.RawMessage(`1.0`)) {
+		t.Error(`id 1 and id 1.0 have different keys`)
 	}
 }
