@@ -396,7 +396,7 @@ func mergeTerms(sorted, fresh, gone []string, terms map[string][]posting) []stri
 // The caps on a search query. A query's cost grows with its terms (each
 // adds its postings, and a prefix match up to 32 terms more), so a query
 // of a megabyte of one common word cost 39 CPU-seconds at 20,000 skills
-// before the terms were de-duplicated and capped (issue 24). Transports
+// before the terms were de-duplicated and capped. Transports
 // refuse a query past either cap with CheckQuery; Search itself reads
 // only the first MaxQueryBytes and the first MaxQueryTerms distinct
 // terms of what it is given, so no caller can make it dear.

@@ -17,7 +17,7 @@ import (
 	"github.com/loadout/loadout/source"
 )
 
-// AgentSpec is one agent's configuration: the seed's shape (agentId,
+// AgentSpec is one agent's configuration: the common agent shape (agentId,
 // displayName, description, skills) plus loadout's additions.
 type AgentSpec struct {
 	AgentID     string `json:"agentId"`

@@ -23,7 +23,7 @@ const DefaultName = "loadout.json"
 // File is the content of loadout.json.
 type File struct {
 	Schema string `json:"$schema,omitempty"`
-	// Agents, in order. The seed's shape: agentId, displayName,
+	// Agents, in order: agentId, displayName,
 	// description, skills; plus preload, tools, budget and format.
 	Agents []catalog.AgentSpec `json:"agents"`
 	// Budget, Format and BudgetTokens are defaults for agents that set

@@ -17,8 +17,7 @@
 //	  ]
 //	}
 //
-// Each entry of skills is a skill contribution (the design seed's
-// SkillContribution). Its source is one of:
+// Each entry of skills is a skill contribution (Contribution). Its source is one of:
 //
 //   - directory: a skill folder inside the plugin folder, read like any
 //     folder skill (source.ScanFolder), so it gets the usual manifest of

@@ -23,8 +23,7 @@ type Manifest struct {
 	Skills []Contribution `json:"skills,omitempty"`
 }
 
-// Contribution is one skill a plugin contributes (the design seed's
-// SkillContribution).
+// Contribution is one skill a plugin contributes.
 type Contribution struct {
 	ID          string `json:"id"`
 	Name        string `json:"name"`

@@ -25,7 +25,8 @@ type Frontmatter struct {
 	AllowedTools  []string          `json:"allowedTools,omitempty"`
 	Metadata      map[string]string `json:"metadata,omitempty"`
 
-	// Extensions from the design documents.
+	// loadout's extensions, read at the top level or under metadata
+	// (MetadataFields).
 	Version       string   `json:"version,omitempty"`
 	Tags          []string `json:"tags,omitempty"`
 	Category      string   `json:"category,omitempty"`

@@ -1,5 +1,5 @@
 // Package findability holds the request set for a findability benchmark of
-// search_skills (issue 25): requests.tsv pairs what a user would type to an
+// search_skills: requests.tsv pairs what a user would type to an
 // agent with the skill (or skills) that agent should pick, drawn from the
 // public collections anthropics/skills, openai/skills and
 // github/awesome-copilot. The package has no code; its tests keep the file

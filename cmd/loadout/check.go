@@ -77,7 +77,7 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	// Every folder must exist and yield a skill: CI must not pass on
-	// nothing (issue 24: a repository whose skills are all under dot
+	// nothing (a repository whose skills are all under dot
 	// folders checked as "0 skills", exit 0, and so did a config's root
 	// that does not exist). serve only warns: a root may be made later.
 	for i, d := range diags {

@@ -23,7 +23,7 @@ const (
 // already. A repository laid out like openai/skills keeps its skills under
 // .curated/ and .system/, which discovery skips as it skips every dot
 // folder: the diagnostic names them and says how to include them, so
-// that CI does not pass on nothing (issue 24).
+// that CI does not pass on nothing.
 func emptyRoots(roots []string, counts map[string]int, diags []skill.Diagnostic) []skill.Diagnostic {
 	var out []skill.Diagnostic
 	for _, root := range roots {

@@ -376,7 +376,7 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*sessi
 	switch {
 	case wantStore && !storeExists(dsn):
 		// A store never created holds no skills, whether the config
-		// names it ("store": "loadout.db") or not (issue 24: naming the
+		// names it ("store": "loadout.db") or not (naming the
 		// default made check exit 2 before the first serve).
 		opts.Store = catalog.ProviderFunc(func(context.Context) ([]*skill.Skill, []skill.Diagnostic) { return nil, nil })
 		shown = dsn + " (not created yet: no stored skills)"

@@ -51,7 +51,7 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	defer sess.close()
 	l := sess.l
 	if len(l.Entries()) == 0 {
-		// An empty prompt is never what was meant (issue 24: a repository
+		// An empty prompt is never what was meant (a repository
 		// whose skills are under dot folders printed nothing, exit 0):
 		// say why on stderr, naming the dot folders discovery skipped.
 		var roots []string

@@ -487,7 +487,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	base, others := bannerBase(ln.Addr())
 	banner(e, f.logJSON, srv.logger, srv.svc, base, others, tokens, srv.dsn)
 	// The agents' install indexes are built now, not on the first
-	// request, which then waits for the build under way (issue 24).
+	// request, which then waits for the build under way.
 	go wellknown.Warm(ctx, srv.svc, srv.logger)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()

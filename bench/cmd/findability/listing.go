@@ -7,8 +7,7 @@ import (
 	"github.com/loadout/loadout/render"
 )
 
-// endToEnd measures the listing and the search together (issue 25, goal
-// 2): for each request, at each format and budget, the agent's listing
+// endToEnd measures the listing and the search together: for each request, at each format and budget, the agent's listing
 // (catalog.Loadout.Prompt: pins none, the usage given) either describes a
 // right skill (whole or shortened), or names it or the domain it is
 // counted in, and search_skills has it in its first three hits (found3).

@@ -1,5 +1,5 @@
 // Command findability measures whether search_skills finds the right skill
-// for realistic requests (issue 25): for each request of a request set
+// for realistic requests: for each request of a request set
 // (bench/findability/requests.tsv: REQUEST<TAB>EXPECTED[,EXPECTED...]) it
 // runs the catalog's search (catalog.Loadout.Search, what search_skills
 // and GET /v1/agents/{id}/search answer) and counts the requests whose
