@@ -92,11 +92,6 @@ func (u *ui) maxImportBytes() int64 {
 	return DefaultMaxImportBytes
 }
 
-func (u *ui) routesImport(mux *http.ServeMux) {
-	mux.HandleFunc("GET /ui/import", u.authed(u.importPage))
-	mux.HandleFunc("POST /ui/import", u.authed(u.importPost))
-}
-
 func (u *ui) importPage(w http.ResponseWriter, r *http.Request) {
 	if !principal(r).Admin() {
 		u.fail(w, r, http.StatusForbidden, "Forbidden", "Importing and exporting need an admin token: sign in with one.")

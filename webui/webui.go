@@ -57,6 +57,13 @@ type ui struct {
 	// frags are the templates named frag_*.html: pieces of pages (a tab's
 	// body) that fragment renders without the layout.
 	frags *template.Template
+	// Per-UI state lives here, never in package variables, so that two
+	// UIs in one process (tests, or a server mounting two) share nothing.
+	// skills is the skills list's rows and usage (skills.go).
+	skills *skillsCache
+	// openCSRF is the CSRF token of the open mode and the login form
+	// (auth.go).
+	openCSRF string
 }
 
 // New returns the UI's handler, to be mounted at Prefix. It authenticates
@@ -66,26 +73,20 @@ func New(svc *service.Service, opt Options) http.Handler {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	u := &ui{svc: svc, opt: opt, log: opt.Logger, pages: map[string]*template.Template{}}
+	u := &ui{svc: svc, opt: opt, log: opt.Logger, pages: map[string]*template.Template{},
+		skills: &skillsCache{}, openCSRF: newToken()}
 	u.parse()
 	u.parseFragments()
 	mux := http.NewServeMux()
-	static, _ := fs.Sub(staticFS, "static")
-	mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", precompressed(static, staticHandler(static))))
-	u.routesSkills(mux)
-	u.routesSkill(mux)
-	u.routesSkillEdit(mux)
-	u.routesSkillViews(mux)
-	u.routesAgents(mux)
-	u.routesImport(mux)
-	u.routesDiagnostics(mux)
-	u.routesTokens(mux)
-	u.routesAuth(mux)
-	u.routesLive(mux)
-	mux.HandleFunc("/ui/", func(w http.ResponseWriter, r *http.Request) {
-		u.fail(w, r, http.StatusNotFound, "No page here", fmt.Sprintf("%s is not a page of the UI: start from the skills list.", r.URL.Path))
-	})
-	return securityHeaders(compressResponses(mux))
+	u.register(mux, routes)
+	return handler{securityHeaders(compressResponses(mux)), u}
+}
+
+// handler is the UI's http.Handler; it keeps its ui so that the package's
+// tests can look at one UI's state.
+type handler struct {
+	http.Handler
+	u *ui
 }
 
 // WantsHTML reports whether a request is a browser's navigation (its
