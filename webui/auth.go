@@ -40,6 +40,10 @@ import (
 // The CSRF token of the open mode and the login form is the UI's own
 // (ui.openCSRF): made at New, sent in the page, and never valid on another
 // server, nor on another UI of the same process.
+func (u *ui) openToken() string {
+	u.openCSRFOnce.Do(func() { u.openCSRF = newToken() })
+	return u.openCSRF
+}
 
 func newToken() string {
 	var b [32]byte
@@ -135,7 +139,7 @@ func (u *ui) caller(r *http.Request) (service.Principal, authInfo, bool) {
 		// it answers; signing in or out replaces it.
 	}
 	if p, err := u.svc.Authenticate(r.Context(), ""); err == nil {
-		return p, authInfo{csrf: u.openCSRF}, true
+		return p, authInfo{csrf: u.openToken()}, true
 	}
 	return service.Principal{}, authInfo{}, false
 }
@@ -243,7 +247,7 @@ func (u *ui) loginPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *ui) renderLogin(w http.ResponseWriter, r *http.Request, status int, d loginData) {
-	r = withAuth(r, service.Principal{}, authInfo{csrf: u.openCSRF})
+	r = withAuth(r, service.Principal{}, authInfo{csrf: u.openToken()})
 	if status != http.StatusOK {
 		w = &statusWriter{ResponseWriter: w, status: status}
 	}
@@ -270,7 +274,7 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (u *ui) login(w http.ResponseWriter, r *http.Request) {
-	r = withAuth(r, service.Principal{}, authInfo{csrf: u.openCSRF})
+	r = withAuth(r, service.Principal{}, authInfo{csrf: u.openToken()})
 	next := safeNext(r.PostFormValue("next"))
 	if err := u.checkCSRF(r); err != nil {
 		u.renderLogin(w, r, http.StatusForbidden, loginData{Next: next, Error: "This sign-in form has expired (the server restarted, or the page came from elsewhere): sign in again on this page."})

@@ -251,13 +251,13 @@ func (u *ui) importPost(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	switch {
 	case refused == 0:
-		out.Message = fmt.Sprintf("%d skills imported: %d written, %d unchanged", len(res), written, len(res)-written)
+		out.Message = fmt.Sprintf("%s imported: %d written, %d unchanged", count(len(res), "skill", "skills"), written, len(res)-written)
 	case partial:
 		status = http.StatusUnprocessableEntity
-		out.Message = fmt.Sprintf("%d of %d skills refused; the accepted ones were imported (partial import)", refused, len(res))
+		out.Message = fmt.Sprintf("%d of %s refused; the accepted ones were imported (partial import)", refused, count(len(res), "skill", "skills"))
 	default:
 		status = http.StatusUnprocessableEntity
-		out.Message = fmt.Sprintf("nothing was written: %d of %d skills refused; fix them and import again, or tick \"import the accepted skills anyway\"", refused, len(res))
+		out.Message = fmt.Sprintf("nothing was written: %d of %s refused; fix %s and import again, or tick \"import the accepted skills anyway\"", refused, count(len(res), "skill", "skills"), noun(refused, "it", "them"))
 	}
 	importJSON(w, status, out)
 }

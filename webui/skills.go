@@ -99,7 +99,7 @@ type skillsCache struct {
 
 // cache is this UI's skills-list cache (ui.skills): per UI, so two UIs
 // in one process share nothing, and it goes when the UI goes.
-func (u *ui) cache() *skillsCache { return u.skills }
+func (u *ui) cache() *skillsCache { return &u.skills }
 
 // sourceText is how the list and the skill page name where a skill comes
 // from.

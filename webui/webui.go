@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/loadout/loadout/internal/errstatus"
@@ -59,11 +60,13 @@ type ui struct {
 	frags *template.Template
 	// Per-UI state lives here, never in package variables, so that two
 	// UIs in one process (tests, or a server mounting two) share nothing.
-	// skills is the skills list's rows and usage (skills.go).
-	skills *skillsCache
+	// skills is the skills list's rows and usage (skills.go); its zero
+	// value is empty.
+	skills skillsCache
 	// openCSRF is the CSRF token of the open mode and the login form
-	// (auth.go).
-	openCSRF string
+	// (auth.go), made on first use.
+	openCSRF     string
+	openCSRFOnce sync.Once
 }
 
 // New returns the UI's handler, to be mounted at Prefix. It authenticates
@@ -73,8 +76,7 @@ func New(svc *service.Service, opt Options) http.Handler {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	u := &ui{svc: svc, opt: opt, log: opt.Logger, pages: map[string]*template.Template{},
-		skills: &skillsCache{}, openCSRF: newToken()}
+	u := &ui{svc: svc, opt: opt, log: opt.Logger, pages: map[string]*template.Template{}}
 	u.parse()
 	u.parseFragments()
 	mux := http.NewServeMux()
@@ -107,6 +109,8 @@ var funcs = template.FuncMap{
 	// pathEscape makes a skill name one path segment of a URL: names may
 	// hold "/", "?", "#" or spaces (the lenient loader accepts them).
 	"pathEscape": url.PathEscape,
+	// count is n with its noun, singular for 1: {{count .Errors "error" "errors"}}.
+	"count": count,
 }
 
 // parse reads every page template with the layout, once.
