@@ -87,7 +87,7 @@ func runImport(ctx context.Context, e *env, args []string) int {
 	var sf storeFlags
 	var asJSON, partial bool
 	fs := newFlags(e, "import", "[--db D] [--config F] [--json] [--partial] SOURCE...",
-		"Imports skills into the store. A SOURCE is a skill folder (or a folder of skill folders),\na .json file (portable format v1 or v2, one document or an array) or a .zip (one top\nfolder with SKILL.md). Each skill is reported as created, updated, unchanged or refused\n(with why). An import is all or nothing: when any skill is refused, none is written and\nthe others are reported as skipped; --partial writes the accepted ones anyway. What is\nwritten is written in one transaction. Exits 1 when anything was refused.")
+		"Imports skills into the store. A SOURCE is a skill folder (or a folder of skill folders),\na .json file (portable format v1 or v2, one document or an array) or a .zip (a folder with\nSKILL.md, or one such folder per skill; the limits of POST /v1/import and the UI, by\nthe config's storeLimits). Each skill is reported as created, updated, unchanged or refused\n(with why). An import is all or nothing: when any skill is refused, none is written and\nthe others are reported as skipped; --partial writes the accepted ones anyway. What is\nwritten is written in one transaction. Exits 1 when anything was refused.")
 	sf.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
 	fs.BoolVar(&partial, "partial", false, "when some skills are refused, import the accepted ones anyway (default: all or nothing)")
