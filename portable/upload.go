@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -147,7 +148,12 @@ func ReadUpload(name string, kind Kind, data []byte, lim ImportLimits) ([]Upload
 			if len(bundles) > 1 {
 				from = fmt.Sprintf("%s [%d]", name, i)
 			}
-			out[i] = Upload{From: from, Name: from, Bundle: bundles[i], Err: errs[i]}
+			err := errs[i]
+			var pe *Error
+			if errors.As(err, &pe) && pe.Source == "json" {
+				pe.Source = name // name the file, as a zip's refusals do
+			}
+			out[i] = Upload{From: from, Name: from, Bundle: bundles[i], Err: err}
 		}
 	}
 	return out, nil

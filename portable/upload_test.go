@@ -92,6 +92,15 @@ func TestReadUploadLimits(t *testing.T) {
 	}
 }
 
+// A refused document of a JSON array names the file and the document.
+func TestReadUploadJSONNamesFile(t *testing.T) {
+	data := []byte(`[` + string(jsonArray(t, 1)[1:len(jsonArray(t, 1))-1]) + `, {"schemaVersion": 2, "skill": {"content": 7}}]`)
+	ups, err := ReadUpload("pack.json", KindAuto, data, ImportLimits{})
+	if err != nil || len(ups) != 2 || ups[0].Err != nil || ups[1].Err == nil || !strings.HasPrefix(ups[1].Err.Error(), "pack.json: [1]") || ups[1].From != "pack.json [1]" {
+		t.Fatalf("%v %+v", err, ups)
+	}
+}
+
 // Not JSON, and not a zip: refused as a whole, naming the file.
 func TestReadUploadNotJSON(t *testing.T) {
 	readRefused(t, "notes.json", []byte("{nope"), ImportLimits{}, "not a portable JSON document, nor an array of them")
