@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/loadout/loadout/httpapi"
+	"github.com/loadout/loadout/portable"
 	"github.com/loadout/loadout/skill"
 )
 
@@ -239,8 +240,10 @@ func TestChunkedBodyCapped(t *testing.T) {
 	}{
 		{"PUT", "/v1/skills/gamma/files/big.bin", "application/octet-stream", skill.DefaultMaxFileSize},
 		{"POST", "/v1/skills", "application/json", skill.DefaultMaxTotalSize*4/3 + 1<<20},
-		{"POST", "/v1/import", "application/json", skill.DefaultMaxTotalSize*4/3 + 1<<20},
-		{"POST", "/v1/import", "application/zip", skill.DefaultMaxTotalSize + 1<<20},
+		// An import's cap is the one of every import (the UI's and the
+		// CLI's too): portable.LimitsFor's MaxUploadBytes.
+		{"POST", "/v1/import", "application/json", portable.DefaultMaxUploadBytes},
+		{"POST", "/v1/import", "application/zip", portable.DefaultMaxUploadBytes},
 	} {
 		body := &counting{r: io.LimitReader(zeros{}, c.limit+extra)}
 		req, _ := http.NewRequest(c.method, e.srv.URL+c.path, body)

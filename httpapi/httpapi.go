@@ -58,6 +58,7 @@ import (
 
 	"github.com/loadout/loadout/internal/errstatus"
 	"github.com/loadout/loadout/internal/httpbody"
+	"github.com/loadout/loadout/portable"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 )
@@ -66,8 +67,9 @@ import (
 type Options struct {
 	// Limits should be the service's (service.Options.Limits); zero fields
 	// take skill's defaults. They size the body caps: a file PUT may carry
-	// MaxFileSize bytes; a zip MaxTotalSize plus 1 MiB; a JSON document
-	// MaxTotalSize*4/3 (base64) plus 1 MiB.
+	// MaxFileSize bytes; a JSON document MaxTotalSize*4/3 (base64) plus 1
+	// MiB; an import what portable.LimitsFor says (the UI's and the CLI's
+	// import limits too).
 	Limits skill.Limits
 	// Logger is used when the request context carries none (see Log).
 	Logger *slog.Logger
@@ -92,7 +94,9 @@ type api struct {
 	opt     Options
 	lim     skill.Limits
 	fileCap int64 // bytes of a file PUT
-	zipCap  int64 // bytes of a zip import
+	// imp is the import's limits (POST /v1/import), the set the UI and
+	// the CLI use too (portable.LimitsFor).
+	imp     portable.ImportLimits
 	docCap  int64 // bytes of a JSON document (or array) body
 	loads   loadCache
 	details detailCache               // GET /v1/skills/{name} of catalog skills (skills.go)
@@ -260,7 +264,7 @@ func newAPI(svc *service.Service, opt Options) *api {
 	}
 	a := &api{svc: svc, opt: opt, lim: lim,
 		fileCap: lim.MaxFileSize,
-		zipCap:  lim.MaxTotalSize + 1<<20,
+		imp:     portable.LimitsFor(lim),
 		docCap:  lim.MaxTotalSize + lim.MaxTotalSize/3 + 1<<20,
 	}
 	a.loads.m = map[loadKey]*loadEntry{}

@@ -616,9 +616,14 @@ func TestTooLarge(t *testing.T) {
 	wantErr(t, r, 413, "too_large")
 	ok := bytes.Repeat([]byte("y"), skill.DefaultMaxFileSize)
 	want(t, e.do(t, "PUT", "/v1/skills/gamma/files/max.txt", e.admin, ok, "If-Match", `"v1"`, "Content-Type", "application/octet-stream"), 200)
-	// A document too big for the body cap.
-	huge := bytes.Repeat([]byte("z"), 23<<20)
-	wantErr(t, e.do(t, "POST", "/v1/import", e.admin, huge), 413, "too_large")
+	// A document too big for the import's cap (portable.LimitsFor, the
+	// UI's and the CLI's too): refused before it is parsed.
+	huge := bytes.Repeat([]byte("z"), portable.DefaultMaxUploadBytes+1)
+	r = e.do(t, "POST", "/v1/import", e.admin, huge)
+	wantErr(t, r, 413, "too_large")
+	if !bytes.Contains(r.body, []byte("the request body: the file is over the limit of 67108864 bytes for one uploaded file")) {
+		t.Errorf("an import over the cap: %s", r.body)
+	}
 	// A document under the cap whose file is over the store's limit.
 	small := doc(t, "delta", "D.", "d", skill.BundleFile{Path: "big.txt", Data: []byte("QQQQ")})
 	var m map[string]any
@@ -689,20 +694,33 @@ func TestImport(t *testing.T) {
 	before, _ := e.st.List(ctx)
 	// Bad zips: 422 and the store unchanged.
 	for name, body := range map[string][]byte{
-		"not a zip": []byte("PK\x03\x04 garbage"),
-		"traversal": zipOf(t, map[string]string{"five/SKILL.md": md("five", "Five.", "5"), "five/../../evil": "x"}),
-		"two tops":  zipOf(t, map[string]string{"a/SKILL.md": md("a", "A.", "a"), "b/SKILL.md": md("b", "B.", "b")}),
+		"not a zip":                      []byte("PK\x03\x04 garbage"),
+		"traversal":                      zipOf(t, map[string]string{"five/SKILL.md": md("five", "Five.", "5"), "five/../../evil": "x"}),
+		"two tops, one without SKILL.md": zipOf(t, map[string]string{"a/SKILL.md": md("a", "A.", "a"), "b/notes.md": "b"}),
 	} {
 		r = e.do(t, "POST", "/v1/import", e.admin, body, "Content-Type", "application/zip")
 		want(t, r, 422)
 		res := r.json(t)["results"].([]any)
-		if len(res) != 1 || res[0].(map[string]any)["action"] != "refused" {
-			t.Errorf("%s: %s", name, r.body)
+		refused := 0
+		for _, x := range res {
+			if x.(map[string]any)["action"] == "refused" {
+				refused++
+			}
+		}
+		if refused != 1 {
+			t.Errorf("%s: want one refused: %s", name, r.body)
 		}
 	}
 	after, _ := e.st.List(ctx)
 	if len(after) != len(before) {
 		t.Errorf("bad zips changed the store: %d skills, then %d", len(before), len(after))
+	}
+	// A zip of two skills, one per top-level folder: both imported, as
+	// the UI and the CLI import it (portable.ReadUpload).
+	r = e.do(t, "POST", "/v1/import", e.admin, zipOf(t, map[string]string{"six/SKILL.md": md("six", "Six.", "6"), "seven/SKILL.md": md("seven", "Seven.", "7")}), "Content-Type", "application/zip")
+	want(t, r, 200)
+	if _, err := e.st.Get(ctx, "seven"); err != nil {
+		t.Errorf("a zip of two skills: %v %s", err, r.body)
 	}
 	r = e.do(t, "POST", "/v1/import", e.admin, []byte("x"), "Content-Type", "text/plain")
 	wantErr(t, r, 415, "unsupported_media_type")

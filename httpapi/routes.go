@@ -106,7 +106,7 @@ var routes = []route{
 		Errors: []int{400, 404, 409, 413}}},
 	{"POST", "/v1/import", (*api).importSkills, operation{ID: "importSkills", Summary: "Import portable JSON documents or one zip, in one transaction: all or nothing unless partial=1", Tag: "portable", Scope: "admin",
 		Query: []param{{Name: "partial", Type: "boolean", Desc: "1: when some skills are refused, import the accepted ones anyway; 0 (default): all or nothing, one refusal and nothing is written"}},
-		Body: &reqBody{"one portable JSON document, an array of them, or one zip with a single top folder", map[string]string{
+		Body: &reqBody{"one portable JSON document, an array of them, or one zip: of one skill (SKILL.md at its root, or one top-level folder) or of several (one per top-level folder); send Content-Disposition with a filename to have refusals name the file", map[string]string{
 			"application/json": "PortableDocumentOrArray", "application/zip": "binary", "application/x-zip-compressed": "binary"}},
 		OK: []response{{200, "every skill imported (created, updated or unchanged)", jsonOf("ImportResults"), nil},
 			{422, "something was refused (the same body, a result for every document): by default nothing was written and the accepted skills are \"skipped\"; with partial=1 they were imported", jsonOf("ImportResults"), nil}},

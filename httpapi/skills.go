@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"sort"
 	"strconv"
@@ -876,7 +877,7 @@ func importError(err error) *service.Error {
 			code = CodeBadRequest
 		case strings.HasPrefix(pe.Code, "path-"):
 			code = service.CodeRefused
-		case pe.Code == skill.CodeTooLarge, pe.Code == skill.CodeTooManyFiles, pe.Code == portable.CodeTooManyEntries:
+		case pe.Code == skill.CodeTooLarge, pe.Code == skill.CodeTooManyFiles, pe.Code == portable.CodeTooManyEntries, pe.Code == portable.CodeUploadTooLarge:
 			code = service.CodeTooLarge
 		}
 		return &service.Error{Code: code, Message: pe.Error(), Field: pe.Entry,
@@ -1542,7 +1543,9 @@ type importResult struct {
 }
 
 // importSkills: POST /v1/import with one portable JSON document or an
-// array of them (application/json), or one zip (application/zip). Every
+// array of them (application/json), or one zip (application/zip) of one
+// skill or of several (one per top-level folder), read by
+// portable.ReadUpload with the limits the UI and the CLI use too. Every
 // document is checked; the import is all or nothing: when any is refused,
 // none is written and the others are "skipped". With ?partial=1 the
 // accepted ones are written anyway. 200 when nothing was refused, else 422
@@ -1579,35 +1582,48 @@ func (a *api) importSkills(w http.ResponseWriter, r *http.Request) {
 		}
 		items = append(items, store.ImportItem{Bundle: b, Source: "import", Provenance: provenance})
 	}
+	var kind portable.Kind
 	switch ct {
 	case "application/json":
-		data, e := readBody(w, r, a.docCap, "the import")
-		if e != nil {
-			writeErr(w, e)
-			return
-		}
-		bundles, errs, err := portable.ImportJSONEach(data)
-		if err != nil {
-			writeErr(w, badRequest("", "the body is neither a portable JSON document nor an array of them: %v", err))
-			return
-		}
-		for i := range bundles {
-			add(bundles[i], errs[i], fmt.Sprintf("POST /v1/import [%d]", i))
-		}
+		kind = portable.KindJSON
 	case "application/zip", "application/x-zip-compressed":
-		data, e := readBody(w, r, a.zipCap, "the zip")
-		if e != nil {
-			writeErr(w, e)
-			return
-		}
-		b, err := portable.ImportZip(bytes.NewReader(data), int64(len(data)), portable.ZipLimits{MaxFileSize: a.lim.MaxFileSize, MaxTotalSize: a.lim.MaxTotalSize})
-		add(b, err, "POST /v1/import (zip)")
+		kind = portable.KindZip
 	default:
 		// requireType lets only the route's types through; this is the
 		// same refusal, should the two lists ever differ.
 		writeErr(w, &service.Error{Code: CodeUnsupportedMediaType, Field: "Content-Type",
 			Message: fmt.Sprintf("Content-Type %q: send application/json (a portable document or an array of them) or application/zip", ct)})
 		return
+	}
+	// The file's name, for the refusals: Content-Disposition's filename
+	// when the client sends one (curl -H 'Content-Disposition:
+	// attachment; filename=x.zip'), else the request body.
+	name := "the request body"
+	if _, params, err := mime.ParseMediaType(r.Header.Get("Content-Disposition")); err == nil && params["filename"] != "" {
+		name = params["filename"]
+	}
+	data, e := readBody(w, r, a.imp.MaxUploadBytes, "the import")
+	if e != nil {
+		if e.Code == service.CodeTooLarge {
+			e = importError(portable.TooLargeError(name, -1, a.imp))
+		}
+		writeErr(w, e)
+		return
+	}
+	ups, err := portable.ReadUpload(name, kind, data, a.imp)
+	if err != nil {
+		writeErr(w, importError(err))
+		return
+	}
+	for i, u := range ups {
+		prov := fmt.Sprintf("POST /v1/import [%d]", i)
+		if kind == portable.KindZip {
+			prov = "POST /v1/import (zip)"
+			if len(ups) > 1 {
+				prov = "POST /v1/import (zip: " + u.Name + "/)"
+			}
+		}
+		add(u.Bundle, u.Err, prov)
 	}
 	results := []importResult{}
 	if len(items) > 0 {
@@ -1639,12 +1655,27 @@ func (a *api) importSkills(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"results": results})
 		return
 	}
-	msg := fmt.Sprintf("%d of %d skills refused; the accepted ones were imported (partial=1)", refused, len(results))
+	msg := fmt.Sprintf("%d of %s refused; the accepted ones were imported (partial=1)", refused, skillCount(len(results)))
 	if !opt.Partial {
-		msg = fmt.Sprintf("nothing was written: %d of %d skills refused", refused, len(results))
+		msg = fmt.Sprintf("nothing was written: %d of %s refused", refused, skillCount(len(results)))
 		if skipped > 0 {
-			msg += fmt.Sprintf("; fix them, or send ?partial=1 to import the %d accepted ones", skipped)
+			them, ones := "them", "ones"
+			if refused == 1 {
+				them = "it"
+			}
+			if skipped == 1 {
+				ones = "one"
+			}
+			msg += fmt.Sprintf("; fix %s, or send ?partial=1 to import the %d accepted %s", them, skipped, ones)
 		}
 	}
 	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"results": results, "message": msg})
+}
+
+// skillCount is "1 skill", "2 skills".
+func skillCount(n int) string {
+	if n == 1 {
+		return "1 skill"
+	}
+	return strconv.Itoa(n) + " skills"
 }

@@ -70,6 +70,16 @@
 // limits (ZipLimits). It skips folder entries and macOS junk: everything
 // under a top-level __MACOSX/ folder, and files named .DS_Store.
 //
+// # Uploads
+//
+// ReadUpload is the one reading of an uploaded file that every way of
+// importing shares (POST /v1/import, the web UI's import page, loadout
+// import): a zip of one skill or of several (one per top-level folder,
+// each held to ImportZip's checks), or a JSON document or array. Its
+// limits, ImportLimits, come from one place, LimitsFor of the store's
+// limits, so an archive is accepted or refused at the same size, with the
+// same words naming the file, whichever way it comes in.
+//
 // # Folders
 //
 // ImportDir reads a skill folder through os.Root, skipping dot entries and

@@ -16,8 +16,10 @@ import (
 )
 
 // ZipLimits bound what ImportZip reads. Zero fields take the defaults. The
-// bundle must also pass skill.Bundle.Check with its default limits, so
-// raising MaxFileSize or MaxTotalSize above skill's defaults has no effect.
+// bundle must also pass skill.Bundle.Check with MaxFileSize and
+// MaxTotalSize (so a store whose limits are above skill's defaults imports
+// archives up to its own limits). Importers get them from LimitsFor, the
+// one set every way of importing uses.
 type ZipLimits struct {
 	// MaxEntries caps the entries in the archive, folders and skipped
 	// junk included. Default 1000.
@@ -306,7 +308,7 @@ func importZip(source string, r io.ReaderAt, size int64, lim ZipLimits) (*skill.
 		}
 		b.Files = append(b.Files, skill.BundleFile{Path: rel, Data: data, Executable: e.f.Mode().Perm()&0o111 != 0})
 	}
-	if _, _, err := b.Check(skill.Limits{}); err != nil {
+	if _, _, err := b.Check(skill.Limits{MaxFileSize: lim.MaxFileSize, MaxTotalSize: lim.MaxTotalSize}); err != nil {
 		return nil, checkError(source, err, func(p string) string {
 			if p == "SKILL.md" {
 				return seen[entryFile]

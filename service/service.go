@@ -139,6 +139,11 @@ func (s *Service) Diagnostics(ctx context.Context) []skill.Diagnostic {
 	return append(d[:len(d):len(d)], s.cat.Safety(ctx, s.SafetyPolicy())...)
 }
 
+// Limits are the limits writes are held to (Options.Limits; zero fields
+// are skill's defaults): the transports size their import limits by them
+// (portable.LimitsFor), so the UI and the API refuse at the same sizes.
+func (s *Service) Limits() skill.Limits { return s.opt.Limits }
+
 // SafetyPolicy is the safety checks' policy (nil: the default).
 func (s *Service) SafetyPolicy() *safety.Policy {
 	s.safetyMu.RLock()

@@ -87,11 +87,6 @@ type formatLink struct {
 	Current     bool
 }
 
-func (u *ui) routesAgents(mux *http.ServeMux) {
-	mux.HandleFunc("GET /ui/agents", u.authed(u.agentsPage))
-	mux.HandleFunc("GET /ui/agents/{id}", u.authed(u.agentPage))
-}
-
 // readableAgents are the loadouts the caller may read, in config order.
 func (u *ui) readableAgents(r *http.Request) []*catalog.Loadout {
 	p := principal(r)

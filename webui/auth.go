@@ -37,9 +37,13 @@ import (
 //     cookie by the same service.SessionRequest.
 //   - POST /ui/logout ends the session and clears the cookie.
 
-// processCSRF is the CSRF token of the open mode and the login form: made
-// once per process, sent in the page, and never valid on another server.
-var processCSRF = newToken()
+// The CSRF token of the open mode and the login form is the UI's own
+// (ui.openCSRF): made at New, sent in the page, and never valid on another
+// server, nor on another UI of the same process.
+func (u *ui) openToken() string {
+	u.openCSRFOnce.Do(func() { u.openCSRF = newToken() })
+	return u.openCSRF
+}
 
 func newToken() string {
 	var b [32]byte
@@ -135,7 +139,7 @@ func (u *ui) caller(r *http.Request) (service.Principal, authInfo, bool) {
 		// it answers; signing in or out replaces it.
 	}
 	if p, err := u.svc.Authenticate(r.Context(), ""); err == nil {
-		return p, authInfo{csrf: processCSRF}, true
+		return p, authInfo{csrf: u.openToken()}, true
 	}
 	return service.Principal{}, authInfo{}, false
 }
@@ -229,12 +233,6 @@ type loginData struct {
 	SignedOut bool
 }
 
-func (u *ui) routesAuth(mux *http.ServeMux) {
-	mux.HandleFunc("GET /ui/login", u.loginPage)
-	mux.HandleFunc("POST /ui/login", u.login)
-	mux.HandleFunc("POST /ui/logout", u.logout)
-}
-
 func (u *ui) loginPage(w http.ResponseWriter, r *http.Request) {
 	next := safeNext(r.URL.Query().Get("next"))
 	if c, err := r.Cookie(service.SessionCookie); err == nil {
@@ -249,7 +247,7 @@ func (u *ui) loginPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *ui) renderLogin(w http.ResponseWriter, r *http.Request, status int, d loginData) {
-	r = withAuth(r, service.Principal{}, authInfo{csrf: processCSRF})
+	r = withAuth(r, service.Principal{}, authInfo{csrf: u.openToken()})
 	if status != http.StatusOK {
 		w = &statusWriter{ResponseWriter: w, status: status}
 	}
@@ -276,7 +274,7 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (u *ui) login(w http.ResponseWriter, r *http.Request) {
-	r = withAuth(r, service.Principal{}, authInfo{csrf: processCSRF})
+	r = withAuth(r, service.Principal{}, authInfo{csrf: u.openToken()})
 	next := safeNext(r.PostFormValue("next"))
 	if err := u.checkCSRF(r); err != nil {
 		u.renderLogin(w, r, http.StatusForbidden, loginData{Next: next, Error: "This sign-in form has expired (the server restarted, or the page came from elsewhere): sign in again on this page."})

@@ -82,7 +82,7 @@ func BenchmarkSkillsPage(b *testing.B) {
 			for b.Loop() {
 				if cold {
 					// as after a catalog change: the rows are built again
-					cachesOf.Clear()
+					uiOf(h).skills.reset()
 				}
 				get(b, h, c.url)
 			}
@@ -126,7 +126,7 @@ func BenchmarkSkillsPageSQLite(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				if cold {
-					cachesOf.Clear()
+					uiOf(h).skills.reset()
 				}
 				get(b, h, "/ui/?sort=usage")
 			}

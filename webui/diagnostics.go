@@ -56,10 +56,6 @@ type diagnosticsPage struct {
 	Codes        []string
 }
 
-func (u *ui) routesDiagnostics(mux *http.ServeMux) {
-	mux.HandleFunc("GET /ui/diagnostics", u.authed(u.diagnosticsPage))
-}
-
 // allDiagnostics are the diagnostics the caller may see: every source's
 // for an admin, else those of the agent its token names.
 func (u *ui) allDiagnostics(r *http.Request) ([]skill.Diagnostic, error) {

@@ -187,8 +187,8 @@ func TestImportExportInBrowser(t *testing.T) {
 		t.Errorf("the good skill of a refused import: %q, want skipped (not written)", rows["imported-good"])
 	}
 	status := browsertest.Get(t, ctx, "status", chromedp.Text(chromedp.CSS("#import-status")))
-	if !strings.Contains(status, "nothing was written") {
-		t.Errorf("the status does not say nothing was written: %q", status)
+	if !strings.Contains(status, "nothing was written: 1 of 2 skills refused; fix it and import again") {
+		t.Errorf("the status does not say nothing was written, in words that agree with the counts: %q", status)
 	}
 	for _, name := range []string{"imported-good", "imported-bad"} {
 		resp, err := http.Get(srv.URL + "/v1/skills/" + name)
@@ -209,6 +209,9 @@ func TestImportExportInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#import-chosen li")),
 		chromedp.Click(chromedp.CSS("#import-submit")),
 		chromedp.WaitVisible(chromedp.CSS(`#import-rows tr[data-action="created"]`)))
+	if status := browsertest.Get(t, ctx, "status", chromedp.Text(chromedp.CSS("#import-status"))); status != "1 skill imported: 1 written, 0 unchanged" {
+		t.Errorf("the status of one skill imported: %q", status)
+	}
 	resp, err := http.Get(srv.URL + "/v1/skills/imported-good")
 	if err != nil {
 		t.Fatal(err)

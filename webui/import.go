@@ -37,18 +37,20 @@ import (
 // zip of several skills, would be several transactions, and a refusal in
 // one could not keep the others from being written.
 
+// The import's limits are portable's (portable.LimitsFor, by the
+// service's limits): the ones POST /v1/import and loadout import use, so
+// a file is refused here exactly where it is refused there. The UI adds
+// only the bounds of one request of several files.
 const (
 	// DefaultMaxImportBytes is Options.MaxImportBytes's default: every
-	// dropped file of one import together.
-	DefaultMaxImportBytes = 64 << 20
+	// dropped file of one import together (one file is held to
+	// portable.ImportLimits.MaxUploadBytes, the same by default).
+	DefaultMaxImportBytes = portable.DefaultMaxUploadBytes
 	// MaxImportFiles caps the files (form parts) of one import.
 	MaxImportFiles = 1000
-	// MaxImportSkills caps the skills one import may hold.
-	MaxImportSkills = 1000
-	// maxZipEntries caps the entries of one dropped zip before it is
-	// split into its skills (each skill is then capped by
-	// portable.ZipLimits).
-	maxZipEntries = 10000
+	// MaxImportSkills caps the skills one import may hold, every file
+	// together (one file is held to portable's DefaultMaxSkills, the same).
+	MaxImportSkills = portable.DefaultMaxSkills
 )
 
 // importRow is one skill's result, as the page's table shows it.
@@ -85,16 +87,14 @@ type exportRow struct {
 	JSON, Zip  string
 }
 
+// importLimits are this server's import limits, the API's and the CLI's.
+func (u *ui) importLimits() portable.ImportLimits { return portable.LimitsFor(u.svc.Limits()) }
+
 func (u *ui) maxImportBytes() int64 {
 	if u.opt.MaxImportBytes > 0 {
 		return u.opt.MaxImportBytes
 	}
 	return DefaultMaxImportBytes
-}
-
-func (u *ui) routesImport(mux *http.ServeMux) {
-	mux.HandleFunc("GET /ui/import", u.authed(u.importPage))
-	mux.HandleFunc("POST /ui/import", u.authed(u.importPost))
 }
 
 func (u *ui) importPage(w http.ResponseWriter, r *http.Request) {
@@ -154,7 +154,7 @@ func (u *ui) importPost(w http.ResponseWriter, r *http.Request) {
 		importRefuse(w, http.StatusForbidden, "csrf", "X-CSRF-Token", err.Error())
 		return
 	}
-	limit := u.maxImportBytes()
+	limit, lim := u.maxImportBytes(), u.importLimits()
 	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	mr, err := r.MultipartReader()
 	if err != nil {
@@ -174,7 +174,7 @@ func (u *ui) importPost(w http.ResponseWriter, r *http.Request) {
 			importBodyErr(w, err, limit)
 			return
 		}
-		data, err := io.ReadAll(p)
+		data, err := io.ReadAll(io.LimitReader(p, lim.MaxUploadBytes+1))
 		if err != nil {
 			importBodyErr(w, err, limit)
 			return
@@ -194,17 +194,17 @@ func (u *ui) importPost(w http.ResponseWriter, r *http.Request) {
 		}
 		name := partFileName(p)
 		switch {
-		case isZip(name, data):
-			parts = append(parts, splitZip(name, data)...)
-		case isJSON(name, data):
-			parts = append(parts, jsonParts(name, data)...)
+		case int64(len(data)) > lim.MaxUploadBytes:
+			parts = append(parts, importPart{from: name, name: name, err: portable.TooLargeError(name, -1, lim)})
+		case portable.IsZip(name, data) || portable.IsJSON(name, data):
+			parts = append(parts, uploadParts(name, data, lim)...)
 		default:
 			loose = append(loose, looseFile{strings.TrimLeft(name, "/"), data})
 		}
 	}
 	dirs, groups := groupLoose(loose)
 	for _, dir := range dirs {
-		parts = append(parts, looseParts(dir, groups[dir]))
+		parts = append(parts, looseParts(dir, groups[dir], lim))
 	}
 	if len(parts) == 0 {
 		importRefuse(w, http.StatusBadRequest, "bad_request", "file", "no files were sent: drop a zip, a portable JSON document, or a skill's files")
@@ -256,13 +256,13 @@ func (u *ui) importPost(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	switch {
 	case refused == 0:
-		out.Message = fmt.Sprintf("%d skills imported: %d written, %d unchanged", len(res), written, len(res)-written)
+		out.Message = fmt.Sprintf("%s imported: %d written, %d unchanged", count(len(res), "skill", "skills"), written, len(res)-written)
 	case partial:
 		status = http.StatusUnprocessableEntity
-		out.Message = fmt.Sprintf("%d of %d skills refused; the accepted ones were imported (partial import)", refused, len(res))
+		out.Message = fmt.Sprintf("%d of %s refused; the accepted ones were imported (partial import)", refused, count(len(res), "skill", "skills"))
 	default:
 		status = http.StatusUnprocessableEntity
-		out.Message = fmt.Sprintf("nothing was written: %d of %d skills refused; fix them and import again, or tick \"import the accepted skills anyway\"", refused, len(res))
+		out.Message = fmt.Sprintf("nothing was written: %d of %s refused; fix %s and import again, or tick \"import the accepted skills anyway\"", refused, count(len(res), "skill", "skills"), noun(refused, "it", "them"))
 	}
 	importJSON(w, status, out)
 }
@@ -296,92 +296,16 @@ func partFileName(p *multipart.Part) string {
 	return p.FileName()
 }
 
-func isZip(name string, data []byte) bool {
-	return bytes.HasPrefix(data, []byte("PK\x03\x04")) || bytes.HasPrefix(data, []byte("PK\x05\x06")) || strings.EqualFold(path.Ext(name), ".zip")
-}
-
-func isJSON(name string, data []byte) bool {
-	if strings.EqualFold(path.Ext(name), ".json") {
-		return true
-	}
-	t := bytes.TrimLeft(data, " \t\r\n\xef\xbb\xbf")
-	return len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(data)
-}
-
-// jsonParts are the skills of a portable JSON document or array.
-func jsonParts(name string, data []byte) []importPart {
-	bundles, errs, err := portable.ImportJSONEach(data)
+// uploadParts are the skills of one dropped zip or JSON file, read as
+// POST /v1/import and loadout import read them (portable.ReadUpload).
+func uploadParts(name string, data []byte, lim portable.ImportLimits) []importPart {
+	ups, err := portable.ReadUpload(name, portable.KindAuto, data, lim)
 	if err != nil {
-		return []importPart{{from: name, name: name, err: &portable.Error{Source: name, Code: portable.CodeJSONInvalid, Msg: "is neither a portable JSON document nor an array of them: " + err.Error()}}}
+		return []importPart{{from: name, name: name, err: err}}
 	}
-	out := make([]importPart, len(bundles))
-	for i := range bundles {
-		from := name
-		if len(bundles) > 1 {
-			from = fmt.Sprintf("%s [%d]", name, i)
-		}
-		out[i] = importPart{from: from, name: from, bundle: bundles[i], err: errs[i]}
-	}
-	return out
-}
-
-// splitZip is a zip's skills: the zip itself when it holds one (SKILL.md
-// at its root, or one top folder), else one zip per top-level folder, made
-// by copying the entries as they are (still compressed, so the size,
-// ratio, link and path checks of portable.ImportZip apply to each).
-func splitZip(name string, data []byte) []importPart {
-	lim := portable.ZipLimits{}
-	one := func(from string, d []byte) importPart {
-		b, err := portable.ImportZip(bytes.NewReader(d), int64(len(d)), lim)
-		return importPart{from: from, name: strings.TrimSuffix(path.Base(from), ".zip"), bundle: b, err: err}
-	}
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil || len(zr.File) > maxZipEntries {
-		return []importPart{one(name, data)}
-	}
-	groups := map[string][]*zip.File{}
-	var order []string
-	for _, f := range zr.File {
-		n := f.Name
-		if strings.HasPrefix(n, "__MACOSX/") || path.Base(n) == ".DS_Store" {
-			continue
-		}
-		top, _, nested := strings.Cut(n, "/")
-		if !nested {
-			// A file at the root: the zip is one skill (or is refused as
-			// one, with ImportZip's reason).
-			return []importPart{one(name, data)}
-		}
-		if _, ok := groups[top]; !ok {
-			order = append(order, top)
-		}
-		groups[top] = append(groups[top], f)
-	}
-	if len(order) <= 1 {
-		return []importPart{one(name, data)}
-	}
-	sort.Strings(order)
-	out := make([]importPart, 0, len(order))
-	for _, top := range order {
-		var b bytes.Buffer
-		zw := zip.NewWriter(&b)
-		var cerr error
-		for _, f := range groups[top] {
-			if cerr = zw.Copy(f); cerr != nil {
-				break
-			}
-		}
-		if cerr == nil {
-			cerr = zw.Close()
-		}
-		from := name + ": " + top + "/"
-		if cerr != nil {
-			out = append(out, importPart{from: from, name: top, err: &portable.Error{Source: name, Entry: top, Code: "zip-invalid", Msg: "cannot be read: " + cerr.Error()}})
-			continue
-		}
-		p := one(from, b.Bytes())
-		p.name = top
-		out = append(out, p)
+	out := make([]importPart, len(ups))
+	for i, up := range ups {
+		out[i] = importPart{from: up.From, name: up.Name, bundle: up.Bundle, err: up.Err}
 	}
 	return out
 }
@@ -436,7 +360,7 @@ func groupLoose(files []looseFile) ([]string, map[string][]looseFile) {
 
 // looseParts makes one skill of loose files, through a zip so that the
 // one set of zip checks (paths, sizes, SKILL.md) applies.
-func looseParts(dir string, files []looseFile) importPart {
+func looseParts(dir string, files []looseFile, lim portable.ImportLimits) importPart {
 	from := "dropped files"
 	top := path.Base(dir)
 	if dir != "" {
@@ -462,8 +386,9 @@ func looseParts(dir string, files []looseFile) importPart {
 		fw.Write(f.data)
 	}
 	zw.Close()
-	bd, err := portable.ImportZip(bytes.NewReader(b.Bytes()), int64(b.Len()), portable.ZipLimits{})
-	return importPart{from: from, name: top, bundle: bd, err: err}
+	ps := uploadParts(from, b.Bytes(), lim) // one top folder: one skill
+	ps[0].name = top
+	return ps[0]
 }
 
 func errText(err error) string {

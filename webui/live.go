@@ -282,7 +282,8 @@ func sameContent(x, y *skill.Skill, budget *int) bool {
 	return dx != "" && dx == dy
 }
 
-func (u *ui) routesLive(mux *http.ServeMux) {
+// eventsHandler is GET /ui/events's handler, with this UI's hub.
+func (u *ui) eventsHandler() http.Handler {
 	max := u.opt.MaxLiveStreams
 	if max <= 0 {
 		max = DefaultMaxLiveStreams
@@ -296,9 +297,9 @@ func (u *ui) routesLive(mux *http.ServeMux) {
 		perToken = DefaultMaxLiveStreamsPerToken
 	}
 	h := newLiveHub(u.svc, max, perToken)
-	mux.HandleFunc("GET /ui/events", u.authed(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.serveEvents(w, r, h, beat)
-	}))
+	})
 }
 
 // serveEvents streams the hub's events to one client until it goes or the

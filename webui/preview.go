@@ -401,12 +401,6 @@ type fileLink struct {
 	Path, Href, Size string
 }
 
-func (u *ui) routesSkillViews(mux *http.ServeMux) {
-	mux.HandleFunc("GET /ui/skills/{name}/files/{path...}", u.authed(u.skillFile))
-	mux.HandleFunc("GET /ui/skills/{name}/view/{path...}", u.authed(u.skillFileView))
-	mux.HandleFunc("POST /ui/skills/{name}/restore", u.authed(u.restoreVersion))
-}
-
 func (u *ui) tabPreview(w http.ResponseWriter, r *http.Request, sp *skillPage) (template.HTML, bool) {
 	d := previewData{Name: sp.Name, File: sp.Skill.Entry}
 	body, err := sp.Skill.Body()

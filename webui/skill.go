@@ -41,10 +41,6 @@ type skillPage struct {
 	Body     template.HTML
 }
 
-func (u *ui) routesSkill(mux *http.ServeMux) {
-	mux.HandleFunc("GET /ui/skills/{name}", u.authed(u.skillPageHandler))
-}
-
 func (u *ui) skillPageHandler(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	p := principal(r)

@@ -37,10 +37,6 @@ type editData struct {
 	WarnSize int64
 }
 
-func (u *ui) routesSkillEdit(mux *http.ServeMux) {
-	mux.HandleFunc("GET /ui/new", u.authed(u.newSkillPage))
-}
-
 // editState reads what both editing tabs need: for an editable skill the
 // store's record (its content, files and version, as fresh as the store
 // has them), else the catalog's skill.

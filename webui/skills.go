@@ -97,18 +97,9 @@ type skillsCache struct {
 	usage   usageSnap
 }
 
-// cachesOf holds each UI's caches (by *ui), so that the ui struct, which
-// every page's file shares, needs no field for them.
-var cachesOf sync.Map
-
-func (u *ui) cache() *skillsCache {
-	c, _ := cachesOf.LoadOrStore(u, &skillsCache{})
-	return c.(*skillsCache)
-}
-
-func (u *ui) routesSkills(mux *http.ServeMux) {
-	mux.HandleFunc("GET /ui/{$}", u.authed(u.skillsPage))
-}
+// cache is this UI's skills-list cache (ui.skills): per UI, so two UIs
+// in one process share nothing, and it goes when the UI goes.
+func (u *ui) cache() *skillsCache { return &u.skills }
 
 // sourceText is how the list and the skill page name where a skill comes
 // from.

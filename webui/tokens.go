@@ -54,26 +54,6 @@ type createdToken struct {
 	Token  store.Token
 }
 
-func (u *ui) routesTokens(mux *http.ServeMux) {
-	mux.HandleFunc("GET /ui/tokens", u.authed(u.adminOnly(u.tokensPage)))
-	mux.HandleFunc("POST /ui/tokens", u.authed(u.adminOnly(u.createToken)))
-	mux.HandleFunc("GET /ui/tokens/{id}/revoke", u.authed(u.adminOnly(u.confirmRevoke)))
-	mux.HandleFunc("POST /ui/tokens/{id}/revoke", u.authed(u.adminOnly(u.revokeToken)))
-	mux.HandleFunc("GET /ui/receipts", u.authed(u.adminOnly(u.receiptsPage)))
-}
-
-// adminOnly refuses non-admin callers with a page that says why.
-func (u *ui) adminOnly(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if !principal(r).Admin() {
-			u.refuse(w, r, http.StatusForbidden, service.CodeForbidden, "Admins only",
-				"Tokens and receipts need an admin token: this session's token is read-only. Sign out and sign in with an admin token.")
-			return
-		}
-		h(w, r)
-	}
-}
-
 // scopeChoices are the scopes the create form offers: admin and each
 // configured agent's.
 func (u *ui) scopeChoices() []string {

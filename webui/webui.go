@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/loadout/loadout/internal/errstatus"
@@ -57,6 +58,15 @@ type ui struct {
 	// frags are the templates named frag_*.html: pieces of pages (a tab's
 	// body) that fragment renders without the layout.
 	frags *template.Template
+	// Per-UI state lives here, never in package variables, so that two
+	// UIs in one process (tests, or a server mounting two) share nothing.
+	// skills is the skills list's rows and usage (skills.go); its zero
+	// value is empty.
+	skills skillsCache
+	// openCSRF is the CSRF token of the open mode and the login form
+	// (auth.go), made on first use.
+	openCSRF     string
+	openCSRFOnce sync.Once
 }
 
 // New returns the UI's handler, to be mounted at Prefix. It authenticates
@@ -70,22 +80,15 @@ func New(svc *service.Service, opt Options) http.Handler {
 	u.parse()
 	u.parseFragments()
 	mux := http.NewServeMux()
-	static, _ := fs.Sub(staticFS, "static")
-	mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", precompressed(static, staticHandler(static))))
-	u.routesSkills(mux)
-	u.routesSkill(mux)
-	u.routesSkillEdit(mux)
-	u.routesSkillViews(mux)
-	u.routesAgents(mux)
-	u.routesImport(mux)
-	u.routesDiagnostics(mux)
-	u.routesTokens(mux)
-	u.routesAuth(mux)
-	u.routesLive(mux)
-	mux.HandleFunc("/ui/", func(w http.ResponseWriter, r *http.Request) {
-		u.fail(w, r, http.StatusNotFound, "No page here", fmt.Sprintf("%s is not a page of the UI: start from the skills list.", r.URL.Path))
-	})
-	return securityHeaders(compressResponses(mux))
+	u.register(mux, routes)
+	return handler{securityHeaders(compressResponses(mux)), u}
+}
+
+// handler is the UI's http.Handler; it keeps its ui so that the package's
+// tests can look at one UI's state.
+type handler struct {
+	http.Handler
+	u *ui
 }
 
 // WantsHTML reports whether a request is a browser's navigation (its
@@ -106,6 +109,8 @@ var funcs = template.FuncMap{
 	// pathEscape makes a skill name one path segment of a URL: names may
 	// hold "/", "?", "#" or spaces (the lenient loader accepts them).
 	"pathEscape": url.PathEscape,
+	// count is n with its noun, singular for 1: {{count .Errors "error" "errors"}}.
+	"count": count,
 }
 
 // parse reads every page template with the layout, once.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,7 +87,7 @@ func runImport(ctx context.Context, e *env, args []string) int {
 	var sf storeFlags
 	var asJSON, partial bool
 	fs := newFlags(e, "import", "[--db D] [--config F] [--json] [--partial] SOURCE...",
-		"Imports skills into the store. A SOURCE is a skill folder (or a folder of skill folders),\na .json file (portable format v1 or v2, one document or an array) or a .zip (one top\nfolder with SKILL.md). Each skill is reported as created, updated, unchanged or refused\n(with why). An import is all or nothing: when any skill is refused, none is written and\nthe others are reported as skipped; --partial writes the accepted ones anyway. What is\nwritten is written in one transaction. Exits 1 when anything was refused.")
+		"Imports skills into the store. A SOURCE is a skill folder (or a folder of skill folders),\na .json file (portable format v1 or v2, one document or an array) or a .zip (a folder with\nSKILL.md, or one such folder per skill; the limits of POST /v1/import and the UI, by\nthe config's storeLimits). Each skill is reported as created, updated, unchanged or refused\n(with why). An import is all or nothing: when any skill is refused, none is written and\nthe others are reported as skipped; --partial writes the accepted ones anyway. What is\nwritten is written in one transaction. Exits 1 when anything was refused.")
 	sf.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
 	fs.BoolVar(&partial, "partial", false, "when some skills are refused, import the accepted ones anyway (default: all or nothing)")
@@ -103,7 +104,7 @@ func runImport(ctx context.Context, e *env, args []string) int {
 	defer st.Close()
 	var items []store.ImportItem
 	for _, src := range fs.Args() {
-		read := readSource(ctx, src)
+		read := readSource(ctx, src, portable.LimitsFor(limitsOf(f)))
 		if rest, ok := strings.CutPrefix(src, "remote:"); ok {
 			read = readRemote(ctx, e, f, dsn, rest)
 		}
@@ -239,7 +240,7 @@ func readRemote(ctx context.Context, e *env, f *config.File, dsn, arg string) []
 	return out
 }
 
-func readSource(ctx context.Context, src string) []sourced {
+func readSource(ctx context.Context, src string, lim portable.ImportLimits) []sourced {
 	refused := func(err error) []sourced { return []sourced{{err: err, provenance: src}} }
 	abs, err := filepath.Abs(src)
 	if err != nil {
@@ -277,34 +278,35 @@ func readSource(ctx context.Context, src string) []sourced {
 			return refused(fmt.Errorf("%s: no skills found (no folder below it holds a SKILL.md)", src))
 		}
 		return out
-	case strings.EqualFold(filepath.Ext(abs), ".zip"):
+	case strings.EqualFold(filepath.Ext(abs), ".zip"), strings.EqualFold(filepath.Ext(abs), ".json"):
+		// Read as POST /v1/import and the UI read an uploaded file, with
+		// the same limits (portable.LimitsFor of the store's).
+		if st.Size() > lim.MaxUploadBytes {
+			return refused(portable.TooLargeError(abs, st.Size(), lim))
+		}
 		f, err := os.Open(abs)
 		if err != nil {
 			return refused(err)
 		}
 		defer f.Close()
-		b, err := portable.ImportZip(f, st.Size(), portable.ZipLimits{})
-		return []sourced{{b, err, abs}}
-	case strings.EqualFold(filepath.Ext(abs), ".json"):
-		data, err := os.ReadFile(abs)
-		if err != nil {
-			return refused(err)
-		}
-		bundles, errs, err := portable.ImportJSONEach(data)
+		data, err := io.ReadAll(io.LimitReader(f, lim.MaxUploadBytes+1))
 		if err != nil {
 			return refused(fmt.Errorf("%s: %w", src, err))
 		}
+		if int64(len(data)) > lim.MaxUploadBytes { // grew since the stat
+			return refused(portable.TooLargeError(abs, -1, lim))
+		}
+		kind := portable.KindJSON
+		if strings.EqualFold(filepath.Ext(abs), ".zip") {
+			kind = portable.KindZip
+		}
+		ups, err := portable.ReadUpload(abs, kind, data, lim)
+		if err != nil {
+			return refused(err)
+		}
 		var out []sourced
-		for i := range bundles {
-			prov := abs
-			if len(bundles) > 1 {
-				prov = fmt.Sprintf("%s [%d]", abs, i)
-			}
-			if errs[i] != nil {
-				out = append(out, sourced{err: fmt.Errorf("%s: %w", src, errs[i]), provenance: prov})
-				continue
-			}
-			out = append(out, sourced{bundle: bundles[i], provenance: prov})
+		for _, up := range ups {
+			out = append(out, sourced{up.Bundle, up.Err, up.From})
 		}
 		if len(out) == 0 {
 			return refused(fmt.Errorf("%s: an empty array: no skills to import", src))
