@@ -421,7 +421,7 @@ func TestNewSkillTemplateInBrowser(t *testing.T) {
 	base := s.serve(t)
 	browsertest.Do(t, ctx, "new skill", chromedp.Navigate(base+"/ui/new"), chromedp.WaitVisible(chromedp.CSS("#new-name")))
 	where := strings.Join(strings.Fields(js[string](t, ctx, `(document.querySelector("#new-where") || {}).textContent || ""`)), " ")
-	for _, w := range []string{"the store", "coder (the store (source 2))", "writer (the store (source 1))"} {
+	for _, w := range []string{"the store", "coder (source 2)", "writer (source 1)"} {
 		if !strings.Contains(where, w) {
 			t.Errorf("the form's destination %q lacks %q", where, w)
 		}

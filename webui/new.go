@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 
@@ -15,8 +16,8 @@ import (
 
 // newData is what new.html gets.
 type newData struct {
-	// Agents are the agents that read the store, each with its store
-	// source's label ("the store (source 2)").
+	// Agents are the agents that read the store, each with the place of
+	// the store among its sources ("source 2").
 	Agents []newAgent
 	// Template is the body the form starts with.
 	Template string
@@ -47,7 +48,7 @@ func (u *ui) newSkillPage(w http.ResponseWriter, r *http.Request) {
 	d := newData{Template: newSkillTemplate}
 	for _, l := range u.svc.Catalog().Agents() {
 		if i := slices.IndexFunc(l.Spec.Skills, func(s catalog.SourceSpec) bool { return s.Store }); i >= 0 {
-			d.Agents = append(d.Agents, newAgent{ID: l.Spec.AgentID, Source: sourceLabel(i, l.Spec.Skills[i])})
+			d.Agents = append(d.Agents, newAgent{ID: l.Spec.AgentID, Source: fmt.Sprintf("source %d", i+1)})
 		}
 	}
 	u.render(w, r, "new.html", page{Title: "New skill", Active: "skills", Data: d})
