@@ -187,7 +187,7 @@ func usageChart(days []dayCount) template.HTML {
 	const barW = chartSlotW * 0.7
 	for i, d := range days {
 		x := float64(i*chartSlotW) + (chartSlotW-barW)/2
-		label := fmt.Sprintf("%s: %d loads, %d file reads", d.Day.Format("Jan 2"), d.Loads, d.Reads)
+		label := fmt.Sprintf("%s: %s, %s", d.Day.Format("Jan 2"), plural(d.Loads, "load", "loads"), plural(d.Reads, "file read", "file reads"))
 		fmt.Fprintf(&b, `<g><title>%s</title>`, template.HTMLEscapeString(label))
 		hl := plotH * float64(d.Loads) / float64(scale)
 		hr := plotH * float64(d.Reads) / float64(scale)

@@ -37,7 +37,12 @@ window.loadout = (function () {
       const t = document.getElementById(b.getAttribute("aria-controls"));
       if (!t || b.dataset.bound) continue;
       b.dataset.bound = "1";
-      b.hidden = t.scrollHeight <= t.clientHeight + 1;
+      // Measured again whenever the text's box changes size (fonts
+      // loading, the window resized), so the button shows only when the
+      // text is cut.
+      const fit = () => { if (!t.classList.contains("open")) b.hidden = t.scrollHeight <= t.clientHeight + 2; };
+      if (window.ResizeObserver) new ResizeObserver(fit).observe(t);
+      fit();
       b.addEventListener("click", () => {
         const open = t.classList.toggle("open");
         b.setAttribute("aria-expanded", String(open));

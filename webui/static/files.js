@@ -55,7 +55,7 @@
       $("#fv-conflict", root).hidden = true;
       $("#fv-changed", root).hidden = true;
       const meta = $("#fv-meta", root);
-      meta.textContent = (btn.dataset.type || "") + (btn.dataset.size ? " · " + Number(btn.dataset.size).toLocaleString() + " bytes" : "");
+      meta.textContent = (btn.dataset.type || "") + (btn.dataset.size ? " · " + Number(btn.dataset.size).toLocaleString() + (btn.dataset.size === "1" ? " byte" : " bytes") : "");
       const bin = $("#fv-binary", root);
       const tools = $("#fv-tools", root);
       if (ed) { ed.destroy(); ed = null; }
