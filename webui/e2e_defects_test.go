@@ -250,6 +250,11 @@ func TestAgentPageSourceKindsInBrowser(t *testing.T) {
 	if rows := js[[]string](t, ctx, `[...document.querySelectorAll("li.source:nth-child(3) tr[data-skill]")].map(r => r.dataset.skill)`); strings.Join(rows, ",") != "remote-one" {
 		t.Errorf("the git source selects %q", rows)
 	}
+	// At 400 skills a source's table is scanned, not read: each
+	// description is held to two lines (the whole text on hover).
+	if h := js[float64](t, ctx, `Math.max(...[...document.querySelectorAll("table.agent-skills tbody tr")].map(r => r.getBoundingClientRect().height))`); h > 70 {
+		t.Errorf("a skill's row on the agent page is %.0f px tall", h)
+	}
 	browsertest.Screenshot(t, ctx, "defects-agent-sources")
 }
 
