@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"fmt"
 	"net/http"
 	"path"
 	"slices"
@@ -49,9 +50,14 @@ type agentSkill struct {
 // agentSource is one entry of the agent's skills list, with what it
 // selected.
 type agentSource struct {
-	Index     int
-	Kind      string // folder, store, plugin, preload
-	Where     string // the root path or plugin id
+	Index int
+	Kind  string // folder, store, plugin, git, index, preload
+	Where string // the root path, plugin id, or the remote's URL
+	// A git or index source's ref, folders and id (the lock's and the
+	// API's name for it).
+	Ref, ID   string
+	Paths     []string
+	Label     string // sourceLabel: how other pages name this source
 	Available []string
 	Inline    []string
 	Default   bool // neither pattern given: available is ["*"]
@@ -221,14 +227,10 @@ func (u *ui) agentPage(w http.ResponseWriter, r *http.Request) {
 	// The sources in order, each with what it selected; preloads by path
 	// after them.
 	for i, src := range l.Spec.Skills {
-		as := agentSource{Index: i, Available: src.Available, Inline: src.Inline, Default: src.Available == nil && src.Inline == nil}
-		switch {
-		case src.Store:
-			as.Kind = "store"
-		case src.Plugin != "":
-			as.Kind, as.Where = "plugin", src.Plugin
-		default:
-			as.Kind, as.Where = "folder", src.Root
+		as := agentSource{Index: i, Available: src.Available, Inline: src.Inline, Default: src.Available == nil && src.Inline == nil, Label: sourceLabel(i, src)}
+		as.Kind, as.Where = sourceKind(src)
+		if src.Remote() {
+			as.Ref, as.ID, as.Paths = src.Ref, src.RemoteID(), src.Paths
 		}
 		pg.Sources = append(pg.Sources, as)
 	}
@@ -248,4 +250,38 @@ func (u *ui) agentPage(w http.ResponseWriter, r *http.Request) {
 		pg.Sources = append(pg.Sources, agentSource{Index: len(pg.Sources), Kind: "preload", Where: "the agent's preload list (skill folders)", Skills: byPath})
 	}
 	u.render(w, r, "agent.html", page{Title: "Agent " + l.Spec.AgentID, Active: "agents", Data: pg})
+}
+
+// sourceKind is what kind of source an agent's skills entry is, and where
+// it reads from: the folder, the plugin id, the git or index URL.
+func sourceKind(src catalog.SourceSpec) (kind, where string) {
+	switch {
+	case src.Store:
+		return "store", ""
+	case src.Plugin != "":
+		return "plugin", src.Plugin
+	case src.Git != "":
+		return "git", src.Git
+	case src.Index != "":
+		return "index", src.Index
+	}
+	return "folder", src.Root
+}
+
+// sourceLabel names an agent's source i (from 0) for people, numbered
+// from 1 as the agent page lists them: "the store", "source 1: folder
+// /srv/skills", "source 3: git https://example.com/s.git at main".
+func sourceLabel(i int, src catalog.SourceSpec) string {
+	kind, where := sourceKind(src)
+	switch kind {
+	case "store":
+		return fmt.Sprintf("the store (source %d)", i+1)
+	case "git", "index":
+		s := fmt.Sprintf("source %d: %s %s", i+1, kind, where)
+		if src.Ref != "" {
+			s += " at " + src.Ref
+		}
+		return s
+	}
+	return fmt.Sprintf("source %d: %s %s", i+1, kind, where)
 }

@@ -158,12 +158,13 @@ func TestEditorInBrowser(t *testing.T) {
 	}
 	noCSPViolations(t, ctx, "SKILL.md tab")
 
-	// Form -> text: tags typed in the form become a frontmatter line.
+	// Form -> text: tags typed in the form become a line under metadata
+	// (an extension field: the open format allows only its own at the top).
 	browsertest.Do(t, ctx, "tags in the form", chromedp.SendKeys(chromedp.CSS("#fm-tags"), "ops, deploy"))
-	waitJS(t, ctx, "tags in the text", `loadoutEdit.current.text().includes("tags: [ops, deploy]")`)
+	waitJS(t, ctx, "tags in the text", `loadoutEdit.current.text().includes("metadata:\n  tags: ops, deploy\n")`)
 	browsertest.Do(t, ctx, "save", chromedp.Click(chromedp.CSS("#md-save")))
 	waitJS(t, ctx, "saved", `document.querySelector("#md-status").textContent.includes("Saved")`)
-	if s := getSkill(t, base, "alpha"); s.Version != 2 || !strings.Contains(s.Content, "tags: [ops, deploy]") {
+	if s := getSkill(t, base, "alpha"); s.Version != 2 || !strings.Contains(s.Content, "  tags: ops, deploy\n") {
 		t.Fatalf("after the form edit: %+v", s)
 	}
 
@@ -173,7 +174,7 @@ func TestEditorInBrowser(t *testing.T) {
 	waitJS(t, ctx, "the form follows the text", `document.querySelector("#fm-description").value === "Does alpha things. Use when asked."`)
 	browsertest.Do(t, ctx, "save", chromedp.Click(chromedp.CSS("#md-save")))
 	waitJS(t, ctx, "saved v3", `document.querySelector("#md-status").textContent.includes("version 3")`)
-	if s := getSkill(t, base, "alpha"); !strings.Contains(s.Content, "description: Does alpha things. Use when asked.") || !strings.Contains(s.Content, "tags: [ops, deploy]") {
+	if s := getSkill(t, base, "alpha"); !strings.Contains(s.Content, "description: Does alpha things. Use when asked.") || !strings.Contains(s.Content, "  tags: ops, deploy\n") {
 		t.Fatalf("after the text edit: %+v", s)
 	}
 
@@ -266,9 +267,10 @@ func TestEditorInBrowser(t *testing.T) {
 		t.Errorf("the guide: %d %q", code, body)
 	}
 
-	// Set executable, checked through the API's manifest.
-	browsertest.Do(t, ctx, "set executable", chromedp.Click(chromedp.CSS(`.file-exec[data-path="references/guide.md"]`)))
-	waitJS(t, ctx, "executable shown", `document.querySelector('.file-exec[data-path="references/guide.md"][data-exec="true"]')`)
+	// Set executable from the open file's header (the page reloads and
+	// opens the file again), checked through the API's manifest.
+	browsertest.Do(t, ctx, "set executable", chromedp.Click(chromedp.CSS(`#fv-exec[data-path="references/guide.md"]`)))
+	waitJS(t, ctx, "executable shown", `document.querySelector('.file-open[data-path="references/guide.md"][data-exec="true"]') && document.querySelector('#fv-exec[data-path="references/guide.md"][data-exec="true"]')`)
 	for _, f := range getSkill(t, base, "alpha").Files {
 		if f.Path == "references/guide.md" && !f.Executable {
 			t.Errorf("references/guide.md is not executable in the manifest")
@@ -276,7 +278,7 @@ func TestEditorInBrowser(t *testing.T) {
 	}
 
 	// Rename (one atomic write), then delete with a confirmation.
-	browsertest.Do(t, ctx, "rename", chromedp.Click(chromedp.CSS(`.file-rename[data-path="references/guide.md"]`)), chromedp.WaitVisible(chromedp.CSS(".rename-path")),
+	browsertest.Do(t, ctx, "rename", chromedp.Click(chromedp.CSS(`#fv-rename[data-path="references/guide.md"]`)), chromedp.WaitVisible(chromedp.CSS(".rename-path")),
 		clearInput(".rename-path"), chromedp.SendKeys(chromedp.CSS(".rename-path"), "docs/guide.md\n"))
 	waitJS(t, ctx, "renamed", `document.querySelector('.file-row[data-path="docs/guide.md"]') && !document.querySelector('.file-row[data-path="references/guide.md"]')`)
 	before := getSkill(t, base, "alpha")
@@ -288,7 +290,8 @@ func TestEditorInBrowser(t *testing.T) {
 			t.Error("the rename lost the executable bit")
 		}
 	}
-	browsertest.Do(t, ctx, "delete", chromedp.Click(chromedp.CSS(`.file-delete[data-path="docs/guide.md"]`)), chromedp.WaitVisible(chromedp.CSS(".file-delete-yes")), chromedp.Click(chromedp.CSS(".file-delete-yes")))
+	waitJS(t, ctx, "the renamed file open", `document.querySelector('#fv-delete[data-path="docs/guide.md"]')`)
+	browsertest.Do(t, ctx, "delete", chromedp.Click(chromedp.CSS(`#fv-delete[data-path="docs/guide.md"]`)), chromedp.WaitVisible(chromedp.CSS(".file-delete-yes")), chromedp.Click(chromedp.CSS(".file-delete-yes")))
 	waitJS(t, ctx, "deleted", `!document.querySelector('.file-row[data-path="docs/guide.md"]') && document.querySelector("#files-status").textContent.includes("Deleted")`)
 	for _, f := range getSkill(t, base, "alpha").Files {
 		if f.Path == "docs/guide.md" {
@@ -310,7 +313,7 @@ func TestEditorInBrowser(t *testing.T) {
 		t.Errorf("the origin notice: %q", note)
 	}
 	browsertest.Do(t, ctx, "folder files", chromedp.Navigate(base+"/ui/skills/foldy?tab=files"), chromedp.WaitVisible(chromedp.CSS(`.file-open[data-path="references/notes.md"]`)))
-	if n := js[int](t, ctx, `document.querySelectorAll("#add-form, .file-delete, .file-rename, .file-exec").length`); n != 0 {
+	if n := js[int](t, ctx, `document.querySelectorAll("#add-form, #fv-actions, #fv-delete, #fv-rename, #fv-exec").length`); n != 0 {
 		t.Errorf("a folder skill's Files tab has %d edit controls", n)
 	}
 	browsertest.Do(t, ctx, "open a folder file", chromedp.Click(chromedp.CSS(`.file-open[data-path="references/notes.md"]`)))

@@ -59,7 +59,11 @@ func TestProblemCountsIncludeSafetyFindings(t *testing.T) {
 	}
 	// Its skill counts: four skills, all listed (none inline, preloaded
 	// or hidden).
-	if body := w.Body.String(); !strings.Contains(body, "<td>4</td>\n    <td>4</td>\n    <td>0</td>\n    <td>0</td>\n    <td>0</td>") {
+	if body := w.Body.String(); !strings.Contains(body, `<td data-label="Skills">4</td>
+    <td data-label="Listed">4</td>
+    <td data-label="Inline">0</td>
+    <td data-label="Preloaded">0</td>
+    <td data-label="Hidden">0</td>`) {
 		t.Errorf("agents list: want 4 skills, 4 listed, none inline, preloaded or hidden:\n%s", body)
 	}
 }

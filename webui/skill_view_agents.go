@@ -103,13 +103,13 @@ func modeIn(l *catalog.Loadout, sk *skill.Skill) agentMode {
 		if avail == nil && src.Inline == nil {
 			avail = []string{"*"}
 		}
-		m.Source = fmt.Sprintf("skills[%d] (%s)", i, src)
-		m.Why = fmt.Sprintf("skills[%d] (%s) holds it, but its patterns do not select it (available: %s; inline: %s)", i, src, patterns(avail), patterns(src.Inline))
+		m.Source = sourceLabel(i, src)
+		m.Why = fmt.Sprintf("%s holds it, but its patterns do not select it (available: %s; inline: %s)", sourceLabel(i, src), patterns(avail), patterns(src.Inline))
 		return m
 	}
 	var srcs []string
 	for i, src := range l.Spec.Skills {
-		srcs = append(srcs, fmt.Sprintf("skills[%d] %s", i, src))
+		srcs = append(srcs, sourceLabel(i, src))
 	}
 	if len(srcs) == 0 {
 		m.Why = "the agent has no sources"
@@ -129,9 +129,9 @@ func patterns(p []string) string {
 // sourceOf names the agent's source an entry comes through.
 func sourceOf(l *catalog.Loadout, e *catalog.Entry) string {
 	if e.Source < 0 || e.Source >= len(l.Spec.Skills) {
-		return "preload (a skill folder by path)"
+		return "the agent's preload list (a skill folder by path)"
 	}
-	return fmt.Sprintf("skills[%d] (%s)", e.Source, l.Spec.Skills[e.Source])
+	return sourceLabel(e.Source, l.Spec.Skills[e.Source])
 }
 
 // holds reports whether source src serves skill sk.

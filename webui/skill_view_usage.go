@@ -148,12 +148,16 @@ func (u *ui) tabUsage(w http.ResponseWriter, r *http.Request, sp *skillPage) (te
 	return u.tabFragment(w, r, "frag_usage.html", d)
 }
 
-// Chart geometry, in SVG user units.
+// Chart geometry. The chart is as wide as its box at any screen width:
+// the bars are drawn in an inner SVG stretched to the full width (its
+// units are slotW per day, preserveAspectRatio none), and the text sits in
+// the outer SVG at percentages of its width, in CSS pixels, so labels keep
+// their size and the last one ends at the right edge rather than past it.
 const (
-	chartW, chartH = 600, 160
-	chartPadL      = 36
-	chartPadB      = 22
-	chartPadT      = 8
+	chartH     = 170 // pixels: the whole chart
+	chartPlotT = 14  // the plot's top (room for the top axis label)
+	chartPlotH = 132 // the plot's height
+	chartSlotW = 10  // inner units per day; a bar is 7 of them
 )
 
 // usageChart draws the days as stacked bars (loads, then reads) in an
@@ -165,46 +169,60 @@ func usageChart(days []dayCount) template.HTML {
 		peak = max(peak, d.Loads+d.Reads)
 	}
 	scale := niceCeil(peak)
-	plotW := float64(chartW - chartPadL - 4)
-	plotH := float64(chartH - chartPadB - chartPadT)
-	slot := plotW / float64(len(days))
-	barW := slot * 0.7
+	n := len(days)
+	plotH := float64(chartPlotH)
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" role="img" aria-labelledby="chart-title chart-desc" preserveAspectRatio="xMidYMid meet">`, chartW, chartH)
+	fmt.Fprintf(&b, `<svg class="chart" width="100%%" height="%d" role="img" aria-labelledby="chart-title chart-desc">`, chartH)
 	var total int64
 	for _, d := range days {
 		total += d.Loads + d.Reads
 	}
-	fmt.Fprintf(&b, `<title id="chart-title">Loads and file reads per day, last %d days</title>`, len(days))
+	fmt.Fprintf(&b, `<title id="chart-title">Loads and file reads per day, last %d days</title>`, n)
 	fmt.Fprintf(&b, `<desc id="chart-desc">%d in all; the busiest day had %d.</desc>`, total, peak)
-	// axis and grid
+	fmt.Fprintf(&b, `<svg class="plot" x="0" y="%d" width="100%%" height="%d" viewBox="0 0 %d %d" preserveAspectRatio="none">`, chartPlotT, chartPlotH, n*chartSlotW, chartPlotH)
 	for _, f := range []float64{0, 0.5, 1} {
-		y := float64(chartPadT) + plotH*(1-f)
-		fmt.Fprintf(&b, `<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/>`, chartPadL, chartW-4, y, y)
-		if v := float64(scale) * f; v == float64(int64(v)) { // whole numbers only
-			fmt.Fprintf(&b, `<text class="axis" x="%d" y="%.1f" text-anchor="end">%d</text>`, chartPadL-4, y+4, int64(v))
-		}
+		y := plotH * (1 - f)
+		fmt.Fprintf(&b, `<line class="grid" x1="0" x2="%d" y1="%.1f" y2="%.1f" vector-effect="non-scaling-stroke"/>`, n*chartSlotW, y, y)
 	}
+	const barW = chartSlotW * 0.7
 	for i, d := range days {
-		x := float64(chartPadL) + slot*float64(i) + (slot-barW)/2
-		base := float64(chartPadT) + plotH
-		label := fmt.Sprintf("%s: %d loads, %d file reads", d.Day.Format("Jan 2"), d.Loads, d.Reads)
+		x := float64(i*chartSlotW) + (chartSlotW-barW)/2
+		label := fmt.Sprintf("%s: %s, %s", d.Day.Format("Jan 2"), count(d.Loads, "load", "loads"), count(d.Reads, "file read", "file reads"))
 		fmt.Fprintf(&b, `<g><title>%s</title>`, template.HTMLEscapeString(label))
 		hl := plotH * float64(d.Loads) / float64(scale)
 		hr := plotH * float64(d.Reads) / float64(scale)
 		if d.Loads > 0 {
-			fmt.Fprintf(&b, `<rect class="bar-load" x="%.1f" y="%.1f" width="%.1f" height="%.1f"/>`, x, base-hl, barW, hl)
+			fmt.Fprintf(&b, `<rect class="bar-load" x="%.1f" y="%.1f" width="%.1f" height="%.1f"/>`, x, plotH-hl, barW, hl)
 		}
 		if d.Reads > 0 {
-			fmt.Fprintf(&b, `<rect class="bar-read" x="%.1f" y="%.1f" width="%.1f" height="%.1f"/>`, x, base-hl-hr, barW, hr)
+			fmt.Fprintf(&b, `<rect class="bar-read" x="%.1f" y="%.1f" width="%.1f" height="%.1f"/>`, x, plotH-hl-hr, barW, hr)
 		}
 		if d.Loads+d.Reads == 0 {
-			fmt.Fprintf(&b, `<rect class="bar-none" x="%.1f" y="%.1f" width="%.1f" height="1"/>`, x, base-1, barW)
+			fmt.Fprintf(&b, `<rect class="bar-none" x="%.1f" y="%.1f" width="%.1f" height="1"/>`, x, plotH-1, barW)
 		}
 		b.WriteString(`</g>`)
-		if (len(days)-1-i)%7 == 0 { // today, and every week back
-			fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%d" text-anchor="middle">%s</text>`, x+barW/2, chartH-6, d.Day.Format("Jan 2"))
+	}
+	b.WriteString(`</svg>`)
+	// The axis' values above their grid lines, at the left (0 needs none).
+	for _, f := range []float64{0.5, 1} {
+		if v := float64(scale) * f; v == float64(int64(v)) { // whole numbers only
+			fmt.Fprintf(&b, `<text class="axis axis-y" x="2" y="%.1f">%d</text>`, float64(chartPlotT)+plotH*(1-f)-3, int64(v))
 		}
+	}
+	// Today, and every week back; the last label ends at the right edge
+	// and one near the left edge starts at it, so none is cut off.
+	for i, d := range days {
+		if (n-1-i)%7 != 0 {
+			continue
+		}
+		x, anchor := (float64(i)+0.5)*100/float64(n), "middle"
+		switch {
+		case i == n-1:
+			x, anchor = 100, "end"
+		case x < 8:
+			x, anchor = float64(i)*100/float64(n), "start"
+		}
+		fmt.Fprintf(&b, `<text class="axis axis-x" x="%.2f%%" y="%d" text-anchor="%s">%s</text>`, x, chartH-4, anchor, d.Day.Format("Jan 2"))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())

@@ -110,7 +110,7 @@ var funcs = template.FuncMap{
 	// hold "/", "?", "#" or spaces (the lenient loader accepts them).
 	"pathEscape": url.PathEscape,
 	// count is n with its noun, singular for 1: {{count .Errors "error" "errors"}}.
-	"count": count,
+	"count": countOf,
 }
 
 // parse reads every page template with the layout, once.

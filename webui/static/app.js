@@ -30,5 +30,27 @@ window.loadout = (function () {
     return "HTTP " + r.status;
   }
   function debounce(f, ms) { let t; return (...a) => { clearTimeout(t); t = setTimeout(() => f(...a), ms); }; }
+  // A clamped description (the skill page's, two lines) gets its "more"
+  // button only when the text is cut; the button toggles the whole text.
+  function clamps() {
+    for (const b of document.querySelectorAll(".desc-more[aria-controls]")) {
+      const t = document.getElementById(b.getAttribute("aria-controls"));
+      if (!t || b.dataset.bound) continue;
+      b.dataset.bound = "1";
+      // Measured again whenever the text's box changes size (fonts
+      // loading, the window resized), so the button shows only when the
+      // text is cut.
+      const fit = () => { if (!t.classList.contains("open")) b.hidden = t.scrollHeight <= t.clientHeight + 2; };
+      if (window.ResizeObserver) new ResizeObserver(fit).observe(t);
+      fit();
+      b.addEventListener("click", () => {
+        const open = t.classList.toggle("open");
+        b.setAttribute("aria-expanded", String(open));
+        b.textContent = open ? "Show less" : "Show the whole description";
+      });
+    }
+  }
+  document.addEventListener("DOMContentLoaded", clamps);
+  window.addEventListener("loadout:refreshed", clamps);
   return { api, message, debounce, csrf };
 })();

@@ -23,14 +23,39 @@
     const dirty = () => !!(cur && ed && ed.text() !== cur.saved);
     const langOf = (p) => /\.(md|markdown)$/i.test(p) ? "markdown" : /\.ya?ml$/i.test(p) ? "yaml" : "plain";
 
+    const view = $("#file-view", root);
+    const actions = $("#fv-actions", root);
+    const closePanel = () => { const p = $("#fv-panel", root); if (p) p.replaceChildren(); };
+    // show brings the file view to where the user looks: in a long tree the
+    // view (beside the tree on a wide screen, below it on a phone) may be
+    // off screen; its heading takes the focus, naming the file.
+    function show() {
+      const r = view.getBoundingClientRect();
+      if (r.top < 0 || r.top > innerHeight - 80) view.scrollIntoView({ block: "start" });
+      $("#fv-h", root).focus({ preventScroll: true });
+    }
+
     async function open(btn) {
       const path = btn.dataset.path;
-      if (dirty()) { fvSay("Save " + cur.path + " first (or undo your edits): it has unsaved changes.", "error"); return; }
+      if (dirty()) { fvSay("Save " + cur.path + " first (or undo your edits): it has unsaved changes.", "error"); show(); return; }
+      for (const b of root.querySelectorAll(".file-open[aria-current]")) b.removeAttribute("aria-current");
+      btn.setAttribute("aria-current", "true");
       $("#fv-h", root).textContent = path;
+      closePanel();
+      // One file's actions, in the view's header rather than on every row.
+      if (actions) {
+        actions.hidden = !editable || path === "SKILL.md";
+        const ex = btn.dataset.exec === "true";
+        const eb = $("#fv-exec", root);
+        eb.textContent = ex ? "Clear executable" : "Set executable";
+        eb.dataset.path = path; eb.dataset.exec = String(ex);
+        $("#fv-rename", root).dataset.path = path;
+        $("#fv-delete", root).dataset.path = path;
+      }
       $("#fv-conflict", root).hidden = true;
       $("#fv-changed", root).hidden = true;
       const meta = $("#fv-meta", root);
-      meta.textContent = (btn.dataset.type || "") + (btn.dataset.size ? " · " + Number(btn.dataset.size).toLocaleString() + " bytes" : "");
+      meta.textContent = (btn.dataset.type || "") + (btn.dataset.size ? " · " + Number(btn.dataset.size).toLocaleString() + (btn.dataset.size === "1" ? " byte" : " bytes") : "");
       const bin = $("#fv-binary", root);
       const tools = $("#fv-tools", root);
       if (ed) { ed.destroy(); ed = null; }
@@ -40,6 +65,7 @@
         bin.hidden = false; holder.hidden = true;
         if (tools) tools.hidden = true;
         cur = { path, binary: true };
+        show();
         return;
       }
       bin.hidden = true;
@@ -47,12 +73,13 @@
       const text = await res.text();
       if (!res.ok) { bin.textContent = "Could not read " + path + " (HTTP " + res.status + ")."; bin.hidden = false; return; }
       const ro = !editable || path === "SKILL.md";
-      cur = { path, saved: text, exec: btn.closest(".file-row") && /true/.test((btn.closest(".file-row").querySelector(".file-exec") || {dataset: {}}).dataset.exec || "") };
+      cur = { path, saved: text, exec: btn.dataset.exec === "true" };
       ed = E.createEditor(holder, null, { doc: text, lang: langOf(path), readOnly: ro, label: path + " of " + name,
         onChange: () => fvSay(dirty() ? "Unsaved changes" : "") });
       if (!ed) { holder.hidden = false; holder.append(el("pre", { text })); }
       if (tools) tools.hidden = ro;
       fvSay("");
+      show();
     }
     for (const b of root.querySelectorAll(".file-open")) b.addEventListener("click", () => open(b));
     E.currentFile = () => ({ path: cur && cur.path, editor: ed });
@@ -92,12 +119,21 @@
 
     // After a change of the tree, the page is reloaded to show it (the
     // server renders the tree); the status says what happened.
-    function reloadWith(msg) {
+    // A file to open again after the reload (renamed: its new path).
+    function reloadWith(msg, reopen) {
       sessionStorage.setItem("loadout-files-status", msg);
+      if (reopen) sessionStorage.setItem("loadout-files-open", name + "\n" + reopen);
       location.reload();
     }
     const carried = sessionStorage.getItem("loadout-files-status");
     if (carried) { sessionStorage.removeItem("loadout-files-status"); say(carried, "ok"); }
+    const again = sessionStorage.getItem("loadout-files-open");
+    if (again) {
+      sessionStorage.removeItem("loadout-files-open");
+      const [n, p] = again.split("\n");
+      const b = n === name && [...root.querySelectorAll(".file-open")].find((x) => x.dataset.path === p);
+      if (b) open(b);
+    }
 
     // Refusals: a write that lost a race says so and reloads nothing.
     function refused(r, what) {
@@ -134,31 +170,34 @@
     });
 
     // Executable bit: the same bytes written again with X-Executable.
-    for (const b of root.querySelectorAll(".file-exec")) b.addEventListener("click", async () => {
-      const path = b.dataset.path, on = b.dataset.exec !== "true";
+    const execBtn = $("#fv-exec", root);
+    if (execBtn) execBtn.addEventListener("click", async () => {
+      const path = execBtn.dataset.path, on = execBtn.dataset.exec !== "true";
       const data = await bytesOf(path);
       if (!data) { say("Could not read " + path + " to change its executable bit.", "error"); return; }
       const r = await L.api("PUT", E.fileURL(name, path), data, { "If-Match": etag, "X-Executable": String(on), "Content-Type": "application/octet-stream" });
-      if (r.ok) reloadWith((on ? "Set" : "Cleared") + " executable on " + path + ": version " + r.data.version);
+      if (r.ok) reloadWith((on ? "Set" : "Cleared") + " executable on " + path + ": version " + r.data.version, path);
       else refused(r, "Changing the executable bit");
     });
 
-    // An inline panel under a file's row (delete's confirmation, rename's
-    // new path): one at a time, Escape closes it.
-    function panel(row, label, build) {
-      for (const p of root.querySelectorAll(".row-panel")) p.remove();
+    // An inline panel under the open file's actions (delete's
+    // confirmation, rename's new path): one at a time, Escape closes it.
+    function panel(from, label, build) {
+      const host = $("#fv-panel", root);
+      host.replaceChildren();
       const p = el("div", { class: "row-panel", role: "group", "aria-label": label });
-      const close = () => { p.remove(); row.querySelector("button").focus(); };
+      const close = () => { p.remove(); from.focus(); };
       p.addEventListener("keydown", (e) => { if (e.key === "Escape") close(); });
       build(p, close);
-      row.append(p);
+      host.append(p);
       (p.querySelector("input") || p.querySelector("button")).focus();
     }
 
     // Delete, after a confirmation.
-    for (const b of root.querySelectorAll(".file-delete")) b.addEventListener("click", () => {
-      const path = b.dataset.path;
-      panel(b.closest(".file-row"), "Delete " + path, (p, close) => {
+    const delBtn = $("#fv-delete", root);
+    if (delBtn) delBtn.addEventListener("click", () => {
+      const path = delBtn.dataset.path;
+      panel(delBtn, "Delete " + path, (p, close) => {
         const yes = el("button", { type: "button", class: "danger small file-delete-yes", text: "Yes, delete " + path });
         const no = el("button", { type: "button", class: "secondary small", text: "Cancel" });
         no.addEventListener("click", close);
@@ -187,14 +226,15 @@
       delete f.sha256;
       delete doc.metadata;
       const r = await L.api("PUT", E.skillURL(name), doc, { "If-Match": etag });
-      if (r.ok) return reloadWith("Renamed " + from + " to " + to + ": version " + r.data.version);
+      if (r.ok) return reloadWith("Renamed " + from + " to " + to + ": version " + r.data.version, to);
       if (E.isConflict(r)) return bad("Not renamed: the skill changed since this page loaded; reload to see it. Nothing was overwritten.");
       const er = r.data && r.data.error;
       bad("Not renamed: " + ((er && (er.problems || []).map((x) => x.message).join("; ")) || L.message(r)));
     }
-    for (const b of root.querySelectorAll(".file-rename")) b.addEventListener("click", () => {
-      const from = b.dataset.path;
-      panel(b.closest(".file-row"), "Rename " + from, (p, close) => {
+    const renBtn = $("#fv-rename", root);
+    if (renBtn) renBtn.addEventListener("click", () => {
+      const from = renBtn.dataset.path;
+      panel(renBtn, "Rename " + from, (p, close) => {
         const id = "rename-" + Math.random().toString(36).slice(2);
         const input = el("input", { id, class: "rename-path", value: from, autocomplete: "off", spellcheck: "false", "aria-describedby": id + "-err" });
         const err = el("span", { id: id + "-err", class: "error field-error", role: "alert" });

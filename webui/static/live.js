@@ -27,7 +27,9 @@
 // missed with ?since=GENERATION.
 "use strict";
 (function () {
-  if (!window.EventSource) return;
+  // The sign-in page has no session to stream for: the stream would answer
+  // 401 and every retry would log a console error.
+  if (!window.EventSource || location.pathname === "/ui/login") return;
   const root = document.documentElement;
   let gen = null;        // the last generation seen
   let es = null;

@@ -24,6 +24,12 @@ window.loadoutEdit = (function () {
 
   // The fields the form edits; a list field's separator ("," or " ").
   const FIELDS = ["name", "description", "version", "tags", "category", "requires-tools", "allowed-tools", "license", "compatibility"];
+  // loadout's extension fields (skill.MetadataFields): the form writes them
+  // under metadata, as strings (lists comma-separated), since the open
+  // format allows only its own keys at the top level and `loadout
+  // validate` refuses others. A top-level copy (older skills) is read
+  // first, as the server does, and moved under metadata when edited.
+  const META = new Set(["version", "tags", "category", "requires-tools"]);
 
   // fence finds the frontmatter: the lines between a first line "---"
   // and the next "---" line. null when the text has none.
@@ -80,14 +86,54 @@ window.loadoutEdit = (function () {
     return null;
   }
 
+  // metaBlock is the metadata mapping's child lines: the key's range, the
+  // children's indent and each child's [start, end) lines. null when
+  // there is no block-style metadata key.
+  function metaBlock(lines, end) {
+    const r = keyRange(lines, end, "metadata");
+    if (!r || stripComment(r.rest).trim() !== "") return r ? { r, flow: true } : null;
+    let indent = "  ";
+    const kids = [];
+    for (let i = r.start + 1; i < r.end; i++) {
+      const m = /^([ \t]+)(["']?)([A-Za-z0-9_.-]+)\2\s*:(.*)$/.exec(lines[i]);
+      if (!m || (kids.length && m[1] !== indent)) continue;
+      if (!kids.length) indent = m[1];
+      let j = i + 1;
+      while (j < r.end && (lines[j].trim() === "" || lines[j].startsWith(indent) && /^[ \t]/.test(lines[j].slice(indent.length)))) j++;
+      while (j > i + 1 && lines[j - 1].trim() === "") j--;
+      kids.push({ key: m[3], start: i, end: j, rest: m[4] });
+    }
+    return { r, indent, kids };
+  }
+
+  // flowPairs reads a flow mapping's "{a: b, c: d}" pairs.
+  function flowPairs(rest) {
+    const inner = stripComment(rest).trim().replace(/^\{/, "").replace(/\}\s*$/, "");
+    const out = [];
+    let cur = "", q = null;
+    for (const c of inner + ",") {
+      if (q) { cur += c; if (c === q) q = null; continue; }
+      if (c === '"' || c === "'") { q = c; cur += c; } else if (c === ",") { if (cur.trim()) out.push(cur); cur = ""; } else cur += c;
+    }
+    return out.map((p) => { const i = p.indexOf(":"); return i < 0 ? null : [unquote(p.slice(0, i)), unquote(p.slice(i + 1))]; }).filter(Boolean);
+  }
+
   // readFields returns the known fields as the form shows them (lists
   // joined by their separator), or null when there is no frontmatter.
   function readFields(text) {
     const f = fence(text);
     if (!f) return null;
     const out = {};
+    const mb = metaBlock(f.lines, f.end);
     for (const key of FIELDS) {
       const r = keyRange(f.lines, f.end, key);
+      if (!r && META.has(key) && mb) {
+        let v = "";
+        if (mb.flow) { const p = flowPairs(mb.r.rest).find((x) => x[0] === key); if (p) v = p[1]; }
+        else { const k = mb.kids.find((x) => x.key === key); if (k) v = unquote([stripComment(k.rest)].concat(f.lines.slice(k.start + 1, k.end).map((l) => l.trim())).join(" ").trim()); }
+        out[key] = v;
+        continue;
+      }
       if (!r) { out[key] = ""; continue; }
       const rest = stripComment(r.rest).trim();
       const more = f.lines.slice(r.start + 1, r.end);
@@ -140,6 +186,7 @@ window.loadoutEdit = (function () {
     const lines = f.lines.slice();
     const r = keyRange(lines, f.end, key);
     const v = value.trim();
+    if (META.has(key)) return setMeta(lines, f.end, r, key, v);
     const line = key + ": " + yamlValue(key, v);
     if (r) {
       if (v === "") lines.splice(r.start, r.end - r.start);
@@ -150,6 +197,39 @@ window.loadoutEdit = (function () {
       if (key === "name") at = 1;
       else if (key === "description") { const n = keyRange(lines, f.end, "name"); at = n ? n.end : 1; }
       lines.splice(at, 0, line);
+    }
+    return lines.join("\n");
+  }
+
+  // setMeta writes an extension field under metadata (its top-level copy,
+  // r, removed), as a string: a list joined by ", ". An empty value
+  // removes the key, and metadata with it when nothing is left.
+  function setMeta(lines, end, r, key, v) {
+    if (r) { lines.splice(r.start, r.end - r.start); end -= r.end - r.start; }
+    if (key === "tags" || key === "requires-tools") v = v.split(/\s*,\s*/).map((x) => x.trim()).filter(Boolean).join(", ");
+    let mb = metaBlock(lines, end);
+    if (mb && mb.flow) {
+      // A flow mapping ({a: b}) becomes a block one, which the reference
+      // validator reads (it refuses flow style).
+      const pairs = flowPairs(mb.r.rest);
+      const block = ["metadata:"].concat(pairs.map(([k, x]) => "  " + yamlScalar(k) + ": " + yamlScalar(x)));
+      lines.splice(mb.r.start, mb.r.end - mb.r.start, ...block);
+      end += block.length - (mb.r.end - mb.r.start);
+      mb = metaBlock(lines, end);
+    }
+    const line = (ind) => ind + key + ": " + yamlScalar(v);
+    if (!mb) {
+      if (v !== "") lines.splice(end, 0, "metadata:", line("  "));
+      return lines.join("\n");
+    }
+    const k = mb.kids.find((x) => x.key === key);
+    if (k && v === "") {
+      lines.splice(k.start, k.end - k.start);
+      if (mb.kids.length === 1) lines.splice(mb.r.start, 1 + (mb.r.end - mb.r.start - 1) - (k.end - k.start));
+    } else if (k) lines.splice(k.start, k.end - k.start, line(mb.indent));
+    else if (v !== "") {
+      const at = mb.kids.length ? mb.kids[mb.kids.length - 1].end : mb.r.start + 1;
+      lines.splice(at, 0, line(mb.indent));
     }
     return lines.join("\n");
   }
@@ -416,13 +496,22 @@ window.loadoutEdit = (function () {
 
   function newSkill(form) {
     const st = $("#new-status");
+    // The file as it will be saved: the frontmatter from the fields, then
+    // the body; shown under the form as the author types.
+    const contentOf = (name, description) => {
+      let c = "---\n---\n\n" + $("#new-body").value.replace(/^\s+/, "");
+      c = setField(setField(c, "name", name), "description", description);
+      return c.endsWith("\n") ? c : c + "\n";
+    };
+    const preview = $("#new-preview");
+    const show = () => { if (preview) preview.textContent = contentOf($("#new-name").value.trim() || "my-skill", $("#new-description").value.trim() || "Does X for Y. Use when the user asks for Z."); };
+    form.addEventListener("input", show);
+    show();
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
       for (const x of form.querySelectorAll(".field-error")) x.textContent = "";
       const name = $("#new-name").value.trim(), description = $("#new-description").value.trim();
-      let content = "---\n---\n\n" + $("#new-body").value.replace(/^\s+/, "");
-      content = setField(setField(content, "name", name), "description", description);
-      if (!content.endsWith("\n")) content += "\n";
+      const content = contentOf(name, description);
       st.textContent = "Creating…";
       const r = await L.api("POST", "/v1/skills", { schemaVersion: 2, skill: { name, description, content, files: [] } });
       if (r.ok) { location.assign("/ui/skills/" + encodeURIComponent(name) + "?tab=skill-md"); return; }
