@@ -126,7 +126,6 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	return 0
 }
 
-
 // severities in rising order: a severity's index is its rank for
 // --min-severity.
 var severities = []skill.Severity{skill.Info, skill.Warning, skill.Error}
