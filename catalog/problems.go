@@ -121,7 +121,7 @@ func (c *Catalog) Report(ctx context.Context, p *safety.Policy) *Report {
 		return r
 	}
 	base := c.Diagnostics()
-	found := c.Safety(ctx, p)
+	found, bySkill := c.safetyRun(ctx, p)
 	all := append(base[:len(base):len(base)], found...)
 	r := NewReport(all)
 	r.key = k
@@ -130,7 +130,7 @@ func (c *Catalog) Report(ctx context.Context, p *safety.Policy) *Report {
 			r.similar = append(r.similar, d)
 		}
 	}
-	r.found = c.SafetyFindings(ctx, p)
+	r.found = bySkill
 	// A report with a skill not read (it changed under the checks) or
 	// checks cut short is not kept: the next call checks again.
 	if ctx.Err() == nil && !slices.ContainsFunc(found, func(d skill.Diagnostic) bool { return d.Code == CodeSafetyUnread }) {

@@ -38,10 +38,14 @@ type diagView struct {
 type diagGroup struct {
 	Code  string
 	Items []diagView
-	// Open: shown unfolded. Info groups are folded (a summary line with
-	// their count) unless the filter asks for them: on a real collection
-	// they are most of the page (39 of 44 lines on awesome-copilot).
-	Open bool
+	// Folded: a summary line of Count lines and a link to them (ShowURL)
+	// instead of the lines. Info lines are folded unless the filter asks
+	// for them: on a real collection they are most of the page (39 of 44
+	// lines on awesome-copilot, 142 of 146 on anthropics/skills), and
+	// they are advice, not problems.
+	Folded  bool
+	Count   int
+	ShowURL string
 }
 
 // severityGroup is the diagnostics of one severity, by code.
@@ -53,6 +57,10 @@ type severityGroup struct {
 
 type diagnosticsPage struct {
 	Total, Shown int
+	// Folded counts the info lines shown as one summary line per rule;
+	// InfoURL shows them.
+	Folded  int
+	InfoURL string
 	// Counts tallies the diagnostics the page is about (one skill's, with
 	// ?skill=): the same count of problems as the skills list's.
 	Counts     catalog.Tally
@@ -95,27 +103,34 @@ func (u *ui) diagnosticsPage(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, http.StatusBadRequest, "Unknown severity", "severity="+pg.Severity+" is not a severity: use error, warning or info.")
 		return
 	}
-	all := rep.Diagnostics
 	pg.Counts = rep.Total
 	if pg.Skill != "" {
-		all = rep.Of(pg.Skill)
 		pg.Counts = rep.Skill(pg.Skill)
 	}
-	pg.Total = len(all)
+	// Folded lines are counted, not rendered.
+	fold := pg.Severity == "" && pg.Code == ""
+	folded := map[string]int{}
 	codes := map[string]bool{}
-	var shown []skill.Diagnostic
-	for _, d := range all {
-		codes[d.Code] = true
-		if (pg.Severity == "" || string(d.Severity) == pg.Severity) && (pg.Code == "" || d.Code == pg.Code) {
-			shown = append(shown, d)
+	var views []diagView
+	for _, v := range u.linked(rep, l) {
+		if pg.Skill != "" && v.Skill != pg.Skill {
+			continue
+		}
+		pg.Total++
+		codes[v.Code] = true
+		if (pg.Severity == "" || string(v.Severity) == pg.Severity) && (pg.Code == "" || v.Code == pg.Code) {
+			pg.Shown++
+			if fold && v.Severity == skill.Info {
+				folded[v.Code]++
+			} else {
+				views = append(views, v)
+			}
 		}
 	}
 	for c := range codes {
 		pg.Codes = append(pg.Codes, c)
 	}
 	slices.Sort(pg.Codes)
-	pg.Shown = len(shown)
-	views := linkDiagnostics(l, shown, maxLineLookups)
 	for _, sev := range severityOrder {
 		g := severityGroup{Severity: sev}
 		byCode := map[string]int{}
@@ -127,10 +142,27 @@ func (u *ui) diagnosticsPage(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				i = len(g.Codes)
 				byCode[v.Code] = i
-				g.Codes = append(g.Codes, diagGroup{Code: v.Code, Open: sev != string(skill.Info) || pg.Severity != "" || pg.Code != ""})
+				g.Codes = append(g.Codes, diagGroup{Code: v.Code})
 			}
 			g.Codes[i].Items = append(g.Codes[i].Items, v)
+			g.Codes[i].Count++
 			g.Count++
+		}
+		if sev == string(skill.Info) {
+			for code, n := range folded {
+				show := url.Values{"severity": {sev}, "code": {code}}
+				if pg.Skill != "" {
+					show.Set("skill", pg.Skill)
+				}
+				g.Codes = append(g.Codes, diagGroup{Code: code, Folded: true, Count: n, ShowURL: "/ui/diagnostics?" + show.Encode()})
+				g.Count += n
+				pg.Folded += n
+			}
+			info := url.Values{"severity": {sev}}
+			if pg.Skill != "" {
+				info.Set("skill", pg.Skill)
+			}
+			pg.InfoURL = "/ui/diagnostics?" + info.Encode()
 		}
 		slices.SortFunc(g.Codes, func(a, b diagGroup) int { return strings.Compare(a.Code, b.Code) })
 		if g.Count > 0 {
@@ -138,6 +170,43 @@ func (u *ui) diagnosticsPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	u.render(w, r, "diagnostics.html", page{Title: "Diagnostics", Active: "diagnostics", Data: pg})
+}
+
+// diagLinks is a report's diagnostics linked to the skills of a loadout.
+type diagLinks struct {
+	rep   *catalog.Report
+	l     *catalog.Loadout
+	views []diagView
+}
+
+// linked returns rep's diagnostics linked to l's skills, kept for the
+// last report and loadout: both change only with the catalog, so the
+// page reads SKILL.md files for their lines once per generation, not on
+// every request. Errors and warnings are linked first, so the bound on
+// those reads (maxLineLookups) is spent on problems before advice.
+func (u *ui) linked(rep *catalog.Report, l *catalog.Loadout) []diagView {
+	if c := u.diagLinks.Load(); c != nil && c.rep == rep && c.l == l {
+		return c.views
+	}
+	idx := make([]int, 0, len(rep.Diagnostics))
+	for pass := range 2 {
+		for i, d := range rep.Diagnostics {
+			if catalog.IsProblem(d) == (pass == 0) {
+				idx = append(idx, i)
+			}
+		}
+	}
+	ds := make([]skill.Diagnostic, len(idx))
+	for j, i := range idx {
+		ds[j] = rep.Diagnostics[i]
+	}
+	linked := linkDiagnostics(l, ds, maxLineLookups)
+	views := make([]diagView, len(linked))
+	for j, i := range idx {
+		views[i] = linked[j]
+	}
+	u.diagLinks.Store(&diagLinks{rep: rep, l: l, views: views})
+	return views
 }
 
 // diagViewsFor links diagnostics to the skills of the caller's visible

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/loadout/loadout/internal/errstatus"
@@ -57,6 +58,9 @@ type ui struct {
 	// frags are the templates named frag_*.html: pieces of pages (a tab's
 	// body) that fragment renders without the layout.
 	frags *template.Template
+	// diagLinks: the Diagnostics page's lines linked to their skills,
+	// for the last report and loadout (diagnostics.go).
+	diagLinks atomic.Pointer[diagLinks]
 }
 
 // New returns the UI's handler, to be mounted at Prefix. It authenticates
