@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -238,7 +239,7 @@ func linkDiagnostics(l *catalog.Loadout, diags []skill.Diagnostic, lookups int) 
 		v := diagView{Diagnostic: d}
 		sk := byLoc[d.Path]
 		if sk == nil && l != nil && d.Skill != "" {
-			if e, ok := l.Lookup(d.Skill); ok && (d.Path == "" || d.Path == e.Skill.Location || path.Base(d.Path) == e.Skill.Entry) {
+			if e, ok := l.Lookup(d.Skill); ok && (d.Path == "" || d.Path == e.Skill.Location || path.Base(d.Path) == e.Skill.Entry || inDir(d.Path, e.Skill.Dir)) {
 				sk = e.Skill
 			}
 		}
@@ -309,4 +310,15 @@ func configField(d skill.Diagnostic) bool {
 		return false
 	}
 	return strings.HasPrefix(d.Field, "skills[") || strings.HasPrefix(d.Field, "preload[") || d.Field == "budget"
+}
+
+// inDir reports whether p is a file under dir (a skill's folder, or its
+// store://NAME): a finding about one of the skill's files (a script, a
+// reference, a nested SKILL.md) is about that skill, not a namesake's.
+func inDir(p, dir string) bool {
+	if dir == "" {
+		return false
+	}
+	rest, ok := strings.CutPrefix(p, dir)
+	return ok && (strings.HasPrefix(rest, "/") || strings.HasPrefix(rest, string(filepath.Separator)))
 }
