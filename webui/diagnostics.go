@@ -132,6 +132,7 @@ func (u *ui) diagnosticsPage(w http.ResponseWriter, r *http.Request) {
 		pg.Codes = append(pg.Codes, c)
 	}
 	slices.Sort(pg.Codes)
+	withLines(l, views)
 	for _, sev := range severityOrder {
 		g := severityGroup{Severity: sev}
 		byCode := map[string]int{}
@@ -183,31 +184,46 @@ type diagLinks struct {
 // linked returns rep's diagnostics linked to l's skills, kept for the
 // last report and loadout: both change only with the catalog, so the
 // page reads SKILL.md files for their lines once per generation, not on
-// every request. Errors and warnings are linked first, so the bound on
-// those reads (maxLineLookups) is spent on problems before advice.
+// every request. Only errors and warnings get their lines here: info
+// lines are folded on the page by default, so their lines are looked up
+// when they are shown (withLines).
 func (u *ui) linked(rep *catalog.Report, l *catalog.Loadout) []diagView {
 	if c := u.diagLinks.Load(); c != nil && c.rep == rep && c.l == l {
 		return c.views
 	}
-	idx := make([]int, 0, len(rep.Diagnostics))
-	for pass := range 2 {
-		for i, d := range rep.Diagnostics {
-			if catalog.IsProblem(d) == (pass == 0) {
-				idx = append(idx, i)
-			}
+	var idx []int
+	var ds []skill.Diagnostic
+	for i, d := range rep.Diagnostics {
+		if catalog.IsProblem(d) {
+			idx = append(idx, i)
+			ds = append(ds, d)
 		}
 	}
-	ds := make([]skill.Diagnostic, len(idx))
-	for j, i := range idx {
-		ds[j] = rep.Diagnostics[i]
-	}
-	linked := linkDiagnostics(l, ds, maxLineLookups)
-	views := make([]diagView, len(linked))
-	for j, i := range idx {
-		views[i] = linked[j]
+	views := linkDiagnostics(l, rep.Diagnostics, 0)
+	for j, v := range linkDiagnostics(l, ds, maxLineLookups) {
+		views[idx[j]] = v
 	}
 	u.diagLinks.Store(&diagLinks{rep: rep, l: l, views: views})
 	return views
+}
+
+// withLines looks up the SKILL.md lines of the info lines among views
+// (linked leaves them out), at most maxLineLookups files.
+func withLines(l *catalog.Loadout, views []diagView) {
+	var idx []int
+	var ds []skill.Diagnostic
+	for i, v := range views {
+		if !catalog.IsProblem(v.Diagnostic) {
+			idx = append(idx, i)
+			ds = append(ds, v.Diagnostic)
+		}
+	}
+	if len(ds) == 0 {
+		return
+	}
+	for j, v := range linkDiagnostics(l, ds, maxLineLookups) {
+		views[idx[j]] = v
+	}
 }
 
 // diagViewsFor links diagnostics to the skills of the caller's visible

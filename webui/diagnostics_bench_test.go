@@ -3,13 +3,23 @@ package webui
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
+// benchWords are the words generated descriptions are made of.
+var benchWords = strings.Fields(`alpha azure build cache chart cloud code commit config container data debug deploy design docs
+	docker email error event excel file font form git graph html image index issue java json kafka kotlin lambda layout
+	lint log markdown metric model node notebook pdf plan plugin postgres python query queue react redis release report
+	review route rust schema script search secret server shell slide spark sql style table terraform test theme ticket
+	token trace type video vue web widget word yaml zip`)
+
 // writeFindingSkills writes n generated skills under dir with findings of
-// each severity, about as often as in awesome-copilot: every 3rd has no
+// each severity, about as often as in awesome-copilot (descriptions of
+// random words, so few are alike): every 3rd has no
 // "use when" (info), every 10th a file SKILL.md does not name (info),
 // every 20th a script that pipes curl to sh (warning) and every 50th a
 // link to a file it lacks (warning).
@@ -23,10 +33,17 @@ func writeFindingSkills(tb testing.TB, dir string, n int) {
 			tb.Fatal(err)
 		}
 	}
+	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range n {
 		name := fmt.Sprintf("skill-%05d", i)
 		d := filepath.Join(dir, name)
-		desc := fmt.Sprintf("Handles topic %d of the generated corpus, number %d.", i%97, i)
+		// Words drawn at random, so that descriptions are no more alike
+		// than a real collection's (a few pairs, not hundreds).
+		words := make([]string, 12)
+		for j := range words {
+			words[j] = benchWords[rng.IntN(len(benchWords))]
+		}
+		desc := fmt.Sprintf("Handles %s (number %d).", strings.Join(words, " "), i)
 		if i%3 != 0 {
 			desc += " Use when asked about it."
 		}
