@@ -52,6 +52,9 @@ func IsProblem(d skill.Diagnostic) bool {
 type Report struct {
 	// Diagnostics: every diagnostic, in the order they were given.
 	Diagnostics []skill.Diagnostic
+	// Safety is the safety and quality checks' findings among them (the
+	// end of Diagnostics), for a caller that handles them apart.
+	Safety []skill.Diagnostic
 	// Total counts them all, skill or not.
 	Total   Tally
 	bySkill map[string]Tally
@@ -125,6 +128,7 @@ func (c *Catalog) Report(ctx context.Context, p *safety.Policy) *Report {
 	all := append(base[:len(base):len(base)], found...)
 	r := NewReport(all)
 	r.key = k
+	r.Safety = r.Diagnostics[len(base):]
 	for _, d := range found {
 		if d.Agent != "" {
 			r.similar = append(r.similar, d)
