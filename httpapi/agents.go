@@ -515,11 +515,22 @@ func (a *api) diagnostics(w http.ResponseWriter, r *http.Request) {
 	}
 	// The report is kept by the catalog; its JSON is encoded once here.
 	rep := a.svc.Report(r.Context())
+	if name := r.URL.Query().Get("skill"); name != "" {
+		// One skill's: small, made per request (with its ETag, as the
+		// whole list).
+		body, err := marshal(map[string]any{"diagnostics": orEmpty(rep.Of(name)), "counts": tallyJSON(rep.Skill(name))})
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		httpbody.New(body, ctJSON[0]).Serve(w, r)
+		return
+	}
 	if e := a.diags.Load(); e != nil && e.rep == rep {
 		e.body.Serve(w, r)
 		return
 	}
-	body, err := marshal(map[string]any{"diagnostics": orEmpty(rep.Diagnostics)})
+	body, err := marshal(map[string]any{"diagnostics": orEmpty(rep.Diagnostics), "counts": tallyJSON(rep.Total)})
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -527,6 +538,12 @@ func (a *api) diagnostics(w http.ResponseWriter, r *http.Request) {
 	b := httpbody.New(body, ctJSON[0])
 	a.diags.Store(&diagEntry{rep: rep, body: b})
 	b.Serve(w, r)
+}
+
+// tallyJSON is a tally as GET /v1/diagnostics says it; problems is the
+// count every page shows (catalog.Tally.Problems).
+func tallyJSON(t catalog.Tally) map[string]int {
+	return map[string]int{"errors": t.Errors, "warnings": t.Warnings, "infos": t.Infos, "problems": t.Problems()}
 }
 
 func (a *api) reload(w http.ResponseWriter, r *http.Request) {

@@ -45,7 +45,8 @@ func problemCorpus(t *testing.T) string {
 // TestOneCountOfProblems: for each skill of a corpus with safety,
 // quality, loader and similarity findings, the skills list's Problems
 // column, its "Has problems" filter, the skill page, the Diagnostics page
-// (?skill=), GET /v1/diagnostics and `loadout check --json` count the same
+// (?skill=), GET /v1/diagnostics (all, and ?skill= with its counts) and
+// `loadout check --json` count the same
 // problems: errors and warnings, info lines apart. Before they were one
 // count, the list left out the similarity findings, the skill page counted
 // its SKILL.md text alone (1 for a skill whose scripts pipe curl to sh as
@@ -134,9 +135,19 @@ func TestOneCountOfProblems(t *testing.T) {
 	for _, n := range names {
 		page := get("/ui/skills/" + n)
 		diag := get("/ui/diagnostics?skill=" + n)
+		var one struct {
+			Diagnostics []struct{ Severity, Code, Skill string }
+			Counts      struct{ Errors, Warnings, Infos, Problems int }
+		}
+		if err := json.Unmarshal([]byte(get("/v1/diagnostics?skill="+n)), &one); err != nil {
+			t.Fatal(err)
+		}
+		oneCount, _ := count(one.Diagnostics)
 		got := map[string]int{
 			"check":                   want[n],
 			"GET /v1/diagnostics":     apiCount[n],
+			"?skill= counts":          one.Counts.Problems,
+			"?skill= lines":           oneCount[n],
 			"list column":             list[n],
 			"skill page":              attr(page, "skill-problems", "data-problems"),
 			"Diagnostics page":        attr(diag, "diag-counts", "data-problems"),
@@ -148,7 +159,7 @@ func TestOneCountOfProblems(t *testing.T) {
 		if _, in := filtered[n]; in != (want[n] > 0) {
 			t.Errorf("%s: in the Has problems filter: %v; check counts %d problems", n, in, want[n])
 		}
-		infos := map[string]int{"check": wantInfo[n], "GET /v1/diagnostics": apiInfo[n],
+		infos := map[string]int{"check": wantInfo[n], "GET /v1/diagnostics": apiInfo[n], "?skill= counts": one.Counts.Infos,
 			"skill page": attr(page, "skill-problems", "data-infos"), "Diagnostics page": attr(diag, "diag-counts", "data-infos")}
 		if vals := slices.Collect(maps.Values(infos)); slices.Min(vals) != slices.Max(vals) {
 			t.Errorf("%s: the surfaces count different info lines: %v", n, infos)
