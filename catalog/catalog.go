@@ -91,6 +91,8 @@ type Catalog struct {
 	safety safetyCache // Safety's findings per skill (safety.go)
 	gated  gateCache   // the gate's verdicts per skill (gate.go), under mu
 	envs   envCache    // the loads' rendered envelopes (envcache.go)
+
+	reports reportCache // the last Report (problems.go)
 }
 
 type snapshot struct {

@@ -55,6 +55,13 @@ func (c *Catalog) UseSavedFindings(s *safety.Saved) {
 // Results are cached per skill value, so a reload reads only the skills
 // that changed; ctx stops the reading.
 func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnostic {
+	out, _ := c.safetyRun(ctx, p)
+	return out
+}
+
+// safetyRun is Safety, also returning the findings by skill value of the
+// skills that have some (shared with the cache: read only).
+func (c *Catalog) safetyRun(ctx context.Context, p *safety.Policy) ([]skill.Diagnostic, map[*skill.Skill][]skill.Diagnostic) {
 	snap := c.snap.Load()
 	c.safety.mu.Lock()
 	defer c.safety.mu.Unlock()
@@ -132,7 +139,7 @@ func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnost
 	slices.SortStableFunc(out, func(a, b skill.Diagnostic) int {
 		return cmp.Or(strings.Compare(a.Agent, b.Agent), strings.Compare(a.Path, b.Path), strings.Compare(a.Code, b.Code), strings.Compare(a.Message, b.Message))
 	})
-	return out
+	return out, found
 }
 
 // checkAll is checkSkill of each skill, on every core (each is

@@ -11,7 +11,6 @@ import (
 	"github.com/loadout/loadout/internal/httpbody"
 	"github.com/loadout/loadout/internal/inert"
 	"github.com/loadout/loadout/render"
-	"github.com/loadout/loadout/safety"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/store"
@@ -502,18 +501,11 @@ func (a *api) agentSearch(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, searchBody{Query: q, Skills: orEmpty(hits)})
 }
 
-// diagKey is what GET /v1/diagnostics depends on: the catalog (every
-// refresh that changes a source's diagnostics stores a new snapshot and
-// moves its generation), the diagnostics added beside it (only ever
-// appended, so their count), and the safety policy.
-type diagKey struct {
-	gen    uint64
-	added  int
-	policy *safety.Policy
-}
-
+// diagEntry is the body of GET /v1/diagnostics for one report of the
+// catalog (service.Report: made once per catalog generation and safety
+// policy, and the same the UI and check count).
 type diagEntry struct {
-	key  diagKey
+	rep  *catalog.Report
 	body *httpbody.Body
 }
 
@@ -521,22 +513,37 @@ func (a *api) diagnostics(w http.ResponseWriter, r *http.Request) {
 	if _, ok := a.global(w, r); !ok {
 		return
 	}
-	// The safety checks walk every skill of the catalog (about 5 ms at
-	// 4,000 skills, under one lock): the answer is encoded once per key.
-	cat := a.svc.Catalog()
-	k := diagKey{gen: cat.Generation(), added: len(cat.Added()), policy: a.svc.SafetyPolicy()}
-	if e := a.diags.Load(); e != nil && e.key == k {
+	// The report is kept by the catalog; its JSON is encoded once here.
+	rep := a.svc.Report(r.Context())
+	if name := r.URL.Query().Get("skill"); name != "" {
+		// One skill's: small, made per request (with its ETag, as the
+		// whole list).
+		body, err := marshal(map[string]any{"diagnostics": orEmpty(rep.Of(name)), "counts": tallyJSON(rep.Skill(name))})
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		httpbody.New(body, ctJSON[0]).Serve(w, r)
+		return
+	}
+	if e := a.diags.Load(); e != nil && e.rep == rep {
 		e.body.Serve(w, r)
 		return
 	}
-	body, err := marshal(map[string]any{"diagnostics": orEmpty(a.svc.Diagnostics(r.Context()))})
+	body, err := marshal(map[string]any{"diagnostics": orEmpty(rep.Diagnostics), "counts": tallyJSON(rep.Total)})
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
 	b := httpbody.New(body, ctJSON[0])
-	a.diags.Store(&diagEntry{key: k, body: b})
+	a.diags.Store(&diagEntry{rep: rep, body: b})
 	b.Serve(w, r)
+}
+
+// tallyJSON is a tally as GET /v1/diagnostics says it; problems is the
+// count every page shows (catalog.Tally.Problems).
+func tallyJSON(t catalog.Tally) map[string]int {
+	return map[string]int{"errors": t.Errors, "warnings": t.Warnings, "infos": t.Infos, "problems": t.Problems()}
 }
 
 func (a *api) reload(w http.ResponseWriter, r *http.Request) {

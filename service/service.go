@@ -132,11 +132,17 @@ func (s *Service) Catalog() *catalog.Catalog { return s.cat }
 func (s *Service) Store() store.Store { return s.opt.Store }
 
 // Diagnostics are every source's diagnostics and the safety and quality
-// checks' findings over the current catalog (catalog.Safety: skills that
-// did not change are not read again).
+// checks' findings over the current catalog: Report's. The slice is
+// shared; do not change it.
 func (s *Service) Diagnostics(ctx context.Context) []skill.Diagnostic {
-	d := s.cat.Diagnostics()
-	return append(d[:len(d):len(d)], s.cat.Safety(ctx, s.SafetyPolicy())...)
+	return s.Report(ctx).Diagnostics
+}
+
+// Report is every diagnostic of the catalog with the safety policy, each
+// skill's counted (catalog.Report, made once per catalog generation):
+// the one count of problems the API, the UI and check show.
+func (s *Service) Report(ctx context.Context) *catalog.Report {
+	return s.cat.Report(ctx, s.SafetyPolicy())
 }
 
 // Limits are the limits writes are held to (Options.Limits; zero fields

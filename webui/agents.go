@@ -107,9 +107,9 @@ func (u *ui) readableAgents(r *http.Request) []*catalog.Loadout {
 
 func (u *ui) agentsPage(w http.ResponseWriter, r *http.Request) {
 	var rows []agentSummary
-	found := u.svc.Catalog().SafetyFindings(r.Context(), u.svc.SafetyPolicy())
+	rep := u.svc.Report(r.Context())
 	for _, l := range u.readableAgents(r) {
-		rows = append(rows, summarize(l, found))
+		rows = append(rows, summarize(l, rep))
 	}
 	u.render(w, r, "agents.html", page{Title: "Agents", Active: "agents", Data: rows})
 }
@@ -122,19 +122,16 @@ func effectiveFormat(f string) string {
 }
 
 // summarize counts an agent's skills by how it gets them, and its
-// problems: the loadout's diagnostics, and the safety checks' errors and
-// warnings about the skills it is served (found: catalog.SafetyFindings).
-func summarize(l *catalog.Loadout, found map[*skill.Skill][]skill.Diagnostic) agentSummary {
+// problems: the errors and warnings of its report (catalog.Report's
+// ForLoadout: the loadout's diagnostics, and the safety checks' findings
+// about the skills it is served).
+func summarize(l *catalog.Loadout, rep *catalog.Report) agentSummary {
 	s := agentSummary{ID: l.Spec.AgentID, DisplayName: l.Spec.DisplayName, Description: l.Spec.Description,
 		Format: effectiveFormat(l.Spec.Format), Budget: render.EffectiveBudget(l.Spec.Budget), Skills: len(l.Names()), Modes: map[string]int{}}
-	s.Errors, s.Warnings = safetyCounts(l.Diagnostics())
+	t := rep.ForLoadout(l).Total
+	s.Errors, s.Warnings = t.Errors, t.Warnings
 	for _, e := range l.Entries() {
 		s.Modes[entryMode(l, e)]++
-		if w, ok := l.Lookup(e.Skill.Name); ok && w == e {
-			errs, warns := safetyCounts(found[e.Skill])
-			s.Errors += errs
-			s.Warnings += warns
-		}
 	}
 	return s
 }
@@ -203,7 +200,7 @@ func (u *ui) agentPage(w http.ResponseWriter, r *http.Request) {
 		}
 		budget = n
 	}
-	pg := &agentPage{agentSummary: summarize(l, u.svc.Catalog().SafetyFindings(r.Context(), u.svc.SafetyPolicy())), Spec: l.Spec, PromptFormat: format, BudgetParam: q.Get("budget")}
+	pg := &agentPage{agentSummary: summarize(l, u.svc.Report(r.Context())), Spec: l.Spec, PromptFormat: format, BudgetParam: q.Get("budget")}
 	// The same options as every transport: the agent's usage snapshot
 	// decides which skills keep their descriptions.
 	text, rep, _ := u.svc.Prompt(l, catalog.PromptOptions{Format: format, Budget: budget})
@@ -213,7 +210,9 @@ func (u *ui) agentPage(w http.ResponseWriter, r *http.Request) {
 		pg.MeterMax = rep.Budget
 		pg.Over = rep.Chars > rep.Budget
 	}
-	pg.Diagnostics = u.diagViewsFor(r, l.Diagnostics(), maxLineLookups)
+	// The agent's diagnostics with its skills' safety findings: what its
+	// summary counts (catalog.Report.ForLoadout).
+	pg.Diagnostics = u.diagViewsFor(r, u.svc.Report(r.Context()).ForLoadout(l).Diagnostics, maxLineLookups)
 	for _, f := range []string{render.FormatPi, render.FormatCatalog, render.FormatProgressive} {
 		v := "/ui/agents/" + l.Spec.AgentID + "?format=" + f
 		if pg.BudgetParam != "" {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +39,14 @@ type diagView struct {
 type diagGroup struct {
 	Code  string
 	Items []diagView
+	// Folded: a summary line of Count lines and a link to them (ShowURL)
+	// instead of the lines. Info lines are folded unless the filter asks
+	// for them: on a real collection they are most of the page (39 of 44
+	// lines on awesome-copilot, 142 of 146 on anthropics/skills), and
+	// they are advice, not problems.
+	Folded  bool
+	Count   int
+	ShowURL string
 }
 
 // severityGroup is the diagnostics of one severity, by code.
@@ -49,54 +58,77 @@ type severityGroup struct {
 
 type diagnosticsPage struct {
 	Total, Shown int
-	Groups       []severityGroup
-	Severity     string // the filter, "" for all
-	Code         string
-	Severities   []string
-	Codes        []string
+	// Folded counts the info lines shown as one summary line per rule;
+	// InfoURL shows them.
+	Folded  int
+	InfoURL string
+	// Counts tallies the diagnostics the page is about (one skill's, with
+	// ?skill=): the same count of problems as the skills list's.
+	Counts     catalog.Tally
+	Groups     []severityGroup
+	Severity   string // the filter, "" for all
+	Code       string
+	Skill      string // ?skill=: one skill's diagnostics
+	Severities []string
+	Codes      []string
 }
 
-// allDiagnostics are the diagnostics the caller may see: every source's
-// for an admin, else those of the agent its token names.
-func (u *ui) allDiagnostics(r *http.Request) ([]skill.Diagnostic, error) {
+// reportFor is the count of problems the caller may see: the whole
+// catalog's for an admin, else that of the agent its token names (l, its
+// visible loadout). Every page that counts problems uses it, so the list,
+// the skill page and this page agree with /v1/diagnostics and check.
+func (u *ui) reportFor(r *http.Request, l *catalog.Loadout) *catalog.Report {
+	rep := u.svc.Report(r.Context())
 	if principal(r).Admin() {
-		return u.svc.Diagnostics(r.Context()), nil
+		return rep
 	}
-	l, err := u.visible(r)
-	if err != nil {
-		return nil, err
-	}
-	return l.Diagnostics(), nil
+	return rep.ForLoadout(l)
 }
 
 var severityOrder = []string{string(skill.Error), string(skill.Warning), string(skill.Info)}
 
 func (u *ui) diagnosticsPage(w http.ResponseWriter, r *http.Request) {
-	all, err := u.allDiagnostics(r)
+	l, err := u.visible(r)
 	if err != nil {
 		u.failErr(w, r, err)
 		return
 	}
+	rep := u.reportFor(r, l)
 	q := r.URL.Query()
-	pg := &diagnosticsPage{Total: len(all), Severity: q.Get("severity"), Code: q.Get("code"), Severities: severityOrder}
+	pg := &diagnosticsPage{Severity: q.Get("severity"), Code: q.Get("code"), Skill: q.Get("skill"), Severities: severityOrder}
 	if pg.Severity != "" && !slices.Contains(severityOrder, pg.Severity) {
 		u.fail(w, r, http.StatusBadRequest, "Unknown severity", "severity="+pg.Severity+" is not a severity: use error, warning or info.")
 		return
 	}
+	pg.Counts = rep.Total
+	if pg.Skill != "" {
+		pg.Counts = rep.Skill(pg.Skill)
+	}
+	// Folded lines are counted, not rendered.
+	fold := pg.Severity == "" && pg.Code == ""
+	folded := map[string]int{}
 	codes := map[string]bool{}
-	var shown []skill.Diagnostic
-	for _, d := range all {
-		codes[d.Code] = true
-		if (pg.Severity == "" || string(d.Severity) == pg.Severity) && (pg.Code == "" || d.Code == pg.Code) {
-			shown = append(shown, d)
+	var views []diagView
+	for _, v := range u.linked(rep, l) {
+		if pg.Skill != "" && v.Skill != pg.Skill {
+			continue
+		}
+		pg.Total++
+		codes[v.Code] = true
+		if (pg.Severity == "" || string(v.Severity) == pg.Severity) && (pg.Code == "" || v.Code == pg.Code) {
+			pg.Shown++
+			if fold && v.Severity == skill.Info {
+				folded[v.Code]++
+			} else {
+				views = append(views, v)
+			}
 		}
 	}
 	for c := range codes {
 		pg.Codes = append(pg.Codes, c)
 	}
 	slices.Sort(pg.Codes)
-	pg.Shown = len(shown)
-	views := u.diagViewsFor(r, shown, maxLineLookups)
+	withLines(l, views)
 	for _, sev := range severityOrder {
 		g := severityGroup{Severity: sev}
 		byCode := map[string]int{}
@@ -111,7 +143,24 @@ func (u *ui) diagnosticsPage(w http.ResponseWriter, r *http.Request) {
 				g.Codes = append(g.Codes, diagGroup{Code: v.Code})
 			}
 			g.Codes[i].Items = append(g.Codes[i].Items, v)
+			g.Codes[i].Count++
 			g.Count++
+		}
+		if sev == string(skill.Info) {
+			for code, n := range folded {
+				show := url.Values{"severity": {sev}, "code": {code}}
+				if pg.Skill != "" {
+					show.Set("skill", pg.Skill)
+				}
+				g.Codes = append(g.Codes, diagGroup{Code: code, Folded: true, Count: n, ShowURL: "/ui/diagnostics?" + show.Encode()})
+				g.Count += n
+				pg.Folded += n
+			}
+			info := url.Values{"severity": {sev}}
+			if pg.Skill != "" {
+				info.Set("skill", pg.Skill)
+			}
+			pg.InfoURL = "/ui/diagnostics?" + info.Encode()
 		}
 		slices.SortFunc(g.Codes, func(a, b diagGroup) int { return strings.Compare(a.Code, b.Code) })
 		if g.Count > 0 {
@@ -119,6 +168,58 @@ func (u *ui) diagnosticsPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	u.render(w, r, "diagnostics.html", page{Title: "Diagnostics", Active: "diagnostics", Data: pg})
+}
+
+// diagLinks is a report's diagnostics linked to the skills of a loadout.
+type diagLinks struct {
+	rep   *catalog.Report
+	l     *catalog.Loadout
+	views []diagView
+}
+
+// linked returns rep's diagnostics linked to l's skills, kept for the
+// last report and loadout: both change only with the catalog, so the
+// page reads SKILL.md files for their lines once per generation, not on
+// every request. Only errors and warnings get their lines here: info
+// lines are folded on the page by default, so their lines are looked up
+// when they are shown (withLines).
+func (u *ui) linked(rep *catalog.Report, l *catalog.Loadout) []diagView {
+	if c := u.diagLinks.Load(); c != nil && c.rep == rep && c.l == l {
+		return c.views
+	}
+	var idx []int
+	var ds []skill.Diagnostic
+	for i, d := range rep.Diagnostics {
+		if catalog.IsProblem(d) {
+			idx = append(idx, i)
+			ds = append(ds, d)
+		}
+	}
+	views := linkDiagnostics(l, rep.Diagnostics, 0)
+	for j, v := range linkDiagnostics(l, ds, maxLineLookups) {
+		views[idx[j]] = v
+	}
+	u.diagLinks.Store(&diagLinks{rep: rep, l: l, views: views})
+	return views
+}
+
+// withLines looks up the SKILL.md lines of the info lines among views
+// (linked leaves them out), at most maxLineLookups files.
+func withLines(l *catalog.Loadout, views []diagView) {
+	var idx []int
+	var ds []skill.Diagnostic
+	for i, v := range views {
+		if !catalog.IsProblem(v.Diagnostic) {
+			idx = append(idx, i)
+			ds = append(ds, v.Diagnostic)
+		}
+	}
+	if len(ds) == 0 {
+		return
+	}
+	for j, v := range linkDiagnostics(l, ds, maxLineLookups) {
+		views[idx[j]] = v
+	}
 }
 
 // diagViewsFor links diagnostics to the skills of the caller's visible
@@ -150,7 +251,7 @@ func linkDiagnostics(l *catalog.Loadout, diags []skill.Diagnostic, lookups int) 
 		v := diagView{Diagnostic: d}
 		sk := byLoc[d.Path]
 		if sk == nil && l != nil && d.Skill != "" {
-			if e, ok := l.Lookup(d.Skill); ok && (d.Path == "" || d.Path == e.Skill.Location || path.Base(d.Path) == e.Skill.Entry) {
+			if e, ok := l.Lookup(d.Skill); ok && (d.Path == "" || d.Path == e.Skill.Location || path.Base(d.Path) == e.Skill.Entry || inDir(d.Path, e.Skill.Dir)) {
 				sk = e.Skill
 			}
 		}
@@ -221,4 +322,15 @@ func configField(d skill.Diagnostic) bool {
 		return false
 	}
 	return strings.HasPrefix(d.Field, "skills[") || strings.HasPrefix(d.Field, "preload[") || d.Field == "budget"
+}
+
+// inDir reports whether p is a file under dir (a skill's folder, or its
+// store://NAME): a finding about one of the skill's files (a script, a
+// reference, a nested SKILL.md) is about that skill, not a namesake's.
+func inDir(p, dir string) bool {
+	if dir == "" {
+		return false
+	}
+	rest, ok := strings.CutPrefix(p, dir)
+	return ok && (strings.HasPrefix(rest, "/") || strings.HasPrefix(rest, string(filepath.Separator)))
 }

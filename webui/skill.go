@@ -36,6 +36,9 @@ type skillPage struct {
 	Entry    *catalog.Entry
 	Skill    *skill.Skill
 	Editable bool
+	// Problems counts the diagnostics about the skill: the list's count
+	// (catalog.Report), with its info lines apart.
+	Problems catalog.Tally
 	Tabs     []tab
 	Active   string
 	Body     template.HTML
@@ -56,6 +59,7 @@ func (u *ui) skillPageHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	sp := &skillPage{Name: name, Entry: e, Skill: e.Skill, Tabs: skillTabs, Active: r.URL.Query().Get("tab")}
 	sp.Editable = p.Admin() && e.Skill.Origin.Kind == "store"
+	sp.Problems = u.reportFor(r, l).Skill(name)
 	var cur tab
 	for _, t := range skillTabs {
 		if t.ID == sp.Active {

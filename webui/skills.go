@@ -72,9 +72,9 @@ type skillRow struct {
 // rowSet is the rows of one loadout, with the filter's suggestions.
 type rowSet struct {
 	l *catalog.Loadout
-	// policy is the safety policy the rows' problem counts were made
-	// with (a *safety.Policy): a new one builds the rows again.
-	policy     any
+	// report is the count of problems the rows were made with
+	// (catalog.Report): a new one builds the rows again.
+	report     *catalog.Report
 	rows       []skillRow
 	tags, cats []string
 }
@@ -122,21 +122,21 @@ func sourceText(o skill.Origin) string {
 	return o.Root
 }
 
-// rowsFor returns the rows of l, built once per loadout and safety
-// policy.
+// rowsFor returns the rows of l, built once per loadout and report of
+// problems.
 func (u *ui) rowsFor(r *http.Request, l *catalog.Loadout) *rowSet {
 	c := u.cache()
-	policy := u.svc.SafetyPolicy()
+	rep := u.svc.Report(r.Context())
 	c.mu.Lock()
 	for _, s := range c.sets {
-		if s.l == l && s.policy == any(policy) {
+		if s.l == l && s.report == rep {
 			c.mu.Unlock()
 			return s
 		}
 	}
 	c.mu.Unlock()
-	s := buildRows(l, u.svc.Catalog().SafetyFindings(r.Context(), policy))
-	s.policy = policy
+	s := buildRows(l, rep.ForLoadout(l))
+	s.report = rep
 	c.mu.Lock()
 	// Drop the sets of loadouts of the same agent (replaced by a reload)
 	// and keep at most maxRowCaches.
@@ -154,15 +154,14 @@ func (u *ui) rowsFor(r *http.Request, l *catalog.Loadout) *rowSet {
 	return s
 }
 
-func buildRows(l *catalog.Loadout, found map[*skill.Skill][]skill.Diagnostic) *rowSet {
+func buildRows(l *catalog.Loadout, rep *catalog.Report) *rowSet {
 	entries := l.Entries()
-	diags := countDiagnostics(l, found)
 	s := &rowSet{l: l, rows: make([]skillRow, 0, len(entries))}
 	tagN, catN := map[string]int{}, map[string]int{}
 	for i, e := range entries {
 		sk := e.Skill
 		r := skillRow{Name: sk.Name, Description: sk.Description, Origin: sk.OriginValue(), Kind: sk.Origin.Kind, Source: sourceText(sk.OriginValue()),
-			Files: len(sk.Files), Diags: diags[sk.Name], order: i}
+			Files: len(sk.Files), Diags: rep.Skill(sk.Name).Problems(), order: i}
 		if sk.Meta != nil {
 			r.Tags, r.Category, r.Version = sk.Meta.Tags, sk.Meta.Category, sk.Meta.Version
 		}
@@ -193,42 +192,6 @@ func buildRows(l *catalog.Loadout, found map[*skill.Skill][]skill.Diagnostic) *r
 	slices.SortStableFunc(s.rows, func(a, b skillRow) int { return strings.Compare(a.Name, b.Name) })
 	s.tags, s.cats = facet(tagN), facet(catN)
 	return s
-}
-
-// countDiagnostics counts the diagnostics about each skill name. The
-// scans set Skill on every diagnostic about a skill they list (its files,
-// links and fields included), and the catalog on its selection ones.
-func countDiagnostics(l *catalog.Loadout, found map[*skill.Skill][]skill.Diagnostic) map[string]int {
-	diags := map[string]int{}
-	for _, d := range l.Diagnostics() {
-		if d.Skill != "" {
-			diags[d.Skill]++
-		}
-	}
-	// The safety checks' errors and warnings about the skill served under
-	// each name (a folder skill is served with them, ungated).
-	for _, e := range l.Entries() {
-		if w, ok := l.Lookup(e.Skill.Name); ok && w == e {
-			errs, warns := safetyCounts(found[e.Skill])
-			diags[e.Skill.Name] += errs + warns
-		}
-	}
-	return diags
-}
-
-// safetyCounts counts the errors and warnings among diagnostics (a
-// skill's safety findings, a loadout's diagnostics); info (a description
-// without "use when", say) is not a problem to count.
-func safetyCounts(ds []skill.Diagnostic) (errs, warns int) {
-	for _, d := range ds {
-		switch d.Severity {
-		case skill.Error:
-			errs++
-		case skill.Warning:
-			warns++
-		}
-	}
-	return errs, warns
 }
 
 // facet is the most common values first, at most MaxFacetOptions.

@@ -12,6 +12,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/loadout/loadout/internal/errstatus"
@@ -67,6 +68,9 @@ type ui struct {
 	// (auth.go), made on first use.
 	openCSRF     string
 	openCSRFOnce sync.Once
+	// diagLinks: the Diagnostics page's lines linked to their skills,
+	// for the last report and loadout (diagnostics.go).
+	diagLinks atomic.Pointer[diagLinks]
 }
 
 // New returns the UI's handler, to be mounted at Prefix. It authenticates

@@ -67,7 +67,9 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	if withSafety {
 		saved, file := loadSavedFindings(e)
 		cat.UseSavedFindings(saved)
-		diags = append(diags, cat.Safety(ctx, policyOf(sess.cfg))...)
+		// The same report as the server's /v1/diagnostics and UI, so the
+		// counts agree (a copy: its severities are changed below).
+		diags = slices.Clone(cat.Report(ctx, policyOf(sess.cfg)).Diagnostics)
 		if saved != nil {
 			st := saved.Stats()
 			cache = map[string]any{"file": file, "unchanged": st.Hits, "checked": st.Misses, "unstamped": st.Unstamped}
@@ -92,15 +94,8 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 		// not created yet among them): nothing was checked.
 		diags = append(diags, skill.Diagnostic{Severity: skill.Error, Code: skill.CodeNoSkills, Message: "no source holds a skill: nothing was checked (import skills into the store, or name a folder of skills: loadout check DIR)"})
 	}
-	errs, warns := 0, 0
-	for _, d := range diags {
-		switch d.Severity {
-		case skill.Error:
-			errs++
-		case skill.Warning:
-			warns++
-		}
-	}
+	total := catalog.NewReport(diags).Total
+	errs, warns := total.Errors, total.Warnings
 	// Lines under --min-severity are not printed; the summary says how
 	// many, so none is dropped unseen.
 	shown := diags
@@ -130,8 +125,6 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	}
 	return 0
 }
-
-var _ = catalog.GlobalID
 
 // severities in rising order: a severity's index is its rank for
 // --min-severity.

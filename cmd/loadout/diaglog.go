@@ -38,15 +38,16 @@ func (l *diagLogger) log(cat *catalog.Catalog, when string) {
 	})
 }
 
-// logSafety runs the safety checks over the catalog (catalog.Safety, with
-// the service's policy: cached per skill, so after a change only changed
-// skills are read) and logs each error finding not logged before: a
+// logSafety runs the safety checks over the catalog (the service's
+// Report: cached per skill, so after a change only changed skills are
+// read, and the report made here is the one the UI and the API then
+// serve) and logs each error finding not logged before: a
 // folder or plugin skill is served with them unless "safety": {"gate"}
 // names its kind, and nothing else would say so until someone asked for
 // the diagnostics. It forgets findings gone, so one that comes back is
 // logged again.
 func (l *diagLogger) logSafety(ctx context.Context, svc *service.Service, when string) {
-	ds := svc.Catalog().Safety(ctx, svc.SafetyPolicy())
+	ds := svc.Report(ctx).Safety
 	if ctx.Err() != nil {
 		return // stopping: not every skill was checked
 	}

@@ -366,15 +366,18 @@ window.loadoutEdit = (function () {
       list.replaceChildren();
       if (!r.ok) { count.textContent = "?"; list.append(el("li", { class: "error", text: "Could not check: " + L.message(r) })); return; }
       const ds = r.data.diagnostics || [];
-      count.textContent = String(ds.length);
-      count.className = "badge " + (r.data.errors ? "err" : ds.length ? "warn" : "ok");
+      // Errors and warnings are problems; info lines are listed, not
+      // counted (the count every page shows: docs/problems.md).
+      const n = (r.data.errors || 0) + (r.data.warnings || 0);
+      count.textContent = String(n);
+      count.className = "badge " + (r.data.errors ? "err" : n ? "warn" : "ok");
       if (ed) ed.setDiagnostics(ds);
       if (!ds.length) list.append(el("li", { class: "muted", text: "No problems." }));
       for (const d of ds) {
         const li = el("li", { class: "diag diag-" + d.severity, "data-code": d.code, "data-line": String(d.line) });
         const where = d.line ? el("button", { type: "button", class: "link", text: "line " + d.line }) : el("span", { text: "whole text" });
         if (d.line) where.addEventListener("click", () => ed && ed.gotoLine(d.line));
-        li.append(el("span", { class: "badge " + (d.severity === "error" ? "err" : "warn"), text: d.severity }), " ", where, " ",
+        li.append(el("span", { class: "badge " + (d.severity === "error" ? "err" : d.severity === "warning" ? "warn" : ""), text: d.severity }), " ", where, " ",
           el("code", { text: d.code }), d.field ? " (" + d.field + ")" : "", ": " + d.message);
         list.append(li);
       }
