@@ -9,11 +9,11 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"slices"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
