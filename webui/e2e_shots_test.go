@@ -19,8 +19,10 @@ import (
 
 // The screenshots: every page kind, light and dark, at a laptop's and a
 // phone's width, as <page>-<theme>-<width>.png. With
-// LOADOUT_UPDATE_SCREENSHOTS=1 they go to docs/ui/ (with its README.md
+// LOADOUT_UPDATE_SCREENSHOTS=1 they go to docs/ui/ (with docs/ui/examples.md
 // listing them), which the README embeds; otherwise to a temporary folder.
+// (docs/ui/README.md is the design review's before and after, over a
+// catalog of real size: scripts/ui-shots.sh.)
 
 // shotWidths are the widths the screenshots are taken at.
 var shotWidths = []struct {
@@ -180,7 +182,7 @@ func pageOK(url string) bool {
 	return resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html")
 }
 
-// writeShotsReadme writes docs/ui/README.md: a table of the screenshots.
+// writeShotsReadme writes docs/ui/examples.md: a table of the screenshots.
 func writeShotsReadme(t *testing.T, taken []shotPage) {
 	dir := shotsDir()
 	var b strings.Builder
@@ -205,7 +207,7 @@ func writeShotsReadme(t *testing.T, taken []shotPage) {
 	for _, p := range taken {
 		fmt.Fprintf(&b, "### %s\n\n![%s, light, laptop](%s-light-laptop.png)\n\n", p.Title, p.Title, p.Name)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "examples.md"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -54,3 +54,13 @@ window.loadout = (function () {
   window.addEventListener("loadout:refreshed", clamps);
   return { api, message, debounce, csrf };
 })();
+
+// On a phone the main navigation folds behind the header's Menu button
+// (app.css shows the button only at a phone's width); without scripts the
+// button stays hidden and the navigation open.
+(function () {
+  const b = document.querySelector(".menu-toggle");
+  if (!b) return;
+  b.hidden = false;
+  b.addEventListener("click", () => b.setAttribute("aria-expanded", b.getAttribute("aria-expanded") === "true" ? "false" : "true"));
+})();
