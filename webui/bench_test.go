@@ -7,10 +7,17 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/loadout/loadout/bench/gen"
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/internal/browsertest"
 	"github.com/loadout/loadout/service"
@@ -164,4 +171,103 @@ func BenchmarkPagesWeight(b *testing.B) {
 	b.ReportMetric(float64(most)/1024, "KB-heaviest-page")
 	b.ReportMetric(float64(total)/float64(max(1, len(ws)))/1024, "KB-mean-page")
 	b.ReportMetric(float64(len(ws)), "pages")
+}
+
+// BenchmarkSkillsListScale is the skills list as an operator meets it: the
+// real binary (`loadout serve --root`) over a generated tree (bench/gen:
+// descriptions of 50 to 900 characters, three supporting files a skill,
+// one a script) of 400, 2,000 and 10,000 skills, or over a real collection
+// (LOADOUT_BENCH_CORPUS=DIR, one more size). Per size it reports:
+//
+//	ms-server-first  the first GET /ui/ after the server is up (the rows
+//	                 are built: a cold start's first page)
+//	ms-server        a GET /ui/ after that, as a browser asks (gzip); the
+//	                 issue's target is under 50 ms at 10,000 skills
+//	ms-dcl           DOMContentLoaded of /ui/ in Chromium at 1280×800, the
+//	                 browser's cache off (target: under 1 s)
+//	KB-html          the page's HTML, uncompressed (target: under 100 KB)
+//
+// Each iteration is one GET and one browser load; run it with -benchtime
+// 10x (bench/ui_list.sh does, and prints the table).
+func BenchmarkSkillsListScale(b *testing.B) {
+	sizes := []int{400, 2_000, 10_000}
+	if s := os.Getenv("LOADOUT_BENCH_SIZES"); s != "" {
+		sizes = nil
+		for _, f := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n <= 0 {
+				b.Fatalf("LOADOUT_BENCH_SIZES=%q: want positive numbers, comma-separated", s)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	type tree struct{ name, dir string }
+	var trees []tree
+	for _, n := range sizes {
+		trees = append(trees, tree{fmt.Sprintf("n=%d", n), ""})
+	}
+	if c := os.Getenv("LOADOUT_BENCH_CORPUS"); c != "" {
+		trees = append(trees, tree{"corpus=" + filepath.Base(c), c})
+	}
+	ctx := browsertest.Browser(b, 1280, 800)
+	browsertest.Do(b, ctx, "network on, cache off", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+			return err
+		}
+		_, err := chromedp.Call(ctx, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true})
+		return err
+	}))
+	for i, tr := range trees {
+		b.Run(tr.name, func(b *testing.B) {
+			dir := tr.dir
+			if dir == "" {
+				dir = filepath.Join(b.TempDir(), "skills")
+				if err := gen.Tree(dir, sizes[i], 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			srv := browsertest.Serve(b, []string{"HOME=" + b.TempDir()}, "--root", dir, "--db", filepath.Join(b.TempDir(), "l.db"), "--no-watch")
+			first, size := timedGet(b, srv.URL+"/ui/", false)
+			var server, dcl time.Duration
+			for b.Loop() {
+				d, _ := timedGet(b, srv.URL+"/ui/", true)
+				server += d
+				browsertest.Do(b, ctx, "open /ui/", chromedp.Navigate(srv.URL+"/ui/"))
+				v := browsertest.Get(b, ctx, "DOMContentLoaded", chromedp.Evaluate[float64](`performance.getEntriesByType("navigation")[0].domContentLoadedEventEnd`))
+				dcl += time.Duration(v * float64(time.Millisecond))
+			}
+			n := time.Duration(max(b.N, 1))
+			b.ReportMetric(float64(first)/1e6, "ms-server-first")
+			b.ReportMetric(float64(server/n)/1e6, "ms-server")
+			b.ReportMetric(float64(dcl/n)/1e6, "ms-dcl")
+			b.ReportMetric(float64(size)/1024, "KB-html")
+		})
+	}
+}
+
+// timedGet GETs u as a browser would (gzip accepted when gz), fails unless
+// it is a 200, and returns the time to the last byte and the body's size.
+func timedGet(b *testing.B, u string, gz bool) (time.Duration, int) {
+	b.Helper()
+	req, err := http.NewRequest("GET", u, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/html")
+	if gz {
+		// Set by hand, so the client leaves the body compressed, as sent.
+		req.Header.Set("Accept-Encoding", "gzip")
+	}
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	d := time.Since(start)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Fatalf("GET %s: %d %v\n%.500s", u, resp.StatusCode, err, body)
+	}
+	return d, len(body)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/service"
@@ -50,9 +51,15 @@ const (
 // skillRow is one selected skill of a loadout, as the list shows it.
 type skillRow struct {
 	Name, Description string
-	Origin            skill.Origin
-	Kind              string // folder, store, plugin
-	Source            string // the folder path, "store", or the plugin id and trust
+	// Summary is the description on one line, cut to about what a row
+	// shows (summaryRunes): the full text goes in the row's title only.
+	Summary string
+	Origin  skill.Origin
+	Kind    string // folder, store, plugin, git, index
+	Source  string // the folder path, "store", or the plugin id and trust (the badge's title)
+	// SourceKey names the source the skill comes from, for ?source=
+	// (sourceKey); SourceLabel is its short badge ("folder: examples").
+	SourceKey, SourceLabel string
 	Tags              []string
 	Category, Version string
 	Files             int
@@ -77,6 +84,30 @@ type rowSet struct {
 	policy     any
 	rows       []skillRow
 	tags, cats []string
+	// sources are the filter's source choices: the kinds with more than
+	// one source, then each source, most skills first.
+	sources []sourceOption
+	// hayOnce fills the rows' hay on the first text filter, not when the
+	// rows are built: lowering 10,000 descriptions took a fifth of a build,
+	// which the first page after every catalog change waited for.
+	hayOnce sync.Once
+}
+
+// haystacks fills each row's hay (once per set) and returns the rows.
+func (s *rowSet) haystacks() []skillRow {
+	s.hayOnce.Do(func() {
+		for i := range s.rows {
+			r := &s.rows[i]
+			r.hay = strings.ToLower(r.Name + "\x00" + r.Description)
+		}
+	})
+	return s.rows
+}
+
+// sourceOption is one choice of the list's source filter.
+type sourceOption struct {
+	Value, Label string
+	N            int // skills from it
 }
 
 // usageSnap is the usage columns, computed at most once per UsageTTL.
@@ -131,6 +162,76 @@ func sourceText(o skill.Origin) string {
 	return o.Root
 }
 
+// sourceKey names the source a skill comes from, for the list's source
+// filter: the kind and what tells two sources of that kind apart (the
+// folder, the plugin, the remote's URL and ref). The store is one source.
+func sourceKey(o skill.Origin) string {
+	switch o.Kind {
+	case "store":
+		return "store"
+	case "plugin":
+		return "plugin:" + o.Plugin
+	case "git", "index":
+		if o.Ref != "" {
+			return o.Kind + ":" + o.Root + "@" + o.Ref
+		}
+		return o.Kind + ":" + o.Root
+	}
+	return cmp.Or(o.Kind, "folder") + ":" + o.Root
+}
+
+// sourceKinds are the kinds ?source= takes as well as a sourceKey.
+var sourceKinds = []string{"folder", "store", "plugin", "git", "index"}
+
+// sourceLabel is a source's short badge: its kind and the last part of its
+// folder or URL ("folder: examples", "git: skills"); long is 1 for a
+// longer one (two parts, and the ref), used where short ones collide.
+func sourceLabel(o skill.Origin, long int) string {
+	tail := func(p string, n int) string {
+		p = strings.TrimSuffix(strings.TrimRight(strings.ReplaceAll(p, "\\", "/"), "/"), ".git")
+		parts := strings.Split(p, "/")
+		return strings.Join(parts[max(0, len(parts)-n):], "/")
+	}
+	switch o.Kind {
+	case "store":
+		return "store"
+	case "plugin":
+		return "plugin: " + o.Plugin
+	case "git", "index":
+		s := o.Kind + ": " + tail(o.Root, 1+long)
+		if long > 0 && o.Ref != "" {
+			s += "@" + o.Ref
+		}
+		return s
+	}
+	return cmp.Or(o.Kind, "folder") + ": " + tail(o.Root, 1+long)
+}
+
+// summaryRunes is about what one row shows of a description at 1280
+// pixels; the rest is clipped by the stylesheet anyway, and sending it
+// twice (text and title) would double the page.
+const summaryRunes = 120
+
+// summary is a description on one line, cut at a word near summaryRunes.
+func summary(desc string) string {
+	s := strings.Join(strings.Fields(desc), " ")
+	if utf8.RuneCountInString(s) <= summaryRunes {
+		return s
+	}
+	cut := 0
+	for i := range s {
+		if cut >= summaryRunes {
+			s = s[:i]
+			break
+		}
+		cut++
+	}
+	if sp := strings.LastIndexByte(s, ' '); sp > len(s)*2/3 {
+		s = s[:sp]
+	}
+	return strings.TrimRight(s, " ,;:.") + "…"
+}
+
 // rowsFor returns the rows of l, built once per loadout and safety
 // policy.
 func (u *ui) rowsFor(r *http.Request, l *catalog.Loadout) *rowSet {
@@ -168,10 +269,21 @@ func buildRows(l *catalog.Loadout, found map[*skill.Skill][]skill.Diagnostic) *r
 	diags := countDiagnostics(l, found)
 	s := &rowSet{l: l, rows: make([]skillRow, 0, len(entries))}
 	tagN, catN := map[string]int{}, map[string]int{}
+	srcs, srcOrigin := map[string]*sourceOption{}, map[string]skill.Origin{}
+	type srcID struct{ kind, root, plugin, ref string }
+	keys := map[srcID]string{}
 	for i, e := range entries {
 		sk := e.Skill
-		r := skillRow{Name: sk.Name, Description: sk.Description, Origin: sk.OriginValue(), Kind: sk.Origin.Kind, Source: sourceText(sk.OriginValue()),
+		o := sk.OriginValue()
+		r := skillRow{Name: sk.Name, Description: sk.Description, Origin: o, Kind: o.Kind, Source: sourceText(o),
 			Files: len(sk.Files), Diags: diags[sk.Name], order: i}
+		// One key string per source, not per skill.
+		id := srcID{o.Kind, o.Root, o.Plugin, o.Ref}
+		r.SourceKey = keys[id]
+		if r.SourceKey == "" {
+			r.SourceKey = sourceKey(o)
+			keys[id] = r.SourceKey
+		}
 		if sk.Meta != nil {
 			r.Tags, r.Category, r.Version = sk.Meta.Tags, sk.Meta.Category, sk.Meta.Version
 		}
@@ -188,20 +300,83 @@ func buildRows(l *catalog.Loadout, found map[*skill.Skill][]skill.Diagnostic) *r
 			r.Winner = sourceText(w.Skill.OriginValue())
 			r.Diags = 0 // the name's diagnostics are the winner's
 		}
-		r.hay = strings.ToLower(sk.Name + "\x00" + sk.Description)
 		for _, t := range r.Tags {
 			tagN[t]++
 		}
 		if r.Category != "" {
 			catN[r.Category]++
 		}
+		if _, ok := srcs[r.SourceKey]; !ok {
+			srcs[r.SourceKey] = &sourceOption{Value: r.SourceKey}
+			srcOrigin[r.SourceKey] = o
+		}
+		srcs[r.SourceKey].N++
 		s.rows = append(s.rows, r)
 	}
+	s.sources = sourceOptions(srcs, srcOrigin)
+	labels := map[string]string{}
+	for _, o := range s.sources {
+		labels[o.Value] = o.Label
+	}
+	for i := range s.rows {
+		s.rows[i].SourceLabel = labels[s.rows[i].SourceKey]
+	}
 	// By name, then source order (a shadowed skill after its winner): the
-	// default sort, done once.
-	slices.SortStableFunc(s.rows, func(a, b skillRow) int { return strings.Compare(a.Name, b.Name) })
+	// default sort, done once (a folder's skills mostly come sorted).
+	byName := func(a, b skillRow) int { return strings.Compare(a.Name, b.Name) }
+	if !slices.IsSortedFunc(s.rows, byName) {
+		slices.SortStableFunc(s.rows, byName)
+	}
 	s.tags, s.cats = facet(tagN), facet(catN)
 	return s
+}
+
+// sourceOptions are the source filter's choices: the sources, most skills
+// first, each with a short label, made longer where two would read alike,
+// after one "every KIND" choice per kind that has several.
+func sourceOptions(srcs map[string]*sourceOption, origin map[string]skill.Origin) []sourceOption {
+	list := make([]sourceOption, 0, len(srcs))
+	for _, o := range srcs {
+		list = append(list, *o)
+	}
+	// Short labels first; those that collide get two parts of the path
+	// and the ref, and any still alike the whole source text.
+	for long := 0; long <= 2; long++ {
+		n := map[string]int{}
+		for _, o := range list {
+			n[o.Label]++
+		}
+		for i := range list {
+			if long > 0 && n[list[i].Label] < 2 {
+				continue
+			}
+			if long == 2 {
+				list[i].Label = sourceText(origin[list[i].Value])
+			} else {
+				list[i].Label = sourceLabel(origin[list[i].Value], long)
+			}
+		}
+	}
+	slices.SortFunc(list, func(a, b sourceOption) int {
+		return cmp.Or(cmp.Compare(b.N, a.N), strings.Compare(a.Label, b.Label))
+	})
+	kinds := map[string]int{}
+	for _, o := range list {
+		kinds[origin[o.Value].Kind]++
+	}
+	var out []sourceOption
+	for _, k := range sourceKinds {
+		if kinds[k] > 1 {
+			n := 0
+			for _, o := range list {
+				if origin[o.Value].Kind == k {
+					n += o.N
+				}
+			}
+			out = append(out, sourceOption{Value: k, Label: "every " + k + " source", N: n})
+		}
+	}
+	return append(out, list...)
 }
 
 // countDiagnostics counts the diagnostics about each skill name. The
@@ -321,9 +496,9 @@ var sortKeys = []struct{ ID, Label string }{{"name", "Name"}, {"usage", "Loads (
 func parseSkillsQuery(v url.Values) skillsQuery {
 	q := skillsQuery{Q: strings.TrimSpace(v.Get("q")), Tag: strings.TrimSpace(v.Get("tag")), Category: strings.TrimSpace(v.Get("category")),
 		Source: v.Get("source"), Problems: v.Get("problems") == "1", Shadowed: v.Get("shadowed") == "1", Sort: v.Get("sort")}
-	switch q.Source {
-	case "folder", "store", "plugin":
-	default:
+	// A kind, or one source (sourceKey: a kind, ":" and what tells it
+	// apart); anything else is no filter.
+	if k, _, _ := strings.Cut(q.Source, ":"); !slices.Contains(sourceKinds, k) {
 		q.Source = ""
 	}
 	switch q.Sort {
@@ -421,9 +596,32 @@ type skillsData struct {
 	Page, Pages    int
 	From, To       int
 	Tags, Cats     []string
+	Sources        []sourceOption
 	Sorts          []struct{ ID, Label string }
 	Usage          bool // the caller may see usage
 	UsageErr       string
+	Cols           columns
+}
+
+// columns says which of the optional columns the page shows: each only
+// when a row of the page has a value for it (or the page is sorted by it),
+// so a catalog without tags, versions or use spends no width on them.
+type columns struct {
+	Tags, Version, Loads, Last bool
+}
+
+// columnsOf is the optional columns rows fill; usage only for a caller
+// who may see it.
+func columnsOf(rows []skillRow, q skillsQuery, usage bool) columns {
+	c := columns{Loads: usage && q.Sort == "usage", Last: usage && q.Sort == "last"}
+	for i := range rows {
+		r := &rows[i]
+		c.Tags = c.Tags || len(r.Tags) > 0 || r.Category != ""
+		c.Version = c.Version || r.Version != ""
+		c.Loads = c.Loads || usage && r.Loads7 > 0
+		c.Last = c.Last || usage && !r.LastUsed.IsZero()
+	}
+	return c
 }
 
 func (d *skillsData) PrevURL() string { return d.Query.PageURL(d.Page - 1) }
@@ -447,7 +645,7 @@ func filterRows(all []skillRow, q skillsQuery, us usageSnap) []match {
 		if needle != "" && !strings.Contains(r.hay, needle) {
 			continue
 		}
-		if q.Source != "" && r.Kind != q.Source {
+		if q.Source != "" && r.SourceKey != q.Source && r.Kind != q.Source {
 			continue
 		}
 		if q.Category != "" && !strings.EqualFold(r.Category, q.Category) {
@@ -512,6 +710,7 @@ func pageRows(ms []match, us usageSnap) []skillRow {
 	rows := make([]skillRow, len(ms))
 	for i, m := range ms {
 		rows[i] = *m.row
+		rows[i].Summary = summary(m.row.Description)
 		if !m.row.Shadowed {
 			rows[i].Loads7, rows[i].LastUsed = us.loads[m.row.Name], us.last[m.row.Name]
 		}
@@ -529,14 +728,29 @@ func (u *ui) skillsPage(w http.ResponseWriter, r *http.Request) {
 	set := u.rowsFor(r, l)
 	q := parseSkillsQuery(r.URL.Query())
 	us := u.usageFor(r, p)
-	rows := filterRows(set.rows, q, us)
-	d := &skillsData{Query: q, Total: len(set.rows), Matched: len(rows), Tags: set.tags, Cats: set.cats, Sorts: sortKeys, Usage: p.Admin(), UsageErr: us.err}
+	all := set.rows
+	if q.Q != "" {
+		all = set.haystacks()
+	}
+	rows := filterRows(all, q, us)
+	d := &skillsData{Query: q, Total: len(set.rows), Matched: len(rows), Tags: set.tags, Cats: set.cats, Sources: set.sources, Usage: p.Admin(), UsageErr: us.err}
+	d.Sorts = sortKeys
+	if !d.Usage {
+		d.Sorts = sortKeys[:1:1]
+		d.Sorts = append(d.Sorts, sortKeys[3])
+	}
+	if q.Source != "" && !slices.ContainsFunc(d.Sources, func(o sourceOption) bool { return o.Value == q.Source }) {
+		// A source the catalog no longer has (an old link): still shown as
+		// the filter in force, matching nothing.
+		d.Sources = append(slices.Clip(d.Sources), sourceOption{Value: q.Source, Label: q.Source})
+	}
 	d.Pages = max(1, (len(rows)+SkillsPageSize-1)/SkillsPageSize)
 	d.Page = min(q.Page, d.Pages)
 	d.Query.Page = d.Page
 	lo := (d.Page - 1) * SkillsPageSize
 	hi := min(lo+SkillsPageSize, len(rows))
 	d.Rows = pageRows(rows[lo:hi], us)
+	d.Cols = columnsOf(d.Rows, q, d.Usage)
 	d.From, d.To = lo+1, hi
 	if hi == 0 {
 		d.From = 0
