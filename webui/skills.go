@@ -60,11 +60,11 @@ type skillRow struct {
 	// SourceKey names the source the skill comes from, for ?source=
 	// (sourceKey); SourceLabel is its short badge ("folder: examples").
 	SourceKey, SourceLabel string
-	Tags              []string
-	Category, Version string
-	Files             int
-	State             string // listed, inline or hidden
-	Diags             int
+	Tags                   []string
+	Category, Version      string
+	Files                  int
+	State                  string // listed, inline or hidden
+	Diags                  int
 	// Shadowed is set for a skill another source's skill of the same name
 	// wins over; Winner says where the winner comes from.
 	Shadowed bool
