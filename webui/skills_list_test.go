@@ -72,7 +72,7 @@ func TestSkillsListOneLine(t *testing.T) {
 	_, h := listUI(t, dir)
 	page := get(t, h, "/ui/")
 	row := rowOf(t, page, "long")
-	m := regexp.MustCompile(`<td class="c-desc" title="([^"]*)">([^<]*)</td>`).FindStringSubmatch(row)
+	m := regexp.MustCompile(`<td class="c-desc hide-narrow" title="([^"]*)">([^<]*)</td>`).FindStringSubmatch(row)
 	if m == nil {
 		t.Fatalf("the row has no one-line description cell with a title:\n%s", row)
 	}
@@ -86,7 +86,7 @@ func TestSkillsListOneLine(t *testing.T) {
 	if strings.Contains(page, `class="desc"`) {
 		t.Error("a row still carries the description under the name")
 	}
-	if !strings.Contains(rowOf(t, page, "short"), `<td class="c-desc" title="Says hello. Use when greeting.">Says hello. Use when greeting.</td>`) {
+	if !strings.Contains(rowOf(t, page, "short"), `<td class="c-desc hide-narrow" title="Says hello. Use when greeting.">Says hello. Use when greeting.</td>`) {
 		t.Errorf("the short description is not shown whole:\n%s", rowOf(t, page, "short"))
 	}
 }
