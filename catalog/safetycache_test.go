@@ -303,3 +303,40 @@ func TestSafetyOncePerSnapshot(t *testing.T) {
 		t.Error("a stopped run was kept")
 	}
 }
+
+// TestSafetyFindingsReady: no findings before a run over the snapshot, nor
+// while a run holds the lock (it does not wait); the run's after it; none
+// again after a reload, until the next run.
+func TestSafetyFindingsReady(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"keyed/SKILL.md":        keyedMD,
+		"keyed/scripts/ship.sh": "#!/bin/sh\nAWS_ACCESS_KEY_ID=" + awsKey + " aws s3 ls\n",
+	})
+	ctx := context.Background()
+	c, err := New(ctx, []AgentSpec{{AgentID: "a", Skills: []SourceSpec{{Root: dir}}}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.SafetyFindingsReady(nil); ok {
+		t.Error("ready before any run")
+	}
+	c.Safety(ctx, nil)
+	c.safety.mu.Lock() // as a run under way holds it
+	testutil.Within(t, "SafetyFindingsReady while a run holds the lock", func() {
+		if _, ok := c.SafetyFindingsReady(nil); ok {
+			t.Error("ready while a run holds the lock")
+		}
+	})
+	c.safety.mu.Unlock()
+	if f, ok := c.SafetyFindingsReady(nil); !ok || len(f) != 1 {
+		t.Errorf("after the run: %v %v, want keyed's finding", f, ok)
+	}
+	if _, ok := c.SafetyFindingsReady(&safety.Policy{}); ok {
+		t.Error("ready for another policy")
+	}
+	c.Reload(ctx)
+	if _, ok := c.SafetyFindingsReady(nil); ok {
+		t.Error("ready over a new snapshot before its run")
+	}
+}

@@ -82,3 +82,20 @@ func (c *Catalog) SafetyFindings(ctx context.Context, p *safety.Policy) map[*ski
 	}
 	return maps.Clone(c.safety.found)
 }
+
+// SafetyFindingsReady is SafetyFindings without waiting or checking: the
+// findings of the last complete run, if it was over the current snapshot
+// with policy p, and true; nil and false while a run is under way or when
+// none was made over this snapshot (SafetyFindings makes one). A page
+// that must answer at once shows what it has rather than wait seconds for
+// the checks of 10,000 skills the server starts with.
+func (c *Catalog) SafetyFindingsReady(p *safety.Policy) (map[*skill.Skill][]skill.Diagnostic, bool) {
+	if !c.safety.mu.TryLock() {
+		return nil, false
+	}
+	defer c.safety.mu.Unlock()
+	if c.safety.policy != p || c.safety.lastSnap == nil || c.safety.lastSnap != c.snap.Load() {
+		return nil, false
+	}
+	return maps.Clone(c.safety.found), true
+}

@@ -51,7 +51,7 @@ func TestSkillsListFitsInBrowser(t *testing.T) {
 		return browsertest.Get(t, ctx, "measure the list", chromedp.Evaluate[fit](`(() => {
 			const rows = [...document.querySelectorAll("table.skills tbody tr")];
 			const wrap = document.querySelector(".table-wrap");
-			const d = document.querySelector("table.skills td.c-desc");
+			const d = document.querySelector("table.skills td.ds");
 			return {
 				Rows: rows.length,
 				InView: rows.filter(r => r.getBoundingClientRect().bottom <= window.innerHeight).length,

@@ -3,6 +3,7 @@ package webui
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/safety"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/store"
@@ -87,6 +89,9 @@ type rowSet struct {
 	// sources are the filter's source choices: the kinds with more than
 	// one source, then each source, most skills first.
 	sources []sourceOption
+	// pending is set when the safety checks had not ended: the problem
+	// counts leave their findings out (findingsFor).
+	pending bool
 	// hayOnce fills the rows' hay on the first text filter, not when the
 	// rows are built: lowering 10,000 descriptions took a fifth of a build,
 	// which the first page after every catalog change waited for.
@@ -120,8 +125,10 @@ type usageSnap struct {
 }
 
 type skillsCache struct {
-	mu   sync.Mutex // guards sets
+	mu   sync.Mutex // guards sets and scan
 	sets []*rowSet
+	// scan is the safety run this UI started, while it runs (findingsFor).
+	scan *scanRun
 	// usageMu guards usage, and is held while it is refreshed, so one
 	// request asks the receipts and the others wait for its answer.
 	usageMu sync.Mutex
@@ -232,6 +239,54 @@ func summary(desc string) string {
 	return strings.TrimRight(s, " ,;:.") + "…"
 }
 
+// scanRun is a safety run under way; done closes when it ends.
+type scanRun struct{ done chan struct{} }
+
+// safetyWait is how long the list waits for the safety checks before it
+// shows the rows without their findings: a reload's few changed skills are
+// checked within it; the first check of 10,000 skills (seconds) is not.
+const safetyWait = 150 * time.Millisecond
+
+// findingsFor returns the safety findings for the current catalog, or
+// pending when they are not ready within safetyWait: then a run goes on
+// in the background (this UI's one, or the server's), and the list says
+// its problem counts leave the findings out until it ends.
+func (u *ui) findingsFor(r *http.Request, policy *safety.Policy) (found map[*skill.Skill][]skill.Diagnostic, pending bool) {
+	cat := u.svc.Catalog()
+	if f, ok := cat.SafetyFindingsReady(policy); ok {
+		return f, false
+	}
+	c := u.cache()
+	c.mu.Lock()
+	run := c.scan
+	if run == nil {
+		run = &scanRun{done: make(chan struct{})}
+		c.scan = run
+		go func() {
+			// Not the request's context: the run outlives the request that
+			// started it, and serves the next.
+			cat.SafetyFindings(context.Background(), policy)
+			c.mu.Lock()
+			c.scan = nil
+			c.mu.Unlock()
+			close(run.done)
+		}()
+	}
+	c.mu.Unlock()
+	t := time.NewTimer(safetyWait)
+	defer t.Stop()
+	select {
+	case <-run.done:
+		if f, ok := cat.SafetyFindingsReady(policy); ok {
+			return f, false
+		}
+		return nil, true // the catalog changed meanwhile: the next request asks again
+	case <-t.C:
+	case <-r.Context().Done():
+	}
+	return nil, true
+}
+
 // rowsFor returns the rows of l, built once per loadout and safety
 // policy.
 func (u *ui) rowsFor(r *http.Request, l *catalog.Loadout) *rowSet {
@@ -245,8 +300,15 @@ func (u *ui) rowsFor(r *http.Request, l *catalog.Loadout) *rowSet {
 		}
 	}
 	c.mu.Unlock()
-	s := buildRows(l, u.svc.Catalog().SafetyFindings(r.Context(), policy))
+	found, pending := u.findingsFor(r, policy)
+	s := buildRows(l, found)
 	s.policy = policy
+	if pending {
+		// Not kept: the next request builds the rows again, with the
+		// findings once the run has ended.
+		s.pending = true
+		return s
+	}
 	c.mu.Lock()
 	// Drop the sets of loadouts of the same agent (replaced by a reload)
 	// and keep at most maxRowCaches.
@@ -601,6 +663,9 @@ type skillsData struct {
 	Usage          bool // the caller may see usage
 	UsageErr       string
 	Cols           columns
+	// Pending: the safety checks are still running, and the problem
+	// counts leave their findings out.
+	Pending bool
 }
 
 // columns says which of the optional columns the page shows: each only
@@ -734,7 +799,7 @@ func (u *ui) skillsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	rows := filterRows(all, q, us)
 	d := &skillsData{Query: q, Total: len(set.rows), Matched: len(rows), Tags: set.tags, Cats: set.cats, Sources: set.sources, Usage: p.Admin(), UsageErr: us.err}
-	d.Sorts = sortKeys
+	d.Sorts, d.Pending = sortKeys, set.pending
 	if !d.Usage {
 		d.Sorts = sortKeys[:1:1]
 		d.Sorts = append(d.Sorts, sortKeys[3])

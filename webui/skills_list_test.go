@@ -4,12 +4,17 @@ import (
 	"context"
 	"fmt"
 	"html"
+	"html/template"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/loadout/loadout/catalog"
@@ -72,7 +77,7 @@ func TestSkillsListOneLine(t *testing.T) {
 	_, h := listUI(t, dir)
 	page := get(t, h, "/ui/")
 	row := rowOf(t, page, "long")
-	m := regexp.MustCompile(`<td class="c-desc hide-narrow" title="([^"]*)">([^<]*)</td>`).FindStringSubmatch(row)
+	m := regexp.MustCompile(`<td class="ds" title="([^"]*)">([^<]*)</td>`).FindStringSubmatch(row)
 	if m == nil {
 		t.Fatalf("the row has no one-line description cell with a title:\n%s", row)
 	}
@@ -86,7 +91,7 @@ func TestSkillsListOneLine(t *testing.T) {
 	if strings.Contains(page, `class="desc"`) {
 		t.Error("a row still carries the description under the name")
 	}
-	if !strings.Contains(rowOf(t, page, "short"), `<td class="c-desc hide-narrow" title="Says hello. Use when greeting.">Says hello. Use when greeting.</td>`) {
+	if !strings.Contains(rowOf(t, page, "short"), `<td class="ds" title="Says hello. Use when greeting.">Says hello. Use when greeting.</td>`) {
 		t.Errorf("the short description is not shown whole:\n%s", rowOf(t, page, "short"))
 	}
 }
@@ -163,7 +168,7 @@ func TestSkillsListHidesEmptyColumns(t *testing.T) {
 	if !has(hs, "Loads (7 days)") || !has(hs, "Last used") {
 		t.Errorf("a page with a loaded skill lacks the use columns: %v", hs)
 	}
-	if !strings.Contains(rowOf(t, get(t, h, "/ui/?q=plain"), "plain-0"), `<td class="num hide-narrow">0</td>`) {
+	if !strings.Contains(rowOf(t, get(t, h, "/ui/?q=plain"), "plain-0"), `<td class="ld">0</td>`) {
 		t.Error("a skill not loaded does not show 0 loads beside one that was")
 	}
 }
@@ -263,5 +268,58 @@ func TestSourceLabels(t *testing.T) {
 	}
 	if sourceKey(git) == sourceKey(skill.Origin{Kind: "git", Root: git.Root, Ref: "release"}) {
 		t.Error("two refs of one repository are one source")
+	}
+}
+
+// TestSkillsListSafetyPending: while a safety run is under way (the
+// server's first, over every file of every skill, takes seconds at 10,000
+// skills), the list answers within safetyWait without the findings and
+// says so, keeping nothing; once the run ends, the next request counts
+// them. No run under way: the list starts one and, short, waits for it.
+func TestSkillsListSafetyPending(t *testing.T) {
+	dir := t.TempDir()
+	writeSkill(t, dir, "keyed", "name: keyed\ndescription: Ships. Use when shipping.")
+	if err := os.MkdirAll(filepath.Join(dir, "keyed", "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A secret in a script: a safety error the list's count includes.
+	if err := os.WriteFile(filepath.Join(dir, "keyed", "scripts", "ship.sh"), []byte("#!/bin/sh\nAWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLF aws s3 ls\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeSkill(t, dir, "plain", "name: plain\ndescription: Plain. Use when plain.")
+	svc, _ := listUI(t, dir)
+	u := &ui{svc: svc, log: slog.Default(), pages: map[string]*template.Template{}}
+	u.parse()
+	u.parseFragments()
+	page := func() string {
+		w := serve(u.skillsPage, openP, httptest.NewRequest("GET", "/ui/?problems=1", nil))
+		return w.Body.String()
+	}
+	// A run under way that does not end (as the server's first one).
+	c := u.cache()
+	run := &scanRun{done: make(chan struct{})}
+	c.scan = run
+	start := time.Now()
+	p := page()
+	if took := time.Since(start); took > safetyWait+2*time.Second {
+		t.Errorf("the list waited %v for the run", took)
+	}
+	if !strings.Contains(p, `id="skills-pending"`) || len(rowNames(p)) != 0 {
+		t.Errorf("while the run is under way: pending notice %v, rows with problems %v", strings.Contains(p, `id="skills-pending"`), rowNames(p))
+	}
+	if len(c.sets) != 0 {
+		t.Error("rows without the findings were kept")
+	}
+	// The run ends (this one did nothing: the next request starts its own).
+	c.mu.Lock()
+	c.scan = nil
+	c.mu.Unlock()
+	close(run.done)
+	p = page()
+	if strings.Contains(p, `id="skills-pending"`) || strings.Join(rowNames(p), ",") != "keyed" {
+		t.Errorf("after the run: pending %v, rows with problems %v, want keyed", strings.Contains(p, `id="skills-pending"`), rowNames(p))
+	}
+	if len(c.sets) != 1 {
+		t.Errorf("%d row sets kept, want 1", len(c.sets))
 	}
 }

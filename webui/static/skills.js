@@ -39,6 +39,14 @@
     const status = document.getElementById("skills-status");
     if (count && status) status.textContent = count.textContent;
   }
+  // While the server's safety checks run, the results say so
+  // (#skills-pending) and are fetched again until they have the findings.
+  let poll = null;
+  function watchPending() {
+    clearTimeout(poll);
+    if (document.getElementById("skills-pending")) poll = setTimeout(async function () { await update(); watchPending(); }, 2000);
+  }
+  watchPending();
   const later = window.loadout ? window.loadout.debounce(update, 200) : update;
   form.addEventListener("input", later);
   form.addEventListener("change", later);
