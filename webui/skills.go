@@ -239,18 +239,23 @@ func summary(desc string) string {
 	return strings.TrimRight(s, " ,;:.") + "…"
 }
 
-// scanRun is a safety run under way; done closes when it ends.
-type scanRun struct{ done chan struct{} }
+// scanRun is a safety run under way; done closes when it ends, found
+// set.
+type scanRun struct {
+	done  chan struct{}
+	found map[*skill.Skill][]skill.Diagnostic
+}
 
 // safetyWait is how long the list waits for the safety checks before it
 // shows the rows without their findings: a reload's few changed skills are
 // checked within it; the first check of 10,000 skills (seconds) is not.
-const safetyWait = 150 * time.Millisecond
+const safetyWait = 100 * time.Millisecond
 
 // findingsFor returns the safety findings for the current catalog, or
 // pending when they are not ready within safetyWait: then a run goes on
-// in the background (this UI's one, or the server's), and the list says
-// its problem counts leave the findings out until it ends.
+// in the background (this UI's, waiting behind the server's if that one
+// is under way), and the list says its problem counts leave the findings
+// out until it ends.
 func (u *ui) findingsFor(r *http.Request, policy *safety.Policy) (found map[*skill.Skill][]skill.Diagnostic, pending bool) {
 	cat := u.svc.Catalog()
 	if f, ok := cat.SafetyFindingsReady(policy); ok {
@@ -265,7 +270,7 @@ func (u *ui) findingsFor(r *http.Request, policy *safety.Policy) (found map[*ski
 		go func() {
 			// Not the request's context: the run outlives the request that
 			// started it, and serves the next.
-			cat.SafetyFindings(context.Background(), policy)
+			run.found = cat.SafetyFindings(context.Background(), policy)
 			c.mu.Lock()
 			c.scan = nil
 			c.mu.Unlock()
@@ -277,10 +282,9 @@ func (u *ui) findingsFor(r *http.Request, policy *safety.Policy) (found map[*ski
 	defer t.Stop()
 	select {
 	case <-run.done:
-		if f, ok := cat.SafetyFindingsReady(policy); ok {
-			return f, false
-		}
-		return nil, true // the catalog changed meanwhile: the next request asks again
+		// Its findings, even when the run was not kept (a skill it could
+		// not read is read again by the next): they are all there are.
+		return run.found, false
 	case <-t.C:
 	case <-r.Context().Done():
 	}
@@ -294,7 +298,9 @@ func (u *ui) rowsFor(r *http.Request, l *catalog.Loadout) *rowSet {
 	policy := u.svc.SafetyPolicy()
 	c.mu.Lock()
 	for _, s := range c.sets {
-		if s.l == l && s.policy == any(policy) {
+		// Rows without the findings serve while the run goes on; once
+		// it has ended they are built again, with them.
+		if s.l == l && s.policy == any(policy) && (!s.pending || c.scan != nil) {
 			c.mu.Unlock()
 			return s
 		}
@@ -302,13 +308,7 @@ func (u *ui) rowsFor(r *http.Request, l *catalog.Loadout) *rowSet {
 	c.mu.Unlock()
 	found, pending := u.findingsFor(r, policy)
 	s := buildRows(l, found)
-	s.policy = policy
-	if pending {
-		// Not kept: the next request builds the rows again, with the
-		// findings once the run has ended.
-		s.pending = true
-		return s
-	}
+	s.policy, s.pending = policy, pending
 	c.mu.Lock()
 	// Drop the sets of loadouts of the same agent (replaced by a reload)
 	// and keep at most maxRowCaches.

@@ -274,8 +274,8 @@ func TestSourceLabels(t *testing.T) {
 // TestSkillsListSafetyPending: while a safety run is under way (the
 // server's first, over every file of every skill, takes seconds at 10,000
 // skills), the list answers within safetyWait without the findings and
-// says so, keeping nothing; once the run ends, the next request counts
-// them. No run under way: the list starts one and, short, waits for it.
+// says so; the next requests get those rows at once, without waiting
+// again; once the run ends, the next request counts the findings.
 func TestSkillsListSafetyPending(t *testing.T) {
 	dir := t.TempDir()
 	writeSkill(t, dir, "keyed", "name: keyed\ndescription: Ships. Use when shipping.")
@@ -291,35 +291,37 @@ func TestSkillsListSafetyPending(t *testing.T) {
 	u := &ui{svc: svc, log: slog.Default(), pages: map[string]*template.Template{}}
 	u.parse()
 	u.parseFragments()
-	page := func() string {
+	page := func() (string, time.Duration) {
+		start := time.Now()
 		w := serve(u.skillsPage, openP, httptest.NewRequest("GET", "/ui/?problems=1", nil))
-		return w.Body.String()
+		return w.Body.String(), time.Since(start)
 	}
 	// A run under way that does not end (as the server's first one).
 	c := u.cache()
 	run := &scanRun{done: make(chan struct{})}
 	c.scan = run
-	start := time.Now()
-	p := page()
-	if took := time.Since(start); took > safetyWait+2*time.Second {
-		t.Errorf("the list waited %v for the run", took)
+	p, took := page()
+	if took < safetyWait {
+		t.Errorf("the list answered in %v, without waiting %v for the run", took, safetyWait)
 	}
 	if !strings.Contains(p, `id="skills-pending"`) || len(rowNames(p)) != 0 {
 		t.Errorf("while the run is under way: pending notice %v, rows with problems %v", strings.Contains(p, `id="skills-pending"`), rowNames(p))
 	}
-	if len(c.sets) != 0 {
-		t.Error("rows without the findings were kept")
+	p, took = page()
+	if took >= safetyWait || !strings.Contains(p, `id="skills-pending"`) {
+		t.Errorf("the second request while the run is under way took %v (pending %v): want the kept rows at once", took, strings.Contains(p, `id="skills-pending"`))
 	}
-	// The run ends (this one did nothing: the next request starts its own).
+	// The run ends (as the server's would: the catalog keeps its result).
+	svc.Catalog().SafetyFindings(context.Background(), svc.SafetyPolicy())
 	c.mu.Lock()
 	c.scan = nil
 	c.mu.Unlock()
 	close(run.done)
-	p = page()
+	p, _ = page()
 	if strings.Contains(p, `id="skills-pending"`) || strings.Join(rowNames(p), ",") != "keyed" {
 		t.Errorf("after the run: pending %v, rows with problems %v, want keyed", strings.Contains(p, `id="skills-pending"`), rowNames(p))
 	}
-	if len(c.sets) != 1 {
-		t.Errorf("%d row sets kept, want 1", len(c.sets))
+	if len(c.sets) != 1 || c.sets[0].pending {
+		t.Errorf("%d row sets kept (want 1, with the findings)", len(c.sets))
 	}
 }
