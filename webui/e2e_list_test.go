@@ -84,6 +84,16 @@ func TestSkillsListFitsInBrowser(t *testing.T) {
 		t.Errorf("at 1280: the page is %d px wide in %d, the table %d in %d", m.PageW, m.ViewW, m.TableW, m.WrapW)
 	}
 
+	// A live refresh (live.js) replaces <main> with a new copy: the filter
+	// still fetches as it is typed in the new form.
+	browsertest.Get(t, ctx, "replace main as a live refresh does", chromedp.Evaluate[bool](`(() => {
+		const main = document.querySelector("main");
+		main.replaceChildren(...[...main.cloneNode(true).childNodes]);
+		window.dispatchEvent(new CustomEvent("loadout:refreshed", {detail: {}}));
+		return true })()`))
+	browsertest.Do(t, ctx, "type a filter", chromedp.SendKeys(chromedp.CSS("#f-q"), "api-check"))
+	browsertest.Get(t, ctx, "wait for the filtered list", chromedp.Poll[bool](`/^\d+ of 120 skills match/.test(document.querySelector("#skills-count").textContent)`))
+
 	browsertest.Do(t, ctx, "phone width", chromedp.EmulateViewport(375, 800))
 	browsertest.Do(t, ctx, "open the list", chromedp.Navigate(srv.URL+"/ui/"), chromedp.WaitVisible(chromedp.CSS("table.skills tbody tr")))
 	m = measure()
