@@ -33,6 +33,9 @@ const (
 	// MaxFacetOptions is how many tags and categories the filter offers
 	// as suggestions (the most common first); any other can be typed.
 	MaxFacetOptions = 200
+	// MaxSourceOptions is how many sources the source filter offers (the
+	// most skills first); a link can name any other.
+	MaxSourceOptions = 50
 	// maxRowCaches is how many loadouts' rows are kept (the global one
 	// and a few agents' for agent tokens); a loadout is immutable, so its
 	// rows are valid as long as it is current.
@@ -438,7 +441,9 @@ func sourceOptions(srcs map[string]*sourceOption, origin map[string]skill.Origin
 			out = append(out, sourceOption{Value: k, Label: "every " + k + " source", N: n})
 		}
 	}
-	return append(out, list...)
+	// Bounded, as every option is sent with every page: the kind choices
+	// and the largest sources (a link can name any other).
+	return append(out, list[:min(len(list), MaxSourceOptions)]...)
 }
 
 // countDiagnostics counts the diagnostics about each skill name. The

@@ -325,3 +325,21 @@ func TestSkillsListSafetyPending(t *testing.T) {
 		t.Errorf("%d row sets kept (want 1, with the findings)", len(c.sets))
 	}
 }
+
+// TestSourceOptionsBounded: a catalog of many plugins offers the kind and
+// the MaxSourceOptions largest sources, not one option a source; at the
+// limit, every source.
+func TestSourceOptionsBounded(t *testing.T) {
+	for _, c := range []struct{ sources, want int }{{MaxSourceOptions, MaxSourceOptions + 1}, {MaxSourceOptions + 1, MaxSourceOptions + 1}} {
+		srcs, origin := map[string]*sourceOption{}, map[string]skill.Origin{}
+		for i := range c.sources {
+			o := skill.Origin{Kind: "plugin", Plugin: fmt.Sprintf("p%03d", i)}
+			srcs[sourceKey(o)] = &sourceOption{Value: sourceKey(o), N: 1 + i}
+			origin[sourceKey(o)] = o
+		}
+		got := sourceOptions(srcs, origin)
+		if len(got) != c.want || got[0].Value != "plugin" || got[1].Label != fmt.Sprintf("plugin: p%03d", c.sources-1) {
+			t.Errorf("%d sources: %d options starting %v, want %d: the kind, then the largest", c.sources, len(got), got[:2], c.want)
+		}
+	}
+}
