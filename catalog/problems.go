@@ -143,6 +143,23 @@ func (c *Catalog) Report(ctx context.Context, p *safety.Policy) *Report {
 	return r
 }
 
+// ReportReady is Report without waiting or checking: the kept report of
+// the current generation and policy p, and true; nil and false while one
+// is being made or when none was made for this generation (Report makes
+// it). A page that must answer at once shows what it has rather than wait
+// for the checks of 10,000 skills the server starts with.
+func (c *Catalog) ReportReady(p *safety.Policy) (*Report, bool) {
+	if !c.reports.mu.TryLock() {
+		return nil, false
+	}
+	defer c.reports.mu.Unlock()
+	k := reportKey{gen: c.Generation(), added: len(c.Added()), policy: p}
+	if r := c.reports.r; r != nil && r.key == k {
+		return r, true
+	}
+	return nil, false
+}
+
 // ForLoadout is the report of one agent's loadout l, for a caller that
 // may see that agent only: l's diagnostics, the safety findings of the
 // skills it is served (the winner of each name) and its own similarity

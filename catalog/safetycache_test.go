@@ -262,3 +262,82 @@ func TestSources(t *testing.T) {
 		t.Errorf("Sources:\n got %+v\nwant %+v", got, want)
 	}
 }
+
+// TestSafetyOncePerSnapshot: asked again over the same snapshot, Safety
+// answers from its last run (the same findings, a slice of the caller's
+// own) without comparing or sorting again; after an edit and a reload it
+// runs again and finds the new finding; a run that met an unreadable
+// skill is not kept.
+func TestSafetyOncePerSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"keyed/SKILL.md":        keyedMD,
+		"keyed/scripts/ship.sh": "#!/bin/sh\nAWS_ACCESS_KEY_ID=" + awsKey + " aws s3 ls\n",
+		"plain/SKILL.md":        md("plain", "Plain. Use when plain."),
+	})
+	ctx := context.Background()
+	c, err := New(ctx, []AgentSpec{{AgentID: "a", Skills: []SourceSpec{{Root: dir}}}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := c.Safety(ctx, nil)
+	if len(first) != 1 || c.safety.lastSnap != c.snap.Load() {
+		t.Fatalf("first run: %v, kept for its snapshot: %v", first, c.safety.lastSnap == c.snap.Load())
+	}
+	first[0].Message = "changed by the caller"
+	if again := c.Safety(ctx, nil); len(again) != 1 || again[0].Message == "changed by the caller" {
+		t.Errorf("the second call: %v (the kept result must be the caller's copy)", again)
+	}
+	write(t, dir, map[string]string{"plain/scripts/run.sh": "#!/bin/sh\nAWS_ACCESS_KEY_ID=" + awsKey + "\n"})
+	c.Reload(ctx)
+	after := c.Safety(ctx, nil)
+	if n := len(slices.DeleteFunc(slices.Clone(after), func(d skill.Diagnostic) bool { return d.Code != safety.CodeSecretAWS })); n != 2 {
+		t.Errorf("after an edit and a reload: %v, want the new key found too", after)
+	}
+	// A stopped run is not kept.
+	c.Reload(ctx)
+	stopped, cancel := context.WithCancel(ctx)
+	cancel()
+	c.Safety(stopped, nil)
+	if c.safety.lastSnap != nil {
+		t.Error("a stopped run was kept")
+	}
+}
+
+// TestReportReady: no report before one is made, nor while one is being
+// made (it does not wait); the made one after it; none for another policy,
+// nor after a change to the catalog, until the next is made.
+func TestReportReady(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"keyed/SKILL.md":        keyedMD,
+		"keyed/scripts/ship.sh": "#!/bin/sh\nAWS_ACCESS_KEY_ID=" + awsKey + " aws s3 ls\n",
+	})
+	ctx := context.Background()
+	c, err := New(ctx, []AgentSpec{{AgentID: "a", Skills: []SourceSpec{{Root: dir}}}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.ReportReady(nil); ok {
+		t.Error("ready before any report")
+	}
+	made := c.Report(ctx, nil)
+	c.reports.mu.Lock() // as a report being made holds it
+	testutil.Within(t, "ReportReady while a report is being made", func() {
+		if _, ok := c.ReportReady(nil); ok {
+			t.Error("ready while a report is being made")
+		}
+	})
+	c.reports.mu.Unlock()
+	if r, ok := c.ReportReady(nil); !ok || r != made || r.Skill("keyed").Problems() != 1 {
+		t.Errorf("after the report: %v %v, want the report made, with keyed's finding", r, ok)
+	}
+	if _, ok := c.ReportReady(&safety.Policy{}); ok {
+		t.Error("ready for another policy")
+	}
+	write(t, dir, map[string]string{"other/SKILL.md": "---\nname: other\ndescription: Another skill. Use when testing.\n---\nBody.\n"})
+	c.Reload(ctx)
+	if _, ok := c.ReportReady(nil); ok {
+		t.Error("ready after the catalog changed, before its report")
+	}
+}

@@ -145,6 +145,12 @@ func (s *Service) Report(ctx context.Context) *catalog.Report {
 	return s.cat.Report(ctx, s.SafetyPolicy())
 }
 
+// ReportReady is Report when it is made already (catalog.ReportReady):
+// it never waits for the safety checks.
+func (s *Service) ReportReady() (*catalog.Report, bool) {
+	return s.cat.ReportReady(s.SafetyPolicy())
+}
+
 // Limits are the limits writes are held to (Options.Limits; zero fields
 // are skill's defaults): the transports size their import limits by them
 // (portable.LimitsFor), so the UI and the API refuse at the same sizes.

@@ -194,10 +194,14 @@ func TestSkillsListAndViewsInBrowser(t *testing.T) {
 	if c := textOf("count", "#skills-count"); !strings.Contains(c, "235 skills") || !strings.Contains(c, "showing 1–100") {
 		t.Errorf("the count says %q, want 235 skills, showing 1–100", c)
 	}
-	for _, want := range []string{"deploy", "evil", "gen-000", "folder " + filepath.Join(f.dir, "skills")} {
+	for _, want := range []string{"deploy", "evil", "gen-000", "folder: skills"} {
 		if !strings.Contains(textOf("table", "table.skills"), want) {
 			t.Errorf("the first page lacks %q", want)
 		}
+	}
+	// The source's badge is short; its title says the whole folder.
+	if title := eval("the source's title", `document.querySelector("table.skills .badge.src").title`); title != filepath.Join(f.dir, "skills") {
+		t.Errorf("the source badge's title is %q, want the folder %s", title, filepath.Join(f.dir, "skills"))
 	}
 	browsertest.Screenshot(t, ctx, "skills-list-laptop")
 	noViolations("the skills list")
@@ -219,16 +223,22 @@ func TestSkillsListAndViewsInBrowser(t *testing.T) {
 	noViolations("the filtered list")
 	// Source filter and "has problems" (none here but the plugin's): the
 	// select works the same way.
-	eval("pick plugin", `(() => { document.querySelector("#f-q").value = ""; const s = document.querySelector("#f-source"); s.value = "plugin"; s.dispatchEvent(new Event("change", {bubbles: true})); return true })()`)
+	eval("pick plugin", `(() => { document.querySelector("#f-q").value = ""; const s = document.querySelector("#f-source"); s.value = [...s.options].find(o => o.text.startsWith("plugin: acme")).value; s.dispatchEvent(new Event("change", {bubbles: true})); return true })()`)
 	browsertest.Get(t, ctx, "wait for the plugin's skill", chromedp.Poll[bool](`document.querySelector("table.skills tbody").textContent.includes("oncall")`))
-	if row := textOf("plugin row", "table.skills tbody tr"); !strings.Contains(row, "oncall") || !strings.Contains(row, "plugin acme · self_host_guarded") {
+	if row := textOf("plugin row", "table.skills tbody tr"); !strings.Contains(row, "oncall") || !strings.Contains(row, "plugin: acme") {
 		t.Errorf("the plugin row: %q", row)
+	}
+	if title := eval("the plugin's title", `document.querySelector("table.skills .badge.src").title`); title != "plugin acme · self_host_guarded" {
+		t.Errorf("the plugin's source badge's title is %q", title)
 	}
 
 	// The stored skill shows its source and version.
 	browsertest.Do(t, ctx, "filter by store", chromedp.Navigate(u+"/ui/?source=store"), chromedp.WaitVisible(chromedp.CSS("table.skills")))
-	if row := textOf("store row", "table.skills tbody tr"); !strings.Contains(row, "review") || !strings.Contains(row, "store v2") {
+	if row := textOf("store row", "table.skills tbody tr"); !strings.Contains(row, "review") || !strings.Contains(row, "store") {
 		t.Errorf("the stored skill's row: %q", row)
+	}
+	if title := eval("the store's title", `document.querySelector("table.skills .badge.src").title`); title != "store v2" {
+		t.Errorf("the stored skill's source badge's title is %q, want store v2", title)
 	}
 
 	// Sort by files: deploy (3 files) first.

@@ -3,6 +3,7 @@ package webui
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/service"
@@ -30,6 +32,9 @@ const (
 	// MaxFacetOptions is how many tags and categories the filter offers
 	// as suggestions (the most common first); any other can be typed.
 	MaxFacetOptions = 200
+	// MaxSourceOptions is how many sources the source filter offers (the
+	// most skills first); a link can name any other.
+	MaxSourceOptions = 50
 	// maxRowCaches is how many loadouts' rows are kept (the global one
 	// and a few agents' for agent tokens); a loadout is immutable, so its
 	// rows are valid as long as it is current.
@@ -50,14 +55,20 @@ const (
 // skillRow is one selected skill of a loadout, as the list shows it.
 type skillRow struct {
 	Name, Description string
-	Origin            skill.Origin
-	Kind              string // folder, store, plugin
-	Source            string // the folder path, "store", or the plugin id and trust
-	Tags              []string
-	Category, Version string
-	Files             int
-	State             string // listed, inline or hidden
-	Diags             int
+	// Summary is the description on one line, cut to about what a row
+	// shows (summaryRunes): the full text goes in the row's title only.
+	Summary string
+	Origin  skill.Origin
+	Kind    string // folder, store, plugin, git, index
+	Source  string // the folder path, "store", or the plugin id and trust (the badge's title)
+	// SourceKey names the source the skill comes from, for ?source=
+	// (sourceKey); SourceLabel is its short badge ("folder: examples").
+	SourceKey, SourceLabel string
+	Tags                   []string
+	Category, Version      string
+	Files                  int
+	State                  string // listed, inline or hidden
+	Diags                  int
 	// Shadowed is set for a skill another source's skill of the same name
 	// wins over; Winner says where the winner comes from.
 	Shadowed bool
@@ -77,6 +88,33 @@ type rowSet struct {
 	report     *catalog.Report
 	rows       []skillRow
 	tags, cats []string
+	// sources are the filter's source choices: the kinds with more than
+	// one source, then each source, most skills first.
+	sources []sourceOption
+	// pending is set when the safety checks had not ended: the problem
+	// counts leave their findings out (findingsFor).
+	pending bool
+	// hayOnce fills the rows' hay on the first text filter, not when the
+	// rows are built: lowering 10,000 descriptions took a fifth of a build,
+	// which the first page after every catalog change waited for.
+	hayOnce sync.Once
+}
+
+// haystacks fills each row's hay (once per set) and returns the rows.
+func (s *rowSet) haystacks() []skillRow {
+	s.hayOnce.Do(func() {
+		for i := range s.rows {
+			r := &s.rows[i]
+			r.hay = strings.ToLower(r.Name + "\x00" + r.Description)
+		}
+	})
+	return s.rows
+}
+
+// sourceOption is one choice of the list's source filter.
+type sourceOption struct {
+	Value, Label string
+	N            int // skills from it
 }
 
 // usageSnap is the usage columns, computed at most once per UsageTTL.
@@ -89,8 +127,10 @@ type usageSnap struct {
 }
 
 type skillsCache struct {
-	mu   sync.Mutex // guards sets
+	mu   sync.Mutex // guards sets and scan
 	sets []*rowSet
+	// scan is the safety run this UI started, while it runs (findingsFor).
+	scan *scanRun
 	// usageMu guards usage, and is held while it is refreshed, so one
 	// request asks the receipts and the others wait for its answer.
 	usageMu sync.Mutex
@@ -122,21 +162,147 @@ func sourceText(o skill.Origin) string {
 	return o.Root
 }
 
+// sourceKey names the source a skill comes from, for the list's source
+// filter: the kind and what tells two sources of that kind apart (the
+// folder, the plugin, the remote's URL and ref). The store is one source.
+func sourceKey(o skill.Origin) string {
+	switch o.Kind {
+	case "store":
+		return "store"
+	case "plugin":
+		return "plugin:" + o.Plugin
+	case "git", "index":
+		if o.Ref != "" {
+			return o.Kind + ":" + o.Root + "@" + o.Ref
+		}
+		return o.Kind + ":" + o.Root
+	}
+	return cmp.Or(o.Kind, "folder") + ":" + o.Root
+}
+
+// sourceKinds are the kinds ?source= takes as well as a sourceKey.
+var sourceKinds = []string{"folder", "store", "plugin", "git", "index"}
+
+// sourceBadge is a source's short badge: its kind and the last part of its
+// folder or URL ("folder: examples", "git: skills"); long is 1 for a
+// longer one (two parts, and the ref), used where short ones collide.
+func sourceBadge(o skill.Origin, long int) string {
+	tail := func(p string, n int) string {
+		p = strings.TrimSuffix(strings.TrimRight(strings.ReplaceAll(p, "\\", "/"), "/"), ".git")
+		parts := strings.Split(p, "/")
+		return strings.Join(parts[max(0, len(parts)-n):], "/")
+	}
+	switch o.Kind {
+	case "store":
+		return "store"
+	case "plugin":
+		return "plugin: " + o.Plugin
+	case "git", "index":
+		s := o.Kind + ": " + tail(o.Root, 1+long)
+		if long > 0 && o.Ref != "" {
+			s += "@" + o.Ref
+		}
+		return s
+	}
+	return cmp.Or(o.Kind, "folder") + ": " + tail(o.Root, 1+long)
+}
+
+// summaryRunes is about what one row shows of a description at 1280
+// pixels; the rest is clipped by the stylesheet anyway, and sending it
+// twice (text and title) would double the page.
+const summaryRunes = 120
+
+// summary is a description on one line, cut at a word near summaryRunes.
+func summary(desc string) string {
+	s := strings.Join(strings.Fields(desc), " ")
+	if utf8.RuneCountInString(s) <= summaryRunes {
+		return s
+	}
+	cut := 0
+	for i := range s {
+		if cut >= summaryRunes {
+			s = s[:i]
+			break
+		}
+		cut++
+	}
+	if sp := strings.LastIndexByte(s, ' '); sp > len(s)*2/3 {
+		s = s[:sp]
+	}
+	return strings.TrimRight(s, " ,;:.") + "…"
+}
+
+// scanRun is a report of problems being made; done closes when it ends,
+// rep set.
+type scanRun struct {
+	done chan struct{}
+	rep  *catalog.Report
+}
+
+// safetyWait is how long the list waits for the report of problems (the
+// safety checks) before it shows the rows without the checks' findings: a
+// reload's few changed skills are checked within it; the first check of
+// 10,000 skills (seconds) is not.
+const safetyWait = 100 * time.Millisecond
+
+// listReport returns the report of problems of the current catalog, or,
+// when it is not made within safetyWait, one of the catalog's own
+// diagnostics without the safety checks' findings, and pending: the
+// report is then made in the background (waiting behind the server's if
+// that one is under way), and the list says its counts leave the findings
+// out until it is.
+func (u *ui) listReport(r *http.Request) (rep *catalog.Report, pending bool) {
+	c := u.cache()
+	c.mu.Lock()
+	run := c.scan
+	if run == nil {
+		run = &scanRun{done: make(chan struct{})}
+		c.scan = run
+		go func() {
+			// Not the request's context: the run outlives the request that
+			// started it, and serves the next.
+			run.rep = u.svc.Report(context.Background())
+			c.mu.Lock()
+			c.scan = nil
+			c.mu.Unlock()
+			close(run.done)
+		}()
+	}
+	c.mu.Unlock()
+	t := time.NewTimer(safetyWait)
+	defer t.Stop()
+	select {
+	case <-run.done:
+		// Its counts, even when the report was not kept (a skill it could
+		// not read is read again by the next): they are all there are.
+		return run.rep, false
+	case <-t.C:
+	case <-r.Context().Done():
+	}
+	return catalog.NewReport(u.svc.Catalog().Diagnostics()), true
+}
+
 // rowsFor returns the rows of l, built once per loadout and report of
 // problems.
 func (u *ui) rowsFor(r *http.Request, l *catalog.Loadout) *rowSet {
 	c := u.cache()
-	rep := u.svc.Report(r.Context())
+	rep, ready := u.svc.ReportReady()
 	c.mu.Lock()
 	for _, s := range c.sets {
-		if s.l == l && s.report == rep {
+		// Rows without the safety findings serve while the report is made;
+		// once it is, they are built again, with them.
+		if s.l == l && (ready && !s.pending && s.report == rep || !ready && s.pending && c.scan != nil) {
 			c.mu.Unlock()
 			return s
 		}
 	}
 	c.mu.Unlock()
+	pending := false
+	if !ready {
+		rep, pending = u.listReport(r)
+	}
 	s := buildRows(l, rep.ForLoadout(l))
-	s.report = rep
+	s.report, s.pending = rep, pending
 	c.mu.Lock()
 	// Drop the sets of loadouts of the same agent (replaced by a reload)
 	// and keep at most maxRowCaches.
@@ -158,10 +324,21 @@ func buildRows(l *catalog.Loadout, rep *catalog.Report) *rowSet {
 	entries := l.Entries()
 	s := &rowSet{l: l, rows: make([]skillRow, 0, len(entries))}
 	tagN, catN := map[string]int{}, map[string]int{}
+	srcs, srcOrigin := map[string]*sourceOption{}, map[string]skill.Origin{}
+	type srcID struct{ kind, root, plugin, ref string }
+	keys := map[srcID]string{}
 	for i, e := range entries {
 		sk := e.Skill
-		r := skillRow{Name: sk.Name, Description: sk.Description, Origin: sk.OriginValue(), Kind: sk.Origin.Kind, Source: sourceText(sk.OriginValue()),
+		o := sk.OriginValue()
+		r := skillRow{Name: sk.Name, Description: sk.Description, Origin: o, Kind: o.Kind, Source: sourceText(o),
 			Files: len(sk.Files), Diags: rep.Skill(sk.Name).Problems(), order: i}
+		// One key string per source, not per skill.
+		id := srcID{o.Kind, o.Root, o.Plugin, o.Ref}
+		r.SourceKey = keys[id]
+		if r.SourceKey == "" {
+			r.SourceKey = sourceKey(o)
+			keys[id] = r.SourceKey
+		}
 		if sk.Meta != nil {
 			r.Tags, r.Category, r.Version = sk.Meta.Tags, sk.Meta.Category, sk.Meta.Version
 		}
@@ -178,20 +355,85 @@ func buildRows(l *catalog.Loadout, rep *catalog.Report) *rowSet {
 			r.Winner = sourceText(w.Skill.OriginValue())
 			r.Diags = 0 // the name's diagnostics are the winner's
 		}
-		r.hay = strings.ToLower(sk.Name + "\x00" + sk.Description)
 		for _, t := range r.Tags {
 			tagN[t]++
 		}
 		if r.Category != "" {
 			catN[r.Category]++
 		}
+		if _, ok := srcs[r.SourceKey]; !ok {
+			srcs[r.SourceKey] = &sourceOption{Value: r.SourceKey}
+			srcOrigin[r.SourceKey] = o
+		}
+		srcs[r.SourceKey].N++
 		s.rows = append(s.rows, r)
 	}
+	s.sources = sourceOptions(srcs, srcOrigin)
+	labels := map[string]string{}
+	for _, o := range s.sources {
+		labels[o.Value] = o.Label
+	}
+	for i := range s.rows {
+		s.rows[i].SourceLabel = labels[s.rows[i].SourceKey]
+	}
 	// By name, then source order (a shadowed skill after its winner): the
-	// default sort, done once.
-	slices.SortStableFunc(s.rows, func(a, b skillRow) int { return strings.Compare(a.Name, b.Name) })
+	// default sort, done once (a folder's skills mostly come sorted).
+	byName := func(a, b skillRow) int { return strings.Compare(a.Name, b.Name) }
+	if !slices.IsSortedFunc(s.rows, byName) {
+		slices.SortStableFunc(s.rows, byName)
+	}
 	s.tags, s.cats = facet(tagN), facet(catN)
 	return s
+}
+
+// sourceOptions are the source filter's choices: the sources, most skills
+// first, each with a short label, made longer where two would read alike,
+// after one "every KIND" choice per kind that has several.
+func sourceOptions(srcs map[string]*sourceOption, origin map[string]skill.Origin) []sourceOption {
+	list := make([]sourceOption, 0, len(srcs))
+	for _, o := range srcs {
+		list = append(list, *o)
+	}
+	// Short labels first; those that collide get two parts of the path
+	// and the ref, and any still alike the whole source text.
+	for long := 0; long <= 2; long++ {
+		n := map[string]int{}
+		for _, o := range list {
+			n[o.Label]++
+		}
+		for i := range list {
+			if long > 0 && n[list[i].Label] < 2 {
+				continue
+			}
+			if long == 2 {
+				list[i].Label = sourceText(origin[list[i].Value])
+			} else {
+				list[i].Label = sourceBadge(origin[list[i].Value], long)
+			}
+		}
+	}
+	slices.SortFunc(list, func(a, b sourceOption) int {
+		return cmp.Or(cmp.Compare(b.N, a.N), strings.Compare(a.Label, b.Label))
+	})
+	kinds := map[string]int{}
+	for _, o := range list {
+		kinds[origin[o.Value].Kind]++
+	}
+	var out []sourceOption
+	for _, k := range sourceKinds {
+		if kinds[k] > 1 {
+			n := 0
+			for _, o := range list {
+				if origin[o.Value].Kind == k {
+					n += o.N
+				}
+			}
+			out = append(out, sourceOption{Value: k, Label: "every " + k + " source", N: n})
+		}
+	}
+	// Bounded, as every option is sent with every page: the kind choices
+	// and the largest sources (a link can name any other).
+	return append(out, list[:min(len(list), MaxSourceOptions)]...)
 }
 
 // facet is the most common values first, at most MaxFacetOptions.
@@ -275,9 +517,9 @@ var sortKeys = []struct{ ID, Label string }{{"name", "Name"}, {"usage", "Loads (
 func parseSkillsQuery(v url.Values) skillsQuery {
 	q := skillsQuery{Q: strings.TrimSpace(v.Get("q")), Tag: strings.TrimSpace(v.Get("tag")), Category: strings.TrimSpace(v.Get("category")),
 		Source: v.Get("source"), Problems: v.Get("problems") == "1", Shadowed: v.Get("shadowed") == "1", Sort: v.Get("sort")}
-	switch q.Source {
-	case "folder", "store", "plugin":
-	default:
+	// A kind, or one source (sourceKey: a kind, ":" and what tells it
+	// apart); anything else is no filter.
+	if k, _, _ := strings.Cut(q.Source, ":"); !slices.Contains(sourceKinds, k) {
 		q.Source = ""
 	}
 	switch q.Sort {
@@ -375,9 +617,35 @@ type skillsData struct {
 	Page, Pages    int
 	From, To       int
 	Tags, Cats     []string
+	Sources        []sourceOption
 	Sorts          []struct{ ID, Label string }
 	Usage          bool // the caller may see usage
 	UsageErr       string
+	Cols           columns
+	// Pending: the safety checks are still running, and the problem
+	// counts leave their findings out.
+	Pending bool
+}
+
+// columns says which of the optional columns the page shows: each only
+// when a row of the page has a value for it (or the page is sorted by it),
+// so a catalog without tags, versions or use spends no width on them.
+type columns struct {
+	Tags, Version, Loads, Last bool
+}
+
+// columnsOf is the optional columns rows fill; usage only for a caller
+// who may see it.
+func columnsOf(rows []skillRow, q skillsQuery, usage bool) columns {
+	c := columns{Loads: usage && q.Sort == "usage", Last: usage && q.Sort == "last"}
+	for i := range rows {
+		r := &rows[i]
+		c.Tags = c.Tags || len(r.Tags) > 0 || r.Category != ""
+		c.Version = c.Version || r.Version != ""
+		c.Loads = c.Loads || usage && r.Loads7 > 0
+		c.Last = c.Last || usage && !r.LastUsed.IsZero()
+	}
+	return c
 }
 
 func (d *skillsData) PrevURL() string { return d.Query.PageURL(d.Page - 1) }
@@ -401,7 +669,7 @@ func filterRows(all []skillRow, q skillsQuery, us usageSnap) []match {
 		if needle != "" && !strings.Contains(r.hay, needle) {
 			continue
 		}
-		if q.Source != "" && r.Kind != q.Source {
+		if q.Source != "" && r.SourceKey != q.Source && r.Kind != q.Source {
 			continue
 		}
 		if q.Category != "" && !strings.EqualFold(r.Category, q.Category) {
@@ -466,6 +734,7 @@ func pageRows(ms []match, us usageSnap) []skillRow {
 	rows := make([]skillRow, len(ms))
 	for i, m := range ms {
 		rows[i] = *m.row
+		rows[i].Summary = summary(m.row.Description)
 		if !m.row.Shadowed {
 			rows[i].Loads7, rows[i].LastUsed = us.loads[m.row.Name], us.last[m.row.Name]
 		}
@@ -483,14 +752,29 @@ func (u *ui) skillsPage(w http.ResponseWriter, r *http.Request) {
 	set := u.rowsFor(r, l)
 	q := parseSkillsQuery(r.URL.Query())
 	us := u.usageFor(r, p)
-	rows := filterRows(set.rows, q, us)
-	d := &skillsData{Query: q, Total: len(set.rows), Matched: len(rows), Tags: set.tags, Cats: set.cats, Sorts: sortKeys, Usage: p.Admin(), UsageErr: us.err}
+	all := set.rows
+	if q.Q != "" {
+		all = set.haystacks()
+	}
+	rows := filterRows(all, q, us)
+	d := &skillsData{Query: q, Total: len(set.rows), Matched: len(rows), Tags: set.tags, Cats: set.cats, Sources: set.sources, Usage: p.Admin(), UsageErr: us.err}
+	d.Sorts, d.Pending = sortKeys, set.pending
+	if !d.Usage {
+		d.Sorts = sortKeys[:1:1]
+		d.Sorts = append(d.Sorts, sortKeys[3])
+	}
+	if q.Source != "" && !slices.ContainsFunc(d.Sources, func(o sourceOption) bool { return o.Value == q.Source }) {
+		// A source the catalog no longer has (an old link): still shown as
+		// the filter in force, matching nothing.
+		d.Sources = append(slices.Clip(d.Sources), sourceOption{Value: q.Source, Label: q.Source})
+	}
 	d.Pages = max(1, (len(rows)+SkillsPageSize-1)/SkillsPageSize)
 	d.Page = min(q.Page, d.Pages)
 	d.Query.Page = d.Page
 	lo := (d.Page - 1) * SkillsPageSize
 	hi := min(lo+SkillsPageSize, len(rows))
 	d.Rows = pageRows(rows[lo:hi], us)
+	d.Cols = columnsOf(d.Rows, q, d.Usage)
 	d.From, d.To = lo+1, hi
 	if hi == 0 {
 		d.From = 0

@@ -28,7 +28,7 @@ func writeSkill(t testing.TB, dir, name, frontmatter string) {
 // rowNames are the skill names of the results table, in order.
 func rowNames(html string) []string {
 	var out []string
-	for _, m := range regexp.MustCompile(`<td><a href="/ui/skills/([^"]+)">`).FindAllStringSubmatch(html, -1) {
+	for _, m := range regexp.MustCompile(`<td class="nm"><a href="/ui/skills/([^"]+)">`).FindAllStringSubmatch(html, -1) {
 		out = append(out, m[1])
 	}
 	return out
