@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/store"
 	"github.com/loadout/loadout/store/sqlstore"
 )
@@ -230,7 +231,7 @@ func TestReceiptsStoreDown(t *testing.T) {
 			}()
 			select {
 			case <-done:
-			case <-time.After(20 * time.Second):
+			case <-testutil.After(t):
 				t.Fatalf("adding %d receipts with the store down blocked (pending %d)", total, len(r.pending))
 			}
 			time.Sleep(300 * time.Millisecond) // a few failed flushes
