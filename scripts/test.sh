@@ -148,7 +148,17 @@ step() {
   local name=$1 t0=$SECONDS rc
   shift
   echo
-  echo "=== $name: $*"
+  # The command as typed, with the module's packages shortened (./x) and
+  # a long list of them counted rather than spelled out.
+  local shown=() pkgs=0 a
+  for a in "$@"; do
+    case "$a" in
+      "$module" | "$module"/*) pkgs=$((pkgs + 1)); [ $pkgs -le 4 ] && shown+=(".${a#"$module"}") ;;
+      *) shown+=("$a") ;;
+    esac
+  done
+  [ $pkgs -gt 4 ] && shown+=("… $pkgs packages in all (scripts/test.sh list)")
+  echo "=== $name: ${shown[*]}"
   "$@" 2>&1 | tee "$logdir/$name.log"
   rc=${PIPESTATUS[0]}
   if [ "$rc" = 0 ]; then
