@@ -44,7 +44,7 @@ heavy=(
   "webui|./webui||25|the web UI in headless Chromium: every page, the editor, axe-core in light and dark"
   "docker|./cmd/loadout|^TestDockerfileRecipe\$|20|the Dockerfile's static build (CGO_ENABLED=0, cold: nothing cached)"
 )
-light_timeout=20 # minutes, per package: the slowest light packages (render, cmd/loadout, httpapi) took 3 to 4 min at load ~20
+light_timeout=20 # minutes, per package: the slowest light packages (render, service, cmd/loadout) took 3 to 6 min at load ~20
 
 field() { echo "$1" | cut -d'|' -f"$2"; }
 
