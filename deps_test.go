@@ -28,12 +28,12 @@ var layers = map[string][]string{
 	"internal/ignore":       {},
 	"internal/jsonc":        {"internal/textdist", "internal/jsondepth"},
 	"internal/jsondepth":    {},
-	"internal/testutil":     {}, // imported by tests only
-	"internal/pgtest":       {}, // imported by tests only: a PostgreSQL schema per test
-	"internal/browsertest":  {}, // imported by tests only: the real binary, and Chromium
-	"webui/internal/bundle": {}, // go generate: the editor bundle, with esbuild
-	"compat":                {}, // test-only: runs the pinned MCP and skills clients against the real binary
-	"attack":                {}, // test-only: the attack suite, against the real binary
+	"internal/testutil":     {},                    // imported by tests only
+	"internal/pgtest":       {},                    // imported by tests only: a PostgreSQL schema per test
+	"internal/browsertest":  {"internal/testutil"}, // imported by tests only: the real binary, and Chromium; the waits of testutil
+	"webui/internal/bundle": {},                    // go generate: the editor bundle, with esbuild
+	"compat":                {},                    // test-only: runs the pinned MCP and skills clients against the real binary
+	"attack":                {},                    // test-only: the attack suite, against the real binary
 	"internal/pyrepr":       {},
 	"internal/textdist":     {},
 	"internal/terms":        {}, // search terms: shared by the index and the listing's summaries

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/loadout/loadout/internal/pgtest"
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 var (
@@ -220,8 +221,8 @@ func Start(t *testing.T, o Options) *Server {
 	})
 	select {
 	case s.Base = <-found:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("serve did not start in 60 s:\n%s", s.Log())
+	case <-testutil.After(t):
+		t.Fatalf("serve did not start in %s:\n%s", testutil.Patience(t).Round(time.Second), s.Log())
 	}
 	return s
 }

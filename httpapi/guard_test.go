@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/loadout/loadout/httpapi"
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/portable"
 	"github.com/loadout/loadout/skill"
 )
@@ -356,7 +357,7 @@ func TestWriteStallCut(t *testing.T) {
 		if err == nil {
 			t.Error("256 MiB written to a client that reads nothing")
 		}
-	case <-time.After(20 * time.Second):
+	case <-testutil.After(t):
 		t.Fatal("the write to a client that does not read never gave up")
 	}
 

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/loadout/loadout/internal/testutil"
 )
@@ -21,7 +20,7 @@ import (
 // blocks on a file fails the test instead of hanging it.
 func (e *env) get(t *testing.T, path, token string, hdr ...string) resp {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Patience(t))
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "GET", e.srv.URL+path, nil)
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // rawPost posts one JSON-RPC body on a session as principal coder.
@@ -265,7 +267,7 @@ func TestFastPathStdio(t *testing.T) {
 	inW.Close()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-testutil.After(t):
 		t.Fatal("serveStdio did not return after the input ended")
 	}
 }

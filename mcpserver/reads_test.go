@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -19,11 +18,11 @@ import (
 	"github.com/loadout/loadout/service"
 )
 
-// deadline is the context of a call that must not block on a file.
+// deadline is the context of a call that must not block on a file
+// (testutil.Context: minutes, since the first read of a 1 GiB file hashes
+// it, which took 15 to 30 s on a loaded machine under -race).
 func deadline(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
+	return testutil.Context(t)
 }
 
 func readsFixture(t *testing.T, setup func(root string)) (*service.Service, *mcp.ClientSession, string) {

@@ -7,7 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // regularInfo is the stat an import saw of a file before it was swapped.
@@ -37,7 +38,7 @@ func TestImportDirReadDoesNotBlockOnASwappedFIFO(t *testing.T) {
 	select {
 	case err := <-done:
 		wantCode(t, err, CodeSpecialFile)
-	case <-time.After(30 * time.Second):
+	case <-testutil.After(t):
 		t.Fatal("reading a FIFO swapped in for a file blocked")
 	}
 	// A folder swapped for a FIFO is refused by the listing, not blocked on.
@@ -48,7 +49,7 @@ func TestImportDirReadDoesNotBlockOnASwappedFIFO(t *testing.T) {
 	select {
 	case err := <-done:
 		wantCode(t, err, CodeRead)
-	case <-time.After(30 * time.Second):
+	case <-testutil.After(t):
 		t.Fatal("listing a FIFO swapped in for a folder blocked")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/store"
 )
 
@@ -128,7 +129,7 @@ func TestReceiptsWaitWhenFull(t *testing.T) {
 	go func() { r.add(mergeBase(time.Now())); close(last) }()
 	select {
 	case <-last:
-	case <-time.After(5 * time.Second):
+	case <-testutil.After(t):
 		t.Fatal("the receipt that fills the bound waited")
 	}
 	extra := make(chan struct{})
@@ -142,7 +143,7 @@ func TestReceiptsWaitWhenFull(t *testing.T) {
 	r.flushMu.Unlock()
 	select {
 	case <-extra:
-	case <-time.After(5 * time.Second):
+	case <-testutil.After(t):
 		t.Fatal("the waiting receipt was not let in after a flush")
 	}
 	if err := r.flush(); err != nil {
@@ -260,7 +261,7 @@ func TestReceiptsDroppedWhileDown(t *testing.T) {
 		}()
 		select {
 		case <-done:
-		case <-time.After(20 * time.Second):
+		case <-testutil.After(t):
 			t.Fatal("adding receipts with the store down waited for room")
 		}
 	}

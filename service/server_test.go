@@ -95,8 +95,8 @@ func storeService(t testing.TB, st *sqlstore.Store, opt Options) *Service {
 	if opt.TokenCache.TTL >= 0 {
 		select {
 		case <-s.auth.listening:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the token feed is not listening after 10 s")
+		case <-testutil.After(t):
+			t.Fatal("the token feed is not listening")
 		}
 	}
 	return s

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadout/loadout/internal/testutil"
 	"github.com/loadout/loadout/store"
 )
 
@@ -54,8 +55,8 @@ func TestTokenLookupRacingRevocation(t *testing.T) {
 	defer c.close()
 	select {
 	case <-c.listening:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the token feed is not listening after 10 s")
+	case <-testutil.After(t):
+		t.Fatal("the token feed is not listening")
 	}
 	type answer struct {
 		tok *store.Token
@@ -82,7 +83,7 @@ func TestTokenLookupRacingRevocation(t *testing.T) {
 		if store.ErrorCode(a.err) != store.NotFound {
 			t.Errorf("a lookup after the revocation answered %+v, %v: want not found", a.tok, a.err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-testutil.After(t):
 		t.Fatal("a lookup after the revocation waits for one that began before it")
 	}
 	release()

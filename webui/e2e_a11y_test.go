@@ -211,13 +211,16 @@ func crawlable(base *url.URL, href string) (string, bool) {
 
 // isPage fetches url outside the browser and says whether it is an HTML
 // page (not a download, an event stream or a file's raw bytes).
-func isPage(url string) bool {
+func isPage(t testing.TB, url string) bool {
 	req, _ := http.NewRequest("GET", url, nil)
 	req.Header.Set("Accept", "text/html")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Patience, not seconds: a page that answered late would be left out
+	// of the check without a word.
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Patience(t))
 	defer cancel()
 	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
 	if err != nil {
+		t.Errorf("GET %s, to see whether it is a page to check: %v", url, err)
 		return false
 	}
 	resp.Body.Close()
@@ -257,7 +260,7 @@ func crawl(t testing.TB, ctx context.Context, start string, visit func(page stri
 		} else {
 			u, more = more[0], more[1:]
 		}
-		if !isPage(u) {
+		if !isPage(t, u) {
 			continue
 		}
 		browsertest.Do(t, ctx, "open "+u, chromedp.Navigate(u))
@@ -326,7 +329,7 @@ func TestAccessibility(t *testing.T) {
 		t.Fatalf("loadout token create: %v\n%s", err, out)
 	}
 	locked := c.serve(t)
-	if login := locked.URL + "/ui/login"; isPage(login) {
+	if login := locked.URL + "/ui/login"; isPage(t, login) {
 		browsertest.Do(t, ctx, "open "+login, chromedp.Navigate(login))
 		settle(t, ctx)
 		check(locked.URL, login)

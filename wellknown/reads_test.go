@@ -44,7 +44,7 @@ func getWithin(u string, d time.Duration, hdr ...string) (response, error) {
 
 func mustGet(t *testing.T, u string, hdr ...string) response {
 	t.Helper()
-	r, err := getWithin(u, 30*time.Second, hdr...)
+	r, err := getWithin(u, testutil.Patience(t), hdr...)
 	if err != nil {
 		t.Fatalf("GET %s: %v (the server blocked?)", u, err)
 	}

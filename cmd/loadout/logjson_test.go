@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/loadout/loadout/internal/testutil"
 )
@@ -45,7 +44,7 @@ func TestServeLogJSONEveryLine(t *testing.T) {
 	}()
 	var all []string
 	base := ""
-	timeout := time.After(30 * time.Second)
+	timeout := testutil.After(t)
 	for base == "" {
 		select {
 		case l, ok := <-lines:

@@ -153,7 +153,7 @@ func TestServeReloadOnRequestAndSIGHUP(t *testing.T) {
 		if err != nil {
 			t.Fatalf("serve exited with %v:\n%s", err, srv.log())
 		}
-	case <-time.After(10 * time.Second):
+	case <-testutil.After(t):
 		t.Fatal("serve did not stop on SIGTERM")
 	}
 	// Identical receipts of one flush are one row: the loads are the

@@ -416,7 +416,7 @@ func TestScheduledSync(t *testing.T) {
 	g.push()
 	select {
 	case <-changes:
-	case <-time.After(20 * time.Second):
+	case <-testutil.After(t):
 		t.Fatal("no change was announced after the push")
 	}
 	eventually(t, 5*time.Second, "lint in the catalog", func() bool {

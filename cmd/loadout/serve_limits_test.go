@@ -449,7 +449,7 @@ func TestMCPStreamOutlivesTimeouts(t *testing.T) {
 	p.svc.Reload(context.Background(), "test")
 	select {
 	case <-changed:
-	case <-time.After(10 * time.Second):
+	case <-testutil.After(t):
 		t.Fatal("no list-changed notification on a stream older than the timeouts")
 	}
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "load_skill", Arguments: map[string]any{"name": "alpha"}})

@@ -95,7 +95,7 @@ func startServe(t *testing.T, args ...string) *running {
 	})
 	select {
 	case r.base = <-found:
-	case <-time.After(30 * time.Second):
+	case <-testutil.After(t):
 		t.Fatalf("serve did not start:\n%s", r.log())
 	}
 	return r
@@ -225,7 +225,7 @@ func TestServeE2E(t *testing.T) {
 		if err != nil {
 			t.Errorf("serve exited with %v:\n%s", err, srv.log())
 		}
-	case <-time.After(10 * time.Second):
+	case <-testutil.After(t):
 		t.Error("serve did not stop on SIGTERM")
 	}
 	if r := runCLI(t, "receipts", "--db", db, "--agent", "ops", "--json"); !strings.Contains(r.stdout, `"transport": "http"`) {
@@ -236,7 +236,7 @@ func TestServeE2E(t *testing.T) {
 func TestServeRefusesNonLoopbackWithoutTokens(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(loadoutBinary(t), "serve", "--addr", "0.0.0.0:0", "--root", dir, "--db", filepath.Join(dir, "x.db"))
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Patience(t))
 	defer cancel()
 	cmd = exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
 	out, err := cmd.CombinedOutput()

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 var build struct {
@@ -115,7 +117,7 @@ func Serve(t testing.TB, env []string, args ...string) *Server {
 	})
 	select {
 	case s.URL = <-found:
-	case <-time.After(60 * time.Second):
+	case <-testutil.After(t):
 		t.Fatalf("loadout serve did not start:\n%s", s.Log())
 	}
 	return s

@@ -47,17 +47,19 @@ func LeastAllocated(rounds, n int, f func()) uint64 {
 	return least
 }
 
-// Within runs f and fails the test if it has not returned within 30 s, so
-// a call that blocks (a FIFO read, a hung build) fails instead of hanging
-// the test binary. It is a liveness bound, not a speed target.
+// Within runs f and fails the test if it has not returned within
+// Patience(t), so a call that blocks (a FIFO read, a hung build) fails
+// instead of hanging the test binary. It is a liveness bound, not a speed
+// target.
 func Within(t testing.TB, what string, f func()) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() { defer close(done); f() }()
+	d := Patience(t)
 	select {
 	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s did not return: it blocked", what)
+	case <-time.After(d):
+		t.Fatalf("%s did not return within %s: it blocked", what, d.Round(time.Second))
 	}
 }
 
