@@ -48,7 +48,7 @@ func TestScreenshotsAtSize(t *testing.T) {
 	// A folder with a short, stable name: the pages show its paths.
 	dir := filepath.Join(os.TempDir(), "loadout-shots")
 	testutil.Must(t, os.RemoveAll(dir))
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { testutil.Must(t, os.RemoveAll(dir)) })
 	c := newCatalogIn(t, dir)
 
 	// The git source: a bare repository with three skills, over file://.
