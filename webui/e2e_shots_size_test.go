@@ -141,11 +141,7 @@ func TestScreenshotsAtSize(t *testing.T) {
 const shotMaxHeight = 2000
 
 // sizedWidths are the review's two widths (the issue's: 1280×800, 375×800).
-var sizedWidths = []struct {
-	Name          string
-	Width, Height int64
-	Mobile        bool
-}{
+var sizedWidths = []shotWidth{
 	{"laptop", 1280, 800, false},
 	{"phone", 375, 800, true},
 }
@@ -156,14 +152,7 @@ func shootSized(t *testing.T, ctx context.Context, base string, pages []shotPage
 	t.Helper()
 	for _, p := range pages {
 		for _, w := range sizedWidths {
-			opts := []chromedp.EmulateViewportOption{}
-			if w.Mobile {
-				opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateTouch, chromedp.EmulatePortrait)
-			}
-			browsertest.Do(t, ctx, "open "+p.Path+" at "+w.Name+" width",
-				chromedp.EmulateViewport(w.Width, w.Height, opts...),
-				chromedp.Navigate(base+p.Path))
-			settle(t, ctx)
+			openAt(t, ctx, base, p.Path, w)
 			for _, scheme := range []string{"light", "dark"} {
 				browsertest.Do(t, ctx, "colour scheme "+scheme, setScheme(scheme))
 				h := browsertest.Get(t, ctx, "page height", chromedp.Evaluate[float64](`document.documentElement.scrollHeight`))

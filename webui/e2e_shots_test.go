@@ -2,6 +2,7 @@ package webui_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -24,14 +25,30 @@ import (
 // (docs/ui/README.md is the design review's before and after, over a
 // catalog of real size: scripts/ui-shots.sh.)
 
-// shotWidths are the widths the screenshots are taken at.
-var shotWidths = []struct {
+// shotWidth is a screen a page is photographed on.
+type shotWidth struct {
 	Name          string
 	Width, Height int64
 	Mobile        bool
-}{
+}
+
+// shotWidths are the widths the screenshots are taken at.
+var shotWidths = []shotWidth{
 	{"laptop", 1280, 800, false},
 	{"phone", 390, 844, true},
+}
+
+// openAt opens base+path on screen w and waits for the page to settle.
+func openAt(t *testing.T, ctx context.Context, base, path string, w shotWidth) {
+	t.Helper()
+	opts := []chromedp.EmulateViewportOption{}
+	if w.Mobile {
+		opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateTouch, chromedp.EmulatePortrait)
+	}
+	browsertest.Do(t, ctx, "open "+path+" at "+w.Name+" width",
+		chromedp.EmulateViewport(w.Width, w.Height, opts...),
+		chromedp.Navigate(base+path))
+	settle(t, ctx)
 }
 
 // shotPage is one page kind to photograph.
@@ -95,14 +112,7 @@ func TestScreenshots(t *testing.T) {
 				continue
 			}
 			for _, w := range shotWidths {
-				opts := []chromedp.EmulateViewportOption{}
-				if w.Mobile {
-					opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateTouch, chromedp.EmulatePortrait)
-				}
-				browsertest.Do(t, ctx, "open "+p.Path+" at "+w.Name+" width",
-					chromedp.EmulateViewport(w.Width, w.Height, opts...),
-					chromedp.Navigate(base+p.Path))
-				settle(t, ctx)
+				openAt(t, ctx, base, p.Path, w)
 				if w.Mobile {
 					// Readable on a phone: nothing wider than the screen.
 					wide := browsertest.Get(t, ctx, "overflow of "+p.Path, chromedp.Evaluate[[]string](overflowJS))

@@ -42,10 +42,28 @@ func pagesUI(t *testing.T, opt Options) (*ui, store.Store) {
 	}
 	svc := service.New(cat, service.Options{Store: st, Server: st})
 	t.Cleanup(func() { svc.Close() })
+	return newUI(svc, opt), st
+}
+
+// newUI is the UI's pages over svc, without the handler around them, for
+// tests that call one page.
+func newUI(svc *service.Service, opt Options) *ui {
 	u := &ui{svc: svc, opt: opt, log: slog.Default(), pages: map[string]*template.Template{}}
 	u.parse()
 	u.parseFragments()
-	return u, st
+	return u
+}
+
+// folderUI is newUI over one agent, "dev", of the skills folder dir.
+func folderUI(t *testing.T, dir string) *ui {
+	t.Helper()
+	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{{AgentID: "dev", Skills: []catalog.SourceSpec{{Root: dir}}}}, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(cat, service.Options{})
+	t.Cleanup(func() { svc.Close() })
+	return newUI(svc, Options{})
 }
 
 var (

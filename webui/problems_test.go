@@ -1,18 +1,13 @@
 package webui
 
 import (
-	"context"
-	"html/template"
-	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/internal/testutil"
-	"github.com/loadout/loadout/service"
 )
 
 // TestProblemCountsIncludeSafetyFindings: the skills list's Problems
@@ -33,15 +28,7 @@ func TestProblemCountsIncludeSafetyFindings(t *testing.T) {
 	// linky's is the safety checks' warning: a link to a file it lacks.
 	testutil.Mkdir(t, filepath.Join(dir, "linky"))
 	testutil.Write(t, filepath.Join(dir, "linky", "SKILL.md"), "---\nname: linky\ndescription: Use when linky.\n---\nSee [the notes](references/missing.md).\n")
-	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{{AgentID: "dev", Skills: []catalog.SourceSpec{{Root: dir}}}}, catalog.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := service.New(cat, service.Options{})
-	t.Cleanup(func() { svc.Close() })
-	u := &ui{svc: svc, log: slog.Default(), pages: map[string]*template.Template{}}
-	u.parse()
-	u.parseFragments()
+	u := folderUI(t, dir)
 
 	w := serve(u.skillsPage, openP, httptest.NewRequest("GET", "/ui/", nil))
 	body := w.Body.String()

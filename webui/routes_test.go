@@ -78,19 +78,8 @@ func TestRouteWithoutScopePanics(t *testing.T) {
 // only the route table: a HandleFunc or Handle call anywhere else is a
 // route the table does not know.
 func TestRoutesOnlyFromTable(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	fset, files := packageFiles(t)
+	for name, f := range files {
 		for _, d := range f.Decls {
 			fn, isFunc := d.(*ast.FuncDecl)
 			ast.Inspect(d, func(n ast.Node) bool {
@@ -294,16 +283,8 @@ func TestUIStateGoesWithUI(t *testing.T) {
 // maps made at start are per-UI fields instead (sync.Pool, a cache of
 // spare buffers with no meaning, is allowed).
 func TestNoPackageState(t *testing.T) {
-	files, _ := filepath.Glob("*.go")
-	fset := token.NewFileSet()
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	fset, files := packageFiles(t)
+	for _, f := range files {
 		for _, d := range f.Decls {
 			g, ok := d.(*ast.GenDecl)
 			if !ok || g.Tok != token.VAR {
@@ -345,4 +326,29 @@ func (c *skillsCache) reset() {
 	c.usageMu.Lock()
 	c.usage = usageSnap{}
 	c.usageMu.Unlock()
+}
+
+// packageFiles parses the package's Go files, tests left out, by name.
+func packageFiles(t *testing.T) (*token.FileSet, map[string]*ast.File) {
+	t.Helper()
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	files := map[string]*ast.File{}
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = f
+	}
+	if len(files) == 0 {
+		t.Fatal("no Go files of the package")
+	}
+	return fset, files
 }

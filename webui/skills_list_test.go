@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"html"
-	"html/template"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -288,9 +286,7 @@ func TestSkillsListSafetyPending(t *testing.T) {
 	}
 	writeSkill(t, dir, "plain", "name: plain\ndescription: Plain. Use when plain.")
 	svc, _ := listUI(t, dir)
-	u := &ui{svc: svc, log: slog.Default(), pages: map[string]*template.Template{}}
-	u.parse()
-	u.parseFragments()
+	u := newUI(svc, Options{})
 	page := func() (string, time.Duration) {
 		start := time.Now()
 		w := serve(u.skillsPage, openP, httptest.NewRequest("GET", "/ui/?problems=1", nil))

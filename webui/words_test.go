@@ -1,18 +1,13 @@
 package webui
 
 import (
-	"context"
-	"html/template"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/internal/testutil"
-	"github.com/loadout/loadout/service"
 )
 
 func TestCount(t *testing.T) {
@@ -51,15 +46,7 @@ func TestAgentsPageWords(t *testing.T) {
 	dir := t.TempDir()
 	testutil.Mkdir(t, filepath.Join(dir, "linky"))
 	testutil.Write(t, filepath.Join(dir, "linky", "SKILL.md"), "---\nname: linky\ndescription: Use when linky.\n---\nSee [the notes](references/missing.md).\n")
-	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{{AgentID: "dev", Skills: []catalog.SourceSpec{{Root: dir}}}}, catalog.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := service.New(cat, service.Options{})
-	t.Cleanup(func() { svc.Close() })
-	u := &ui{svc: svc, log: slog.Default(), pages: map[string]*template.Template{}}
-	u.parse()
-	u.parseFragments()
+	u := folderUI(t, dir)
 	w := serve(u.agentsPage, openP, httptest.NewRequest("GET", "/ui/agents", nil))
 	body := w.Body.String()
 	if w.Code != 200 || !strings.Contains(body, `<span class="badge warn">1 warning</span>`) || !strings.Contains(body, "1 agent;") {
