@@ -6,7 +6,8 @@
 #   scripts/ui-shots.sh docs/ui/after [CORPUS]
 #
 # CORPUS is a folder of skill folders; by default the collection's skills/
-# are extracted from the git dir $AWESOME_COPILOT_GIT. The PNGs are at
+# are extracted from the git dir $AWESOME_COPILOT_GIT (a clone of
+# github/awesome-copilot). The PNGs are at
 # scale 1 with a 256-colour palette, at most 2000 px tall (see
 # webui/e2e_shots_size_test.go).
 set -eu
@@ -14,7 +15,7 @@ out=${1:?usage: scripts/ui-shots.sh OUT [CORPUS]}
 corpus=${2:-}
 cd "$(dirname "$0")/.."
 if [ -z "$corpus" ]; then
-	src=${AWESOME_COPILOT_GIT:-/work/.mirror/github+awesome-copilot/repo}
+	src=${AWESOME_COPILOT_GIT:?set AWESOME_COPILOT_GIT to the git dir of a clone of github/awesome-copilot, or pass a folder of skills as CORPUS}
 	# A stable folder: the pages show its path, and before/after shots
 	# should differ only by the UI.
 	tmp=${TMPDIR:-/tmp}/loadout-shots-corpus
