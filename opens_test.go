@@ -21,7 +21,7 @@ import (
 // file there goes through internal/safefile (os.Root, O_NONBLOCK, the
 // type checked on the open handle), so a FIFO or device swapped into a
 // skill folder is refused at once instead of blocking a reader for good
-// (issue 24: a FIFO hung GET /v1/diagnostics, and kept it hung).
+// (a FIFO hung GET /v1/diagnostics, and kept it hung).
 var readPackages = []string{"safety", "catalog", "source", "httpapi", "webui", "portable", "wellknown", "mcpserver", "plugin", "remote", "render", "service", "skill"}
 
 // directOpens are the calls that open a file without internal/safefile.

@@ -65,7 +65,7 @@ func mcpCall(t *testing.T, s *Server, path, tool string, args string) string {
 	return body
 }
 
-// TestSearchAmplification: issue 24: at 20,000 skills a query of one
+// TestSearchAmplification: at 20,000 skills a query of one
 // common word repeated to a megabyte cost 39 CPU-seconds through MCP's
 // search_skills, and the REST route 1.1 s per call within its URL cap. Now
 // a query is read to 1024 bytes and 32 distinct words: past either it is
@@ -133,7 +133,7 @@ func TestSearchAmplification(t *testing.T) {
 	})
 }
 
-// TestIndexBuiltBeforeClients: issue 24: a fresh server built an agent's
+// TestIndexBuiltBeforeClients: a fresh server built an agent's
 // install index on the first request (1.5 CPU-seconds at 400 skills), and
 // under load `npx skills add` gave up after 10 s. Now the index is built
 // as the server starts: once it says so, a request for it costs little,

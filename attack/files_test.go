@@ -18,7 +18,7 @@ import (
 	"github.com/loadout/loadout/internal/browsertest"
 )
 
-// Issue 24, item 1: a skill's file ran script in the server's origin.
+// A skill's file ran script in the server's origin.
 //
 // Each skill file below tries, when a browser runs it: to report to the
 // attacker's site, to create a skill through the API, and to read the

@@ -1,6 +1,6 @@
 package attack
 
-// Git bombs (issue 24, item 2): a small repository holding one huge file
+// Git bombs: a small repository holding one huge file
 // must be refused while its pack streams in, by `loadout sync` and by a
 // running `serve` (POST /v1/sources/ID/sync and at start), with peak RSS
 // under 200 MB, an error naming the limit, and the last good snapshot
@@ -359,7 +359,7 @@ func TestGitBomb(t *testing.T) {
 	})
 }
 
-// TestIndexOriginSSRF (issue 24, item 12): an index source's entry that
+// TestIndexOriginSSRF: an index source's entry that
 // names another origin (here an "admin" route on this machine) is refused
 // before any request is sent, and the refusal names the entry and the
 // origin; with the origin allowed in the config, the request is made but

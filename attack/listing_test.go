@@ -1,6 +1,6 @@
 package attack
 
-// The listing's kept plans and its summary by domain (issue 25), against
+// The listing's kept plans and its summary by domain, against
 // the real server: clients choose the prompt route's budget, so one
 // agent's clients must not evict another agent's plan nor hold memory
 // without bound; a skill changed on disk by another process while plans

@@ -1,6 +1,6 @@
 package attack
 
-// Attacks of helper "serve" (issue 24): a FIFO in a skill folder against
+// Attacks of helper "serve": a FIFO in a skill folder against
 // the diagnostics (item 7), and folder skills with error-severity safety
 // findings (item 18).
 
@@ -126,7 +126,7 @@ func findingSkills() map[string]string {
 	return sk
 }
 
-// TestServeFolderFindings (issue 24, item 18): serve logs one line per
+// TestServeFolderFindings: serve logs one line per
 // error finding of a folder skill at start, and does not log it again on
 // an unrelated change; a finding a change brings is logged then.
 // GET /v1/sources counts them on the folder. The key is never logged.

@@ -19,7 +19,7 @@ import (
 	"github.com/loadout/loadout/internal/testutil"
 )
 
-// TestHalfOpenFlood (issue 24, item 8): one unauthenticated client on
+// TestHalfOpenFlood: one unauthenticated client on
 // loopback, where every client has the same address, keeps 520
 // connections open without a complete request (nothing, or half a request
 // line), reopening each one the server closes. A legitimate client on the
@@ -189,7 +189,7 @@ func mcpPing(t *testing.T, s *Server, path, token, id string) int {
 	return code
 }
 
-// TestTokenCannotEvictOthers (issue 24, item 9), with small bounds to be
+// TestTokenCannotEvictOthers, with small bounds to be
 // quick: an agent:coder token signing in again and again, opening MCP
 // session after MCP session and /ui/events stream after stream, ends none
 // of the admin's or agent:ops's sessions and streams; past its own bounds
@@ -263,7 +263,7 @@ func TestTokenCannotEvictOthers(t *testing.T) {
 	s.Healthy(t)
 }
 
-// TestRevokedTokenStreamsEnd (issue 24, item 9): an agent token's open
+// TestRevokedTokenStreamsEnd: an agent token's open
 // streams (the UI's /ui/events, MCP's GET stream) end within a second of
 // `loadout token revoke` in another process, and its MCP session is gone;
 // the admin's stream goes on.

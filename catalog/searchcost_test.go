@@ -69,7 +69,7 @@ func worstQueries(l *Loadout) map[string]string {
 // BenchmarkSearchWorst20k: the dearest queries one can build against
 // 20,000 generated skills (the commonest terms and prefixes, many of
 // them, and one word repeated to a megabyte). Each must cost well under
-// 10 ms (issue 24: a 1 MB query cost 39 CPU-seconds before terms were
+// 10 ms (a 1 MB query cost 39 CPU-seconds before terms were
 // de-duplicated and capped).
 func BenchmarkSearchWorst20k(b *testing.B) {
 	l, _ := searchGenTree(b, 20000)

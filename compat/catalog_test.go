@@ -8,7 +8,7 @@ import (
 )
 
 // The edge-case catalog every client runs against: the shapes real skills
-// have that broke official verifying clients (issue 9). Skill folder names
+// have that broke official verifying clients. Skill folder names
 // equal their frontmatter names, so every skill in valid is valid under the
 // Agent Skills specification and the MCP Skills extension; every skill in
 // invalid breaks the specification in one way and must be left out of

@@ -42,7 +42,7 @@ var modes = []string{"stateful", "stateless"}
 
 // statefulServes20260728 says whether the default (stateful) `serve`
 // answers protocol revision 2026-07-28, which the skills extension is
-// written against (issue 9, item 5: in both modes if the SDK allows; the
+// written against (in both modes if the SDK allows; the
 // Go SDK's own stateful handler refuses it). If it is decided that only
 // --stateless serves it, set this to false: the stateful runs at
 // 2026-07-28 are then skipped with a note, and the table says so.

@@ -20,7 +20,7 @@ func TestParseResolvesPathsAndAcceptsComments(t *testing.T) {
       "agentId": "coding",
       "displayName": "Coding",
       "description": "Writes and edits code.",
-      /* the seed's example */
+      /* an example */
       "skills": [
         { "root": "~/skills", "available": ["*"], "inline": ["my-critical-*"] },
         { "root": "worktrees/assistant/skills" },

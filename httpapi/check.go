@@ -18,7 +18,7 @@ import (
 // source uses, with the skill's name standing in for its folder's, so a
 // name that differs is the same name-mismatch warning) and the store's
 // write gate skill.Bundle.Check (what a save would refuse), and adds the
-// seed's size warning for a SKILL.md over skill.DefaultWarnTextSize (or
+// size warning for a SKILL.md over skill.DefaultWarnTextSize (or
 // the server's --warn-text-size). Each diagnostic carries the line of the
 // text it is about (0 when it is about the whole text).
 

@@ -94,7 +94,7 @@ func TestCheck(t *testing.T) {
 		t.Errorf("yaml error: %d %+v", code, a)
 	}
 
-	// The seed's 50 KB warning for a long SKILL.md: a warning, still valid.
+	// The 50 KB warning for a long SKILL.md: a warning, still valid.
 	big := "---\nname: big\ndescription: Big. Use when asked.\n---\n" + strings.Repeat("word ", 11_000) + "\n"
 	code, a = e.check(t, e.admin, "big", big)
 	if code != 200 || !a.Valid || a.Warnings != 1 || a.Diagnostics[0].Code != "large-text" {

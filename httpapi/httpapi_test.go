@@ -889,7 +889,7 @@ func TestAgents(t *testing.T) {
 	}
 	wantErr(t, e.do(t, "GET", "/v1/agents/coder/search?q=x&limit=-1", e.coder, nil), 400, "bad_request")
 	wantErr(t, e.do(t, "GET", "/v1/agents/coder/search?q=", e.coder, nil), 400, "bad_request")
-	// The query's caps (issue 24: a long query of one common word cost a
+	// The query's caps (a long query of one common word cost a
 	// second per call): 1024 bytes and 32 distinct words pass, one more
 	// of either is refused naming the cap.
 	pad := strings.Repeat("+", 1024-len("second"))

@@ -9,7 +9,7 @@ import (
 
 // TestRefusedReadLeavesReceipt: a read whose path the path check refuses
 // leaves a receipt with outcome refused and the refusal's code, as a
-// not-found read leaves one with outcome not_found (issue 8, item 15). The answer is unchanged: 400
+// not-found read leaves one with outcome not_found. The answer is unchanged: 400
 // refused with the path check's code.
 func TestRefusedReadLeavesReceipt(t *testing.T) {
 	e := newEnv(t, baseFiles)

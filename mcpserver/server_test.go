@@ -180,7 +180,7 @@ func TestSearchSkills(t *testing.T) {
 	if res := callTool(t, cs, "search_skills", map[string]any{"query": ""}); !res.IsError {
 		t.Error("empty query accepted")
 	}
-	// Past the query's cap, a tool error naming it (issue 24: a
+	// Past the query's cap, a tool error naming it (a
 	// megabyte of one word cost 39 CPU-seconds).
 	if res := callTool(t, cs, "search_skills", map[string]any{"query": strings.Repeat("pdf ", 1<<18)}); !res.IsError || !strings.Contains(text(res), "1024 bytes") {
 		t.Errorf("a megabyte query: error %v, %s", res.IsError, text(res))

@@ -70,7 +70,7 @@ func pingAs(t *testing.T, url, tok, id string) bool {
 	return res.StatusCode == 200
 }
 
-// TestSessionsPerTokenNoCrossEviction (issue 24, item 9): one token
+// TestSessionsPerTokenNoCrossEviction: one token
 // opening session after session replaces only its own, at its bound (not
 // before); at the global bound a token with no session of its own is
 // refused, and no other token's session is closed.

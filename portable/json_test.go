@@ -84,7 +84,7 @@ func TestImportJSONAccepts(t *testing.T) {
 }
 
 func TestImportJSONv1(t *testing.T) {
-	// The seed's v1 shape, with frontmatter in content.
+	// The v1 shape, with frontmatter in content.
 	v1 := `{"schemaVersion":1,"skill":{"name":"Demo","slug":"demo","description":"A demo skill.","content":` + mustJSON(okSkill) + `}}`
 	b, err := ImportJSON([]byte(v1))
 	if err != nil {
@@ -108,7 +108,7 @@ func TestImportJSONv1(t *testing.T) {
 		strings.Join(d.Tags, ",") != "jira,triage" || d.Version != "1.0" || d.Body != "# Jira Triage\n\nWhen triaging tickets...\n" {
 		t.Errorf("synthesized frontmatter gave %+v", d)
 	}
-	// The seed's database shape (§7.3): a bare skill object.
+	// The database shape: a bare skill object.
 	bare := `{"name":"API Review Checklist","slug":"api-review","description":"Review APIs.","content":"# API Review\n","is_directory":true,
 		"files":[{"path":"references/checklist.md","content":"## Checklist\n"}]}`
 	b, err = ImportJSON([]byte(bare))

@@ -199,7 +199,7 @@ func TestGoldenEnvelope(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Envelope(tc.in)
-			// Issue 24: a skill without files was told about an invented
+			// A skill without files was told about an invented
 			// scripts/run.sh; the example is always one of its own files.
 			if strings.Contains(got, "scripts/run.sh") && !slices.ContainsFunc(tc.in.Files, func(f skill.File) bool { return f.Path == "scripts/run.sh" }) {
 				t.Errorf("the envelope names scripts/run.sh, which the skill does not have:\n%s", got)

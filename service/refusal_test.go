@@ -9,7 +9,7 @@ import (
 )
 
 // TestRefusalCodeKept: a refused read's receipt keeps the refusal's code
-// (the path check's), on SQLite and PostgreSQL (issue 8, item 15).
+// (the path check's), on SQLite and PostgreSQL.
 func TestRefusalCodeKept(t *testing.T) {
 	for engine, fresh := range engines(t) {
 		t.Run(engine, func(t *testing.T) {

@@ -29,7 +29,7 @@ import (
 
 // Benchmarks of the UI (bench/ui.sh, or go test -run '^$' -bench Pages
 // ./webui): server time per page through the handler, and each page's
-// weight in a real Chromium. Targets (issue 10): the skills page under
+// weight in a real Chromium. Targets: the skills page under
 // 50 ms at 10,000 skills; every page under 300 KB transferred.
 
 // benchHandler builds the UI's handler over a folder of skills and a SQLite

@@ -23,7 +23,7 @@ import (
 	"github.com/loadout/loadout/skill"
 )
 
-// Browser tests of the defects issue 26 found in the web UI at real sizes:
+// Browser tests of the defects found in the web UI at real sizes:
 // each one fails on the UI before its fix.
 
 // defectsSite is a catalog shaped like an operator's: a folder of skills

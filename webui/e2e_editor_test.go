@@ -185,7 +185,7 @@ func TestEditorInBrowser(t *testing.T) {
 	browsertest.Do(t, ctx, "fix the name", clearInput("#fm-name"), chromedp.SendKeys(chromedp.CSS("#fm-name"), "alpha"))
 	waitJS(t, ctx, "no diagnostics", `!document.querySelector('#md-editor .cm-diag-line-error') && document.querySelector('#md-diag-count').textContent === "0"`)
 
-	// The seed's 50 KB warning: a long SKILL.md is a warning in the list
+	// The 50 KB warning: a long SKILL.md is a warning in the list
 	// and beside the size.
 	js[bool](t, ctx, `(() => { const v = loadoutEdit.current.editor().view; v.dispatch({changes: {from: v.state.doc.length, insert: "x".repeat(51000)}}); return true; })()`)
 	waitJS(t, ctx, "the 50 KB warning", `document.querySelector('#md-diags li.diag-warning[data-code="large-text"]') && document.querySelector("#md-size").className === "warning"`)

@@ -35,7 +35,7 @@ func sessionStream(t *testing.T, ctx context.Context, base, session string) (res
 	return resp, br, ""
 }
 
-// TestLiveStreamsPerToken (issue 24, item 9): one token's streams are
+// TestLiveStreamsPerToken: one token's streams are
 // capped below the global cap, so a token opening stream after stream
 // gets 503 for its own while another token's stream opens; and a
 // revoked token's streams end within a second while the others go on.

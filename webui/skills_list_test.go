@@ -20,7 +20,7 @@ import (
 	"github.com/loadout/loadout/skill"
 )
 
-// The skills list, one line per skill (issue 26): a description clipped
+// The skills list, one line per skill: a description clipped
 // to one line with the whole text in its title, a short source badge
 // with the whole source in its title and a filter by source, and the
 // optional columns shown only when a row of the page fills them.

@@ -15,7 +15,7 @@ import (
 )
 
 // TestWarm: after Warm, every agent's indexes are built, and requests for
-// them build nothing (issue 24: the first request paid for the build, 1.5
+// them build nothing (the first request paid for the build, 1.5
 // CPU-seconds at 400 skills). The global catalog's is left to its first
 // request.
 func TestWarm(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 
 // serve logs each error and warning diagnostic, one line each, at start
 // (capped, with a summary) and what a reload brings, a broken edit's
-// kept-last-good included (issue 8, item 8: it logged errors=1 without
+// kept-last-good included (it logged errors=1 without
 // saying what, and nothing on a broken edit).
 func TestServeLogsDiagnostics(t *testing.T) {
 	dir := t.TempDir()

@@ -25,7 +25,7 @@ func openaiLayout(t *testing.T) string {
 	return dir
 }
 
-// TestCheckFailsOnNothing: issue 24: on a repository whose skills are all
+// TestCheckFailsOnNothing: on a repository whose skills are all
 // under dot folders, check printed "0 skills" and exited 0, and prompt
 // printed nothing and exited 0. Now check fails naming the dot folders and
 // how to include them; naming them as roots passes.
@@ -82,7 +82,7 @@ func TestCheckConfigRoots(t *testing.T) {
 	}
 }
 
-// TestCheckMissingStoreIsEmpty: issue 24: "store": "loadout.db" written
+// TestCheckMissingStoreIsEmpty: "store": "loadout.db" written
 // down made check exit 2 before the first serve, while leaving the key out
 // worked. A store not created yet is empty however it is named, and
 // nothing creates it.

@@ -12,7 +12,7 @@ import (
 
 // TestFlagErrorsOneLine: a bad flag is one line on stderr, naming the
 // flag as --flag, with the closest flag for a typo and how to get help;
-// no help text is printed with it (issue 8, item 16).
+// no help text is printed with it.
 func TestFlagErrorsOneLine(t *testing.T) {
 	for _, tc := range []struct {
 		args []string

@@ -13,7 +13,7 @@ import (
 	"github.com/loadout/loadout/internal/testutil"
 )
 
-// A link token (issue 8, item 10: npx skills add cannot send a bearer, so a
+// A link token (npx skills add cannot send a bearer, so a
 // server with tokens could not be installed from) serves one agent's
 // well-known index, its files and archives at /i/SECRET/…, and nothing
 // else; as a bearer it is refused; admin and agent tokens are refused in

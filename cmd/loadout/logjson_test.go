@@ -16,8 +16,7 @@ import (
 // TestServeLogJSONEveryLine: with --log-json every line serve writes to
 // stderr is a JSON object, including the banner (one "serving" line) and
 // what packages log to slog.Default() (the well-known handler; before,
-// its lines went to slog's default text logger, and at debug not at all)
-// (issue 8, item 12).
+// its lines went to slog's default text logger, and at debug not at all).
 func TestServeLogJSONEveryLine(t *testing.T) {
 	dir := t.TempDir()
 	for name, fm := range map[string]string{"good": "name: good\ndescription: Good.", "broken": "name: broken"} {

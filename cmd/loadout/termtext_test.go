@@ -39,7 +39,7 @@ func noControls(t *testing.T, what, out string) {
 	}
 }
 
-// TestImportPrintsNoControls: issue 24: `loadout import` printed a refused
+// TestImportPrintsNoControls: `loadout import` printed a refused
 // file's raw name, so ESC and OSC sequences reached the terminal. Every
 // name is escaped, from a folder (a named pipe, a file named with ESC), a
 // zip (an entry so named) and the command's own error.

@@ -16,7 +16,7 @@ import (
 const tokenDeadline = 5 * time.Second
 
 // Tokens created or revoked while serve runs switch it between open and
-// token-required without a restart (issue 8, item 2: token state was read
+// token-required without a restart (token state was read
 // once at start, so 'loadout token create' left the server open).
 func TestServeFollowsTokens(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) { testServeFollowsTokens(t, filepath.Join(t.TempDir(), "x.db")) })

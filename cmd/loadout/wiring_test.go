@@ -52,7 +52,7 @@ func errorLines(stderr string) []string {
 
 // Every catalog command, with every combination of --config, --root and
 // --agent (and none of them), succeeds or fails with one error line; none
-// panics (issue 8, item 22: prompt --root DIR --agent X dereferenced a nil
+// panics (prompt --root DIR --agent X dereferenced a nil
 // config).
 func TestCatalogCommandsNeverPanic(t *testing.T) {
 	ex := examplesDir(t)
@@ -154,7 +154,7 @@ func TestReadOnlyCommandsCreateNothing(t *testing.T) {
 
 	// check and list over a {"store": true} source read nothing into being.
 	// The store is empty: check fails as it checked nothing (no-skills)
-	// and prompt as its prompt would be empty (issue 24); list lists none.
+	// and prompt as its prompt would be empty; list lists none.
 	proj := t.TempDir()
 	testutil.Write(t, filepath.Join(proj, "loadout.json"), `{"agents":[{"agentId":"a","skills":[{"store":true}]}]}`)
 	exits := map[string]int{"check": 1, "prompt": 2}
