@@ -31,7 +31,7 @@ import (
 //   - directly, in token mode: the browser opens the URL itself (a link
 //     followed from elsewhere), and the session cookie goes with it;
 //   - in the UI: a skill's Preview holds links to every file URL, absolute
-//     (as the reproduction wrote them, and under other names of
+//     (as the reported reproduction wrote them, and under other names of
 //     the server) and relative, and every link the Preview shows is
 //     clicked.
 //

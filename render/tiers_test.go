@@ -272,7 +272,7 @@ func groupCountRe(out string) []int {
 	return counts
 }
 
-// TestNoTwoCharacterDescriptions is the case: 500 skills, the
+// TestNoTwoCharacterDescriptions is the reported case: 500 skills, the
 // default budget. Every skill is named in progressive and catalog, and no
 // description is cut below the floor in any format.
 func TestNoTwoCharacterDescriptions(t *testing.T) {

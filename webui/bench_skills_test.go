@@ -54,7 +54,7 @@ func newTestUI(tb testing.TB, root string) (*service.Service, http.Handler) {
 }
 
 // BenchmarkSkillsPage is the server time of the skills page at 10,000
-// skills (the target: under 50 ms), for the first page, a typed
+// skills (the target: under 50 ms), for the first page, a typed
 // filter (the partial fragment), a sort by usage, and the first page
 // right after a catalog change (cold: the rows are built again).
 //

@@ -382,7 +382,7 @@ func must(t *testing.T, err error) {
 
 // TestEditorPageWeight: the editor bundle is served gzipped to browsers
 // that accept it (the committed editor.js.gz), plain to others; the
-// SKILL.md tab with every asset it loads stays under the 300 KB
+// SKILL.md tab with every asset it loads stays under the 300 KB
 // per page, compressed. The raw route of the Files tab serves text as
 // text and binaries as downloads, and refuses a path out of the skill.
 func TestEditorPageWeight(t *testing.T) {

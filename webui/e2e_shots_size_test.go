@@ -140,7 +140,7 @@ func TestScreenshotsAtSize(t *testing.T) {
 // shotMaxHeight caps a screenshot's height, in CSS px.
 const shotMaxHeight = 2000
 
-// sizedWidths are the review's two widths (the issue's: 1280×800, 375×800).
+// sizedWidths are the review's two widths (1280×800 and 375×800).
 var sizedWidths = []shotWidth{
 	{"laptop", 1280, 800, false},
 	{"phone", 375, 800, true},

@@ -19,7 +19,7 @@ import (
 // from the DevTools Network events (encodedDataLength: headers and the
 // body after compression) of every response the page needed.
 
-// pageBudget is the budget: every page under 300 KB transferred,
+// pageBudget is the page budget: every page under 300 KB transferred,
 // the editor bundle included, compressed.
 const pageBudget = 300 << 10
 

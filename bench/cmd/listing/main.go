@@ -220,7 +220,7 @@ func main() {
 					if b == *summaryBudget {
 						summary = append(summary, sumRow{n, budget, name, lo})
 					}
-					// The targets, checked on every row.
+					// The targets, checked on every row.
 					if lo.chars > budget {
 						missed = append(missed, fmt.Sprintf("%d skills, %s, budget %d: %d characters, over the budget", n, name, budget, lo.chars))
 					}
