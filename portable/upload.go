@@ -135,7 +135,8 @@ func ReadUpload(name string, kind Kind, data []byte, lim ImportLimits) ([]Upload
 			return nil, err
 		}
 	} else {
-		bundles, errs, err := ImportJSONEach(data)
+		// A byte-order mark (an editor's on Windows) is no part of JSON.
+		bundles, errs, err := ImportJSONEach(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
 		if err != nil {
 			return nil, &Error{Source: name, Code: CodeJSONInvalid, Msg: "not a portable JSON document, nor an array of them: " + err.Error(), Err: err}
 		}
@@ -175,7 +176,7 @@ func IsJSON(name string, data []byte) bool {
 		return true
 	}
 	t := bytes.TrimLeft(data, " \t\r\n\xef\xbb\xbf")
-	return len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(data)
+	return len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(t)
 }
 
 // readZip is a zip's skills: the zip itself when it holds one, else one

@@ -131,3 +131,38 @@ func TestLimitsFor(t *testing.T) {
 		t.Errorf("a 2 MiB file under a 2 MiB limit: %v", ups[0].Err)
 	}
 }
+
+// One skill keeps the file's own name as where it came from: a zip with
+// one top-level folder, and a JSON array of one document.
+func TestReadUploadOneSkillNamedByFile(t *testing.T) {
+	for name, data := range map[string][]byte{"one.zip": skillsZip(t, 1, 1), "one.json": jsonArray(t, 1)} {
+		ups, err := ReadUpload(name, KindAuto, data, ImportLimits{})
+		if err != nil || len(ups) != 1 || ups[0].Err != nil || ups[0].From != name {
+			t.Errorf("%s: %v %+v; want one skill from %q", name, err, ups, name)
+		}
+	}
+}
+
+// A file without an extension is read as JSON unless its bytes are a
+// zip's, a byte-order mark before the JSON included; IsJSON (the UI's
+// test of a dropped file) knows JSON by its name or its bytes.
+func TestReadUploadSniffsJSON(t *testing.T) {
+	j := jsonArray(t, 2)
+	bom := append([]byte("\xef\xbb\xbf \n"), j...)
+	for _, data := range [][]byte{j, bom} {
+		readOK(t, "upload", data, ImportLimits{}, 2)
+		if !IsJSON("upload", data) {
+			t.Errorf("IsJSON(%.20q) = false", data)
+		}
+	}
+	readOK(t, "upload", skillsZip(t, 2, 0), ImportLimits{}, 2)
+	readRefused(t, "upload", []byte("{nope"), ImportLimits{}, "not a portable JSON document, nor an array of them")
+	for _, data := range []string{"{nope", "", "  ", "[1,"} {
+		if IsJSON("upload", []byte(data)) {
+			t.Errorf("IsJSON(%q) = true", data)
+		}
+	}
+	if !IsJSON("notes.JSON", []byte("{nope")) {
+		t.Error("IsJSON does not go by a .JSON name")
+	}
+}
