@@ -1,5 +1,5 @@
 #!/bin/sh
-# ui_list.sh: the skills list at size (issue 26): the real binary serving
+# ui_list.sh: the skills list at size: the real binary serving
 # 400, 2,000 and 10,000 generated skills (bench/gen), loaded in Chromium
 # at 1280×800 with the browser's cache off. Per size it prints the first
 # page's server time (request to last byte, gzip), its DOMContentLoaded
