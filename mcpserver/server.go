@@ -76,13 +76,20 @@ type server struct {
 	listingNote atomic.Pointer[string]
 	// fastCalls counts the calls answered on the fast path (fast.go).
 	fastCalls atomic.Int64
+	// renders counts the instructions rendered (instructionsOf).
+	renders atomic.Int64
 }
 
 // view is what the server derives from one immutable loadout; a reload
 // makes a new loadout and so a new view.
 type view struct {
-	l            *catalog.Loadout // nil when the agent does not exist
-	usageGen     uint64           // the service's usage counts it was built with
+	l        *catalog.Loadout // nil when the agent does not exist
+	usageGen uint64           // the service's usage counts it was built with
+	// instructions are rendered when a session first asks for them
+	// (initialize, server/discover), not when the view is made: a write
+	// makes a new view, and rendering the whole listing after every write
+	// was most of a write's cost, with no session to read it.
+	instrOnce    sync.Once
 	instructions string
 	enum         []string // names for the tools' enum (visible skills)
 	hidden       int      // skills left out of the enum
@@ -130,7 +137,10 @@ func newServer(ctx context.Context, svc *service.Service, opt Options) *server {
 		PageSize: opt.PageSize * 10,
 	})
 	s.mcp.AddReceivingMiddleware(s.middleware)
+	// The first instructions are rendered now, so that start-up logs what
+	// the budget leaves out; later ones when a session asks.
 	s.installTools(s.current())
+	s.instructionsOf(s.current())
 	s.installTemplate()
 	mustAdd(mcp.AddReceivingCustomMethod(s.mcp, "skills/list", s.listSkills))
 	mustAdd(mcp.AddReceivingCustomMethod(s.mcp, "skills/get", s.getSkill))
@@ -185,12 +195,22 @@ func (s *server) current() *view {
 			}
 		}
 		v.hidden = len(names) - len(v.enum)
-		v.instructions = s.instructions(l)
 	}
 	// Several requests may build the same view at once; any of them is
 	// correct, and the last one stored wins.
 	s.view.Store(v)
 	return v
+}
+
+// instructionsOf is v's instructions, rendered on the first call.
+func (s *server) instructionsOf(v *view) string {
+	v.instrOnce.Do(func() {
+		if v.l != nil {
+			s.renders.Add(1)
+			v.instructions = s.instructions(v.l)
+		}
+	})
+	return v.instructions
 }
 
 // instructions is the agent's listing in the progressive format within its
@@ -308,12 +328,12 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			switch r := res.(type) {
 			case *mcp.InitializeResult:
-				r.Instructions = s.current().instructions
+				r.Instructions = s.instructionsOf(s.current())
 				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && s.opt.Sessions != nil && c.transport == service.TransportMCPHTTP {
 					s.opt.Sessions.add(ss, service.PrincipalFrom(ctx).TokenID)
 				}
 			case *mcp.DiscoverResult:
-				r.Instructions = s.current().instructions
+				r.Instructions = s.instructionsOf(s.current())
 			}
 			return res, nil
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/store"
 )
@@ -512,5 +513,69 @@ func TestSkillsArePrompts(t *testing.T) {
 	}
 	if _, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: "%%%"}); rpcCode(err) != jsonrpc.CodeInvalidParams {
 		t.Errorf("a bad cursor: %v", err)
+	}
+}
+
+// TestInstructionsRenderedWhenAsked: the instructions are rendered once at
+// start (so start-up logs what the budget leaves out) and then only when a
+// session asks for them: reloads and writes with no new session render
+// nothing, and the next initialize gets the listing as it is now.
+func TestInstructionsRenderedWhenAsked(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newServer(ctx, f.svc, Options{Agent: "coder", Logger: quiet})
+	if n := s.renders.Load(); n != 1 {
+		t.Fatalf("%d renders at start, want 1", n)
+	}
+	for i := range 5 {
+		writeSkill(t, f.rootA, fmt.Sprintf("added-%d", i), fmt.Sprintf("Added skill number %d for the test.", i), "", nil)
+		f.svc.Reload(ctx, "test")
+		s.current() // as follow does after each change
+	}
+	if n := s.renders.Load(); n != 1 {
+		t.Errorf("%d renders after 5 changes and no session, want still 1", n)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := s.mcp.Connect(service.WithPrincipal(ctx, service.Principal{Open: true}), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if got := cs.InitializeResult().Instructions; !strings.Contains(got, "added-4") {
+		t.Errorf("the instructions after the changes lack the last skill added:\n%s", got)
+	}
+	if n := s.renders.Load(); n != 2 {
+		t.Errorf("%d renders after one initialize, want 2", n)
+	}
+}
+
+// BenchmarkViewAfterChange is what each MCP endpoint does after every
+// change to the catalog (a write, a reload) at 10,000 skills: make the new
+// view, with no session asking for its instructions.
+func BenchmarkViewAfterChange(b *testing.B) {
+	root := b.TempDir()
+	for i := range 10000 {
+		writeSkill(b, root, fmt.Sprintf("skill-%05d", i), fmt.Sprintf("Does task %d for the user. Use when asked about topic %d or its neighbours.", i, i), "", nil)
+	}
+	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{{AgentID: "coder", Skills: []catalog.SourceSpec{{Root: root}}}}, catalog.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc := service.New(cat, service.Options{Logger: quiet})
+	b.Cleanup(func() { svc.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	s := newServer(ctx, svc, Options{Agent: "coder", Logger: quiet})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		s.view.Store(nil) // as a change does: the loadout is new
+		s.current()
 	}
 }
