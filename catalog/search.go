@@ -125,6 +125,12 @@ func docTerms(e *Entry, toks []string) (counts map[string]int, inName map[string
 	return counts, inName, n, toks
 }
 
+// WarmSearch builds l's search index now, not on its first search: a
+// server calls it as it starts, so the first search_skills at 10,000
+// skills does not pay for the index (a search under way meanwhile waits
+// for this build rather than starting its own).
+func (l *Loadout) WarmSearch() { l.index() }
+
 func (l *Loadout) index() *searchIndex {
 	l.searchOnce.Do(func() {
 		if b := l.base; b != nil {

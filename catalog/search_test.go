@@ -425,3 +425,32 @@ func TestSearchIndexPatchedClones(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmSearch: WarmSearch builds the index a first search would, and
+// the search after it uses that index rather than building another.
+func TestWarmSearch(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"deploy/SKILL.md": md("deploy", "Ship a build to production. Use when asked to deploy."),
+		"lint/SKILL.md":   md("lint", "Check code style. Use when asked to lint."),
+	})
+	c, err := New(context.Background(), []AgentSpec{{AgentID: "a", Skills: []SourceSpec{{Root: dir}}}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := c.Agent("a")
+	if l.search.Load() != nil {
+		t.Fatal("an index before any search or warm-up")
+	}
+	l.WarmSearch()
+	ix := l.search.Load()
+	if ix == nil {
+		t.Fatal("WarmSearch built no index")
+	}
+	if hits := l.Search("deploy a build", 3); len(hits) == 0 || hits[0].Name != "deploy" {
+		t.Errorf("search after the warm-up: %v", hits)
+	}
+	if l.search.Load() != ix {
+		t.Error("the search after the warm-up built another index")
+	}
+}

@@ -177,8 +177,7 @@ const WarmMaxSkills = 2000
 // Warm builds the install indexes of every agent of at most WarmMaxSkills
 // skills, one agent after another, so that no client pays for a build: a
 // 400-skill agent's index cost 1.5 CPU-seconds on its first request, and
-// under load `npx skills add` gave up after 10 s on a fresh server (issue
-// 24). Run it in the background as the server starts: a request for an
+// under load `npx skills add` gave up after 10 s on a fresh server. Run it in the background as the server starts: a request for an
 // index being built waits for that build rather than starting its own.
 // The global catalog's index (every skill; admin-only with tokens) is
 // built on its first request. Warm logs one line when it is done, naming
