@@ -36,13 +36,6 @@ type safetyCache struct {
 	files *safety.Cache
 	// saved, when set, keeps findings across runs (UseSavedFindings).
 	saved *safety.Saved
-	// last is the last complete run's result and the snapshot it was run
-	// over: asked again for the same snapshot and policy (the server's log
-	// and the UI's pages each ask once per catalog change), Safety answers
-	// from it rather than comparing every agent's listed skills and
-	// sorting every finding again (58 ms at 10,000 skills).
-	last     []skill.Diagnostic
-	lastSnap *snapshot
 }
 
 // UseSavedFindings makes Safety take the findings of skills that did not
@@ -75,10 +68,6 @@ func (c *Catalog) safetyRun(ctx context.Context, p *safety.Policy) ([]skill.Diag
 	if c.safety.policy != p || c.safety.files == nil {
 		c.safety.policy, c.safety.checked, c.safety.found = p, nil, nil
 		c.safety.files = safety.NewCache()
-		c.safety.last, c.safety.lastSnap = nil, nil
-	}
-	if c.safety.lastSnap == snap {
-		return slices.Clone(c.safety.last), c.safety.found
 	}
 	// The first check of a catalog (all of a one-shot `loadout check`)
 	// finds nothing in the cache, so it fills none: the cache serves the
@@ -130,17 +119,12 @@ func (c *Catalog) safetyRun(ctx context.Context, p *safety.Policy) ([]skill.Diag
 	}
 	checkAll(ctx, todo, p, files, c.safety.saved, func(i int, ds []skill.Diagnostic) { found[todo[i]] = ds })
 	var out []skill.Diagnostic
-	// A run that was stopped, or met a skill it could not read, is not
-	// kept (last): the next call reads those skills again.
-	c.safety.last, c.safety.lastSnap = nil, nil
-	complete := ctx.Err() == nil
 	for _, sk := range todo {
 		// A skill that could not be read, or (when ctx stopped the
 		// checks) that may not have been, is read again next time; its
 		// findings are reported this time.
 		ds, has := found[sk]
 		if has && ds[0].Code == CodeSafetyUnread || ctx.Err() != nil && !has {
-			complete = false
 			delete(checked, sk)
 			delete(found, sk)
 			out = append(out, ds...)
@@ -155,10 +139,6 @@ func (c *Catalog) safetyRun(ctx context.Context, p *safety.Policy) ([]skill.Diag
 	slices.SortStableFunc(out, func(a, b skill.Diagnostic) int {
 		return cmp.Or(strings.Compare(a.Agent, b.Agent), strings.Compare(a.Path, b.Path), strings.Compare(a.Code, b.Code), strings.Compare(a.Message, b.Message))
 	})
-	if complete {
-		c.safety.last, c.safety.lastSnap = out, snap
-		return slices.Clone(out), found
-	}
 	return out, found
 }
 

@@ -263,12 +263,11 @@ func TestSources(t *testing.T) {
 	}
 }
 
-// TestSafetyOncePerSnapshot: asked again over the same snapshot, Safety
-// answers from its last run (the same findings, a slice of the caller's
-// own) without comparing or sorting again; after an edit and a reload it
-// runs again and finds the new finding; a run that met an unreadable
-// skill is not kept.
-func TestSafetyOncePerSnapshot(t *testing.T) {
+// TestReportOncePerSnapshot: the safety checks run once per snapshot, for
+// the report every surface counts (Report keeps it); after an edit and a
+// reload they run again and find the new finding; a report cut short is
+// not kept.
+func TestReportOncePerSnapshot(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, map[string]string{
 		"keyed/SKILL.md":        keyedMD,
@@ -280,27 +279,26 @@ func TestSafetyOncePerSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := c.Safety(ctx, nil)
-	if len(first) != 1 || c.safety.lastSnap != c.snap.Load() {
-		t.Fatalf("first run: %v, kept for its snapshot: %v", first, c.safety.lastSnap == c.snap.Load())
+	first := c.Report(ctx, nil)
+	if len(first.Safety) != 1 || c.reports.r != first {
+		t.Fatalf("first report: %v, kept: %v", first.Safety, c.reports.r == first)
 	}
-	first[0].Message = "changed by the caller"
-	if again := c.Safety(ctx, nil); len(again) != 1 || again[0].Message == "changed by the caller" {
-		t.Errorf("the second call: %v (the kept result must be the caller's copy)", again)
+	if again := c.Report(ctx, nil); again != first {
+		t.Error("the same snapshot's report was made again")
 	}
 	write(t, dir, map[string]string{"plain/scripts/run.sh": "#!/bin/sh\nAWS_ACCESS_KEY_ID=" + awsKey + "\n"})
 	c.Reload(ctx)
-	after := c.Safety(ctx, nil)
+	after := c.Report(ctx, nil).Safety
 	if n := len(slices.DeleteFunc(slices.Clone(after), func(d skill.Diagnostic) bool { return d.Code != safety.CodeSecretAWS })); n != 2 {
 		t.Errorf("after an edit and a reload: %v, want the new key found too", after)
 	}
-	// A stopped run is not kept.
+	// A report cut short is not kept.
+	write(t, dir, map[string]string{"plain/SKILL.md": md("plain", "Plain. Use when plain.") + "\nEdited.\n"})
 	c.Reload(ctx)
 	stopped, cancel := context.WithCancel(ctx)
 	cancel()
-	c.Safety(stopped, nil)
-	if c.safety.lastSnap != nil {
-		t.Error("a stopped run was kept")
+	if r := c.Report(stopped, nil); c.reports.r == r {
+		t.Error("a stopped report was kept")
 	}
 }
 

@@ -2,10 +2,8 @@ package catalog
 
 import (
 	"context"
-	"maps"
 
 	"github.com/loadout/loadout/safety"
-	"github.com/loadout/loadout/skill"
 )
 
 // SourceSummary is one source of the catalog as last read: what it is,
@@ -24,11 +22,11 @@ type SourceSummary struct {
 }
 
 // Sources lists every source the catalog reads, in the global catalog's
-// order, with its problems counted: the diagnostics of its last read and
-// the findings of the safety checks with policy p (Safety: the skills not
-// checked since they changed are read now).
+// order, with its problems counted as everywhere else (Report, Tally): the
+// diagnostics of its last read and the safety checks' findings, with
+// policy p, over its skills.
 func (c *Catalog) Sources(ctx context.Context, p *safety.Policy) []SourceSummary {
-	found := c.SafetyFindings(ctx, p)
+	found := c.Report(ctx, p).found
 	snap := c.snap.Load()
 	var out []SourceSummary
 	for _, src := range snap.global.Spec.Skills {
@@ -49,36 +47,17 @@ func (c *Catalog) Sources(ctx context.Context, p *safety.Policy) []SourceSummary
 		default:
 			s.Kind, s.ID = "folder", absRoot(src.Root)
 		}
-		count := func(d skill.Diagnostic) {
-			switch d.Severity {
-			case skill.Error:
-				s.Errors++
-			case skill.Warning:
-				s.Warnings++
-			}
-		}
+		var t Tally
 		for _, d := range res.Diagnostics {
-			count(d)
+			t.Add(d)
 		}
 		for _, sk := range res.Skills {
 			for _, d := range found[sk] {
-				count(d)
+				t.Add(d)
 			}
 		}
+		s.Errors, s.Warnings = t.Errors, t.Warnings
 		out = append(out, s)
 	}
 	return out
-}
-
-// SafetyFindings runs Safety with policy p and returns its findings by
-// skill value, for the skills that have some (not those of agents, such
-// as descriptions too alike). The map is the caller's.
-func (c *Catalog) SafetyFindings(ctx context.Context, p *safety.Policy) map[*skill.Skill][]skill.Diagnostic {
-	c.Safety(ctx, p) // fills the cache read below
-	c.safety.mu.Lock()
-	defer c.safety.mu.Unlock()
-	if c.safety.policy != p {
-		return nil // changed meanwhile: the findings are another policy's
-	}
-	return maps.Clone(c.safety.found)
 }
