@@ -128,7 +128,8 @@ func (u *ui) diagnosticsPage(w http.ResponseWriter, r *http.Request) {
 		pg.Codes = append(pg.Codes, c)
 	}
 	slices.Sort(pg.Codes)
-	withLines(l, views)
+	// The info lines' SKILL.md lines: linked leaves them out.
+	withLines(l, views, func(d skill.Diagnostic) bool { return !catalog.IsProblem(d) })
 	for _, sev := range severityOrder {
 		g := severityGroup{Severity: sev}
 		byCode := map[string]int{}
@@ -182,34 +183,24 @@ type diagLinks struct {
 // page reads SKILL.md files for their lines once per generation, not on
 // every request. Only errors and warnings get their lines here: info
 // lines are folded on the page by default, so their lines are looked up
-// when they are shown (withLines).
+// when they are shown.
 func (u *ui) linked(rep *catalog.Report, l *catalog.Loadout) []diagView {
 	if c := u.diagLinks.Load(); c != nil && c.rep == rep && c.l == l {
 		return c.views
 	}
-	var idx []int
-	var ds []skill.Diagnostic
-	for i, d := range rep.Diagnostics {
-		if catalog.IsProblem(d) {
-			idx = append(idx, i)
-			ds = append(ds, d)
-		}
-	}
 	views := linkDiagnostics(l, rep.Diagnostics, 0)
-	for j, v := range linkDiagnostics(l, ds, maxLineLookups) {
-		views[idx[j]] = v
-	}
+	withLines(l, views, catalog.IsProblem)
 	u.diagLinks.Store(&diagLinks{rep: rep, l: l, views: views})
 	return views
 }
 
-// withLines looks up the SKILL.md lines of the info lines among views
-// (linked leaves them out), at most maxLineLookups files.
-func withLines(l *catalog.Loadout, views []diagView) {
+// withLines looks up the SKILL.md lines of the views whose diagnostic
+// want says, at most maxLineLookups files.
+func withLines(l *catalog.Loadout, views []diagView, want func(skill.Diagnostic) bool) {
 	var idx []int
 	var ds []skill.Diagnostic
 	for i, v := range views {
-		if !catalog.IsProblem(v.Diagnostic) {
+		if want(v.Diagnostic) {
 			idx = append(idx, i)
 			ds = append(ds, v.Diagnostic)
 		}
