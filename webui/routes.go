@@ -10,7 +10,7 @@ import (
 
 // Routes are closed by default: every route of the UI is a row of the
 // table below with the scope it declares, New registers the table and
-// nothing else (TestRouteTable fails a handler registered anywhere else),
+// nothing else (TestRoutesOnlyFromTable fails a handler registered anywhere else),
 // and a row without a scope panics at New. As httpapi's route table, the
 // scope is enforced by the registration, not by each handler.
 
