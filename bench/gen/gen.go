@@ -20,6 +20,12 @@
 // error diagnostic, and every name is unique.
 //
 // The same (n, seed) always gives byte-identical trees.
+//
+// With Options.Findings, a share of the skills carries one warning each, as
+// real collections do (and `loadout check` and the server must report
+// them): even-numbered such skills a compatibility field that is a list
+// (field-type, found when the skill loads), odd ones a link to a file the
+// skill does not have (quality-broken-link, found by the safety pass).
 package gen
 
 import (
@@ -43,6 +49,18 @@ type Stats struct {
 	SkillBytes int64
 }
 
+// Options choose what a generated tree holds beyond n.
+type Options struct {
+	// Seed selects the content; the same seed always gives the same tree.
+	Seed int64
+	// Findings is the share of skills (0 to 1) that carry one warning
+	// each: skill i does when i%100 < Findings*100.
+	Findings float64
+}
+
+// hasFinding says whether skill i carries a warning.
+func (o Options) hasFinding(i int) bool { return float64(i%100) < o.Findings*100 }
+
 // Tree writes n skills under dir, which must be missing or empty. seed
 // selects the content; the same seed always gives the same tree.
 func Tree(dir string, n int, seed int64) error {
@@ -52,6 +70,12 @@ func Tree(dir string, n int, seed int64) error {
 
 // TreeStats is Tree, and reports what it wrote.
 func TreeStats(dir string, n int, seed int64) (Stats, error) {
+	return TreeWith(dir, n, Options{Seed: seed})
+}
+
+// TreeWith is TreeStats with Options.
+func TreeWith(dir string, n int, o Options) (Stats, error) {
+	seed := o.Seed
 	var st Stats
 	if n < 0 {
 		return st, fmt.Errorf("gen: negative skill count %d", n)
@@ -94,7 +118,7 @@ func TreeStats(dir string, n int, seed int64) (Stats, error) {
 		wg.Go(func() {
 			var local Stats
 			for i := range next {
-				if err := writeSkill(dir, &plans[i], seed, i, &local); err != nil {
+				if err := writeSkill(dir, &plans[i], o, i, &local); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = err
@@ -160,12 +184,18 @@ type Skill struct {
 // Skills calls fn with the skills of Tree(dir, n, seed), byte for byte,
 // in index order, without writing anything; it stops at fn's first error.
 func Skills(n int, seed int64, fn func(i int, s Skill) error) error {
+	return SkillsWith(n, Options{Seed: seed}, fn)
+}
+
+// SkillsWith is Skills with Options: the skills of TreeWith.
+func SkillsWith(n int, o Options, fn func(i int, s Skill) error) error {
+	seed := o.Seed
 	if n < 0 {
 		return fmt.Errorf("gen: negative skill count %d", n)
 	}
 	for i, p := range layout(n, seed) {
 		s := Skill{Name: p.name, Category: p.category, Folder: filepath.ToSlash(p.rel)}
-		for _, f := range skillFiles(&p, seed, i) {
+		for _, f := range skillFiles(&p, o, i) {
 			s.Files = append(s.Files, File{Path: f.rel, Data: []byte(f.data), Executable: f.mode&0o111 != 0})
 		}
 		if err := fn(i, s); err != nil {
@@ -182,11 +212,15 @@ type genFile struct {
 }
 
 // skillFiles is the content of skill i: SKILL.md, then its supporting
-// files. It depends only on the plan, seed and i.
-func skillFiles(p *plan, seed int64, i int) []genFile {
-	r := rand.New(rand.NewPCG(uint64(seed), uint64(i)+1))
+// files. It depends only on the plan, the options and i.
+func skillFiles(p *plan, o Options, i int) []genFile {
+	r := rand.New(rand.NewPCG(uint64(o.Seed), uint64(i)+1))
+	md := skillMD(r, p)
+	if o.hasFinding(i) {
+		md = withFinding(md, i)
+	}
 	return []genFile{
-		{"SKILL.md", skillMD(r, p), 0o644},
+		{"SKILL.md", md, 0o644},
 		{"references/guide.md", guideMD(r, p), 0o644},
 		{"scripts/run.sh", runSH(r, p), 0o755},
 		{"assets/data.json", dataJSON(r, p, i), 0o644},
@@ -315,14 +349,24 @@ func description(r *rand.Rand, p *plan) string {
 	return d
 }
 
-func writeSkill(root string, p *plan, seed int64, i int, st *Stats) error {
+// withFinding adds one warning to a SKILL.md: a compatibility field that
+// is a list, not a string (in the frontmatter, for even i), or a link to
+// a missing file (in the body, for odd i).
+func withFinding(md string, i int) string {
+	if i%2 == 0 {
+		return strings.Replace(md, "\n---\n\n", "\ncompatibility: [linux, macos]\n---\n\n", 1)
+	}
+	return md + "See [the missing notes](references/notes.md) as well.\n"
+}
+
+func writeSkill(root string, p *plan, o Options, i int, st *Stats) error {
 	dir := filepath.Join(root, p.rel)
 	for _, sub := range []string{"references", "scripts", "assets"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return err
 		}
 	}
-	for _, f := range skillFiles(p, seed, i) {
+	for _, f := range skillFiles(p, o, i) {
 		path := filepath.Join(dir, filepath.FromSlash(f.rel))
 		if err := os.WriteFile(path, []byte(f.data), f.mode); err != nil {
 			return err

@@ -136,3 +136,47 @@ func TestSkillsAreTree(t *testing.T) {
 		t.Errorf("Skills: %d skills, %v", seen, err)
 	}
 }
+
+// TestFindings: with Options.Findings each chosen skill has exactly one
+// warning of the kind its index gives, the others none, and the share is
+// the one asked for.
+func TestFindings(t *testing.T) {
+	for _, share := range []float64{0, 0.25, 1} {
+		want := map[string]int{}
+		err := gen.SkillsWith(200, gen.Options{Seed: 3, Findings: share}, func(i int, s gen.Skill) error {
+			doc, diags, ok := skill.Parse(s.Files[0].Data, s.Folder+"/SKILL.md", s.Name)
+			if !ok {
+				t.Fatalf("%s: does not parse: %v", s.Name, diags)
+			}
+			has := float64(i%100) < share*100
+			switch {
+			case has && i%2 == 0:
+				if len(diags) != 1 || diags[0].Code != skill.CodeFieldType || diags[0].Field != "compatibility" {
+					t.Errorf("%s: diags %v, want one field-type on compatibility", s.Name, diags)
+				}
+				want["field-type"]++
+			case has:
+				if len(diags) != 0 || !bytes.Contains([]byte(doc.Body), []byte("(references/notes.md)")) {
+					t.Errorf("%s: diags %v; want none and a link to a missing file", s.Name, diags)
+				}
+				for _, f := range s.Files {
+					if f.Path == "references/notes.md" {
+						t.Errorf("%s: has the file its link should miss", s.Name)
+					}
+				}
+				want["link"]++
+			default:
+				if len(diags) != 0 || bytes.Contains([]byte(doc.Body), []byte("notes.md")) {
+					t.Errorf("%s: diags %v, want a skill without findings", s.Name, diags)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := want["field-type"] + want["link"]; n != int(share*200) {
+			t.Errorf("share %v: %d skills with a finding, want %d", share, n, int(share*200))
+		}
+	}
+}

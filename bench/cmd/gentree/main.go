@@ -1,7 +1,7 @@
 // Command gentree writes a deterministic tree of Agent Skills for
 // benchmarks (see package bench/gen):
 //
-//	go run ./bench/cmd/gentree -n 10000 -out DIR [-seed 1]
+//	go run ./bench/cmd/gentree -n 10000 -out DIR [-seed 1] [-findings 1]
 //
 // It prints one summary line.
 package main
@@ -19,13 +19,14 @@ func main() {
 	n := flag.Int("n", 10000, "number of skills")
 	out := flag.String("out", "", "folder to create (must be missing or empty)")
 	seed := flag.Int64("seed", 1, "content seed; the same seed gives the same tree")
+	findings := flag.Float64("findings", 0, "share of skills (0 to 1) with one warning each (a compatibility field that is a list, or a broken link)")
 	flag.Parse()
 	if *out == "" || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: gentree -n N -out DIR [-seed S]")
+		fmt.Fprintln(os.Stderr, "usage: gentree -n N -out DIR [-seed S] [-findings F]")
 		os.Exit(2)
 	}
 	start := time.Now()
-	st, err := gen.TreeStats(*out, *n, *seed)
+	st, err := gen.TreeWith(*out, *n, gen.Options{Seed: *seed, Findings: *findings})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gentree:", err)
 		os.Exit(1)
