@@ -211,6 +211,17 @@ func TestBlobsSharedAndCollected(t *testing.T) {
 	}
 }
 
+func BenchmarkMaintainReceipts(b *testing.B) {
+	storetest.BenchMaintainReceipts(b, func(tb testing.TB) store.Store {
+		s, err := sqlite.Open(filepath.Join(tb.TempDir(), "bench.db"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
 func BenchmarkAddReceipts(b *testing.B) {
 	storetest.BenchAddReceipts(b, func(tb testing.TB) store.Store {
 		s, err := sqlite.Open(filepath.Join(tb.TempDir(), "bench.db"))

@@ -60,3 +60,44 @@ func benchReceipts(n int) []store.Receipt {
 	}
 	return rs
 }
+
+// BenchMaintainReceipts measures what maintenance (rolling receipts up
+// into daily counts, then pruning) costs per receipt, on receipts spread
+// over 10,000 skills as a server's are under loads spread over its
+// catalog: few rows of a chunk share a daily count. open must return a
+// new, empty store.
+func BenchMaintainReceipts(b *testing.B, open func(tb testing.TB) store.Store) {
+	const rows = 100_000
+	s, ok := open(b).(store.Server)
+	if !ok {
+		b.Fatal("the store does not implement store.Server")
+	}
+	now := time.Now().UTC()
+	batch := make([]store.Receipt, 1000)
+	n := 0
+	b.ReportAllocs()
+	var cpu time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		for k := 0; k < rows; k += len(batch) {
+			for i := range batch {
+				j := n + k + i
+				batch[i] = store.Receipt{Time: now, Agent: "bench", Skill: fmt.Sprintf("skill-%05d", j*7919%10000),
+					Action: "load", Source: "folder", Digest: "sha256:6d1f0c6c1e2a9a5d3c4b7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3",
+					Transport: "http", Outcome: "ok", Token: "a1b2c3d4e5f6"}
+			}
+			if err := s.AddReceipts(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+		n += rows
+		b.StartTimer()
+		c := testutil.CPUTime()
+		if _, err := s.MaintainReceipts(ctx, store.Retention{}); err != nil {
+			b.Fatal(err)
+		}
+		cpu += testutil.CPUTime() - c
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/receipt")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/receipt")
+}
