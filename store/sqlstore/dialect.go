@@ -54,6 +54,10 @@ type Dialect struct {
 	// a column of values per parameter (PostgreSQL's unnest), whatever the
 	// batch size; otherwise with prepared multi-row statements.
 	arrayReceipts bool
+	// memRollup: the receipts a process writes are counted as it writes
+	// them, for MaintainReceipts (rollup.go). Only where ids are handed
+	// out in the order transactions commit (SQLite).
+	memRollup bool
 	// anonymousParams says bulkParams writes "?" rather than "$N". SQLite
 	// looks every named parameter ("$N" is one) up in a list, both when it
 	// prepares a statement and when it binds one, which makes a statement
@@ -93,6 +97,7 @@ var (
 		tokensChanged:   `UPDATE change_seq SET tokens = tokens + 1, instance = $1 WHERE id = 1 RETURNING tokens`,
 		anonymousParams: true,
 		serialWrites:    true,
+		memRollup:       true,
 		filesJSON:       `json_group_array(json_array(f.relative_path, f.size, f.content_type, f.is_binary, f.executable))`,
 	}
 	Postgres = Dialect{

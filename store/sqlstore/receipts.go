@@ -154,7 +154,8 @@ func (s *Store) addReceipts(ctx context.Context, rs []store.Receipt) error {
 		}
 		return r.Time.UnixMicro()
 	}
-	return s.quiet(ctx, func(c conn) error {
+	var last int64 // the id of the last receipt inserted (memRollup)
+	err := s.quiet(ctx, func(c conn) error {
 		if s.d.arrayReceipts {
 			st, q, err := s.receiptStmt(ctx, 0)
 			if err != nil {
@@ -213,8 +214,19 @@ func (s *Store) addReceipts(ctx context.Context, rs []store.Receipt) error {
 			}
 			i += size
 		}
+		if s.d.memRollup {
+			if _, err := c.one(`SELECT last_insert_rowid()`, nil, &last); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
+	if err == nil && s.d.memRollup {
+		// Committed: these are rows last-len(rs)+1 .. last (SQLite hands
+		// out the ids of one transaction consecutively).
+		s.roll.added(rs, last-int64(len(rs))+1, last, t)
+	}
+	return err
 }
 
 // Receipts lists receipts, newest first (by time, then by id), filtered
@@ -411,27 +423,86 @@ func (s *Store) MaintainReceipts(ctx context.Context, r store.Retention) (store.
 		}
 		return nil
 	}
-	// 1. Roll up.
+	// 1. Roll up: from the table, and the spans this process counted as
+	// it wrote (rollup.go) when the mark reaches them.
 	var mark int64
+	// The spans there are now are applied; those begun meanwhile wait
+	// for the next maintenance, so this one ends under a steady load.
+	applyLeft := 0
+	if s.d.memRollup {
+		applyLeft = s.roll.count()
+		if err := s.read(ctx, func(c conn) error {
+			_, err := c.one(`SELECT last_id FROM receipt_rollup WHERE id = 1`, nil, &mark)
+			return err
+		}); err != nil {
+			return res, err
+		}
+	}
 	for {
+		// limit: the table's rows are rolled up to the oldest span's
+		// start, no further; -1 when there is no span.
+		limit := int64(-1)
+		if s.d.memRollup {
+			limit = s.roll.spanStart()
+		}
+		if limit >= 0 && mark >= limit {
+			if applyLeft == 0 {
+				break
+			}
+			applyLeft--
+			sp := s.roll.pop()
+			var applied, more bool
+			if err := tx(func(c conn) (err error) {
+				applied, more, err = s.applySpan(c, sp)
+				return err
+			}); err != nil {
+				return res, err
+			}
+			res.Transactions++
+			if applied {
+				res.RolledUp += sp.loads
+				mark = sp.to
+			}
+			if !more {
+				break
+			}
+			// A span the mark has passed was rolled up from the table
+			// by another process: it is dropped, and the table's
+			// rollup goes on from the mark.
+			continue
+		}
 		var n, loads int64 // rows and the loads they stand for
 		err := tx(func(c conn) error {
 			if _, err := c.one(`SELECT last_id FROM receipt_rollup WHERE id = 1`, nil, &mark); err != nil {
 				return err
 			}
+			if limit >= 0 && mark >= limit {
+				return nil // the next turn applies the span
+			}
 			// The chunk ends at an id that exists: ids above the highest
 			// one visible may still be handed out.
 			var upper sql.NullInt64
-			found, err := c.one(`SELECT id FROM receipts WHERE id > $1 ORDER BY id LIMIT 1 OFFSET $2`, []any{mark, RollupChunk - 1}, &upper)
+			top := int64(1<<63 - 1)
+			if limit >= 0 {
+				top = limit
+			}
+			found, err := c.one(`SELECT id FROM receipts WHERE id > $1 AND id <= $2 ORDER BY id LIMIT 1 OFFSET $3`, []any{mark, top, RollupChunk - 1}, &upper)
 			if err != nil {
 				return err
 			}
 			if !found {
-				if _, err := c.one(`SELECT max(id) FROM receipts WHERE id > $1`, []any{mark}, &upper); err != nil {
+				if _, err := c.one(`SELECT max(id) FROM receipts WHERE id > $1 AND id <= $2`, []any{mark, top}, &upper); err != nil {
 					return err
 				}
 			}
 			if !upper.Valid {
+				if limit >= 0 {
+					// No row between the mark and the span: ids are
+					// handed out above the highest one, so none will be.
+					mark = limit
+					_, err := c.exec(`UPDATE receipt_rollup SET last_id = $1 WHERE id = 1`, limit)
+					return err
+				}
 				return nil
 			}
 			if _, err := c.exec(`INSERT INTO receipt_daily (day, agent, skill, action, outcome, count)
@@ -460,7 +531,7 @@ FROM receipts WHERE id > $1 AND id <= $2`, []any{mark, upper.Int64}, &n, &loads,
 		}
 		res.Transactions++
 		res.RolledUp += loads
-		if n < RollupChunk {
+		if n < RollupChunk && limit < 0 {
 			break
 		}
 		if err := ctx.Err(); err != nil {

@@ -52,6 +52,9 @@ type Store struct {
 
 	feed   feed
 	rstmts receiptStmts
+	// roll counts the receipts this process writes, for MaintainReceipts
+	// (SQLite; see rollup.go).
+	roll memRollup
 	// stmts are the hot reads (hotQueries), prepared at Open and read
 	// without a lock afterwards; see conn.query.
 	stmts map[string]*sql.Stmt
