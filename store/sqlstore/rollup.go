@@ -96,11 +96,9 @@ func (m *memRollup) added(rs []store.Receipt, first, last int64, t int64) {
 		if r.Source != "" { // rolledSkill: a name that matched no skill counts as ""
 			k.skill = r.Skill
 		}
-		if _, ok := cur.counts[k]; !ok {
-			m.keys++
-		}
-		n := max(r.Count, 1)
+		n, held := max(r.Count, 1), len(cur.counts)
 		cur.counts[k] += n
+		m.keys += len(cur.counts) - held
 		cur.loads += n
 		cur.rows++
 		cur.bytes += store.ReceiptBytes(r)
