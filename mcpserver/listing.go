@@ -84,3 +84,27 @@ func sameListed(x, y *catalog.Entry) bool {
 	}
 	return cp == cq
 }
+
+// sameSkills reports whether loadouts a and b serve the very same skill
+// values under the same settings: a reload that rebuilt the agent's
+// loadout without changing any of its skills changed nothing a session
+// can see.
+func sameSkills(a, b *catalog.Loadout) bool {
+	if a == b {
+		return true
+	}
+	if a == nil || b == nil || !reflect.DeepEqual(a.Spec, b.Spec) {
+		return false
+	}
+	ea, eb := a.Entries(), b.Entries()
+	if len(ea) != len(eb) {
+		return false
+	}
+	for i, x := range ea {
+		y := eb[i]
+		if x != y && (x.Skill != y.Skill || x.Listed != y.Listed || x.Inline != y.Inline || x.Source != y.Source) {
+			return false
+		}
+	}
+	return true
+}

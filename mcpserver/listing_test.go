@@ -202,3 +202,33 @@ func TestBurstCoalesced(t *testing.T) {
 		t.Errorf("3 writes apart: %d updates, want 3", u)
 	}
 }
+
+// TestOtherAgentsChangesIgnored: a change to skills an agent does not
+// select sends its sessions nothing; a change to one of its own (the "no"
+// case) does.
+func TestOtherAgentsChangesIgnored(t *testing.T) {
+	was := coalesce
+	coalesce = 10 * time.Millisecond
+	t.Cleanup(func() { coalesce = was })
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newServer(ctx, f.svc, Options{Agent: "other", Logger: quiet})
+	var n notes
+	session(t, s, n.options())
+	writeSkill(t, f.rootA, "epsilon", "Only the coder agent has this.", "", nil)
+	f.svc.Reload(ctx, "test")
+	time.Sleep(200 * time.Millisecond) // well past the wait
+	if u, rl := s.updates.Load(), n.resources.Load(); u != 0 || rl != 0 {
+		t.Errorf("a change to another agent's skills: %d updates, %d resources/list_changed; want 0 and 0", u, rl)
+	}
+	writeSkill(t, f.rootB, "zeta", "The other agent's second skill.", "", nil)
+	f.svc.Reload(ctx, "test")
+	waitFor(t, "tools/list_changed after a change to the agent's own skills", func() bool { return n.tools.Load() == 1 })
+	if rl := n.resources.Load(); rl != 1 {
+		t.Errorf("a new skill of the agent: %d resources/list_changed, want 1", rl)
+	}
+	if tl := n.tools.Load(); tl != 1 {
+		t.Errorf("a new skill of the agent: %d tools/list_changed, want 1", tl)
+	}
+}

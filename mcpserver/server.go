@@ -162,8 +162,9 @@ func mustAdd(err error) {
 }
 
 // follow tells the sessions what each reload changed in the agent's
-// loadout: the resources (the files) whenever it changed, the tools (their
-// name enum) and the prompts only when the listing did (sameListing). It
+// loadout: the resources (the files) whenever one of its skills changed
+// (sameSkills), the tools (their name enum) and the prompts only when the
+// listing did (sameListing). It
 // acts once per burst of changes (coalesce), and renders nothing: the
 // instructions are rendered when a session asks for them.
 func (s *server) follow(ctx context.Context) {
@@ -190,7 +191,8 @@ func (s *server) follow(ctx context.Context) {
 			}
 		}
 		v := s.current()
-		if v.l == last.l {
+		if v.usageGen == last.usageGen && sameSkills(last.l, v.l) {
+			last = v
 			continue // the changes were to other agents
 		}
 		listing := v.usageGen != last.usageGen || !sameListing(last.l, v.l)
