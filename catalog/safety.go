@@ -135,9 +135,13 @@ func (c *Catalog) safetyRun(ctx context.Context, p *safety.Policy) ([]skill.Diag
 		out = append(out, ds...)
 	}
 	out = append(out, similar...)
-	// One order, whatever the map's: by path, then code.
-	slices.SortStableFunc(out, func(a, b skill.Diagnostic) int {
-		return cmp.Or(strings.Compare(a.Agent, b.Agent), strings.Compare(a.Path, b.Path), strings.Compare(a.Code, b.Code), strings.Compare(a.Message, b.Message))
+	// One order, whatever the map's: by path, then code. Every field
+	// breaks ties, so an unstable sort gives that one order (a stable one
+	// moved 10,000 findings around for a third of the report's time).
+	slices.SortFunc(out, func(a, b skill.Diagnostic) int {
+		return cmp.Or(strings.Compare(a.Agent, b.Agent), strings.Compare(a.Path, b.Path), strings.Compare(a.Code, b.Code), strings.Compare(a.Message, b.Message),
+			strings.Compare(a.Skill, b.Skill), strings.Compare(a.Field, b.Field), cmp.Compare(a.Severity, b.Severity),
+			strings.Compare(a.Winner, b.Winner), strings.Compare(a.Loser, b.Loser))
 	})
 	return out, found
 }

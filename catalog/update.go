@@ -396,10 +396,10 @@ func (c *Catalog) patch(was *Loadout, fetch func(SourceSpec) *source.Result, dir
 	for _, src := range spec.Skills {
 		if key := src.key(); !seenRoot[key] {
 			seenRoot[key] = true
-			l.scanDiags = append(l.scanDiags, fetch(src).Diagnostics...)
+			l.scanDiags = appendShared(l.scanDiags, fetch(src).Diagnostics)
 		}
 	}
-	if len(removed) == 0 && len(made) == 0 && slices.Equal(l.scanDiags, was.scanDiags) {
+	if len(removed) == 0 && len(made) == 0 && sameDiags(l.scanDiags, was.scanDiags) {
 		return was, true // none of the changes is selected here
 	}
 	l.byName = maps.Clone(was.byName)
@@ -438,4 +438,23 @@ func (c *Catalog) patch(was *Loadout, fetch func(SourceSpec) *source.Result, dir
 		}
 	}
 	return l, true
+}
+
+// appendShared is append(to, ds...), except that an empty to shares ds
+// (capped, so a later append copies): a source's scan diagnostics are
+// immutable, and at 10,000 stored skills with findings each patch of
+// each agent copied thousands of them.
+func appendShared(to, ds []skill.Diagnostic) []skill.Diagnostic {
+	if len(to) == 0 {
+		return ds[:len(ds):len(ds)]
+	}
+	return append(to, ds...)
+}
+
+// sameDiags is slices.Equal, at once when both share their elements.
+func sameDiags(a, b []skill.Diagnostic) bool {
+	if len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) {
+		return true
+	}
+	return slices.Equal(a, b)
 }

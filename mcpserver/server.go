@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -78,6 +79,11 @@ type server struct {
 	fastCalls atomic.Int64
 	// renders counts the instructions rendered (instructionsOf).
 	renders atomic.Int64
+	// updates counts follow's rounds of list_changed notifications.
+	updates atomic.Int64
+	// coalesce is follow's wait after a change (the const coalesce;
+	// tests shorten or lengthen it).
+	coalesce time.Duration
 }
 
 // view is what the server derives from one immutable loadout; a reload
@@ -88,9 +94,9 @@ type view struct {
 	// instructions are rendered when a session first asks for them
 	// (initialize, server/discover), not when the view is made: a write
 	// makes a new view, and rendering the whole listing after every write
-	// was most of a write's cost, with no session to read it.
-	instrOnce    sync.Once
-	instructions string
+	// was most of a write's cost, with no session to read it. A view whose
+	// listing is its predecessor's shares its instructions (listing.go).
+	instructions *listingText
 	enum         []string // names for the tools' enum (visible skills)
 	hidden       int      // skills left out of the enum
 	manifests    sync.Map // *skill.Skill -> *manifest
@@ -120,7 +126,7 @@ func newServer(ctx context.Context, svc *service.Service, opt Options) *server {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	s := &server{svc: svc, opt: opt, agent: opt.Agent, log: opt.Logger.With("agent", opt.Agent)}
+	s := &server{svc: svc, opt: opt, agent: opt.Agent, log: opt.Logger.With("agent", opt.Agent), coalesce: coalesce}
 	title := "loadout: skills of agent " + opt.Agent
 	if opt.Agent == catalog.GlobalID {
 		title = "loadout: every skill"
@@ -155,22 +161,49 @@ func mustAdd(err error) {
 	}
 }
 
-// follow replaces the tools and the resource template after every reload,
-// so the SDK tells every session that both lists changed.
+// follow tells the sessions what each reload changed in the agent's
+// loadout: the resources (the files) whenever one of its skills changed
+// (sameSkills), the tools (their name enum) and the prompts only when the
+// listing did (sameListing). It
+// acts once per burst of changes (coalesce), and renders nothing: the
+// instructions are rendered when a session asks for them.
 func (s *server) follow(ctx context.Context) {
 	ch, stop := s.svc.Subscribe()
 	defer stop()
+	last := s.current()
+	wait := time.NewTimer(0)
+	<-wait.C
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ch:
-			v := s.current()
-			s.installTools(v)
-			s.installTemplate()
-			s.notifyPromptsChanged()
-			s.log.Debug("mcp: catalog changed; list_changed sent", "skills", len(v.enum))
 		}
+		wait.Reset(s.coalesce)
+		for waiting := true; waiting; {
+			select {
+			case <-ctx.Done():
+				wait.Stop()
+				return
+			case <-ch: // taken in by the update to come
+			case <-wait.C:
+				waiting = false
+			}
+		}
+		v := s.current()
+		if v.usageGen == last.usageGen && sameSkills(last.l, v.l) {
+			last = v
+			continue // the changes were to other agents
+		}
+		listing := v.usageGen != last.usageGen || !sameListing(last.l, v.l)
+		if listing {
+			s.installTools(v)
+			s.notifyPromptsChanged()
+		}
+		s.installTemplate()
+		s.updates.Add(1)
+		s.log.Debug("mcp: catalog changed; list_changed sent", "listing_changed", listing, "skills", len(v.enum))
+		last = v
 	}
 }
 
@@ -182,8 +215,13 @@ func (s *server) current() *view {
 	if v := s.view.Load(); v != nil && v.l == l && v.usageGen == ugen {
 		return v
 	}
-	v := &view{l: l, usageGen: ugen}
-	if l != nil {
+	prev := s.view.Load()
+	v := &view{l: l, usageGen: ugen, instructions: &listingText{}}
+	if prev != nil && prev.usageGen == ugen && sameListing(prev.l, l) {
+		// A change that leaves the listing as it was (a supporting file,
+		// a body): what the view derives from the listing is the same.
+		v.instructions, v.enum, v.hidden = prev.instructions, prev.enum, prev.hidden
+	} else if l != nil {
 		// The enum lists what the tools serve: not hidden skills, nor,
 		// when the agent refuses them, skills the extension's rules refuse
 		// (checked only while the enum is short enough to be sent).
@@ -204,13 +242,17 @@ func (s *server) current() *view {
 
 // instructionsOf is v's instructions, rendered on the first call.
 func (s *server) instructionsOf(v *view) string {
-	v.instrOnce.Do(func() {
+	t := v.instructions
+	if t == nil { // a view made for one request (loadout)
+		t = &listingText{}
+	}
+	t.once.Do(func() {
 		if v.l != nil {
 			s.renders.Add(1)
-			v.instructions = s.instructions(v.l)
+			t.text = s.instructions(v.l)
 		}
 	})
-	return v.instructions
+	return t.text
 }
 
 // instructions is the agent's listing in the progressive format within its

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/service"
@@ -100,14 +101,34 @@ func (l *diagLogger) follow(ctx context.Context, svc *service.Service) {
 		// The safety checks read every file of every skill: at start they
 		// run here, after the server is up, not before it.
 		l.logSafety(ctx, svc, "start")
+		wait := time.NewTimer(0)
+		<-wait.C
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-ch:
-				l.log(svc.Catalog(), "reload")
-				l.logSafety(ctx, svc, "reload")
 			}
+			// A burst of changes (writes in a row, a sync) is logged once:
+			// the safety report is made over the whole catalog, and made
+			// after each write it was a third of a write's cost.
+			wait.Reset(diagCoalesce)
+			for waiting := true; waiting; {
+				select {
+				case <-ctx.Done():
+					wait.Stop()
+					return
+				case <-ch:
+				case <-wait.C:
+					waiting = false
+				}
+			}
+			l.log(svc.Catalog(), "reload")
+			l.logSafety(ctx, svc, "reload")
 		}
 	}()
 }
+
+// diagCoalesce is how long follow waits after a change before it logs
+// what changes in that time brought.
+const diagCoalesce = 250 * time.Millisecond

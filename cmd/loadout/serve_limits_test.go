@@ -446,6 +446,11 @@ func TestMCPStreamOutlivesTimeouts(t *testing.T) {
 	}
 	defer cs.Close()
 	time.Sleep(10 * d)
+	// A new skill: a reload that changes none of the agent's skills sends
+	// its sessions nothing.
+	root := p.svc.Catalog().Roots()[0]
+	testutil.Must(t, os.MkdirAll(filepath.Join(root, "gamma"), 0o755))
+	testutil.Write(t, filepath.Join(root, "gamma", "SKILL.md"), "---\nname: gamma\ndescription: The gamma skill.\n---\nBody of gamma.\n")
 	p.svc.Reload(context.Background(), "test")
 	select {
 	case <-changed:
