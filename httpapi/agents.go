@@ -501,14 +501,6 @@ func (a *api) agentSearch(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, searchBody{Query: q, Skills: orEmpty(hits)})
 }
 
-// diagEntry is the body of GET /v1/diagnostics for one report of the
-// catalog (service.Report: made once per catalog generation and safety
-// policy, and the same the UI and check count).
-type diagEntry struct {
-	rep  *catalog.Report
-	body *httpbody.Body
-}
-
 func (a *api) diagnostics(w http.ResponseWriter, r *http.Request) {
 	if _, ok := a.global(w, r); !ok {
 		return
@@ -526,17 +518,32 @@ func (a *api) diagnostics(w http.ResponseWriter, r *http.Request) {
 		httpbody.New(body, ctJSON[0]).Serve(w, r)
 		return
 	}
-	if e := a.diags.Load(); e != nil && e.rep == rep {
-		e.body.Serve(w, r)
+	// A page at a time (diagpage.go), each page encoded once per report.
+	e := a.diags.Load()
+	if e == nil || e.rep != rep {
+		ne, err := newDiagEntry(rep)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		if a.diags.CompareAndSwap(e, ne) {
+			e = ne
+		} else if e = a.diags.Load(); e.rep != rep {
+			e = ne // another request stored another report meanwhile: serve this one's
+		}
+	}
+	offset, limit, ok := diagParams(w, r, e)
+	if !ok {
 		return
 	}
-	body, err := marshal(map[string]any{"diagnostics": orEmpty(rep.Diagnostics), "counts": tallyJSON(rep.Total)})
+	b, next, err := e.page(offset, limit)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	b := httpbody.New(body, ctJSON[0])
-	a.diags.Store(&diagEntry{rep: rep, body: b})
+	if next > 0 {
+		w.Header().Set("Link", "</v1/diagnostics?limit="+strconv.Itoa(limit)+"&page="+e.cursor(next)+`>; rel="next"`)
+	}
 	b.Serve(w, r)
 }
 
