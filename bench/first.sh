@@ -2,8 +2,9 @@
 # first.sh: nothing costly on a first request (issue 27, goal 3). It
 # starts the real `loadout serve` (the defaults: the live watch on) over N
 # generated skills with findings (gentree -findings 1, every skill one
-# warning) and a SQLite store, waits until it answers /healthz (ready),
-# then sends one route's request ten times in a row and prints the first
+# warning) and a SQLite store, waits until it is ready (GET /readyz
+# answers 200: the server listens at once, /healthz answers, and it builds
+# what first requests would build before it says ready), then sends one route's request ten times in a row and prints the first
 # and the tenth request's latency. Each route gets its own fresh server,
 # so its first request is the first the server sees after ready (what a
 # user or an installer hitting a just-started server meets), and each is
@@ -97,7 +98,16 @@ for s in $(seq 1 "$STARTS"); do
     "$work/loadout" serve --config "$cfg" --addr "127.0.0.1:$port" >"$work/serve-$r-$s.log" 2>&1 &
     pid=$!
     wait_healthy "$port" || { echo "first.sh: the server did not start" >&2; cat "$work/serve-$r-$s.log" >&2; exit 1; }
+    tl=$(date +%s%N)
+    # Ready: GET /readyz is 200 once what first requests would build is
+    # built (503 before).
+    for _ in $(seq 1 3000); do
+      curl -fsS -o /dev/null "http://127.0.0.1:$port/readyz" 2>/dev/null && break
+      sleep 0.1
+    done
+    curl -fsS -o /dev/null "http://127.0.0.1:$port/readyz" || { echo "first.sh: the server was not ready within 300 s" >&2; exit 1; }
     t1=$(date +%s%N)
+    cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14+$15)/hz}' "/proc/$pid/stat")
     base="http://127.0.0.1:$port"
     sid=
     [ "$r" = mcp-search ] && sid=$(mcp_init "$base")
@@ -105,7 +115,7 @@ for s in $(seq 1 "$STARTS"); do
     for i in $(seq 1 10); do
       lat+=("$(request "$r" "$base" "$sid")")
     done
-    echo "start $s $r: ready in $(( (t1 - t0) / 1000000 )) ms; latencies (ms): ${lat[*]}"
+    echo "start $s $r: listening in $(( (tl - t0) / 1000000 )) ms, ready in $(( (t1 - t0) / 1000000 )) ms ($cpu CPU-s); latencies (ms): ${lat[*]}"
     first[$r]+="${lat[0]} "
     tenth[$r]+="${lat[9]} "
     ready[$r]+="$(( (t1 - t0) / 1000000 )) "

@@ -21,7 +21,9 @@ func (a *api) healthz(w http.ResponseWriter, r *http.Request) {
 		Status     string `json:"status"`
 		Skills     int    `json:"skills"`
 		Generation uint64 `json:"generation"`
-	}{"ok", len(a.svc.Catalog().Global().Names()), a.svc.Generation()})
+		// Ready: what first requests would build is built (GET /readyz).
+		Ready bool `json:"ready"`
+	}{"ok", len(a.svc.Catalog().Global().Names()), a.svc.Generation(), a.ready.Ready()})
 }
 
 type agentView struct {
@@ -519,18 +521,10 @@ func (a *api) diagnostics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A page at a time (diagpage.go), each page encoded once per report.
-	e := a.diags.Load()
-	if e == nil || e.rep != rep {
-		ne, err := newDiagEntry(rep)
-		if err != nil {
-			a.fail(w, r, err)
-			return
-		}
-		if a.diags.CompareAndSwap(e, ne) {
-			e = ne
-		} else if e = a.diags.Load(); e.rep != rep {
-			e = ne // another request stored another report meanwhile: serve this one's
-		}
+	e, err := a.diagEntry(rep)
+	if err != nil {
+		a.fail(w, r, err)
+		return
 	}
 	offset, limit, ok := diagParams(w, r, e)
 	if !ok {

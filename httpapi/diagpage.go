@@ -59,6 +59,25 @@ func newDiagEntry(rep *catalog.Report) (*diagEntry, error) {
 	return &diagEntry{rep: rep, seq: diagSeq.Add(1), counts: bytes.TrimSuffix(counts, []byte("\n"))}, nil
 }
 
+// diagEntry is the entry of rep: the one kept, or a new one kept.
+func (a *api) diagEntry(rep *catalog.Report) (*diagEntry, error) {
+	e := a.diags.Load()
+	if e != nil && e.rep == rep {
+		return e, nil
+	}
+	ne, err := newDiagEntry(rep)
+	if err != nil {
+		return nil, err
+	}
+	if a.diags.CompareAndSwap(e, ne) {
+		return ne, nil
+	}
+	if e = a.diags.Load(); e != nil && e.rep == rep {
+		return e, nil // another request kept one meanwhile
+	}
+	return ne, nil
+}
+
 // diagCursor is the page cursor of the diagnostics from offset on.
 func (e *diagEntry) cursor(offset int) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(diagCursorPrefix + strconv.FormatUint(e.seq, 10) + ":" + strconv.Itoa(offset)))

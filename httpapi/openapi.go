@@ -74,6 +74,7 @@ var headerDesc = map[string]string{
 	"Content-Security-Policy": "for a file's bytes: sandbox; default-src 'none'; frame-ancestors 'none', so nothing in it runs in this origin",
 	"Content-Range":           "bytes FIRST-LAST/SIZE",
 	"X-Skill-Size":            "the whole file's size in bytes",
+	"Retry-After":             "seconds to wait before asking again",
 	"Link":                    `the next page: <URL>; rel="next" (RFC 8288), when there is one`,
 }
 
@@ -230,7 +231,7 @@ func schemas() obj {
 		"Diagnostic": diag,
 		"Origin":     origin,
 		"File":       file,
-		"Health":     object(obj{"status": str(), "skills": integer(), "generation": integer()}, "status", "skills", "generation"),
+		"Health":     object(obj{"status": str(), "skills": integer(), "generation": integer(), "ready": obj{"type": "boolean", "description": "what first requests would build is built (GET /readyz)"}}, "status", "skills", "generation"),
 		"SkillSummary": object(obj{"name": str(), "description": str(), "source": ref("Origin"), "version": integer(), "digest": str(),
 			"mode": obj{"type": "string", "enum": []string{"listed", "inline", "hidden", "disabled"}}, "shadowed": boolean(),
 			"files": integer(), "enabled": boolean(), "readOnly": boolean()}, "name", "description", "source", "mode", "files", "enabled"),

@@ -59,6 +59,8 @@ var routes = []route{
 		OK: []response{{200, "the index", jsonOf("Index"), nil}}}},
 	{"GET", "/healthz", (*api).healthz, operation{ID: "health", Summary: "Liveness, skill count and catalog generation", Tag: "server", Scope: "none",
 		OK: []response{{200, "the server is up", jsonOf("Health"), nil}}}},
+	{"GET", "/readyz", (*api).readyz, operation{ID: "ready", Summary: "Readiness: 200 once what first requests would build (search indexes, install indexes, diagnostics, the skill list) is built; 503 with Retry-After before (requests are answered meanwhile, each waiting for what it needs)", Tag: "server", Scope: "none",
+		OK: []response{{200, "ready", jsonOf("Object"), nil}, {503, "not ready yet: retry", jsonOf("Object"), []string{"Retry-After"}}}}},
 	{"GET", "/v1/openapi.json", (*api).openAPI, operation{ID: "openapi", Summary: "This document", Tag: "server", Scope: "any",
 		Headers: []param{inm}, OK: []response{{200, "the OpenAPI 3.1 document", jsonOf("Object"), []string{"ETag"}}, notModified}}},
 
