@@ -63,7 +63,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -o "$work/loadout" ./cmd/loadout
+# BIN: another loadout binary to measure (a before); by default this tree's.
+if [ -n "${BIN:-}" ]; then cp "$BIN" "$work/loadout"; else go build -o "$work/loadout" ./cmd/loadout; fi
 go build -o "$work/loadgen" ./bench/cmd/loadgen
 go build -o "$work/gentree" ./bench/cmd/gentree
 go build -o "$work/bareserve" ./bench/cmd/bareserve
