@@ -16,7 +16,7 @@ import (
 
 // The page size of GET /v1/diagnostics, as the skill list's: the whole
 // list was 5.8 MB at 10,000 skills with a finding each, and ran at 0.03x
-// of the cached load (issue 27); a page of 100 is about 30 KB.
+// of the cached load; a page of 100 is about 30 KB.
 const (
 	DefaultDiagLimit = 100
 	MaxDiagLimit     = 1000

@@ -43,7 +43,7 @@ func diagFiles(n int) map[string]string {
 	return files
 }
 
-// GET /v1/diagnostics is paged (issue 27: the whole list was 5.8 MB at
+// GET /v1/diagnostics is paged (the whole list was 5.8 MB at
 // 10,000 skills): DefaultDiagLimit by default, limit up to MaxDiagLimit
 // (at the bound: that many; one past it: 400 naming limit), a nextPage
 // cursor and a Link rel="next" to the page after, walking every

@@ -12,7 +12,7 @@ import (
 // it is ready: the search indexes, the install indexes, the diagnostics
 // and the skill list, which the first request of each would otherwise
 // build (1.47 s for the first search_skills at 10,000 skills, seconds for
-// an install index; issue 27). The server listens first (a request that
+// an install index). The server listens first (a request that
 // comes meanwhile waits for the build under way, never starts its own),
 // runs the jobs one after another, and then is ready: GET /readyz answers
 // 200 instead of 503, /healthz says "ready": true, and the log says

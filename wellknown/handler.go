@@ -177,7 +177,7 @@ func (h *handler) ensure(ctx context.Context, sl *slot, l *catalog.Loadout, gen 
 // about 12 CPU-seconds in the background after ready. A larger agent's
 // index is built on its first request, and concurrent requests wait for
 // that one build. (It was 2,000: at 10,000 skills the first install
-// index took seconds, issue 27.)
+// index took seconds.)
 const WarmMaxSkills = 20000
 
 // warmMax is WarmMaxSkills; the tests lower it.

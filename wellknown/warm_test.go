@@ -112,7 +112,7 @@ func TestRequestWaitsForBuild(t *testing.T) {
 // WarmMaxSkills is built. The bound is at least 10,000.
 func TestWarmLeavesLargeAgents(t *testing.T) {
 	if WarmMaxSkills < 10000 {
-		t.Errorf("WarmMaxSkills = %d: an agent of 10,000 skills pays for its index on its first request (issue 27)", WarmMaxSkills)
+		t.Errorf("WarmMaxSkills = %d: an agent of 10,000 skills pays for its index on its first request", WarmMaxSkills)
 	}
 	// The bound lowered: the test's tree is as many skills as it is.
 	defer func(n int) { warmMax = n }(warmMax)
