@@ -85,8 +85,9 @@ type archivePathError struct{ error }
 func (e *archivePathError) Unwrap() error { return e.error }
 
 // writeArchive returns b as the archive a tarball writes.
-func writeArchive(b *skill.Bundle) ([]byte, error) {
-	t := newTarball()
+func writeArchive(b *skill.Bundle) ([]byte, error) { return writeArchiveTo(newTarball(), b) }
+
+func writeArchiveTo(t *tarball, b *skill.Bundle) ([]byte, error) {
 	put := func(p string, data []byte, exec bool) error {
 		if err := t.header(p, int64(len(data)), exec); err != nil {
 			return err
