@@ -79,3 +79,15 @@ func TestReadyz(t *testing.T) {
 		t.Fatal("a cancelled Run is ready")
 	}
 }
+
+// The search route's limit: 1,000 hits at most; 1,000 is answered, 1,001
+// is 400 naming limit and its bound.
+func TestSearchLimitBound(t *testing.T) {
+	e := newEnv(t, baseFiles)
+	want(t, e.do(t, "GET", "/v1/agents/coder/search?q=does&limit=1000", e.coder, nil), 200)
+	r := e.do(t, "GET", "/v1/agents/coder/search?q=does&limit=1001", e.coder, nil)
+	wantErr(t, r, 400, "bad_request")
+	if !strings.Contains(string(r.body), "limit") || !strings.Contains(string(r.body), "1000") {
+		t.Errorf("limit=1001: %s", r.body)
+	}
+}
