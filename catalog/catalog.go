@@ -93,6 +93,7 @@ type Catalog struct {
 	envs   envCache    // the loads' rendered envelopes (envcache.go)
 
 	reports reportCache // the last Report (problems.go)
+	sources atomic.Pointer[sourcesEntry] // the last Sources (sources.go)
 }
 
 type snapshot struct {

@@ -2,8 +2,10 @@ package catalog
 
 import (
 	"context"
+	"slices"
 
 	"github.com/loadout/loadout/safety"
+	"github.com/loadout/loadout/skill"
 )
 
 // SourceSummary is one source of the catalog as last read: what it is,
@@ -26,8 +28,26 @@ type SourceSummary struct {
 // diagnostics of its last read and the safety checks' findings, with
 // policy p, over its skills.
 func (c *Catalog) Sources(ctx context.Context, p *safety.Policy) []SourceSummary {
-	found := c.Report(ctx, p).found
+	rep := c.Report(ctx, p)
 	snap := c.snap.Load()
+	// Kept per report and snapshot: counting walks every skill's findings
+	// (544 µs a request at 20,000 skills with a finding each).
+	if e := c.sources.Load(); e != nil && e.rep == rep && e.snap == snap {
+		return slices.Clone(e.out)
+	}
+	out := c.countSources(rep.found, snap)
+	c.sources.Store(&sourcesEntry{rep: rep, snap: snap, out: out})
+	return slices.Clone(out)
+}
+
+// sourcesEntry is the last answer of Sources, and what it was counted from.
+type sourcesEntry struct {
+	rep  *Report
+	snap *snapshot
+	out  []SourceSummary
+}
+
+func (c *Catalog) countSources(found map[*skill.Skill][]skill.Diagnostic, snap *snapshot) []SourceSummary {
 	var out []SourceSummary
 	for _, src := range snap.global.Spec.Skills {
 		res, ok := snap.results[src.key()]

@@ -21,7 +21,9 @@ func (a *api) healthz(w http.ResponseWriter, r *http.Request) {
 		Status     string `json:"status"`
 		Skills     int    `json:"skills"`
 		Generation uint64 `json:"generation"`
-	}{"ok", len(a.svc.Catalog().Global().Names()), a.svc.Generation()})
+		// Ready: what first requests would build is built (GET /readyz).
+		Ready bool `json:"ready"`
+	}{"ok", len(a.svc.Catalog().Global().Names()), a.svc.Generation(), a.ready.Ready()})
 }
 
 type agentView struct {
@@ -501,14 +503,6 @@ func (a *api) agentSearch(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, searchBody{Query: q, Skills: orEmpty(hits)})
 }
 
-// diagEntry is the body of GET /v1/diagnostics for one report of the
-// catalog (service.Report: made once per catalog generation and safety
-// policy, and the same the UI and check count).
-type diagEntry struct {
-	rep  *catalog.Report
-	body *httpbody.Body
-}
-
 func (a *api) diagnostics(w http.ResponseWriter, r *http.Request) {
 	if _, ok := a.global(w, r); !ok {
 		return
@@ -526,17 +520,24 @@ func (a *api) diagnostics(w http.ResponseWriter, r *http.Request) {
 		httpbody.New(body, ctJSON[0]).Serve(w, r)
 		return
 	}
-	if e := a.diags.Load(); e != nil && e.rep == rep {
-		e.body.Serve(w, r)
-		return
-	}
-	body, err := marshal(map[string]any{"diagnostics": orEmpty(rep.Diagnostics), "counts": tallyJSON(rep.Total)})
+	// A page at a time (diagpage.go), each page encoded once per report.
+	e, err := a.diagEntry(rep)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	b := httpbody.New(body, ctJSON[0])
-	a.diags.Store(&diagEntry{rep: rep, body: b})
+	offset, limit, ok := diagParams(w, r, e)
+	if !ok {
+		return
+	}
+	b, next, err := e.page(offset, limit)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if next > 0 {
+		w.Header().Set("Link", "</v1/diagnostics?limit="+strconv.Itoa(limit)+"&page="+e.cursor(next)+`>; rel="next"`)
+	}
 	b.Serve(w, r)
 }
 

@@ -73,6 +73,9 @@ type Options struct {
 	Limits skill.Limits
 	// Logger is used when the request context carries none (see Log).
 	Logger *slog.Logger
+	// Ready, when set, is the server's readiness (GET /readyz): New adds
+	// the API's warm-up jobs to it, and the server runs them.
+	Ready *Readiness
 }
 
 // Error codes the HTTP layer adds to service's.
@@ -100,7 +103,8 @@ type api struct {
 	docCap  int64 // bytes of a JSON document (or array) body
 	loads   loadCache
 	details detailCache               // GET /v1/skills/{name} of catalog skills (skills.go)
-	diags   atomic.Pointer[diagEntry] // GET /v1/diagnostics (agents.go)
+	diags   atomic.Pointer[diagEntry] // GET /v1/diagnostics (diagpage.go)
+	ready   *Readiness                // nil: always ready
 	prompts promptCache               // GET /v1/agents/{id}/prompt (agents.go)
 	lists   listCache                 // GET /v1/skills (skills.go)
 	// unstored: catalog skills with no stored namesake, recently (skills.go).
@@ -125,6 +129,10 @@ type api struct {
 // mux holding it) in Auth.
 func New(svc *service.Service, opt Options) http.Handler {
 	a := newAPI(svc, opt)
+	if opt.Ready != nil {
+		a.ready = opt.Ready
+		opt.Ready.add(a.warmJobs()...)
+	}
 	mux := http.NewServeMux()
 	for _, rt := range routes {
 		h := rt.handle

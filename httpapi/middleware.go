@@ -41,7 +41,7 @@ import (
 // would have the client report a failed OAuth flow instead.
 func Auth(svc *service.Service, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" || r.URL.Path == "/" {
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/" {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -59,7 +59,7 @@ var errorDesc = map[int]string{
 	403: "forbidden (outside the token's scope; the answer is the same whether or not the target exists), read_only (a folder or plugin skill), host_not_allowed (a Host this server does not answer to), cross_origin (a state-changing request from another origin's page) or csrf (a state-changing request with the web UI's session cookie but without its X-CSRF-Token header)",
 	408: "request_timeout: the body did not arrive within the read timeout",
 	404: "not_found",
-	409: "conflict (a stale If-Match: currentVersion says the current one; the name exists; or a folder skill's file or folder changed on disk since the scan) or no_store",
+	409: "conflict (a stale If-Match: currentVersion says the current one; the name exists; a folder skill's file or folder changed on disk since the scan; or a page cursor of diagnostics that changed since) or no_store",
 	413: "too_large: over a size limit (a folder skill's file read whole over limits.maxFileSize)",
 	415: "unsupported_media_type: a Content-Type the route does not take",
 	422: "invalid: the skill document or bundle is refused (problems lists why)",
@@ -74,6 +74,8 @@ var headerDesc = map[string]string{
 	"Content-Security-Policy": "for a file's bytes: sandbox; default-src 'none'; frame-ancestors 'none', so nothing in it runs in this origin",
 	"Content-Range":           "bytes FIRST-LAST/SIZE",
 	"X-Skill-Size":            "the whole file's size in bytes",
+	"Retry-After":             "seconds to wait before asking again",
+	"Link":                    `the next page: <URL>; rel="next" (RFC 8288), when there is one`,
 }
 
 // openAPIDoc builds the OpenAPI 3.1 document from the route table.
@@ -229,7 +231,7 @@ func schemas() obj {
 		"Diagnostic": diag,
 		"Origin":     origin,
 		"File":       file,
-		"Health":     object(obj{"status": str(), "skills": integer(), "generation": integer()}, "status", "skills", "generation"),
+		"Health":     object(obj{"status": str(), "skills": integer(), "generation": integer(), "ready": obj{"type": "boolean", "description": "what first requests would build is built (GET /readyz)"}}, "status", "skills", "generation"),
 		"SkillSummary": object(obj{"name": str(), "description": str(), "source": ref("Origin"), "version": integer(), "digest": str(),
 			"mode": obj{"type": "string", "enum": []string{"listed", "inline", "hidden", "disabled"}}, "shadowed": boolean(),
 			"files": integer(), "enabled": boolean(), "readOnly": boolean()}, "name", "description", "source", "mode", "files", "enabled"),
@@ -284,7 +286,9 @@ func schemas() obj {
 		"DiagnosticList": object(obj{"diagnostics": arrayOf(ref("Diagnostic")),
 			"counts": object(obj{"errors": integer(), "warnings": integer(), "infos": integer(),
 				"problems": obj{"type": "integer", "description": "errors + warnings: the count of problems the UI's skills list, skill page and Diagnostics page show (info lines are advice, not problems)"}},
-				"errors", "warnings", "infos", "problems")}, "diagnostics", "counts"),
+				"errors", "warnings", "infos", "problems"),
+			"hasMore":  obj{"type": "boolean", "description": "true when there are diagnostics after this page (not sent with ?skill=)"},
+			"nextPage": obj{"type": "string", "description": "the page cursor of the next page, when hasMore is true"}}, "diagnostics", "counts"),
 		"ReloadResult": object(obj{"generation": integer(), "skills": integer(), "took": str()}, "generation", "skills"),
 		"SourceList": object(obj{"sources": arrayOf(object(obj{"id": str(), "kind": obj{"type": "string", "enum": []string{"git", "index", "folder", "store", "plugin"}}, "url": str(), "ref": str(),
 			"paths": arrayOf(str()), "every": str(), "revision": str(), "digest": str(), "skills": integer(), "synced": str(), "error": str(),

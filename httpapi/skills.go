@@ -100,28 +100,37 @@ func (a *api) listSkills(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	ls, err := a.listing(r, l)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	ls.page(after, limit).Serve(w, r)
+}
+
+// listing is the skill list kept (listCache), read again when it is not
+// for the current catalog and writes or is older than MaxListAge.
+func (a *api) listing(r *http.Request, l *catalog.Loadout) (*listing, error) {
 	k := listKey{l: l, gen: a.svc.Generation(), writes: a.writes.Load()}
 	ls, stale := a.lists.get(k)
 	if stale != nil && !a.lists.mu.TryLock() {
 		// Only older than MaxListAge, and another request is reading it
 		// again: answer from it rather than wait.
-		ls = stale
+		return stale, nil
 	} else if ls == nil {
 		if stale == nil {
 			a.lists.mu.Lock() // one listing at a time builds; the others wait for it
 		}
+		defer a.lists.mu.Unlock()
 		if ls, stale = a.lists.get(k); ls == nil {
 			var err error
 			if ls, err = a.relist(r, l, stale); err != nil {
-				a.lists.mu.Unlock()
-				a.fail(w, r, err)
-				return
+				return nil, err
 			}
 			a.lists.put(k, ls)
 		}
-		a.lists.mu.Unlock()
 	}
-	ls.page(after, limit).Serve(w, r)
+	return ls, nil
 }
 
 // The page size of GET /v1/skills: limit's default and its largest value.

@@ -761,6 +761,18 @@ func TestArchiveDeterministic(t *testing.T) {
 	if !bytes.Equal(x, y) {
 		t.Fatal("two archives of one skill differ")
 	}
+	// A compressor from the pool writes what a new one writes: pooling
+	// them changed no digest. (The first archives above put theirs back.)
+	fresh := &tarball{}
+	fresh.gz, _ = gzip.NewWriterLevel(&fresh.buf, gzip.BestCompression)
+	fresh.tw = tar.NewWriter(fresh.gz)
+	z, err := writeArchiveTo(fresh, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(x, z) {
+		t.Fatal("an archive from a pooled compressor differs from a new compressor's")
+	}
 	gz, err := gzip.NewReader(bytes.NewReader(x))
 	if err != nil {
 		t.Fatal(err)

@@ -463,8 +463,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	if srv.cfg != nil {
 		limits = limitsOf(srv.cfg)
 	}
+	ready := httpapi.NewReadiness()
 	handler, _, err := serverHandler(srv.svc, srv.logger, handlerOptions{
-		stateless: f.stateless, limits: limits, guard: guard, timeouts: ns.timeouts,
+		stateless: f.stateless, limits: limits, guard: guard, timeouts: ns.timeouts, ready: ready,
 		sessions: mcpserver.NewSessions(ns.mcpSessions, ns.mcpSessionIdle, srv.logger).PerToken(ns.mcpPerToken),
 	})
 	if err != nil {
@@ -486,10 +487,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	ln = limited
 	base, others := bannerBase(ln.Addr())
 	banner(e, f.logJSON, srv.logger, srv.svc, base, others, tokens, srv.dsn)
-	// The agents' install indexes are built now, not on the first
-	// request, which then waits for the build under way.
-	go wellknown.Warm(ctx, srv.svc, srv.logger)
-	go warmSearch(ctx, srv.svc.Catalog())
+	// What first requests would build is built now (serve_warm.go); a
+	// request meanwhile waits for the build under way.
+	go ready.Run(ctx, srv.logger, warmJobs(srv)...)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
@@ -573,6 +573,7 @@ type handlerOptions struct {
 	guard     httpapi.GuardOptions
 	timeouts  httpapi.TimeoutOptions
 	sessions  *mcpserver.Sessions // shared by every MCP endpoint
+	ready     *httpapi.Readiness  // nil: no warm-up (GET /readyz is 200)
 }
 
 // serverHandler composes the API, MCP and well-known handlers behind the
@@ -583,7 +584,7 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 		return mcpserver.Options{Agent: id, Stateless: o.stateless, Logger: logger, Sessions: o.sessions, HostChecked: true}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/", httpapi.New(svc, httpapi.Options{Logger: logger, Limits: o.limits}))
+	mux.Handle("/", httpapi.New(svc, httpapi.Options{Logger: logger, Limits: o.limits, Ready: o.ready}))
 	// Each MCP handler renders its agent's listing once (80-150 ms at
 	// 50,000 skills): the global one is built while the agents' are.
 	global := make(chan http.Handler, 1)
