@@ -621,9 +621,7 @@ func (w *Watcher) loop() {
 				}
 			}
 			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-				w.mu.Lock()
-				delete(w.watched, ev.Name)
-				w.mu.Unlock()
+				w.forget(ev.Name, ev.Has(fsnotify.Rename))
 			}
 			arm()
 		case paths := <-w.polls:
@@ -660,6 +658,35 @@ func (w *Watcher) loop() {
 			}
 			w.out <- batch
 		}
+	}
+}
+
+// forget drops the watch of dir, removed or renamed; for a renamed
+// folder, also those of the folders below it. Their watches would
+// otherwise stay under the old paths: changes in the folder would be
+// reported there, and the new path's walk (its Create event) could not
+// watch it again (the system hands back the same watch for the same
+// folder). A removed folder's watches the system drops itself, and each
+// folder below it is reported removed on its own.
+func (w *Watcher) forget(dir string, renamed bool) {
+	w.mu.Lock()
+	was := w.watched[dir]
+	delete(w.watched, dir)
+	if !renamed || !was {
+		w.mu.Unlock()
+		return
+	}
+	drop := []string{dir}
+	prefix := dir + string(filepath.Separator)
+	for d := range w.watched {
+		if strings.HasPrefix(d, prefix) {
+			delete(w.watched, d)
+			drop = append(drop, d)
+		}
+	}
+	w.mu.Unlock()
+	for _, d := range drop {
+		_ = w.fs.Remove(d)
 	}
 }
 
