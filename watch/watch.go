@@ -62,11 +62,14 @@ const (
 	maxProblems = 100
 	// pollShare: after a poll that took d, the next starts no sooner than
 	// pollShare*d later, so polling uses at most 1/pollShare of a core:
-	// 1%. (It was 10: at 50,000 skills, 104,000 folders past the inotify
-	// budget kept an idle server at 11% of a core.) Past the budget a
-	// change is noticed within PollInterval or 100 times a poll's length,
-	// whichever is longer: at 50,000 skills about a minute.
-	pollShare = 100
+	// 0.5%. (It was 10: at 50,000 skills, 104,000 folders past the inotify
+	// budget kept an idle server at 7-11% of a core.) Past the budget a
+	// change is noticed within PollInterval or 200 times a poll's length,
+	// whichever is longer: at 50,000 skills about a minute. Since the
+	// folders discovery reads take the budget first, what is polled there
+	// is subfolders of skills (references/, scripts/): new skills and
+	// SKILL.md edits are still seen at once.
+	pollShare = 200
 	maxDepth  = 32
 	// walkChunk, walkPace: a walk of the folders (New's, and one of new
 	// folders found by polling) sleeps walkPace times as long as each
@@ -90,7 +93,8 @@ type Options struct {
 	// notifications; the folders beyond it are polled. Default: half of
 	// fs.inotify.max_user_watches on Linux, DefaultMaxWatches elsewhere.
 	MaxWatches int
-	// PollInterval is how often polled folders are checked (default 5 s).
+	// PollInterval is how often polled folders are checked (default 5 s),
+	// or 200 times as long as a check of them all takes, if longer.
 	// A change there is reported within about this long.
 	PollInterval time.Duration
 	Logger       *slog.Logger
