@@ -105,7 +105,7 @@ func listDir(dir string, since int64) (out []subfolder, isSkill bool, changed []
 		if string(name) == "SKILL.md" || string(name) == "skill.md" {
 			isSkill = true
 		}
-		if since != 0 {
+		if since != 0 && typ != unix.DT_DIR { // a folder's own time is read when it is walked
 			var sx unix.Statx_t
 			// name is followed by its NUL in the buffer (dirent.Read).
 			_, _, errno := unix.Syscall6(unix.SYS_STATX, uintptr(fd), uintptr(unsafe.Pointer(&name[0])),
