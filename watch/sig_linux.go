@@ -88,7 +88,10 @@ func signatureLinux(dir string) (uint64, error) {
 func listDir(dir string, since int64) (out []subfolder, isSkill bool, changed []string) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, false, nil
+		if since != 0 {
+			changed = []string{dir} // unreadable now: let discovery say why
+		}
+		return nil, false, changed
 	}
 	defer unix.Close(fd)
 	if since != 0 {

@@ -444,7 +444,10 @@ type subfolder struct {
 func listDirOf(dir string, since int64) (out []subfolder, isSkill bool, changed []string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, false, nil
+		if since != 0 {
+			changed = []string{dir} // unreadable now: let discovery say why
+		}
+		return nil, false, changed
 	}
 	if since != 0 {
 		if st, err := os.Stat(dir); err == nil && st.ModTime().UnixNano() >= since {
