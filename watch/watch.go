@@ -77,9 +77,9 @@ const (
 	// yields to requests on a busy machine (where each chunk takes longer,
 	// and so does the sleep after it). Its CPU is the system's: at 10,000
 	// skills (40,000 folders) 0.8 s, a quarter of it inotify_add_watch,
-	// a fifth getdents64; taken at half a core, it cost requests a
-	// quarter of their throughput in the round it fell in beside a CPU
-	// hog. What changes in a folder before the walk reaches it is found
+	// a fifth getdents64; taken at half a core, it cost requests about a
+	// fifth of their throughput in the round it fell in, beside a CPU hog
+	// (bench/server.sh HOG=1 SPREAD=1). What changes in a folder before the walk reaches it is found
 	// by its change time (Options.Since), so a slow walk loses nothing.
 	walkChunk = 256
 	walkPace  = 4
