@@ -1,62 +1,83 @@
 #!/usr/bin/env bash
-# server.sh: the serving figures. For each tree size (100 and 10,000 skills)
-# it starts `loadout serve` on loopback over a generated tree, then drives it
-# with bench/cmd/loadgen at 64 connections:
-#   - GET /v1/agents/bench/skills/NAME        (a cached load over HTTP), as
-#     fast as it goes and at a fixed 20,000 req/s (latency from each
-#     request's scheduled time, so queueing counts)
-#   - read_skill_file over MCP streamable HTTP
-#   - search_skills over MCP streamable HTTP (at 64 connections, and at 4
-#     for latency without queueing)
-# and reads the server's peak memory (VmHWM) from /proc.
+# server.sh: the serving figures, measured with loadout run as a user runs
+# it: `loadout serve` with the live watch on (the default) and an agent
+# token, beside the same server with --no-watch and open (no token), and
+# beside bench/cmd/bareserve, a bare net/http handler serving the very
+# bytes the route returns (the floor, issue 14).
 #
-#   bench/server.sh                 # 10 s per figure
-#   DUR=5s CONNS=64 bench/server.sh
-#   SIZES="100" bench/server.sh
-#   MODES="token" bench/server.sh  # only with an agent token (production)
+# The floor: for each tree size (default 10,000 skills, made by
+# `gentree -findings 1`, so every skill has one warning), STARTS times
+# (default 3) it starts every server afresh, side by side:
+#   token,watch     serve with an agent:bench token, the watch on (default)
+#   token,no-watch  the same with --no-watch
+#   open,no-watch   no tokens (loopback), --no-watch
+#   bare            bare net/http
+# and runs ROUNDS (default 2) interleaved rounds of the cached load,
+# GET /v1/agents/bench/skills/NAME, with bench/cmd/loadgen at 64
+# connections, against each in turn. The rounds start as soon as the
+# servers answer /healthz (after a 1 s warm-up each), so the watch's
+# set-up in the background overlaps them, as it would a user's first
+# requests. It prints per round and as medians over every round of every
+# start: req/s, p99, and the server's CPU per request (from /proc: less
+# sensitive to other load on the machine than req/s), and each server's
+# ratio to bare. Targets: req/s >= 0.85x bare's for every variant and
+# >= 0.9x for the default (token,watch); p99 <= 2x bare's. With STRICT=1
+# the script exits 1 when one is missed.
 #
-# Each size runs in two modes: "token" (an agent:bench bearer token on
-# every request, as production runs) and "open" (loopback, no tokens).
+# Loads are spread over every skill of the tree by default (SPREAD=all):
+# each loadgen connection walks their URLs round-robin from its own
+# offset. SPREAD=1 loads one hot skill (the best case for caches and for
+# receipts, whose identical rows a flush merges); SPREAD="all 1" prints
+# both. Bare net/http answers every path with the first skill's bytes.
 #
+# HOG=1 runs one busy loop per core at nice 0 beside the benchmark (started
+# by the script, killed on exit): a busy machine, reproducibly.
+# HOG="0 1" runs the floor without, then with, the hog.
+#
+#   FLOOR_ONLY=1 bench/server.sh                  # the floor only
+#   FLOOR_ONLY=1 HOG=1 bench/server.sh            # beside a CPU hog
+#   FLOOR_ONLY=1 HOG="0 1" SPREAD="all 1" bench/server.sh
+#   STARTS=1 ROUNDS=1 FLOOR_DUR=3s FLOOR_ONLY=1 bench/server.sh   # quick
+#   VARIANTS="token,watch" bench/server.sh         # only the default
+#   LOADOUT=/tmp/old/loadout bench/server.sh      # another build of loadout
+#
+# Then, unless FLOOR_ONLY, on the default server (token, watch on) of the
+# last start: the cached load as fast as it goes and at a fixed 20,000
+# req/s (latency from each request's scheduled time, so queueing counts),
+# read_skill_file and search_skills over MCP streamable HTTP (search at 64
+# connections and at 4), and the server's peak memory (VmHWM).
+#   DUR=5s bench/server.sh
 # Targets (2 cores): > 20,000 req/s and p99 < 10 ms for the cached load;
 # > 3,000 tool calls/s over MCP HTTP; search_skills p99 < 20 ms at 10,000
 # skills; server memory < 150 MB at 10,000 skills.
-#
-# The floor (issue 14): before those figures, each size and mode runs the
-# cached load against bench/cmd/bareserve, a bare net/http handler serving
-# the very bytes the route returned (fetched once from the server), ROUNDS
-# times interleaved (loadout, bare, loadout, bare, ...) with the same load
-# generator, and prints per round and as medians: req/s, p99, and the
-# server's CPU per request (from /proc, so less sensitive to other load on
-# the machine than req/s). Targets: loadout's req/s >= 0.85x bare's and its
-# p99 <= 2x bare's. With STRICT=1 the script exits 1 when one is missed.
-#
-#   ROUNDS=3 FLOOR_DUR=5s bench/server.sh
-#   FLOOR_ONLY=1 SIZES=10000 bench/server.sh   # only the floor comparison
-#
-# SPREAD=N spreads the floor's cached loads over N different skills (the
-# first N of the tree by path; N at most the tree's size): each loadgen
-# connection walks their URLs round-robin from its own offset (loadgen
-# -urls). The default, 1, loads one skill: the best case for receipts,
-# whose identical rows a flush merges. Bare net/http answers every path
-# with the first skill's bytes.
-#   FLOOR_ONLY=1 SIZES=10000 SPREAD=10000 bench/server.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh # wait_healthy
 DUR=${DUR:-10s}
 CONNS=${CONNS:-64}
-SIZES=${SIZES:-"100 10000"}
-MODES=${MODES:-"token open"}
-ROUNDS=${ROUNDS:-3}
+SIZES=${SIZES:-10000}
+VARIANTS=${VARIANTS:-"token,watch token,no-watch open,no-watch"}
+STARTS=${STARTS:-3}
+ROUNDS=${ROUNDS:-2}
 FLOOR_DUR=${FLOOR_DUR:-5s}
 FLOOR_ONLY=${FLOOR_ONLY:-}
 STRICT=${STRICT:-}
-SPREAD=${SPREAD:-1}
+SPREAD=${SPREAD:-all}
+HOG=${HOG:-0}
+FINDINGS=${FINDINGS:-1}
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+hogs=()
+cleanup() {
+  [ ${#hogs[@]} -gt 0 ] && kill "${hogs[@]}" 2>/dev/null
+  kill $(jobs -p) 2>/dev/null
+  wait 2>/dev/null
+  rm -rf "$work"
+}
+trap 'cleanup || true' EXIT
 
-go build -o "$work/loadout" ./cmd/loadout
+# LOADOUT=/path/to/loadout measures that binary (another build, for a
+# before/after) instead of this tree's.
+if [ -n "${LOADOUT:-}" ]; then cp "$LOADOUT" "$work/loadout"; else go build -o "$work/loadout" ./cmd/loadout; fi
 go build -o "$work/loadgen" ./bench/cmd/loadgen
 go build -o "$work/gentree" ./bench/cmd/gentree
 go build -o "$work/bareserve" ./bench/cmd/bareserve
@@ -67,13 +88,27 @@ hz=$(getconf CLK_TCK)
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # ms DURATION: a loadgen duration (1.5ms, 900us, 2s) in milliseconds.
 ms() { awk -v d="$1" 'BEGIN { if (d ~ /ms$/) {sub(/ms$/,"",d); print d} else if (d ~ /(us|µs)$/) {sub(/(us|µs)$/,"",d); print d/1000} else if (d ~ /s$/) {sub(/s$/,"",d); print d*1000} else print d }'; }
-# floor_run LABEL PID URL|@FILE: one loadgen run (over the URLs of FILE,
-# one per line, with @FILE); prints "rps p99ms cpu_us_per_request".
+# hog_on / hog_off: one busy loop per core at nice 0.
+hog_on() {
+  for _ in $(seq 1 "$(nproc)"); do
+    nice -n 0 bash -c 'while :; do :; done' &
+    hogs+=($!)
+  done
+}
+hog_off() {
+  [ ${#hogs[@]} -gt 0 ] || return 0
+  kill "${hogs[@]}" 2>/dev/null || true
+  wait "${hogs[@]}" 2>/dev/null || true
+  hogs=()
+}
+# floor_run LABEL PID TOKEN URL|@FILE: one loadgen run (over the URLs of
+# FILE, one per line, with @FILE); prints "rps p99ms cpu_us_per_request".
 floor_run() {
-  local t0 t1 out rps p99 n tgt
-  if [[ $3 == @* ]]; then tgt=(-urls "${3#@}"); else tgt=(-url "$3"); fi
+  local t0 t1 out rps p99 n tgt tk=()
+  if [[ $4 == @* ]]; then tgt=(-urls "${4#@}"); else tgt=(-url "$4"); fi
+  [ -n "$3" ] && tk=(-token "$3")
   t0=$(cpu_ticks "$2")
-  out=$("$work/loadgen" "${tok[@]}" -label "$1" "${tgt[@]}" -c "$CONNS" -d "$FLOOR_DUR")
+  out=$("$work/loadgen" "${tk[@]}" -label "$1" "${tgt[@]}" -c "$CONNS" -d "$FLOOR_DUR")
   t1=$(cpu_ticks "$2")
   echo "$out" >&2
   rps=$(echo "$out" | grep -o 'rps=[0-9]*' | cut -d= -f2)
@@ -81,101 +116,140 @@ floor_run() {
   p99=$(ms "$(echo "$out" | grep -o 'p99=[^ ]*' | cut -d= -f2)")
   echo "$rps $p99 $(awk -v a="$t0" -v b="$t1" -v hz="$hz" -v n="$n" 'BEGIN {printf "%.1f", (b-a)/hz*1e6/n}')"
 }
+# start_loadout N VARIANT S: starts serve for a variant ("token,watch"...)
+# over tree N with a fresh store; sets pid_V, port_V, tok_V (by the
+# variant's index).
+declare -A spid sport stok
+start_loadout() {
+  local n=$1 v=$2 s=$3 key=${2//,/-}
+  local cfg="$work/cfg$n-$key-$s.json" db="$work/bench$n-$key-$s.db" args=()
+  printf '{"agents":[{"agentId":"bench","skills":[{"root":"%s"}]}],"store":"%s"}\n' "$work/tree$n" "$db" > "$cfg"
+  stok[$v]=""
+  if [[ $v == token,* ]]; then
+    stok[$v]=$("$work/loadout" token create --db "$db" --scope agent:bench --name bench 2>/dev/null)
+  fi
+  [[ $v == *,no-watch ]] && args=(--no-watch)
+  sport[$v]=$((17000 + RANDOM % 2000))
+  "$work/loadout" serve --config "$cfg" --addr "127.0.0.1:${sport[$v]}" "${args[@]}" >"$work/serve$n-$key-$s.log" 2>&1 &
+  spid[$v]=$!
+}
+# stop_all stops the servers still running.
+stop_all() {
+  local v
+  for v in "${!spid[@]}"; do
+    kill -INT "${spid[$v]}" 2>/dev/null && wait "${spid[$v]}" 2>/dev/null || true
+  done
+  spid=()
+}
 missed=0
 floors=()
 summary=()
 for n in $SIZES; do
   tree="$work/tree$n"
-  "$work/gentree" -n "$n" -out "$tree" >/dev/null
-for mode in $MODES; do
-  cfg="$work/cfg$n-$mode.json"
-  db="$work/bench$n-$mode.db"
-  printf '{"agents":[{"agentId":"bench","skills":[{"root":"%s"}]}],"store":"%s"}\n' "$tree" "$db" > "$cfg"
-  tok=()
-  if [ "$mode" = token ]; then
-    tok=(-token "$("$work/loadout" token create --db "$db" --scope agent:bench --name bench 2>/dev/null)")
-  fi
-  port=$((17000 + RANDOM % 2000))
-  "$work/loadout" serve --config "$cfg" --addr "127.0.0.1:$port" --no-watch >"$work/serve$n-$mode.log" 2>&1 &
-  pid=$!
-  wait_healthy "$port" || true
-  curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null
-  name=$(find "$tree" -name SKILL.md | sort | awk 'NR==1' | xargs dirname | xargs basename)
+  "$work/gentree" -n "$n" -findings "$FINDINGS" -out "$tree" >/dev/null
+  find "$tree" -name SKILL.md | sort | sed 's|/SKILL.md$||; s|.*/||' >"$work/names$n"
+  total=$(wc -l <"$work/names$n")
+  name=$(head -1 "$work/names$n")
   file="references/guide.md"
-  echo "== $n skills, $mode (server pid $pid, skill $name)"
+for hog in $HOG; do
+  [ "$hog" = 1 ] && hog_on
+for spread in $SPREAD; do
+  [ "$spread" = all ] && spread=$total
+  [ "$spread" -le "$total" ] || { echo "server.sh: SPREAD=$spread but the tree of $n has only $total skills" >&2; exit 2; }
+  for v in $VARIANTS bare; do : >"$work/fl.${v//,/-}"; done
+  for s in $(seq 1 "$STARTS"); do
+    stop_all
+    for v in $VARIANTS; do start_loadout "$n" "$v" "$s"; done
+    for v in $VARIANTS; do wait_healthy "${sport[$v]}" || { echo "server.sh: $v did not start" >&2; cat "$work/serve$n-${v//,/-}-$s.log" >&2; exit 2; }; done
+    first=${VARIANTS%% *}
+    url="http://127.0.0.1:${sport[$first]}/v1/agents/bench/skills/$name"
+    bport=$((19100 + RANDOM % 800))
+    "$work/bareserve" ${stok[$first]:+-token "${stok[$first]}"} -from "$url" -addr "127.0.0.1:$bport" >"$work/bare.log" 2>&1 &
+    bpid=$!
+    for _ in $(seq 1 100); do
+      curl -fsS -o /dev/null "http://127.0.0.1:$bport/" 2>/dev/null && break
+      sleep 0.1
+    done
+    declare -A target
+    for v in $VARIANTS bare; do
+      p=${sport[$v]:-}; [ "$v" = bare ] && p=$bport
+      awk -v n="$spread" 'NR <= n' "$work/names$n" | sed "s|^|http://127.0.0.1:$p/v1/agents/bench/skills/|" >"$work/urls.${v//,/-}"
+      target[$v]="@$work/urls.${v//,/-}"
+    done
+    echo "== $n skills, start $s of $STARTS, hog $hog: the cached load of $spread skill(s), $ROUNDS rounds of $FLOOR_DUR interleaved over ${VARIANTS// /, } and bare ($(head -c 200 "$work/bare.log" | grep -o '[0-9]* bytes') each from bare; load average $(cut -d' ' -f1-3 /proc/loadavg))"
+    # Warm up each: about one load of every skill loaded (a first load
+    # does work a cached one does not: issue 27 goal 3), then 1 s more
+    # (connections, the receipts table).
+    for v in $VARIANTS; do
+      "$work/loadgen" ${stok[$v]:+-token "${stok[$v]}"} -urls "${target[$v]#@}" -c "$CONNS" -n "$spread" -d 60s >/dev/null
+      "$work/loadgen" ${stok[$v]:+-token "${stok[$v]}"} -urls "${target[$v]#@}" -c "$CONNS" -d 1s >/dev/null
+    done
+    "$work/loadgen" -url "http://127.0.0.1:$bport/" -c "$CONNS" -d 1s >/dev/null
+    for round in $(seq 1 "$ROUNDS"); do
+      for v in $VARIANTS; do
+        floor_run "floor-$n-${v}-s$s-r$round" "${spid[$v]}" "${stok[$v]}" "${target[$v]}" >>"$work/fl.${v//,/-}"
+      done
+      floor_run "floor-$n-bare-s$s-r$round" "$bpid" "" "${target[bare]}" >>"$work/fl.bare"
+    done
+    for v in $VARIANTS; do
+      if [[ $v == *,watch ]]; then
+        # When the watch's set-up ended, against the rounds.
+        grep -o 'msg="memory: start-up settled"' "$work/serve$n-${v//,/-}-$s.log" >/dev/null && echo "   ($v: the watch's set-up had ended by the last round)" || echo "   ($v: the watch's set-up was still running at the last round)"
+      fi
+    done
+    kill "$bpid"; wait "$bpid" 2>/dev/null || true
+    [ -n "$FLOOR_ONLY" ] && stop_all
+  done
+  br=$(awk '{print $1}' "$work/fl.bare" | median); bp=$(awk '{print $2}' "$work/fl.bare" | median); bc=$(awk '{print $3}' "$work/fl.bare" | median)
+  runs=$(wc -l <"$work/fl.bare")
+  head="$n skills, $spread loaded, hog $hog, median of $runs rounds ($STARTS starts x $ROUNDS) of $FLOOR_DUR, load average $(cut -d' ' -f1-3 /proc/loadavg):"
+  floors+=("$head")
+  floors+=("$(printf '  %-15s %6s req/s p99 %7.2fms %6.1fus CPU/req' bare "$br" "$bp" "$bc")")
+  for v in $VARIANTS; do
+    f="$work/fl.${v//,/-}"
+    lr=$(awk '{print $1}' "$f" | median); lp=$(awk '{print $2}' "$f" | median); lc=$(awk '{print $3}' "$f" | median)
+    rr=$(awk -v a="$lr" -v b="$br" 'BEGIN {printf "%.2f", a/b}')
+    pr=$(awk -v a="$lp" -v b="$bp" 'BEGIN {printf "%.2f", a/b}')
+    cr=$(awk -v a="$lc" -v b="$bc" 'BEGIN {printf "%.2f", a/b}')
+    want=0.85; [ "$v" = token,watch ] && want=0.9
+    verdict=ok
+    awk -v r="$rr" -v w="$want" 'BEGIN {exit !(r >= w)}' || { verdict=MISSED; missed=1; }
+    awk -v r="$pr" 'BEGIN {exit !(r <= 2.0)}' || { verdict=MISSED; missed=1; }
+    floors+=("$(printf '  %-15s %6s req/s p99 %7.2fms %6.1fus CPU/req | req/s %sx bare (target >= %s) p99 %sx (target <= 2) CPU/req %sx  %s' \
+      "$v" "$lr" "$lp" "$lc" "$rr" "$want" "$pr" "$cr" "$verdict")")
+  done
+  printf '%s\n' "${floors[@]: -$(( ${#floors[@]} > 0 ? 2 + $(wc -w <<<"$VARIANTS") : 0 ))}"
+done
+  hog_off
+done
+  [ -n "$FLOOR_ONLY" ] && continue
+  # The other figures, on the default server of the last start.
+  v=${VARIANTS%% *}
+  pid=${spid[$v]}; port=${sport[$v]}
+  tok=(); [ -n "${stok[$v]}" ] && tok=(-token "${stok[$v]}")
   url="http://127.0.0.1:$port/v1/agents/bench/skills/$name"
-  bport=$((19100 + RANDOM % 800))
-  "$work/bareserve" "${tok[@]}" -from "$url" -addr "127.0.0.1:$bport" >"$work/bare$n-$mode.log" 2>&1 &
-  bpid=$!
-  for _ in $(seq 1 100); do
-    curl -fsS -o /dev/null "http://127.0.0.1:$bport/" 2>/dev/null && break
-    sleep 0.1
-  done
-  ftarget=$url
-  btarget="http://127.0.0.1:$bport/v1/agents/bench/skills/$name"
-  if [ "$SPREAD" -gt 1 ]; then
-    # awk, not head: head's early exit fails the pipe under pipefail.
-    find "$tree" -name SKILL.md | sort | awk -v n="$SPREAD" 'NR <= n' | sed 's|/SKILL.md$||; s|.*/||' >"$work/spread.names"
-    got=$(wc -l <"$work/spread.names")
-    [ "$got" -eq "$SPREAD" ] || { echo "server.sh: SPREAD=$SPREAD but the tree of $n has only $got skills" >&2; exit 2; }
-    sed "s|^|http://127.0.0.1:$port/v1/agents/bench/skills/|" "$work/spread.names" >"$work/spread.loadout"
-    sed "s|^|http://127.0.0.1:$bport/v1/agents/bench/skills/|" "$work/spread.names" >"$work/spread.bare"
-    ftarget="@$work/spread.loadout"
-    btarget="@$work/spread.bare"
-  fi
-  echo "-- floor: the cached load of $SPREAD skill(s) against bare net/http serving the same $(head -c 200 "$work/bare$n-$mode.log" | grep -o '[0-9]* bytes'), $ROUNDS rounds of $FLOOR_DUR interleaved (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
-  : >"$work/fl.loadout"; : >"$work/fl.bare"
-  # Warm up both (caches, connections, the receipts table).
-  if [ "$SPREAD" -gt 1 ]; then
-    "$work/loadgen" "${tok[@]}" -urls "$work/spread.loadout" -c "$CONNS" -d 1s >/dev/null
-  else
-    "$work/loadgen" "${tok[@]}" -url "$url" -c "$CONNS" -d 1s >/dev/null
-  fi
-  "$work/loadgen" -url "http://127.0.0.1:$bport/" -c "$CONNS" -d 1s >/dev/null
-  for round in $(seq 1 "$ROUNDS"); do
-    floor_run "floor-loadout-$n-$mode" "$pid" "$ftarget" >>"$work/fl.loadout"
-    floor_run "floor-bare-$n-$mode" "$bpid" "$btarget" >>"$work/fl.bare"
-  done
-  kill "$bpid"; wait "$bpid" 2>/dev/null || true
-  lr=$(awk '{print $1}' "$work/fl.loadout" | median); br=$(awk '{print $1}' "$work/fl.bare" | median)
-  lp=$(awk '{print $2}' "$work/fl.loadout" | median); bp=$(awk '{print $2}' "$work/fl.bare" | median)
-  lc=$(awk '{print $3}' "$work/fl.loadout" | median); bc=$(awk '{print $3}' "$work/fl.bare" | median)
-  rr=$(awk -v a="$lr" -v b="$br" 'BEGIN {printf "%.2f", a/b}')
-  pr=$(awk -v a="$lp" -v b="$bp" 'BEGIN {printf "%.2f", a/b}')
-  cr=$(awk -v a="$lc" -v b="$bc" 'BEGIN {printf "%.2f", a/b}')
-  verdict=ok
-  awk -v r="$rr" 'BEGIN {exit !(r >= 0.85)}' || { verdict=MISSED; missed=1; }
-  awk -v r="$pr" 'BEGIN {exit !(r <= 2.0)}' || { verdict=MISSED; missed=1; }
-  line=$(printf '%6s skills (%s loaded) %-5s loadout %6s req/s p99 %6.2fms %5.1fus CPU/req | bare %6s req/s p99 %6.2fms %5.1fus CPU/req | req/s %sx (target >= 0.85) p99 %sx (target <= 2) CPU/req %sx  %s' \
-    "$n" "$SPREAD" "$mode" "$lr" "$lp" "$lc" "$br" "$bp" "$bc" "$rr" "$pr" "$cr" "$verdict")
-  echo "$line"
-  floors+=("$line")
-  if [ -n "$FLOOR_ONLY" ]; then
-    kill -INT "$pid"; wait "$pid" || true
-    continue
-  fi
-  load=$("$work/loadgen" "${tok[@]}" -label "load-http-$n-$mode" -url "$url" -c "$CONNS" -d "$DUR")
+  echo "== $n skills, $v (server pid $pid, skill $name)"
+  load=$("$work/loadgen" "${tok[@]}" -label "load-http-$n-$v" -url "$url" -c "$CONNS" -d "$DUR")
   echo "$load"
   # The same at a fixed 20,000 req/s: the latency the target is about,
   # without the queueing that saturation adds.
-  load20=$("$work/loadgen" "${tok[@]}" -label "load-http-20k-$n-$mode" -rate 20000 -url "http://127.0.0.1:$port/v1/agents/bench/skills/$name" -c "$CONNS" -d "$DUR")
+  load20=$("$work/loadgen" "${tok[@]}" -label "load-http-20k-$n-$v" -rate 20000 -url "$url" -c "$CONNS" -d "$DUR")
   echo "$load20"
-  read=$("$work/loadgen" "${tok[@]}" -label "read-mcp-$n-$mode" -mcp "http://127.0.0.1:$port/agents/bench/mcp" -tool read_skill_file -args "{\"name\":\"$name\",\"path\":\"$file\"}" -c "$CONNS" -d "$DUR")
+  read=$("$work/loadgen" "${tok[@]}" -label "read-mcp-$n-$v" -mcp "http://127.0.0.1:$port/agents/bench/mcp" -tool read_skill_file -args "{\"name\":\"$name\",\"path\":\"$file\"}" -c "$CONNS" -d "$DUR")
   echo "$read"
-  search=$("$work/loadgen" "${tok[@]}" -label "search-mcp-$n-$mode" -mcp "http://127.0.0.1:$port/agents/bench/mcp" -tool search_skills -args '{"query":"release notes for the api","limit":10}' -c "$CONNS" -d "$DUR")
+  search=$("$work/loadgen" "${tok[@]}" -label "search-mcp-$n-$v" -mcp "http://127.0.0.1:$port/agents/bench/mcp" -tool search_skills -args '{"query":"release notes for the api","limit":10}' -c "$CONNS" -d "$DUR")
   echo "$search"
-  search4=$("$work/loadgen" "${tok[@]}" -label "search-mcp-c4-$n-$mode" -mcp "http://127.0.0.1:$port/agents/bench/mcp" -tool search_skills -args '{"query":"release notes for the api","limit":10}' -c 4 -d "$DUR")
+  search4=$("$work/loadgen" "${tok[@]}" -label "search-mcp-c4-$n-$v" -mcp "http://127.0.0.1:$port/agents/bench/mcp" -tool search_skills -args '{"query":"release notes for the api","limit":10}' -c 4 -d "$DUR")
   echo "$search4"
   hwm=$(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$pid/status")
   rss=$(awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$pid/status")
   echo "server memory: peak ${hwm} MB, now ${rss} MB"
-  kill -INT "$pid"; wait "$pid" || true
-  summary+=("$n skills, $mode: $(echo "$load" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (HTTP load, saturated) | $(echo "$load20" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (HTTP load at 20k/s) | $(echo "$read" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (MCP read_skill_file) | $(echo "$search" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (MCP search_skills, $CONNS conns) | $(echo "$search4" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (MCP search_skills, 4 conns) | peak RSS ${hwm} MB, after ${rss} MB")
-done
+  stop_all
+  summary+=("$n skills, $v: $(echo "$load" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (HTTP load, saturated) | $(echo "$load20" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (HTTP load at 20k/s) | $(echo "$read" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (MCP read_skill_file) | $(echo "$search" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (MCP search_skills, $CONNS conns) | $(echo "$search4" | grep -o 'rps=[0-9]* p50=[^ ]* p99=[^ ]*') (MCP search_skills, 4 conns) | peak RSS ${hwm} MB, after ${rss} MB")
 done
 echo
-echo "floor: the cached load against bare net/http, median of $ROUNDS interleaved rounds of $FLOOR_DUR ($(nproc) cpus, $CONNS connections, load average $(cut -d' ' -f1-3 /proc/loadavg)):"
-printf '  %s\n' "${floors[@]}"
+echo "floor: the cached load against bare net/http ($(nproc) cpus, $CONNS connections):"
+printf '%s\n' "${floors[@]}"
 if [ ${#summary[@]} -gt 0 ]; then
   echo "summary ($(nproc) cpus, $CONNS connections, $DUR each):"
   printf '  %s\n' "${summary[@]}"

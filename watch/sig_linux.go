@@ -79,21 +79,44 @@ func signatureLinux(dir string) (uint64, error) {
 	return sum, nil
 }
 
-// subfolders lists the folders in dir that discovery would enter, as
-// subfoldersOf does, allocating only their paths: at 50,000 skills the
-// watch lists 200,000 folders as it starts, most of them with no
-// subfolder at all.
-func subfolders(dir string) []subfolder {
+// listDir is listDirOf allocating only the paths it returns: at 50,000
+// skills the watch lists 200,000 folders as it starts, most of them with
+// no subfolder at all. With since it stats the folder and each entry
+// (statx, relative to the open folder) for their change time, which
+// every write, rename, link and chmod moves, and which a copy keeping
+// modification times (cp -p, rsync -a, tar) does not set back.
+func listDir(dir string, since int64) (out []subfolder, isSkill bool, changed []string) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil
+		if since != 0 {
+			changed = []string{dir} // unreadable now: let discovery say why
+		}
+		return nil, false, changed
 	}
 	defer unix.Close(fd)
-	var out []subfolder
+	if since != 0 {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && max(st.Ctim.Nano(), st.Mtim.Nano()) >= since {
+			changed = append(changed, dir)
+		}
+	}
 	var unknown []string // entries whose type the listing did not give
 	err = dirent.Read(fd, func(name []byte, typ uint8) {
 		if name[0] == '.' || string(name) == "node_modules" {
 			return
+		}
+		if string(name) == "SKILL.md" || string(name) == "skill.md" {
+			isSkill = true
+		}
+		if since != 0 && typ != unix.DT_DIR { // a folder's own time is read when it is walked
+			var sx unix.Statx_t
+			// name is followed by its NUL in the buffer (dirent.Read).
+			_, _, errno := unix.Syscall6(unix.SYS_STATX, uintptr(fd), uintptr(unsafe.Pointer(&name[0])),
+				unix.AT_SYMLINK_NOFOLLOW, unix.STATX_CTIME|unix.STATX_MTIME, uintptr(unsafe.Pointer(&sx)), 0)
+			// Without statx (ENOSYS), or gone: report it, to be read again.
+			if errno != 0 || max(sx.Ctime.Sec*1e9+int64(sx.Ctime.Nsec), sx.Mtime.Sec*1e9+int64(sx.Mtime.Nsec)) >= since {
+				changed = append(changed, filepath.Join(dir, string(name)))
+			}
 		}
 		switch typ {
 		case unix.DT_DIR:
@@ -103,7 +126,7 @@ func subfolders(dir string) []subfolder {
 		}
 	})
 	if err != nil {
-		return nil
+		return nil, false, nil
 	}
 	for _, name := range unknown {
 		p := filepath.Join(dir, name)
@@ -121,5 +144,5 @@ func subfolders(dir string) []subfolder {
 	}
 	// In name order, as os.ReadDir gives them.
 	slices.SortFunc(out, func(a, b subfolder) int { return strings.Compare(a.path, b.path) })
-	return out
+	return out, isSkill, changed
 }

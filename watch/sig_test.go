@@ -133,7 +133,7 @@ func TestSubfoldersMatchesPortable(t *testing.T) {
 		}
 	}
 	for _, d := range []string{dir, dir + "/", filepath.Join(dir, "z")} {
-		got, want := subfolders(d), subfoldersOf(d)
+		got, want := listDirs(d), listDirsOf(d)
 		if len(got) != len(want) {
 			t.Fatalf("%s: %v, want %v", d, got, want)
 		}
@@ -143,10 +143,13 @@ func TestSubfoldersMatchesPortable(t *testing.T) {
 			}
 		}
 	}
-	if got := subfolders(dir); len(got) != 5 || !got[3].link || got[3].path != filepath.Join(dir, "to-dir") {
+	if got := listDirs(dir); len(got) != 5 || !got[3].link || got[3].path != filepath.Join(dir, "to-dir") {
 		t.Errorf("subfolders: %v", got)
 	}
-	if got := subfolders(filepath.Join(dir, "missing")); got != nil {
+	if got := listDirs(filepath.Join(dir, "missing")); got != nil {
 		t.Errorf("a missing folder: %v", got)
 	}
 }
+
+func listDirs(dir string) []subfolder   { s, _, _ := listDir(dir, 0); return s }
+func listDirsOf(dir string) []subfolder { s, _, _ := listDirOf(dir, 0); return s }

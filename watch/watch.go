@@ -2,6 +2,13 @@
 // reload. fsnotify is not recursive, so every folder below each root is
 // watched, and folders created later are added as they appear.
 //
+// Not every folder matters as much: a skill is a folder holding SKILL.md,
+// and discovery never looks for skills inside one, so a change in a
+// skill's subfolders (references/, scripts/) only changes that skill's
+// files. The folders discovery reads (the roots, the folders on the way
+// to skills, the skill folders) take the watch budget first; the
+// subfolders of skills take what is left.
+//
 // Watches are a shared, bounded resource: inotify allows each user
 // fs.inotify.max_user_watches of them across all of the user's processes
 // (kqueue holds a file descriptor per watched file). So a Watcher takes at
@@ -54,9 +61,31 @@ const (
 	// maxProblems folders are kept for Problems; the rest are counted.
 	maxProblems = 100
 	// pollShare: after a poll that took d, the next starts no sooner than
-	// pollShare*d later, so polling uses at most 1/pollShare of a core.
-	pollShare = 10
+	// pollShare*d later, so polling uses at most 1/pollShare of a core:
+	// 0.5%. (It was 10: at 50,000 skills, 104,000 folders past the inotify
+	// budget kept an idle server at 7-11% of a core.) Past the budget a
+	// change is noticed within PollInterval or 200 times a poll's length,
+	// whichever is longer: at 50,000 skills about a minute. Since the
+	// folders discovery reads take the budget first, what is polled there
+	// is subfolders of skills (references/, scripts/): new skills and
+	// SKILL.md edits are still seen at once.
+	pollShare = 200
 	maxDepth  = 32
+	// walkChunk, walkPace: a walk of the folders (New's, and one of new
+	// folders found by polling) sleeps walkPace times as long as each
+	// walkChunk folders took, so it takes at most a fifth of a core and
+	// yields to requests on a busy machine (where each chunk takes longer,
+	// and so does the sleep after it). Its CPU is the system's: at 10,000
+	// skills (40,000 folders) 0.8 s, a quarter of it inotify_add_watch,
+	// a fifth getdents64; taken at half a core, it cost requests about a
+	// fifth of their throughput in the round it fell in, beside a CPU hog
+	// (bench/server.sh HOG=1 SPREAD=1). What changes in a folder before the walk reaches it is found
+	// by its change time (Options.Since), so a slow walk loses nothing.
+	walkChunk = 256
+	walkPace  = 4
+	// ctimeSlack: Options.Since is moved back by this much, for file
+	// systems whose times are coarse.
+	ctimeSlack = 2 * time.Second
 )
 
 // Options tune a Watcher. Zero fields take the defaults.
@@ -68,10 +97,19 @@ type Options struct {
 	// notifications; the folders beyond it are polled. Default: half of
 	// fs.inotify.max_user_watches on Linux, DefaultMaxWatches elsewhere.
 	MaxWatches int
-	// PollInterval is how often polled folders are checked (default 5 s).
+	// PollInterval is how often polled folders are checked (default 5 s),
+	// or 200 times as long as a check of them all takes, if longer.
 	// A change there is reported within about this long.
 	PollInterval time.Duration
 	Logger       *slog.Logger
+	// Since, when set, is when the caller last read the folders (the
+	// catalog's scan): what changed after it and before the watch was set
+	// up (by each entry's change time, ctime) is sent in the first batch,
+	// so the caller need not read every folder again to catch up.
+	Since time.Time
+	// Cancel ends New's walk of the folders early (the server stops
+	// while the watch is set up); the Watcher then covers what it reached.
+	Cancel <-chan struct{}
 
 	// addWatch replaces fsnotify's Add in tests, to cause the faults a
 	// test cannot (the system's allowance running out).
@@ -101,6 +139,9 @@ type Watcher struct {
 	// then on every new folder is polled.
 	full     error
 	toldPoll bool
+	// initial holds what changed since Options.Since, found by New's
+	// walk, for the first batch.
+	initial []string
 	// Problems are folders that could not be watched or polled (for
 	// example for lack of permission).
 	problems     []string
@@ -138,6 +179,10 @@ func New(roots []string, opt Options) (*Watcher, error) {
 	if w.budget <= 0 {
 		w.budget, w.budgetFrom = SystemBudget()
 	}
+	var since int64
+	if !opt.Since.IsZero() {
+		since = opt.Since.Add(-ctimeSlack).UnixNano()
+	}
 	for _, r := range roots {
 		w.roots = append(w.roots, r)
 		if _, err := os.Stat(r); err != nil {
@@ -146,7 +191,7 @@ func New(roots []string, opt Options) (*Watcher, error) {
 			w.add(filepath.Dir(r))
 			continue
 		}
-		w.addTree(r)
+		w.addTree(r, since, true)
 	}
 	w.tellPolling()
 	go w.loop()
@@ -290,9 +335,11 @@ func (w *Watcher) Close() error {
 }
 
 // addTree adds root and the folders below it, breadth first, so that when
-// the budget runs out the shallow folders (skill folders before what is
-// inside them) are the watched ones.
-func (w *Watcher) addTree(root string) {
+// the budget runs out the shallow folders are the watched ones; and the
+// folders discovery reads before the subfolders of skill folders. With
+// since (Unix ns) it records what changed after it, for the first batch.
+// A paced walk sleeps as it goes (walkPace).
+func (w *Watcher) addTree(root string, since int64, paced bool) {
 	type entry struct {
 		dir   string
 		real  string // "" until resolved: a link's, or the root's
@@ -300,9 +347,16 @@ func (w *Watcher) addTree(root string) {
 	}
 	seen := map[string]bool{}
 	queue := []entry{{root, "", 0}}
-	for len(queue) > 0 {
-		e := queue[0]
-		queue = queue[1:]
+	var inner []entry // inside skill folders: after the rest
+	p := pacer{start: time.Now(), cancel: w.opt.Cancel, stop: w.stop}
+	for len(queue) > 0 || len(inner) > 0 {
+		var e entry
+		isInner := len(queue) == 0
+		if isInner {
+			e, inner = inner[0], inner[1:]
+		} else {
+			e, queue = queue[0], queue[1:]
+		}
 		real := e.real
 		if real == "" {
 			r, err := filepath.EvalSymlinks(e.dir)
@@ -316,7 +370,13 @@ func (w *Watcher) addTree(root string) {
 		}
 		seen[real] = true
 		w.add(e.dir)
-		for _, sub := range subfolders(e.dir) {
+		subs, isSkill, changed := listDir(e.dir, since)
+		if len(changed) > 0 {
+			w.mu.Lock()
+			w.initial = append(w.initial, changed...)
+			w.mu.Unlock()
+		}
+		for _, sub := range subs {
 			// A folder that is not a link is where its parent really
 			// is: resolving only links saves a walk of every path
 			// (about a million lstat calls at 50,000 skills).
@@ -324,9 +384,53 @@ func (w *Watcher) addTree(root string) {
 			if !sub.link {
 				r = real + string(filepath.Separator) + filepath.Base(sub.path)
 			}
-			queue = append(queue, entry{sub.path, r, e.depth + 1})
+			if isSkill || isInner {
+				inner = append(inner, entry{sub.path, r, e.depth + 1})
+			} else {
+				queue = append(queue, entry{sub.path, r, e.depth + 1})
+			}
+		}
+		if !p.step(paced) {
+			return
 		}
 	}
+}
+
+// pacer makes a paced walk sleep walkPace times as long as each
+// walkChunk folders took. step reports false
+// once the walk should end.
+type pacer struct {
+	n            int
+	start        time.Time
+	cancel, stop <-chan struct{}
+}
+
+func (p *pacer) step(paced bool) bool {
+	p.n++
+	if p.n%walkChunk != 0 {
+		return true
+	}
+	select {
+	case <-p.cancel:
+		return false
+	case <-p.stop:
+		return false
+	default:
+	}
+	if !paced {
+		return true
+	}
+	t := time.NewTimer(walkPace * time.Since(p.start))
+	defer t.Stop()
+	select {
+	case <-p.cancel:
+		return false
+	case <-p.stop:
+		return false
+	case <-t.C:
+	}
+	p.start = time.Now()
+	return true
 }
 
 // subfolder is a folder in a folder, and whether it is reached through a
@@ -336,20 +440,38 @@ type subfolder struct {
 	link bool
 }
 
-// subfoldersOf lists the folders in dir that discovery would enter
-// (subfolders, on Linux, reads the folder without os.ReadDir's entries).
-func subfoldersOf(dir string) []subfolder {
+// listDirOf lists the folders in dir that discovery would enter, whether
+// dir is a skill folder (holds SKILL.md or skill.md), and, with since
+// (Unix ns), dir and the entries in it modified after since (listDir,
+// on Linux, reads the folder without os.ReadDir's entries and uses the
+// change time, not the modification time).
+func listDirOf(dir string, since int64) (out []subfolder, isSkill bool, changed []string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil
+		if since != 0 {
+			changed = []string{dir} // unreadable now: let discovery say why
+		}
+		return nil, false, changed
 	}
-	var out []subfolder
+	if since != 0 {
+		if st, err := os.Stat(dir); err == nil && st.ModTime().UnixNano() >= since {
+			changed = append(changed, dir)
+		}
+	}
 	for _, e := range entries {
 		name := e.Name()
 		if skipName(name) {
 			continue
 		}
 		p := filepath.Join(dir, name)
+		if name == "SKILL.md" || name == "skill.md" {
+			isSkill = true
+		}
+		if since != 0 {
+			if info, err := e.Info(); err == nil && info.ModTime().UnixNano() >= since {
+				changed = append(changed, p)
+			}
+		}
 		if e.IsDir() {
 			out = append(out, subfolder{p, false})
 		} else if e.Type()&fs.ModeSymlink != 0 {
@@ -358,7 +480,7 @@ func subfoldersOf(dir string) []subfolder {
 			}
 		}
 	}
-	return out
+	return out, isSkill, changed
 }
 
 func skipName(name string) bool { return name == "" || name[0] == '.' || name == "node_modules" }
@@ -485,6 +607,16 @@ func (w *Watcher) loop() {
 			fire = timer.C
 		}
 	}
+	// What changed between Options.Since and the watch: the first batch.
+	w.mu.Lock()
+	for _, p := range w.initial {
+		pending[p] = true
+	}
+	w.initial = nil
+	w.mu.Unlock()
+	if len(pending) > 0 {
+		arm()
+	}
 	for {
 		select {
 		case ev, ok := <-w.fs.Events:
@@ -494,14 +626,13 @@ func (w *Watcher) loop() {
 			pending[ev.Name] = true
 			if ev.Has(fsnotify.Create) {
 				if st, err := os.Stat(ev.Name); err == nil && st.IsDir() && !skipName(filepath.Base(ev.Name)) {
-					w.addTree(ev.Name)
+					// Not paced: the loop must keep reading events.
+					w.addTree(ev.Name, 0, false)
 					w.tellPolling()
 				}
 			}
 			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-				w.mu.Lock()
-				delete(w.watched, ev.Name)
-				w.mu.Unlock()
+				w.forget(ev.Name, ev.Has(fsnotify.Rename))
 			}
 			arm()
 		case paths := <-w.polls:
@@ -538,6 +669,35 @@ func (w *Watcher) loop() {
 			}
 			w.out <- batch
 		}
+	}
+}
+
+// forget drops the watch of dir, removed or renamed; for a renamed
+// folder, also those of the folders below it. Their watches would
+// otherwise stay under the old paths: changes in the folder would be
+// reported there, and the new path's walk (its Create event) could not
+// watch it again (the system hands back the same watch for the same
+// folder). A removed folder's watches the system drops itself, and each
+// folder below it is reported removed on its own.
+func (w *Watcher) forget(dir string, renamed bool) {
+	w.mu.Lock()
+	was := w.watched[dir]
+	delete(w.watched, dir)
+	if !renamed || !was {
+		w.mu.Unlock()
+		return
+	}
+	drop := []string{dir}
+	prefix := dir + string(filepath.Separator)
+	for d := range w.watched {
+		if strings.HasPrefix(d, prefix) {
+			delete(w.watched, d)
+			drop = append(drop, d)
+		}
+	}
+	w.mu.Unlock()
+	for _, d := range drop {
+		_ = w.fs.Remove(d)
 	}
 }
 
@@ -600,8 +760,9 @@ func (w *Watcher) pollOnce() []string {
 		}
 		changed = append(changed, dir)
 		if err == nil {
-			for _, sub := range subfolders(dir) {
-				w.addTree(sub.path)
+			subs, _, _ := listDir(dir, 0)
+			for _, sub := range subs {
+				w.addTree(sub.path, 0, true)
 			}
 		}
 	}

@@ -75,10 +75,6 @@ const (
 	// startupFloor is the least soft memory limit while the catalog loads:
 	// small catalogs never collect for its sake.
 	startupFloor = 64 << 20
-	// settleHeadroom is the soft memory limit, as a multiple of the live
-	// heap after the last collection, while start-up work still runs in
-	// the background once serving (the folder watch).
-	settleHeadroom = 1.5
 	// lastingHeadroom is the room for garbage on top of twice the live
 	// heap once serving.
 	lastingHeadroom = 128 << 20
@@ -90,7 +86,7 @@ type memoryTuner struct {
 
 	mu sync.Mutex
 	// headroom is the limit as a multiple of the live heap while the limit
-	// follows it (loading, settling); 0 once it does not.
+	// follows it (loading); 0 once it does not.
 	headroom float64
 	armed    bool  // the per-collection hook is set
 	limit    int64 // the last limit set while following the heap
@@ -156,9 +152,9 @@ func (t *memoryTuner) catalogLoaded() {
 }
 
 // background tells the tuner that start-up work goes on in the
-// background (the folder watch, which walks every folder again and then
-// rescans the roots once): until the function it returns is called, the
-// settling rule applies once serving. Call it before loaded.
+// background (the folder watch, which walks every folder): when the
+// function it returns is called, the lasting rule is measured again, and
+// the log says start-up settled. Call it before loaded.
 func (t *memoryTuner) background() (done func()) {
 	t.mu.Lock()
 	t.pending++
@@ -177,10 +173,9 @@ func (t *memoryTuner) background() (done func()) {
 }
 
 // loaded ends the loading rule and hands the garbage of start-up back to
-// the system at once. With start-up work still running in the
-// background, the settling rule applies until it ends; then, or at once
-// without any, the lasting rule: a soft limit of twice the live heap
-// plus lastingHeadroom.
+// the system at once, then applies the lasting rule: a soft limit of twice
+// the live heap plus lastingHeadroom (measured again once start-up work
+// in the background ends).
 func (t *memoryTuner) loaded(logger *slog.Logger) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -196,10 +191,13 @@ func (t *memoryTuner) loaded(logger *slog.Logger) {
 		t.lasting("")
 		return
 	}
-	debug.FreeOSMemory()
-	t.follow(settleHeadroom)
-	logger.Info("memory", "live_heap_mb", liveHeap()>>20, "soft_limit_mb", t.limit>>20,
-		"until", "the folder watch is up (then the lasting limit)")
+	// Background start-up work (the folder watch's walk) runs beside
+	// requests: the lasting rule applies at once, and is measured again
+	// once it ends. (A limit of 1.5 times the live heap held until then
+	// made the collector run back to back under the requests' garbage: on
+	// a busy machine, with the watch's walk starved of CPU by the
+	// requests, requests cost 5-15 times the CPU for 20 s and more.)
+	t.lasting("")
 }
 
 // lasting sets the lasting rule from a live heap measured by a
@@ -219,7 +217,7 @@ func (t *memoryTuner) lasting(why string) {
 	t.logger.Info(msg, "live_heap_mb", ms.HeapAlloc>>20, "soft_limit_mb", limit>>20)
 }
 
-// stop ends the loading or settling rule, if start-up failed or the
+// stop ends the loading rule, if start-up failed or the
 // server stops first; the limit it set stays.
 func (t *memoryTuner) stop() {
 	t.mu.Lock()

@@ -357,7 +357,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		if cfg != nil {
 			wopt.MaxWatches, wopt.PollInterval = cfg.Watch.MaxWatches, cfg.Watch.Interval()
 		}
-		folders = &folderWatch{svc: srv.svc, logger: logger, opt: wopt}
+		folders = &folderWatch{svc: srv.svc, logger: logger, opt: wopt, since: start}
 		srv.closers = append(srv.closers, folders.close)
 		// Until the watch is up, the settling memory rule applies.
 		folders.start(wctx, cat.Roots(), srv.mem.background())
