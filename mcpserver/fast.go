@@ -21,9 +21,10 @@ import (
 	"github.com/loadout/loadout/service"
 )
 
-// The fast path: loadout answers the tool calls a host makes most
-// (read_skill_file, load_skill, use_skill) itself, on a session the SDK
-// opened and initialized, instead of handing the message to the SDK.
+// The fast path: loadout answers its tools' calls (read_skill_file,
+// load_skill, use_skill, search_skills) itself, on a session the SDK
+// opened and initialized (or, stateless, with no session at all), instead
+// of handing the message to the SDK.
 //
 // Why: the SDK decodes every message several times over (the body, the
 // JSON-RPC envelope, _meta, the params) with a JSON decoder that
@@ -40,8 +41,10 @@ import (
 // the SDK's: a message is only answered here when it is a single
 // JSON-RPC 2.0 call of tools/call whose params hold nothing but name and
 // arguments (no _meta: no progress token, no revision of its own), on a
-// session that exists and has been initialized, and (over HTTP) with the
-// headers the SDK would accept without question (see fastHTTPHeaders).
+// session that exists and has been initialized (a stateless handler: with
+// no session id, as the SDK then makes an initialized session for the
+// request), and (over HTTP) with the headers the SDK would accept without
+// question (see fastHTTPHeaders).
 // One difference: the SDK refuses a call whose id is already in flight on
 // the session; calls answered here are not tracked, so two concurrent
 // calls with the same id both get answers.
