@@ -24,6 +24,10 @@
 # calls/s and the server's CPU per call (user+system from /proc) are the
 # medians of the rounds; "x floor" is the median of the rounds' ratios.
 #
+# Before the rounds each target gets one call of every argument set (a
+# skill's first read computes its digest for the receipt, once per
+# catalog load); that pass's figures are printed, not counted.
+#
 # The client: CLIENT=raw (default) is mcpload's minimal JSON-RPC client,
 # which sends the headers the go-sdk client sends and checks every
 # answer; it leaves the server as the bottleneck. The go-sdk client
@@ -138,7 +142,7 @@ for tool in $TOOLS; do
  {"label":"loadout-stateless","tool":"$tool","argsList":[$args],"url":"http://127.0.0.1:$lp_less/mcp","pid":$lpid_less,"token":"$token"}]
 EOF
   echo "## $tool"
-  "$bin/mcpload" -client "$CLIENT" -config "$work/targets-$tool.json" -c "$C" -d "$DUR" -rounds "$ROUNDS" | sed "s/^/$tool /" | tee -a "$out"
+  "$bin/mcpload" -client "$CLIENT" -warm-pass -config "$work/targets-$tool.json" -c "$C" -d "$DUR" -rounds "$ROUNDS" | sed "s/^/$tool /" | tee -a "$out"
 done
 
 echo

@@ -115,6 +115,7 @@ func main() {
 	dur := flag.Duration("d", 5*time.Second, "duration of each target's turn in a round")
 	rounds := flag.Int("rounds", 3, "rounds")
 	warm := flag.Duration("warm", time.Second, "warm-up per target before the first round")
+	warmPass := flag.Bool("warm-pass", false, "warm up with one call of every argument set too (a server's first call of each skill may do work once, e.g. a digest), printing that pass's figures")
 	initTimeout := flag.Duration("init-timeout", 10*time.Minute, "how long a target may take to start and answer initialize")
 	proto := flag.String("protocol", "2025-06-18", "MCP revision the client asks for")
 	clientKind := flag.String("client", "sdk", "client: sdk (the go-sdk's) or raw (a minimal JSON-RPC client; HTTP targets only)")
@@ -170,6 +171,19 @@ func main() {
 			fatal(fmt.Errorf("%s: %v", t.Label, err))
 		}
 		t.bytes = n
+		if *warmPass && len(t.ArgsList) > 1 {
+			c0 := cpuTicks(t.PID)
+			t0 := time.Now()
+			if err := t.pass(*conns); err != nil {
+				fatal(fmt.Errorf("%s: %v", t.Label, err))
+			}
+			el := time.Since(t0)
+			cpu := ""
+			if c1 := cpuTicks(t.PID); c0 >= 0 && c1 >= 0 {
+				cpu = fmt.Sprintf(" server_cpu_us/call=%.1f", float64(time.Duration(c1-c0)*clockTick/time.Microsecond)/float64(len(t.ArgsList)))
+			}
+			fmt.Printf("# %s: first pass over %d argument sets: calls/s=%.0f%s (not counted)\n", t.Label, len(t.ArgsList), float64(len(t.ArgsList))/el.Seconds(), cpu)
+		}
 		if *warm > 0 {
 			if _, _, err := t.run(*conns, *warm); err != nil {
 				fatal(fmt.Errorf("%s: %v", t.Label, err))
@@ -506,4 +520,37 @@ func extractText(path string) error {
 	}
 	_, err = os.Stdout.WriteString(msg.Result.Content[0].Text)
 	return err
+}
+
+// pass calls every argument set once, the callers sharing the list.
+func (t *target) pass(conns int) error {
+	var next atomic.Int64
+	var failed atomic.Pointer[error]
+	var wg sync.WaitGroup
+	for c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for failed.Load() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(t.ArgsList) {
+					return
+				}
+				var err error
+				if t.raw {
+					_, err = t.raws[c].call(t.Tool, t.ArgsList[i])
+				} else {
+					_, err = t.call(context.Background(), t.sessions[c], t.ArgsList[i])
+				}
+				if err != nil {
+					failed.CompareAndSwap(nil, &err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if p := failed.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
