@@ -36,7 +36,8 @@
 //
 // calls/s is the median of the rounds; p50 and p99 are over all rounds'
 // calls. cpu_us is the server's CPU time (user and system, from
-// /proc/PID/stat) per call, the median of the rounds, or - when the server's
+// /proc/PID/stat) per call, the median of the rounds (each round's line
+// also gives mcpload's own CPU per call), or - when the server's
 // process is not known: a stdio server is the process mcpload starts; an
 // HTTP target names its server with "pid". The client's own CPU weighs on
 // calls/s (over stdio on 2 cores it is most of the machine), not on cpu_us,
@@ -192,12 +193,12 @@ func main() {
 	}
 	for r := 1; r <= *rounds; r++ {
 		for _, t := range targets {
-			c0 := cpuTicks(t.PID)
+			c0, m0 := cpuTicks(t.PID), cpuTicks(os.Getpid())
 			rate, lat, err := t.run(*conns, *dur)
 			if err != nil {
 				fatal(fmt.Errorf("%s: %v", t.Label, err))
 			}
-			c1 := cpuTicks(t.PID)
+			c1, m1 := cpuTicks(t.PID), cpuTicks(os.Getpid())
 			t.rates = append(t.rates, rate)
 			t.lat = append(t.lat, lat...)
 			cpu := ""
@@ -205,6 +206,11 @@ func main() {
 				us := float64(time.Duration(c1-c0)*clockTick/time.Microsecond) / float64(len(lat))
 				t.cpu = append(t.cpu, us)
 				cpu = fmt.Sprintf(" server_cpu_us/call=%.1f", us)
+			}
+			if m0 >= 0 && m1 >= 0 && len(lat) > 0 {
+				// The client's own CPU: when it is near the server's, the
+				// client bounds calls/s as much as the server does.
+				cpu += fmt.Sprintf(" client_cpu_us/call=%.1f", float64(time.Duration(m1-m0)*clockTick/time.Microsecond)/float64(len(lat)))
 			}
 			fmt.Printf("round %d %-18s calls/s=%.0f%s\n", r, t.Label, rate, cpu)
 		}
