@@ -32,7 +32,9 @@
 # there (floor-bridge shows the cap).
 #
 # The calls spread over every skill (the same file path in each): each
-# caller walks the names from its own offset.
+# caller walks the names from its own offset, after one warm pass over
+# every skill (printed, not counted: a skill's first read computes its
+# digest for the receipt).
 #
 # srv_cpu_us is the server's own CPU time per call (from /proc, the median
 # of the rounds; "-" through the bridge). Over stdio one go-sdk client
@@ -149,7 +151,7 @@ if [ "$BASE" != none ]; then
 fi
 
 (IFS=,; echo "[${targets[*]}]") >"$work/targets.json"
-"$bin/mcpload" -config "$work/targets.json" -c "$C" -d "$DUR" -rounds "$ROUNDS" -init-timeout "$INIT_TIMEOUT" | tee "$work/out.txt"
+"$bin/mcpload" -warm-pass -config "$work/targets.json" -c "$C" -d "$DUR" -rounds "$ROUNDS" -init-timeout "$INIT_TIMEOUT" | tee "$work/out.txt"
 
 rate() { awk -v l="$1" '$1=="RESULT" && $2==l {print $3}' "$work/out.txt"; }
 echo
@@ -184,7 +186,8 @@ b=$(rate loadout-bridge); s2=$(rate skillserver-bridge); f=$(rate floor-bridge)
 cpu() { awk -v l="$1" '$1=="RESULT" && $2==l {print $7}' "$work/out.txt"; }
 for tr in stdio http; do
   a=$(cpu "loadout-$tr"); bb=$(cpu "base-$tr")
-  case "$a$bb" in ""|*-*) continue ;; esac
+  { [ -n "$a" ] && [ -n "$bb" ]; } || continue
+  case "$a$bb" in *-*) continue ;; esac
   echo "info   server CPU per call over $tr: loadout $a us, base $bb us ($(awk -v a="$a" -v b="$bb" 'BEGIN{if(a>0) printf "%.2fx", b/a}') less)"
 done
 # Over stdio the client is the bottleneck whenever the server costs less
@@ -192,7 +195,8 @@ done
 lc=$(cpu loadout-stdio)
 for other in floor skillserver; do
   oc=$(cpu "$other-stdio"); orate=$(rate "$other-stdio"); lrate=$(rate loadout-stdio)
-  case "$lc$oc" in ""|*-*) continue ;; esac
+  { [ -n "$lc" ] && [ -n "$oc" ]; } || continue
+  case "$lc$oc" in *-*) continue ;; esac
   echo "info   stdio: loadout $lrate calls/s at $lc us of server CPU a call; $other $orate calls/s at $oc us: calls/s $(awk -v a="$lrate" -v b="$orate" 'BEGIN{printf "%.2fx", a/b}'), CPU per call $(awk -v a="$lc" -v b="$oc" 'BEGIN{printf "%.2fx", b/a}') lower. One go-sdk client process drives each stdio server and takes most of the $(nproc) cores, so calls/s here is bound by the client: the CPU ratio is the server's own."
 done
 [ -n "$ss" ] || echo "info   no skillserver rows: SKILLSERVER unset (its binary or source folder)"
