@@ -31,13 +31,19 @@
 # without a target: one stdio session behind the bridge caps every server
 # there (floor-bridge shows the cap).
 #
+# The calls spread over every skill (the same file path in each): each
+# caller walks the names from its own offset, after one warm pass over
+# every skill (printed, not counted: a skill's first read computes its
+# digest for the receipt).
+#
 # srv_cpu_us is the server's own CPU time per call (from /proc, the median
 # of the rounds; "-" through the bridge). Over stdio one go-sdk client
 # process drives every server and takes most of the 2 cores, so calls/s
 # there is bound by the client as well; CPU per call is what the server
 # alone costs, and the summary compares it with BASE.
 #
-# The tree: bench/cmd/gentree's skills moved to one level (skillserver reads
+# The tree: bench/cmd/gentree's skills (one finding in each, as the
+# issue-27 defaults have it) moved to one level (skillserver reads
 # only DIR/<skill>/SKILL.md, and writes its search index into DIR/.index, so
 # each skillserver gets its own copy). Nothing is downloaded unless
 # SKILLSERVER names a source folder (its dependencies come from the Go
@@ -94,32 +100,34 @@ else
 fi
 
 tree=$work/tree
-"$bin/gentree" -n "$N" -out "$work/nested" >/dev/null
+"$bin/gentree" -n "$N" -findings 1 -out "$work/nested" >/dev/null
 mkdir -p "$tree"
 find "$work/nested" -name SKILL.md -printf '%h\0' | xargs -0 mv -t "$tree/"
 name=$(ls "$tree" | sort | awk "NR==1")
 file=references/guide.md
-echo "# $N skills in $tree; every call reads $name/$file ($(wc -c <"$tree/$name/$file") bytes)"
+echo "# $N skills (each with one finding) in $tree; the calls read $file of every skill in turn ($name's: $(wc -c <"$tree/$name/$file") bytes; the floor returns that one)"
 
 port() { echo $((20000 + RANDOM % 20000)); }
 targets=()
 add() { targets+=("$1"); }
-lo_args="{\"name\":\"$name\",\"path\":\"$file\"}"
-ss_args="{\"skill_id\":\"$name\",\"resource_path\":\"$file\"}"
+# The calls spread over every skill: each caller walks the names from its
+# own offset (mcpload's argsList).
+lo_args=$(ls "$tree" | sort | awk -v f="$file" '{printf "%s{\"name\":\"%s\",\"path\":\"%s\"}", (NR>1?",":""), $0, f}')
+ss_args=$(ls "$tree" | sort | awk -v f="$file" '{printf "%s{\"skill_id\":\"%s\",\"resource_path\":\"%s\"}", (NR>1?",":""), $0, f}')
 
 # The floor.
-add "{\"label\":\"floor-stdio\",\"tool\":\"read_skill_file\",\"args\":$lo_args,\"cmd\":[\"$bin/mcpfloor\",\"-file\",\"$tree/$name/$file\"]}"
+add "{\"label\":\"floor-stdio\",\"tool\":\"read_skill_file\",\"argsList\":[$lo_args],\"cmd\":[\"$bin/mcpfloor\",\"-file\",\"$tree/$name/$file\"]}"
 p=$(port); "$bin/mcpfloor" -file "$tree/$name/$file" -addr "127.0.0.1:$p" 2>"$work/floor-http.log" & pids+=($!)
-add "{\"label\":\"floor-http\",\"tool\":\"read_skill_file\",\"args\":$lo_args,\"url\":\"http://127.0.0.1:$p/mcp\",\"pid\":$!}"
+add "{\"label\":\"floor-http\",\"tool\":\"read_skill_file\",\"argsList\":[$lo_args],\"url\":\"http://127.0.0.1:$p/mcp\",\"pid\":$!}"
 p=$(port); "$bin/mcpbridge" -addr "127.0.0.1:$p" -- "$bin/mcpfloor" -file "$tree/$name/$file" 2>"$work/floor-bridge.log" & pids+=($!)
-add "{\"label\":\"floor-bridge\",\"tool\":\"read_skill_file\",\"args\":$lo_args,\"url\":\"http://127.0.0.1:$p/mcp\"}"
+add "{\"label\":\"floor-bridge\",\"tool\":\"read_skill_file\",\"argsList\":[$lo_args],\"url\":\"http://127.0.0.1:$p/mcp\"}"
 
 # skillserver: two processes (stdio, bridge), each over its own copy.
 if [ -n "$ss" ]; then
   cp -r "$tree" "$work/ss1"; cp -r "$tree" "$work/ss2"
-  add "{\"label\":\"skillserver-stdio\",\"tool\":\"read_skill_resource\",\"args\":$ss_args,\"cmd\":[\"$ss\",\"-dir\",\"$work/ss1\",\"-port\",\"$(port)\"]}"
+  add "{\"label\":\"skillserver-stdio\",\"tool\":\"read_skill_resource\",\"argsList\":[$ss_args],\"cmd\":[\"$ss\",\"-dir\",\"$work/ss1\",\"-port\",\"$(port)\"]}"
   p=$(port); "$bin/mcpbridge" -addr "127.0.0.1:$p" -- "$ss" -dir "$work/ss2" -port "$(port)" 2>"$work/skillserver-bridge.log" & pids+=($!)
-  add "{\"label\":\"skillserver-bridge\",\"tool\":\"read_skill_resource\",\"args\":$ss_args,\"url\":\"http://127.0.0.1:$p/mcp\"}"
+  add "{\"label\":\"skillserver-bridge\",\"tool\":\"read_skill_resource\",\"argsList\":[$ss_args],\"url\":\"http://127.0.0.1:$p/mcp\"}"
 fi
 
 # loadout (this checkout, and BASE): stdio, its own HTTP, and the bridge.
@@ -127,14 +135,14 @@ loadout_rows() { # label binary [env...]
   local label=$1 exe=$2; shift 2
   local envj="" e
   for e in "$@"; do envj+="${envj:+,}\"$e\""; done
-  add "{\"label\":\"$label-stdio\",\"tool\":\"read_skill_file\",\"args\":$lo_args,\"env\":[$envj],\"cmd\":[\"$exe\",\"mcp\",\"--no-watch\",\"--log-level\",\"warn\",\"--db\",\"$work/$label-stdio.db\",\"--root\",\"$tree\"]}"
+  add "{\"label\":\"$label-stdio\",\"tool\":\"read_skill_file\",\"argsList\":[$lo_args],\"env\":[$envj],\"cmd\":[\"$exe\",\"mcp\",\"--no-watch\",\"--log-level\",\"warn\",\"--db\",\"$work/$label-stdio.db\",\"--root\",\"$tree\"]}"
   local p; p=$(port)
   env "$@" "$exe" serve --no-watch --log-level warn --db "$work/$label-http.db" --root "$tree" --addr "127.0.0.1:$p" >"$work/$label-http.log" 2>&1 & pids+=($!)
-  add "{\"label\":\"$label-http\",\"tool\":\"read_skill_file\",\"args\":$lo_args,\"url\":\"http://127.0.0.1:$p/mcp\",\"pid\":$!}"
+  add "{\"label\":\"$label-http\",\"tool\":\"read_skill_file\",\"argsList\":[$lo_args],\"url\":\"http://127.0.0.1:$p/mcp\",\"pid\":$!}"
 }
 loadout_rows loadout "$bin/loadout"
 p=$(port); "$bin/mcpbridge" -addr "127.0.0.1:$p" -- "$bin/loadout" mcp --no-watch --log-level warn --db "$work/loadout-bridge.db" --root "$tree" 2>"$work/loadout-bridge.log" & pids+=($!)
-add "{\"label\":\"loadout-bridge\",\"tool\":\"read_skill_file\",\"args\":$lo_args,\"url\":\"http://127.0.0.1:$p/mcp\"}"
+add "{\"label\":\"loadout-bridge\",\"tool\":\"read_skill_file\",\"argsList\":[$lo_args],\"url\":\"http://127.0.0.1:$p/mcp\"}"
 if [ "$GC" = 1 ]; then
   loadout_rows loadout4g "$bin/loadout" GOMEMLIMIT=4GiB
 fi
@@ -143,7 +151,7 @@ if [ "$BASE" != none ]; then
 fi
 
 (IFS=,; echo "[${targets[*]}]") >"$work/targets.json"
-"$bin/mcpload" -config "$work/targets.json" -c "$C" -d "$DUR" -rounds "$ROUNDS" -init-timeout "$INIT_TIMEOUT" | tee "$work/out.txt"
+"$bin/mcpload" -warm-pass -config "$work/targets.json" -c "$C" -d "$DUR" -rounds "$ROUNDS" -init-timeout "$INIT_TIMEOUT" | tee "$work/out.txt"
 
 rate() { awk -v l="$1" '$1=="RESULT" && $2==l {print $3}' "$work/out.txt"; }
 echo
@@ -178,9 +186,20 @@ b=$(rate loadout-bridge); s2=$(rate skillserver-bridge); f=$(rate floor-bridge)
 cpu() { awk -v l="$1" '$1=="RESULT" && $2==l {print $7}' "$work/out.txt"; }
 for tr in stdio http; do
   a=$(cpu "loadout-$tr"); bb=$(cpu "base-$tr")
-  case "$a$bb" in ""|*-*) continue ;; esac
+  { [ -n "$a" ] && [ -n "$bb" ]; } || continue
+  case "$a$bb" in *-*) continue ;; esac
   echo "info   server CPU per call over $tr: loadout $a us, base $bb us ($(awk -v a="$a" -v b="$bb" 'BEGIN{if(a>0) printf "%.2fx", b/a}') less)"
 done
+# Over stdio the client is the bottleneck whenever the server costs less
+# per call than the client: say so with the figures.
+lc=$(cpu loadout-stdio)
+for other in floor skillserver; do
+  oc=$(cpu "$other-stdio"); orate=$(rate "$other-stdio"); lrate=$(rate loadout-stdio)
+  { [ -n "$lc" ] && [ -n "$oc" ]; } || continue
+  case "$lc$oc" in *-*) continue ;; esac
+  echo "info   stdio: loadout $lrate calls/s at $lc us of server CPU a call; $other $orate calls/s at $oc us: calls/s $(awk -v a="$lrate" -v b="$orate" 'BEGIN{printf "%.2fx", a/b}'), CPU per call $(awk -v a="$lc" -v b="$oc" 'BEGIN{printf "%.2fx", b/a}') lower. One go-sdk client process drives each stdio server and takes most of the $(nproc) cores, so calls/s here is bound by the client: the CPU ratio is the server's own."
+done
+[ -n "$ss" ] || echo "info   no skillserver rows: SKILLSERVER unset (its binary or source folder)"
 if [ -n "$b" ] && [ -n "$s2" ]; then
   echo "info   loadout-bridge / skillserver-bridge = $(awk -v a="$b" -v b="$s2" 'BEGIN{printf "%.2f", a/b}')x (no target: the bridge's one stdio session caps both; floor-bridge: $f calls/s)"
 fi

@@ -76,16 +76,21 @@
 // The SDK decodes each message several times with a JSON decoder that
 // allocates 32 KiB per decode: about 230 KB of garbage per tool call over
 // HTTP, which with the catalog's live heap to scan set the calls per second
-// (3 to 4 times fewer than the server could give). read_skill_file,
-// load_skill and use_skill calls are therefore answered by loadout itself
-// (fast.go) when the SDK would serve them without a question: a single
-// tools/call with only name and arguments, on an initialized session the
-// SDK holds, opened by the same token, with headers the SDK accepts. The
-// same handler runs with the same principal and transport, and the answer
-// has the SDK's bytes (TestFastPathMatchesSDK). Everything else, refusals
-// included, goes to the SDK. Over stdio the server reads the client's lines
-// and passes the rest to the SDK's transport in order. bench/mcp.sh
-// measures it against a bare go-sdk server.
+// (3 to 4 times fewer than the server could give). Stateless, it also makes
+// and closes a whole session for every request. The four tools' calls
+// (read_skill_file, load_skill, use_skill, search_skills) are therefore
+// answered by loadout itself (fast.go) when the SDK would serve them
+// without a question: a single tools/call with only name and arguments,
+// with headers the SDK accepts, on an initialized session the SDK holds,
+// opened by the same token, or, on a stateless handler, with no session id
+// (where the SDK would make an initialized session for the one request).
+// The same handler runs with the same principal and transport, and the
+// answer has the SDK's bytes (TestFastPathMatchesSDK,
+// TestFastPathStatelessMatchesSDK). Everything else, refusals included,
+// goes to the SDK. Over stdio the server reads the client's lines and
+// passes the rest to the SDK's transport in order. bench/mcp.sh (stdio)
+// and bench/mcphttp.sh (HTTP, every tool, stateful and stateless) measure
+// it against a bare go-sdk server.
 //
 // # Who is calling
 //

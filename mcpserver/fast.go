@@ -21,9 +21,10 @@ import (
 	"github.com/loadout/loadout/service"
 )
 
-// The fast path: loadout answers the tool calls a host makes most
-// (read_skill_file, load_skill, use_skill) itself, on a session the SDK
-// opened and initialized, instead of handing the message to the SDK.
+// The fast path: loadout answers its tools' calls (read_skill_file,
+// load_skill, use_skill, search_skills) itself, on a session the SDK
+// opened and initialized (or, stateless, with no session at all), instead
+// of handing the message to the SDK.
 //
 // Why: the SDK decodes every message several times over (the body, the
 // JSON-RPC envelope, _meta, the params) with a JSON decoder that
@@ -40,20 +41,25 @@ import (
 // the SDK's: a message is only answered here when it is a single
 // JSON-RPC 2.0 call of tools/call whose params hold nothing but name and
 // arguments (no _meta: no progress token, no revision of its own), on a
-// session that exists and has been initialized, and (over HTTP) with the
-// headers the SDK would accept without question (see fastHTTPHeaders).
+// session that exists and has been initialized (a stateless handler: with
+// no session id, as the SDK then makes an initialized session for the
+// request), and (over HTTP) with the headers the SDK would accept without
+// question (see fastHTTPHeaders).
 // One difference: the SDK refuses a call whose id is already in flight on
 // the session; calls answered here are not tracked, so two concurrent
 // calls with the same id both get answers.
 
-// fastTools are the tools the fast path answers; their handlers never
-// return a Go error (a refusal is a result with isError).
+// fastTool is the handler of a tool the fast path answers: the tools a
+// host calls most. Their handlers return no Go error in practice (a
+// refusal is a result with isError); answer handles one as the SDK does.
 func (s *server) fastTool(name string) mcp.ToolHandler {
 	switch name {
 	case "read_skill_file":
 		return s.readSkillFile
 	case "load_skill", "use_skill":
 		return s.loadSkill
+	case "search_skills":
+		return s.searchSkills
 	}
 	return nil
 }
@@ -149,9 +155,15 @@ func marshalResult(res *mcp.CallToolResult) ([]byte, error) {
 // MarshalJSON, which encoding/json then scans and copies again, for 18%
 // of the server's CPU per call over stdio. The bytes are the same
 // (TestMarshalResult, TestFastPathMatchesSDK).
+//
+// A structured content given as json.RawMessage (search_skills') must be
+// json.Marshal's output (compact, HTML escaped): it is written as it is,
+// as json.Marshal would write it.
 func appendResult(buf *bytes.Buffer, res *mcp.CallToolResult) error {
-	direct := res.Meta == nil && res.StructuredContent == nil
-	n := 32
+	sc, rawSC := res.StructuredContent.(json.RawMessage)
+	direct := res.Meta == nil && (res.StructuredContent == nil || rawSC && len(sc) > 0) &&
+		res.InputRequests == nil && res.RequestState == ""
+	n := 32 + len(sc)
 	for _, c := range res.Content {
 		t, ok := c.(*mcp.TextContent)
 		if !ok || t.Meta != nil || t.Annotations != nil {
@@ -182,6 +194,10 @@ func appendResult(buf *bytes.Buffer, res *mcp.CallToolResult) error {
 		buf.WriteByte('}')
 	}
 	buf.WriteByte(']')
+	if rawSC {
+		buf.WriteString(`,"structuredContent":`)
+		buf.Write(sc)
+	}
 	if res.IsError {
 		buf.WriteString(`,"isError":true`)
 	}
@@ -262,7 +278,11 @@ func loopbackHost(host string) bool {
 }
 
 // serveFast answers a POST on the fast path and reports whether it did
-// (false: nothing was written, the SDK is to answer).
+// (false: nothing was written, the SDK is to answer). A stateful handler
+// answers only on a session the SDK holds (sid); a stateless one only
+// without a session id, where the SDK would make a session for the one
+// request and mark it initialized (StreamableHTTPHandler.serveStateless),
+// so no check of a session is left out.
 func (s *server) serveFast(w http.ResponseWriter, r *http.Request, pool *Sessions, sid string, m *rpcMessage) bool {
 	if (!s.opt.HostChecked && !loopbackHost(r.Host)) || !fastHTTPHeaders(r.Header) {
 		return false
@@ -272,11 +292,14 @@ func (s *server) serveFast(w http.ResponseWriter, r *http.Request, pool *Session
 		return false
 	}
 	p := service.PrincipalFrom(r.Context())
-	ss, done := pool.beginFast(sid, p.TokenID)
-	if ss == nil {
-		return false
+	var ss *mcp.ServerSession // none when stateless: the handlers use none
+	if !s.opt.Stateless {
+		var done func()
+		if ss, done = pool.beginFast(sid, p.TokenID); ss == nil {
+			return false
+		}
+		defer done()
 	}
-	defer done()
 	ctx := context.WithValue(service.WithPrincipal(r.Context(), p), callKey{}, call{transport: service.TransportMCPHTTP})
 	extra := &mcp.RequestExtra{Header: r.Header}
 	buf := bufs.Get().(*bytes.Buffer)

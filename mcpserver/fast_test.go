@@ -52,6 +52,11 @@ var fastCases = []struct{ name, params string }{
 	{"load", `"name":"load_skill","arguments":{"name":"beta"}`},
 	{"use", `"name":"use_skill","arguments":{"name":"gamma"}`},
 	{"html in text", `"name":"read_skill_file","arguments":{"name":"alpha","path":"<b>&.md"}`},
+	{"search", `"name":"search_skills","arguments":{"query":"pdf"}`},
+	{"search with a limit", `"name":"search_skills","arguments":{"query":"pdf forms","limit":1}`},
+	{"search that finds nothing", `"name":"search_skills","arguments":{"query":"zzzz <b>"}`},
+	{"search with no query", `"name":"search_skills","arguments":{"query":" "}`},
+	{"search with too many words", `"name":"search_skills","arguments":{"query":"` + strings.Repeat("w ", 40) + `a1 a2 a3 a4 a5 a6 a7 a8 a9 b1 b2 b3 b4 b5 b6 b7 b8 b9 c1 c2 c3 c4 c5 c6 c7 c8 c9 d1 d2 d3 d4 d5 d6"}`},
 }
 
 // TestFastPathMatchesSDK: over HTTP, every call the fast path answers gets
@@ -99,6 +104,14 @@ func TestFastPathMatchesSDK(t *testing.T) {
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
+func mustMarshal(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
 // TestFastPathLeavesRefusalsToSDK: the fast path answers only on a session
 // the SDK would serve; the SDK's refusals stand.
 func TestFastPathLeavesRefusalsToSDK(t *testing.T) {
@@ -115,11 +128,8 @@ func TestFastPathLeavesRefusalsToSDK(t *testing.T) {
 	if resp, b := rawPost(t, httpClient("coder"), srv.URL, "no-such-session", call); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("unknown session: %d %s", resp.StatusCode, b)
 	}
-	// A tool the fast path does not answer, and an unknown one.
+	// An unknown tool is the SDK's to refuse.
 	c := httpClient("coder")
-	if _, b := rawPost(t, c, srv.URL, sid, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search_skills","arguments":{"query":"pdf"}}}`); !strings.Contains(b, "alpha") {
-		t.Errorf("search_skills: %s", b)
-	}
 	if _, b := rawPost(t, c, srv.URL, sid, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope"}}`); !strings.Contains(b, `unknown tool`) {
 		t.Errorf("unknown tool: %s", b)
 	}
@@ -288,6 +298,11 @@ func TestMarshalResult(t *testing.T) {
 		&mcp.CallToolResult{Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "skill://a/b", MIMEType: "image/png", Blob: []byte{1, 2}}}}},
 		&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x", Meta: mcp.Meta{"k": "v"}}}},
 		&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}, StructuredContent: map[string]any{"a": 1}},
+		// search_skills' form: the structured content is the text's bytes.
+		&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"a":"<b>"}`}}, StructuredContent: mustMarshal(map[string]any{"a": "<b>&\u2028"})},
+		&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "[]"}, &mcp.TextContent{Text: "none"}}, StructuredContent: mustMarshal(map[string]any{"skills": []int{}}), IsError: true},
+		&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}, StructuredContent: json.RawMessage(nil)},
+		&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}, RequestState: "s"},
 	)
 	for i, res := range results {
 		want, err := res.MarshalJSON()
@@ -356,5 +371,124 @@ func TestResponseID(t *testing.T) {
 	}
 	if idKey(json.RawMessage(`1`)) != idKey(json.RawMessage(`1.0`)) {
 		t.Error(`id 1 and id 1.0 have different keys`)
+	}
+}
+
+// statelessServer is an HTTP handler of agent coder without sessions, as
+// `loadout serve --stateless` mounts it.
+func statelessServer(t testing.TB) (*httptest.Server, *server) {
+	t.Helper()
+	f := newFixture(t)
+	s, h := newHTTPHandler(f.svc, Options{Agent: "coder", Logger: quiet, Stateless: true})
+	srv := httptest.NewServer(testAuth(h))
+	t.Cleanup(srv.Close)
+	return srv, s
+}
+
+// TestFastPathStatelessMatchesSDK: on a stateless handler every call the
+// fast path answers gets the status, headers and bytes the SDK gives the
+// same call (the SDK makes a session for the one request), at each
+// revision header a client may send, none included.
+func TestFastPathStatelessMatchesSDK(t *testing.T) {
+	srv, s := statelessServer(t)
+	c := httpClient("coder")
+	for _, rev := range []string{"2025-06-18", "2025-03-26", "2025-11-25", ""} {
+		post := func(body string) (*http.Response, string) {
+			req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if rev != "" {
+				req.Header.Set("Mcp-Protocol-Version", rev)
+			}
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp, string(b)
+		}
+		for i, tc := range fastCases {
+			before := s.fastCalls.Load()
+			fastResp, fast := post(`{"jsonrpc":"2.0","id":` + itoa(i+10) + `,"method":"tools/call","params":{` + tc.params + `}}`)
+			if s.fastCalls.Load() != before+1 {
+				t.Fatalf("%s %q: not answered on the fast path", tc.name, rev)
+			}
+			sdkResp, sdk := post(`{"jsonrpc":"2.0","id":` + itoa(i+10) + `,"method":"tools/call","params":{"_meta":{},` + tc.params + `}}`)
+			if s.fastCalls.Load() != before+1 {
+				t.Fatalf("%s %q: a call with _meta was answered on the fast path", tc.name, rev)
+			}
+			if fast != sdk {
+				t.Errorf("%s %q: fast path\n%s\nSDK\n%s", tc.name, rev, fast, sdk)
+			}
+			for _, h := range []string{"Content-Type", "Cache-Control", "Mcp-Session-Id"} {
+				if fastResp.Header.Get(h) != sdkResp.Header.Get(h) {
+					t.Errorf("%s %q: %s: fast %q, SDK %q", tc.name, rev, h, fastResp.Header.Get(h), sdkResp.Header.Get(h))
+				}
+			}
+			if fastResp.StatusCode != sdkResp.StatusCode || fastResp.StatusCode != 200 {
+				t.Errorf("%s %q: status fast %d, SDK %d", tc.name, rev, fastResp.StatusCode, sdkResp.StatusCode)
+			}
+		}
+	}
+}
+
+// TestFastPathStatelessLeavesRefusalsToSDK: on a stateless handler a
+// request the SDK would refuse, or treat in a way the fast path does not,
+// goes to the SDK: each with its own status, and none answered here.
+func TestFastPathStatelessLeavesRefusalsToSDK(t *testing.T) {
+	srv, s := statelessServer(t)
+	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{` + fastCases[0].params + `}}`
+	cases := []struct {
+		name    string
+		header  map[string]string
+		body    string
+		status  int
+		contain string
+	}{
+		{"a session id (the SDK's, whatever it does with it)", map[string]string{"Mcp-Session-Id": "abc"}, call, 200, "Read this first"},
+		{"an unsupported revision", map[string]string{"Mcp-Protocol-Version": "1999-01-01"}, call, 400, "Unsupported protocol version"},
+		{"the sessionless revision", map[string]string{"Mcp-Protocol-Version": "2026-07-28"}, call, 400, ""},
+		{"Accept without SSE", map[string]string{"Accept": "application/json"}, call, 400, "Accept must contain"},
+		{"Accept without JSON", map[string]string{"Accept": "text/event-stream"}, call, 400, "Accept must contain"},
+		{"a Last-Event-ID", map[string]string{"Last-Event-ID": "1"}, call, 400, "Last-Event-ID"},
+		// The SDK compares Mcp-Method with the message from 2026-07-28 on;
+		// before, it answers the call (so would the fast path, but the SDK
+		// is the one to decide).
+		{"an Mcp-Method header that does not match", map[string]string{"Mcp-Method": "tools/list"}, call, 200, "Read this first"},
+		{"not JSON-RPC 2.0", nil, `{"jsonrpc":"1.0","id":3,"method":"tools/call","params":{` + fastCases[0].params + `}}`, 400, ""},
+		{"no id (a notification)", nil, `{"jsonrpc":"2.0","method":"tools/call","params":{` + fastCases[0].params + `}}`, 400, "missing id"},
+		{"params with an unknown key", nil, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"x":1,` + fastCases[0].params + `}}`, 200, "Read this first"},
+		{"an unknown tool", nil, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope"}}`, 200, "unknown tool"},
+		{"a batch", nil, `[` + call + `]`, 0, ""}, // the SDK's answer, whichever
+	}
+	for _, tc := range cases {
+		req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(tc.body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		for k, v := range tc.header {
+			req.Header.Set(k, v)
+		}
+		resp, err := httpClient("coder").Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if (tc.status != 0 && resp.StatusCode != tc.status) || !strings.Contains(string(b), tc.contain) {
+			t.Errorf("%s: %d %s (want %d with %q)", tc.name, resp.StatusCode, b, tc.status, tc.contain)
+		}
+	}
+	if n := s.fastCalls.Load(); n != 0 {
+		t.Errorf("%d of these went the fast path", n)
+	}
+	// A principal that may not read the agent is refused before either.
+	if resp, b := rawPost(t, httpClient("nobody"), srv.URL, "", call); resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no principal: %d %s", resp.StatusCode, b)
+	}
+	// And the same call as it should be is the fast path's.
+	if resp, b := rawPost(t, httpClient("coder"), srv.URL, "", call); resp.StatusCode != 200 || s.fastCalls.Load() != 1 || !strings.Contains(b, "Read this first") {
+		t.Errorf("the call itself: %d %s (fast calls %d)", resp.StatusCode, b, s.fastCalls.Load())
 	}
 }

@@ -111,9 +111,12 @@ func newHTTPHandler(svc *service.Service, opt Options) (*server, http.Handler) {
 			}
 			msgs, batch = parseMessages(body)
 			// The fast path (fast.go) before anything else: it takes only
-			// single tools/call messages of the revisions with sessions,
-			// on a session the SDK holds.
-			if sid := r.Header.Get(sessionHeader); sid != "" && !opt.Stateless && !batch && len(msgs) == 1 && s.serveFast(w, r, pool, sid, &msgs[0]) {
+			// single tools/call messages of the revisions before
+			// 2026-07-28, on a session the SDK holds or, stateless, with
+			// no session id (the SDK would make a session for the one
+			// request, initialized as the revision says).
+			sid := r.Header.Get(sessionHeader)
+			if !batch && len(msgs) == 1 && (sid != "") != opt.Stateless && s.serveFast(w, r, pool, sid, &msgs[0]) {
 				return
 			}
 		}

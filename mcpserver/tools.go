@@ -226,7 +226,9 @@ func (s *server) searchSkills(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if err != nil {
 		return nil, err
 	}
-	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: r}
+	// The structured content is the text's bytes: marshalled once, and
+	// written out as json.Marshal would write r.
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
 	if len(hits) == 0 {
 		out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf("No skill matches %q; try other words.", a.Query)})
 	}
