@@ -210,11 +210,14 @@ func (t *memoryTuner) lasting(why string) {
 	runtime.ReadMemStats(&ms)
 	limit := 2*int64(ms.HeapAlloc) + lastingHeadroom
 	debug.SetMemoryLimit(limit)
-	msg := "memory"
+	msg, attrs := "memory", []any{"live_heap_mb", ms.HeapAlloc >> 20, "soft_limit_mb", limit >> 20}
 	if why != "" {
+		// The CPU and wall time start-up took in all, background work
+		// included (startup.go).
 		msg = "memory: " + why
+		attrs = append(attrs, startupAttrs()...)
 	}
-	t.logger.Info(msg, "live_heap_mb", ms.HeapAlloc>>20, "soft_limit_mb", limit>>20)
+	t.logger.Info(msg, attrs...)
 }
 
 // stop ends the loading rule, if start-up failed or the

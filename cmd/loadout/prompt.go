@@ -25,6 +25,10 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "prompt", "[--config F --agent ID | --root DIR... | FOLDER...] [--format pi|catalog|progressive] [--budget N] [--budget-tokens N]",
 		"Prints the agent's skills section for its system prompt on stdout; diagnostics go to stderr,\neach naming up to 20 of the skills the budget shortened or left out and counting the rest;\n--verbose prints every skill with what the budget left of it. An agent with no skills prints\nnothing on stdout, says why on stderr and exits 2."+fmt.Sprintf(folderArgsHelp, "prompt"))
 	cf.register(fs, true)
+	// The listing reads names, descriptions and categories only (render),
+	// like list: at 50,000 skills the untyped frontmatter kept and no
+	// memory limit made a peak of 290-300 MB to print 8,000 characters.
+	cf.typedMeta = true
 	fs.StringVar(&format, "format", "", "prompt format: pi (default), catalog or progressive")
 	fs.IntVar(&budget, "budget", 0, "listing budget in characters (default: the agent's, else 8000; -1: no limit)")
 	fs.IntVar(&budgetTokens, "budget-tokens", 0, "a second limit in tokens, counted as characters ÷ 4 rounded up; the smaller wins (default: the agent's budgetTokens)")
@@ -33,6 +37,7 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	cf.folderArgs(fs)
+	defer limitBatchMemory(e)()
 	switch format {
 	case "", "pi", "catalog", "progressive":
 	default:

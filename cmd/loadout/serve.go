@@ -216,6 +216,7 @@ type server struct {
 	cfg     *config.File
 	logger  *slog.Logger
 	mem     *memoryTuner
+	start   *startup // startup.go
 	closers []func()
 }
 
@@ -272,7 +273,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	if cfg == nil && len(f.roots) == 0 {
 		return nil, errNothingToServe
 	}
-	srv := &server{cfg: cfg, logger: logger, dsn: dsn}
+	srv := &server{cfg: cfg, logger: logger, dsn: dsn, start: newStartup(logger)}
 	specs, opts := f.agentSpecs(cfg)
 	opts.Scan.KeepBodies = true
 	srv.mem = startMemory(e.getenv) // memory.go; srv.mem.loaded once serving
@@ -283,6 +284,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	}
 	srv.store = st
 	srv.closers = append(srv.closers, func() { st.Close() })
+	srv.start.step("store open")
 	if f.bodies == bodiesFile {
 		// Bodies are served as scanned (the last good version of a broken
 		// edit included) from a temporary file rather than the heap: 3 KB
@@ -316,7 +318,9 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		return nil, err
 	}
 	cat.AddDiagnostics(pluginDiags)
+	srv.start.step("catalog scanned")
 	srv.mem.catalogLoaded()
+	srv.start.step("collected")
 	server, _ := st.(store.Server)
 	svcOpt := service.Options{Store: st, Server: server, Logger: logger}
 	if cfg != nil {
@@ -345,10 +349,11 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		"agents", len(cat.AgentIDs()), "diagnostics", len(cat.Diagnostics()), "errors", errs, "took", time.Since(start).Round(time.Millisecond))
 	dl := newDiagLogger(logger)
 	dl.log(cat, "start")
+	srv.start.step("diagnostics logged")
 
 	wctx, cancel := context.WithCancel(ctx)
 	srv.closers = append(srv.closers, cancel)
-	dl.follow(wctx, srv.svc)
+	dl.follow(wctx, srv.svc, srv.start.up)
 	remotes := &remoteState{noWatch: f.noWatch}
 	remotes.start(wctx, srv.svc, rm, cfg, logger)
 	var folders *folderWatch
@@ -359,8 +364,11 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		}
 		folders = &folderWatch{svc: srv.svc, logger: logger, opt: wopt, since: start}
 		srv.closers = append(srv.closers, folders.close)
-		// Until the watch is up, the settling memory rule applies.
-		folders.start(wctx, cat.Roots(), srv.mem.background())
+		// Until the watch is up, the settling memory rule applies. Its
+		// set-up waits for ready: it walks every folder again. (A config
+		// reload before then starts it on the new roots.)
+		settled := srv.mem.background()
+		srv.start.after(wctx, func() { folders.start(wctx, srv.svc.Catalog().Roots(), settled) })
 	}
 	if cfg != nil && cfg.Path != "" {
 		// The config is read again on SIGHUP, on POST /v1/reload and when
@@ -472,8 +480,12 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		ln.Close()
 		return fail(e, err)
 	}
+	srv.start.step("handlers built")
 	// Everything start-up builds is built: the collector's lasting rule.
 	srv.mem.loaded(srv.logger)
+	// Ready: the listener is open and the handler built; the safety pass
+	// and the folder watch start now (startup.go).
+	srv.start.ready()
 	hs := &http.Server{Handler: handler, ReadHeaderTimeout: ns.readHeaderTimeout, IdleTimeout: ns.idleTimeout,
 		MaxHeaderBytes: maxHeaderBytes, BaseContext: func(net.Listener) context.Context { return ctx }}
 	srv.logger.Info("client bounds", "max_conns", ns.maxConns, "max_conns_per_ip", ns.maxConnsPerIP,
@@ -777,6 +789,7 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 		return fail(e, fmt.Errorf("no agent %q: agents are %s", id, strings.Join(srv.svc.Catalog().AgentIDs(), ", ")))
 	}
 	srv.mem.loaded(srv.logger)
+	srv.start.ready()
 	if err := mcpserver.ServeStdio(ctx, srv.svc, mcpserver.Options{Agent: id, Logger: srv.logger}); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(e.stderr, "loadout: mcp: %v\n", err)
 		return 1

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadout/loadout/internal/testutil"
+)
+
+// serve logs "ready" with the CPU seconds (user+system) and wall seconds
+// it took, and starts the safety pass and the folder watch only after
+// that line: they are background work, and before, they ran beside the
+// steps to ready (1.9 CPU-seconds of the safety pass alone at 50,000
+// skills). With --log-level debug each step of start-up is logged with
+// its CPU too.
+func TestServeLogsReadyWithCPUBeforeBackgroundWork(t *testing.T) {
+	dir := t.TempDir()
+	skills := filepath.Join(dir, "skills")
+	testutil.Must(t, os.MkdirAll(filepath.Join(skills, "keyed", "scripts"), 0o755))
+	testutil.Write(t, filepath.Join(skills, "keyed", "SKILL.md"), "---\nname: keyed\ndescription: Ship the build. Use when asked to ship.\n---\nRun scripts/ship.sh.\n")
+	testutil.Write(t, filepath.Join(skills, "keyed", "scripts", "ship.sh"), "#!/bin/sh\nAWS_ACCESS_KEY_ID=AKIAZ7QX3M5KJ2W4PN8R aws s3 ls\n")
+	srv := startServe(t, "--root", skills, "--db", filepath.Join(dir, "x.db"), "--log-level", "debug")
+	eventually(t, 10*time.Second, "the safety finding and the watch logged", func() bool {
+		l := srv.log()
+		return strings.Contains(l, "code=safety-secret-aws") && strings.Contains(l, `msg="watching skill folders"`)
+	})
+	logs := srv.log()
+	m := regexp.MustCompile(`msg=ready wall_s=([0-9.]+) cpu_s=([0-9.]+) cpu_sys_s=([0-9.]+)`).FindStringSubmatch(logs)
+	if m == nil {
+		t.Fatalf("no ready line with wall_s, cpu_s and cpu_sys_s:\n%s", logs)
+	}
+	wall, _ := strconv.ParseFloat(m[1], 64)
+	cpu, _ := strconv.ParseFloat(m[2], 64)
+	sys, _ := strconv.ParseFloat(m[3], 64)
+	if wall <= 0 || cpu <= 0 || sys > cpu {
+		t.Errorf("ready: wall %v s, CPU %v s (system %v s): want both above 0, system within CPU", wall, cpu, sys)
+	}
+	ready := strings.Index(logs, "msg=ready ")
+	for _, later := range []string{"code=safety-secret-aws", `msg="watching skill folders"`} {
+		if i := strings.Index(logs, later); i < ready {
+			t.Errorf("%s logged before ready:\n%s", later, logs)
+		}
+	}
+	for _, step := range []string{`step="catalog scanned"`, `step="handlers built"`} {
+		if i := strings.Index(logs, step); i < 0 || i > ready || !regexp.MustCompile(step+` wall_s=[0-9.]+ cpu_s=[0-9.]+`).MatchString(logs) {
+			t.Errorf("no debug line for %s with its CPU before ready:\n%s", step, logs)
+		}
+	}
+}
