@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# first.sh: nothing costly on a first request (issue 27, goal 3). It
+# first.sh: nothing costly on a first request. It
 # starts the real `loadout serve` (the defaults: the live watch on) over N
 # generated skills with findings (gentree -findings 1, every skill one
 # warning) and a SQLite store, waits until it is ready (GET /readyz
@@ -105,13 +105,7 @@ for s in $(seq 1 "$STARTS"); do
     # Ready: GET /readyz is 200 once what first requests would build is
     # built (503 before); a build without /readyz (404) is ready when it
     # listens.
-    code=
-    for _ in $(seq 1 3000); do
-      code=$(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz" 2>/dev/null || true)
-      [ "$code" = 200 ] || [ "$code" = 404 ] && break
-      sleep 0.1
-    done
-    [ "$code" = 200 ] || [ "$code" = 404 ] || { echo "first.sh: the server was not ready within 300 s" >&2; exit 1; }
+    wait_ready "$port" || { echo "first.sh: the server was not ready within 300 s" >&2; exit 1; }
     t1=$(date +%s%N)
     cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14+$15)/hz}' "/proc/$pid/stat")
     base="http://127.0.0.1:$port"

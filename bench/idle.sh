@@ -13,7 +13,7 @@
 #   SIZE=10000 IDLE=60 bench/idle.sh
 #   LOADOUT=/tmp/old/loadout bench/idle.sh   # another build
 #
-# Targets (issue 27): the watch costs under 1% of a core idle (watch on
+# Targets: the watch costs under 1% of a core idle (watch on
 # less watch off), and an idle server with the watch on stays under 2%.
 # With STRICT=1 the script exits 1 when one is missed.
 set -euo pipefail

@@ -32,3 +32,20 @@ wait_healthy() {
 	done
 	return 1
 }
+
+# wait_ready PORT [SECONDS] waits (default 300 s) for a server on loopback
+# PORT to be ready: GET /readyz 200, once serve has built what first
+# requests would build (search and install indexes, the diagnostics' and
+# skill list's first pages). A build without /readyz (404) is ready when
+# it answers /healthz. Measuring before ready counts that work against the
+# first rounds.
+wait_ready() {
+	local code
+	for _ in $(seq 1 $((${2:-300} * 10))); do
+		code=$(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/readyz" 2>/dev/null || true)
+		if [ "$code" = 200 ]; then return 0; fi
+		if [ "$code" = 404 ] && curl -fsS "http://127.0.0.1:$1/healthz" >/dev/null 2>&1; then return 0; fi
+		sleep 0.1
+	done
+	return 1
+}

@@ -35,7 +35,7 @@
 # caps calls/s for both servers alike and the ratio shrinks toward 1; CPU
 # per call is the figure that does not depend on the client.
 #
-# Target (issue 27): loadout at least 1.5x the floor's calls/s for every
+# Target: loadout at least 1.5x the floor's calls/s for every
 # tool, stateful and stateless.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -128,11 +128,7 @@ for engine in $ENGINES; do
   # skills), and GET /readyz is 200 once they are built; a build without
   # /readyz (404) is ready when it listens. Measuring before would count
   # that work against the first routes.
-  for _ in $(seq 1 1200); do
-    code=$(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz" 2>/dev/null || true)
-    [ "$code" = 200 ] || [ "$code" = 404 ] && break
-    sleep 0.25
-  done
+  wait_ready "$port" || { echo "routes.sh: the server was not ready within 300 s" >&2; exit 1; }
   base="http://127.0.0.1:$port"
   declare -A urls=(
     [load]="@$work/load-urls"

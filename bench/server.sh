@@ -15,9 +15,10 @@
 # and runs ROUNDS (default 2) interleaved rounds of the cached load,
 # GET /v1/agents/bench/skills/NAME, with bench/cmd/loadgen at 64
 # connections, against each in turn. The rounds start as soon as the
-# servers answer /healthz (after a 1 s warm-up each), so the watch's
-# set-up in the background overlaps them, as it would a user's first
-# requests. It prints per round and as medians over every round of every
+# servers are ready (GET /readyz 200: what first requests would build is
+# built) and warmed up (every loaded skill once, then 1 s), so the watch's
+# set-up in the background (a paced walk) overlaps them, as it would a
+# user's first requests. It prints per round and as medians over every round of every
 # start: req/s, p99, and the server's CPU per request (from /proc: less
 # sensitive to other load on the machine than req/s), and each server's
 # ratio to bare. Targets: req/s >= 0.85x bare's for every variant and
@@ -160,7 +161,7 @@ for spread in $SPREAD; do
   for s in $(seq 1 "$STARTS"); do
     stop_all
     for v in $VARIANTS; do start_loadout "$n" "$v" "$s"; done
-    for v in $VARIANTS; do wait_healthy "${sport[$v]}" || { echo "server.sh: $v did not start" >&2; cat "$work/serve$n-${v//,/-}-$s.log" >&2; exit 2; }; done
+    for v in $VARIANTS; do wait_ready "${sport[$v]}" || { echo "server.sh: $v did not start" >&2; cat "$work/serve$n-${v//,/-}-$s.log" >&2; exit 2; }; done
     first=${VARIANTS%% *}
     url="http://127.0.0.1:${sport[$first]}/v1/agents/bench/skills/$name"
     bport=$((19100 + RANDOM % 800))
@@ -178,7 +179,7 @@ for spread in $SPREAD; do
     done
     echo "== $n skills, start $s of $STARTS, hog $hog: the cached load of $spread skill(s), $ROUNDS rounds of $FLOOR_DUR interleaved over ${VARIANTS// /, } and bare ($(head -c 200 "$work/bare.log" | grep -o '[0-9]* bytes') each from bare; load average $(cut -d' ' -f1-3 /proc/loadavg))"
     # Warm up each: about one load of every skill loaded (a first load
-    # does work a cached one does not: issue 27 goal 3), then 1 s more
+    # does work a cached one does not: its digest), then 1 s more
     # (connections, the receipts table).
     for v in $VARIANTS; do
       "$work/loadgen" ${stok[$v]:+-token "${stok[$v]}"} -urls "${target[$v]#@}" -c "$CONNS" -n "$spread" -d 60s >/dev/null

@@ -39,7 +39,7 @@
 #                                       # PROFILE_SECS s (serve's LOADOUT_PPROF)
 #                                       # in DIR/ENGINE-CASE-START.pprof
 #
-# Target (issue 27): p50 under 8 ms at 10,000 stored skills with the MCP
+# Target: p50 under 8 ms at 10,000 stored skills with the MCP
 # endpoints live. STRICT=1 exits 1 when a case's p50 misses it.
 # On PostgreSQL the store is imported once per run and the writes of
 # every start add versions to the same skill; on SQLite each start gets a
@@ -127,7 +127,7 @@ for engine in $ENGINES; do
     [ -n "$PROFILE" ] && { mkdir -p "$PROFILE"; export LOADOUT_PPROF="127.0.0.1:$pport"; }
     "$work/loadout" serve --config "$cfg" --addr "127.0.0.1:$port" "${flags[@]}" >"$work/serve.log" 2>&1 &
     pid=$!
-    wait_healthy "$port" || { echo "writes.sh: the server did not start" >&2; cat "$work/serve.log" >&2; exit 1; }
+    wait_ready "$port" || { echo "writes.sh: the server was not ready" >&2; cat "$work/serve.log" >&2; exit 1; }
     base="http://127.0.0.1:$port"
     eps="$base/mcp,$base/agents/all/mcp,$base/agents/am/mcp,$base/agents/nz/mcp,$base/agents/small/mcp"
     sleep 2 # let start-up's background work (the watch's set-up, search indexes) settle

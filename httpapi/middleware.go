@@ -221,6 +221,9 @@ func Log(logger *slog.Logger, next http.Handler) http.Handler {
 		// updates) is long by design, so it is never slow.
 		level := slog.LevelDebug
 		switch took := time.Since(start); {
+		case sw.status == http.StatusServiceUnavailable && r.URL.Path == "/readyz":
+			// Not ready yet: what a probe polls for while serve starts,
+			// not a failure.
 		case sw.status >= 500:
 			level = slog.LevelError
 		case took > slowRequest && !strings.HasPrefix(sw.Header().Get("Content-Type"), "text/event-stream"):

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -89,5 +90,23 @@ func TestSearchLimitBound(t *testing.T) {
 	wantErr(t, r, 400, "bad_request")
 	if !strings.Contains(string(r.body), "limit") || !strings.Contains(string(r.body), "1000") {
 		t.Errorf("limit=1001: %s", r.body)
+	}
+}
+
+// TestReadyzNotLoggedAsError: a probe's 503 while serve starts is logged
+// at debug level, not as a server error; any other 503 still is one.
+func TestReadyzNotLoggedAsError(t *testing.T) {
+	var buf strings.Builder
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	h := httpapi.Log(logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/readyz", nil))
+	if buf.Len() != 0 {
+		t.Errorf("/readyz 503 logged at info or above: %s", buf.String())
+	}
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/v1/skills", nil))
+	if !strings.Contains(buf.String(), "level=ERROR") {
+		t.Errorf("another 503 not logged as an error: %q", buf.String())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -162,10 +163,12 @@ func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer
 	s := &snapshot{gen: gen, l: l, items: map[string]item{}}
 	v2 := indexV2{Schema: SchemaV2, Skills: []entryV2{}}
 	v1 := indexV1{Skills: []entryV1{}}
+	bl := &buildLog{log: log, agent: agent}
+	defer bl.done()
 	warn := func(list *[]Warning, index, name, code, format string, args ...any) {
 		w := Warning{Skill: name, Code: code, Message: fmt.Sprintf(format, args...)}
 		*list = append(*list, w)
-		log.Warn("well-known index: "+w.Message, "index", index, "agent", agent, "skill", name, "code", code)
+		bl.warn(w.Message, index, name, code)
 	}
 	both := func(name, code, format string, args ...any) {
 		warn(&v2.Warnings, "agent-skills", name, code, format, args...)
@@ -241,7 +244,7 @@ func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer
 			s.items[name] = it
 			if w, ok := ExecutableWarning(sk); ok {
 				v2.Warnings = append(v2.Warnings, indexExecutableWarning(sk))
-				log.Warn("well-known index: "+w.Message, "index", "agent-skills", "agent", agent, "skill", name, "code", w.Code)
+				bl.warn(w.Message, "agent-skills", name, w.Code)
 				execLogged = true
 			}
 		}
@@ -270,7 +273,7 @@ func build(l *catalog.Loadout, gen uint64, agent string, log *slog.Logger, offer
 		if w, ok := ExecutableWarning(sk); ok {
 			v1.Warnings = append(v1.Warnings, indexExecutableWarning(sk))
 			if !execLogged { // logged once per skill, listed in both
-				log.Warn("well-known index: "+w.Message, "index", "skills", "agent", agent, "skill", name, "code", w.Code)
+				bl.warn(w.Message, "skills", name, w.Code)
 			}
 		}
 	}
@@ -369,4 +372,47 @@ func quoteList(ps []string) string {
 		q = append(q, fmt.Sprintf("%q", p))
 	}
 	return strings.Join(q, ", ")
+}
+
+// maxLoggedWarnings is how many warnings one index build logs one by one.
+const maxLoggedWarnings = 10
+
+// buildLog logs an index build's warnings: the first maxLoggedWarnings one
+// line each, then, when the build ends, one line counting the rest by
+// code. None is lost: every warning is in the index's warnings array (and
+// in `loadout check`), and a catalog of 10,000 skills with scripts would
+// otherwise log 10,000 lines at every build.
+type buildLog struct {
+	log    *slog.Logger
+	agent  string
+	logged int
+	more   map[string]int // code -> warnings not logged
+	first  string         // the first skill not logged
+}
+
+func (b *buildLog) warn(msg, index, skill, code string) {
+	if b.logged < maxLoggedWarnings {
+		b.logged++
+		b.log.Warn("well-known index: "+msg, "index", index, "agent", b.agent, "skill", skill, "code", code)
+		return
+	}
+	if b.more == nil {
+		b.more, b.first = map[string]int{}, skill
+	}
+	b.more[code]++
+}
+
+func (b *buildLog) done() {
+	if len(b.more) == 0 {
+		return
+	}
+	codes := make([]string, 0, len(b.more))
+	n := 0
+	for c, k := range b.more {
+		codes = append(codes, fmt.Sprintf("%s=%d", c, k))
+		n += k
+	}
+	slices.Sort(codes)
+	b.log.Warn("well-known index: more warnings not logged; the index's warnings array and 'loadout check' list them all",
+		"agent", b.agent, "logged", b.logged, "not_logged", n, "by_code", strings.Join(codes, ","), "first_not_logged", b.first)
 }

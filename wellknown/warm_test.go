@@ -149,3 +149,51 @@ func TestWarmLeavesLargeAgents(t *testing.T) {
 		t.Errorf("log: %s", logb.String())
 	}
 }
+
+// TestBuildLogsWarningsBounded: a build logs its first maxLoggedWarnings
+// warnings one line each and the rest as one counted line; at exactly the
+// bound there is no such line. Every warning stays in the index.
+func TestBuildLogsWarningsBounded(t *testing.T) {
+	for _, n := range []int{maxLoggedWarnings, maxLoggedWarnings + 3} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			root := t.TempDir()
+			files := map[string]file{}
+			for i := range n {
+				name := fmt.Sprintf("x%03d", i)
+				files[name+"/SKILL.md"] = file{md(name, "Use when testing "+name+"."), 0o644}
+				files[name+"/run.sh"] = file{"#!/bin/sh\necho hi\n", 0o755}
+			}
+			writeTree(t, root, files)
+			cat, err := catalog.New(context.Background(), []catalog.AgentSpec{{AgentID: "a", Skills: []catalog.SourceSpec{{Root: root}}}}, catalog.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, _ := cat.Agent("a")
+			var buf strings.Builder
+			s := build(l, 1, "a", slog.New(slog.NewTextHandler(&buf, nil)), func(string, []byte) {})
+			lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+			each := 0
+			var more string
+			for _, ln := range lines {
+				switch {
+				case strings.Contains(ln, "more warnings not logged"):
+					more = ln
+				case strings.Contains(ln, "code=executable-dropped"):
+					each++
+				}
+			}
+			if each != maxLoggedWarnings {
+				t.Errorf("%d warnings logged one by one, want %d:\n%s", each, maxLoggedWarnings, buf.String())
+			}
+			switch {
+			case n == maxLoggedWarnings && more != "":
+				t.Errorf("at the bound, a line about more: %s", more)
+			case n > maxLoggedWarnings && !strings.Contains(more, fmt.Sprintf("not_logged=%d", n-maxLoggedWarnings)):
+				t.Errorf("past the bound: %q, want not_logged=%d", more, n-maxLoggedWarnings)
+			}
+			if s.v2.warnings != n || s.v1.warnings != n {
+				t.Errorf("the indexes hold %d and %d warnings, want %d each", s.v2.warnings, s.v1.warnings, n)
+			}
+		})
+	}
+}
