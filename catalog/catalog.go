@@ -92,7 +92,7 @@ type Catalog struct {
 	gated  gateCache   // the gate's verdicts per skill (gate.go), under mu
 	envs   envCache    // the loads' rendered envelopes (envcache.go)
 
-	reports reportCache // the last Report (problems.go)
+	reports reportCache                  // the last Report (problems.go)
 	sources atomic.Pointer[sourcesEntry] // the last Sources (sources.go)
 }
 
