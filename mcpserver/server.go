@@ -42,6 +42,12 @@ type Options struct {
 	// That check refuses any Host but localhost on a loopback connection,
 	// which would refuse the names the operator allowed (a proxy's).
 	HostChecked bool
+	// Start, when set, holds back the first render of the instructions
+	// (for the start-up log of what the budget leaves out: a second of
+	// CPU at 50,000 skills) until it is closed, so that it does not
+	// delay a server's start; a session that asks first renders them
+	// then. Nil renders them in New.
+	Start <-chan struct{}
 }
 
 // Limits of the MCP Skills extension, per skill.
@@ -143,10 +149,21 @@ func newServer(ctx context.Context, svc *service.Service, opt Options) *server {
 		PageSize: opt.PageSize * 10,
 	})
 	s.mcp.AddReceivingMiddleware(s.middleware)
-	// The first instructions are rendered now, so that start-up logs what
-	// the budget leaves out; later ones when a session asks.
+	// The first instructions are rendered at start (once opt.Start is
+	// closed), so that the log says what the budget leaves out; later
+	// ones when a session asks.
 	s.installTools(s.current())
-	s.instructionsOf(s.current())
+	if opt.Start == nil {
+		s.instructionsOf(s.current())
+	} else {
+		go func() {
+			select {
+			case <-opt.Start:
+				s.instructionsOf(s.current())
+			case <-ctx.Done():
+			}
+		}()
+	}
 	s.installTemplate()
 	mustAdd(mcp.AddReceivingCustomMethod(s.mcp, "skills/list", s.listSkills))
 	mustAdd(mcp.AddReceivingCustomMethod(s.mcp, "skills/get", s.getSkill))

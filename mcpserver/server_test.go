@@ -555,6 +555,30 @@ func TestInstructionsRenderedWhenAsked(t *testing.T) {
 	}
 }
 
+// TestInstructionsWaitForStart: with Options.Start, nothing is rendered
+// until it is closed, then the first instructions are (once); without it
+// (the "no" case, above) they are rendered in New.
+func TestInstructionsWaitForStart(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	start := make(chan struct{})
+	s := newServer(ctx, f.svc, Options{Agent: "coder", Logger: quiet, Start: start})
+	time.Sleep(50 * time.Millisecond)
+	if n := s.renders.Load(); n != 0 {
+		t.Fatalf("%d renders before Start is closed, want 0", n)
+	}
+	close(start)
+	deadline := time.Now().Add(10 * time.Second)
+	for s.renders.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := s.renders.Load(); n != 1 {
+		t.Errorf("%d renders after Start is closed, want 1", n)
+	}
+}
+
 // BenchmarkViewAfterChange is what each MCP endpoint does after every
 // change to the catalog (a write, a reload) at 10,000 skills: make the new
 // view, with no session asking for its instructions.

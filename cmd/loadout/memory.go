@@ -91,6 +91,7 @@ type memoryTuner struct {
 	armed    bool  // the per-collection hook is set
 	limit    int64 // the last limit set while following the heap
 	pending  int   // start-up work still running in the background
+	ran      bool  // some background start-up work began
 	serving  bool  // loaded was called
 	logger   *slog.Logger
 }
@@ -158,6 +159,7 @@ func (t *memoryTuner) catalogLoaded() {
 func (t *memoryTuner) background() (done func()) {
 	t.mu.Lock()
 	t.pending++
+	t.ran = true
 	t.mu.Unlock()
 	var once sync.Once
 	return func() {
@@ -188,7 +190,14 @@ func (t *memoryTuner) loaded(logger *slog.Logger) {
 		return
 	}
 	if t.pending == 0 {
-		t.lasting("")
+		why := ""
+		if t.ran {
+			// The background work began and ended before this (ready
+			// comes first now, so a small tree's watch can be up
+			// already): start-up has settled.
+			why = "start-up settled"
+		}
+		t.lasting(why)
 		return
 	}
 	// Background start-up work (the folder watch's walk) runs beside

@@ -138,3 +138,31 @@ func TestMemorySettles(t *testing.T) {
 	}
 	runtime.KeepAlive(live)
 }
+
+// TestMemorySettledBeforeLoaded: background work that began and ended
+// before loaded (a small tree's watch, now that ready comes first) still
+// makes loaded log "start-up settled", once; with no background work at
+// all (the "no" case) it does not.
+func TestMemorySettledBeforeLoaded(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	for _, background := range []bool{true, false} {
+		var logged strings.Builder
+		logger := slog.New(slog.NewTextHandler(&logged, nil))
+		m := startMemory(func(string) string { return "" })
+		m.catalogLoaded()
+		if background {
+			done := m.background()
+			done()
+		}
+		m.loaded(logger)
+		m.stop()
+		want := 0
+		if background {
+			want = 1
+		}
+		if n := strings.Count(logged.String(), "start-up settled"); n != want {
+			t.Errorf("background work %v: the log says start-up settled %d times, want %d:\n%s", background, n, want, logged.String())
+		}
+	}
+}
