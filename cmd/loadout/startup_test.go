@@ -52,3 +52,27 @@ func TestServeLogsReadyWithCPUBeforeBackgroundWork(t *testing.T) {
 		}
 	}
 }
+
+// serve measures the collector's lasting rule again once what first
+// requests would build is built (the install indexes grow the heap): the
+// "start-up settled" line comes after the warm-up's "ready: the indexes"
+// line, even with no folder watch (before, the limit was measured before
+// them, sat just above the grown heap, and the collector ran back to back
+// under load).
+func TestServeSettlesAfterWarmUp(t *testing.T) {
+	dir := t.TempDir()
+	skills := filepath.Join(dir, "skills")
+	testutil.Must(t, os.MkdirAll(filepath.Join(skills, "one"), 0o755))
+	testutil.Write(t, filepath.Join(skills, "one", "SKILL.md"), "---\nname: one\ndescription: The one skill. Use when testing.\n---\nBody.\n")
+	srv := startServe(t, "--root", skills, "--db", filepath.Join(dir, "x.db"), "--no-watch")
+	eventually(t, 10*time.Second, "start-up settled", func() bool { return strings.Contains(srv.log(), "start-up settled") })
+	logs := srv.log()
+	warm := strings.Index(logs, `msg="ready: the indexes`)
+	settled := strings.Index(logs, "start-up settled")
+	if warm < 0 || settled < warm {
+		t.Errorf("start-up settled (at %d) before the warm-up ended (at %d):\n%s", settled, warm, logs)
+	}
+	if n := strings.Count(logs, "start-up settled"); n != 1 {
+		t.Errorf("start-up settled logged %d times, want once", n)
+	}
+}
