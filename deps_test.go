@@ -28,7 +28,7 @@ var layers = map[string][]string{
 	"internal/ignore":       {},
 	"internal/jsonc":        {"internal/textdist", "internal/jsondepth"},
 	"internal/jsondepth":    {},
-	"internal/testutil":     {},                    // imported by tests only
+	"internal/testutil":     {"internal/cputime"},  // imported by tests only
 	"internal/pgtest":       {},                    // imported by tests only: a PostgreSQL schema per test
 	"internal/browsertest":  {"internal/testutil"}, // imported by tests only: the real binary, and Chromium; the waits of testutil
 	"webui/internal/bundle": {},                    // go generate: the editor bundle, with esbuild
@@ -40,6 +40,7 @@ var layers = map[string][]string{
 	"internal/safefile":     {"skill"},
 	"internal/dirent":       {},
 	"internal/fnv1a":        {},
+	"internal/cputime":      {},
 	"examples":              {},
 	"watch":                 {"internal/dirent", "internal/fnv1a"},
 	// Stores, plugins and portable formats: the format (plugins scan their

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/loadout/loadout/internal/cputime"
 	"log/slog"
 	"sync"
 	"time"
@@ -31,7 +32,7 @@ func newStartup(logger *slog.Logger) *startup {
 // wall seconds, and CPU seconds (user plus system) with the system part.
 func startupAttrs() []any {
 	attrs := []any{"wall_s", seconds(time.Since(processStart))}
-	if user, sys, ok := processCPU(); ok {
+	if user, sys, ok := cputime.Process(); ok {
 		attrs = append(attrs, "cpu_s", seconds(user+sys), "cpu_sys_s", seconds(sys))
 	}
 	return attrs
