@@ -37,6 +37,19 @@ var coalesce = 50 * time.Millisecond
 // refuses invalid skills (whose validity is read from the files), counts
 // as a change, since what they show depends on more than the fields.
 func sameListing(a, b *catalog.Loadout) bool {
+	strict := a != nil && refuseInvalid(a)
+	return sameEntries(a, b, func(x, y *catalog.Entry) bool {
+		if x.Listed != y.Listed || x.Inline != y.Inline || x.Source != y.Source {
+			return false
+		}
+		return x.Skill == y.Skill || !x.Inline && !strict && sameListed(x, y)
+	})
+}
+
+// sameEntries reports whether loadouts a and b have the same settings and,
+// entry by entry, entries that are the same value or that same says are
+// alike.
+func sameEntries(a, b *catalog.Loadout, same func(x, y *catalog.Entry) bool) bool {
 	if a == b {
 		return true
 	}
@@ -47,19 +60,8 @@ func sameListing(a, b *catalog.Loadout) bool {
 	if len(ea) != len(eb) {
 		return false
 	}
-	strict := refuseInvalid(a)
 	for i, x := range ea {
-		y := eb[i]
-		if x == y {
-			continue
-		}
-		if x.Listed != y.Listed || x.Inline != y.Inline || x.Source != y.Source {
-			return false
-		}
-		if x.Skill == y.Skill {
-			continue
-		}
-		if x.Inline || strict || !sameListed(x, y) {
+		if y := eb[i]; x != y && !same(x, y) {
 			return false
 		}
 	}
@@ -90,21 +92,7 @@ func sameListed(x, y *catalog.Entry) bool {
 // loadout without changing any of its skills changed nothing a session
 // can see.
 func sameSkills(a, b *catalog.Loadout) bool {
-	if a == b {
-		return true
-	}
-	if a == nil || b == nil || !reflect.DeepEqual(a.Spec, b.Spec) {
-		return false
-	}
-	ea, eb := a.Entries(), b.Entries()
-	if len(ea) != len(eb) {
-		return false
-	}
-	for i, x := range ea {
-		y := eb[i]
-		if x != y && (x.Skill != y.Skill || x.Listed != y.Listed || x.Inline != y.Inline || x.Source != y.Source) {
-			return false
-		}
-	}
-	return true
+	return sameEntries(a, b, func(x, y *catalog.Entry) bool {
+		return x.Skill == y.Skill && x.Listed == y.Listed && x.Inline == y.Inline && x.Source == y.Source
+	})
 }
