@@ -295,7 +295,7 @@ func (s *server) serveFast(w http.ResponseWriter, r *http.Request, pool *Session
 	var ss *mcp.ServerSession // none when stateless: the handlers use none
 	if !s.opt.Stateless {
 		var done func()
-		if ss, done = pool.beginFast(sid, p.TokenID); ss == nil {
+		if ss, done = pool.beginFast(sid, p.TokenID, s); ss == nil {
 			return false
 		}
 		defer done()

@@ -389,7 +389,7 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			case *mcp.InitializeResult:
 				r.Instructions = s.instructionsOf(s.current())
 				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && s.opt.Sessions != nil && c.transport == service.TransportMCPHTTP {
-					s.opt.Sessions.add(ss, service.PrincipalFrom(ctx).TokenID)
+					s.opt.Sessions.add(ss, service.PrincipalFrom(ctx).TokenID, s)
 				}
 			case *mcp.DiscoverResult:
 				r.Instructions = s.instructionsOf(s.current())

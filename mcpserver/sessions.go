@@ -70,7 +70,12 @@ type sessionEntry struct {
 	ss *mcp.ServerSession
 	// user is the token id that opened the session ("" for none): as the
 	// SDK does, only requests with the same token may use the session.
-	user      string
+	user string
+	// srv is the endpoint whose SDK handler holds the session: one pool
+	// bounds every endpoint's sessions, but each endpoint's handler
+	// knows only its own (another's id gets 404 there), so the fast path
+	// takes a session only on srv.
+	srv       *server
 	busy      int
 	last      time.Time
 	timer     *time.Timer
@@ -197,16 +202,16 @@ func (p *Sessions) oldestIdle(user string) string {
 	return oldID
 }
 
-// add records a session that has just been initialized (by the token id
-// user), in the place its request reserved. The entry goes when the SDK
-// closes the session, whatever closed it.
-func (p *Sessions) add(ss *mcp.ServerSession, user string) {
+// add records a session that has just been initialized on srv's endpoint
+// (by the token id user), in the place its request reserved. The entry
+// goes when the SDK closes the session, whatever closed it.
+func (p *Sessions) add(ss *mcp.ServerSession, user string, srv *server) {
 	id := ss.ID()
 	if id == "" {
 		return
 	}
 	// Busy until the initialize request ends (doneNew starts the timer).
-	e := &sessionEntry{ss: ss, user: user, busy: 1, last: time.Now()}
+	e := &sessionEntry{ss: ss, user: user, srv: srv, busy: 1, last: time.Now()}
 	e.timer = time.AfterFunc(time.Hour, func() { p.expire(id, e) })
 	e.timer.Stop()
 	p.mu.Lock()
@@ -261,12 +266,13 @@ func (p *Sessions) begin(id string) func() {
 }
 
 // beginFast is begin for a request the server answers itself (fast.go):
-// the session must be one the SDK holds, initialized, and opened by the
-// same token id, or it returns nil and the SDK answers (and refuses).
-func (p *Sessions) beginFast(id, user string) (*mcp.ServerSession, func()) {
+// the session must be one srv's SDK handler holds, initialized, and
+// opened by the same token id, or it returns nil and the SDK answers (and
+// refuses).
+func (p *Sessions) beginFast(id, user string, srv *server) (*mcp.ServerSession, func()) {
 	p.mu.Lock()
 	e := p.m[id]
-	if e == nil || (e.user != "" && e.user != user) || e.ss.InitializeParams() == nil {
+	if e == nil || e.srv != srv || (e.user != "" && e.user != user) || e.ss.InitializeParams() == nil {
 		p.mu.Unlock()
 		return nil, nil
 	}
