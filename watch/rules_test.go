@@ -3,6 +3,7 @@ package watch
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -135,6 +136,29 @@ func TestSinceReportsChangesBeforeTheWatch(t *testing.T) {
 	case b := <-w3.Events():
 		t.Fatalf("a batch without Since: %v", b)
 	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+// An edit made to look old (its modification time set back, as `cp -p`,
+// `touch -d` or an unpacked archive do) is still reported: Since is
+// compared with the change time, which no one can set back.
+func TestSinceSeesBackdatedEdits(t *testing.T) {
+	root := skillsTree(t, 2)
+	time.Sleep(30 * time.Millisecond)
+	mark := time.Now()
+	time.Sleep(30 * time.Millisecond)
+	edited := filepath.Join(root, "skill-00", "SKILL.md")
+	testutil.Write(t, edited, "---\nname: skill-00\ndescription: changed behind the watch\n---\n")
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	testutil.Must(t, os.Chtimes(edited, old, old))
+	w, err := New([]string{root}, Options{Debounce: 20 * time.Millisecond, Since: mark.Add(ctimeSlack)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	b := next(t, w)
+	if !slices.Contains(b, edited) {
+		t.Fatalf("first batch %v does not name %s, edited after Since with its modification time set to %s", b, edited, old.Format(time.DateOnly))
 	}
 }
 
