@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadout/loadout/internal/cputime"
 	"github.com/loadout/loadout/internal/pgtest"
 	"github.com/loadout/loadout/internal/testutil"
 )
@@ -360,21 +361,11 @@ func (s *Server) CPUSeconds(t testing.TB) float64 {
 // ProcCPUSeconds is the user and system CPU time process pid has used.
 func ProcCPUSeconds(t testing.TB, pid int) float64 {
 	t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatalf("reading /proc/%d/stat: %v", pid, err)
+	d, ok := cputime.Of(pid)
+	if !ok {
+		t.Fatalf("reading /proc/%d/stat: no CPU time", pid)
 	}
-	// The command name, field 2, may hold spaces: count from its closing ")".
-	i := bytes.LastIndexByte(data, ')')
-	f := strings.Fields(string(data[i+1:]))
-	// After ")": state is f[0], so utime (field 14) is f[11] and stime f[12].
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		t.Fatalf("/proc/%d/stat: %q", pid, data)
-	}
-	const hz = 100 // USER_HZ, 100 on Linux everywhere this runs
-	return float64(ut+st) / hz
+	return d.Seconds()
 }
 
 // Healthy fails the test unless /healthz answers 200 within 5 s on a

@@ -62,6 +62,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/loadout/loadout/bench/internal/hdrflag"
+	"github.com/loadout/loadout/internal/cputime"
 )
 
 type target struct {
@@ -84,31 +87,6 @@ type target struct {
 	cpu      []float64
 	lat      []time.Duration
 }
-
-// cpuTicks is the user and system CPU time of process pid in clock ticks
-// (fields 14 and 15 of /proc/PID/stat), or -1 when it cannot be read.
-func cpuTicks(pid int) int64 {
-	if pid <= 0 {
-		return -1
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return -1
-	}
-	// The command name (field 2) may hold spaces: count from its ')'.
-	i := strings.LastIndexByte(string(b), ')')
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return -1
-	}
-	var u, s int64
-	fmt.Sscan(f[11], &u)
-	fmt.Sscan(f[12], &s)
-	return u + s
-}
-
-// clockTick is the length of a /proc clock tick: USER_HZ, 100 on Linux.
-const clockTick = 10 * time.Millisecond
 
 func main() {
 	config := flag.String("config", "", "JSON list of targets")
@@ -173,15 +151,15 @@ func main() {
 		}
 		t.bytes = n
 		if *warmPass && len(t.ArgsList) > 1 {
-			c0 := cpuTicks(t.PID)
+			c0, ok0 := cputime.Of(t.PID)
 			t0 := time.Now()
 			if err := t.pass(*conns); err != nil {
 				fatal(fmt.Errorf("%s: %v", t.Label, err))
 			}
 			el := time.Since(t0)
 			cpu := ""
-			if c1 := cpuTicks(t.PID); c0 >= 0 && c1 >= 0 {
-				cpu = fmt.Sprintf(" server_cpu_us/call=%.1f", float64(time.Duration(c1-c0)*clockTick/time.Microsecond)/float64(len(t.ArgsList)))
+			if c1, ok1 := cputime.Of(t.PID); ok0 && ok1 {
+				cpu = fmt.Sprintf(" server_cpu_us/call=%.1f", float64((c1-c0)/time.Microsecond)/float64(len(t.ArgsList)))
 			}
 			fmt.Printf("# %s: first pass over %d argument sets: calls/s=%.0f%s (not counted)\n", t.Label, len(t.ArgsList), float64(len(t.ArgsList))/el.Seconds(), cpu)
 		}
@@ -193,24 +171,26 @@ func main() {
 	}
 	for r := 1; r <= *rounds; r++ {
 		for _, t := range targets {
-			c0, m0 := cpuTicks(t.PID), cpuTicks(os.Getpid())
+			c0, ok0 := cputime.Of(t.PID)
+			m0, okm0 := cputime.Of(os.Getpid())
 			rate, lat, err := t.run(*conns, *dur)
 			if err != nil {
 				fatal(fmt.Errorf("%s: %v", t.Label, err))
 			}
-			c1, m1 := cpuTicks(t.PID), cpuTicks(os.Getpid())
+			c1, ok1 := cputime.Of(t.PID)
+			m1, okm1 := cputime.Of(os.Getpid())
 			t.rates = append(t.rates, rate)
 			t.lat = append(t.lat, lat...)
 			cpu := ""
-			if c0 >= 0 && c1 >= 0 && len(lat) > 0 {
-				us := float64(time.Duration(c1-c0)*clockTick/time.Microsecond) / float64(len(lat))
+			if ok0 && ok1 && len(lat) > 0 {
+				us := float64((c1-c0)/time.Microsecond) / float64(len(lat))
 				t.cpu = append(t.cpu, us)
 				cpu = fmt.Sprintf(" server_cpu_us/call=%.1f", us)
 			}
-			if m0 >= 0 && m1 >= 0 && len(lat) > 0 {
+			if okm0 && okm1 && len(lat) > 0 {
 				// The client's own CPU: when it is near the server's, the
 				// client bounds calls/s as much as the server does.
-				cpu += fmt.Sprintf(" client_cpu_us/call=%.1f", float64(time.Duration(m1-m0)*clockTick/time.Microsecond)/float64(len(lat)))
+				cpu += fmt.Sprintf(" client_cpu_us/call=%.1f", float64((m1-m0)/time.Microsecond)/float64(len(lat)))
 			}
 			fmt.Printf("round %d %-18s calls/s=%.0f%s\n", r, t.Label, rate, cpu)
 		}
@@ -246,17 +226,6 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
-}
-
 func (t *target) connect(ctx context.Context, client *mcp.Client, hc *http.Client, opts *mcp.ClientSessionOptions, conns int) error {
 	if (len(t.Cmd) == 0) == (t.URL == "") {
 		return fmt.Errorf("%s: give cmd or url", t.Label)
@@ -282,7 +251,7 @@ func (t *target) connect(ctx context.Context, client *mcp.Client, hc *http.Clien
 	}
 	if t.Token != "" {
 		c := *hc
-		c.Transport = bearer{t.Token, hc.Transport}
+		c.Transport = hdrflag.Bearer(t.Token, hc.Transport)
 		hc = &c
 	}
 	// The server may still be starting: retry the first session.

@@ -46,6 +46,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/loadout/loadout/bench/internal/hdrflag"
+	"github.com/loadout/loadout/internal/cputime"
 )
 
 func main() {
@@ -67,24 +70,13 @@ func main() {
 	}
 }
 
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
-}
-
 // descLine is the description in SKILL.md's front matter, with the
 // lines a folded or literal block continues on.
 var descLine = regexp.MustCompile(`(?m)^description:.*\n(?:[ \t]+.*\n)*`)
 
 func run(base, token, name, path, mode string, n, warm, pid int, mcps string, perEndpoint int, check string) error {
 	ctx := context.Background()
-	hc := &http.Client{Transport: bearer{token, http.DefaultTransport}, Timeout: 30 * time.Second}
+	hc := &http.Client{Transport: hdrflag.Bearer(token, http.DefaultTransport), Timeout: 30 * time.Second}
 
 	var notes atomic.Int64
 	client := mcp.NewClient(&mcp.Implementation{Name: "writeload", Version: "1"}, &mcp.ClientOptions{
@@ -172,7 +164,7 @@ func run(base, token, name, path, mode string, n, warm, pid int, mcps string, pe
 	}
 	time.Sleep(300 * time.Millisecond)
 	notes.Store(0)
-	c0 := cpuTicks(pid)
+	c0, ok0 := cputime.Of(pid)
 	var lat []time.Duration
 	for i := range n {
 		d, err := put(warm + i)
@@ -182,7 +174,7 @@ func run(base, token, name, path, mode string, n, warm, pid int, mcps string, pe
 		lat = append(lat, d)
 	}
 	time.Sleep(300 * time.Millisecond)
-	c1 := cpuTicks(pid)
+	c1, ok1 := cputime.Of(pid)
 
 	if check != "" {
 		s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: check, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
@@ -202,8 +194,8 @@ func run(base, token, name, path, mode string, n, warm, pid int, mcps string, pe
 		sum += d
 	}
 	cpu := "-"
-	if c0 >= 0 && c1 >= 0 {
-		cpu = fmt.Sprintf("%.2f", float64(c1-c0)*10/float64(n))
+	if ok0 && ok1 {
+		cpu = fmt.Sprintf("%.2f", float64(c1-c0)/float64(time.Millisecond)/float64(n))
 	}
 	fmt.Printf("RESULT %s %d %.2f %.2f %.2f %s %d\n", mode, n, ms(lat[len(lat)/2]), ms(lat[len(lat)*99/100]), ms(sum/time.Duration(n)), cpu, notes.Load())
 	return nil
@@ -230,25 +222,4 @@ func getETag(hc *http.Client, u string) ([]byte, string, error) {
 		err = errors.New("GET " + u + ": no ETag")
 	}
 	return b, tag, err
-}
-
-// cpuTicks is the process's user plus system time in clock ticks (10 ms),
-// fields 14 and 15 of /proc/PID/stat, or -1 when it cannot be read.
-func cpuTicks(pid int) int64 {
-	if pid <= 0 {
-		return -1
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return -1
-	}
-	i := bytes.LastIndexByte(b, ')')
-	f := strings.Fields(string(b[i+1:]))
-	var u, s int64
-	if len(f) < 13 {
-		return -1
-	}
-	fmt.Sscan(f[11], &u)
-	fmt.Sscan(f[12], &s)
-	return u + s
 }

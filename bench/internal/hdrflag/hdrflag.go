@@ -1,5 +1,6 @@
-// Package hdrflag is the repeated -H 'Name: value' flag of the bench
-// programs that send or serve HTTP headers (loadgen, bareserve).
+// Package hdrflag holds the HTTP headers of the bench programs: the
+// repeated -H 'Name: value' flag of those that send or serve headers
+// (loadgen, bareserve), and the bearer token writeload and mcpload send.
 package hdrflag
 
 import (
