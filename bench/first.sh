@@ -27,7 +27,7 @@
 #   BIN=/tmp/old/loadout bench/first.sh      # another build (a before)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. bench/lib.sh # wait_healthy, load_note
+. bench/lib.sh # bench_work, wait_healthy, load_note
 N=${N:-10000}
 FINDINGS=${FINDINGS:-1}
 STARTS=${STARTS:-3}
@@ -35,13 +35,8 @@ STRICT=${STRICT:-}
 all_routes=(search mcp-search wellknown diagnostics ui-diagnostics listSkills)
 ROUTES=${ROUTES:-"${all_routes[*]}"}
 read -r -a routes <<<"$ROUTES"
-work=$(mktemp -d)
+bench_work first
 pid=
-cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
 
 # BIN: another loadout binary to measure (an older build, for a before
 # and after); by default this tree's.

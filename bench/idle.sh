@@ -18,13 +18,12 @@
 # With STRICT=1 the script exits 1 when one is missed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. bench/lib.sh # wait_healthy, load_note
+. bench/lib.sh # bench_work, wait_healthy, load_note
 SIZE=${SIZE:-50000}
 IDLE=${IDLE:-180}
 SETTLE=${SETTLE:-10}
 STRICT=${STRICT:-}
-work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+bench_work idle
 if [ -n "${LOADOUT:-}" ]; then cp "$LOADOUT" "$work/loadout"; else go build -o "$work/loadout" ./cmd/loadout; fi
 tree=${T50K:-}
 if [ -z "$tree" ] || [ ! -d "$tree" ]; then

@@ -12,15 +12,20 @@ load_note() {
 	fi
 }
 
-# bench_work NAME makes the run's scratch folder, $work, removed when the
-# script exits unless KEEP=1.
+# bench_work NAME makes the run's scratch folder, $work, and an empty
+# list $pids. When the script exits, the processes in $pids and its
+# background jobs are stopped and $work is removed, unless KEEP=1.
 bench_work() {
 	work=$(mktemp -d "${TMPDIR:-/tmp}/loadout-$1.XXXXXX")
-	if [[ "${KEEP:-}" == 1 ]]; then
-		echo "keeping $work" >&2
-	else
-		trap 'rm -rf "$work"' EXIT
-	fi
+	pids=()
+	trap bench_cleanup EXIT
+}
+
+bench_cleanup() {
+	local p
+	for p in "${pids[@]}" $(jobs -p); do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	if [[ "${KEEP:-}" == 1 ]]; then echo "kept $work" >&2; else rm -rf "$work"; fi
 }
 
 # wait_healthy PORT waits up to 60 s for a server on loopback PORT to

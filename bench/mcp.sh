@@ -61,14 +61,8 @@ STRICT=${STRICT:-0}
 # 95 s at 10,000 skills on a quiet 2-core machine, over 10 minutes on a
 # busy one.
 INIT_TIMEOUT=${INIT_TIMEOUT:-30m}
-work=$(mktemp -d /tmp/mcpbench.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
+. bench/lib.sh # bench_work
+bench_work mcp
 
 echo "# $(nproc) cpus, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 offline=(env GOFLAGS=-mod=readonly GOPROXY=off)

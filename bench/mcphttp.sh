@@ -47,14 +47,8 @@ CLIENT=${CLIENT:-raw}
 TOOLS=${TOOLS:-read_skill_file load_skill search_skills}
 STRICT=${STRICT:-0}
 QUERY=${QUERY:-release notes for the api}
-work=$(mktemp -d /tmp/mcphttp.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
+. bench/lib.sh # bench_work
+bench_work mcphttp
 
 echo "# $(nproc) cpus, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 GOFLAGS=-mod=readonly GOPROXY=off go build -o "$work/bin/" ./cmd/loadout ./bench/cmd/gentree ./bench/cmd/mcpload ./bench/cmd/mcpfloor

@@ -21,10 +21,19 @@ import (
 // rawPost posts one JSON-RPC body on a session as principal coder.
 func rawPost(t testing.TB, c *http.Client, url, sid, body string) (*http.Response, string) {
 	t.Helper()
+	return revPost(t, c, url, sid, "2025-06-18", body)
+}
+
+// revPost posts one JSON-RPC body with the revision header rev ("": none)
+// and, when sid is not "", on a session.
+func revPost(t testing.TB, c *http.Client, url, sid, rev, body string) (*http.Response, string) {
+	t.Helper()
 	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	if rev != "" {
+		req.Header.Set("Mcp-Protocol-Version", rev)
+	}
 	if sid != "" {
 		req.Header.Set("Mcp-Session-Id", sid)
 	}
@@ -393,21 +402,7 @@ func TestFastPathStatelessMatchesSDK(t *testing.T) {
 	srv, s := statelessServer(t)
 	c := httpClient("coder")
 	for _, rev := range []string{"2025-06-18", "2025-03-26", "2025-11-25", ""} {
-		post := func(body string) (*http.Response, string) {
-			req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			if rev != "" {
-				req.Header.Set("Mcp-Protocol-Version", rev)
-			}
-			resp, err := c.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			return resp, string(b)
-		}
+		post := func(body string) (*http.Response, string) { return revPost(t, c, srv.URL, "", rev, body) }
 		for i, tc := range fastCases {
 			before := s.fastCalls.Load()
 			fastResp, fast := post(`{"jsonrpc":"2.0","id":` + itoa(i+10) + `,"method":"tools/call","params":{` + tc.params + `}}`)
