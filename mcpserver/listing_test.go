@@ -138,7 +138,12 @@ func TestInstructionsKeptWhenListingSame(t *testing.T) {
 
 	// No: a new description is a new listing.
 	putFile(t, svc, "alpha", "SKILL.md", entryWith("alpha", "Merge PDF files into one document.", "Another body."))
-	waitFor(t, "tools/list_changed after a description edit", func() bool { return n.tools.Load() == 1 })
+	// Each list_changed is a notification of its own, sent one after
+	// another: wait for all three, then a moment for any extra one.
+	waitFor(t, "tools, prompts and resources list_changed after a description edit", func() bool {
+		return n.tools.Load() >= 1 && n.prompts.Load() >= 1 && n.resources.Load() >= 3
+	})
+	time.Sleep(50 * time.Millisecond)
 	got := session(t, s, nil).InitializeResult().Instructions
 	if !strings.Contains(got, "Merge PDF files into one document.") || strings.Contains(got, "Fill in PDF forms") {
 		t.Errorf("the instructions after a description edit lack the new description or keep the old one:\n%s", got)
@@ -146,8 +151,8 @@ func TestInstructionsKeptWhenListingSame(t *testing.T) {
 	if r := s.renders.Load(); r != 2 {
 		t.Errorf("%d renders after a description edit and a new session, want 2", r)
 	}
-	if pl, rl := n.prompts.Load(), n.resources.Load(); pl != 1 || rl != 3 {
-		t.Errorf("after the description edit: prompts/list_changed %d, resources/list_changed %d; want 1 and 3", pl, rl)
+	if tl, pl, rl := n.tools.Load(), n.prompts.Load(), n.resources.Load(); tl != 1 || pl != 1 || rl != 3 {
+		t.Errorf("after the description edit: tools/list_changed %d, prompts/list_changed %d, resources/list_changed %d; want 1, 1 and 3", tl, pl, rl)
 	}
 }
 
