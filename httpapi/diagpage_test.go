@@ -91,10 +91,10 @@ func TestDiagnosticsPages(t *testing.T) {
 	}
 	// Walk every page: each diagnostic once, in the order of the whole list.
 	var seen []string
-	q := "?limit=150"
+	q := "?limit=70"
 	for pages := 0; ; pages++ {
 		p, _ := getDiagPage(t, e, q)
-		if len(p.Diagnostics) > 150 || p.Counts["infos"] != first.Counts["infos"] {
+		if len(p.Diagnostics) > 70 || p.Counts["infos"] != first.Counts["infos"] {
 			t.Fatalf("page %d: %d diagnostics, counts %v (want %v)", pages, len(p.Diagnostics), p.Counts, first.Counts)
 		}
 		for _, d := range p.Diagnostics {
@@ -103,7 +103,7 @@ func TestDiagnosticsPages(t *testing.T) {
 		if !p.HasMore {
 			break
 		}
-		q = "?limit=150&page=" + *p.NextPage
+		q = "?limit=70&page=" + *p.NextPage
 	}
 	if len(seen) != total {
 		t.Fatalf("walked %d diagnostics, the counts say %d", len(seen), total)
@@ -114,7 +114,7 @@ func TestDiagnosticsPages(t *testing.T) {
 	}
 	for i, d := range all.Diagnostics {
 		if seen[i] != d.Skill+" "+d.Code {
-			t.Fatalf("diagnostic %d: %q walking pages of 150, %q in a page of %d", i, seen[i], d.Skill+" "+d.Code, httpapi.MaxDiagLimit)
+			t.Fatalf("diagnostic %d: %q walking pages of 70, %q in a page of %d", i, seen[i], d.Skill+" "+d.Code, httpapi.MaxDiagLimit)
 		}
 	}
 	// Cursors this server did not make.

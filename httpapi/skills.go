@@ -135,13 +135,13 @@ func (a *api) listing(r *http.Request, l *catalog.Loadout) (*listing, error) {
 
 // The page size of GET /v1/skills: limit's default and its largest value.
 // A larger limit is served as MaxListLimit (the answer's "limit" says so,
-// and nextPage goes on): a page of 1,000 skills (600 KB at 10,000 skills)
-// was bound by its bytes and ran at 0.36x of the cached load spread and
-// 0.15x hot; a page of MaxListLimit keeps within 2x of it (bench/routes.sh,
-// docs/http-api.md).
+// and nextPage goes on). A page is bound by its bytes (about 600 a row at
+// 10,000 skills): against the cached load, spread and hot, a page of 1,000
+// ran at 0.36x and 0.15x, one of 200 at 0.73x and 0.44x, one of 100 (61 KB)
+// at 0.91x and 0.55x (bench/routes.sh, docs/http-api.md).
 const (
 	DefaultListLimit = 100
-	MaxListLimit     = 200
+	MaxListLimit     = 100
 )
 
 // MaxListPageBytes bounds the encoded pages GET /v1/skills keeps (their
