@@ -454,3 +454,13 @@ func TestWarmSearch(t *testing.T) {
 		t.Error("the search after the warm-up built another index")
 	}
 }
+
+// BenchmarkSearchRoute10k: bench/routes.sh's search ("release notes for
+// the api", limit 10) over 10,000 skills of bench/gen, the query a search
+// answer cache does not help with the first time.
+func BenchmarkSearchRoute10k(b *testing.B) {
+	l, _ := searchGenTree(b, 10000)
+	for b.Loop() {
+		l.Search("release notes for the api", 10)
+	}
+}

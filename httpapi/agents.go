@@ -493,14 +493,95 @@ func (a *api) agentSearch(w http.ResponseWriter, r *http.Request) {
 	if limit == 0 {
 		limit = defaultSearchLimit
 	}
-	hits, err := a.svc.Search(r.Context(), principal(r), r.PathValue("id"), q, int(limit))
+	// The answer depends on the loadout (a value replaced, never changed,
+	// when a skill changes), the catalog's generation, the usage counts,
+	// the query and the limit: a repeated search is answered from the
+	// encoded answer kept for them (searchCache). The loadout is read
+	// here, so the access check is made on every request.
+	id := r.PathValue("id")
+	gen, usage := a.svc.Generation(), a.svc.UsageGeneration()
+	l, err := a.svc.Loadout(principal(r), id)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
+	k := searchKey{l: l, gen: gen, usage: usage, q: q, limit: int(limit)}
+	if body := a.searches.get(k); body != nil {
+		body.Serve(w, r)
+		return
+	}
+	// What service.Search does once it has the loadout (the query was
+	// checked above).
+	hits := l.SearchWith(q, int(limit), catalog.SearchOptions{Usage: a.svc.UsageCounts(id)})
 	// The same shape as MCP's search_skills ({"skills": [hits]}), plus the
 	// query.
-	writeJSON(w, http.StatusOK, searchBody{Query: q, Skills: orEmpty(hits)})
+	body, err := marshal(searchBody{Query: q, Skills: orEmpty(hits)})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	b := httpbody.New(body, ctJSON[0])
+	a.searches.put(k, b)
+	b.Serve(w, r)
+}
+
+// MaxSearchCache is how many search answers GET /v1/agents/{id}/search
+// keeps (one per agent, query and limit), and MaxSearchCacheBytes how many
+// bytes they may hold, queries included (each answer counted twice, for
+// the gzip form it may add); past either, the cache starts afresh. A
+// search at 10,000 skills costs a few hundred microseconds, its answer
+// about 3 KB at the default limit: 4 MiB keeps a thousand of them.
+const (
+	MaxSearchCache      = 1024
+	MaxSearchCacheBytes = 4 << 20
+)
+
+// searchKey is everything a search answer depends on.
+type searchKey struct {
+	l          *catalog.Loadout
+	gen, usage uint64
+	q          string
+	limit      int
+}
+
+// searchCache keeps encoded search answers. Entries of an older catalog
+// generation or usage generation are dropped when a newer one is put, so
+// no old loadout is kept alive by it and a write's skill is in the next
+// answer (the write makes a new generation).
+type searchCache struct {
+	mu         sync.RWMutex
+	gen, usage uint64
+	m          map[searchKey]*httpbody.Body
+	bytes      int
+}
+
+func (c *searchCache) get(k searchKey) *httpbody.Body {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.m[k]
+}
+
+// size is what an entry counts against MaxSearchCacheBytes.
+func searchSize(k searchKey, body *httpbody.Body) int { return len(k.q) + 2*len(body.Bytes()) }
+
+func (c *searchCache) put(k searchKey, body *httpbody.Body) {
+	n := searchSize(k, body)
+	if n > MaxSearchCacheBytes {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if k.gen < c.gen || k.usage < c.usage {
+		return // a request that read the generations before a change: not kept
+	}
+	if c.m == nil || k.gen > c.gen || k.usage > c.usage || len(c.m) >= MaxSearchCache || c.bytes+n > MaxSearchCacheBytes {
+		c.gen, c.usage, c.m, c.bytes = k.gen, k.usage, map[searchKey]*httpbody.Body{}, 0
+	}
+	if _, ok := c.m[k]; ok {
+		return
+	}
+	c.m[k] = body
+	c.bytes += n
 }
 
 func (a *api) diagnostics(w http.ResponseWriter, r *http.Request) {

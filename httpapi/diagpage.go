@@ -16,10 +16,12 @@ import (
 
 // The page size of GET /v1/diagnostics, as the skill list's: the whole
 // list was 5.8 MB at 10,000 skills with a finding each, and ran at 0.03x
-// of the cached load; a page of 100 is about 30 KB.
+// of the cached load; a page of 100 is about 30 KB. A larger limit than
+// MaxDiagLimit is served as MaxDiagLimit (the answer's "limit" says so),
+// as the skill list's.
 const (
-	DefaultDiagLimit = 100
-	MaxDiagLimit     = 1000
+	DefaultDiagLimit = DefaultListLimit
+	MaxDiagLimit     = MaxListLimit
 )
 
 // MaxDiagPageBytes bounds the encoded pages GET /v1/diagnostics keeps for
@@ -108,6 +110,8 @@ func (e *diagEntry) page(offset, limit int) (*httpbody.Body, int, error) {
 	buf.Write(bytes.TrimSuffix(rows, []byte("\n")))
 	buf.WriteString(`,"counts":`)
 	buf.Write(e.counts)
+	buf.WriteString(`,"limit":`)
+	buf.WriteString(strconv.Itoa(limit))
 	if next > 0 {
 		buf.WriteString(`,"hasMore":true,"nextPage":"`)
 		buf.WriteString(e.cursor(next))
@@ -140,9 +144,9 @@ func diagParams(w http.ResponseWriter, r *http.Request, e *diagEntry) (offset, l
 	}
 	q := r.URL.Query()
 	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > MaxDiagLimit {
-			writeErr(w, badRequest("limit", "limit=%q: give a number of diagnostics from 1 to %d (default %d)", s, MaxDiagLimit, DefaultDiagLimit))
+		n, ok := pageLimit(s, MaxDiagLimit)
+		if !ok {
+			writeErr(w, badRequest("limit", "limit=%q: give a number of diagnostics from 1 (default %d; a larger limit than %d is served as %d, the answer's limit)", s, DefaultDiagLimit, MaxDiagLimit, MaxDiagLimit))
 			return 0, 0, false
 		}
 		limit = n

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -14,6 +15,7 @@ type diagPage struct {
 		Skill, Code, Severity string
 	}
 	Counts   map[string]int `json:"counts"`
+	Limit    int            `json:"limit"`
 	HasMore  bool           `json:"hasMore"`
 	NextPage *string        `json:"nextPage"`
 }
@@ -68,8 +70,19 @@ func TestDiagnosticsPages(t *testing.T) {
 	if !strings.Contains(r.h.Get("Link"), `rel="next"`) || !strings.Contains(r.h.Get("Link"), "page="+*p.NextPage) {
 		t.Errorf("Link %q does not name the next page %s", r.h.Get("Link"), *p.NextPage)
 	}
-	// One past it, and other values no page has.
-	for _, bad := range []string{fmt.Sprint(httpapi.MaxDiagLimit + 1), "0", "-1", "x"} {
+	if p.Limit != httpapi.MaxDiagLimit {
+		t.Errorf("limit=%d: the answer's limit is %d", httpapi.MaxDiagLimit, p.Limit)
+	}
+	// One past it, and any larger number: served as the bound, and the
+	// answer says so (its limit) and goes on (nextPage).
+	for _, big := range []string{fmt.Sprint(httpapi.MaxDiagLimit + 1), "1000", "99999999999999999999999"} {
+		q, r2 := getDiagPage(t, e, "?limit="+big)
+		if q.Limit != httpapi.MaxDiagLimit || !bytes.Equal(r2.body, r.body) || !q.HasMore {
+			t.Errorf("limit=%s: limit %d, %d diagnostics, want the page of limit=%d", big, q.Limit, len(q.Diagnostics), httpapi.MaxDiagLimit)
+		}
+	}
+	// Values no page has.
+	for _, bad := range []string{"0", "-1", "x", "-99999999999999999999999"} {
 		r := e.do(t, "GET", "/v1/diagnostics?limit="+bad, e.admin, nil)
 		wantErr(t, r, 400, "bad_request")
 		if !strings.Contains(string(r.body), "limit") || !strings.Contains(string(r.body), fmt.Sprint(httpapi.MaxDiagLimit)) {
@@ -78,10 +91,10 @@ func TestDiagnosticsPages(t *testing.T) {
 	}
 	// Walk every page: each diagnostic once, in the order of the whole list.
 	var seen []string
-	q := "?limit=300"
+	q := "?limit=70"
 	for pages := 0; ; pages++ {
 		p, _ := getDiagPage(t, e, q)
-		if len(p.Diagnostics) > 300 || p.Counts["infos"] != first.Counts["infos"] {
+		if len(p.Diagnostics) > 70 || p.Counts["infos"] != first.Counts["infos"] {
 			t.Fatalf("page %d: %d diagnostics, counts %v (want %v)", pages, len(p.Diagnostics), p.Counts, first.Counts)
 		}
 		for _, d := range p.Diagnostics {
@@ -90,15 +103,18 @@ func TestDiagnosticsPages(t *testing.T) {
 		if !p.HasMore {
 			break
 		}
-		q = "?limit=300&page=" + *p.NextPage
+		q = "?limit=70&page=" + *p.NextPage
 	}
 	if len(seen) != total {
 		t.Fatalf("walked %d diagnostics, the counts say %d", len(seen), total)
 	}
 	all, _ := getDiagPage(t, e, fmt.Sprintf("?limit=%d", httpapi.MaxDiagLimit))
+	if len(all.Diagnostics) != httpapi.MaxDiagLimit {
+		t.Fatalf("limit=%d: %d diagnostics", httpapi.MaxDiagLimit, len(all.Diagnostics))
+	}
 	for i, d := range all.Diagnostics {
 		if seen[i] != d.Skill+" "+d.Code {
-			t.Fatalf("diagnostic %d: %q walking pages of 300, %q in a page of %d", i, seen[i], d.Skill+" "+d.Code, httpapi.MaxDiagLimit)
+			t.Fatalf("diagnostic %d: %q walking pages of 70, %q in a page of %d", i, seen[i], d.Skill+" "+d.Code, httpapi.MaxDiagLimit)
 		}
 	}
 	// Cursors this server did not make.

@@ -99,14 +99,15 @@ type api struct {
 	fileCap int64 // bytes of a file PUT
 	// imp is the import's limits (POST /v1/import), the set the UI and
 	// the CLI use too (portable.LimitsFor).
-	imp     portable.ImportLimits
-	docCap  int64 // bytes of a JSON document (or array) body
-	loads   loadCache
-	details detailCache               // GET /v1/skills/{name} of catalog skills (skills.go)
-	diags   atomic.Pointer[diagEntry] // GET /v1/diagnostics (diagpage.go)
-	ready   *Readiness                // nil: always ready
-	prompts promptCache               // GET /v1/agents/{id}/prompt (agents.go)
-	lists   listCache                 // GET /v1/skills (skills.go)
+	imp      portable.ImportLimits
+	docCap   int64 // bytes of a JSON document (or array) body
+	loads    loadCache
+	details  detailCache               // GET /v1/skills/{name} of catalog skills (skills.go)
+	diags    atomic.Pointer[diagEntry] // GET /v1/diagnostics (diagpage.go)
+	ready    *Readiness                // nil: always ready
+	prompts  promptCache               // GET /v1/agents/{id}/prompt (agents.go)
+	searches searchCache               // GET /v1/agents/{id}/search (agents.go)
+	lists    listCache                 // GET /v1/skills (skills.go)
 	// unstored: catalog skills with no stored namesake, recently (skills.go).
 	unstored unstoredCache
 	// records: stored skills' records, recently (skills.go).

@@ -65,7 +65,7 @@ var routes = []route{
 		Headers: []param{inm}, OK: []response{{200, "the OpenAPI 3.1 document", jsonOf("Object"), []string{"ETag"}}, notModified}}},
 
 	{"GET", "/v1/skills", (*api).listSkills, operation{ID: "listSkills", Summary: "The skills of the global catalog and the disabled stored skills, by name, a page at a time", Tag: "skills", Scope: "admin",
-		Query: []param{{Name: "limit", Type: "integer", Desc: sprintf("most skills on the page (default %d, at most %d); a page never splits a name, so a name with shadowed namesakes may take it over", DefaultListLimit, MaxListLimit)},
+		Query: []param{{Name: "limit", Type: "integer", Desc: sprintf("most skills on the page (default %d, at most %d: a larger limit is served as %d, the answer's limit, and nextPage goes on); a page never splits a name, so a name with shadowed namesakes may take it over", DefaultListLimit, MaxListLimit, MaxListLimit)},
 			{Name: "page", Type: "string", Desc: "the nextPage of the previous answer (opaque): the page after it, valid across changes to the catalog (no name skipped or repeated); leave out for the first page"}},
 		Headers: []param{inm},
 		OK:      []response{{200, "one page of skills; nextPage is there when hasMore is true", jsonOf("SkillList"), []string{"ETag"}}, notModified}, Errors: []int{400, 409}}},
@@ -138,7 +138,7 @@ var routes = []route{
 		OK:   []response{{200, "the diagnostics (valid is false when a save would be refused)", jsonOf("Object"), nil}}, Errors: []int{400, 413}}},
 	{"GET", "/v1/diagnostics", (*api).diagnostics, operation{ID: "diagnostics", Summary: "Every diagnostic of every source, counted by severity, a page at a time", Tag: "server", Scope: "admin",
 		Query: []param{{Name: "skill", Type: "string", Desc: "only the diagnostics about the skill of this name (all of them, one page), and their counts: the UI's count of its problems"},
-			{Name: "limit", Type: "integer", Desc: sprintf("most diagnostics on the page (default %d, at most %d)", DefaultDiagLimit, MaxDiagLimit)},
+			{Name: "limit", Type: "integer", Desc: sprintf("most diagnostics on the page (default %d, at most %d: a larger limit is served as %d, the answer's limit, and nextPage goes on)", DefaultDiagLimit, MaxDiagLimit, MaxDiagLimit)},
 			{Name: "page", Type: "string", Desc: "the nextPage of the previous answer (opaque), also in its Link header (rel=\"next\"); leave out for the first page. 409 when the diagnostics changed since (the catalog changed): read again from the first page"}},
 		Headers: []param{inm}, OK: []response{{200, "one page of diagnostics, with the counts of all of them; nextPage (and a Link rel=\"next\") when hasMore is true", jsonOf("DiagnosticList"), []string{"ETag", "Link"}}, notModified},
 		Errors: []int{400, 409}}},

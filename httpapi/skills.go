@@ -134,9 +134,14 @@ func (a *api) listing(r *http.Request, l *catalog.Loadout) (*listing, error) {
 }
 
 // The page size of GET /v1/skills: limit's default and its largest value.
+// A larger limit is served as MaxListLimit (the answer's "limit" says so,
+// and nextPage goes on). A page is bound by its bytes (about 600 a row at
+// 10,000 skills): against the cached load, spread and hot, a page of 1,000
+// ran at 0.36x and 0.15x, one of 200 at 0.73x and 0.44x, one of 100 (61 KB)
+// at 0.91x and 0.55x (bench/routes.sh, docs/http-api.md).
 const (
 	DefaultListLimit = 100
-	MaxListLimit     = 1000
+	MaxListLimit     = 100
 )
 
 // MaxListPageBytes bounds the encoded pages GET /v1/skills keeps (their
@@ -165,9 +170,9 @@ func listParams(w http.ResponseWriter, r *http.Request) (limit int, after string
 	}
 	q := r.URL.Query()
 	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > MaxListLimit {
-			writeErr(w, badRequest("limit", "limit=%q: give a number of skills from 1 to %d (default %d)", s, MaxListLimit, DefaultListLimit))
+		n, ok := pageLimit(s, MaxListLimit)
+		if !ok {
+			writeErr(w, badRequest("limit", "limit=%q: give a number of skills from 1 (default %d; a larger limit than %d is served as %d, the answer's limit)", s, DefaultListLimit, MaxListLimit, MaxListLimit))
 			return 0, "", false
 		}
 		limit = n
@@ -188,6 +193,24 @@ func listParams(w http.ResponseWriter, r *http.Request) (limit int, after string
 		after = name
 	}
 	return limit, after, true
+}
+
+// pageLimit reads a page's limit parameter: a whole number from 1 on,
+// served as at most max (a larger one, however large, is max: the answer
+// names the limit it was served with, and its next page goes on). Not a
+// whole number, or below 1: false.
+func pageLimit(s string, max int) (int, bool) {
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, false // a sign, a fraction, anything but digits
+	}
+	n, err := strconv.Atoi(s)
+	if errors.Is(err, strconv.ErrRange) {
+		return max, true // digits only: too large
+	}
+	if err != nil || n < 1 {
+		return 0, false
+	}
+	return min(n, max), true
 }
 
 func truncate(s string, n int) string {
@@ -354,7 +377,9 @@ func (ls *listing) page(after string, limit int) *httpbody.Body {
 		}
 		buf.Write(ls.rows[lo:ls.ends[i]])
 	}
-	buf.WriteString(`],"hasMore":`)
+	buf.WriteString(`],"limit":`)
+	buf.WriteString(strconv.Itoa(limit))
+	buf.WriteString(`,"hasMore":`)
 	if end < n {
 		buf.WriteString(`true,"nextPage":"`)
 		buf.WriteString(listCursor(ls.names[end-1]))

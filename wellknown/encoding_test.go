@@ -3,9 +3,12 @@ package wellknown
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -91,6 +94,56 @@ func TestIndexExecutableWarningIsShort(t *testing.T) {
 		}
 		if n != 1 {
 			t.Errorf("%s: %d executable warnings: %s", idx, n, r.body)
+		}
+	}
+}
+
+// A poller's If-None-Match (either form's ETag) is 304 while the catalog
+// is the same, a reload with no change included, and 200 with the new
+// index and a new ETag once a skill changed: a 304 is never given for an
+// index that is no longer the one served.
+func TestIndexConditionalAfterChange(t *testing.T) {
+	srv, root, svc := setup(t)
+	for _, idx := range []string{"agent-skills", "skills"} {
+		u := srv.URL + "/.well-known/" + idx + "/index.json"
+		tags := map[string]string{}
+		for _, ae := range []string{"identity", "gzip"} {
+			r := get(t, u, "Accept-Encoding", ae)
+			mustOK(t, r, idx+" "+ae)
+			tags[ae] = r.header.Get("ETag")
+			if r := get(t, u, "Accept-Encoding", ae, "If-None-Match", tags[ae]); r.status != http.StatusNotModified || len(r.body) != 0 {
+				t.Fatalf("%s %s: If-None-Match its ETag: %d", idx, ae, r.status)
+			}
+		}
+		svc.Reload(context.Background(), "test") // no change: the same bytes, the same ETag
+		if r := get(t, u, "Accept-Encoding", "identity", "If-None-Match", tags["identity"]); r.status != http.StatusNotModified {
+			t.Fatalf("%s after a reload with no change: %d", idx, r.status)
+		}
+		name := "added-" + strings.ReplaceAll(idx, "-", "")
+		if err := os.MkdirAll(filepath.Join(root, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name, "SKILL.md"), []byte(md(name, "Added after the first index.")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		svc.Reload(context.Background(), "test")
+		for ae, tag := range tags {
+			r := get(t, u, "Accept-Encoding", ae, "If-None-Match", tag)
+			mustOK(t, r, idx+" "+ae+" after a change")
+			if r.header.Get("ETag") == tag {
+				t.Errorf("%s %s: the same ETag after a change", idx, ae)
+			}
+			body := r.body
+			if ae == "gzip" {
+				zr, err := gzip.NewReader(bytes.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ = io.ReadAll(zr)
+			}
+			if !bytes.Contains(body, []byte(`"name":"`+name+`"`)) {
+				t.Errorf("%s %s: the new skill is not in the index after a change", idx, ae)
+			}
 		}
 	}
 }
