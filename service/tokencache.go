@@ -161,7 +161,7 @@ func (c *tokenCache) lookup(ctx context.Context, secret string) (*store.Token, e
 	if c.ttl < 0 {
 		return c.srv.TokenBySecret(ctx, secret)
 	}
-	key := sha256.Sum256([]byte(secret))
+	key := secretKey(secret)
 	now := time.Now()
 	c.mu.Lock()
 	if e, ok := c.hits[key]; ok && now.Sub(e.at) < c.ttl {
@@ -235,3 +235,16 @@ func isContextErr(err error) bool {
 // errUnknownToken is the store's not_found for a secret, as the cache
 // answers it.
 var errUnknownToken = &store.Error{Code: store.NotFound, Field: "token", Message: "no such token (or it was revoked)"}
+
+// secretKey is the cache's key for a secret: its SHA-256. A secret of up
+// to 128 bytes (every token loadout makes) is copied on the stack, not
+// the heap: a []byte conversion allocates past 32 bytes, once per
+// request.
+func secretKey(secret string) [sha256.Size]byte {
+	var buf [128]byte
+	if len(secret) <= len(buf) {
+		n := copy(buf[:], secret)
+		return sha256.Sum256(buf[:n])
+	}
+	return sha256.Sum256([]byte(secret))
+}
