@@ -49,7 +49,11 @@ type tokenCache struct {
 	log *slog.Logger
 	max struct{ hits, misses int }
 
-	mu sync.Mutex
+	// mu is read-locked for the answers already cached, which is every
+	// request but a token's first in TTL: requests then never wait for
+	// each other (on a busy machine, a request preempted while holding a
+	// mutex made the others queue behind it).
+	mu sync.RWMutex
 	// gen moves on every invalidation: a lookup that began before one
 	// caches nothing, since its answer may predate the change.
 	gen uint64
@@ -163,6 +167,18 @@ func (c *tokenCache) lookup(ctx context.Context, secret string) (*store.Token, e
 	}
 	key := secretKey(secret)
 	now := time.Now()
+	c.mu.RLock()
+	if e, ok := c.hits[key]; ok && now.Sub(e.at) < c.ttl {
+		c.mu.RUnlock()
+		return e.tok, nil
+	}
+	if at, ok := c.misses[key]; ok && now.Sub(at) < c.ttl {
+		c.mu.RUnlock()
+		return nil, errUnknownToken
+	}
+	c.mu.RUnlock()
+	// Not cached (or expired): asked again under the write lock, which
+	// an invalidation may have passed meanwhile.
 	c.mu.Lock()
 	if e, ok := c.hits[key]; ok && now.Sub(e.at) < c.ttl {
 		c.mu.Unlock()
