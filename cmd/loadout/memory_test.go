@@ -90,8 +90,9 @@ func TestMemorySettles(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	debug.SetGCPercent(100)
 	debug.SetMemoryLimit(math.MaxInt64)
-	var logged strings.Builder
-	logger := slog.New(slog.NewTextHandler(&logged, nil))
+	// The per-collection hook logs from the finalizer goroutine.
+	logged := &lockedWriter{b: &strings.Builder{}}
+	logger := slog.New(slog.NewTextHandler(logged, nil))
 
 	m := startMemory(func(string) string { return "" })
 	defer m.stop()
@@ -191,8 +192,9 @@ func TestMemoryRegrows(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	debug.SetGCPercent(100)
 	debug.SetMemoryLimit(math.MaxInt64)
-	var logged strings.Builder
-	logger := slog.New(slog.NewTextHandler(&logged, nil))
+	// The per-collection hook logs from the finalizer goroutine.
+	logged := &lockedWriter{b: &strings.Builder{}}
+	logger := slog.New(slog.NewTextHandler(logged, nil))
 	m := startMemory(func(string) string { return "" })
 	defer m.stop()
 	live := make([][]byte, 0, 256)
