@@ -6,8 +6,15 @@ import (
 )
 
 // DefaultEnvelopeCache is the default bound of Options.EnvelopeCache:
-// 32 MiB, about 9,000 envelopes of a 3 KB body.
-const DefaultEnvelopeCache = 32 << 20
+// 64 MiB, about 18,000 envelopes of 3.6 KB. At 32 MiB, the 10,000
+// envelopes of bench/cmd/gentree's tree with findings (36 MB) did not
+// fit, and loads spread over every skill missed at nearly every load (a
+// round-robin is the worst case of CLOCK, as of LRU): each rendered its
+// envelope again, 3.6 KB of garbage, and the HTTP route then compared
+// its whole text with the one its encoded body was made from. The HTTP
+// route keeps the text of every envelope it encoded (httpapi's load
+// cache), so over HTTP the larger bound holds no more in memory.
+const DefaultEnvelopeCache = 64 << 20
 
 // envCache bounds the envelopes that loads keep rendered. An entry whose
 // body cannot change (an inline entry, or a skill whose body is kept)

@@ -302,30 +302,36 @@ type loadEntry struct {
 	gen  uint64
 	text string
 	body []byte
+	// length is the Content-Length header's value, encoded once: a
+	// cached load then allocates nothing for its headers (net/http
+	// copies the handler's header values when it writes them).
+	length []string
 }
 
-func (c *loadCache) get(k loadKey, gen uint64, text string) []byte {
+func (c *loadCache) get(k loadKey, gen uint64, text string) *loadEntry {
 	c.mu.RLock()
 	e := c.m[k]
 	c.mu.RUnlock()
 	if e != nil && e.gen == gen && e.text == text {
-		return e.body
+		return e
 	}
 	return nil
 }
 
-func (c *loadCache) put(k loadKey, gen uint64, text string, body []byte) {
+func (c *loadCache) put(k loadKey, gen uint64, text string, body []byte) *loadEntry {
+	e := &loadEntry{gen: gen, text: text, body: body, length: []string{strconv.Itoa(len(body))}}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if gen < c.gen {
-		return
+		return e
 	}
 	if gen > c.gen {
 		// A reload: skills may have gone, so start afresh.
 		c.gen = gen
 		clear(c.m)
 	}
-	c.m[k] = &loadEntry{gen: gen, text: text, body: body}
+	c.m[k] = e
+	return e
 }
 
 // loadStatus maps a load or read status to an HTTP status.
@@ -365,16 +371,21 @@ func (a *api) agentLoad(w http.ResponseWriter, r *http.Request) {
 	status := loadStatus(res.Status)
 	if res.Status == catalog.StatusOK {
 		k := loadKey{id, name}
-		body := a.loads.get(k, gen, res.Text)
-		if body == nil {
-			body, err = marshal(loadBody{res.Status, res.Name, res.Text, []string{}})
+		e := a.loads.get(k, gen, res.Text)
+		if e == nil {
+			body, err := marshal(loadBody{res.Status, res.Name, res.Text, []string{}})
 			if err != nil {
 				a.fail(w, r, err)
 				return
 			}
-			a.loads.put(k, gen, res.Text, body)
+			e = a.loads.put(k, gen, res.Text, body)
 		}
-		writeRaw(w, status, ctJSON, body)
+		h := w.Header()
+		h["Content-Type"] = ctJSON
+		h["X-Content-Type-Options"] = nosniff
+		h["Content-Length"] = e.length
+		w.WriteHeader(status)
+		w.Write(e.body)
 		return
 	}
 	writeJSON(w, status, loadBody{res.Status, res.Name, res.Text, orEmpty(res.Suggestions)})

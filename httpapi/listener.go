@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"container/list"
 	"context"
 	"log/slog"
 	"net"
@@ -66,7 +65,7 @@ type ConnLimiter struct {
 	// The connections that may be closed to make room, oldest first:
 	// those that have not sent a complete request header yet, and those
 	// idle between requests.
-	fresh, idle list.List
+	fresh, idle connList
 
 	refusedLog, evictedLog logEvery
 	refusals, evictions    int64 // ever, for tests
@@ -74,7 +73,50 @@ type ConnLimiter struct {
 
 type ipConns struct {
 	n           int
-	fresh, idle list.List
+	fresh, idle connList
+}
+
+// connList is a list of connections, oldest first, linked through the
+// connections themselves (connLinks): a request moving its connection
+// from idle to busy and back allocates nothing (container/list allocated
+// an element per list per move: two per request). A connection is on at
+// most one global list (its g links) and one of its address's (ip).
+type connList struct{ head, tail *limitConn }
+
+type connLinks struct{ prev, next *limitConn }
+
+// links are c's links of the global lists, or of its address's.
+func (c *limitConn) links(perIP bool) *connLinks {
+	if perIP {
+		return &c.addrLinks
+	}
+	return &c.allLinks
+}
+
+func (q *connList) pushBack(c *limitConn, perIP bool) {
+	ln := c.links(perIP)
+	ln.prev, ln.next = q.tail, nil
+	if q.tail != nil {
+		q.tail.links(perIP).next = c
+	} else {
+		q.head = c
+	}
+	q.tail = c
+}
+
+func (q *connList) remove(c *limitConn, perIP bool) {
+	ln := c.links(perIP)
+	if ln.prev != nil {
+		ln.prev.links(perIP).next = ln.next
+	} else {
+		q.head = ln.next
+	}
+	if ln.next != nil {
+		ln.next.links(perIP).prev = ln.prev
+	} else {
+		q.tail = ln.prev
+	}
+	ln.prev, ln.next = nil, nil
 }
 
 // logEvery counts events and says when a line is due (every 10 s).
@@ -108,8 +150,9 @@ type limitConn struct {
 	ip netip.Addr
 
 	// Under l.mu.
-	state     connState
-	gEl, ipEl *list.Element
+	state               connState
+	listed              bool // on a fresh or an idle list (state says which)
+	allLinks, addrLinks connLinks
 }
 
 // Track makes hs tell the limiter which of its connections are in a
@@ -177,40 +220,41 @@ func (l *ConnLimiter) list(c *limitConn) {
 	ipc := l.perIP[c.ip]
 	switch c.state {
 	case connFresh:
-		c.gEl, c.ipEl = l.fresh.PushBack(c), ipc.fresh.PushBack(c)
+		l.fresh.pushBack(c, false)
+		ipc.fresh.pushBack(c, true)
+		c.listed = true
 	case connIdle:
-		c.gEl, c.ipEl = l.idle.PushBack(c), ipc.idle.PushBack(c)
+		l.idle.pushBack(c, false)
+		ipc.idle.pushBack(c, true)
+		c.listed = true
 	}
 }
 
 // unlist takes c out of its state's lists; l.mu is held.
 func (l *ConnLimiter) unlist(c *limitConn) {
-	if c.gEl == nil {
+	if !c.listed {
 		return
 	}
 	ipc := l.perIP[c.ip]
 	switch c.state {
 	case connFresh:
-		l.fresh.Remove(c.gEl)
-		ipc.fresh.Remove(c.ipEl)
+		l.fresh.remove(c, false)
+		ipc.fresh.remove(c, true)
 	case connIdle:
-		l.idle.Remove(c.gEl)
-		ipc.idle.Remove(c.ipEl)
+		l.idle.remove(c, false)
+		ipc.idle.remove(c, true)
 	}
-	c.gEl, c.ipEl = nil, nil
+	c.listed = false
 }
 
 // victim is the connection to close for a new one: the oldest that has
 // not sent a request header, else the one idle the longest; nil when all
 // are busy.
-func victim(fresh, idle *list.List) *limitConn {
-	if e := fresh.Front(); e != nil {
-		return e.Value.(*limitConn)
+func victim(fresh, idle *connList) *limitConn {
+	if fresh.head != nil {
+		return fresh.head
 	}
-	if e := idle.Front(); e != nil {
-		return e.Value.(*limitConn)
-	}
-	return nil
+	return idle.head
 }
 
 func (l *ConnLimiter) Accept() (net.Conn, error) {

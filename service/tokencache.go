@@ -49,7 +49,11 @@ type tokenCache struct {
 	log *slog.Logger
 	max struct{ hits, misses int }
 
-	mu sync.Mutex
+	// mu is read-locked for the answers already cached, which is every
+	// request but a token's first in TTL: requests then never wait for
+	// each other (on a busy machine, a request preempted while holding a
+	// mutex made the others queue behind it).
+	mu sync.RWMutex
 	// gen moves on every invalidation: a lookup that began before one
 	// caches nothing, since its answer may predate the change.
 	gen uint64
@@ -161,8 +165,20 @@ func (c *tokenCache) lookup(ctx context.Context, secret string) (*store.Token, e
 	if c.ttl < 0 {
 		return c.srv.TokenBySecret(ctx, secret)
 	}
-	key := sha256.Sum256([]byte(secret))
+	key := secretKey(secret)
 	now := time.Now()
+	c.mu.RLock()
+	if e, ok := c.hits[key]; ok && now.Sub(e.at) < c.ttl {
+		c.mu.RUnlock()
+		return e.tok, nil
+	}
+	if at, ok := c.misses[key]; ok && now.Sub(at) < c.ttl {
+		c.mu.RUnlock()
+		return nil, errUnknownToken
+	}
+	c.mu.RUnlock()
+	// Not cached (or expired): asked again under the write lock, which
+	// an invalidation may have passed meanwhile.
 	c.mu.Lock()
 	if e, ok := c.hits[key]; ok && now.Sub(e.at) < c.ttl {
 		c.mu.Unlock()
@@ -235,3 +251,16 @@ func isContextErr(err error) bool {
 // errUnknownToken is the store's not_found for a secret, as the cache
 // answers it.
 var errUnknownToken = &store.Error{Code: store.NotFound, Field: "token", Message: "no such token (or it was revoked)"}
+
+// secretKey is the cache's key for a secret: its SHA-256. A secret of up
+// to 128 bytes (every token loadout makes) is copied on the stack, not
+// the heap: a []byte conversion allocates past 32 bytes, once per
+// request.
+func secretKey(secret string) [sha256.Size]byte {
+	var buf [128]byte
+	if len(secret) <= len(buf) {
+		n := copy(buf[:], secret)
+		return sha256.Sum256(buf[:n])
+	}
+	return sha256.Sum256([]byte(secret))
+}

@@ -93,7 +93,12 @@ type memoryTuner struct {
 	pending  int   // start-up work still running in the background
 	ran      bool  // some background start-up work began
 	serving  bool  // loaded was called
-	logger   *slog.Logger
+	// lastingLive is the live heap the lasting rule was last measured
+	// from; regrowArmed, its per-collection check is set (memory_grow.go).
+	lastingLive uint64
+	regrowArmed bool
+	stopped     bool // stop was called: the limit no longer moves
+	logger      *slog.Logger
 }
 
 // startMemory applies the loading rule, unless the environment sets
@@ -219,6 +224,7 @@ func (t *memoryTuner) lasting(why string) {
 	runtime.ReadMemStats(&ms)
 	limit := 2*int64(ms.HeapAlloc) + lastingHeadroom
 	debug.SetMemoryLimit(limit)
+	t.regrow(ms.HeapAlloc) // memory_grow.go
 	msg, attrs := "memory", []any{"live_heap_mb", ms.HeapAlloc >> 20, "soft_limit_mb", limit >> 20}
 	if why != "" {
 		// The CPU and wall time start-up took in all, background work
@@ -234,6 +240,7 @@ func (t *memoryTuner) lasting(why string) {
 func (t *memoryTuner) stop() {
 	t.mu.Lock()
 	t.headroom = 0
+	t.stopped = true // memory_grow.go
 	t.mu.Unlock()
 }
 

@@ -71,6 +71,9 @@ func (s *Store) receiptInsert(rows int) string {
 	if s.d.arrayReceipts {
 		return receiptArrayInsert
 	}
+	if rows < 0 {
+		return receiptSharedInsert(-rows)
+	}
 	var b strings.Builder
 	b.WriteString(`INSERT INTO receipts (` + receiptCols + `) VALUES `)
 	for j := range rows {
@@ -84,8 +87,44 @@ func (s *Store) receiptInsert(rows int) string {
 	return b.String()
 }
 
+// receiptSharedInsert is SQLite's insert of rows receipts that share
+// every field but their time, skill, digest and count (sharesFields): the
+// shared ones are bound once (?1 to ?11), the others per row. Under loads
+// spread over many skills no two receipts of a flush merge, and binding
+// each of a row's 15 values (a C copy of every text, a conversion by
+// database/sql) was about a third of writing it; a server's receipts are
+// mostly one agent's loads with one token, which share the rest.
+func receiptSharedInsert(rows int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO receipts (` + receiptCols + `) SELECT column1, ?1, column2, ?2, ?3, ?4, ?5, ?6, column3, ?7, ?8, ?9, ?10, ?11, column4 FROM (VALUES `)
+	for j := range rows {
+		if j > 0 {
+			b.WriteString(", ")
+		}
+		// Unnumbered parameters take the numbers after the largest
+		// before them: 12 on, in order.
+		b.WriteString("(?, ?, ?, ?)")
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// sharesFields says whether every receipt of rs has rs[0]'s fields but
+// its time, skill, digest and count (receiptSharedInsert).
+func sharesFields(rs []store.Receipt) bool {
+	a := &rs[0]
+	for i := 1; i < len(rs); i++ {
+		r := &rs[i]
+		if r.Agent != a.Agent || r.Action != a.Action || r.Path != a.Path || r.Source != a.Source || r.Plugin != a.Plugin ||
+			r.Trust != a.Trust || r.Transport != a.Transport || r.Outcome != a.Outcome || r.Token != a.Token || r.Code != a.Code || r.Origin != a.Origin {
+			return false
+		}
+	}
+	return true
+}
+
 // receiptStmt returns the prepared insert of size rows (0 for the array
-// insert), preparing it the first time.
+// insert, -size for receiptSharedInsert's), preparing it the first time.
 func (s *Store) receiptStmt(ctx context.Context, rows int) (*sql.Stmt, string, error) {
 	s.rstmts.mu.Lock()
 	defer s.rstmts.mu.Unlock()
@@ -200,14 +239,28 @@ func (s *Store) addReceipts(ctx context.Context, rs []store.Receipt) error {
 					break
 				}
 			}
-			st, q, err := s.receiptStmt(ctx, size)
+			shared := size > 1 && sharesFields(rs[i:i+size])
+			key := size
+			if shared {
+				key = -size
+			}
+			st, q, err := s.receiptStmt(ctx, key)
 			if err != nil {
 				return err
 			}
 			args = args[:0]
-			for j := i; j < i+size; j++ {
-				r := &rs[j]
-				args = append(args, micros(r), r.Agent, r.Skill, r.Action, r.Path, r.Source, r.Plugin, r.Trust, r.Digest, r.Transport, r.Outcome, r.Token, r.Code, r.Origin, max(r.Count, 1))
+			if shared {
+				a := &rs[i]
+				args = append(args, a.Agent, a.Action, a.Path, a.Source, a.Plugin, a.Trust, a.Transport, a.Outcome, a.Token, a.Code, a.Origin)
+				for j := i; j < i+size; j++ {
+					r := &rs[j]
+					args = append(args, micros(r), r.Skill, r.Digest, max(r.Count, 1))
+				}
+			} else {
+				for j := i; j < i+size; j++ {
+					r := &rs[j]
+					args = append(args, micros(r), r.Agent, r.Skill, r.Action, r.Path, r.Source, r.Plugin, r.Trust, r.Digest, r.Transport, r.Outcome, r.Token, r.Code, r.Origin, max(r.Count, 1))
+				}
 			}
 			if err := c.execStmt(st, q, args...); err != nil {
 				return err

@@ -16,13 +16,26 @@ import (
 // CPU time: all of SQLite's work, the client's share of PostgreSQL's),
 // which a busy machine disturbs less.
 func BenchAddReceipts(b *testing.B, open func(tb testing.TB) store.Store) {
-	for _, batch := range []int{1, 250} {
-		b.Run(fmt.Sprintf("batch-%d", batch), func(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		batch int
+		// spread: one agent's loads with one token spread over many
+		// skills (a spread load's flush: no two receipts merge, and
+		// all share every field but time, skill and digest).
+		spread bool
+	}{{"batch-1", 1, false}, {"batch-250", 250, false}, {"spread-250", 250, true}} {
+		b.Run(c.name, func(b *testing.B) {
 			s, ok := open(b).(store.Server)
 			if !ok {
 				b.Fatal("the store does not implement store.Server")
 			}
-			rs := benchReceipts(batch)
+			rs := benchReceipts(c.batch)
+			if c.spread {
+				for i := range rs {
+					rs[i].Agent, rs[i].Action, rs[i].Path = "coder", "load", ""
+					rs[i].Digest = fmt.Sprintf("sha256:%064x", i)
+				}
+			}
 			// A table that is not empty, as a server's is.
 			for range 20 {
 				if err := s.AddReceipts(ctx, benchReceipts(1000)); err != nil {

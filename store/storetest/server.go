@@ -29,6 +29,7 @@ func RunServer(t *testing.T, fresh func(t *testing.T) (open func(t *testing.T) s
 		{"TokenScopes", testTokenScopes},
 		{"TokenLastUsed", testTokenLastUsed},
 		{"Receipts", testReceipts},
+		{"ReceiptsSharedFields", testReceiptsSharedFields},
 		{"ChangesAcrossInstances", testChangesAcrossInstances},
 		{"ChangesQuiet", testChangesQuiet},
 		{"ChangesClose", testChangesClose},
@@ -1013,5 +1014,91 @@ func testUsageConcurrentMaintenance(t *testing.T, open func(t *testing.T) store.
 	}
 	if n := rawCount(t, stores[1]); n > 100 {
 		t.Errorf("%d raw receipts, bound 100", n)
+	}
+}
+
+// testReceiptsSharedFields: rows that share every field but time, skill,
+// digest and count are written with those fields bound once (SQLite),
+// rows that do not with all of theirs. Every row reads back as written:
+// a run of 64 that share, then for each shared field a run of 64 where
+// only the last row differs in that one field (the near miss), then 8
+// that share, then one alone; with counts and zero times among them.
+func testReceiptsSharedFields(t *testing.T, open func(t *testing.T) store.Store) {
+	s := server(t, open(t))
+	base := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	like := store.Receipt{Agent: "coder", Action: "load", Path: "", Source: "folder", Plugin: "", Trust: "local",
+		Transport: "http", Outcome: "ok", Token: "tok1", Code: "", Origin: ""}
+	var rs []store.Receipt
+	add := func(r store.Receipt) {
+		i := len(rs)
+		r.Time = base.Add(time.Duration(i) * time.Millisecond)
+		r.Skill = fmt.Sprintf("skill-%d", i)
+		r.Digest = fmt.Sprintf("sha256:%064x", i)
+		r.Count = int64(i%3) + 1
+		rs = append(rs, r)
+	}
+	for range 64 {
+		add(like)
+	}
+	fields := []func(r *store.Receipt){
+		func(r *store.Receipt) { r.Agent = "reviewer" }, func(r *store.Receipt) { r.Action = "read" },
+		func(r *store.Receipt) { r.Path = "references/guide.md" }, func(r *store.Receipt) { r.Source = "git" },
+		func(r *store.Receipt) { r.Plugin = "acme" }, func(r *store.Receipt) { r.Trust = "trusted" },
+		func(r *store.Receipt) { r.Transport = "mcp-stdio" }, func(r *store.Receipt) { r.Outcome = "not_found" },
+		func(r *store.Receipt) { r.Token = "" }, func(r *store.Receipt) { r.Code = "too_large" },
+		func(r *store.Receipt) { r.Origin = "https://git.example.com/skills.git@main" },
+	}
+	for _, f := range fields {
+		for j := range 64 {
+			r := like
+			if j == 63 {
+				f(&r)
+			}
+			add(r)
+		}
+	}
+	for range 8 {
+		add(like)
+	}
+	other := like
+	other.Agent = "ops"
+	add(other)
+	if err := s.AddReceipts(ctx, rs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Receipts(ctx, store.ReceiptQuery{Limit: len(rs) + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(rs) {
+		t.Fatalf("%d receipts read back, want %d", len(got), len(rs))
+	}
+	for i, g := range got {
+		w := rs[len(rs)-1-i] // newest first
+		g.ID = 0
+		if !g.Time.Equal(w.Time) {
+			t.Fatalf("receipt %s: time %v, want %v", w.Skill, g.Time, w.Time)
+		}
+		g.Time = w.Time
+		if g != w {
+			t.Fatalf("receipt %s read back as\n%+v\nwant\n%+v", w.Skill, g, w)
+		}
+	}
+	// A zero time is the time of writing, in a run that shares too.
+	before := time.Now().Add(-time.Second)
+	zero := make([]store.Receipt, 64)
+	for i := range zero {
+		zero[i] = like
+		zero[i].Skill = fmt.Sprintf("now-%d", i)
+	}
+	if err := s.AddReceipts(ctx, zero); err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.Receipts(ctx, store.ReceiptQuery{Skill: "now-63"})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("the zero-time receipt: %v %v", got, err)
+	}
+	if got[0].Time.Before(before) || got[0].Count != 1 {
+		t.Errorf("a zero time and count were written as %v and %d, want now and 1", got[0].Time, got[0].Count)
 	}
 }
