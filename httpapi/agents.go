@@ -288,13 +288,22 @@ func reportParam(w http.ResponseWriter, r *http.Request) (full, ok bool) {
 // only when the catalog generation and the rendered text both match, so a
 // folder skill edited on disk is never answered from a stale entry; what
 // it saves is encoding the envelope (escaping kilobytes of text) on every
-// request. Only ok results are kept, so its size is bounded by the
-// catalog, not by what callers ask for.
+// request. Only ok results are kept, and at most MaxLoadCacheBytes of
+// encoded bodies (the texts are the catalog's envelopes, shared): past
+// it, entries picked at random make room, so a spread load over more
+// than fits still finds most of what it asks for, where starting afresh
+// would miss everything for a while.
 type loadCache struct {
-	mu  sync.RWMutex
-	gen uint64 // the newest generation put; older entries are dropped
-	m   map[loadKey]*loadEntry
+	mu    sync.RWMutex
+	gen   uint64 // the newest generation put; older entries are dropped
+	m     map[loadKey]*loadEntry
+	bytes int
+	max   int // MaxLoadCacheBytes; tests set less
 }
+
+// MaxLoadCacheBytes bounds the load cache's encoded bodies: 10,000 skills
+// of the benchmark tree (with findings) take about 72 MiB for one agent.
+const MaxLoadCacheBytes = 128 << 20
 
 type loadKey struct{ agent, name string }
 
@@ -322,15 +331,28 @@ func (c *loadCache) put(k loadKey, gen uint64, text string, body []byte) *loadEn
 	e := &loadEntry{gen: gen, text: text, body: body, length: []string{strconv.Itoa(len(body))}}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen < c.gen {
+	if gen < c.gen || len(body) > c.max {
 		return e
 	}
 	if gen > c.gen {
 		// A reload: skills may have gone, so start afresh.
 		c.gen = gen
 		clear(c.m)
+		c.bytes = 0
+	}
+	if old := c.m[k]; old != nil {
+		delete(c.m, k)
+		c.bytes -= len(old.body)
+	}
+	for victim, ve := range c.m { // map order is random: random victims
+		if c.bytes+len(body) <= c.max {
+			break
+		}
+		delete(c.m, victim)
+		c.bytes -= len(ve.body)
 	}
 	c.m[k] = e
+	c.bytes += len(body)
 	return e
 }
 

@@ -276,7 +276,7 @@ func newAPI(svc *service.Service, opt Options) *api {
 		imp:     portable.LimitsFor(lim),
 		docCap:  lim.MaxTotalSize + lim.MaxTotalSize/3 + 1<<20,
 	}
-	a.loads.m = map[loadKey]*loadEntry{}
+	a.loads.m, a.loads.max = map[loadKey]*loadEntry{}, MaxLoadCacheBytes
 	a.records.maxLen = MaxRecords
 	a.unstored.b.maxLen = MaxUnstored
 	a.storedFiles.b.maxBytes, a.storedFiles.b.size = MaxStoredFileBytes, func(f storedFile) int { return len(f.data) }
