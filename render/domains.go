@@ -130,7 +130,6 @@ func NewDomains(listing []Entry) *Domains {
 	b.seenW = make([]int32, 0, 13*root)
 	b.terms = make([]string, 0, 10*root)
 	b.seenT = make([]int32, 0, 10*root)
-	b.usable = make([]bool, 0, 10*root)
 	b.slots = make([]uint64, max(1<<12, 1<<bits.Len(uint(26*root))))
 	for i := range listing {
 		b.scan(&listing[i])
@@ -204,7 +203,7 @@ func NewDomains(listing []Entry) *Domains {
 	limit := int32(domainCap(nFree))
 	h := termHeap{terms: b.terms}
 	for t := range int32(nt) {
-		if c := dfFree[t]; c >= 2 && c <= limit && b.usable[t] {
+		if c := dfFree[t]; c >= 2 && c <= limit {
 			h.items = append(h.items, termCount{t, c})
 		}
 	}
@@ -237,7 +236,7 @@ func NewDomains(listing []Entry) *Domains {
 		}
 		best := int32(-1)
 		for _, t := range b.entTerms(i) {
-			if b.usable[t] && (best < 0 || df[t] < df[best] || df[t] == df[best] && b.terms[t] < b.terms[best]) {
+			if best < 0 || df[t] < df[best] || df[t] == df[best] && b.terms[t] < b.terms[best] {
 				best = t
 			}
 		}
@@ -359,7 +358,7 @@ func absorb(b *domainBuilder, wc *wordCounter, grp []int32, ng, ncat int, other 
 		wc.count(ms, false)
 		cand = cand[:0]
 		for _, t := range wc.touchT {
-			if c := wc.termN[t]; c >= 2 && b.usable[t] {
+			if c := wc.termN[t]; c >= 2 {
 				w := float64(c) / float64(len(ms)) * math.Log(float64(n)/float64(df[t]))
 				cand = append(cand, prof{t, int32(hi), float32(w)})
 			}
@@ -430,13 +429,16 @@ type domainBuilder struct {
 	// most of the work.
 	slots []uint64
 	words []string
-	wterm []int32 // the word's term, -1 for a stopword
-	// termID maps a term to its index in terms.
+	// wterm is the word's term, or wordStop for a stopword and
+	// wordUnusable for a term that can neither label a domain nor be
+	// shown as a word (usableTerm, genericTerms).
+	wterm []int32
+	// termID maps a term to its index in terms. Only usable terms are
+	// here: one that is not changes no domain, and keeping them (every
+	// number in the names of 50,000 skills) was 5-7 MB more at the peak
+	// of loadout prompt.
 	termID map[string]int32
 	terms  []string
-	// usable: the term can label a domain or be shown as a word (usableTerm)
-	// characters or more, not only digits.
-	usable []bool
 	// ents[entOff[i]:entOff[i+1]] are entry i's distinct terms, and
 	// surfs[surfOff[i]:surfOff[i+1]] its distinct words (not stopwords).
 	ents, surfs     []int32
@@ -444,6 +446,12 @@ type domainBuilder struct {
 	seenT, seenW    []int32 // entry+1 that last saw the term, the word
 	buf             []byte
 }
+
+// wterm's values for a word that is not a usable term.
+const (
+	wordStop     = -1
+	wordUnusable = -2
+)
 
 func (b *domainBuilder) entTerms(i int) []int32 { return b.ents[b.entOff[i]:b.entOff[i+1]] }
 func (b *domainBuilder) entWords(i int) []int32 { return b.surfs[b.surfOff[i]:b.surfOff[i+1]] }
@@ -460,24 +468,28 @@ func (b *domainBuilder) scan(e *Entry) {
 			b.insert(slot, id)
 			b.words = append(b.words, s)
 			b.seenW = append(b.seenW, 0)
-			t := int32(-1)
-			if ts := terms.Term(s); ts != "" {
+			t := int32(wordStop)
+			if ts := terms.Term(s); ts != "" && (!usableTerm(ts) || genericTerms[ts]) {
+				t = wordUnusable
+			} else if ts != "" {
 				var ok bool
 				t, ok = b.termID[ts]
 				if !ok {
 					t = int32(len(b.terms))
 					b.termID[ts] = t
 					b.terms = append(b.terms, ts)
-					b.usable = append(b.usable, usableTerm(ts) && !genericTerms[ts])
 					b.seenT = append(b.seenT, 0)
 				}
 			}
 			b.wterm = append(b.wterm, t)
 		}
-		t := b.wterm[id]
-		if t < 0 {
+		switch t := b.wterm[id]; t {
+		case wordStop:
 			return false
+		case wordUnusable:
+			return true // a term all the same: it counts to domainMaxTerms
 		}
+		t := b.wterm[id]
 		if b.seenW[id] != stamp {
 			b.seenW[id] = stamp
 			b.surfs = append(b.surfs, id)
@@ -723,7 +735,7 @@ func (wc *wordCounter) top(size int, labelT int32, label string, df []int32) []s
 	}
 	wcap := int32(domainCap(wc.n))
 	for _, t := range wc.touchT {
-		if wc.termN[t] < minN || !b.usable[t] || containsI32(skip, t) || df[t] > wcap {
+		if wc.termN[t] < minN || containsI32(skip, t) || df[t] > wcap {
 			continue
 		}
 		// Insert into the sorted best few.
