@@ -108,10 +108,9 @@ var genericTerms = func() map[string]bool {
 // NewDomains computes the domains of listing. It reads each entry's name,
 // category and the first 200 terms of its description.
 func NewDomains(listing []Entry) *Domains {
-	var b domainBuilder
+	b := domainBuilder{listing: listing}
 	n := len(listing)
 	b.entOff = make([]int32, 1, n+1)
-	b.surfOff = make([]int32, 1, n+1)
 	// An entry has about one distinct word in 12 bytes of its text (445 to
 	// 10,000 real skills, bench/cmd/domains): sized for one in 10, the
 	// lists are seldom copied as they grow.
@@ -120,7 +119,6 @@ func NewDomains(listing []Entry) *Domains {
 		text += len(listing[i].Name) + min(len(listing[i].Description), 16*domainMaxTerms)
 	}
 	b.ents = make([]int32, 0, text/10)
-	b.surfs = make([]int32, 0, text/10)
 	// The vocabulary grows as the square root of the text: about
 	// 12·√bytes words, 9·√bytes terms, in the same collections.
 	root := int(math.Sqrt(float64(text)))
@@ -439,12 +437,18 @@ type domainBuilder struct {
 	// of loadout prompt.
 	termID map[string]int32
 	terms  []string
-	// ents[entOff[i]:entOff[i+1]] are entry i's distinct terms, and
-	// surfs[surfOff[i]:surfOff[i+1]] its distinct words (not stopwords).
-	ents, surfs     []int32
-	entOff, surfOff []int32
-	seenT, seenW    []int32 // entry+1 that last saw the term, the word
-	buf             []byte
+	// ents[entOff[i]:entOff[i+1]] are entry i's distinct terms. Its
+	// distinct words are read again from its text when its group's
+	// spellings are counted (eachEntWord): kept beside the terms, they were
+	// as large (7 MB at 50,000 skills, at the peak of loadout prompt).
+	ents   []int32
+	entOff []int32
+	seenT  []int32 // entry+1 that last saw the term
+	// seenW is, per word, the last wstamp that saw it (eachEntWord).
+	seenW   []int32
+	wstamp  int32
+	listing []Entry
+	buf     []byte
 }
 
 // wterm's values for a word that is not a usable term.
@@ -454,7 +458,33 @@ const (
 )
 
 func (b *domainBuilder) entTerms(i int) []int32 { return b.ents[b.entOff[i]:b.entOff[i+1]] }
-func (b *domainBuilder) entWords(i int) []int32 { return b.surfs[b.surfOff[i]:b.surfOff[i+1]] }
+
+// eachEntWord calls f with each distinct word of entry i that is a usable
+// term, in the order scan met them: the words scan read, read again.
+func (b *domainBuilder) eachEntWord(i int, f func(w int32)) {
+	b.wstamp++
+	stamp := b.wstamp
+	visit := func(w []byte, h uint32) bool {
+		id := b.find(w, h)
+		if id < 0 {
+			return false // never: scan read the same text
+		}
+		switch t := b.wterm[id]; t {
+		case wordStop:
+			return false
+		case wordUnusable:
+			return true
+		}
+		if b.seenW[id] != stamp {
+			b.seenW[id] = stamp
+			f(id)
+		}
+		return true
+	}
+	e := &b.listing[i]
+	b.buf = eachWord(e.Name, domainMaxNameWords, b.buf, visit)
+	b.buf = eachWord(e.Description, domainMaxTerms, b.buf, visit)
+}
 
 // scan adds entry e's words: its name's and its description's first
 // domainMaxTerms terms.
@@ -490,10 +520,6 @@ func (b *domainBuilder) scan(e *Entry) {
 			return true // a term all the same: it counts to domainMaxTerms
 		}
 		t := b.wterm[id]
-		if b.seenW[id] != stamp {
-			b.seenW[id] = stamp
-			b.surfs = append(b.surfs, id)
-		}
 		if b.seenT[t] != stamp {
 			b.seenT[t] = stamp
 			b.ents = append(b.ents, t)
@@ -503,7 +529,6 @@ func (b *domainBuilder) scan(e *Entry) {
 	b.buf = eachWord(e.Name, domainMaxNameWords, b.buf, add)
 	b.buf = eachWord(e.Description, domainMaxTerms, b.buf, add)
 	b.entOff = append(b.entOff, int32(len(b.ents)))
-	b.surfOff = append(b.surfOff, int32(len(b.surfs)))
 }
 
 const fnvOffset, fnvPrime = 2166136261, 16777619
@@ -520,6 +545,21 @@ func (b *domainBuilder) lookup(w []byte, h uint32) (int32, int) {
 		}
 		if uint32(s>>32) == h && uint32(s) != 0 && b.words[uint32(s)-1] == string(w) {
 			return int32(uint32(s) - 1), int(i)
+		}
+	}
+}
+
+// find returns w's index in words, or -1; h is w's hash. It changes
+// nothing.
+func (b *domainBuilder) find(w []byte, h uint32) int32 {
+	mask := uint32(len(b.slots) - 1)
+	for i := (h ^ h>>15) & mask; ; i = (i + 1) & mask {
+		s := b.slots[i]
+		if s == 0 {
+			return -1
+		}
+		if uint32(s>>32) == h && uint32(s) != 0 && b.words[uint32(s)-1] == string(w) {
+			return int32(uint32(s) - 1)
 		}
 	}
 }
@@ -684,12 +724,12 @@ func (wc *wordCounter) count(members []int32, words bool) {
 		if !words {
 			continue
 		}
-		for _, w := range b.entWords(int(i)) {
+		b.eachEntWord(int(i), func(w int32) {
 			if wc.wordN[w] == 0 {
 				wc.touchW = append(wc.touchW, w)
 			}
 			wc.wordN[w]++
-		}
+		})
 	}
 	for _, w := range wc.touchW {
 		t := b.wterm[w]
