@@ -124,8 +124,8 @@ func (c *Catalog) Report(ctx context.Context, p *safety.Policy) *Report {
 		return r
 	}
 	base := c.Diagnostics()
-	found, bySkill := c.safetyRun(ctx, p)
-	all := append(base[:len(base):len(base)], found...)
+	all, bySkill := c.safetyRun(ctx, p, base)
+	found := all[len(base):]
 	r := NewReport(all)
 	r.key = k
 	r.Safety = r.Diagnostics[len(base):]

@@ -249,7 +249,7 @@ func (c *Catalog) apply(ctx context.Context, prev *snapshot, results map[string]
 		next.global = loadout(global, was)
 	}
 	for _, src := range order {
-		next.diags = append(next.diags, results[src.key()].Diagnostics...)
+		next.diags = appendShared(next.diags, results[src.key()].Diagnostics)
 	}
 	for _, l := range next.order {
 		next.diags = append(next.diags, l.agentDiags...)

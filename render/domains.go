@@ -108,10 +108,9 @@ var genericTerms = func() map[string]bool {
 // NewDomains computes the domains of listing. It reads each entry's name,
 // category and the first 200 terms of its description.
 func NewDomains(listing []Entry) *Domains {
-	var b domainBuilder
+	b := domainBuilder{listing: listing}
 	n := len(listing)
 	b.entOff = make([]int32, 1, n+1)
-	b.surfOff = make([]int32, 1, n+1)
 	// An entry has about one distinct word in 12 bytes of its text (445 to
 	// 10,000 real skills, bench/cmd/domains): sized for one in 10, the
 	// lists are seldom copied as they grow.
@@ -120,7 +119,6 @@ func NewDomains(listing []Entry) *Domains {
 		text += len(listing[i].Name) + min(len(listing[i].Description), 16*domainMaxTerms)
 	}
 	b.ents = make([]int32, 0, text/10)
-	b.surfs = make([]int32, 0, text/10)
 	// The vocabulary grows as the square root of the text: about
 	// 12·√bytes words, 9·√bytes terms, in the same collections.
 	root := int(math.Sqrt(float64(text)))
@@ -130,7 +128,6 @@ func NewDomains(listing []Entry) *Domains {
 	b.seenW = make([]int32, 0, 13*root)
 	b.terms = make([]string, 0, 10*root)
 	b.seenT = make([]int32, 0, 10*root)
-	b.usable = make([]bool, 0, 10*root)
 	b.slots = make([]uint64, max(1<<12, 1<<bits.Len(uint(26*root))))
 	for i := range listing {
 		b.scan(&listing[i])
@@ -204,7 +201,7 @@ func NewDomains(listing []Entry) *Domains {
 	limit := int32(domainCap(nFree))
 	h := termHeap{terms: b.terms}
 	for t := range int32(nt) {
-		if c := dfFree[t]; c >= 2 && c <= limit && b.usable[t] {
+		if c := dfFree[t]; c >= 2 && c <= limit {
 			h.items = append(h.items, termCount{t, c})
 		}
 	}
@@ -237,7 +234,7 @@ func NewDomains(listing []Entry) *Domains {
 		}
 		best := int32(-1)
 		for _, t := range b.entTerms(i) {
-			if b.usable[t] && (best < 0 || df[t] < df[best] || df[t] == df[best] && b.terms[t] < b.terms[best]) {
+			if best < 0 || df[t] < df[best] || df[t] == df[best] && b.terms[t] < b.terms[best] {
 				best = t
 			}
 		}
@@ -359,7 +356,7 @@ func absorb(b *domainBuilder, wc *wordCounter, grp []int32, ng, ncat int, other 
 		wc.count(ms, false)
 		cand = cand[:0]
 		for _, t := range wc.touchT {
-			if c := wc.termN[t]; c >= 2 && b.usable[t] {
+			if c := wc.termN[t]; c >= 2 {
 				w := float64(c) / float64(len(ms)) * math.Log(float64(n)/float64(df[t]))
 				cand = append(cand, prof{t, int32(hi), float32(w)})
 			}
@@ -430,23 +427,64 @@ type domainBuilder struct {
 	// most of the work.
 	slots []uint64
 	words []string
-	wterm []int32 // the word's term, -1 for a stopword
-	// termID maps a term to its index in terms.
+	// wterm is the word's term, or wordStop for a stopword and
+	// wordUnusable for a term that can neither label a domain nor be
+	// shown as a word (usableTerm, genericTerms).
+	wterm []int32
+	// termID maps a term to its index in terms. Only usable terms are
+	// here: one that is not changes no domain, and keeping them (every
+	// number in the names of 50,000 skills) was 5-7 MB more at the peak
+	// of loadout prompt.
 	termID map[string]int32
 	terms  []string
-	// usable: the term can label a domain or be shown as a word (usableTerm)
-	// characters or more, not only digits.
-	usable []bool
-	// ents[entOff[i]:entOff[i+1]] are entry i's distinct terms, and
-	// surfs[surfOff[i]:surfOff[i+1]] its distinct words (not stopwords).
-	ents, surfs     []int32
-	entOff, surfOff []int32
-	seenT, seenW    []int32 // entry+1 that last saw the term, the word
-	buf             []byte
+	// ents[entOff[i]:entOff[i+1]] are entry i's distinct terms. Its
+	// distinct words are read again from its text when its group's
+	// spellings are counted (eachEntWord): kept beside the terms, they were
+	// as large (7 MB at 50,000 skills, at the peak of loadout prompt).
+	ents   []int32
+	entOff []int32
+	seenT  []int32 // entry+1 that last saw the term
+	// seenW is, per word, the last wstamp that saw it (eachEntWord).
+	seenW   []int32
+	wstamp  int32
+	listing []Entry
+	buf     []byte
 }
 
+// wterm's values for a word that is not a usable term.
+const (
+	wordStop     = -1
+	wordUnusable = -2
+)
+
 func (b *domainBuilder) entTerms(i int) []int32 { return b.ents[b.entOff[i]:b.entOff[i+1]] }
-func (b *domainBuilder) entWords(i int) []int32 { return b.surfs[b.surfOff[i]:b.surfOff[i+1]] }
+
+// eachEntWord calls f with each distinct word of entry i that is a usable
+// term, in the order scan met them: the words scan read, read again.
+func (b *domainBuilder) eachEntWord(i int, f func(w int32)) {
+	b.wstamp++
+	stamp := b.wstamp
+	visit := func(w []byte, h uint32) bool {
+		id := b.find(w, h)
+		if id < 0 {
+			return false // never: scan read the same text
+		}
+		switch t := b.wterm[id]; t {
+		case wordStop:
+			return false
+		case wordUnusable:
+			return true
+		}
+		if b.seenW[id] != stamp {
+			b.seenW[id] = stamp
+			f(id)
+		}
+		return true
+	}
+	e := &b.listing[i]
+	b.buf = eachWord(e.Name, domainMaxNameWords, b.buf, visit)
+	b.buf = eachWord(e.Description, domainMaxTerms, b.buf, visit)
+}
 
 // scan adds entry e's words: its name's and its description's first
 // domainMaxTerms terms.
@@ -460,28 +498,28 @@ func (b *domainBuilder) scan(e *Entry) {
 			b.insert(slot, id)
 			b.words = append(b.words, s)
 			b.seenW = append(b.seenW, 0)
-			t := int32(-1)
-			if ts := terms.Term(s); ts != "" {
+			t := int32(wordStop)
+			if ts := terms.Term(s); ts != "" && (!usableTerm(ts) || genericTerms[ts]) {
+				t = wordUnusable
+			} else if ts != "" {
 				var ok bool
 				t, ok = b.termID[ts]
 				if !ok {
 					t = int32(len(b.terms))
 					b.termID[ts] = t
 					b.terms = append(b.terms, ts)
-					b.usable = append(b.usable, usableTerm(ts) && !genericTerms[ts])
 					b.seenT = append(b.seenT, 0)
 				}
 			}
 			b.wterm = append(b.wterm, t)
 		}
-		t := b.wterm[id]
-		if t < 0 {
+		switch t := b.wterm[id]; t {
+		case wordStop:
 			return false
+		case wordUnusable:
+			return true // a term all the same: it counts to domainMaxTerms
 		}
-		if b.seenW[id] != stamp {
-			b.seenW[id] = stamp
-			b.surfs = append(b.surfs, id)
-		}
+		t := b.wterm[id]
 		if b.seenT[t] != stamp {
 			b.seenT[t] = stamp
 			b.ents = append(b.ents, t)
@@ -491,7 +529,6 @@ func (b *domainBuilder) scan(e *Entry) {
 	b.buf = eachWord(e.Name, domainMaxNameWords, b.buf, add)
 	b.buf = eachWord(e.Description, domainMaxTerms, b.buf, add)
 	b.entOff = append(b.entOff, int32(len(b.ents)))
-	b.surfOff = append(b.surfOff, int32(len(b.surfs)))
 }
 
 const fnvOffset, fnvPrime = 2166136261, 16777619
@@ -508,6 +545,21 @@ func (b *domainBuilder) lookup(w []byte, h uint32) (int32, int) {
 		}
 		if uint32(s>>32) == h && uint32(s) != 0 && b.words[uint32(s)-1] == string(w) {
 			return int32(uint32(s) - 1), int(i)
+		}
+	}
+}
+
+// find returns w's index in words, or -1; h is w's hash. It changes
+// nothing.
+func (b *domainBuilder) find(w []byte, h uint32) int32 {
+	mask := uint32(len(b.slots) - 1)
+	for i := (h ^ h>>15) & mask; ; i = (i + 1) & mask {
+		s := b.slots[i]
+		if s == 0 {
+			return -1
+		}
+		if uint32(s>>32) == h && uint32(s) != 0 && b.words[uint32(s)-1] == string(w) {
+			return int32(uint32(s) - 1)
 		}
 	}
 }
@@ -672,12 +724,12 @@ func (wc *wordCounter) count(members []int32, words bool) {
 		if !words {
 			continue
 		}
-		for _, w := range b.entWords(int(i)) {
+		b.eachEntWord(int(i), func(w int32) {
 			if wc.wordN[w] == 0 {
 				wc.touchW = append(wc.touchW, w)
 			}
 			wc.wordN[w]++
-		}
+		})
 	}
 	for _, w := range wc.touchW {
 		t := b.wterm[w]
@@ -723,7 +775,7 @@ func (wc *wordCounter) top(size int, labelT int32, label string, df []int32) []s
 	}
 	wcap := int32(domainCap(wc.n))
 	for _, t := range wc.touchT {
-		if wc.termN[t] < minN || !b.usable[t] || containsI32(skip, t) || df[t] > wcap {
+		if wc.termN[t] < minN || containsI32(skip, t) || df[t] > wcap {
 			continue
 		}
 		// Insert into the sorted best few.

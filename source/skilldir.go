@@ -266,7 +266,7 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string, b *skill.Batch) fou
 	sort.Strings(m.dirs)
 	f.diags = append(f.diags, m.diags...)
 	id := d.id()
-	sig := m.signature(id, s.opt.KeepBodies)
+	sig := m.signature(id, s.opt.KeepBodies, s.opt.NoFiles)
 	if hit && !c.stale && c.skill != nil && c.sig == sig && c.skill.Dir == t.real && c.skill.Entry == entry &&
 		c.skill.MaxFileSize == s.opt.MaxFileSize && *c.skill.Origin == *s.origin {
 		// Nothing the skill was built from changed: the same Skill.
@@ -275,9 +275,16 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string, b *skill.Batch) fou
 		return f
 	}
 	r := &folderReader{id: id}
-	if b != nil {
-		f.skill = b.New(c.doc, t.real, entry, m.files, s.origin, r)
-	} else {
+	files := m.files
+	if s.opt.NoFiles {
+		files = nil
+	}
+	switch {
+	case b != nil:
+		f.skill = b.New(c.doc, t.real, entry, files, s.origin, r)
+	case s.opt.NoFiles:
+		f.skill = skill.New(c.doc, t.real, entry, nil, s.origin, r)
+	default:
 		f.skill = skill.New(c.doc, t.real, entry, m.finishFiles(), s.origin, r)
 	}
 	*fp = m.files
@@ -395,7 +402,7 @@ func (m *manifest) stampOf(entry string, st fileStat, id safefile.ID) (out [16]b
 // Skill whose signature is unchanged has the same manifest and the same
 // bytes behind it (internal/fnv1a; a collision would take two different
 // folders hashing alike).
-func (m *manifest) signature(id safefile.ID, keepBodies bool) uint64 {
+func (m *manifest) signature(id safefile.ID, keepBodies, noFiles bool) uint64 {
 	h := fnv1a.String(fnv1a.Offset, m.stamp) // each file's path, type and stat (note)
 	for _, d := range m.dirs {
 		h = fnv1a.String(h, d)
@@ -404,6 +411,10 @@ func (m *manifest) signature(id safefile.ID, keepBodies bool) uint64 {
 	h = fnv1a.Uint64(h, id.Ino)
 	if keepBodies {
 		h = fnv1a.Uint64(h, 1)
+	}
+	if noFiles {
+		// A cached skill without its manifest is never one with it.
+		h = fnv1a.Uint64(h, 2)
 	}
 	return h
 }

@@ -167,13 +167,7 @@ func listRows(l *catalog.Loadout) []listedSkill {
 // listRow is the row of one entry of l.
 func listRow(l *catalog.Loadout, en *catalog.Entry) listedSkill {
 	sk := en.Skill
-	mode := "listed"
-	switch {
-	case en.Inline:
-		mode = "inline"
-	case sk.Hidden():
-		mode = "hidden"
-	}
+	mode := entryMode(en)
 	winner, _ := l.Lookup(sk.Name)
 	files := sk.Files
 	if files == nil {
@@ -182,6 +176,18 @@ func listRow(l *catalog.Loadout, en *catalog.Entry) listedSkill {
 	return listedSkill{Name: sk.Name, Description: sk.Description, Location: sk.Location, Dir: sk.Dir,
 		Source: sk.OriginValue(), Mode: mode, Shadowed: winner != en, Version: sk.Meta.Version, Category: sk.Meta.Category,
 		Tags: sk.Meta.Tags, Files: files}
+}
+
+// entryMode is how the agent has the entry: listed, inline, or hidden
+// (listedSkill.Mode).
+func entryMode(en *catalog.Entry) string {
+	switch {
+	case en.Inline:
+		return "inline"
+	case en.Skill.Hidden():
+		return "hidden"
+	}
+	return "listed"
 }
 
 // sourceText says where a skill came from, for people: the folder, the

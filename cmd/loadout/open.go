@@ -37,6 +37,9 @@ type catalogFlags struct {
 	// typedMeta: folder skills keep only their typed frontmatter fields
 	// (source.Options.TypedMeta), for commands that print nothing else.
 	typedMeta bool
+	// noFiles: folder skills keep no file manifest (source.Options.NoFiles),
+	// for prompt, which prints the listing alone.
+	noFiles bool
 }
 
 func (c *catalogFlags) register(fs *flag.FlagSet, withAgent bool) {
@@ -360,6 +363,7 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*sessi
 	}
 	specs, opts := c.agentSpecs(f)
 	opts.Scan.TypedMeta = c.typedMeta
+	opts.Scan.NoFiles = c.noFiles
 	opts.Once = true // these commands read the catalog once
 	if len(c.roots) > 0 && c.agent == "" {
 		c.agent = rootsAgent

@@ -29,6 +29,8 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	// like list: at 50,000 skills the untyped frontmatter kept and no
 	// memory limit made a peak of 290-300 MB to print 8,000 characters.
 	cf.typedMeta = true
+	// Nor does it read a file of a skill: no manifests (9 MB at 50,000).
+	cf.noFiles = true
 	fs.StringVar(&format, "format", "", "prompt format: pi (default), catalog or progressive")
 	fs.IntVar(&budget, "budget", 0, "listing budget in characters (default: the agent's, else 8000; -1: no limit)")
 	fs.IntVar(&budgetTokens, "budget-tokens", 0, "a second limit in tokens, counted as characters ÷ 4 rounded up; the smaller wins (default: the agent's budgetTokens)")
@@ -92,27 +94,35 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	counts := map[string]int{}
 	var modes []string
 	tiers := rep.TierMap()
-	domain := map[string]string{}
-	for _, g := range rep.Groups {
-		for _, name := range g.Skills {
-			domain[name] = g.Label
+	// The domains by name are read with --verbose only: at 50,000 skills
+	// the map is a few MB more at the end of the command.
+	var domain map[string]string
+	if verbose {
+		domain = map[string]string{}
+		for _, g := range rep.Groups {
+			for _, name := range g.Skills {
+				domain[name] = g.Label
+			}
 		}
 	}
-	for _, r := range listRows(l) {
-		if r.Mode == "hidden" {
+	// The entries one by one, not listRows: a row of every skill (its
+	// origin by value, its files, its tags) was 15 MB more at 50,000
+	// skills for a name and a mode.
+	for _, en := range l.Entries() {
+		mode := entryMode(en)
+		if mode == "hidden" {
 			continue
 		}
-		mode := r.Mode
 		if mode == "listed" {
 			// What the budget left of the skill: its tier in the report.
-			switch tiers[r.Name] {
+			switch tiers[en.Skill.Name] {
 			case render.TierShortened:
 				mode = "listed, description shortened"
 			case render.TierName:
 				mode = "listed by name only"
 			case render.TierGrouped:
 				mode = "counted in a domain (not named)"
-				if d := domain[r.Name]; d != "" && verbose {
+				if d := domain[en.Skill.Name]; d != "" && verbose {
 					mode = "counted in domain " + d + " (not named)"
 				}
 			case render.TierOmitted:
@@ -120,7 +130,7 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 			}
 		}
 		if verbose {
-			fmt.Fprintf(e.stderr, "skill %s: %s, from %s\n", r.Name, mode, sourceText(r.Source))
+			fmt.Fprintf(e.stderr, "skill %s: %s, from %s\n", en.Skill.Name, mode, sourceText(en.Skill.OriginValue()))
 		}
 		if counts[mode] == 0 {
 			modes = append(modes, mode)
