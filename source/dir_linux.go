@@ -27,7 +27,28 @@ type dirHandle struct {
 }
 
 func openDir(path string) (*dirHandle, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	return openDirAt(unix.AT_FDCWD, path, path)
+}
+
+// openSub opens the folder name of d (following a link, as opening its
+// path does), relative to d's open handle: the kernel looks up one name,
+// not every folder of the path again.
+func (d *dirHandle) openSub(name string) (*dirHandle, error) {
+	return openDirAt(d.fd, name, d.path+"/"+name)
+}
+
+// openDirAt opens and lists the folder name, relative to the folder dirfd
+// (or the working folder, AT_FDCWD); path is how it is named in errors and
+// to the caller.
+func openDirAt(dirfd int, name, path string) (*dirHandle, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}

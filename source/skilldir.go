@@ -505,7 +505,7 @@ func (m *manifest) walk(d *dirHandle, real, rel string, depth int, rules *ignore
 				m.report(skill.Warning, skill.CodeLimitDepth, childPath(), "folder is deeper than the limit (max_depth %d); its files are not listed", m.scan.opt.MaxDepth)
 				continue
 			}
-			sub, err := openDir(childPath())
+			sub, err := d.openSub(name)
 			if err != nil {
 				m.report(skill.Warning, skill.CodeReadError, childPath(), "cannot list the folder: %s; its files are not listed", errText(err))
 				continue
