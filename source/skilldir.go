@@ -461,7 +461,7 @@ func (m *manifest) walk(d *dirHandle, real, rel string, depth int, rules *ignore
 			continue
 		}
 		childPath := func() string { return d.path + string(filepath.Separator) + name }
-		childReal := real + string(filepath.Separator) + name
+		var childReal string // the folder's real path, made only for a folder or link
 		var st fileStat
 		var err error
 		if e.typ == typLink || e.typ == typUnknown && typeOf(d, name) == typLink {
@@ -504,6 +504,9 @@ func (m *manifest) walk(d *dirHandle, real, rel string, depth int, rules *ignore
 			if depth+1 > m.scan.opt.MaxDepth {
 				m.report(skill.Warning, skill.CodeLimitDepth, childPath(), "folder is deeper than the limit (max_depth %d); its files are not listed", m.scan.opt.MaxDepth)
 				continue
+			}
+			if childReal == "" {
+				childReal = real + string(filepath.Separator) + name
 			}
 			sub, err := d.openSub(name)
 			if err != nil {
