@@ -50,7 +50,7 @@ func openDir(path string) (*dirHandle, error) {
 
 // openSub opens the folder name of d, following a link.
 func (d *dirHandle) openSub(name string) (*dirHandle, error) {
-	return openDir(filepath.Join(d.path, name))
+	return openDir(d.path + string(filepath.Separator) + name)
 }
 
 func (d *dirHandle) close() {}
