@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
+
+	"github.com/loadout/loadout/internal/cputime"
 
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/source"
@@ -92,5 +95,34 @@ func BenchmarkRescan10k(b *testing.B) {
 		res := source.ScanFolder(ctx, dir, source.Options{Cache: cache})
 		checkResult(b, res, n)
 	}
+	b.ReportMetric(float64(n), "skills/op")
+}
+
+// BenchmarkServeDiscovery10k scans the tree as serve's first start does:
+// bodies kept in a body file, a fresh cache (filled as it goes), the
+// manifest of every skill walked. It reports the process's CPU per scan,
+// user and kernel apart (getrusage): on a warm page cache about half of
+// a scan is system calls, which wall time on a busy machine hides.
+// LOADOUT_BENCH_N=50000 LOADOUT_BENCH_TREE=DIR runs it on serve50k.sh's
+// tree.
+func BenchmarkServeDiscovery10k(b *testing.B) {
+	dir, n := benchTree(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	var user, sys time.Duration
+	for b.Loop() {
+		bf, err := skill.NewBodyFile(b.TempDir(), 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		u0, s0, _ := cputime.Process()
+		res := source.ScanFolder(ctx, dir, source.Options{KeepBodies: true, Bodies: bf, Cache: source.NewCache()})
+		u1, s1, _ := cputime.Process()
+		user, sys = user+u1-u0, sys+s1-s0
+		checkResult(b, res, n)
+		bf.Close()
+	}
+	b.ReportMetric(float64(user.Milliseconds())/float64(b.N), "user-ms/op")
+	b.ReportMetric(float64(sys.Milliseconds())/float64(b.N), "sys-ms/op")
 	b.ReportMetric(float64(n), "skills/op")
 }

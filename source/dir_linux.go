@@ -5,6 +5,7 @@ package source
 import (
 	"io"
 	"io/fs"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -27,11 +28,36 @@ type dirHandle struct {
 }
 
 func openDir(path string) (*dirHandle, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	return openDirAt(unix.AT_FDCWD, path, path)
+}
+
+// openSub opens the folder name of d (following a link, as opening its
+// path does), relative to d's open handle: the kernel looks up one name,
+// not every folder of the path again.
+func (d *dirHandle) openSub(name string) (*dirHandle, error) {
+	return openDirAt(d.fd, name, d.path+"/"+name)
+}
+
+// openDirAt opens and lists the folder name, relative to the folder dirfd
+// (or the working folder, AT_FDCWD); path is how it is named in errors and
+// to the caller.
+func openDirAt(dirfd int, name, path string) (*dirHandle, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	d := &dirHandle{fd: fd, path: path}
+	// The names are gathered in a pooled buffer, then copied out as one
+	// string that the entries share: two allocations a folder, not one a
+	// name and the slice's growth (a tenth of a scan's allocations).
+	l := listings.Get().(*listing)
 	err = getdents.Read(fd, func(name []byte, typ uint8) {
 		var t entType
 		switch typ {
@@ -46,8 +72,20 @@ func openDir(path string) (*dirHandle, error) {
 		default:
 			t = typOther
 		}
-		d.entries = append(d.entries, dirent{name: string(name), typ: t})
+		l.names = append(l.names, name...)
+		l.ends = append(l.ends, len(l.names))
+		l.types = append(l.types, t)
 	})
+	if err == nil && len(l.ends) > 0 {
+		names := string(l.names)
+		d.entries = make([]dirent, len(l.ends))
+		start := 0
+		for i, end := range l.ends {
+			d.entries[i] = dirent{name: names[start:end], typ: l.types[i]}
+			start = end
+		}
+	}
+	l.reset()
 	if err != nil {
 		syscall.Close(fd)
 		return nil, &fs.PathError{Op: "readdirent", Path: path, Err: err}
@@ -57,6 +95,25 @@ func openDir(path string) (*dirHandle, error) {
 }
 
 func (d *dirHandle) close() { syscall.Close(d.fd) }
+
+// listing is a folder's entries as getdents gives them, before they are
+// copied out; listings pools them. One grown past a large folder's size is
+// dropped, not kept.
+type listing struct {
+	names []byte
+	ends  []int
+	types []entType
+}
+
+var listings = sync.Pool{New: func() any { return new(listing) }}
+
+func (l *listing) reset() {
+	if cap(l.names) > 64<<10 || cap(l.ends) > 4096 {
+		return
+	}
+	l.names, l.ends, l.types = l.names[:0], l.ends[:0], l.types[:0]
+	listings.Put(l)
+}
 
 func toStat(st *unix.Stat_t) fileStat {
 	mode := fs.FileMode(st.Mode & 0o777)

@@ -48,6 +48,11 @@ func openDir(path string) (*dirHandle, error) {
 	return d, nil
 }
 
+// openSub opens the folder name of d, following a link.
+func (d *dirHandle) openSub(name string) (*dirHandle, error) {
+	return openDir(d.path + string(filepath.Separator) + name)
+}
+
 func (d *dirHandle) close() {}
 
 func fromInfo(fi fs.FileInfo) fileStat {

@@ -472,7 +472,7 @@ func (m *manifest) walk(d *dirHandle, real, rel string, depth int, rules *ignore
 			continue
 		}
 		childPath := func() string { return d.path + string(filepath.Separator) + name }
-		childReal := real + string(filepath.Separator) + name
+		var childReal string // the folder's real path, made only for a folder or link
 		var st fileStat
 		var err error
 		if e.typ == typLink || e.typ == typUnknown && typeOf(d, name) == typLink {
@@ -516,7 +516,10 @@ func (m *manifest) walk(d *dirHandle, real, rel string, depth int, rules *ignore
 				m.report(skill.Warning, skill.CodeLimitDepth, childPath(), "folder is deeper than the limit (max_depth %d); its files are not listed", m.scan.opt.MaxDepth)
 				continue
 			}
-			sub, err := openDir(childPath())
+			if childReal == "" {
+				childReal = real + string(filepath.Separator) + name
+			}
+			sub, err := d.openSub(name)
 			if err != nil {
 				m.report(skill.Warning, skill.CodeReadError, childPath(), "cannot list the folder: %s; its files are not listed", errText(err))
 				continue

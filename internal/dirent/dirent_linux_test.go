@@ -121,3 +121,109 @@ func FuzzParse(f *testing.F) {
 		})
 	})
 }
+
+// withOff is record with the d_off field set: the position of the entry
+// after it.
+func withOff(name string, off uint64) []byte {
+	b := record(name, unix.DT_REG)
+	binary.NativeEndian.PutUint64(b[8:], off)
+	return b
+}
+
+// fakeGetdents answers readWith's calls with the given listings, then 0,
+// and counts the calls.
+func fakeGetdents(t *testing.T, answers ...[]byte) *int {
+	t.Helper()
+	calls := 0
+	prev := getdents
+	getdents = func(fd int, buf []byte) (int, error) {
+		calls++
+		if calls > len(answers) {
+			return 0, nil
+		}
+		return copy(buf, answers[calls-1]), nil
+	}
+	t.Cleanup(func() { getdents = prev })
+	return &calls
+}
+
+// A listing whose last entry is at the position that marks the end (ext4
+// with 64-bit hashes, and 32-bit on tmpfs, XFS, btrfs) is whole: the call
+// that would return 0 is not made. Any other last position, even one
+// past it, or a record cut short, is followed by more calls until the
+// end, so a file system that marks the end otherwise (or not at all)
+// still gets every entry.
+func TestReadStopsAtEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		answers [][]byte
+		want    []string
+		calls   int
+	}{
+		{"ext4 end", [][]byte{slices.Concat(withOff("a", 5), withOff("b", 1<<63-1))}, []string{"a", "b"}, 1},
+		{"tmpfs end", [][]byte{slices.Concat(withOff("a", 3), withOff("b", 1<<31-1))}, []string{"a", "b"}, 1},
+		{"end only in the middle", [][]byte{slices.Concat(withOff("a", 1<<63-1), withOff("b", 7))}, []string{"a", "b"}, 2},
+		{"one short of the end", [][]byte{withOff("a", 1<<31-2), withOff("b", 1<<63-2)}, []string{"a", "b"}, 3},
+		{"past the 32-bit end", [][]byte{withOff("a", 1<<31)}, []string{"a"}, 2},
+		{"proc counts", [][]byte{slices.Concat(withOff("a", 1), withOff("b", 2)), withOff("c", 3)}, []string{"a", "b", "c"}, 3},
+		{"several calls, then the end", [][]byte{withOff("a", 99), withOff("b", 1<<63-1)}, []string{"a", "b"}, 2},
+		{"cut short at the end", [][]byte{slices.Concat(withOff("a", 5), withOff("b", 1<<63-1))[:40]}, []string{"a"}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := fakeGetdents(t, tc.answers...)
+			var got []string
+			if err := readWith(0, make([]byte, 4096), func(name []byte, _ uint8) { got = append(got, string(name)) }); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tc.want) || *calls != tc.calls {
+				t.Errorf("listed %v in %d calls, want %v in %d", got, *calls, tc.want, tc.calls)
+			}
+		})
+	}
+}
+
+// On a real folder, a listing whose last position is the end marker takes
+// one call; any other takes the call that returns 0 as well. Either way
+// every entry is listed (TestRead lists one through a small buffer).
+func TestReadRealEnd(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"SKILL.md", "assets", "scripts"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var lasts []uint64
+	prev := getdents
+	getdents = func(fd int, buf []byte) (int, error) {
+		n, err := prev(fd, buf)
+		if n > 0 {
+			next, _ := parseRecords(buf[:n], func([]byte, uint8) {})
+			lasts = append(lasts, next)
+		} else {
+			lasts = append(lasts, 0)
+		}
+		return n, err
+	}
+	defer func() { getdents = prev }()
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	var got []string
+	if err := Read(fd, func(name []byte, _ uint8) { got = append(got, string(name)) }); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"SKILL.md", "assets", "scripts"}) {
+		t.Errorf("listed %v", got)
+	}
+	want := 2
+	if atEnd(lasts[0]) {
+		want = 1
+	}
+	if len(lasts) != want {
+		t.Errorf("%d getdents calls (last positions %#x), want %d", len(lasts), lasts, want)
+	}
+	t.Logf("last position of the first call %#x: %d calls", lasts[0], len(lasts))
+}
