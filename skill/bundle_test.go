@@ -2,6 +2,8 @@ package skill
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -233,5 +235,35 @@ func TestBundleCheckNestedSkillMD(t *testing.T) {
 	var ce *CheckError
 	if !errors.As(err, &ce) || len(ce.Problems) != 1 || ce.Problems[0].Code != CodePathSkillMD || ce.Problems[0].Path != "SKILL.MD" {
 		t.Errorf("a second SKILL.md at the top: %v", err)
+	}
+}
+
+// TestContentDigestGarbage: the digest of a skill of 21 files makes less
+// than 16 KiB of garbage, whatever its file count (io.Copy made a 32 KiB
+// buffer for each file: 672 KiB here, 6 GB for a skill list of 50,000
+// skills).
+func TestContentDigestGarbage(t *testing.T) {
+	b := &Bundle{Content: []byte("---\nname: pdf\ndescription: PDFs.\n---\n# PDF\n")}
+	for i := range 20 {
+		b.Files = append(b.Files, BundleFile{Path: fmt.Sprintf("references/r%02d.md", i), Data: []byte("notes\n")})
+	}
+	doc, _, err := b.Check(Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk := NewVirtual(doc, "plugin://x/pdf", b.Manifest(), &Origin{Kind: "plugin"}, b.Reader())
+	want := sk.ContentDigest()
+	var before, after runtime.MemStats
+	const runs = 20
+	runtime.ReadMemStats(&before)
+	for range runs {
+		sk.digests.Store(nil) // not cached: computed again
+		if got := sk.ContentDigest(); got != want {
+			t.Fatalf("digest %s, then %s", want, got)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 16<<10 {
+		t.Errorf("a digest of 21 files allocated %d bytes, want under 16 KiB", per)
 	}
 }

@@ -345,6 +345,11 @@ func (s *Skill) digestMap() *sync.Map {
 // file path holds a NUL.
 const bundleDigestKey = "\x00bundle"
 
+// copyBufs are bundleDigest's copy buffers: io.Copy made a 32 KiB one for
+// every file, and a skill list of 50,000 skills (200,000 files) made
+// 6 GB of garbage that way, peaking serve's heap at twice its size.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
 // bundleDigest is Bundle.Digest of the skill, computed without holding
 // any file whole: the same length-prefixed fields, in the same order (the
 // manifest is sorted by path, as Check sorts a bundle's files).
@@ -357,7 +362,9 @@ func (s *Skill) bundleDigest() (string, error) {
 		}
 		defer c.Close()
 		fmt.Fprintf(h, "%d:", c.Size())
-		n, err := io.Copy(h, io.NewSectionReader(c, 0, c.Size()))
+		buf := copyBufs.Get().(*[]byte)
+		defer copyBufs.Put(buf)
+		n, err := io.CopyBuffer(h, io.NewSectionReader(c, 0, c.Size()), *buf)
 		if err == nil && n != c.Size() {
 			err = io.ErrUnexpectedEOF
 		}

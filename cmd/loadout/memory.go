@@ -78,6 +78,9 @@ const (
 	// lastingHeadroom is the room for garbage on top of twice the live
 	// heap once serving.
 	lastingHeadroom = 128 << 20
+	// warmupHeadroom is the room on top of twice the catalog's live heap
+	// while start-up work runs in the background after ready.
+	warmupHeadroom = 320 << 20
 )
 
 // memoryTuner applies the rules above.
@@ -97,6 +100,10 @@ type memoryTuner struct {
 	// from; regrowArmed, its per-collection check is set (memory_grow.go).
 	lastingLive uint64
 	regrowArmed bool
+	// catalogLive is the live heap once the catalog was loaded
+	// (catalogLoaded), which the lasting rule starts from while start-up
+	// work still runs in the background.
+	catalogLive uint64
 	stopped     bool // stop was called: the limit no longer moves
 	logger      *slog.Logger
 }
@@ -154,7 +161,11 @@ func (t *memoryTuner) catalogLoaded() {
 	t.headroom = 0
 	t.mu.Unlock()
 	runtime.GC()
-	debug.SetMemoryLimit(max(2*int64(liveHeap()), startupFloor))
+	live := liveHeap()
+	t.mu.Lock()
+	t.catalogLive = live
+	t.mu.Unlock()
+	debug.SetMemoryLimit(max(2*int64(live), startupFloor))
 }
 
 // background tells the tuner that start-up work goes on in the
@@ -205,13 +216,39 @@ func (t *memoryTuner) loaded(logger *slog.Logger) {
 		t.lasting(why)
 		return
 	}
-	// Background start-up work (the folder watch's walk) runs beside
-	// requests: the lasting rule applies at once, and is measured again
-	// once it ends. (A limit of 1.5 times the live heap held until then
-	// made the collector run back to back under the requests' garbage: on
-	// a busy machine, with the watch's walk starved of CPU by the
-	// requests, requests cost 5-15 times the CPU for 20 s and more.)
-	t.lasting("")
+	// Background start-up work (the folder watch's walk, the warm-up's
+	// indexes) runs beside requests: the lasting rule applies at once, and
+	// is measured again once it ends. (A limit of 1.5 times the live heap
+	// held until then made the collector run back to back under the
+	// requests' garbage: on a busy machine, with the watch's walk starved
+	// of CPU by the requests, requests cost 5-15 times the CPU for 20 s
+	// and more.) It starts from the heap the catalog left, not from one
+	// measured now: a collection now would mark the warm-up's half-built
+	// indexes and the MCP endpoints' first renders as live (warmup).
+	t.warmup()
+}
+
+// warmup sets the limit while start-up work runs in the background (it
+// is measured again when the work ends); t.mu is held. It starts from the
+// heap the catalog left, not from one measured now: a collection now
+// marks the warm-up's half-built indexes as live, and at 50,000 skills
+// the limit it gave (2 x 332 MB + 128 MiB) let the warm-up peak at
+// 720-840 MB; with no limit it peaked at 960 MB. What the warm-up builds
+// (the search index, the skill list, the diagnostics, the watch's
+// folders) more than doubles the catalog's heap (119 to 281 MB at 50,000
+// skills), so it gets warmupHeadroom on top of twice the catalog's: with
+// lastingHeadroom only, the collector ran back to back and the warm-up
+// took 51 CPU-s instead of 23.
+func (t *memoryTuner) warmup() {
+	if t.catalogLive == 0 { // no catalogLoaded (mcp): measure now
+		t.lasting("")
+		return
+	}
+	t.headroom = 0
+	limit := 2*int64(t.catalogLive) + warmupHeadroom
+	debug.SetMemoryLimit(limit)
+	t.regrow(t.catalogLive)
+	t.logger.Info("memory", "live_heap_mb", t.catalogLive>>20, "soft_limit_mb", limit>>20, "until", "start-up settles (then measured again)")
 }
 
 // lasting sets the lasting rule from a live heap measured by a
@@ -222,10 +259,21 @@ func (t *memoryTuner) lasting(why string) {
 	debug.FreeOSMemory()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	limit := 2*int64(ms.HeapAlloc) + lastingHeadroom
+	t.lastingFrom(ms.HeapAlloc, why)
+}
+
+// lastingFrom sets the lasting rule for a live heap of live bytes (0:
+// not known, measure it) and logs it; t.mu is held.
+func (t *memoryTuner) lastingFrom(live uint64, why string) {
+	if live == 0 {
+		t.lasting(why)
+		return
+	}
+	t.headroom = 0
+	limit := 2*int64(live) + lastingHeadroom
 	debug.SetMemoryLimit(limit)
-	t.regrow(ms.HeapAlloc) // memory_grow.go
-	msg, attrs := "memory", []any{"live_heap_mb", ms.HeapAlloc >> 20, "soft_limit_mb", limit >> 20}
+	t.regrow(live) // memory_grow.go
+	msg, attrs := "memory", []any{"live_heap_mb", live >> 20, "soft_limit_mb", limit >> 20}
 	if why != "" {
 		// The CPU and wall time start-up took in all, background work
 		// included (startup.go).

@@ -36,8 +36,10 @@ func (t *memoryTuner) regrow(live uint64) {
 			t.regrowArmed = false
 			return false
 		}
-		if t.headroom != 0 {
-			return true // the loading rule follows the heap itself
+		if t.headroom != 0 || t.pending > 0 {
+			// The loading rule follows the heap itself; background
+			// start-up work measures the rule again when it ends.
+			return true
 		}
 		live := liveHeap()
 		if live <= t.lastingLive+t.lastingLive/lastingRegrow {
