@@ -56,7 +56,7 @@ var layers = map[string][]string{
 	// store's interface, never a driver.
 	"service": {"catalog", "store", "render", "skill", "safety"},
 	// Transports.
-	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "safety", "internal/errstatus", "internal/httpbody", "internal/inert"},
+	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "safety", "internal/cputime", "internal/errstatus", "internal/httpbody", "internal/inert"},
 	"mcpserver":          {"service", "catalog", "store", "render", "skill", "internal/errstatus"},
 	"wellknown":          {"service", "catalog", "store", "render", "skill", "internal/errstatus", "internal/httpbody", "internal/inert"},
 	"webui":              {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus", "internal/httpbody", "internal/inert"},

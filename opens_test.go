@@ -29,29 +29,30 @@ var directOpens = map[string]bool{
 	"os.Open": true, "os.OpenFile": true, "os.ReadFile": true, "os.OpenInRoot": true, "os.DirFS": true,
 	"(*os.Root).Open": true, "(*os.Root).OpenFile": true, "(*os.Root).ReadFile": true, "(*os.Root).FS": true,
 	"io/ioutil.ReadFile": true, "syscall.Open": true, "syscall.Openat": true,
+	"golang.org/x/sys/unix.Open": true, "golang.org/x/sys/unix.Openat": true, "golang.org/x/sys/unix.Openat2": true,
 }
 
 // allowedOpens are the direct opens that stay, by "file function callee",
 // each with why it is not a read of a skill's file that could block.
 var allowedOpens = map[string]string{
-	"source/dir_linux.go openDir syscall.Open":                  "opens a folder with O_DIRECTORY (a FIFO is refused by the kernel)",
-	"source/dir_linux.go dirHandle.readInto syscall.Openat":     "the scan's own open of SKILL.md and ignore files, by the folder's fd: O_NONBLOCK, then fstat refuses what is not a regular file (safefile's rule)",
-	"source/dir_other.go openDir os.OpenFile":                   "opens a folder with O_NONBLOCK; ReadDir fails on anything else",
-	"source/dir_other.go dirHandle.readInto os.OpenFile":        "as dir_linux.go's readInto: O_NONBLOCK, then fstat refuses what is not a regular file",
-	"source/skilldir.go sniffFile os.OpenFile":                  "O_NONBLOCK, then fstat refuses what is not a regular file, before the first 512 bytes are read",
-	"portable/dir.go dirImport.list (*os.Root).OpenFile":        "lists a folder of the import: O_NONBLOCK, and ReadDir fails on anything but a folder (its files are opened with safefile.OpenIn)",
-	"portable/dir.go ExportDir (*os.Root).Open":                 "lists the export folder (must be empty); no file is read",
-	"portable/dir.go ExportDir (*os.Root).OpenFile":             "creates each exported file (O_CREATE|O_EXCL)",
-	"portable/zip.go ImportZipFile os.Open":                     "the archive a person names on the command line, not a skill folder",
-	"remote/lock.go ReadLock os.ReadFile":                       "the lock file loadout writes, not a skill's",
-	"remote/lease.go acquireLease os.OpenFile":                  "a lease file loadout creates beside its snapshots (flock), never a skill's",
-	"remote/lease.go removeUnleased os.OpenFile":                "a lease file loadout creates beside its snapshots (flock), never a skill's",
-	"remote/lease_unix.go lockFolder os.Open":                   "opens the cache folder itself to flock it; nothing is read",
-	"remote/index.go IndexFetcher.download (*os.Root).OpenFile": "the download file loadout creates (O_CREATE|O_TRUNC, 0600)",
-	"remote/gitfetch/gitfetch.go writer.file os.OpenFile":       "creates each file of a snapshot (O_CREATE|O_EXCL)",
-	"remote/index.go unpacker.write (*os.Root).OpenFile":        "creates each unpacked file (O_CREATE|O_EXCL)",
-	"safety/saved.go LoadSaved os.OpenFile":                     "the findings file loadout writes in its cache folder: O_NONBLOCK, then fstat refuses what is not a regular file",
-	"skill/strict.go readRegular os.OpenFile":                   "O_NONBLOCK, then fstat refuses what is not a regular file (skill cannot import safefile, which imports skill)",
+	"source/dir_linux.go openDirAt golang.org/x/sys/unix.Openat": "opens a folder with O_DIRECTORY (a FIFO is refused by the kernel), by its path or relative to its parent's fd",
+	"source/dir_linux.go dirHandle.readInto syscall.Openat":      "the scan's own open of SKILL.md and ignore files, by the folder's fd: O_NONBLOCK, then fstat refuses what is not a regular file (safefile's rule)",
+	"source/dir_other.go openDir os.OpenFile":                    "opens a folder with O_NONBLOCK; ReadDir fails on anything else",
+	"source/dir_other.go dirHandle.readInto os.OpenFile":         "as dir_linux.go's readInto: O_NONBLOCK, then fstat refuses what is not a regular file",
+	"source/skilldir.go sniffFile os.OpenFile":                   "O_NONBLOCK, then fstat refuses what is not a regular file, before the first 512 bytes are read",
+	"portable/dir.go dirImport.list (*os.Root).OpenFile":         "lists a folder of the import: O_NONBLOCK, and ReadDir fails on anything but a folder (its files are opened with safefile.OpenIn)",
+	"portable/dir.go ExportDir (*os.Root).Open":                  "lists the export folder (must be empty); no file is read",
+	"portable/dir.go ExportDir (*os.Root).OpenFile":              "creates each exported file (O_CREATE|O_EXCL)",
+	"portable/zip.go ImportZipFile os.Open":                      "the archive a person names on the command line, not a skill folder",
+	"remote/lock.go ReadLock os.ReadFile":                        "the lock file loadout writes, not a skill's",
+	"remote/lease.go acquireLease os.OpenFile":                   "a lease file loadout creates beside its snapshots (flock), never a skill's",
+	"remote/lease.go removeUnleased os.OpenFile":                 "a lease file loadout creates beside its snapshots (flock), never a skill's",
+	"remote/lease_unix.go lockFolder os.Open":                    "opens the cache folder itself to flock it; nothing is read",
+	"remote/index.go IndexFetcher.download (*os.Root).OpenFile":  "the download file loadout creates (O_CREATE|O_TRUNC, 0600)",
+	"remote/gitfetch/gitfetch.go writer.file os.OpenFile":        "creates each file of a snapshot (O_CREATE|O_EXCL)",
+	"remote/index.go unpacker.write (*os.Root).OpenFile":         "creates each unpacked file (O_CREATE|O_EXCL)",
+	"safety/saved.go LoadSaved os.OpenFile":                      "the findings file loadout writes in its cache folder: O_NONBLOCK, then fstat refuses what is not a regular file",
+	"skill/strict.go readRegular os.OpenFile":                    "O_NONBLOCK, then fstat refuses what is not a regular file (skill cannot import safefile, which imports skill)",
 }
 
 // TestReadsGoThroughSafefile finds, with the type checker, every direct
@@ -139,7 +140,7 @@ func TestReadsGoThroughSafefile(t *testing.T) {
 	}
 	// Files of other platforms are not type-checked here: their
 	// package-qualified opens are found by name.
-	otherOS := regexp.MustCompile(`\b(os\.(Open|OpenFile|ReadFile|OpenInRoot)|syscall\.Open(at)?)\(`)
+	otherOS := regexp.MustCompile(`\b(os\.(Open|OpenFile|ReadFile|OpenInRoot)|(syscall|unix)\.Open(at2?)?)\(`)
 	for _, p := range mine {
 		names, _ := filepath.Glob(filepath.Join(p.dir, "*.go"))
 		for _, n := range names {

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/loadout/loadout/internal/cputime"
 )
 
 // Readiness is what a server builds after it listens and before it says
@@ -16,7 +18,8 @@ import (
 // comes meanwhile waits for the build under way, never starts its own),
 // runs the jobs one after another, and then is ready: GET /readyz answers
 // 200 instead of 503, /healthz says "ready": true, and the log says
-// "ready" with how long it took.
+// "ready" with how long it took and the CPU seconds used to then. (serve
+// logs "listening" before, when it begins to answer.)
 type Readiness struct {
 	done chan struct{}
 	mu   sync.Mutex
@@ -78,7 +81,14 @@ func (rd *Readiness) Run(ctx context.Context, log *slog.Logger, jobs ...WarmJob)
 	}
 	rd.took = time.Since(start)
 	close(rd.done)
-	log.Info("ready: the indexes first requests would build are built", append([]any{"took", rd.took.Round(time.Millisecond).String()}, attrs...)...)
+	// "ready": what first requests would build is built (GET /readyz is
+	// 200 from now on), with the CPU seconds this process has used so far
+	// (serve logged "listening" with its own when it began to answer).
+	head := []any{"took", rd.took.Round(time.Millisecond).String()}
+	if user, sys, ok := cputime.Process(); ok {
+		head = append(head, "cpu_s", float64((user+sys).Round(time.Millisecond))/float64(time.Second))
+	}
+	log.Info("ready", append(append(head, attrs...), "built", "the indexes first requests would build")...)
 }
 
 // warmJobs are the API's: the first page of GET /v1/skills (the listing

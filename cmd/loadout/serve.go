@@ -507,13 +507,13 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}()
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
-	// Ready: the listener is open and serving; the safety pass, the
+	// Listening: the listener is open and serving; the safety pass, the
 	// folder watch and the MCP endpoints' first renders start now
-	// (startup.go).
-	srv.start.ready()
-	// Everything start-up builds is built: the collector's lasting rule,
-	// after ready, since its collection and hand-back of start-up's
-	// garbage (0.3 s of CPU at 50,000 skills) need not hold requests off.
+	// (startup.go), beside the warm-up (ready once it is done).
+	srv.start.listening()
+	// The collector's rule for serving, after listening, since its
+	// collection and hand-back of start-up's garbage (0.3 s of CPU at
+	// 50,000 skills) need not hold requests off.
 	srv.mem.loaded(srv.logger)
 	select {
 	case err := <-done:
@@ -805,7 +805,7 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 		return fail(e, fmt.Errorf("no agent %q: agents are %s", id, strings.Join(srv.svc.Catalog().AgentIDs(), ", ")))
 	}
 	srv.mem.loaded(srv.logger)
-	srv.start.ready()
+	srv.start.listening()
 	if err := mcpserver.ServeStdio(ctx, srv.svc, mcpserver.Options{Agent: id, Logger: srv.logger}); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(e.stderr, "loadout: mcp: %v\n", err)
 		return 1

@@ -13,8 +13,8 @@ import (
 var processStart = time.Now()
 
 // startup tracks serve's (and mcp's) start: the CPU and wall time to each
-// step, logged at debug level, and to ready, logged as "ready" at info
-// level, so that an operator on a busy host can tell the work start-up
+// step, logged at debug level, and to the moment it listens (requests
+// are answered from then on), logged as "listening" at info level, so that an operator on a busy host can tell the work start-up
 // did from the time it waited for the CPU. Work that can wait until the
 // server answers (the safety pass, the folder watch's set-up) is started
 // with after, so that it does not compete with the steps to ready.
@@ -51,16 +51,18 @@ func (s *startup) step(name string) {
 	s.logger.Debug("start-up step", append([]any{"step", name}, startupAttrs()...)...)
 }
 
-// ready logs "ready" with the time and CPU to it, and starts the work
-// after waits for. Only the first call counts.
-func (s *startup) ready() {
+// listening logs "listening" with the time and CPU to it, and starts the
+// work after waits for. Only the first call counts. (Ready comes later:
+// httpapi.Readiness logs "ready" once what first requests would build is
+// built, and GET /readyz turns 200.)
+func (s *startup) listening() {
 	s.once.Do(func() {
-		s.logger.Info("ready", startupAttrs()...)
+		s.logger.Info("listening", startupAttrs()...)
 		close(s.up)
 	})
 }
 
-// after runs fn in its own goroutine once ready has been called, unless
+// after runs fn in its own goroutine once listening has been called, unless
 // ctx ends first.
 func (s *startup) after(ctx context.Context, fn func()) {
 	go func() {
