@@ -29,7 +29,11 @@
 # each loadgen connection walks their URLs round-robin from its own
 # offset. SPREAD=1 loads one hot skill (the best case for caches and for
 # receipts, whose identical rows a flush merges); SPREAD="all 1" prints
-# both. Bare net/http answers every path with the first skill's bytes.
+# both. Bare net/http serves each path the same bytes as loadout does for
+# it, fetched once from loadout (bareserve -from-list): spread over 10,000
+# skills, its bodies are as many and as large as loadout's, so both meet
+# the same cache misses. (Before, bare answered every path with the
+# first skill's bytes: a floor held in the processor's caches.)
 #
 # HOG=1 runs one busy loop per core at nice 0 beside the benchmark (started
 # by the script, killed on exit): a busy machine, reproducibly.
@@ -163,12 +167,15 @@ for spread in $SPREAD; do
     for v in $VARIANTS; do start_loadout "$n" "$v" "$s"; done
     for v in $VARIANTS; do wait_ready "${sport[$v]}" || { echo "server.sh: $v did not start" >&2; cat "$work/serve$n-${v//,/-}-$s.log" >&2; exit 2; }; done
     first=${VARIANTS%% *}
-    url="http://127.0.0.1:${sport[$first]}/v1/agents/bench/skills/$name"
+    # The floor serves the same bodies the loads ask for, each by its
+    # path: fetched from the first variant, every skill loaded.
+    awk -v n="$spread" 'NR <= n' "$work/names$n" | sed "s|^|http://127.0.0.1:${sport[$first]}/v1/agents/bench/skills/|" >"$work/bare-from"
     bport=$((19100 + RANDOM % 800))
-    "$work/bareserve" ${stok[$first]:+-token "${stok[$first]}"} -from "$url" -addr "127.0.0.1:$bport" >"$work/bare.log" 2>&1 &
+    "$work/bareserve" ${stok[$first]:+-token "${stok[$first]}"} -from-list "$work/bare-from" -addr "127.0.0.1:$bport" >"$work/bare.log" 2>&1 &
     bpid=$!
-    for _ in $(seq 1 100); do
-      curl -fsS -o /dev/null "http://127.0.0.1:$bport/" 2>/dev/null && break
+    for _ in $(seq 1 1200); do
+      grep -q '^bareserve: serving' "$work/bare.log" 2>/dev/null && break
+      kill -0 "$bpid" 2>/dev/null || { echo "server.sh: bareserve failed:" >&2; cat "$work/bare.log" >&2; exit 2; }
       sleep 0.1
     done
     declare -A target
@@ -177,7 +184,7 @@ for spread in $SPREAD; do
       awk -v n="$spread" 'NR <= n' "$work/names$n" | sed "s|^|http://127.0.0.1:$p/v1/agents/bench/skills/|" >"$work/urls.${v//,/-}"
       target[$v]="@$work/urls.${v//,/-}"
     done
-    echo "== $n skills, start $s of $STARTS, hog $hog: the cached load of $spread skill(s), $ROUNDS rounds of $FLOOR_DUR interleaved over ${VARIANTS// /, } and bare ($(head -c 200 "$work/bare.log" | grep -o '[0-9]* bytes') each from bare; load average $(cut -d' ' -f1-3 /proc/loadavg))"
+    echo "== $n skills, start $s of $STARTS, hog $hog: the cached load of $spread skill(s), $ROUNDS rounds of $FLOOR_DUR interleaved over ${VARIANTS// /, } and bare ($(head -c 200 "$work/bare.log" | grep -o '[0-9]* bytes ([0-9]* bodies)') from bare; load average $(cut -d' ' -f1-3 /proc/loadavg))"
     # Warm up each: about one load of every skill loaded (a first load
     # does work a cached one does not: its digest), then 1 s more
     # (connections, the receipts table).
@@ -185,7 +192,7 @@ for spread in $SPREAD; do
       "$work/loadgen" ${stok[$v]:+-token "${stok[$v]}"} -urls "${target[$v]#@}" -c "$CONNS" -n "$spread" -d 60s >/dev/null
       "$work/loadgen" ${stok[$v]:+-token "${stok[$v]}"} -urls "${target[$v]#@}" -c "$CONNS" -d 1s >/dev/null
     done
-    "$work/loadgen" -url "http://127.0.0.1:$bport/" -c "$CONNS" -d 1s >/dev/null
+    "$work/loadgen" -urls "${target[bare]#@}" -c "$CONNS" -d 1s >/dev/null
     for round in $(seq 1 "$ROUNDS"); do
       for v in $VARIANTS; do
         floor_run "floor-$n-${v}-s$s-r$round" "${spid[$v]}" "${stok[$v]}" "${target[$v]}" >>"$work/fl.${v//,/-}"
