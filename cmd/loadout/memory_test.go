@@ -87,13 +87,7 @@ func TestMemoryRules(t *testing.T) {
 // measured then counts half-built indexes as live); when the work ends,
 // the lasting rule is measured again, and the log says so.
 func TestMemorySettles(t *testing.T) {
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	debug.SetGCPercent(100)
-	debug.SetMemoryLimit(math.MaxInt64)
-	// The per-collection hook logs from the finalizer goroutine.
-	logged := &lockedWriter{b: &strings.Builder{}}
-	logger := slog.New(slog.NewTextHandler(logged, nil))
+	logged, logger := tunerTest(t)
 
 	m := startMemory(func(string) string { return "" })
 	defer m.stop()
@@ -191,13 +185,7 @@ func regrown(was int64) (limit, want int64) {
 // limit rises with it); grown by less (the near miss), or shrunk, the
 // limit stays.
 func TestMemoryRegrows(t *testing.T) {
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	debug.SetGCPercent(100)
-	debug.SetMemoryLimit(math.MaxInt64)
-	// The per-collection hook logs from the finalizer goroutine.
-	logged := &lockedWriter{b: &strings.Builder{}}
-	logger := slog.New(slog.NewTextHandler(logged, nil))
+	logged, logger := tunerTest(t)
 	m := startMemory(func(string) string { return "" })
 	defer m.stop()
 	live := make([][]byte, 0, 256)
@@ -239,4 +227,16 @@ func TestMemoryRegrows(t *testing.T) {
 		t.Errorf("the heap shrank: the limit moved from %d to %d MiB", got>>20, now>>20)
 	}
 	runtime.KeepAlive(live)
+}
+
+// tunerTest sets the collector as the process starts (GOGC 100, no limit)
+// for one test, puts back what it was after, and gives the test a logger
+// and what it wrote (read under a lock: the per-collection hook logs from
+// the finalizer goroutine).
+func tunerTest(t *testing.T) (*lockedWriter, *slog.Logger) {
+	limit, pct := debug.SetMemoryLimit(-1), debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(pct); debug.SetMemoryLimit(limit) })
+	debug.SetMemoryLimit(math.MaxInt64)
+	logged := &lockedWriter{b: &strings.Builder{}}
+	return logged, slog.New(slog.NewTextHandler(logged, nil))
 }
