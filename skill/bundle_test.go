@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 func TestBundleCheck(t *testing.T) {
@@ -263,7 +265,11 @@ func TestContentDigestGarbage(t *testing.T) {
 		}
 	}
 	runtime.ReadMemStats(&after)
-	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 16<<10 {
-		t.Errorf("a digest of 21 files allocated %d bytes, want under 16 KiB", per)
+	bound := uint64(16 << 10)
+	if testutil.Race { // the pool drops a quarter of its buffers: allow half
+		bound = 21 * (32 << 10) / 2
+	}
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > bound {
+		t.Errorf("a digest of 21 files allocated %d bytes, want under %d", per, bound)
 	}
 }
