@@ -116,7 +116,9 @@ func (a *api) warmJobs() []WarmJob {
 				return
 			}
 			if ls, err := a.listing(r, l); err == nil {
-				ls.page("", DefaultListLimit).Gzipped()
+				if b, err := ls.page("", DefaultListLimit); err == nil {
+					b.Gzipped()
+				}
 			}
 		}},
 	}
