@@ -160,34 +160,12 @@ type promptKey struct {
 	text, full           bool
 }
 
-// promptCache keeps encoded prompt answers; entries of older
-// generations are dropped when a newer one is put.
-type promptCache struct {
-	mu    sync.RWMutex
-	gen   uint64
-	m     map[promptKey]*httpbody.Body
-	bytes int
-}
+// promptCache keeps encoded prompt answers (answerCache).
+type promptCache = answerCache[promptKey]
 
-func (c *promptCache) get(k promptKey) *httpbody.Body {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.m[k]
-}
-
-func (c *promptCache) put(k promptKey, body *httpbody.Body) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if k.gen < c.gen {
-		return
-	}
-	n := 2 * len(body.Bytes())
-	if c.m == nil || k.gen > c.gen || len(c.m) >= MaxPromptCache || c.bytes+n > MaxPromptCacheBytes {
-		c.gen, c.m, c.bytes = k.gen, map[promptKey]*httpbody.Body{}, 0
-	}
-	c.m[k] = body
-	c.bytes += n
-}
+func (k promptKey) versions() (gen, usage uint64) { return k.gen, k.usage }
+func (k promptKey) bounds() (entries, bytes int)  { return MaxPromptCache, MaxPromptCacheBytes }
+func (k promptKey) keyBytes() int                 { return 0 }
 
 // promptReport is render.Report as the API gives it. By default it
 // counts the skills of each tier; ?report=full adds every skill's tier by
@@ -577,38 +555,58 @@ type searchKey struct {
 	limit      int
 }
 
-// searchCache keeps encoded search answers. Entries of an older catalog
-// generation or usage generation are dropped when a newer one is put, so
-// no old loadout is kept alive by it and a write's skill is in the next
-// answer (the write makes a new generation).
-type searchCache struct {
+// searchCache keeps encoded search answers (answerCache).
+type searchCache = answerCache[searchKey]
+
+func (k searchKey) versions() (gen, usage uint64) { return k.gen, k.usage }
+func (k searchKey) bounds() (entries, bytes int)  { return MaxSearchCache, MaxSearchCacheBytes }
+func (k searchKey) keyBytes() int                 { return len(k.q) }
+
+// answerKey is the key of an answerCache: everything an answer depends
+// on, the catalog and usage generations it was made at among them, and
+// the bounds of the cache it goes in.
+type answerKey interface {
+	comparable
+	versions() (gen, usage uint64)
+	bounds() (entries, bytes int)
+	keyBytes() int // what the key itself holds, counted against the bytes
+}
+
+// answerCache keeps encoded answers (prompts, searches) of one catalog
+// generation and one usage generation. A newer generation drops every
+// answer kept, so no old loadout stays referenced and a write's skill is
+// in the next answer; an answer made at an older one (a request that read
+// the generations before a change) is not kept. At most the key's bounds
+// of entries and bytes (the key's bytes, and each answer twice, for the
+// gzip form it may add): past either it starts afresh, and an answer over
+// the byte bound by itself is never kept.
+type answerCache[K answerKey] struct {
 	mu         sync.RWMutex
 	gen, usage uint64
-	m          map[searchKey]*httpbody.Body
+	m          map[K]*httpbody.Body
 	bytes      int
 }
 
-func (c *searchCache) get(k searchKey) *httpbody.Body {
+func (c *answerCache[K]) get(k K) *httpbody.Body {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.m[k]
 }
 
-// size is what an entry counts against MaxSearchCacheBytes.
-func searchSize(k searchKey, body *httpbody.Body) int { return len(k.q) + 2*len(body.Bytes()) }
-
-func (c *searchCache) put(k searchKey, body *httpbody.Body) {
-	n := searchSize(k, body)
-	if n > MaxSearchCacheBytes {
+func (c *answerCache[K]) put(k K, body *httpbody.Body) {
+	maxLen, maxBytes := k.bounds()
+	n := k.keyBytes() + 2*len(body.Bytes())
+	if n > maxBytes {
 		return
 	}
+	gen, usage := k.versions()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if k.gen < c.gen || k.usage < c.usage {
-		return // a request that read the generations before a change: not kept
+	if gen < c.gen || usage < c.usage {
+		return
 	}
-	if c.m == nil || k.gen > c.gen || k.usage > c.usage || len(c.m) >= MaxSearchCache || c.bytes+n > MaxSearchCacheBytes {
-		c.gen, c.usage, c.m, c.bytes = k.gen, k.usage, map[searchKey]*httpbody.Body{}, 0
+	if c.m == nil || gen > c.gen || usage > c.usage || len(c.m) >= maxLen || c.bytes+n > maxBytes {
+		c.gen, c.usage, c.m, c.bytes = gen, usage, map[K]*httpbody.Body{}, 0
 	}
 	if _, ok := c.m[k]; ok {
 		return

@@ -72,3 +72,32 @@ func TestSearchCacheGenerations(t *testing.T) {
 		t.Fatalf("an answer of older generations was kept: %d entries", len(c.m))
 	}
 }
+
+// The prompt cache is the same cache with its own bounds: a newer usage
+// generation drops the prompts of the older one (whose descriptions may
+// rank differently), and one rendered before it is not kept after it.
+func TestPromptCacheGenerations(t *testing.T) {
+	l := &catalog.Loadout{}
+	b := httpbody.New([]byte(`{}`), "application/json")
+	var c promptCache
+	c.put(promptKey{l: l, gen: 1, usage: 1, format: "xml"}, b)
+	c.put(promptKey{l: l, gen: 1, usage: 2, format: "xml"}, b)
+	if len(c.m) != 1 || c.get(promptKey{l: l, gen: 1, usage: 1, format: "xml"}) != nil {
+		t.Fatal("usage 1's prompt kept after usage 2's")
+	}
+	c.put(promptKey{l: l, gen: 1, usage: 1, format: "md"}, b)
+	if len(c.m) != 1 {
+		t.Fatalf("a prompt of an older usage generation was kept: %d entries", len(c.m))
+	}
+	c = promptCache{}
+	for i := range MaxPromptCache {
+		c.put(promptKey{l: l, gen: 1, usage: 2, budget: int64(i)}, b)
+	}
+	if len(c.m) != MaxPromptCache {
+		t.Fatalf("at the bound: %d prompts kept, want %d", len(c.m), MaxPromptCache)
+	}
+	c.put(promptKey{l: l, gen: 1, usage: 2, budget: -1}, b)
+	if len(c.m) != 1 {
+		t.Fatalf("one past the bound: %d prompts kept, want 1 (afresh)", len(c.m))
+	}
+}
