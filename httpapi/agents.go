@@ -521,9 +521,7 @@ func (a *api) agentSearch(w http.ResponseWriter, r *http.Request) {
 		body.Serve(w, r)
 		return
 	}
-	// What service.Search does once it has the loadout (the query was
-	// checked above).
-	hits := l.SearchWith(q, int(limit), catalog.SearchOptions{Usage: a.svc.UsageCounts(id)})
+	hits := a.svc.SearchIn(l, q, int(limit)) // the query was checked above
 	// The same shape as MCP's search_skills ({"skills": [hits]}), plus the
 	// query.
 	body, err := marshal(searchBody{Query: q, Skills: orEmpty(hits)})

@@ -49,7 +49,14 @@ func (s *Service) Search(ctx context.Context, p Principal, agentID, query string
 	if err != nil {
 		return nil, err
 	}
-	return l.SearchWith(query, limit, catalog.SearchOptions{Usage: s.UsageCounts(agentID)}), nil
+	return s.SearchIn(l, query, limit), nil
+}
+
+// SearchIn is Search in a loadout the caller has already read (and so
+// checked the principal's access to) and a query it has checked: a
+// transport that keeps answers by loadout reads the loadout first.
+func (s *Service) SearchIn(l *catalog.Loadout, query string, limit int) []catalog.Hit {
+	return l.SearchWith(query, limit, catalog.SearchOptions{Usage: s.UsageCounts(l.Spec.AgentID)})
 }
 
 // RecordRefusal keeps the receipt of a load or read that a transport
