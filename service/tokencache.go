@@ -168,25 +168,17 @@ func (c *tokenCache) lookup(ctx context.Context, secret string) (*store.Token, e
 	key := secretKey(secret)
 	now := time.Now()
 	c.mu.RLock()
-	if e, ok := c.hits[key]; ok && now.Sub(e.at) < c.ttl {
-		c.mu.RUnlock()
-		return e.tok, nil
-	}
-	if at, ok := c.misses[key]; ok && now.Sub(at) < c.ttl {
-		c.mu.RUnlock()
-		return nil, errUnknownToken
-	}
+	tok, err, ok := c.cached(key, now)
 	c.mu.RUnlock()
+	if ok {
+		return tok, err
+	}
 	// Not cached (or expired): asked again under the write lock, which
 	// an invalidation may have passed meanwhile.
 	c.mu.Lock()
-	if e, ok := c.hits[key]; ok && now.Sub(e.at) < c.ttl {
+	if tok, err, ok := c.cached(key, now); ok {
 		c.mu.Unlock()
-		return e.tok, nil
-	}
-	if at, ok := c.misses[key]; ok && now.Sub(at) < c.ttl {
-		c.mu.Unlock()
-		return nil, errUnknownToken
+		return tok, err
 	}
 	if l := c.inflight[key]; l != nil {
 		c.mu.Unlock()
@@ -246,6 +238,18 @@ func makeRoom[V any](m map[[32]byte]V, max int) {
 
 func isContextErr(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// cached is the answer kept for key, if one is and is younger than the
+// TTL at now (ok); c.mu is held, read or write.
+func (c *tokenCache) cached(key [sha256.Size]byte, now time.Time) (tok *store.Token, err error, ok bool) {
+	if e, hit := c.hits[key]; hit && now.Sub(e.at) < c.ttl {
+		return e.tok, nil, true
+	}
+	if at, miss := c.misses[key]; miss && now.Sub(at) < c.ttl {
+		return nil, errUnknownToken, true
+	}
+	return nil, nil, false
 }
 
 // errUnknownToken is the store's not_found for a secret, as the cache
