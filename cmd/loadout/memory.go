@@ -259,17 +259,7 @@ func (t *memoryTuner) lasting(why string) {
 	debug.FreeOSMemory()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	t.lastingFrom(ms.HeapAlloc, why)
-}
-
-// lastingFrom sets the lasting rule for a live heap of live bytes (0:
-// not known, measure it) and logs it; t.mu is held.
-func (t *memoryTuner) lastingFrom(live uint64, why string) {
-	if live == 0 {
-		t.lasting(why)
-		return
-	}
-	t.headroom = 0
+	live := ms.HeapAlloc
 	limit := 2*int64(live) + lastingHeadroom
 	debug.SetMemoryLimit(limit)
 	t.regrow(live) // memory_grow.go
