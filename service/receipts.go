@@ -68,12 +68,15 @@ type receiptLog struct {
 	// started empty after every flush and grew by doubling: a tenth of
 	// the bytes a cached load allocated).
 	spare []store.Receipt
-	// merging maps a receipt without Time and Count to its row in the
-	// batch being merged (under flushMu); kept between flushes, cleared.
-	merging map[store.Receipt]int
-	ring    []store.Receipt // without a store: the last 10,000 rows (merged as in a flush), in memory
-	flushMu sync.Mutex
-	closed  bool
+	// merging maps a receipt's mergeKey to the last row made with it in
+	// the batch being merged, and mergeNext a row to the one made before
+	// it with the same key, -1 for none (under flushMu); kept between
+	// flushes, cleared.
+	merging   map[mergeKey]int
+	mergeNext []int
+	ring      []store.Receipt // without a store: the last 10,000 rows (merged as in a flush), in memory
+	flushMu   sync.Mutex
+	closed    bool
 	// failing says the last write to the store failed for a reason other
 	// than the values (under mu): add does not wait for room meanwhile.
 	failing bool
@@ -409,20 +412,27 @@ func (r *receiptLog) reportLost(msg string, err error, args ...any) {
 // merge merges the receipts of batch identical in every field but Time
 // into one (see receiptLog), in place, keeping their order of first
 // appearance; it returns the merged rows. flushMu is held.
+//
+// The map is keyed by the skill, action and path only, and the rows that
+// share them are chained (mergeNext) and compared whole: hashing all of a
+// receipt's thirteen texts for every receipt was a quarter of a flush's
+// own work under loads spread over many skills, where nothing merges.
 func (r *receiptLog) merge(batch []store.Receipt) []store.Receipt {
 	if r.merging == nil {
-		r.merging = make(map[store.Receipt]int)
+		r.merging = make(map[mergeKey]int)
 	}
 	defer func() {
 		// Clearing costs the map's capacity: one grown by a burst of
 		// distinct receipts is dropped rather than cleared every flush.
 		if len(r.merging) > 2*receiptBatch {
-			r.merging = nil
+			r.merging, r.mergeNext = nil, nil
 		} else {
 			clear(r.merging)
+			r.mergeNext = r.mergeNext[:0]
 		}
 	}()
 	out := batch[:0]
+	next := r.mergeNext[:0]
 	// prev is the last receipt's key and row: a run of identical
 	// receipts (one skill loaded over and over) merges without hashing.
 	var prev store.Receipt
@@ -432,27 +442,49 @@ func (r *receiptLog) merge(batch []store.Receipt) []store.Receipt {
 		n := max(rc.Count, 1)
 		k := rc
 		k.Time, k.Count, k.ID = time.Time{}, 0, 0
-		j, ok := prevRow, prevRow >= 0 && k == prev
-		if !ok {
-			j, ok = r.merging[k]
+		j := -1
+		if prevRow >= 0 && k == prev {
+			j = prevRow
+		} else {
+			mk := mergeKey{rc.Skill, rc.Action, rc.Path}
+			head, ok := r.merging[mk]
+			for c := head; ok && c >= 0; c = next[c] {
+				o := out[c]
+				o.Time, o.Count, o.ID = time.Time{}, 0, 0
+				if o == k {
+					j = c
+					break
+				}
+			}
+			if j < 0 {
+				// A new row, first in its key's chain.
+				j = len(out)
+				if !ok {
+					head = -1
+				}
+				r.merging[mk] = j
+				next = append(next, head)
+				rc.Count = n
+				out = append(out, rc)
+				prev, prevRow = k, j
+				continue
+			}
 		}
 		prev, prevRow = k, j
-		if ok {
-			m := &out[j]
-			m.Count += n
-			if rc.Time.Before(m.Time) {
-				m.Time = rc.Time
-			}
-			continue
+		m := &out[j]
+		m.Count += n
+		if rc.Time.Before(m.Time) {
+			m.Time = rc.Time
 		}
-		r.merging[k] = len(out)
-		prevRow = len(out)
-		rc.Count = n
-		out = append(out, rc)
 	}
+	r.mergeNext = next
 	clear(batch[len(out):])
 	return out
 }
+
+// mergeKey is what merge hashes: the fields that tell apart the receipts
+// of one agent's loads and reads.
+type mergeKey struct{ skill, action, path string }
 
 // wrote counts rows written, and starts a maintenance when enough were
 // (lag); when maintenance lags by twice that, it runs one here, holding

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"reflect"
 	"testing"
@@ -133,5 +134,99 @@ func TestReceiptsMergeAcrossRetry(t *testing.T) {
 	again := r.merge(append(merged, mergeBase(at), store.Receipt{Agent: "x", Count: 4}))
 	if len(again) != 2 || again[0].Count != 4 || again[1].Count != 4 {
 		t.Fatalf("merged again %+v, want counts 4 and 4", again)
+	}
+}
+
+// TestReceiptsMergeInterleaved: receipts that share skill, action and
+// path (merge's map key) but differ in another field are told apart when
+// they come interleaved, not in runs, so that each is found through the
+// key's chain: every variant merges with its own kind only, whichever
+// field tells it apart, and the rows keep the order of first appearance.
+func TestReceiptsMergeInterleaved(t *testing.T) {
+	r := newReceiptLog(nil, slog.New(slog.DiscardHandler), store.Retention{})
+	t.Cleanup(func() { r.close() })
+	first := time.Now().UTC().Truncate(time.Millisecond).Add(-time.Second)
+	var kinds []store.Receipt
+	kinds = append(kinds, mergeBase(first))
+	v := reflect.ValueOf(mergeBase(first))
+	for i := range v.NumField() {
+		if v.Field(i).Kind() != reflect.String {
+			continue
+		}
+		rc := mergeBase(first)
+		reflect.ValueOf(&rc).Elem().Field(i).SetString("other")
+		kinds = append(kinds, rc)
+	}
+	// Another skill too, and one receipt of a kind already seen with a
+	// count (a row kept by a failed write).
+	other := mergeBase(first)
+	other.Skill = "build"
+	kinds = append(kinds, other)
+	const rounds = 7
+	r.mu.Lock()
+	for round := range rounds {
+		for i, k := range kinds {
+			k.Time = first.Add(time.Duration(round*len(kinds)+i) * time.Microsecond)
+			r.pending = append(r.pending, k)
+		}
+	}
+	kept := mergeBase(first.Add(-time.Second))
+	kept.Count = 5
+	r.pending = append(r.pending, kept)
+	batch := r.pending
+	r.pending = nil
+	r.mu.Unlock()
+	r.flushMu.Lock()
+	out := r.merge(batch)
+	r.flushMu.Unlock()
+	if len(out) != len(kinds) {
+		t.Fatalf("%d rows, want %d (one per kind)", len(out), len(kinds))
+	}
+	for i, rc := range out {
+		want := kinds[i]
+		got := rc
+		got.Time, got.Count, want.Time = time.Time{}, 0, time.Time{}
+		if got != want {
+			t.Errorf("row %d is %+v, want %+v", i, got, want)
+		}
+		wantCount, wantTime := int64(rounds), first.Add(time.Duration(i)*time.Microsecond)
+		if i == 0 {
+			wantCount, wantTime = rounds+5, kept.Time
+		}
+		if rc.Count != wantCount || !rc.Time.Equal(wantTime) {
+			t.Errorf("row %d: count %d at %v, want %d at %v", i, rc.Count, rc.Time, wantCount, wantTime)
+		}
+	}
+}
+
+// BenchmarkMerge is a flush's merge of receiptBatch receipts of a load
+// spread over many skills (none merge) and of one hot skill (all do).
+func BenchmarkMerge(b *testing.B) {
+	r := newReceiptLog(nil, slog.New(slog.DiscardHandler), store.Retention{})
+	b.Cleanup(func() { r.close() })
+	for _, spread := range []bool{true, false} {
+		name := "hot"
+		if spread {
+			name = "spread"
+		}
+		b.Run(name, func(b *testing.B) {
+			src := make([]store.Receipt, receiptBatch)
+			now := time.Now()
+			for i := range src {
+				src[i] = mergeBase(now)
+				if spread {
+					src[i].Skill = fmt.Sprintf("skill-%05d", i*7919%10000)
+					src[i].Digest = fmt.Sprintf("sha256:%064x", i)
+				}
+			}
+			batch := make([]store.Receipt, len(src))
+			r.flushMu.Lock()
+			defer r.flushMu.Unlock()
+			for b.Loop() {
+				copy(batch, src)
+				r.merge(batch)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(src)), "ns/receipt")
+		})
 	}
 }

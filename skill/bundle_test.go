@@ -273,3 +273,24 @@ func TestContentDigestGarbage(t *testing.T) {
 		t.Errorf("a digest of 21 files allocated %d bytes, want under %d", per, bound)
 	}
 }
+
+// BenchmarkContentDigestCached is a cached ContentDigest read on loads
+// spread over many skills (every load's receipt names it): a pointer
+// load since the digest has its own field, a sync.Map lookup before.
+func BenchmarkContentDigestCached(b *testing.B) {
+	b0 := Bundle{Content: []byte("---\nname: x\ndescription: d\n---\nbody\n")}
+	doc, _, err := b0.Check(Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sks := make([]*Skill, 10000)
+	for i := range sks {
+		sks[i] = NewVirtual(doc, "plugin://x/x", b0.Manifest(), &Origin{Kind: "plugin"}, b0.Reader())
+		sks[i].ContentDigest()
+	}
+	i := 0
+	for b.Loop() {
+		sks[i].ContentDigest()
+		i = (i + 7919) % len(sks)
+	}
+}

@@ -23,7 +23,7 @@ func BenchAddReceipts(b *testing.B, open func(tb testing.TB) store.Store) {
 		// skills (a spread load's flush: no two receipts merge, and
 		// all share every field but time, skill and digest).
 		spread bool
-	}{{"batch-1", 1, false}, {"batch-250", 250, false}, {"spread-250", 250, true}} {
+	}{{"batch-1", 1, false}, {"batch-250", 250, false}, {"spread-250", 250, true}, {"spread-1000", 1000, true}} {
 		b.Run(c.name, func(b *testing.B) {
 			s, ok := open(b).(store.Server)
 			if !ok {
