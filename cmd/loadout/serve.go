@@ -610,7 +610,8 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 		return mcpserver.Options{Agent: id, Stateless: o.stateless, Logger: logger, Sessions: o.sessions, HostChecked: true, Start: o.start}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/", httpapi.New(svc, httpapi.Options{Logger: logger, Limits: o.limits, Ready: o.ready}))
+	apiH := httpapi.New(svc, httpapi.Options{Logger: logger, Limits: o.limits, Ready: o.ready})
+	mux.Handle("/", apiH)
 	// Each MCP handler renders its agent's listing once, after o.start
 	// when it is set (0.5 s of CPU at 50,000 skills, computing the
 	// listing's domains most of it); the global one is built while the
@@ -638,7 +639,7 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 	// Link URLs (/i/TOKEN/.well-known/…) carry their own token, so they
 	// are routed before the bearer check, to the agents' index mounts.
 	top := http.NewServeMux()
-	api := httpapi.Auth(svc, mux)
+	api := httpapi.Auth(svc, apiRoute(mux, apiH))
 	top.Handle("/", api)
 	// The UI authenticates by its own session cookie; GET / sends a
 	// browser to it and anything else to the API's index.
@@ -651,7 +652,7 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 		api.ServeHTTP(w, r)
 	})
 	top.Handle(wellknown.LinkPrefix, wellknown.Link(svc, mux))
-	guarded, err := httpapi.Guard(o.guard, top)
+	guarded, err := httpapi.Guard(o.guard, apiRoute(top, api))
 	if err != nil {
 		return nil, nil, err
 	}
