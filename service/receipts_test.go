@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
 
@@ -229,4 +230,74 @@ func BenchmarkMerge(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(src)), "ns/receipt")
 		})
 	}
+}
+
+// TestReceiptRingCopiesRarely: without a store, receipts are kept in an
+// in-memory ring of the newest receiptRing rows. Once full, a flush of a
+// batch does not copy the whole ring to trim it (2.6 MB allocated a
+// flush, before): at most 64 KiB allocated a flush on average; and the
+// readers still see exactly the newest receiptRing rows, at the bound
+// and one past it.
+func TestReceiptRingCopiesRarely(t *testing.T) {
+	r := newReceiptLog(nil, slog.New(slog.DiscardHandler), store.Retention{})
+	t.Cleanup(func() { r.close() })
+	now := time.Now().UTC()
+	n := 0
+	names := make([]string, 3*receiptRing+60*receiptBatch)
+	for i := range names {
+		names[i] = fmt.Sprintf("s%06d", i)
+	}
+	addBatch := func(k int) {
+		for range k {
+			rc := mergeBase(now.Add(time.Duration(n) * time.Microsecond))
+			rc.Skill = names[n] // none merge
+			r.add(rc)
+			n++
+		}
+		if err := r.flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(want int) {
+		t.Helper()
+		got := r.memory(store.ReceiptQuery{Limit: 3 * receiptRing})
+		if len(got) != want {
+			t.Fatalf("after %d receipts, %d kept, want %d", n, len(got), want)
+		}
+		if got[0].Skill != fmt.Sprintf("s%06d", n-1) || got[len(got)-1].Skill != fmt.Sprintf("s%06d", n-want) {
+			t.Fatalf("after %d receipts, kept %s to %s", n, got[len(got)-1].Skill, got[0].Skill)
+		}
+		var total int64
+		for _, u := range r.usage(store.UsageQuery{Limit: 3 * receiptRing}) {
+			total += u.Count
+		}
+		if total != int64(want) {
+			t.Fatalf("after %d receipts, usage counts %d, want %d", n, total, want)
+		}
+	}
+	addBatch(receiptRing)
+	check(receiptRing)
+	addBatch(1)
+	check(receiptRing)
+	addBatch(receiptRing - 1) // twice the ring: at the trim's bound
+	check(receiptRing)
+	addBatch(1) // one past it: trimmed
+	check(receiptRing)
+	if len(r.ring) != receiptRing {
+		t.Errorf("the ring holds %d rows after its trim, want %d", len(r.ring), receiptRing)
+	}
+	for range 2 * receiptRing / receiptBatch { // the ring's array at its size
+		addBatch(receiptBatch)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const flushes = 30
+	for range flushes {
+		addBatch(receiptBatch)
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / flushes; per > 64<<10 {
+		t.Errorf("%d bytes allocated a flush of a full ring, want at most 64 KiB (the ring is not copied to trim it)", per)
+	}
+	check(receiptRing)
 }
