@@ -242,10 +242,10 @@ func tunerTest(t *testing.T) (*lockedWriter, *slog.Logger) {
 }
 
 // TestMemoryWarmupRoom: while start-up work runs in the background, a
-// live heap that leaves less than warmupHeadroom under the warm-up's
+// live heap that leaves less than half warmupHeadroom under the warm-up's
 // limit (twice the catalog's heap plus warmupHeadroom) raises the limit
 // to warmupHeadroom above it, so the collector never runs back to back.
-// A heap that leaves more (the near miss: 24 MiB more) keeps the limit.
+// A heap that leaves more (the near miss: 12 MiB more) keeps the limit.
 func TestMemoryWarmupRoom(t *testing.T) {
 	logged, logger := tunerTest(t)
 	m := startMemory(func(string) string { return "" })
@@ -269,8 +269,8 @@ func TestMemoryWarmupRoom(t *testing.T) {
 			live = append(live, make([]byte, 1<<20))
 		}
 	}
-	// Up to 24 MiB short of leaving less than warmupHeadroom: it stays.
-	grow(warm - warmupHeadroom - 24<<20)
+	// 12 MiB short of leaving less than half warmupHeadroom: it stays.
+	grow(warm - warmupHeadroom/2 - 12<<20)
 	for range 5 {
 		runtime.GC()
 		time.Sleep(2 * time.Millisecond)
@@ -278,8 +278,8 @@ func TestMemoryWarmupRoom(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != warm {
 		t.Errorf("live heap %d MiB, %d MiB of room: the limit moved from %d to %d MiB", liveHeap()>>20, (warm-int64(liveHeap()))>>20, warm>>20, got>>20)
 	}
-	// 24 MiB past it: the limit rises to warmupHeadroom above the heap.
-	grow(warm - warmupHeadroom + 24<<20)
+	// 12 MiB past it: the limit rises to warmupHeadroom above the heap.
+	grow(warm - warmupHeadroom/2 + 12<<20)
 	got, _ := regrown(warm)
 	if want := int64(liveHeap()) + warmupHeadroom; got <= warm || got < want-(8<<20) || got > want+(8<<20) {
 		t.Errorf("live heap %d MiB during the warm-up: limit %d MiB (was %d), want about %d MiB", liveHeap()>>20, got>>20, warm>>20, want>>20)
