@@ -80,7 +80,8 @@ const (
 	lastingHeadroom = 128 << 20
 	// warmupHeadroom is the room on top of twice the catalog's live heap
 	// while start-up work runs in the background after ready, and the
-	// least room above the live heap then (warmRoom).
+	// room above the live heap it is raised to then, once less than half
+	// of it is left (warmRoom).
 	warmupHeadroom = 64 << 20
 )
 
@@ -246,9 +247,9 @@ func (t *memoryTuner) loaded(logger *slog.Logger) {
 // 523 MB resident, 128 MiB at 388 MB and 64 MiB at 324 MB, for about the
 // same CPU to start-up settled (16.5-19.9 s, within the machine's noise).
 // The live heap grows to 1.85 times the catalog's, under twice it; for a
-// tree whose warm-up keeps more, the limit keeps warmupHeadroom above the
-// live heap after each collection (warmRoom), so the collector never runs
-// back to back.
+// tree whose warm-up keeps more, a collection that leaves less than half
+// warmupHeadroom above the live heap raises the limit to warmupHeadroom
+// above it (warmRoom), so the collector never runs back to back.
 func (t *memoryTuner) warmup() {
 	if t.catalogLive == 0 { // no catalogLoaded (mcp): measure now
 		t.lasting("")
