@@ -91,6 +91,7 @@ type Catalog struct {
 	safety safetyCache // Safety's findings per skill (safety.go)
 	gated  gateCache   // the gate's verdicts per skill (gate.go), under mu
 	envs   envCache    // the loads' rendered envelopes (envcache.go)
+	share  indexShare  // the search indexes built lately (searchshare.go)
 
 	reports reportCache                  // the last Report (problems.go)
 	sources atomic.Pointer[sourcesEntry] // the last Sources (sources.go)
@@ -453,6 +454,9 @@ type Loadout struct {
 	// base, when set, is the index to patch rather than build (see
 	// indexBase); the first search takes it.
 	base *indexBase
+	// share is the catalog's: a loadout of the same skills takes another's
+	// index rather than build its own (searchshare.go).
+	share *indexShare
 }
 
 // Entries returns every selected skill in prompt order.
@@ -491,7 +495,7 @@ func (c *Catalog) listingDefaults(spec *AgentSpec) {
 }
 
 func (c *Catalog) build(spec AgentSpec, fetch func(SourceSpec) *source.Result) *Loadout {
-	l := &Loadout{Spec: spec, byName: map[string]*Entry{}, srcDiags: make([][]skill.Diagnostic, len(spec.Skills)), envs: &c.envs}
+	l := &Loadout{Spec: spec, byName: map[string]*Entry{}, srcDiags: make([][]skill.Diagnostic, len(spec.Skills)), envs: &c.envs, share: &c.share}
 	c.listingDefaults(&l.Spec)
 	seenRoot := map[string]bool{}
 	// add registers e; a name selected before is reported and returned.
@@ -599,7 +603,7 @@ func (c *Catalog) shareGlobal(agents []*Loadout, g AgentSpec) (*Loadout, bool) {
 		}
 	}
 	l := &Loadout{Spec: g, entries: a.entries, byName: a.byName, names: a.names, scanDiags: a.scanDiags,
-		srcDiags: make([][]skill.Diagnostic, len(g.Skills)), envs: &c.envs}
+		srcDiags: make([][]skill.Diagnostic, len(g.Skills)), envs: &c.envs, share: &c.share}
 	c.listingDefaults(&l.Spec)
 	l.assemble()
 	return l, true

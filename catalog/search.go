@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loadout/loadout/internal/terms"
+	"github.com/loadout/loadout/skill"
 )
 
 // Hit is one search result: a short entry, never a body.
@@ -44,11 +45,13 @@ type Hit struct {
 // alone.
 type searchIndex struct {
 	// entries are the documents' representatives; nil is a document
-	// removed by a patch.
-	entries []*Entry
+	// removed by a patch. They are skills, not a loadout's entries: the
+	// index is the same for two loadouts of the same skills (an agent that
+	// selects all of them and the global loadout), which share it (twin).
+	entries []*skill.Skill
 	// clones are the other skills of a document's description, in name
 	// order, for the documents that have some.
-	clones map[int32][]*Entry
+	clones map[int32][]*skill.Skill
 	// docOf is the live document of each description.
 	docOf  map[string]int32
 	live   int // documents not removed
@@ -90,22 +93,37 @@ type indexBase struct {
 
 // docTerms are the terms of one entry with their weights (the name
 // counts three times, tags and the category twice, the first maxDescTerms words of the
-// description once), which of them are in the name, and their total.
-func docTerms(e *Entry, toks []string) (counts map[string]int, inName map[string]bool, n int, _ []string) {
-	counts, inName = map[string]int{}, map[string]bool{}
-	toks = terms.Append(e.Skill.Name, toks[:0])
+// description once), which of them are in the name, and their total. It
+// fills d's maps, cleared first: one docTerms serves every document of a
+// build, which made two maps a document before (most of the build's
+// garbage: 4.2 KB a skill).
+type docTerms struct {
+	counts map[string]int
+	inName map[string]bool
+	n      int
+	toks   []string
+}
+
+func (d *docTerms) of(sk *skill.Skill) {
+	if d.counts == nil {
+		d.counts, d.inName = map[string]int{}, map[string]bool{}
+	}
+	clear(d.counts)
+	clear(d.inName)
+	counts, inName := d.counts, d.inName
+	toks := terms.Append(sk.Name, d.toks[:0])
 	for _, t := range toks {
 		counts[t] += 3
 		inName[t] = true
 	}
-	toks = terms.Append(e.Skill.Description, toks[:0])
+	toks = terms.Append(sk.Description, toks[:0])
 	if len(toks) > maxDescTerms {
 		toks = toks[:maxDescTerms]
 	}
 	for _, t := range toks {
 		counts[t]++
 	}
-	for _, t := range e.Skill.Meta.Tags {
+	for _, t := range sk.Meta.Tags {
 		toks = terms.Append(t, toks[:0])
 		for _, t := range toks {
 			counts[t] += 2
@@ -113,16 +131,17 @@ func docTerms(e *Entry, toks []string) (counts map[string]int, inName map[string
 	}
 	// The category counts as a tag: the listing's group lines (render's
 	// grouped tier) tell the model to search for a group's category.
-	if c := e.Skill.Meta.Category; c != "" {
+	if c := sk.Meta.Category; c != "" {
 		toks = terms.Append(c, toks[:0])
 		for _, t := range toks {
 			counts[t] += 2
 		}
 	}
+	d.n = 0
 	for _, c := range counts {
-		n += c
+		d.n += c
 	}
-	return counts, inName, n, toks
+	d.toks = toks
 }
 
 // WarmSearch builds l's search index now, not on its first search: a
@@ -133,6 +152,16 @@ func (l *Loadout) WarmSearch() { l.index() }
 
 func (l *Loadout) index() *searchIndex {
 	l.searchOnce.Do(func() {
+		if ix := l.twin(); ix != nil {
+			l.base = nil
+			l.search.Store(ix)
+			return
+		}
+		defer func() {
+			if l.share != nil {
+				l.share.add(l)
+			}
+		}()
 		if b := l.base; b != nil {
 			l.base = nil
 			if ix := b.ix.patched(b.removed, b.made); ix != nil {
@@ -140,41 +169,105 @@ func (l *Loadout) index() *searchIndex {
 				return
 			}
 		}
-		ix := &searchIndex{terms: map[string][]posting{}, docOf: make(map[string]int32, len(l.names)), clones: map[int32][]*Entry{}}
-		var toks []string
-		for _, name := range l.names { // sorted: the first of a description is its representative
-			e := l.byName[name]
-			if d, ok := ix.docOf[e.Skill.Description]; ok {
-				ix.clones[d] = append(ix.clones[d], e)
-				continue
-			}
-			doc := int32(len(ix.entries))
-			ix.entries = append(ix.entries, e)
-			ix.docOf[e.Skill.Description] = doc
-			var counts map[string]int
-			var inName map[string]bool
-			var n int
-			counts, inName, n, toks = docTerms(e, toks)
-			for t, c := range counts {
-				ix.terms[t] = append(ix.terms[t], posting{doc: doc, tf: uint16(min(c, 65535)), name: inName[t]})
-			}
-			ix.lens = append(ix.lens, n)
-			ix.total += n
-		}
-		ix.live = len(ix.entries)
+		ix := build(l.names, l.byName)
 		order := make([]int32, len(ix.entries))
 		for i := range order {
 			order[i] = int32(i) // l.names is sorted
 		}
-		for t := range ix.terms {
-			ix.sorted = append(ix.sorted, t)
-		}
-		sort.Strings(ix.sorted)
 		ix.finish(order)
 		l.search.Store(ix)
 	})
 	return l.search.Load()
 }
+
+// build indexes the entries of names (sorted) in two passes, to make
+// little garbage: the first gives each term a number and records each
+// document's (term, weight) pairs in one slice; the second lays every
+// term's postings out in one array, each term's a slice of it (full, so
+// a patch copies rather than appends into it). Postings grown one append
+// at a time, and two maps a document, made 4.2 KB of garbage a skill and
+// kept 526 B a skill at 20,000 skills (TestSearchIndexCost).
+func build(names []string, byName map[string]*Entry) *searchIndex {
+	ix := &searchIndex{docOf: make(map[string]int32, len(names)), clones: map[int32][]*skill.Skill{},
+		lens: make([]int, 0, len(names))}
+	ids := map[string]int32{}
+	var list []string // the terms by number
+	var count []int32 // each term's postings
+	var pairs chunked // the documents' terms in document order, doc holding the term's number
+	var per []int32   // each document's pairs
+	var d docTerms
+	for _, name := range names { // sorted: the first of a description is its representative
+		sk := byName[name].Skill
+		if doc, ok := ix.docOf[sk.Description]; ok {
+			ix.clones[doc] = append(ix.clones[doc], sk)
+			continue
+		}
+		ix.docOf[sk.Description] = int32(len(ix.entries))
+		ix.entries = append(ix.entries, sk)
+		d.of(sk)
+		for t, c := range d.counts {
+			id, ok := ids[t]
+			if !ok {
+				id = int32(len(list))
+				ids[t] = id
+				list = append(list, t)
+				count = append(count, 0)
+			}
+			count[id]++
+			pairs.add(posting{doc: id, tf: uint16(min(c, 65535)), name: d.inName[t]})
+		}
+		per = append(per, int32(len(d.counts)))
+		ix.lens = append(ix.lens, d.n)
+		ix.total += d.n
+	}
+	ix.live = len(ix.entries)
+	at := make([]int32, len(list)) // where each term's next posting goes
+	var sum int32
+	for id, c := range count {
+		at[id] = sum
+		sum += c
+	}
+	flat := make([]posting, pairs.n)
+	i := 0
+	for doc, n := range per {
+		for end := i + int(n); i < end; i++ {
+			p := pairs.at(i)
+			flat[at[p.doc]] = posting{doc: int32(doc), tf: p.tf, name: p.name}
+			at[p.doc]++
+		}
+	}
+	ix.terms = make(map[string][]posting, len(list))
+	start := int32(0)
+	for id, t := range list {
+		end := at[id] // the term's end now
+		ix.terms[t] = flat[start:end:end]
+		start = end
+	}
+	slices.Sort(list)
+	ix.sorted = list
+	return ix
+}
+
+// chunked is a list of postings kept in chunks of chunkLen: grown by
+// one append at a time, one slice made 5 times its final size in
+// garbage (the runtime grows large slices by a quarter).
+type chunked struct {
+	chunks [][]posting
+	n      int
+}
+
+const chunkLen = 1 << 12
+
+func (c *chunked) add(p posting) {
+	if c.n%chunkLen == 0 {
+		c.chunks = append(c.chunks, make([]posting, 0, chunkLen))
+	}
+	last := len(c.chunks) - 1
+	c.chunks[last] = append(c.chunks[last], p)
+	c.n++
+}
+
+func (c *chunked) at(i int) posting { return c.chunks[i/chunkLen][i%chunkLen] }
 
 // finish makes what the index derives from its documents: order, the
 // live documents in name order, gives rank; and the BM25 length terms.
@@ -194,8 +287,8 @@ func (ix *searchIndex) finish(order []int32) {
 }
 
 // members are a document's skills: its representative, then its clones.
-func (ix *searchIndex) members(doc int32) []*Entry {
-	return append([]*Entry{ix.entries[doc]}, ix.clones[doc]...)
+func (ix *searchIndex) members(doc int32) []*skill.Skill {
+	return append([]*skill.Skill{ix.entries[doc]}, ix.clones[doc]...)
 }
 
 // patched returns a copy of ix without the removed entries and with the
@@ -208,35 +301,35 @@ func (ix *searchIndex) patched(removed, made []*Entry) *searchIndex {
 	// Each description touched, with its document's skills after.
 	type change struct {
 		old     int32 // its document in ix, or -1
-		members []*Entry
+		members []*skill.Skill
 	}
 	changes := map[string]*change{}
 	var descs []string // in the order first touched
-	touch := func(e *Entry) *change {
-		c := changes[e.Skill.Description]
+	touch := func(e *skill.Skill) *change {
+		c := changes[e.Description]
 		if c == nil {
 			c = &change{old: -1}
-			if d, ok := ix.docOf[e.Skill.Description]; ok {
+			if d, ok := ix.docOf[e.Description]; ok {
 				c.old, c.members = d, ix.members(d)
 			}
-			changes[e.Skill.Description] = c
-			descs = append(descs, e.Skill.Description)
+			changes[e.Description] = c
+			descs = append(descs, e.Description)
 		}
 		return c
 	}
 	for _, e := range removed {
-		c := touch(e)
-		i := slices.Index(c.members, e)
+		c := touch(e.Skill)
+		i := slices.Index(c.members, e.Skill)
 		if i < 0 {
 			return nil
 		}
 		c.members = slices.Delete(c.members, i, i+1)
 	}
-	byName := func(x *Entry, name string) int { return strings.Compare(x.Skill.Name, name) }
+	byName := func(x *skill.Skill, name string) int { return strings.Compare(x.Name, name) }
 	for _, e := range made {
-		c := touch(e)
+		c := touch(e.Skill)
 		i, _ := slices.BinarySearchFunc(c.members, e.Skill.Name, byName)
-		c.members = slices.Insert(c.members, i, e)
+		c.members = slices.Insert(c.members, i, e.Skill)
 	}
 	kept := func(c *change) bool { return c.old >= 0 && len(c.members) > 0 && c.members[0] == ix.entries[c.old] }
 	gone, come := 0, 0 // documents removed and made
@@ -255,14 +348,14 @@ func (ix *searchIndex) patched(removed, made []*Entry) *searchIndex {
 	}
 	nx := &searchIndex{entries: slices.Clone(ix.entries), live: ix.live, terms: maps.Clone(ix.terms), lens: slices.Clone(ix.lens), total: ix.total,
 		docOf: maps.Clone(ix.docOf), clones: maps.Clone(ix.clones)}
-	setClones := func(doc int32, cl []*Entry) {
+	setClones := func(doc int32, cl []*skill.Skill) {
 		if len(cl) == 0 {
 			delete(nx.clones, doc)
 		} else {
 			nx.clones[doc] = cl
 		}
 	}
-	var toks []string
+	var d docTerms
 	var newTerms, goneTerms []string
 	first := len(nx.entries)
 	for _, desc := range descs {
@@ -272,9 +365,8 @@ func (ix *searchIndex) patched(removed, made []*Entry) *searchIndex {
 			continue
 		}
 		if doc := c.old; doc >= 0 {
-			var counts map[string]int
-			counts, _, _, toks = docTerms(nx.entries[doc], toks)
-			for t := range counts {
+			d.of(nx.entries[doc])
+			for t := range d.counts {
 				ps := nx.terms[t]
 				out := make([]posting, 0, len(ps))
 				for _, p := range ps {
@@ -304,21 +396,18 @@ func (ix *searchIndex) patched(removed, made []*Entry) *searchIndex {
 		nx.entries = append(nx.entries, e)
 		nx.docOf[desc] = doc
 		setClones(doc, c.members[1:])
-		var counts map[string]int
-		var inName map[string]bool
-		var n int
-		counts, inName, n, toks = docTerms(e, toks)
-		for t, w := range counts {
+		d.of(e)
+		for t, w := range d.counts {
 			ps := nx.terms[t]
 			if ps == nil {
 				newTerms = append(newTerms, t)
 			}
 			out := make([]posting, len(ps), len(ps)+1)
 			copy(out, ps)
-			nx.terms[t] = append(out, posting{doc: doc, tf: uint16(min(w, 65535)), name: inName[t]})
+			nx.terms[t] = append(out, posting{doc: doc, tf: uint16(min(w, 65535)), name: d.inName[t]})
 		}
-		nx.lens = append(nx.lens, n)
-		nx.total += n
+		nx.lens = append(nx.lens, d.n)
+		nx.total += d.n
 		nx.live++
 	}
 	nx.sorted = ix.sorted
@@ -344,7 +433,7 @@ func (ix *searchIndex) order() []int32 {
 // those now removed (nil in entries) and with the documents from first on
 // (the ones a patch made) put in by name: a search in the order for each
 // made one, not a comparison of every name.
-func mergeOrder(old []int32, entries []*Entry, first int) []int32 {
+func mergeOrder(old []int32, entries []*skill.Skill, first int) []int32 {
 	live := old
 	if slices.ContainsFunc(old, func(d int32) bool { return entries[d] == nil }) {
 		live = slices.DeleteFunc(slices.Clone(old), func(d int32) bool { return entries[d] == nil })
@@ -353,7 +442,7 @@ func mergeOrder(old []int32, entries []*Entry, first int) []int32 {
 	for d := first; d < len(entries); d++ {
 		made = append(made, int32(d))
 	}
-	name := func(d int32) string { return entries[d].Skill.Name }
+	name := func(d int32) string { return entries[d].Name }
 	slices.SortFunc(made, func(a, b int32) int { return strings.Compare(name(a), name(b)) })
 	out := make([]int32, 0, len(live)+len(made))
 	at := 0
@@ -613,9 +702,9 @@ func (l *Loadout) hits(query string, limit int, prune bool, o SearchOptions) []H
 		if o.Usage != nil {
 			// A document's uses are its skills': loading any clone is a
 			// use of the same text.
-			uses := o.Usage[ix.entries[top[i].doc].Skill.Name]
+			uses := o.Usage[ix.entries[top[i].doc].Name]
 			for _, e := range ix.clones[top[i].doc] {
-				uses += o.Usage[e.Skill.Name]
+				uses += o.Usage[e.Name]
 			}
 			top[i].score *= usagePrior(uses)
 		}
@@ -625,11 +714,11 @@ func (l *Loadout) hits(query string, limit int, prune bool, o SearchOptions) []H
 	hits := make([]Hit, 0, len(top))
 	for _, d := range top {
 		e := ix.entries[d.doc]
-		h := Hit{Name: e.Skill.Name, Description: e.Skill.Description, Score: float64(int(d.score*1000)) / 1000, Source: e.Skill.Origin.Kind}
+		h := Hit{Name: e.Name, Description: e.Description, Score: float64(int(d.score*1000)) / 1000, Source: e.Origin.Kind}
 		if cl := ix.clones[d.doc]; len(cl) > 0 {
 			h.Also = make([]string, 0, min(len(cl), maxAlso))
 			for _, c := range cl[:min(len(cl), maxAlso)] {
-				h.Also = append(h.Also, c.Skill.Name)
+				h.Also = append(h.Also, c.Name)
 			}
 		}
 		hits = append(hits, h)

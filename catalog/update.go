@@ -348,7 +348,7 @@ func (c *Catalog) patch(was *Loadout, fetch func(SourceSpec) *source.Result, dir
 			return nil, false // changed in two of the agent's sources
 		}
 	}
-	l := &Loadout{Spec: spec, srcDiags: was.srcDiags, preloadDiags: was.preloadDiags, shadowed: was.shadowed, envs: was.envs}
+	l := &Loadout{Spec: spec, srcDiags: was.srcDiags, preloadDiags: was.preloadDiags, shadowed: was.shadowed, envs: was.envs, share: was.share}
 	l.entries = make([]*Entry, 0, len(was.entries)+len(all))
 	var removed, made []*Entry
 	// Entries come by source, and by name within a source.

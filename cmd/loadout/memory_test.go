@@ -240,3 +240,52 @@ func tunerTest(t *testing.T) (*lockedWriter, *slog.Logger) {
 	logged := &lockedWriter{b: &strings.Builder{}}
 	return logged, slog.New(slog.NewTextHandler(logged, nil))
 }
+
+// TestMemoryWarmupRoom: while start-up work runs in the background, a
+// live heap that leaves less than half warmupHeadroom under the warm-up's
+// limit (twice the catalog's heap plus warmupHeadroom) raises the limit
+// to warmupHeadroom above it, so the collector never runs back to back.
+// A heap that leaves more (the near miss: 12 MiB more) keeps the limit.
+func TestMemoryWarmupRoom(t *testing.T) {
+	logged, logger := tunerTest(t)
+	m := startMemory(func(string) string { return "" })
+	defer m.stop()
+	live := make([][]byte, 0, 256)
+	for range 48 {
+		live = append(live, make([]byte, 1<<20))
+	}
+	m.catalogLoaded()
+	catalog := int64(m.catalogLive)
+	done := m.background()
+	defer done()
+	m.loaded(logger)
+	warm := 2*catalog + warmupHeadroom
+	if got := debug.SetMemoryLimit(-1); got != warm {
+		t.Fatalf("warm-up limit %d MiB, want %d MiB", got>>20, warm>>20)
+	}
+	other := catalog - int64(len(live))<<20 // the heap besides live
+	grow := func(heap int64) {
+		for int64(len(live))<<20+other < heap {
+			live = append(live, make([]byte, 1<<20))
+		}
+	}
+	// 12 MiB short of leaving less than half warmupHeadroom: it stays.
+	grow(warm - warmupHeadroom/2 - 12<<20)
+	for range 5 {
+		runtime.GC()
+		time.Sleep(2 * time.Millisecond)
+	}
+	if got := debug.SetMemoryLimit(-1); got != warm {
+		t.Errorf("live heap %d MiB, %d MiB of room: the limit moved from %d to %d MiB", liveHeap()>>20, (warm-int64(liveHeap()))>>20, warm>>20, got>>20)
+	}
+	// 12 MiB past it: the limit rises to warmupHeadroom above the heap.
+	grow(warm - warmupHeadroom/2 + 12<<20)
+	got, _ := regrown(warm)
+	if want := int64(liveHeap()) + warmupHeadroom; got <= warm || got < want-(8<<20) || got > want+(8<<20) {
+		t.Errorf("live heap %d MiB during the warm-up: limit %d MiB (was %d), want about %d MiB", liveHeap()>>20, got>>20, warm>>20, want>>20)
+	}
+	if !strings.Contains(logged.String(), "warm-up's live heap grew") {
+		t.Errorf("the log does not say the limit was raised:\n%s", logged.String())
+	}
+	runtime.KeepAlive(live)
+}
