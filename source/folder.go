@@ -66,6 +66,18 @@ type Options struct {
 	// else, such as loadout check and list: a skill then holds about 600
 	// bytes less. Diagnostics are the same either way.
 	TypedMeta bool
+	// SharedMeta makes each skill's Meta keep only the frontmatter fields
+	// a catalog reads to list and check skills: Category, RequiresTools
+	// and DisableModelInvocation (Meta.Name and Meta.Description are
+	// empty: read Skill.Name and Skill.Description; Version and Tags,
+	// which search and loadout list read, are dropped). The skills whose
+	// fields are equal share one Meta, which must not be changed
+	// (skill.Batch.SharedMeta). It implies TypedMeta, and applies to a
+	// scan without a Cache, whose skills are kept until the scan's user
+	// drops them all: one-shot commands such as loadout prompt and check,
+	// where a Frontmatter per skill was 10 MB at 50,000 skills.
+	// Diagnostics are the same either way.
+	SharedMeta bool
 	// NoFiles makes each skill keep no manifest of its supporting files
 	// (Files is nil; Dirs and Stamp are kept), for one-shot commands that
 	// print the listing alone and read no skill file, such as loadout
@@ -80,6 +92,9 @@ type Options struct {
 }
 
 func (o *Options) defaults() {
+	if o.SharedMeta {
+		o.TypedMeta = true
+	}
 	if o.MaxDepth <= 0 {
 		o.MaxDepth = DefaultMaxDepth
 	}
@@ -190,6 +205,7 @@ func ScanFolder(ctx context.Context, root string, opt Options) *Result {
 		s.batches = make([]*skill.Batch, max(opt.Workers, 1))
 		for w := range s.batches {
 			s.batches[w] = skill.NewBatch()
+			s.batches[w].SharedMeta = opt.SharedMeta
 		}
 	}
 

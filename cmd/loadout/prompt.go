@@ -31,6 +31,9 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	cf.typedMeta = true
 	// Nor does it read a file of a skill: no manifests (9 MB at 50,000).
 	cf.noFiles = true
+	// Of the frontmatter it reads the category and whether the skill is
+	// hidden: one value shared by the skills alike (10 MB at 50,000).
+	cf.sharedMeta = true
 	fs.StringVar(&format, "format", "", "prompt format: pi (default), catalog or progressive")
 	fs.IntVar(&budget, "budget", 0, "listing budget in characters (default: the agent's, else 8000; -1: no limit)")
 	fs.IntVar(&budgetTokens, "budget-tokens", 0, "a second limit in tokens, counted as characters ÷ 4 rounded up; the smaller wins (default: the agent's budgetTokens)")
