@@ -134,8 +134,10 @@ func (c *Catalog) Report(ctx context.Context, p *safety.Policy) *Report {
 	if r := c.reports.r; r != nil && r.key == k {
 		return r
 	}
-	base := c.Diagnostics()
-	all, bySkill := c.safetyRun(ctx, p, base)
+	// Diagnostics' parts, not a copy of them: safetyRun puts them first.
+	added, diags := c.Added(), c.snap.Load().diags
+	all, bySkill := c.safetyRun(ctx, p, added, diags)
+	base := all[:len(added)+len(diags)]
 	found := all[len(base):]
 	r := NewReport(all)
 	r.key = k

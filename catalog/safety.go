@@ -55,15 +55,15 @@ func (c *Catalog) UseSavedFindings(s *safety.Saved) {
 // Results are cached per skill value, so a reload reads only the skills
 // that changed; ctx stops the reading.
 func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnostic {
-	out, _ := c.safetyRun(ctx, p, nil)
+	out, _ := c.safetyRun(ctx, p)
 	return out
 }
 
 // safetyRun is Safety, also returning the findings by skill value of the
 // skills that have some (shared with the cache: read only). The findings
-// are returned after head (head's elements first, then the findings in
-// their order), in one new slice.
-func (c *Catalog) safetyRun(ctx context.Context, p *safety.Policy, head []skill.Diagnostic) ([]skill.Diagnostic, map[*skill.Skill][]skill.Diagnostic) {
+// are returned after the heads (their elements first, in order, then the
+// findings in their order), in one new slice.
+func (c *Catalog) safetyRun(ctx context.Context, p *safety.Policy, heads ...[]skill.Diagnostic) ([]skill.Diagnostic, map[*skill.Skill][]skill.Diagnostic) {
 	snap := c.snap.Load()
 	c.safety.mu.Lock()
 	defer c.safety.mu.Unlock()
@@ -133,14 +133,22 @@ func (c *Catalog) safetyRun(ctx context.Context, p *safety.Policy, head []skill.
 		}
 	}
 	c.safety.checked, c.safety.found = checked, found
-	// head and the findings in one slice of the final size: growing it by
-	// appends, then copying it after head (Report), held up to three
-	// copies of every finding at once (7 MB each at 50,000 findings).
+	// The heads and the findings in one slice of the final size: growing
+	// it by appends, then copying it after the heads (Report), held up to
+	// three copies of every finding at once (7 MB each at 50,000
+	// findings), and a copy of the heads made to put before them was
+	// 3.5 MB more at 50,000 diagnostics.
 	total := len(unread) + len(similar)
 	for _, ds := range found {
 		total += len(ds)
 	}
-	out := slices.Grow(head[:len(head):len(head)], total)
+	for _, h := range heads {
+		total += len(h)
+	}
+	out := make([]skill.Diagnostic, 0, total)
+	for _, h := range heads {
+		out = append(out, h...)
+	}
 	at := len(out)
 	out = append(out, unread...)
 	for _, ds := range found {
@@ -221,8 +229,27 @@ func skillPath(sk *skill.Skill, rel string) string {
 	if rel == "" {
 		rel = sk.Entry
 	}
-	if strings.Contains(sk.Dir, "://") {
+	virtual := strings.Contains(sk.Dir, "://")
+	if rel == sk.Entry && isLocation(sk, virtual) {
+		// The skill's own string: a new one per finding was 1.4 MB of a
+		// check of 50,000 skills with a finding each.
+		return sk.Location
+	}
+	if virtual {
 		return sk.Dir + "/" + path.Clean(rel)
 	}
 	return filepath.Join(sk.Dir, filepath.FromSlash(rel))
+}
+
+// isLocation reports whether sk.Location is the path skillPath makes of
+// sk.Entry: Dir, a separator ("/" when virtual) and Entry, Dir clean
+// and not the root (Join("/", "SKILL.md") has one slash).
+func isLocation(sk *skill.Skill, virtual bool) bool {
+	sep := byte(filepath.Separator)
+	if virtual {
+		sep = '/'
+	}
+	l, d := sk.Location, sk.Dir
+	return len(l) == len(d)+1+len(sk.Entry) && d != "" && d[len(d)-1] != sep && strings.HasPrefix(l, d) && l[len(d)] == sep && strings.HasSuffix(l, sk.Entry) &&
+		sk.Entry == path.Clean(sk.Entry) && (virtual || filepath.Clean(d) == d)
 }

@@ -108,15 +108,29 @@ var genericTerms = func() map[string]bool {
 // NewDomains computes the domains of listing. It reads each entry's name,
 // category and the first 200 terms of its description.
 func NewDomains(listing []Entry) *Domains {
-	b := domainBuilder{listing: listing}
-	n := len(listing)
+	return NewDomainsOf(len(listing), func(i int) (string, string, string) {
+		e := &listing[i]
+		return e.Name, e.Description, e.Category
+	})
+}
+
+// NewDomainsOf is NewDomains of a listing of n entries that at gives,
+// entry i's name, description and category: the same domains, for a
+// caller that holds its skills in another form and computes the domains
+// before it builds the listing (a catalog of 50,000 skills held both the
+// listing, 11 MB, and the domains being computed, 16 MB, at its peak).
+// at is called several times for each entry, and must give the same
+// text each time.
+func NewDomainsOf(n int, at func(i int) (name, description, category string)) *Domains {
+	b := domainBuilder{at: at}
 	b.entOff = make([]int32, 1, n+1)
 	// An entry has about one distinct word in 12 bytes of its text (445 to
 	// 10,000 real skills, bench/cmd/domains): sized for one in 10, the
 	// lists are seldom copied as they grow.
 	text := 0
-	for i := range listing {
-		text += len(listing[i].Name) + min(len(listing[i].Description), 16*domainMaxTerms)
+	for i := range n {
+		name, desc, _ := at(i)
+		text += len(name) + min(len(desc), 16*domainMaxTerms)
 	}
 	b.ents = make([]int32, 0, text/10)
 	// The vocabulary grows as the square root of the text: about
@@ -129,8 +143,9 @@ func NewDomains(listing []Entry) *Domains {
 	b.terms = make([]string, 0, 10*root)
 	b.seenT = make([]int32, 0, 10*root)
 	b.slots = make([]uint64, max(1<<12, 1<<bits.Len(uint(26*root))))
-	for i := range listing {
-		b.scan(&listing[i])
+	for i := range n {
+		name, desc, _ := at(i)
+		b.scan(name, desc)
 	}
 	nt := len(b.terms)
 	df := make([]int32, nt)     // entries with the term
@@ -139,8 +154,9 @@ func NewDomains(listing []Entry) *Domains {
 	var keys []string
 	catIdx := map[string]int32{}
 	nFree := 0
-	for i := range listing {
-		if k := categoryKey(listing[i].Category); k != "" {
+	for i := range n {
+		_, _, c := at(i)
+		if k := categoryKey(c); k != "" {
 			g, ok := catIdx[k]
 			if !ok {
 				g = int32(len(keys))
@@ -167,7 +183,7 @@ func NewDomains(listing []Entry) *Domains {
 	post := make([]int32, postOff[nt])
 	fill := make([]int32, nt)
 	copy(fill, postOff[:nt])
-	for i := range listing {
+	for i := range n {
 		if cat[i] == 0 {
 			for _, t := range b.entTerms(i) {
 				post[fill[t]] = int32(i)
@@ -228,7 +244,7 @@ func NewDomains(listing []Entry) *Domains {
 	// An entry left gets a domain of its rarest word, which the entries
 	// left that share it join; "other" if it has none.
 	other := int32(-1)
-	for i := range listing {
+	for i := range n {
 		if grp[i] >= 0 {
 			continue
 		}
@@ -445,10 +461,10 @@ type domainBuilder struct {
 	entOff []int32
 	seenT  []int32 // entry+1 that last saw the term
 	// seenW is, per word, the last wstamp that saw it (eachEntWord).
-	seenW   []int32
-	wstamp  int32
-	listing []Entry
-	buf     []byte
+	seenW  []int32
+	wstamp int32
+	at     func(i int) (name, description, category string)
+	buf    []byte
 }
 
 // wterm's values for a word that is not a usable term.
@@ -481,14 +497,14 @@ func (b *domainBuilder) eachEntWord(i int, f func(w int32)) {
 		}
 		return true
 	}
-	e := &b.listing[i]
-	b.buf = eachWord(e.Name, domainMaxNameWords, b.buf, visit)
-	b.buf = eachWord(e.Description, domainMaxTerms, b.buf, visit)
+	name, desc, _ := b.at(i)
+	b.buf = eachWord(name, domainMaxNameWords, b.buf, visit)
+	b.buf = eachWord(desc, domainMaxTerms, b.buf, visit)
 }
 
-// scan adds entry e's words: its name's and its description's first
+// scan adds an entry's words: its name's and its description's first
 // domainMaxTerms terms.
-func (b *domainBuilder) scan(e *Entry) {
+func (b *domainBuilder) scan(name, desc string) {
 	stamp := int32(len(b.entOff)) // entry index + 1
 	add := func(w []byte, h uint32) bool {
 		id, slot := b.lookup(w, h)
@@ -526,8 +542,8 @@ func (b *domainBuilder) scan(e *Entry) {
 		}
 		return true
 	}
-	b.buf = eachWord(e.Name, domainMaxNameWords, b.buf, add)
-	b.buf = eachWord(e.Description, domainMaxTerms, b.buf, add)
+	b.buf = eachWord(name, domainMaxNameWords, b.buf, add)
+	b.buf = eachWord(desc, domainMaxTerms, b.buf, add)
 	b.entOff = append(b.entOff, int32(len(b.ents)))
 }
 

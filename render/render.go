@@ -130,6 +130,10 @@ type Options struct {
 	// Without it a fresh plan fills the budget, and the first change
 	// after it re-plans.
 	Stable bool
+	// NoBasis says the caller keeps no Basis (a one-shot command): the
+	// report's Basis is left nil, and the text is the same. At 50,000
+	// skills a Basis was 5 MB, made at the peak of loadout prompt.
+	NoBasis bool
 	// Domains are the listing's domains (NewDomains of this listing),
 	// when the caller keeps them; nil computes them when some skill must
 	// be grouped.
@@ -400,7 +404,7 @@ func Prompt(listing, inline []Entry, opt Options) (string, Report) {
 			writeListing(&b, lay, listing, c, p)
 			tiers = p.tiers
 			rep.Groups = namedGroups(listing, p)
-			if !p.tooSmall && (opt.Stable || opt.Basis != nil) {
+			if !p.tooSmall && (opt.Stable || opt.Basis != nil) && !opt.NoBasis {
 				// A plan to keep: only callers that keep one pay for it.
 				rep.Basis = newBasis(key, b.String()[start:], listing, tiers, p.virt)
 				rep.Basis.groups = rep.Groups

@@ -79,7 +79,9 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 		// The listing is still printed, ranked by name alone after the pins.
 		fmt.Fprintf(e.stderr, "warning: %v; the listing is ranked without usage\n", err)
 	}
-	text, rep, diags := l.Prompt(catalog.PromptOptions{Format: format, Budget: budget, BudgetTokens: budgetTokens, Usage: usage})
+	// NoBasis: a plan kept for the next render is of no use to a command
+	// that renders once (5 MB at 50,000 skills).
+	text, rep, diags := l.Prompt(catalog.PromptOptions{Format: format, Budget: budget, BudgetTokens: budgetTokens, Usage: usage, NoBasis: true})
 	if budgetTokens > 0 && rep.TooSmall {
 		return fail(e, fmt.Errorf("--budget-tokens %d is too small for this listing: the format's fixed text and the line saying how to find skills take %d characters (%d tokens); give at least %d", budgetTokens, rep.MinBudget, (rep.MinBudget+3)/4, (rep.MinBudget+3)/4))
 	}
