@@ -2,6 +2,7 @@ package render
 
 import (
 	"container/heap"
+	"encoding/binary"
 	"math"
 	"math/bits"
 	"slices"
@@ -125,14 +126,14 @@ func NewDomainsOf(n int, at func(i int) (name, description, category string)) *D
 	b := domainBuilder{at: at}
 	b.entOff = make([]int32, 1, n+1)
 	// An entry has about one distinct word in 12 bytes of its text (445 to
-	// 10,000 real skills, bench/cmd/domains): sized for one in 10, the
-	// lists are seldom copied as they grow.
+	// 10,000 real skills, bench/cmd/domains): sized for one in 10 at a
+	// byte and a half each, the lists are seldom copied as they grow.
 	text := 0
 	for i := range n {
 		name, desc, _ := at(i)
 		text += len(name) + min(len(desc), 16*domainMaxTerms)
 	}
-	b.ents = make([]int32, 0, text/10)
+	b.ents = make([]byte, 0, text/10*3/2)
 	// The vocabulary grows as the square root of the text: about
 	// 12·√bytes words, 9·√bytes terms, in the same collections.
 	root := int(math.Sqrt(float64(text)))
@@ -167,7 +168,7 @@ func NewDomainsOf(n int, at func(i int) (name, description, category string)) *D
 		} else {
 			nFree++
 		}
-		for _, t := range b.entTerms(i) {
+		for t := range b.entTerms(i) {
 			df[t]++
 			if cat[i] == 0 {
 				dfFree[t]++
@@ -185,7 +186,7 @@ func NewDomainsOf(n int, at func(i int) (name, description, category string)) *D
 	copy(fill, postOff[:nt])
 	for i := range n {
 		if cat[i] == 0 {
-			for _, t := range b.entTerms(i) {
+			for t := range b.entTerms(i) {
 				post[fill[t]] = int32(i)
 				fill[t]++
 			}
@@ -249,7 +250,7 @@ func NewDomainsOf(n int, at func(i int) (name, description, category string)) *D
 			continue
 		}
 		best := int32(-1)
-		for _, t := range b.entTerms(i) {
+		for t := range b.entTerms(i) {
 			if best < 0 || df[t] < df[best] || df[t] == df[best] && b.terms[t] < b.terms[best] {
 				best = t
 			}
@@ -409,7 +410,7 @@ func absorb(b *domainBuilder, wc *wordCounter, grp []int32, ng, ncat int, other 
 			continue
 		}
 		clear(score)
-		for _, t := range b.entTerms(i) {
+		for t := range b.entTerms(i) {
 			for _, p := range byTerm[poff[t]:poff[t+1]] {
 				score[p.h] += p.w
 			}
@@ -453,11 +454,13 @@ type domainBuilder struct {
 	// of loadout prompt.
 	termID map[string]int32
 	terms  []string
-	// ents[entOff[i]:entOff[i+1]] are entry i's distinct terms. Its
-	// distinct words are read again from its text when its group's
-	// spellings are counted (eachEntWord): kept beside the terms, they were
-	// as large (7 MB at 50,000 skills, at the peak of loadout prompt).
-	ents   []int32
+	// ents[entOff[i]:entOff[i+1]] are entry i's distinct terms, each an
+	// unsigned varint (entTerms): the terms met first, the commonest, take
+	// a byte, and as int32 they were 7 MB at 50,000 skills, at the peak of
+	// loadout prompt. Its distinct words are read again from its text when
+	// its group's spellings are counted (eachEntWord): kept beside the
+	// terms, they were as large.
+	ents   []byte
 	entOff []int32
 	seenT  []int32 // entry+1 that last saw the term
 	// seenW is, per word, the last wstamp that saw it (eachEntWord).
@@ -473,7 +476,23 @@ const (
 	wordUnusable = -2
 )
 
-func (b *domainBuilder) entTerms(i int) []int32 { return b.ents[b.entOff[i]:b.entOff[i+1]] }
+// entTerms yields entry i's distinct terms, in the order scan met them.
+func (b *domainBuilder) entTerms(i int) func(yield func(int32) bool) {
+	s := b.ents[b.entOff[i]:b.entOff[i+1]]
+	return func(yield func(int32) bool) {
+		for j := 0; j < len(s); j++ {
+			v, shift := uint32(s[j]&0x7f), 7
+			for s[j] >= 0x80 {
+				j++
+				v |= uint32(s[j]&0x7f) << shift
+				shift += 7
+			}
+			if !yield(int32(v)) {
+				return
+			}
+		}
+	}
+}
 
 // eachEntWord calls f with each distinct word of entry i that is a usable
 // term, in the order scan met them: the words scan read, read again.
@@ -538,7 +557,7 @@ func (b *domainBuilder) scan(name, desc string) {
 		t := b.wterm[id]
 		if b.seenT[t] != stamp {
 			b.seenT[t] = stamp
-			b.ents = append(b.ents, t)
+			b.ents = binary.AppendUvarint(b.ents, uint64(t))
 		}
 		return true
 	}
@@ -731,7 +750,7 @@ func newWordCounter(b *domainBuilder, n int) *wordCounter {
 func (wc *wordCounter) count(members []int32, words bool) {
 	b := wc.b
 	for _, i := range members {
-		for _, t := range b.entTerms(int(i)) {
+		for t := range b.entTerms(int(i)) {
 			if wc.termN[t] == 0 {
 				wc.touchT = append(wc.touchT, t)
 			}
