@@ -132,6 +132,11 @@ func (c *Catalog) safetyRun(ctx context.Context, p *safety.Policy, heads ...[]sk
 			unread = append(unread, ds...)
 		}
 	}
+	if c.opt.Once {
+		// Nothing is checked again: the set of skills checked (1.1 MB at
+		// 50,000) is not kept for the next snapshot, which never comes.
+		checked = nil
+	}
 	c.safety.checked, c.safety.found = checked, found
 	// The heads and the findings in one slice of the final size: growing
 	// it by appends, then copying it after the heads (Report), held up to
@@ -158,12 +163,28 @@ func (c *Catalog) safetyRun(ctx context.Context, p *safety.Policy, heads ...[]sk
 	// One order, whatever the map's: by path, then code. Every field
 	// breaks ties, so an unstable sort gives that one order (a stable one
 	// moved 10,000 findings around for a third of the report's time).
-	slices.SortFunc(out[at:], func(a, b skill.Diagnostic) int {
-		return cmp.Or(strings.Compare(a.Agent, b.Agent), strings.Compare(a.Path, b.Path), strings.Compare(a.Code, b.Code), strings.Compare(a.Message, b.Message),
-			strings.Compare(a.Skill, b.Skill), strings.Compare(a.Field, b.Field), cmp.Compare(a.Severity, b.Severity),
-			strings.Compare(a.Winner, b.Winner), strings.Compare(a.Loser, b.Loser))
-	})
+	sorted := out[at:]
+	slices.SortFunc(sorted, diagOrder)
+	// A skill's findings are then held once, as a part of out, when they
+	// are found there in their order, as they mostly are (they share the
+	// skill folder's path): they were held twice, in out and in found
+	// (3.4 MB at 50,000 findings, at the peak of loadout check). The part
+	// is capped, so an append to it copies.
+	for sk, ds := range found {
+		k, _ := slices.BinarySearchFunc(sorted, ds[0], diagOrder)
+		if k+len(ds) <= len(sorted) && slices.Equal(sorted[k:k+len(ds)], ds) {
+			found[sk] = sorted[k : k+len(ds) : k+len(ds)]
+		}
+	}
 	return out, found
+}
+
+// diagOrder is the order of the findings in a report: by agent, path,
+// code, then every other field, so that it is one order.
+func diagOrder(a, b skill.Diagnostic) int {
+	return cmp.Or(strings.Compare(a.Agent, b.Agent), strings.Compare(a.Path, b.Path), strings.Compare(a.Code, b.Code), strings.Compare(a.Message, b.Message),
+		strings.Compare(a.Skill, b.Skill), strings.Compare(a.Field, b.Field), cmp.Compare(a.Severity, b.Severity),
+		strings.Compare(a.Winner, b.Winner), strings.Compare(a.Loser, b.Loser))
 }
 
 // checkAll is checkSkill of each skill, on every core (each is
@@ -179,9 +200,10 @@ func checkAll(ctx context.Context, sks []*skill.Skill, p *safety.Policy, files *
 	for range min(2*runtime.GOMAXPROCS(0), len(sks)) {
 		wg.Go(func() {
 			var buf []byte // the files of one skill at a time
+			var kept texts
 			for i := range work {
 				var ds []skill.Diagnostic
-				ds, buf = checkSkill(sks[i], p, files, saved, buf[:0])
+				ds, buf = checkSkill(sks[i], p, files, saved, buf[:0], &kept)
 				if len(ds) > 0 {
 					mu.Lock()
 					found(i, ds)
@@ -210,7 +232,7 @@ const maxSafetyBuffer = 4 << 20
 // checkSkill is safety.Check of one skill, its paths made the files' own.
 // The skill's files are read into buf, which is returned for the next;
 // the diagnostics hold nothing of it.
-func checkSkill(sk *skill.Skill, p *safety.Policy, files *safety.Cache, saved *safety.Saved, buf []byte) ([]skill.Diagnostic, []byte) {
+func checkSkill(sk *skill.Skill, p *safety.Policy, files *safety.Cache, saved *safety.Saved, buf []byte, kept *texts) ([]skill.Diagnostic, []byte) {
 	ds, buf, err := safety.CheckSkill(sk, p, files, saved, buf)
 	if err != nil {
 		return []skill.Diagnostic{{Severity: skill.Warning, Code: CodeSafetyUnread, Skill: sk.Name, Path: sk.Location,
@@ -219,7 +241,7 @@ func checkSkill(sk *skill.Skill, p *safety.Policy, files *safety.Cache, saved *s
 	for i := range ds {
 		ds[i].Skill = sk.Name
 		ds[i].Path = skillPath(sk, ds[i].Path)
-		ds[i].Message, ds[i].Field = strings.Clone(ds[i].Message), strings.Clone(ds[i].Field)
+		ds[i].Message, ds[i].Field = kept.clone(ds[i].Message), kept.clone(ds[i].Field)
 	}
 	return ds, buf
 }
@@ -252,4 +274,35 @@ func isLocation(sk *skill.Skill, virtual bool) bool {
 	l, d := sk.Location, sk.Dir
 	return len(l) == len(d)+1+len(sk.Entry) && d != "" && d[len(d)-1] != sep && strings.HasPrefix(l, d) && l[len(d)] == sep && strings.HasSuffix(l, sk.Entry) &&
 		sk.Entry == path.Clean(sk.Entry) && (virtual || filepath.Clean(d) == d)
+}
+
+// texts keeps one copy of each text it clones, for findings that many
+// skills repeat word for word (a link to the same missing file, on the
+// same line): at 50,000 skills with a finding each, a copy per finding
+// was 3 MB. It keeps at most textsMax texts of at most textsLen bytes;
+// others are copied. A nil *texts copies every text.
+type texts map[string]string
+
+const (
+	textsMax = 4096
+	textsLen = 256
+)
+
+// clone returns a copy of s that does not share its memory (s may be in
+// a buffer that is reused).
+func (t *texts) clone(s string) string {
+	if t == nil || s == "" || len(s) > textsLen {
+		return strings.Clone(s)
+	}
+	if v, ok := (*t)[s]; ok {
+		return v
+	}
+	v := strings.Clone(s)
+	if len(*t) < textsMax {
+		if *t == nil {
+			*t = texts{}
+		}
+		(*t)[v] = v
+	}
+	return v
 }

@@ -41,6 +41,7 @@ type Batch struct {
 	SharedMeta bool
 	metas      map[string]*Frontmatter // by metaKey, while SharedMeta
 	key        []byte                  // metaKey's buffer
+	interned   map[string]string       // see Intern
 }
 
 // NewBatch returns an empty Batch.
@@ -59,6 +60,9 @@ const (
 	// texts (about 400 KB of map at most); past that, texts are copied.
 	batchShareLen = 64
 	batchShareMax = 8192
+	// batchInternLen bounds the texts Intern keeps: a message of a
+	// diagnostic, not a document.
+	batchInternLen = 256
 )
 
 // New is New with the skill held in b, with the frontmatter TypedOnly
@@ -163,6 +167,28 @@ func metaKey(k []byte, m *Frontmatter) []byte {
 		k = append(k, 0)
 	}
 	return k
+}
+
+// Intern returns s, or the equal text an earlier call kept: one copy of
+// a text that many skills repeat word for word, such as a diagnostic's
+// message (a field of the wrong type, on the same line), for up to
+// batchShareMax texts of at most batchInternLen bytes. s is kept as it
+// is, not copied: it must not change (a string made for it, not one in a
+// reused buffer).
+func (b *Batch) Intern(s string) string {
+	if s == "" || len(s) > batchInternLen {
+		return s
+	}
+	if v, ok := b.interned[s]; ok {
+		return v
+	}
+	if len(b.interned) < batchShareMax {
+		if b.interned == nil {
+			b.interned = make(map[string]string)
+		}
+		b.interned[s] = s
+	}
+	return s
 }
 
 // String returns a copy of s held in b.

@@ -92,13 +92,17 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	if text != "" && text[len(text)-1] != '\n' {
 		fmt.Fprintln(e.stdout)
 	}
-	printDiags(e.stderr, append(sess.diagnostics(), diags...))
+	// In parts, in the order sess.diagnostics then diags: put together,
+	// the copies were up to 11 MB at 50,000 skills with a finding each.
+	printDiags(e.stderr, sess.cat.Added())
+	printDiags(e.stderr, l.Diagnostics())
+	printDiags(e.stderr, diags)
 	// Where each skill in the prompt came from, so nothing is a mystery:
 	// one line each with --verbose, else a count that does not drown the
 	// diagnostics above it at a thousand skills.
 	counts := map[string]int{}
 	var modes []string
-	tiers := rep.TierMap()
+	tier := tierWalk(rep, len(l.Names()) == len(l.Entries()))
 	// The domains by name are read with --verbose only: at 50,000 skills
 	// the map is a few MB more at the end of the command.
 	var domain map[string]string
@@ -120,7 +124,7 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 		}
 		if mode == "listed" {
 			// What the budget left of the skill: its tier in the report.
-			switch tiers[en.Skill.Name] {
+			switch tier(en.Skill.Name) {
 			case render.TierShortened:
 				mode = "listed, description shortened"
 			case render.TierName:
@@ -150,6 +154,30 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "skills: %s (--verbose says where each came from)\n", strings.Join(parts, ", "))
 	}
 	return 0
+}
+
+// tierWalk returns rep.TierMap()[name] for each listed skill, called in
+// the order of the listing: the report's Names are in that order unless
+// the format sorts them, so when the names are unique (a name selected
+// from two sources is listed twice, and the map holds the last one's
+// tier) it walks them, and makes the map only when a name is not the
+// next one (a map of 50,000 names was 4 MB).
+func tierWalk(rep render.Report, unique bool) func(name string) render.Tier {
+	next := 0
+	var byName map[string]render.Tier
+	if !unique {
+		byName = rep.TierMap()
+	}
+	return func(name string) render.Tier {
+		if byName == nil && next < len(rep.Names) && rep.Names[next] == name {
+			next++
+			return rep.Tiers[next-1]
+		}
+		if byName == nil {
+			byName = rep.TierMap()
+		}
+		return byName[name]
+	}
 }
 
 // listingOf is the config's listing settings as service options.
