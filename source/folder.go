@@ -203,6 +203,7 @@ func ScanFolder(ctx context.Context, root string, opt Options) *Result {
 	s := &scan{opt: opt, origin: &origin, settled: time.Now().Add(-skill.StampSettle).UnixNano()}
 	if opt.TypedMeta && opt.Cache == nil {
 		s.batches = make([]*skill.Batch, max(opt.Workers, 1))
+		s.readers = make([][]folderReader, len(s.batches))
 		for w := range s.batches {
 			s.batches[w] = skill.NewBatch()
 			s.batches[w].SharedMeta = opt.SharedMeta
@@ -237,13 +238,12 @@ func ScanFolder(ctx context.Context, root string, opt Options) *Result {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				b := s.batch(w)
 				for {
 					i := int(next.Add(1)) - 1
 					if i >= len(level) || ctx.Err() != nil {
 						return
 					}
-					results[i] = s.visit(level[i], b)
+					results[i] = s.visit(level[i], w)
 				}
 			}()
 		}
@@ -356,8 +356,10 @@ type scan struct {
 	opt    Options
 	origin *skill.Origin // shared by the skills found
 	// batches are the workers' skill.Batch, by worker, when the skills
-	// are held in batches (see batch).
+	// are held in batches (see batch), and readers the free part of each
+	// worker's chunk of folder readers (see reader).
 	batches []*skill.Batch
+	readers [][]folderReader
 	// settled is skill.StampSettle before the scan began (Unix ns): a
 	// file changed since has no stamp (see manifest.note).
 	settled int64
@@ -373,6 +375,22 @@ func (s *scan) batch(w int) *skill.Batch {
 		return nil
 	}
 	return s.batches[w]
+}
+
+// reader is a folder reader for a skill of worker w: from the worker's
+// chunk when its skills are held in batches, for the same reason (made
+// one by one among the garbage of parsing, the readers of 50,000 skills
+// kept spans in use for a few live bytes each).
+func (s *scan) reader(w int) *folderReader {
+	if w >= len(s.readers) {
+		return &folderReader{}
+	}
+	if len(s.readers[w]) == 0 {
+		s.readers[w] = make([]folderReader, 256)
+	}
+	r := &s.readers[w][0]
+	s.readers[w] = s.readers[w][1:]
+	return r
 }
 
 type levelResult struct {
@@ -394,7 +412,7 @@ func errText(err error) string {
 
 // visit reads one folder: a skill if it holds SKILL.md, else a folder to
 // search further.
-func (s *scan) visit(t task, b *skill.Batch) levelResult {
+func (s *scan) visit(t task, w int) levelResult {
 	var r levelResult
 	d, err := openDir(t.path)
 	if err != nil {
@@ -407,7 +425,7 @@ func (s *scan) visit(t task, b *skill.Batch) levelResult {
 	}
 	defer d.close()
 	if entry := entryFile(d); entry != "" {
-		r.found = append(r.found, s.loadSkill(t, d, entry, b))
+		r.found = append(r.found, s.loadSkill(t, d, entry, w))
 		return r
 	}
 	rules, diags := readIgnoreFiles(d, t.rel, t.rules)

@@ -174,7 +174,8 @@ func NewFolderReader(dir string) skill.Reader { return folderReader{dir: dir, id
 
 // loadSkill parses the entry file and lists the supporting files of the
 // skill in folder d.
-func (s *scan) loadSkill(t task, d *dirHandle, entry string, b *skill.Batch) found {
+func (s *scan) loadSkill(t task, d *dirHandle, entry string, w int) found {
+	b := s.batch(w)
 	f := found{rel: t.rel}
 	entryPath := t.path + string(filepath.Separator) + entry
 	report := func(dg skill.Diagnostic) { f.diags = append(f.diags, dg) }
@@ -274,7 +275,8 @@ func (s *scan) loadSkill(t task, d *dirHandle, entry string, b *skill.Batch) fou
 		f.skill = c.skill
 		return f
 	}
-	r := &folderReader{id: id}
+	r := s.reader(w)
+	r.id = id
 	files := m.files
 	if s.opt.NoFiles {
 		files = nil
