@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/loadout/loadout/skill"
 )
@@ -94,4 +95,72 @@ func compareStr(a, b string) int {
 		return 1
 	}
 	return 0
+}
+
+// TestFindingsHeldOnce: a skill's safety findings are a part of the
+// report, not a copy beside it (at 50,000 skills with a finding each, the
+// copy was 3.4 MB of loadout check), and a part capped so that appending
+// to it copies; a finding about SKILL.md holds the skill's own path. A
+// one-shot catalog keeps no set of the skills checked; a long-lived one
+// does, for its next snapshot. What the report counts is unchanged
+// (Report.Skill, made when first asked).
+func TestFindingsHeldOnce(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"a/SKILL.md": "---\nname: a\ndescription: Use when A.\n---\nSee [gone](missing.md).\n",
+		"b/SKILL.md": "---\nname: b\ndescription: Use when B.\n---\nSee [gone](missing.md).\n",
+		// Two findings, in another order than the report's: held as found.
+		"m/SKILL.md": "---\nname: m\ndescription: M.\n---\nSee [gone](missing.md).\n",
+		"c/SKILL.md": md("c", "C.", "tags: {x: y}\n"),
+	})
+	for _, once := range []bool{true, false} {
+		c, err := New(context.Background(), []AgentSpec{{AgentID: "x", Skills: []SourceSpec{{Root: dir}}}}, Options{Once: once})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := c.Report(context.Background(), nil)
+		if len(r.found) < 2 {
+			t.Fatalf("once %v: findings of %d skills, want a and b's", once, len(r.found))
+		}
+		lo, hi := &r.Safety[0], &r.Safety[len(r.Safety)-1]
+		for sk, ds := range r.found {
+			var inReport []skill.Diagnostic
+			for _, d := range r.Safety {
+				if d.Skill == sk.Name {
+					inReport = append(inReport, d)
+				}
+			}
+			if !slices.Equal(slices.SortedFunc(slices.Values(ds), diagOrder), inReport) {
+				t.Errorf("once %v: %s's findings are %v, the report's %v", once, sk.Name, ds, inReport)
+			}
+			first, last := &ds[0], &ds[len(ds)-1]
+			part := uintptr(unsafe.Pointer(first)) >= uintptr(unsafe.Pointer(lo)) && uintptr(unsafe.Pointer(last)) <= uintptr(unsafe.Pointer(hi))
+			if sk.Name != "m" && !part {
+				t.Errorf("once %v: %s's findings are a copy, not a part of the report", once, sk.Name)
+			}
+			if cap(ds) != len(ds) {
+				t.Errorf("once %v: %s's findings have room past them (cap %d, len %d): an append would write into the report", once, sk.Name, cap(ds), len(ds))
+			}
+			for _, d := range ds {
+				if d.Path == sk.Location && unsafe.StringData(d.Path) != unsafe.StringData(sk.Location) {
+					t.Errorf("once %v: %s: a finding about SKILL.md holds a copy of its path", once, sk.Name)
+				}
+			}
+		}
+		c.safety.mu.Lock()
+		kept := c.safety.checked != nil
+		c.safety.mu.Unlock()
+		if kept == once {
+			t.Errorf("once %v: the set of skills checked is kept %v", once, kept)
+		}
+		want := Tally{}
+		for _, d := range r.Diagnostics {
+			if d.Skill == "a" {
+				want.Add(d)
+			}
+		}
+		if got := r.Skill("a"); got != want || got.Warnings != 1 {
+			t.Errorf("once %v: Skill(a) = %+v, want %+v", once, got, want)
+		}
+	}
 }

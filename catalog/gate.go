@@ -90,7 +90,7 @@ func (c *Catalog) gateRefuses(sk *skill.Skill) bool {
 	if !c.gates(sk.Origin.Kind) {
 		return false
 	}
-	v, _ := checkSkill(sk, c.opt.Gate.Policy, nil, nil, nil)
+	v, _ := checkSkill(sk, c.opt.Gate.Policy, nil, nil, nil, nil)
 	return len(refusedOf(v, c.opt.Gate.Policy)) > 0
 }
 

@@ -31,6 +31,8 @@ type PromptOptions struct {
 	// Basis is the Report.Basis of an earlier render of this agent with
 	// the same options, to keep that listing's text (render.Basis).
 	Basis *render.Basis
+	// NoBasis: the caller keeps no Report.Basis (render.Options.NoBasis).
+	NoBasis bool
 }
 
 // Priority is the order in which the listed skills keep their descriptions
@@ -90,7 +92,7 @@ func (l *Loadout) ranking(usage map[string]int) (pinned, byUse []string) {
 func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diagnostic) {
 	pinned, used := l.ranking(opt.Usage)
 	ro := render.Options{Format: l.Spec.Format, Budget: l.Spec.Budget, BudgetTokens: l.Spec.BudgetTokens,
-		Priority: used, Pinned: pinned, Preface: opt.Preface, Stable: true, Basis: opt.Basis}
+		Priority: used, Pinned: pinned, Preface: opt.Preface, Stable: true, Basis: opt.Basis, NoBasis: opt.NoBasis}
 	if opt.Format != "" {
 		ro.Format = opt.Format
 	}
@@ -100,6 +102,9 @@ func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diag
 	if opt.BudgetTokens != 0 {
 		ro.BudgetTokens = max(opt.BudgetTokens, 0)
 	}
+	// The domains first, from the skills: the listing (11 MB at 50,000
+	// skills) is not held while they are computed (16 MB).
+	ro.Domains = l.domains()
 	var inline []render.Entry
 	listing := make([]render.Entry, 0, len(l.entries)) // no regrowth: 50,000 entries are 12 MB
 	for _, e := range l.entries {
@@ -108,11 +113,10 @@ func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diag
 		case e.Inline:
 			re.Body = e.inlineBody()
 			inline = append(inline, re)
-		case e.Listed && !e.Skill.Hidden():
+		case e.isListed():
 			listing = append(listing, re)
 		}
 	}
-	ro.Domains = l.domains(listing)
 	text, rep := render.Prompt(listing, inline, ro)
 	var diags []skill.Diagnostic
 	if len(rep.Shortened) > 0 {
@@ -143,14 +147,39 @@ func (l *Loadout) Prompt(opt PromptOptions) (string, render.Report, []skill.Diag
 // domains cost little to compute in the render.
 const domainsFrom = 100
 
+// isListed reports whether the entry is in the prompt's listing: listed,
+// not inline and not hidden.
+func (e *Entry) isListed() bool { return !e.Inline && e.Listed && !e.Skill.Hidden() }
+
 // domains are the domains of the loadout's listing (render.NewDomains),
 // computed on first use and kept with the immutable loadout: at 10,000
 // skills they take longer than the render itself.
-func (l *Loadout) domains(listing []render.Entry) *render.Domains {
-	if len(listing) < domainsFrom {
+func (l *Loadout) domains() *render.Domains {
+	n := 0
+	for _, e := range l.entries {
+		if e.isListed() {
+			n++
+		}
+	}
+	if n < domainsFrom {
 		return nil
 	}
-	l.domOnce.Do(func() { l.dom = render.NewDomains(listing) })
+	l.domOnce.Do(func() {
+		listed := make([]*skill.Skill, 0, n)
+		for _, e := range l.entries {
+			if e.isListed() {
+				listed = append(listed, e.Skill)
+			}
+		}
+		// The text render.NewEntry puts in the listing's entries.
+		l.dom = render.NewDomainsOf(n, func(i int) (string, string, string) {
+			s, cat := listed[i], ""
+			if s.Meta != nil {
+				cat = s.Meta.Category
+			}
+			return s.Name, s.Description, cat
+		})
+	})
 	return l.dom
 }
 

@@ -55,15 +55,15 @@ func (c *Catalog) UseSavedFindings(s *safety.Saved) {
 // Results are cached per skill value, so a reload reads only the skills
 // that changed; ctx stops the reading.
 func (c *Catalog) Safety(ctx context.Context, p *safety.Policy) []skill.Diagnostic {
-	out, _ := c.safetyRun(ctx, p, nil)
+	out, _ := c.safetyRun(ctx, p)
 	return out
 }
 
 // safetyRun is Safety, also returning the findings by skill value of the
 // skills that have some (shared with the cache: read only). The findings
-// are returned after head (head's elements first, then the findings in
-// their order), in one new slice.
-func (c *Catalog) safetyRun(ctx context.Context, p *safety.Policy, head []skill.Diagnostic) ([]skill.Diagnostic, map[*skill.Skill][]skill.Diagnostic) {
+// are returned after the heads (their elements first, in order, then the
+// findings in their order), in one new slice.
+func (c *Catalog) safetyRun(ctx context.Context, p *safety.Policy, heads ...[]skill.Diagnostic) ([]skill.Diagnostic, map[*skill.Skill][]skill.Diagnostic) {
 	snap := c.snap.Load()
 	c.safety.mu.Lock()
 	defer c.safety.mu.Unlock()
@@ -132,15 +132,28 @@ func (c *Catalog) safetyRun(ctx context.Context, p *safety.Policy, head []skill.
 			unread = append(unread, ds...)
 		}
 	}
+	if c.opt.Once {
+		// Nothing is checked again: the set of skills checked (1.1 MB at
+		// 50,000) is not kept for the next snapshot, which never comes.
+		checked = nil
+	}
 	c.safety.checked, c.safety.found = checked, found
-	// head and the findings in one slice of the final size: growing it by
-	// appends, then copying it after head (Report), held up to three
-	// copies of every finding at once (7 MB each at 50,000 findings).
+	// The heads and the findings in one slice of the final size: growing
+	// it by appends, then copying it after the heads (Report), held up to
+	// three copies of every finding at once (7 MB each at 50,000
+	// findings), and a copy of the heads made to put before them was
+	// 3.5 MB more at 50,000 diagnostics.
 	total := len(unread) + len(similar)
 	for _, ds := range found {
 		total += len(ds)
 	}
-	out := slices.Grow(head[:len(head):len(head)], total)
+	for _, h := range heads {
+		total += len(h)
+	}
+	out := make([]skill.Diagnostic, 0, total)
+	for _, h := range heads {
+		out = append(out, h...)
+	}
 	at := len(out)
 	out = append(out, unread...)
 	for _, ds := range found {
@@ -150,12 +163,28 @@ func (c *Catalog) safetyRun(ctx context.Context, p *safety.Policy, head []skill.
 	// One order, whatever the map's: by path, then code. Every field
 	// breaks ties, so an unstable sort gives that one order (a stable one
 	// moved 10,000 findings around for a third of the report's time).
-	slices.SortFunc(out[at:], func(a, b skill.Diagnostic) int {
-		return cmp.Or(strings.Compare(a.Agent, b.Agent), strings.Compare(a.Path, b.Path), strings.Compare(a.Code, b.Code), strings.Compare(a.Message, b.Message),
-			strings.Compare(a.Skill, b.Skill), strings.Compare(a.Field, b.Field), cmp.Compare(a.Severity, b.Severity),
-			strings.Compare(a.Winner, b.Winner), strings.Compare(a.Loser, b.Loser))
-	})
+	sorted := out[at:]
+	slices.SortFunc(sorted, diagOrder)
+	// A skill's findings are then held once, as a part of out, when they
+	// are found there in their order, as they mostly are (they share the
+	// skill folder's path): they were held twice, in out and in found
+	// (3.4 MB at 50,000 findings, at the peak of loadout check). The part
+	// is capped, so an append to it copies.
+	for sk, ds := range found {
+		k, _ := slices.BinarySearchFunc(sorted, ds[0], diagOrder)
+		if k+len(ds) <= len(sorted) && slices.Equal(sorted[k:k+len(ds)], ds) {
+			found[sk] = sorted[k : k+len(ds) : k+len(ds)]
+		}
+	}
 	return out, found
+}
+
+// diagOrder is the order of the findings in a report: by agent, path,
+// code, then every other field, so that it is one order.
+func diagOrder(a, b skill.Diagnostic) int {
+	return cmp.Or(strings.Compare(a.Agent, b.Agent), strings.Compare(a.Path, b.Path), strings.Compare(a.Code, b.Code), strings.Compare(a.Message, b.Message),
+		strings.Compare(a.Skill, b.Skill), strings.Compare(a.Field, b.Field), cmp.Compare(a.Severity, b.Severity),
+		strings.Compare(a.Winner, b.Winner), strings.Compare(a.Loser, b.Loser))
 }
 
 // checkAll is checkSkill of each skill, on every core (each is
@@ -171,9 +200,10 @@ func checkAll(ctx context.Context, sks []*skill.Skill, p *safety.Policy, files *
 	for range min(2*runtime.GOMAXPROCS(0), len(sks)) {
 		wg.Go(func() {
 			var buf []byte // the files of one skill at a time
+			var kept texts
 			for i := range work {
 				var ds []skill.Diagnostic
-				ds, buf = checkSkill(sks[i], p, files, saved, buf[:0])
+				ds, buf = checkSkill(sks[i], p, files, saved, buf[:0], &kept)
 				if len(ds) > 0 {
 					mu.Lock()
 					found(i, ds)
@@ -202,7 +232,7 @@ const maxSafetyBuffer = 4 << 20
 // checkSkill is safety.Check of one skill, its paths made the files' own.
 // The skill's files are read into buf, which is returned for the next;
 // the diagnostics hold nothing of it.
-func checkSkill(sk *skill.Skill, p *safety.Policy, files *safety.Cache, saved *safety.Saved, buf []byte) ([]skill.Diagnostic, []byte) {
+func checkSkill(sk *skill.Skill, p *safety.Policy, files *safety.Cache, saved *safety.Saved, buf []byte, kept *texts) ([]skill.Diagnostic, []byte) {
 	ds, buf, err := safety.CheckSkill(sk, p, files, saved, buf)
 	if err != nil {
 		return []skill.Diagnostic{{Severity: skill.Warning, Code: CodeSafetyUnread, Skill: sk.Name, Path: sk.Location,
@@ -211,7 +241,7 @@ func checkSkill(sk *skill.Skill, p *safety.Policy, files *safety.Cache, saved *s
 	for i := range ds {
 		ds[i].Skill = sk.Name
 		ds[i].Path = skillPath(sk, ds[i].Path)
-		ds[i].Message, ds[i].Field = strings.Clone(ds[i].Message), strings.Clone(ds[i].Field)
+		ds[i].Message, ds[i].Field = kept.clone(ds[i].Message), kept.clone(ds[i].Field)
 	}
 	return ds, buf
 }
@@ -221,8 +251,58 @@ func skillPath(sk *skill.Skill, rel string) string {
 	if rel == "" {
 		rel = sk.Entry
 	}
-	if strings.Contains(sk.Dir, "://") {
+	virtual := strings.Contains(sk.Dir, "://")
+	if rel == sk.Entry && isLocation(sk, virtual) {
+		// The skill's own string: a new one per finding was 1.4 MB of a
+		// check of 50,000 skills with a finding each.
+		return sk.Location
+	}
+	if virtual {
 		return sk.Dir + "/" + path.Clean(rel)
 	}
 	return filepath.Join(sk.Dir, filepath.FromSlash(rel))
+}
+
+// isLocation reports whether sk.Location is the path skillPath makes of
+// sk.Entry: Dir, a separator ("/" when virtual) and Entry, Dir clean
+// and not the root (Join("/", "SKILL.md") has one slash).
+func isLocation(sk *skill.Skill, virtual bool) bool {
+	sep := byte(filepath.Separator)
+	if virtual {
+		sep = '/'
+	}
+	l, d := sk.Location, sk.Dir
+	return len(l) == len(d)+1+len(sk.Entry) && d != "" && d[len(d)-1] != sep && strings.HasPrefix(l, d) && l[len(d)] == sep && strings.HasSuffix(l, sk.Entry) &&
+		sk.Entry == path.Clean(sk.Entry) && (virtual || filepath.Clean(d) == d)
+}
+
+// texts keeps one copy of each text it clones, for findings that many
+// skills repeat word for word (a link to the same missing file, on the
+// same line): at 50,000 skills with a finding each, a copy per finding
+// was 3 MB. It keeps at most textsMax texts of at most textsLen bytes;
+// others are copied. A nil *texts copies every text.
+type texts map[string]string
+
+const (
+	textsMax = 4096
+	textsLen = 256
+)
+
+// clone returns a copy of s that does not share its memory (s may be in
+// a buffer that is reused).
+func (t *texts) clone(s string) string {
+	if t == nil || s == "" || len(s) > textsLen {
+		return strings.Clone(s)
+	}
+	if v, ok := (*t)[s]; ok {
+		return v
+	}
+	v := strings.Clone(s)
+	if len(*t) < textsMax {
+		if *t == nil {
+			*t = texts{}
+		}
+		(*t)[v] = v
+	}
+	return v
 }

@@ -194,19 +194,17 @@ type budgetModel struct {
 	lay     layout
 	c       frameCtx
 	listing []Entry
-	fixed   []int // an entry's cost with an empty description, +1 (0: not measured yet)
-	descs   []descCost
-	slab    []special
-	prep    []string
-	known   []bool // descs[i] and prep[i] are measured
-	virt    []bool // listing[i].Virtual, packed
-	extra   func(rune) int
-	// compact names: entry i shows disp[i], under folder fold[i].
-	disp      []string
-	dispCost  []int  // runes(disp[i]) + the separator
+	// What is measured of entry i, on first use, is in meas (see at):
+	// most entries of a large listing are never measured (a few hundred
+	// of 50,000 at a budget of 8,000), and arrays of every entry's
+	// measures were 4 MB at the peak of loadout prompt.
+	slot      []int32 // 1 + the index of entry i's measures, 0: none yet
+	meas      [][]measured
+	slab      []special
+	virt      []bool // listing[i].Virtual, packed
+	extra     func(rune) int
 	sep       string // between names: " ", or ", " when a name has a space or comma
 	folderIdx map[string]int
-	fold      []int
 	folders   []string
 	folderFx  []int // cost of a folder's prefix, minus one separator
 	// groups: entry i is counted in group groups.d.Of[i] (nil until
@@ -222,11 +220,9 @@ type budgetModel struct {
 func newModel(lay layout, listing []Entry, c frameCtx) *budgetModel {
 	n := len(listing)
 	m := &budgetModel{lay: lay, c: c, listing: listing,
-		fixed: make([]int, n), descs: make([]descCost, n), prep: make([]string, n),
-		disp: make([]string, n), dispCost: make([]int, n), fold: make([]int, n),
+		slot:      make([]int32, n),
 		namesHead: runes(lay.namesHeader(c)), closeNone: runes(lay.closeBlock(0)), closed: runes(lay.closeBlock(1))}
 	m.extra = lay.escapeExtra()
-	m.known = make([]bool, n)
 	m.virt = make([]bool, n)
 	for i := range listing {
 		m.virt[i] = listing[i].Virtual
@@ -236,27 +232,60 @@ func newModel(lay layout, listing []Entry, c frameCtx) *budgetModel {
 	return m
 }
 
+// measured is what is measured of an entry, each part on first use.
+type measured struct {
+	fixed int // cost with an empty description, +1 (0: not measured yet)
+	// Compact name: the entry shows disp, under folder fold; dispCost is
+	// runes(disp) + the separator (0: not measured yet).
+	disp           string
+	dispCost, fold int
+	prep           string // the description prepared (known)
+	desc           descCost
+	known          bool // prep and desc are measured
+}
+
+// measChunk is how many entries' measures a chunk of meas holds: chunks
+// never move, so a pointer at returns stays good.
+const measChunk = 256
+
+// at is entry i's measures, made on first use.
+func (m *budgetModel) at(i int) *measured {
+	if s := m.slot[i]; s != 0 {
+		s--
+		return &m.meas[s/measChunk][s%measChunk]
+	}
+	if len(m.meas) == 0 || len(m.meas[len(m.meas)-1]) == measChunk {
+		m.meas = append(m.meas, make([]measured, 0, measChunk))
+	}
+	c := &m.meas[len(m.meas)-1]
+	*c = append(*c, measured{})
+	m.slot[i] = int32((len(m.meas)-1)*measChunk + len(*c))
+	return &(*c)[len(*c)-1]
+}
+
 // compact measures entry i's compact name on first use (most entries of a
 // large catalog are never named): disp, dispCost and fold.
-func (m *budgetModel) compact(i int) {
-	if m.dispCost[i] != 0 {
-		return
+func (m *budgetModel) compact(i int) *measured {
+	e := m.at(i)
+	if e.dispCost != 0 {
+		return e
 	}
 	f, d, loc := compactName(m.lay, m.listing[i])
 	sep := " "
 	if loc {
 		sep = ", "
 	}
-	m.disp[i] = d
-	m.dispCost[i] = runes(d) + len(sep)
-	m.fold[i] = m.folderOf(f, sep)
+	e.disp = d
+	e.dispCost = runes(d) + len(sep)
+	e.fold = m.folderOf(f, sep)
+	return e
 }
 
 // nameCost is what naming entry i costs: its compact name and separator.
-func (m *budgetModel) nameCost(i int) int {
-	m.compact(i)
-	return m.dispCost[i]
-}
+func (m *budgetModel) nameCost(i int) int { return m.compact(i).dispCost }
+
+// fold is the folder entry i is named under.
+func (m *budgetModel) fold(i int) int { return m.compact(i).fold }
 
 // folderOf is the index of folder f in m.folders, added if new (its names
 // separated by sep). Entries of one folder usually come together, so the
@@ -281,20 +310,22 @@ func (m *budgetModel) folderOf(f, sep string) int {
 // fix is entry i's cost with an empty description, measured on first use
 // (most entries of a large catalog never need it).
 func (m *budgetModel) fix(i int) int {
-	if m.fixed[i] == 0 {
-		m.fixed[i] = m.lay.entryCost(m.listing[i]) + 1
+	e := m.at(i)
+	if e.fixed == 0 {
+		e.fixed = m.lay.entryCost(m.listing[i]) + 1
 	}
-	return m.fixed[i] - 1
+	return e.fixed - 1
 }
 
 // desc is entry i's description cost, measured on first use.
 func (m *budgetModel) desc(i int) *descCost {
-	if !m.known[i] {
-		m.prep[i] = m.lay.prepDesc(m.listing[i].Description)
-		m.descs[i] = newDescCost(m.prep[i], m.extra, &m.slab)
-		m.known[i] = true
+	e := m.at(i)
+	if !e.known {
+		e.prep = m.lay.prepDesc(m.listing[i].Description)
+		e.desc = newDescCost(e.prep, m.extra, &m.slab)
+		e.known = true
 	}
-	return &m.descs[i]
+	return &e.desc
 }
 
 // groupsOf computes the groups on first use: the caller's Domains when
@@ -560,7 +591,7 @@ func (m *budgetModel) nameInto(st *state, rank []int, k int, rest Tier) *state {
 		st.virt = st.virt || m.virt[i]
 		st.named++
 		st.nameSum += m.nameCost(i)
-		f := m.fold[i]
+		f := m.fold(i)
 		for f >= len(st.folderCnt) {
 			st.folderCnt = append(st.folderCnt, 0)
 		}
@@ -620,7 +651,7 @@ func (nc *nameCosts) extend(k, limit int) bool {
 		nc.virt = append(nc.virt, nc.virt[r] || m.virt[i])
 		nc.names = append(nc.names, nc.names[r]+m.nameCost(i))
 		fx := nc.folders[r]
-		f := m.fold[i]
+		f := m.fold(i)
 		for f >= len(nc.seen) {
 			nc.seen = append(nc.seen, false)
 		}
@@ -689,13 +720,13 @@ func (m *budgetModel) describe(st *state, i, L, budget int) bool {
 	d := m.desc(i)
 	cost := m.fix(i) + d.at(m.slab, L)
 	old := *st
-	f := m.fold[i]
+	f := m.fold(i)
 	st.folderCnt[f]--
 	if st.folderCnt[f] == 0 {
 		st.folderSum -= m.folderFx[f]
 	}
 	st.named--
-	st.nameSum -= m.dispCost[i]
+	st.nameSum -= m.nameCost(i)
 	st.kept++
 	st.detail += cost
 	if m.total(st) > budget {
@@ -924,12 +955,12 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority, pinned []
 		}
 		// Skip, without measuring the description, an entry that cannot
 		// fit even with a one-character description.
-		lb := m.fix(i) - m.dispCost[i]
+		lb := m.fix(i) - m.nameCost(i)
 		if m.listing[i].Description != "" {
 			lb++
 		}
-		if st.folderCnt[m.fold[i]] == 1 {
-			lb -= m.folderFx[m.fold[i]]
+		if st.folderCnt[m.fold(i)] == 1 {
+			lb -= m.folderFx[m.fold(i)]
 		}
 		if st.named == 1 {
 			lb -= m.affix + m.namesHead
@@ -960,7 +991,7 @@ func fit(lay layout, listing []Entry, c frameCtx, floor int, priority, pinned []
 			m.setCap(st, i, d.n)
 			continue
 		}
-		bs := boundaries(m.prep[i])
+		bs := boundaries(m.at(i).prep)
 		best := L
 		for _, b := range bs {
 			if b > L && b < d.n && d.at(m.slab, b)-cur <= room {

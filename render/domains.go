@@ -2,6 +2,7 @@ package render
 
 import (
 	"container/heap"
+	"encoding/binary"
 	"math"
 	"math/bits"
 	"slices"
@@ -108,17 +109,31 @@ var genericTerms = func() map[string]bool {
 // NewDomains computes the domains of listing. It reads each entry's name,
 // category and the first 200 terms of its description.
 func NewDomains(listing []Entry) *Domains {
-	b := domainBuilder{listing: listing}
-	n := len(listing)
+	return NewDomainsOf(len(listing), func(i int) (string, string, string) {
+		e := &listing[i]
+		return e.Name, e.Description, e.Category
+	})
+}
+
+// NewDomainsOf is NewDomains of a listing of n entries that at gives,
+// entry i's name, description and category: the same domains, for a
+// caller that holds its skills in another form and computes the domains
+// before it builds the listing (a catalog of 50,000 skills held both the
+// listing, 11 MB, and the domains being computed, 16 MB, at its peak).
+// at is called several times for each entry, and must give the same
+// text each time.
+func NewDomainsOf(n int, at func(i int) (name, description, category string)) *Domains {
+	b := domainBuilder{at: at}
 	b.entOff = make([]int32, 1, n+1)
 	// An entry has about one distinct word in 12 bytes of its text (445 to
-	// 10,000 real skills, bench/cmd/domains): sized for one in 10, the
-	// lists are seldom copied as they grow.
+	// 10,000 real skills, bench/cmd/domains): sized for one in 10 at a
+	// byte and a half each, the lists are seldom copied as they grow.
 	text := 0
-	for i := range listing {
-		text += len(listing[i].Name) + min(len(listing[i].Description), 16*domainMaxTerms)
+	for i := range n {
+		name, desc, _ := at(i)
+		text += len(name) + min(len(desc), 16*domainMaxTerms)
 	}
-	b.ents = make([]int32, 0, text/10)
+	b.ents = make([]byte, 0, text/10*3/2)
 	// The vocabulary grows as the square root of the text: about
 	// 12·√bytes words, 9·√bytes terms, in the same collections.
 	root := int(math.Sqrt(float64(text)))
@@ -129,8 +144,9 @@ func NewDomains(listing []Entry) *Domains {
 	b.terms = make([]string, 0, 10*root)
 	b.seenT = make([]int32, 0, 10*root)
 	b.slots = make([]uint64, max(1<<12, 1<<bits.Len(uint(26*root))))
-	for i := range listing {
-		b.scan(&listing[i])
+	for i := range n {
+		name, desc, _ := at(i)
+		b.scan(name, desc)
 	}
 	nt := len(b.terms)
 	df := make([]int32, nt)     // entries with the term
@@ -139,8 +155,9 @@ func NewDomains(listing []Entry) *Domains {
 	var keys []string
 	catIdx := map[string]int32{}
 	nFree := 0
-	for i := range listing {
-		if k := categoryKey(listing[i].Category); k != "" {
+	for i := range n {
+		_, _, c := at(i)
+		if k := categoryKey(c); k != "" {
 			g, ok := catIdx[k]
 			if !ok {
 				g = int32(len(keys))
@@ -151,7 +168,7 @@ func NewDomains(listing []Entry) *Domains {
 		} else {
 			nFree++
 		}
-		for _, t := range b.entTerms(i) {
+		for t := range b.entTerms(i) {
 			df[t]++
 			if cat[i] == 0 {
 				dfFree[t]++
@@ -167,9 +184,9 @@ func NewDomains(listing []Entry) *Domains {
 	post := make([]int32, postOff[nt])
 	fill := make([]int32, nt)
 	copy(fill, postOff[:nt])
-	for i := range listing {
+	for i := range n {
 		if cat[i] == 0 {
-			for _, t := range b.entTerms(i) {
+			for t := range b.entTerms(i) {
 				post[fill[t]] = int32(i)
 				fill[t]++
 			}
@@ -228,12 +245,12 @@ func NewDomains(listing []Entry) *Domains {
 	// An entry left gets a domain of its rarest word, which the entries
 	// left that share it join; "other" if it has none.
 	other := int32(-1)
-	for i := range listing {
+	for i := range n {
 		if grp[i] >= 0 {
 			continue
 		}
 		best := int32(-1)
-		for _, t := range b.entTerms(i) {
+		for t := range b.entTerms(i) {
 			if best < 0 || df[t] < df[best] || df[t] == df[best] && b.terms[t] < b.terms[best] {
 				best = t
 			}
@@ -393,7 +410,7 @@ func absorb(b *domainBuilder, wc *wordCounter, grp []int32, ng, ncat int, other 
 			continue
 		}
 		clear(score)
-		for _, t := range b.entTerms(i) {
+		for t := range b.entTerms(i) {
 			for _, p := range byTerm[poff[t]:poff[t+1]] {
 				score[p.h] += p.w
 			}
@@ -437,18 +454,20 @@ type domainBuilder struct {
 	// of loadout prompt.
 	termID map[string]int32
 	terms  []string
-	// ents[entOff[i]:entOff[i+1]] are entry i's distinct terms. Its
-	// distinct words are read again from its text when its group's
-	// spellings are counted (eachEntWord): kept beside the terms, they were
-	// as large (7 MB at 50,000 skills, at the peak of loadout prompt).
-	ents   []int32
+	// ents[entOff[i]:entOff[i+1]] are entry i's distinct terms, each an
+	// unsigned varint (entTerms): the terms met first, the commonest, take
+	// a byte, and as int32 they were 7 MB at 50,000 skills, at the peak of
+	// loadout prompt. Its distinct words are read again from its text when
+	// its group's spellings are counted (eachEntWord): kept beside the
+	// terms, they were as large.
+	ents   []byte
 	entOff []int32
 	seenT  []int32 // entry+1 that last saw the term
 	// seenW is, per word, the last wstamp that saw it (eachEntWord).
-	seenW   []int32
-	wstamp  int32
-	listing []Entry
-	buf     []byte
+	seenW  []int32
+	wstamp int32
+	at     func(i int) (name, description, category string)
+	buf    []byte
 }
 
 // wterm's values for a word that is not a usable term.
@@ -457,7 +476,23 @@ const (
 	wordUnusable = -2
 )
 
-func (b *domainBuilder) entTerms(i int) []int32 { return b.ents[b.entOff[i]:b.entOff[i+1]] }
+// entTerms yields entry i's distinct terms, in the order scan met them.
+func (b *domainBuilder) entTerms(i int) func(yield func(int32) bool) {
+	s := b.ents[b.entOff[i]:b.entOff[i+1]]
+	return func(yield func(int32) bool) {
+		for j := 0; j < len(s); j++ {
+			v, shift := uint32(s[j]&0x7f), 7
+			for s[j] >= 0x80 {
+				j++
+				v |= uint32(s[j]&0x7f) << shift
+				shift += 7
+			}
+			if !yield(int32(v)) {
+				return
+			}
+		}
+	}
+}
 
 // eachEntWord calls f with each distinct word of entry i that is a usable
 // term, in the order scan met them: the words scan read, read again.
@@ -481,14 +516,14 @@ func (b *domainBuilder) eachEntWord(i int, f func(w int32)) {
 		}
 		return true
 	}
-	e := &b.listing[i]
-	b.buf = eachWord(e.Name, domainMaxNameWords, b.buf, visit)
-	b.buf = eachWord(e.Description, domainMaxTerms, b.buf, visit)
+	name, desc, _ := b.at(i)
+	b.buf = eachWord(name, domainMaxNameWords, b.buf, visit)
+	b.buf = eachWord(desc, domainMaxTerms, b.buf, visit)
 }
 
-// scan adds entry e's words: its name's and its description's first
+// scan adds an entry's words: its name's and its description's first
 // domainMaxTerms terms.
-func (b *domainBuilder) scan(e *Entry) {
+func (b *domainBuilder) scan(name, desc string) {
 	stamp := int32(len(b.entOff)) // entry index + 1
 	add := func(w []byte, h uint32) bool {
 		id, slot := b.lookup(w, h)
@@ -522,12 +557,12 @@ func (b *domainBuilder) scan(e *Entry) {
 		t := b.wterm[id]
 		if b.seenT[t] != stamp {
 			b.seenT[t] = stamp
-			b.ents = append(b.ents, t)
+			b.ents = binary.AppendUvarint(b.ents, uint64(t))
 		}
 		return true
 	}
-	b.buf = eachWord(e.Name, domainMaxNameWords, b.buf, add)
-	b.buf = eachWord(e.Description, domainMaxTerms, b.buf, add)
+	b.buf = eachWord(name, domainMaxNameWords, b.buf, add)
+	b.buf = eachWord(desc, domainMaxTerms, b.buf, add)
 	b.entOff = append(b.entOff, int32(len(b.ents)))
 }
 
@@ -715,7 +750,7 @@ func newWordCounter(b *domainBuilder, n int) *wordCounter {
 func (wc *wordCounter) count(members []int32, words bool) {
 	b := wc.b
 	for _, i := range members {
-		for _, t := range b.entTerms(int(i)) {
+		for t := range b.entTerms(int(i)) {
 			if wc.termN[t] == 0 {
 				wc.touchT = append(wc.touchT, t)
 			}

@@ -130,6 +130,10 @@ type Options struct {
 	// Without it a fresh plan fills the budget, and the first change
 	// after it re-plans.
 	Stable bool
+	// NoBasis says the caller keeps no Basis (a one-shot command): the
+	// report's Basis is left nil, and the text is the same. At 50,000
+	// skills a Basis was 5 MB, made at the peak of loadout prompt.
+	NoBasis bool
 	// Domains are the listing's domains (NewDomains of this listing),
 	// when the caller keeps them; nil computes them when some skill must
 	// be grouped.
@@ -400,7 +404,7 @@ func Prompt(listing, inline []Entry, opt Options) (string, Report) {
 			writeListing(&b, lay, listing, c, p)
 			tiers = p.tiers
 			rep.Groups = namedGroups(listing, p)
-			if !p.tooSmall && (opt.Stable || opt.Basis != nil) {
+			if !p.tooSmall && (opt.Stable || opt.Basis != nil) && !opt.NoBasis {
 				// A plan to keep: only callers that keep one pay for it.
 				rep.Basis = newBasis(key, b.String()[start:], listing, tiers, p.virt)
 				rep.Basis.groups = rep.Groups
@@ -533,8 +537,8 @@ func writeListing(b *strings.Builder, lay layout, listing []Entry, c frameCtx, p
 	fc.hasListing = true
 	fc.listVirtual = p.virt
 	b.WriteString(lay.head(fc))
-	kept := 0
-	var named, grouped, omitted []int
+	kept, grouped, omitted := 0, 0, 0
+	var named []int
 	for i, e := range listing {
 		switch p.tiers[i] {
 		case TierFull:
@@ -546,9 +550,9 @@ func writeListing(b *strings.Builder, lay layout, listing []Entry, c frameCtx, p
 		case TierName:
 			named = append(named, i)
 		case TierGrouped:
-			grouped = append(grouped, i)
+			grouped++ // counts: a list of the 50,000 grouped was 2 MB
 		default:
-			omitted = append(omitted, i)
+			omitted++
 		}
 	}
 	b.WriteString(lay.closeBlock(kept))
@@ -558,14 +562,14 @@ func writeListing(b *strings.Builder, lay layout, listing []Entry, c frameCtx, p
 		writeNames(b, lay, fc, listing, named)
 		b.WriteString(post)
 	}
-	if len(grouped) > 0 {
+	if grouped > 0 {
 		b.WriteString(pre)
 		b.WriteString(groupSection(c.s, p.groups, p.tiers))
 		b.WriteString(post)
 	}
-	if len(omitted) > 0 {
+	if omitted > 0 {
 		b.WriteString(pre)
-		b.WriteString(omittedNote(c.s, len(omitted)))
+		b.WriteString(omittedNote(c.s, omitted))
 		b.WriteString(post)
 	}
 	b.WriteString(lay.after(fc))

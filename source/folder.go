@@ -66,6 +66,18 @@ type Options struct {
 	// else, such as loadout check and list: a skill then holds about 600
 	// bytes less. Diagnostics are the same either way.
 	TypedMeta bool
+	// SharedMeta makes each skill's Meta keep only the frontmatter fields
+	// a catalog reads to list and check skills: Category, RequiresTools
+	// and DisableModelInvocation (Meta.Name and Meta.Description are
+	// empty: read Skill.Name and Skill.Description; Version and Tags,
+	// which search and loadout list read, are dropped). The skills whose
+	// fields are equal share one Meta, which must not be changed
+	// (skill.Batch.SharedMeta). It implies TypedMeta, and applies to a
+	// scan without a Cache, whose skills are kept until the scan's user
+	// drops them all: one-shot commands such as loadout prompt and check,
+	// where a Frontmatter per skill was 10 MB at 50,000 skills.
+	// Diagnostics are the same either way.
+	SharedMeta bool
 	// NoFiles makes each skill keep no manifest of its supporting files
 	// (Files is nil; Dirs and Stamp are kept), for one-shot commands that
 	// print the listing alone and read no skill file, such as loadout
@@ -80,6 +92,9 @@ type Options struct {
 }
 
 func (o *Options) defaults() {
+	if o.SharedMeta {
+		o.TypedMeta = true
+	}
 	if o.MaxDepth <= 0 {
 		o.MaxDepth = DefaultMaxDepth
 	}
@@ -188,8 +203,10 @@ func ScanFolder(ctx context.Context, root string, opt Options) *Result {
 	s := &scan{opt: opt, origin: &origin, settled: time.Now().Add(-skill.StampSettle).UnixNano()}
 	if opt.TypedMeta && opt.Cache == nil {
 		s.batches = make([]*skill.Batch, max(opt.Workers, 1))
+		s.readers = make([][]folderReader, len(s.batches))
 		for w := range s.batches {
 			s.batches[w] = skill.NewBatch()
+			s.batches[w].SharedMeta = opt.SharedMeta
 		}
 	}
 
@@ -221,13 +238,12 @@ func ScanFolder(ctx context.Context, root string, opt Options) *Result {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				b := s.batch(w)
 				for {
 					i := int(next.Add(1)) - 1
 					if i >= len(level) || ctx.Err() != nil {
 						return
 					}
-					results[i] = s.visit(level[i], b)
+					results[i] = s.visit(level[i], w)
 				}
 			}()
 		}
@@ -258,12 +274,16 @@ func ScanFolder(ctx context.Context, root string, opt Options) *Result {
 	// byReal maps a real skill folder to the folder as first reached
 	// (relative to the root, through the links the walk followed), so a
 	// duplicate names both ways in, not the real path twice.
-	n := 0
+	n, nd := 0, len(res.Diagnostics)
 	for _, f := range out {
 		if f.skill != nil {
 			n++
 		}
+		nd += len(f.diags)
 	}
+	// Sized once (a name or folder found twice adds one more): grown by
+	// appends, 25,000 diagnostics were up to a quarter more, and copies.
+	res.Diagnostics = slices.Grow(res.Diagnostics, nd-len(res.Diagnostics))
 	byReal := make(map[string]string, n)
 	byName := make(map[string]*skill.Skill, n)
 	if n > 0 {
@@ -340,8 +360,10 @@ type scan struct {
 	opt    Options
 	origin *skill.Origin // shared by the skills found
 	// batches are the workers' skill.Batch, by worker, when the skills
-	// are held in batches (see batch).
+	// are held in batches (see batch), and readers the free part of each
+	// worker's chunk of folder readers (see reader).
 	batches []*skill.Batch
+	readers [][]folderReader
 	// settled is skill.StampSettle before the scan began (Unix ns): a
 	// file changed since has no stamp (see manifest.note).
 	settled int64
@@ -357,6 +379,22 @@ func (s *scan) batch(w int) *skill.Batch {
 		return nil
 	}
 	return s.batches[w]
+}
+
+// reader is a folder reader for a skill of worker w: from the worker's
+// chunk when its skills are held in batches, for the same reason (made
+// one by one among the garbage of parsing, the readers of 50,000 skills
+// kept spans in use for a few live bytes each).
+func (s *scan) reader(w int) *folderReader {
+	if w >= len(s.readers) {
+		return &folderReader{}
+	}
+	if len(s.readers[w]) == 0 {
+		s.readers[w] = make([]folderReader, 256)
+	}
+	r := &s.readers[w][0]
+	s.readers[w] = s.readers[w][1:]
+	return r
 }
 
 type levelResult struct {
@@ -378,7 +416,7 @@ func errText(err error) string {
 
 // visit reads one folder: a skill if it holds SKILL.md, else a folder to
 // search further.
-func (s *scan) visit(t task, b *skill.Batch) levelResult {
+func (s *scan) visit(t task, w int) levelResult {
 	var r levelResult
 	d, err := openDir(t.path)
 	if err != nil {
@@ -391,7 +429,7 @@ func (s *scan) visit(t task, b *skill.Batch) levelResult {
 	}
 	defer d.close()
 	if entry := entryFile(d); entry != "" {
-		r.found = append(r.found, s.loadSkill(t, d, entry, b))
+		r.found = append(r.found, s.loadSkill(t, d, entry, w))
 		return r
 	}
 	rules, diags := readIgnoreFiles(d, t.rel, t.rules)

@@ -77,6 +77,6 @@ func ReloadSkill(ctx context.Context, root, dir string, opt Options) (*skill.Ski
 	if entry == "" {
 		return nil, nil
 	}
-	f := s.loadSkill(task{path: dir, real: real, rel: rel, depth: len(segs), rules: rules, up: &chain{real: real, up: up}}, d, entry, nil)
+	f := s.loadSkill(task{path: dir, real: real, rel: rel, depth: len(segs), rules: rules, up: &chain{real: real, up: up}}, d, entry, 0) // worker 0: no batches
 	return f.skill, f.diags
 }

@@ -32,7 +32,8 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 			"--json says how many were reused (safetyCache)."+fmt.Sprintf(folderArgsHelp, "check"))
 	cf.register(fs, false)
 	cf.missingRootIsDiag = true
-	cf.typedMeta = true // Raw and Metadata are never printed here
+	cf.typedMeta = true  // Raw and Metadata are never printed here
+	cf.sharedMeta = true // nor tags and versions
 	fs.BoolVar(&cf.json, "json", false, `print {"skills":N,"diagnostics":[…]} on stdout`)
 	fs.StringVar(&failOn, "fail-on", "error", "lowest severity that fails the check: error or warning")
 	fs.BoolVar(&withSafety, "safety", true, "run the safety and quality checks (reads every file of every skill)")
@@ -200,13 +201,21 @@ func loadSavedFindings(e *env) (*safety.Saved, string) {
 //	list --json           114.1-114.7 MB  3.0s     94.1-94.5 MB  3.0s
 //	check (safety)        114.9-115.8 MB  8.7-8.8s 94.0-94.5 MB  8.7-8.9s
 //
-// Lower limits only make the collector run back to back: at 72 and 68
-// MiB the peak does not fall (the live heap and the collector's own
-// memory are over 60 MiB, and the binary's pages 19-21 MB more). The
-// limit is soft: a larger catalog still loads, the collector running
-// more often (at most half the CPU, Go's own bound); GOMEMLIMIT=off, or a
-// higher GOMEMLIMIT, trades the memory back for the CPU.
-const BatchMemoryLimit = 76 << 20
+// Lower limits only made the collector run back to back: at 72 and 68
+// MiB the peak did not fall (the live heap and the collector's own
+// memory were over 60 MiB, and the binary's pages 19-21 MB more). With
+// the frontmatter shared (source.Options.SharedMeta), the findings held
+// once and prompt's render measuring only what it reads, the live heap
+// at the peak is 54-58 MiB without findings and 61-65 with one a skill
+// (prompt, check), and 76 MiB let the heap grow to the limit: the peak
+// was the limit plus the binary's pages, 97-101 MB. At 72 MiB
+// (bench/cli50k.sh, medians of three, docs/cli-memory.md) prompt is
+// 99.1 / 96.6 MB (findings / none), check 99.9 / 92.9, at the same CPU
+// within the runs' spread. The limit is soft: a larger catalog still
+// loads, the collector running more often (at most half the CPU, Go's
+// own bound); GOMEMLIMIT=off, or a higher GOMEMLIMIT, trades the memory
+// back for the CPU.
+const BatchMemoryLimit = 72 << 20
 
 // limitBatchMemory sets BatchMemoryLimit unless GOMEMLIMIT is set, and
 // returns what puts back the limit before (commands also run in tests).

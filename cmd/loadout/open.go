@@ -37,6 +37,10 @@ type catalogFlags struct {
 	// typedMeta: folder skills keep only their typed frontmatter fields
 	// (source.Options.TypedMeta), for commands that print nothing else.
 	typedMeta bool
+	// sharedMeta: folder skills keep only the frontmatter fields a catalog
+	// reads to list and check them, shared (source.Options.SharedMeta),
+	// for prompt and check, which print no tag or version.
+	sharedMeta bool
 	// noFiles: folder skills keep no file manifest (source.Options.NoFiles),
 	// for prompt, which prints the listing alone.
 	noFiles bool
@@ -363,6 +367,7 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*sessi
 	}
 	specs, opts := c.agentSpecs(f)
 	opts.Scan.TypedMeta = c.typedMeta
+	opts.Scan.SharedMeta = c.sharedMeta
 	opts.Scan.NoFiles = c.noFiles
 	opts.Once = true // these commands read the catalog once
 	if len(c.roots) > 0 && c.agent == "" {

@@ -31,6 +31,9 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	cf.typedMeta = true
 	// Nor does it read a file of a skill: no manifests (9 MB at 50,000).
 	cf.noFiles = true
+	// Of the frontmatter it reads the category and whether the skill is
+	// hidden: one value shared by the skills alike (10 MB at 50,000).
+	cf.sharedMeta = true
 	fs.StringVar(&format, "format", "", "prompt format: pi (default), catalog or progressive")
 	fs.IntVar(&budget, "budget", 0, "listing budget in characters (default: the agent's, else 8000; -1: no limit)")
 	fs.IntVar(&budgetTokens, "budget-tokens", 0, "a second limit in tokens, counted as characters ÷ 4 rounded up; the smaller wins (default: the agent's budgetTokens)")
@@ -76,7 +79,9 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 		// The listing is still printed, ranked by name alone after the pins.
 		fmt.Fprintf(e.stderr, "warning: %v; the listing is ranked without usage\n", err)
 	}
-	text, rep, diags := l.Prompt(catalog.PromptOptions{Format: format, Budget: budget, BudgetTokens: budgetTokens, Usage: usage})
+	// NoBasis: a plan kept for the next render is of no use to a command
+	// that renders once (5 MB at 50,000 skills).
+	text, rep, diags := l.Prompt(catalog.PromptOptions{Format: format, Budget: budget, BudgetTokens: budgetTokens, Usage: usage, NoBasis: true})
 	if budgetTokens > 0 && rep.TooSmall {
 		return fail(e, fmt.Errorf("--budget-tokens %d is too small for this listing: the format's fixed text and the line saying how to find skills take %d characters (%d tokens); give at least %d", budgetTokens, rep.MinBudget, (rep.MinBudget+3)/4, (rep.MinBudget+3)/4))
 	}
@@ -87,13 +92,17 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	if text != "" && text[len(text)-1] != '\n' {
 		fmt.Fprintln(e.stdout)
 	}
-	printDiags(e.stderr, append(sess.diagnostics(), diags...))
+	// In parts, in the order sess.diagnostics then diags: put together,
+	// the copies were up to 11 MB at 50,000 skills with a finding each.
+	printDiags(e.stderr, sess.cat.Added())
+	printDiags(e.stderr, l.Diagnostics())
+	printDiags(e.stderr, diags)
 	// Where each skill in the prompt came from, so nothing is a mystery:
 	// one line each with --verbose, else a count that does not drown the
 	// diagnostics above it at a thousand skills.
 	counts := map[string]int{}
 	var modes []string
-	tiers := rep.TierMap()
+	tier := tierWalk(rep, len(l.Names()) == len(l.Entries()))
 	// The domains by name are read with --verbose only: at 50,000 skills
 	// the map is a few MB more at the end of the command.
 	var domain map[string]string
@@ -115,7 +124,7 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 		}
 		if mode == "listed" {
 			// What the budget left of the skill: its tier in the report.
-			switch tiers[en.Skill.Name] {
+			switch tier(en.Skill.Name) {
 			case render.TierShortened:
 				mode = "listed, description shortened"
 			case render.TierName:
@@ -145,6 +154,30 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "skills: %s (--verbose says where each came from)\n", strings.Join(parts, ", "))
 	}
 	return 0
+}
+
+// tierWalk returns rep.TierMap()[name] for each listed skill, called in
+// the order of the listing: the report's Names are in that order unless
+// the format sorts them, so when the names are unique (a name selected
+// from two sources is listed twice, and the map holds the last one's
+// tier) it walks them, and makes the map only when a name is not the
+// next one (a map of 50,000 names was 4 MB).
+func tierWalk(rep render.Report, unique bool) func(name string) render.Tier {
+	next := 0
+	var byName map[string]render.Tier
+	if !unique {
+		byName = rep.TierMap()
+	}
+	return func(name string) render.Tier {
+		if byName == nil && next < len(rep.Names) && rep.Names[next] == name {
+			next++
+			return rep.Tiers[next-1]
+		}
+		if byName == nil {
+			byName = rep.TierMap()
+		}
+		return byName[name]
+	}
 }
 
 // listingOf is the config's listing settings as service options.

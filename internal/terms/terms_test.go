@@ -104,3 +104,22 @@ func TestStemCacheStartsOver(t *testing.T) {
 		t.Errorf("cache: %d words at the bound (want %d), %d after one more (want 1)", full, maxStems, after)
 	}
 }
+
+// TestDigitsNotCached: a word of digits is its own term, as stemming it
+// gives, and is not cached (the numbers in skills' names filled it); a
+// word of digits and a letter is stemmed and cached as before.
+func TestDigitsNotCached(t *testing.T) {
+	for _, w := range []string{"13318", "2024", "00000", "1234567890123456789012345"} {
+		if got, want := Term(w), stem(w); got != w || want != w {
+			t.Errorf("Term(%q) = %q, stem %q: want the word", w, got, want)
+		}
+		if cached(w) {
+			t.Errorf("%q cached", w)
+		}
+	}
+	for _, w := range []string{"13318s", "x2024"} {
+		if Term(w) != stem(w) || !cached(w) {
+			t.Errorf("Term(%q) = %q (stem %q), cached %v: want stemmed and cached", w, Term(w), stem(w), cached(w))
+		}
+	}
+}
