@@ -72,7 +72,7 @@ func (l *Loadout) Load(name string) LoadResult {
 func envelope(sk *skill.Skill, body string) string {
 	return render.Envelope(render.EnvelopeInput{
 		Entry: render.Entry{Name: sk.Name, Description: sk.Description, Dir: sk.Dir, Location: sk.Location,
-			Body: strings.TrimSpace(body), Virtual: sk.Virtual, Origin: sk.OriginValue()},
+			Body: strings.TrimSpace(body), Virtual: sk.Virtual, Origin: sk.Origin},
 		Files: sk.Files,
 	})
 }

@@ -87,7 +87,7 @@ func Envelope(in EnvelopeInput) string {
 	writeXML(&b, in.Dir)
 	b.WriteString("\">\n")
 
-	if o := in.Origin; o.Kind != "" {
+	if o := in.Origin; o != nil && o.Kind != "" {
 		b.WriteString("<origin kind=\"")
 		writeXML(&b, o.Kind)
 		b.WriteString("\"")

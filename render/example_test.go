@@ -75,7 +75,7 @@ func ExampleEnvelope() {
 			Name: "pdf",
 			Dir:  "/home/ann/skills/pdf",
 			Body: "# PDF\n\nRun `scripts/extract.py FILE`.\n",
-			Origin: skill.Origin{
+			Origin: &skill.Origin{
 				Kind: "plugin", Plugin: "docs-kit", Trust: "trusted",
 			},
 		},

@@ -42,7 +42,7 @@ var (
 		Location:    "/home/ann/skills/pdf/SKILL.md",
 		Dir:         "/home/ann/skills/pdf",
 		Body:        "\n# PDF\n\nTo extract text, run `scripts/extract.py FILE`.\nFor forms, read `references/forms.md` first.\n\n",
-		Origin:      skill.Origin{Kind: "folder", Root: "/home/ann/skills"},
+		Origin:      &skill.Origin{Kind: "folder", Root: "/home/ann/skills"},
 	}
 	gitReview = Entry{
 		Name:        "git-review",
@@ -50,7 +50,7 @@ var (
 		Location:    "/work/repo/.agents/skills/git-review/SKILL.md",
 		Dir:         "/work/repo/.agents/skills/git-review",
 		Body:        "# Review\n\n1. Read `checklist.md`.\n2. Run the tests.",
-		Origin:      skill.Origin{Kind: "folder", Root: "/work/repo/.agents/skills"},
+		Origin:      &skill.Origin{Kind: "folder", Root: "/work/repo/.agents/skills"},
 	}
 	stored = Entry{
 		Name:        "release-notes",
@@ -59,7 +59,7 @@ var (
 		Dir:         "store://release-notes",
 		Body:        "# Release notes\n\nUse the template in `templates/notes.md`.",
 		Virtual:     true,
-		Origin:      skill.Origin{Kind: "store", Version: 3},
+		Origin:      &skill.Origin{Kind: "store", Version: 3},
 	}
 	escEntry = Entry{
 		Name:        "q&a",
@@ -67,7 +67,7 @@ var (
 		Location:    "/srv/skills/Tom & Jerry's/q&a/SKILL.md",
 		Dir:         "/srv/skills/Tom & Jerry's/q&a",
 		Body:        "Use <b>bold</b> & keep \"quotes\".",
-		Origin:      skill.Origin{Kind: "plugin", Plugin: "acme <tools>", Trust: "untrusted", Provenance: "acme & co 1.0"},
+		Origin:      &skill.Origin{Kind: "plugin", Plugin: "acme <tools>", Trust: "untrusted", Provenance: "acme & co 1.0"},
 	}
 )
 
@@ -181,7 +181,7 @@ func TestGoldenEnvelope(t *testing.T) {
 	gitSkill := pdf
 	gitSkill.Dir = "/var/cache/loadout/remote/skills@main/3f2a9c0d5e1b7a8c4d6e2f0a1b3c5d7e9f1a2b4c/skills/pdf"
 	gitSkill.Location = gitSkill.Dir + "/SKILL.md"
-	gitSkill.Origin = skill.Origin{Kind: "git", Root: "https://git.example.com/team/skills.git", Ref: "main",
+	gitSkill.Origin = &skill.Origin{Kind: "git", Root: "https://git.example.com/team/skills.git", Ref: "main",
 		Revision: "3f2a9c0d5e1b7a8c4d6e2f0a1b3c5d7e9f1a2b4c", Provenance: "skills/pdf"}
 	cases := []struct {
 		name string
