@@ -90,24 +90,7 @@ func ReceiptText(s string, max int) string {
 // plainText reports whether s is valid UTF-8 of printable characters
 // without a backslash: ReceiptText keeps it as it is.
 func plainText(s string) bool {
-	i := 0
-	// Eight bytes at a time while they are all printable ASCII other than
-	// a backslash (every receipt's texts are checked on every load, and
-	// nearly all are such). A word that may hold anything else is left to
-	// the loop below, from its first byte.
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	for ; len(s)-i >= 8; i += 8 {
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		under := (w - 0x20*lo) &^ w // a byte below 0x20 (w's own high bits are caught below)
-		del, bs := w^(0x7f*lo), w^('\\'*lo)
-		del = (del - lo) &^ del // a byte 0x7f
-		bs = (bs - lo) &^ bs    // a backslash
-		if (w|under|del|bs)&hi != 0 {
-			break
-		}
-	}
-	for i < len(s) {
+	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 || c == 0x7f || c == '\\' {

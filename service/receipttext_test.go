@@ -1,11 +1,8 @@
 package service
 
 import (
-	"bytes"
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/loadout/loadout/store"
 )
@@ -36,54 +33,6 @@ func TestReceiptTextEdges(t *testing.T) {
 	} {
 		if got := ReceiptText(c.in, c.max); got != c.want {
 			t.Errorf("ReceiptText(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
-		}
-	}
-}
-
-// plainTextBytewise is plainText as it was before it read eight bytes at
-// a time: the reference the fast form is checked against.
-func plainTextBytewise(s string) bool {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c < 0x20 || c == 0x7f || c == '\\' {
-				return false
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 || !unicode.IsPrint(r) {
-			return false
-		}
-		i += n
-	}
-	return true
-}
-
-// TestPlainTextWordwise: every byte value at every position of texts of
-// 1 to 24 bytes (so in the first, a middle and the last word, and in the
-// tail after the words), over printable fillers at the edges of what a
-// word may pass (space, ~, [, ]), gets plainText's answer byte by byte;
-// and so do a few multi-byte texts.
-func TestPlainTextWordwise(t *testing.T) {
-	for _, fill := range []byte{' ', '~', '[', ']', 'a'} {
-		for n := 1; n <= 24; n++ {
-			b := bytes.Repeat([]byte{fill}, n)
-			for pos := range n {
-				for v := range 256 {
-					b[pos] = byte(v)
-					if got, want := plainText(string(b)), plainTextBytewise(string(b)); got != want {
-						t.Fatalf("plainText(%q) = %v, want %v", b, got, want)
-					}
-				}
-				b[pos] = fill
-			}
-		}
-	}
-	for _, s := range []string{"sha256:0123456789abcdef0123456789abcdef", "naïve-skill-name", "skill\u202ename-long-enough", "abcdefgh\u00a0", "abcdefg\xff", "01234567\\"} {
-		if got, want := plainText(s), plainTextBytewise(s); got != want {
-			t.Errorf("plainText(%q) = %v, want %v", s, got, want)
 		}
 	}
 }
