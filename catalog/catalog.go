@@ -58,6 +58,14 @@ type Options struct {
 	// selects every skill of the same sources as the global loadout, shares
 	// its entries with it (see shareGlobal).
 	Once bool
+	// ReleaseFiles, with Once, makes the first safety checks (Safety,
+	// Report) release the file manifest of every skill they read once
+	// they are done: for a command whose report is all it needs (loadout
+	// check, where at 50,000 skills the manifests are 7.9 MB that would
+	// otherwise outlive the only pass that reads them). The skills are
+	// the catalog's own, made by its scan; a skill activated after that
+	// lists no supporting files. Without Once it does nothing.
+	ReleaseFiles bool
 	// noShareGlobal turns shareGlobal off (tests measure what it saves).
 	noShareGlobal bool
 	// EnvelopeCache bounds the bytes of rendered envelopes loads keep

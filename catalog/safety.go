@@ -136,6 +136,13 @@ func (c *Catalog) safetyRun(ctx context.Context, p *safety.Policy, heads ...[]sk
 		// Nothing is checked again: the set of skills checked (1.1 MB at
 		// 50,000) is not kept for the next snapshot, which never comes.
 		checked = nil
+		if c.opt.ReleaseFiles {
+			// The checks were the manifests' last reader (see
+			// Options.ReleaseFiles), and their workers are done.
+			for _, sk := range todo {
+				sk.Files = nil
+			}
+		}
 	}
 	c.safety.checked, c.safety.found = checked, found
 	// The heads and the findings in one slice of the final size: growing

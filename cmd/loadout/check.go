@@ -32,8 +32,9 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 			"--json says how many were reused (safetyCache)."+fmt.Sprintf(folderArgsHelp, "check"))
 	cf.register(fs, false)
 	cf.missingRootIsDiag = true
-	cf.typedMeta = true  // Raw and Metadata are never printed here
-	cf.sharedMeta = true // nor tags and versions
+	cf.typedMeta = true    // Raw and Metadata are never printed here
+	cf.sharedMeta = true   // nor tags and versions
+	cf.releaseFiles = true // nor file lists, once the checks have read them
 	fs.BoolVar(&cf.json, "json", false, `print {"skills":N,"diagnostics":[…]} on stdout`)
 	fs.StringVar(&failOn, "fail-on", "error", "lowest severity that fails the check: error or warning")
 	fs.BoolVar(&withSafety, "safety", true, "run the safety and quality checks (reads every file of every skill)")

@@ -44,6 +44,10 @@ type catalogFlags struct {
 	// noFiles: folder skills keep no file manifest (source.Options.NoFiles),
 	// for prompt, which prints the listing alone.
 	noFiles bool
+	// releaseFiles: folder skills drop their file manifests once the
+	// safety checks have read them (catalog.Options.ReleaseFiles), for
+	// check, which prints the report alone.
+	releaseFiles bool
 }
 
 func (c *catalogFlags) register(fs *flag.FlagSet, withAgent bool) {
@@ -369,6 +373,7 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*sessi
 	opts.Scan.TypedMeta = c.typedMeta
 	opts.Scan.SharedMeta = c.sharedMeta
 	opts.Scan.NoFiles = c.noFiles
+	opts.ReleaseFiles = c.releaseFiles
 	opts.Once = true // these commands read the catalog once
 	if len(c.roots) > 0 && c.agent == "" {
 		c.agent = rootsAgent
