@@ -85,7 +85,7 @@ func runList(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, " for agent %s", l.Spec.AgentID)
 	}
 	fmt.Fprintln(e.stdout)
-	printDiags(e.stderr, sess.diagnostics())
+	sess.printDiagnostics(e.stderr)
 	return 0
 }
 

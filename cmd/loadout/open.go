@@ -468,6 +468,13 @@ func (s *session) diagnostics() []skill.Diagnostic {
 	return append(append([]skill.Diagnostic(nil), s.cat.Added()...), s.l.Diagnostics()...)
 }
 
+// printDiagnostics prints diagnostics() without putting them together
+// first: at 50,000 skills with a finding each the copy was up to 11 MB.
+func (s *session) printDiagnostics(w io.Writer) {
+	printDiags(w, s.cat.Added())
+	printDiags(w, s.l.Diagnostics())
+}
+
 // agentSpecs are the config's agents, plus one agent named "roots" for the
 // --root folders (relative to the working folder), and the config's
 // catalog options.

@@ -92,10 +92,7 @@ func runPrompt(ctx context.Context, e *env, args []string) int {
 	if text != "" && text[len(text)-1] != '\n' {
 		fmt.Fprintln(e.stdout)
 	}
-	// In parts, in the order sess.diagnostics then diags: put together,
-	// the copies were up to 11 MB at 50,000 skills with a finding each.
-	printDiags(e.stderr, sess.cat.Added())
-	printDiags(e.stderr, l.Diagnostics())
+	sess.printDiagnostics(e.stderr)
 	printDiags(e.stderr, diags)
 	// Where each skill in the prompt came from, so nothing is a mystery:
 	// one line each with --verbose, else a count that does not drown the
