@@ -243,7 +243,7 @@ func (t *memoryTuner) loaded(logger *slog.Logger) {
 // took 51 CPU-s instead of 23. That was when the warm-up made gigabytes of
 // garbage (a 32 KiB buffer per file digested, two maps per skill indexed,
 // two search indexes of the same skills). With those gone, at 50,000
-// skills with findings (/tmp/heap50k.sh, 2 busy cores), 320 MiB peaked at
+// skills with findings (T50K=DIR bench/serve50k.sh, 2 busy cores), 320 MiB peaked at
 // 523 MB resident, 128 MiB at 388 MB and 64 MiB at 324 MB, for about the
 // same CPU to start-up settled (16.5-19.9 s, within the machine's noise).
 // The live heap grows to 1.85 times the catalog's, under twice it; for a
