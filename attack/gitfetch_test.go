@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -252,6 +253,21 @@ func procHWMKB(pid int) (int64, bool) {
 
 const gitfetchRSSBound = 200 // MB
 
+// gitfetchNeedDisk fails at once, naming the folder and both figures,
+// when dir has less than need bytes free: the random bomb's pack is
+// written to disk whole (1 GiB that does not compress), and a disk that
+// fills half-way through reads as git's "write error" instead.
+func gitfetchNeedDisk(t *testing.T, dir string, need uint64) {
+	t.Helper()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		t.Fatalf("statfs %s: %v", dir, err)
+	}
+	if free := st.Bavail * uint64(st.Bsize); free < need {
+		t.Fatalf("the git bombs need %.1f GiB free under %s and %.1f GiB is: free some space or point TMPDIR at a larger disk", float64(need)/(1<<30), dir, float64(free)/(1<<30))
+	}
+}
+
 // TestGitBomb: a repository of 2 MB holding 2 GiB of zeros, and one
 // holding 1 GiB of random bytes.
 func TestGitBomb(t *testing.T) {
@@ -262,6 +278,7 @@ func TestGitBomb(t *testing.T) {
 		t.Skip("git http-backend is needed for the git bombs")
 	}
 	root := t.TempDir()
+	gitfetchNeedDisk(t, root, 3<<30)
 	zeros := newGitfetchRepo(t, root, "zeros", 2<<30, false)
 	random := newGitfetchRepo(t, root, "random", 1<<30, true)
 	base := gitfetchServe(t, root)
