@@ -245,3 +245,27 @@ func RedactLinkPath(p string) string {
 	}
 	return LinkPrefix + "REDACTED"
 }
+
+// Roles, from least to most. Each holds the ones before it.
+const (
+	RoleViewer   = "viewer"
+	RoleAuthor   = "author"
+	RoleReviewer = "reviewer"
+	RoleAdmin    = "admin"
+)
+
+// Allows reports whether the principal holds role, or a higher one, for
+// the skill called name with tags ("" for a right that is not about one
+// skill). Until roles other than admin exist, only an admin holds any.
+func (p Principal) Allows(role, name string, tags []string) bool {
+	return p.Admin()
+}
+
+// Role is the highest role the principal holds anywhere, for the audit
+// trail: "" when it holds none (an agent or link token).
+func (p Principal) Role() string {
+	if p.Admin() {
+		return RoleAdmin
+	}
+	return ""
+}
