@@ -10,12 +10,23 @@ import (
 
 	"github.com/loadout/loadout/httpapi"
 	"github.com/loadout/loadout/skill"
+	"github.com/loadout/loadout/store"
 )
 
 // accessCaller is one column of the access matrix.
 type accessCaller struct {
 	name  string
 	token func(e *env) string
+}
+
+// roleToken makes a token of scopes in e's store.
+func roleToken(t testing.TB, e *env, scopes ...string) string {
+	t.Helper()
+	secret, _, err := e.st.(store.Server).CreateToken(context.Background(), strings.Join(scopes, " "), scopes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return secret
 }
 
 var accessCallers = []accessCaller{
@@ -26,19 +37,34 @@ var accessCallers = []accessCaller{
 	// A link token (index:coder) works only in the URL /i/TOKEN/.well-known/…
 	// (wellknown.Link): as a bearer it is refused on every route.
 	{"link token for this agent", func(e *env) string { return e.link }},
-	// Last: its writes succeed, and the refusals above are checked against
-	// the store as it was before them.
+	{"viewer", func(e *env) string { return roleToken(e.t, e, "viewer") }},
+	{"author", func(e *env) string { return roleToken(e.t, e, "author") }},
+	{"reviewer", func(e *env) string { return roleToken(e.t, e, "reviewer") }},
+	// The fixture's skill is gamma, and the bodies create gamma-new and
+	// import gamma-imported: author:gam* covers all three.
+	{"author of gam*", func(e *env) string { return roleToken(e.t, e, "author:gam*") }},
+	{"author of team-data-*", func(e *env) string { return roleToken(e.t, e, "author:team-data-*") }},
+	{"author of tag=other", func(e *env) string { return roleToken(e.t, e, "author:tag=other") }},
 	{"admin token", func(e *env) string { return e.admin }},
 }
 
-// accessWant is what a caller gets from a route of a scope: "ok" (a 2xx:
-// the fixture is made so that every route succeeds for those it admits),
-// "401" or "403".
-var accessWant = map[string][6]string{
-	"none":  {"ok", "ok", "ok", "ok", "ok", "ok"},
-	"any":   {"401", "401", "ok", "ok", "401", "ok"},
-	"agent": {"401", "401", "ok", "403", "401", "ok"},
-	"admin": {"401", "401", "403", "403", "401", "ok"},
+// accessWant is what a caller gets from a route: "ok" (a 2xx: the
+// fixture is made so that every route succeeds for those it admits),
+// "401" or "403". The key is the route's scope, and for a role, "/skill"
+// when the route is about one skill ({name} in its path, or PerSkill: the
+// skills of its body), where a limited role covering the skill is
+// admitted.
+var accessWant = map[string][12]string{
+	//              none   wrong  agent  agent2 link   viewer author review gam*   team   tag    admin
+	"none":         {"ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok"},
+	"any":          {"401", "401", "ok", "ok", "401", "ok", "ok", "ok", "ok", "ok", "ok", "ok"},
+	"agent":        {"401", "401", "ok", "403", "401", "403", "403", "403", "403", "403", "403", "ok"},
+	"viewer":       {"401", "401", "403", "403", "401", "ok", "ok", "ok", "403", "403", "403", "ok"},
+	"viewer/skill": {"401", "401", "403", "403", "401", "ok", "ok", "ok", "ok", "403", "403", "ok"},
+	"author":       {"401", "401", "403", "403", "401", "403", "ok", "ok", "403", "403", "403", "ok"},
+	"author/skill": {"401", "401", "403", "403", "401", "403", "ok", "ok", "ok", "403", "403", "ok"},
+	"reviewer":     {"401", "401", "403", "403", "401", "403", "403", "ok", "403", "403", "403", "ok"},
+	"admin":        {"401", "401", "403", "403", "401", "403", "403", "403", "403", "403", "403", "ok"},
 }
 
 // accessParams fills the path parameters: a stored skill coder can see,
@@ -46,17 +72,24 @@ var accessWant = map[string][6]string{
 var accessParams = map[string]string{"{$}": "", "{name}": "gamma", "{path...}": "notes.md", "{v}": "1", "{id}": "coder", "{source}": "team"}
 
 // TestAccessMatrix is generated from the route table: every route, called
-// by each of the five callers, answers as its declared scope says. A route
-// without a scope, or with a path parameter this test cannot fill, fails
-// it, so no route can be added without its access being tested. Each
-// route gets a fresh server, so what one route's calls change cannot hide
-// another's refusal; a refused write must also leave the store as it was.
+// by each caller (no token, agent and link tokens, every role, limited
+// roles that cover the fixture's skill and that do not), answers as its
+// declared scope says. A route without a scope, or with a path parameter
+// this test cannot fill, fails it, so no route can be added without its
+// access being tested. Each call gets a fresh server, so what one call
+// changes cannot hide another's refusal; a refused write must also leave
+// the store as it was.
 func TestAccessMatrix(t *testing.T) {
 	for _, rt := range httpapi.RouteSpecs() {
 		t.Run(rt.Method+" "+rt.Pattern, func(t *testing.T) {
-			wants, ok := accessWant[rt.Scope]
+			key := rt.Scope
+			perSkill := rt.PerSkill || strings.Contains(rt.Pattern, "{name}")
+			if perSkill && rt.Scope != "agent" {
+				key += "/skill"
+			}
+			wants, ok := accessWant[key]
 			if !ok {
-				t.Fatalf("route %s %s declares scope %q: declare none, any, agent or admin in routes.go", rt.Method, rt.Pattern, rt.Scope)
+				t.Fatalf("route %s %s declares scope %q (%s): declare none, any, agent, viewer, author, reviewer or admin in routes.go, and give its row here", rt.Method, rt.Pattern, rt.Scope, key)
 			}
 			path := rt.Pattern
 			for k, v := range accessParams {
@@ -68,14 +101,14 @@ func TestAccessMatrix(t *testing.T) {
 			if strings.HasSuffix(path, "/search") {
 				path += "?q=gamma" // q is required
 			}
-			e := newEnv(t, baseFiles)
-			ctx := context.Background()
-			want(t, e.do(t, "POST", "/v1/skills", e.admin, doc(t, "gamma", "G.", "g", skill.BundleFile{Path: "notes.md", Data: []byte("notes")})), 201)
-			before, err := e.st.Get(ctx, "gamma")
-			if err != nil {
-				t.Fatal(err)
-			}
 			for i, c := range accessCallers {
+				e := newEnv(t, baseFiles)
+				ctx := context.Background()
+				want(t, e.do(t, "POST", "/v1/skills", e.admin, doc(t, "gamma", "G.", "g", skill.BundleFile{Path: "notes.md", Data: []byte("notes")})), 201)
+				before, err := e.st.Get(ctx, "gamma")
+				if err != nil {
+					t.Fatal(err)
+				}
 				body, hdr := accessBody(t, rt)
 				r := e.do(t, rt.Method, path, c.token(e), body, hdr...)
 				switch wants[i] {
@@ -87,14 +120,31 @@ func TestAccessMatrix(t *testing.T) {
 					wantErrSoft(t, c.name, r, 401, "unauthorized")
 				case "403":
 					wantErrSoft(t, c.name, r, 403, "forbidden")
-					// The route's scope check refused it, the same way on
-					// every route, whether or not the target exists.
-					msg := httpapi.MsgNeedsAdmin
-					if rt.Scope == "agent" {
-						msg = httpapi.MsgNotAgent
-					}
-					if m, _ := r.json(t)["error"].(map[string]any); m == nil || m["message"] != msg {
-						t.Errorf("%s: refusal %s, want the scope check's %q", c.name, r.body, msg)
+					m, _ := r.json(t)["error"].(map[string]any)
+					msg, _ := m["message"].(string)
+					switch rt.Scope {
+					case "agent", "admin":
+						// The route's scope check refused it, the same way
+						// on every route, whether or not the target exists.
+						want := httpapi.MsgNeedsAdmin
+						if rt.Scope == "agent" {
+							want = httpapi.MsgNotAgent
+						}
+						if msg != want {
+							t.Errorf("%s: refusal %s, want the scope check's %q", c.name, r.body, want)
+						}
+					default:
+						// A role refusal names the role, and the skill on a
+						// route about one.
+						if !strings.Contains(msg, "needs the "+rt.Scope+" role") {
+							t.Errorf("%s: refusal %q does not name the role %s", c.name, msg, rt.Scope)
+						}
+						// (A route taking its skills from the body names
+						// the skill once the caller holds the role over
+						// some skill: the service refused that one.)
+						if perSkill && (!rt.PerSkill || strings.Contains(c.name, " of ")) && !strings.Contains(msg, `"gamma`) {
+							t.Errorf("%s: refusal %q does not name the skill", c.name, msg)
+						}
 					}
 				}
 				if wants[i] != "ok" && rt.Method != "GET" {
@@ -178,9 +228,9 @@ func accessBody(t *testing.T, rt httpapi.RouteSpec) ([]byte, []string) {
 	case slices.Contains(rt.BodyTypes, "*/*"):
 		return []byte("new bytes"), append(hdr, "Content-Type", "application/octet-stream")
 	case rt.Pattern == "/v1/import":
-		return doc(t, "imported", "I.", "i"), append(hdr, "Content-Type", "application/json")
+		return doc(t, "gamma-imported", "I.", "i"), append(hdr, "Content-Type", "application/json")
 	case rt.Method == "POST":
-		return doc(t, "created", "C.", "c"), append(hdr, "Content-Type", "application/json")
+		return doc(t, "gamma-new", "C.", "c"), append(hdr, "Content-Type", "application/json")
 	}
 	return doc(t, "gamma", "G2.", "changed"), append(hdr, "Content-Type", "application/json")
 }

@@ -707,8 +707,8 @@ type receiptsEntry struct {
 }
 
 func (a *api) receipts(w http.ResponseWriter, r *http.Request) {
-	if !principal(r).Admin() {
-		writeErr(w, &service.Error{Code: service.CodeForbidden, Message: msgNeedsAdmin})
+	if p := principal(r); !p.Allows(service.RoleViewer, "", nil) {
+		writeErr(w, service.NeedsRole(p, service.RoleViewer, ""))
 		return
 	}
 	added := a.svc.ReceiptsAdded()

@@ -12,6 +12,8 @@ func Routes() [][2]string {
 // RouteSpec is what the access and content-type tests read of a route.
 type RouteSpec struct {
 	Method, Pattern, Scope string
+	// PerSkill: the route's skills are in its body.
+	PerSkill bool
 	// BodyTypes are the media types the route's body takes ("*/*": any);
 	// nil without a body.
 	BodyTypes []string
@@ -21,7 +23,7 @@ type RouteSpec struct {
 func RouteSpecs() []RouteSpec {
 	out := make([]RouteSpec, len(routes))
 	for i, rt := range routes {
-		out[i] = RouteSpec{Method: rt.Method, Pattern: rt.Pattern, Scope: rt.op.Scope}
+		out[i] = RouteSpec{Method: rt.Method, Pattern: rt.Pattern, Scope: rt.op.Scope, PerSkill: rt.op.PerSkill}
 		if rt.op.Body != nil {
 			for t := range rt.op.Body.Content {
 				out[i].BodyTypes = append(out[i].BodyTypes, t)

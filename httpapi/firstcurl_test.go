@@ -45,7 +45,7 @@ func TestIndex(t *testing.T) {
 			t.Errorf("index lacks %s: %s", k, r.body)
 		}
 	}
-	if seen["GET /v1/skills"]["auth"] != "admin" || seen["GET /"]["auth"] != "none" {
+	if seen["GET /v1/skills"]["auth"] != "viewer" || seen["POST /v1/reload"]["auth"] != "admin" || seen["GET /"]["auth"] != "none" {
 		t.Errorf("auth: %v %v", seen["GET /v1/skills"], seen["GET /"])
 	}
 	// The OpenAPI document has the root as "/", not "/{$}".

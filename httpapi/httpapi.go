@@ -140,7 +140,7 @@ func New(svc *service.Service, opt Options) http.Handler {
 		if rt.op.Body != nil {
 			h = requireType(rt.op.Body.Content, h)
 		}
-		h = requireScope(rt.op.Scope, h)
+		h = requireScope(rt, h)
 		if rt.Method != "GET" && rt.Method != "HEAD" {
 			write := h
 			h = func(a *api, w http.ResponseWriter, r *http.Request) {
@@ -194,33 +194,60 @@ const (
 // requireScope enforces the scope a route declares in the table, before
 // the body is read or anything is looked up: "none" lets anyone through,
 // "any" needs a principal (a token, or the open loopback mode), "agent"
-// admin or agent:{id}, "admin" admin. The handlers and the service check
-// again; this check makes the declared scope the enforced one, and
-// refuses every route the same way whether or not its target exists. A
-// route without a known scope is a programming error.
-func requireScope(scope string, h func(*api, http.ResponseWriter, *http.Request)) func(*api, http.ResponseWriter, *http.Request) {
+// admin or agent:{id}, "admin" an unlimited admin, and a role (viewer,
+// author, reviewer) that role or a higher one: for the skill {name} when
+// the route has one (a tag limit is checked against the skill's tags), for
+// some skill when the route takes its skills from the body (PerSkill: the
+// service checks each), else over every skill. The handlers and the
+// service check again; this check makes the declared scope the enforced
+// one, and refuses every route the same way whether or not its target
+// exists. A route without a known scope is a programming error.
+func requireScope(rt route, h func(*api, http.ResponseWriter, *http.Request)) func(*api, http.ResponseWriter, *http.Request) {
+	scope := rt.op.Scope
 	// allowed says whether p may; refusal is its answer when not (made
 	// only then: this runs on every request).
-	var allowed func(p service.Principal, r *http.Request) bool
-	var refusal func() *service.Error
+	var allowed func(a *api, p service.Principal, r *http.Request) bool
+	var refusal func(p service.Principal, r *http.Request) *service.Error
 	switch scope {
 	case "none":
 		return h
 	case "any":
-		allowed = func(p service.Principal, _ *http.Request) bool { return p.Open || p.TokenID != "" }
-		refusal = func() *service.Error { return &service.Error{Code: service.CodeUnauthorized, Message: msgNeedsToken} }
+		allowed = func(_ *api, p service.Principal, _ *http.Request) bool { return p.Open || p.TokenID != "" }
+		refusal = func(service.Principal, *http.Request) *service.Error {
+			return &service.Error{Code: service.CodeUnauthorized, Message: msgNeedsToken}
+		}
 	case "agent":
-		allowed = func(p service.Principal, r *http.Request) bool { return p.CanAgent(r.PathValue("id")) }
-		refusal = func() *service.Error { return &service.Error{Code: service.CodeForbidden, Message: msgNotAgent} }
+		allowed = func(_ *api, p service.Principal, r *http.Request) bool { return p.CanAgent(r.PathValue("id")) }
+		refusal = func(service.Principal, *http.Request) *service.Error {
+			return &service.Error{Code: service.CodeForbidden, Message: msgNotAgent}
+		}
 	case "admin":
-		allowed = func(p service.Principal, _ *http.Request) bool { return p.Admin() }
-		refusal = func() *service.Error { return &service.Error{Code: service.CodeForbidden, Message: msgNeedsAdmin} }
+		allowed = func(_ *api, p service.Principal, _ *http.Request) bool { return p.Admin() }
+		refusal = func(service.Principal, *http.Request) *service.Error {
+			return &service.Error{Code: service.CodeForbidden, Message: msgNeedsAdmin}
+		}
+	case service.RoleViewer, service.RoleAuthor, service.RoleReviewer:
+		switch {
+		case strings.Contains(rt.Pattern, "{name}"):
+			allowed = func(a *api, p service.Principal, r *http.Request) bool {
+				return a.svc.RequireRole(r.Context(), p, scope, r.PathValue("name")) == nil
+			}
+			refusal = func(p service.Principal, r *http.Request) *service.Error {
+				return service.NeedsRole(p, scope, r.PathValue("name"))
+			}
+		case rt.op.PerSkill:
+			allowed = func(_ *api, p service.Principal, _ *http.Request) bool { return p.HoldsAnywhere(scope) }
+			refusal = func(p service.Principal, _ *http.Request) *service.Error { return service.NeedsRoleSome(p, scope) }
+		default:
+			allowed = func(_ *api, p service.Principal, _ *http.Request) bool { return p.Allows(scope, "", nil) }
+			refusal = func(p service.Principal, _ *http.Request) *service.Error { return service.NeedsRole(p, scope, "") }
+		}
 	default:
-		panic(fmt.Sprintf("httpapi: a route declares scope %q: use none, any, agent or admin", scope))
+		panic(fmt.Sprintf("httpapi: route %s %s declares scope %q: use none, any, agent, viewer, author, reviewer or admin", rt.Method, rt.Pattern, scope))
 	}
 	return func(a *api, w http.ResponseWriter, r *http.Request) {
-		if !allowed(principal(r), r) {
-			writeErr(w, refusal())
+		if p := principal(r); !allowed(a, p, r) {
+			writeErr(w, refusal(p, r))
 			return
 		}
 		h(a, w, r)

@@ -284,7 +284,9 @@ func TestScope(t *testing.T) {
 		a, b := e.do(t, "GET", p[0], e.coder, nil), e.do(t, "GET", p[1], e.coder, nil)
 		wantErr(t, a, 403, "forbidden")
 		wantErr(t, b, 403, "forbidden")
-		if !bytes.Equal(a.body, b.body) {
+		// A role refusal names the skill asked for; with the names
+		// swapped the answers must be the same bytes.
+		if !bytes.Equal(bytes.ReplaceAll(a.body, []byte(`\"alpha\"`), []byte(`\"nosuch\"`)), b.body) {
 			t.Errorf("%s and %s answer differently:\n%s\n%s", p[0], p[1], a.body, b.body)
 		}
 	}

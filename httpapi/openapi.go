@@ -106,7 +106,7 @@ func openAPIDoc() obj {
 		"paths": paths,
 		"components": obj{
 			"securitySchemes": obj{"bearer": obj{"type": "http", "scheme": "bearer",
-				"description": "a token from 'loadout token create --scope admin' (or --scope agent:ID); optional on a loopback server that does not require tokens"}},
+				"description": "a token from 'loadout token create --role viewer|author|reviewer|admin' (or --scope agent:ID); optional on a loopback server that does not require tokens"}},
 			"schemas": schemas(),
 		},
 	}
@@ -119,7 +119,16 @@ func operationDoc(rt route) obj {
 	case "none":
 		o["security"] = []obj{}
 	case "admin":
-		o["description"] = "Needs an admin token."
+		o["description"] = "Needs an admin token (the admin role over every skill)."
+	case "viewer", "author", "reviewer":
+		switch {
+		case strings.Contains(rt.Pattern, "{name}"):
+			o["description"] = "Needs the " + op.Scope + " role (or a higher one) for the skill: unlimited, or limited to a glob or tag that covers it."
+		case op.PerSkill:
+			o["description"] = "Needs the " + op.Scope + " role (or a higher one); a limited role may write only the skills its limit covers (403 naming the first one outside it)."
+		default:
+			o["description"] = "Needs the " + op.Scope + " role (or a higher one) over every skill: a role limited to a glob or tag is refused."
+		}
 	case "agent":
 		o["description"] = "Needs an admin token or one scoped to the agent (agent:ID)."
 	}
@@ -159,7 +168,7 @@ func operationDoc(rt route) obj {
 	errs := append([]int(nil), op.Errors...)
 	errs = append(errs, 403)
 	switch op.Scope {
-	case "any", "agent", "admin":
+	case "any", "agent", "viewer", "author", "reviewer", "admin":
 		errs = append(errs, 401)
 	}
 	if op.Body != nil {
@@ -261,7 +270,7 @@ func schemas() obj {
 		"Index": object(obj{"name": str(), "about": str(), "auth": str(), "links": object(obj{"openapi": str(), "health": str(), "agents": str(),
 			"mcp": str(), "agentMcp": str(), "wellKnown": str(), "wellKnownV1": str()}),
 			"endpoints": arrayOf(object(obj{"name": str(), "method": str(), "path": str(), "summary": str(),
-				"auth": obj{"type": "string", "enum": []string{"none", "token", "agent", "admin"}}}, "name", "method", "path", "summary", "auth"))},
+				"auth": obj{"type": "string", "enum": []string{"none", "token", "agent", "viewer", "author", "reviewer", "admin"}}}, "name", "method", "path", "summary", "auth"))},
 			"name", "links", "endpoints"),
 		"AgentList": object(obj{"agents": arrayOf(ref("Agent"))}, "agents"),
 		"PromptResult": object(obj{"prompt": str(), "report": object(obj{"format": str(), "budget": integer(),

@@ -14,12 +14,20 @@ type route struct {
 type operation struct {
 	ID, Summary, Tag string
 	// Scope: "none" (no token needed), "any" (any valid token), "agent"
-	// (admin or agent:ID), "admin".
-	Scope   string
-	Query   []param
-	Headers []param
-	Body    *reqBody
-	OK      []response
+	// (admin or agent:ID), or the least role: "viewer", "author",
+	// "reviewer", "admin". A role route with {name} checks the role for
+	// that skill (a limited role whose limit covers it may call); one
+	// with PerSkill takes its skills from the body and the service checks
+	// each; any other role route needs the role over every skill.
+	Scope string
+	// PerSkill: the route's skills are in its body (a create, an import):
+	// a role limited to some skills may call it, and the service refuses
+	// a skill outside the limit.
+	PerSkill bool
+	Query    []param
+	Headers  []param
+	Body     *reqBody
+	OK       []response
 	// Errors are the error statuses the route answers with (401 and 403
 	// are added from Scope, 500 always).
 	Errors []int
@@ -64,49 +72,49 @@ var routes = []route{
 	{"GET", "/v1/openapi.json", (*api).openAPI, operation{ID: "openapi", Summary: "This document", Tag: "server", Scope: "any",
 		Headers: []param{inm}, OK: []response{{200, "the OpenAPI 3.1 document", jsonOf("Object"), []string{"ETag"}}, notModified}}},
 
-	{"GET", "/v1/skills", (*api).listSkills, operation{ID: "listSkills", Summary: "The skills of the global catalog and the disabled stored skills, by name, a page at a time", Tag: "skills", Scope: "admin",
+	{"GET", "/v1/skills", (*api).listSkills, operation{ID: "listSkills", Summary: "The skills of the global catalog and the disabled stored skills, by name, a page at a time", Tag: "skills", Scope: "viewer",
 		Query: []param{{Name: "limit", Type: "integer", Desc: sprintf("most skills on the page (default %d, at most %d: a larger limit is served as %d, the answer's limit, and nextPage goes on); a page never splits a name, so a name with shadowed namesakes may take it over", DefaultListLimit, MaxListLimit, MaxListLimit)},
 			{Name: "page", Type: "string", Desc: "the nextPage of the previous answer (opaque): the page after it, valid across changes to the catalog (no name skipped or repeated); leave out for the first page"}},
 		Headers: []param{inm},
 		OK:      []response{{200, "one page of skills; nextPage is there when hasMore is true", jsonOf("SkillList"), []string{"ETag"}}, notModified}, Errors: []int{400, 409}}},
-	{"POST", "/v1/skills", (*api).createSkill, operation{ID: "createSkill", Summary: "Create a stored skill from a portable JSON document", Tag: "skills", Scope: "admin",
+	{"POST", "/v1/skills", (*api).createSkill, operation{ID: "createSkill", Summary: "Create a stored skill from a portable JSON document", Tag: "skills", Scope: "author", PerSkill: true,
 		Body: &reqBody{"a portable JSON document (schema version 2, or 1)", jsonOf("PortableDocument")},
 		OK:   []response{{201, "created", jsonOf("SkillDetail"), []string{"ETag", "Location"}}}, Errors: []int{400, 409, 413, 422}}},
-	{"GET", "/v1/skills/{name}", (*api).getSkill, operation{ID: "getSkill", Summary: "A skill's record and manifest (folder and plugin skills read-only)", Tag: "skills", Scope: "admin",
+	{"GET", "/v1/skills/{name}", (*api).getSkill, operation{ID: "getSkill", Summary: "A skill's record and manifest (folder and plugin skills read-only)", Tag: "skills", Scope: "viewer",
 		OK: []response{{200, "the skill", jsonOf("SkillDetail"), []string{"ETag"}}}, Errors: []int{404}}},
-	{"PUT", "/v1/skills/{name}", (*api).putSkill, operation{ID: "putSkill", Summary: "Replace a stored skill (If-Match required), or create it", Tag: "skills", Scope: "admin",
+	{"PUT", "/v1/skills/{name}", (*api).putSkill, operation{ID: "putSkill", Summary: "Replace a stored skill (If-Match required), or create it", Tag: "skills", Scope: "author",
 		Headers: []param{ifm, {Name: "If-None-Match", Type: "string", Desc: "* to create only", Enum: []string{"*"}}},
 		Body:    &reqBody{"a portable JSON document whose skill name equals {name}", jsonOf("PortableDocument")},
 		OK:      []response{{200, "updated", jsonOf("SkillDetail"), []string{"ETag"}}, {201, "created", jsonOf("SkillDetail"), []string{"ETag", "Location"}}},
 		Errors:  []int{400, 403, 404, 409, 413, 422, 428}}},
-	{"DELETE", "/v1/skills/{name}", (*api).deleteSkill, operation{ID: "deleteSkill", Summary: "Delete a stored skill and its versions", Tag: "skills", Scope: "admin",
+	{"DELETE", "/v1/skills/{name}", (*api).deleteSkill, operation{ID: "deleteSkill", Summary: "Delete a stored skill and its versions", Tag: "skills", Scope: "author",
 		Headers: []param{ifm}, OK: []response{{204, "deleted", nil, nil}}, Errors: []int{400, 403, 404, 409}}},
 
-	{"GET", "/v1/skills/{name}/files", (*api).listFiles, operation{ID: "listFiles", Summary: "A skill's file manifest", Tag: "files", Scope: "admin",
+	{"GET", "/v1/skills/{name}/files", (*api).listFiles, operation{ID: "listFiles", Summary: "A skill's file manifest", Tag: "files", Scope: "viewer",
 		OK: []response{{200, "the manifest", jsonOf("Manifest"), []string{"ETag"}}}, Errors: []int{404}}},
-	{"GET", "/v1/skills/{name}/files/{path...}", (*api).getFile, operation{ID: "getFile", Summary: "One file's bytes (SKILL.md included)", Tag: "files", Scope: "admin",
+	{"GET", "/v1/skills/{name}/files/{path...}", (*api).getFile, operation{ID: "getFile", Summary: "One file's bytes (SKILL.md included)", Tag: "files", Scope: "viewer",
 		Headers: []param{{Name: "If-None-Match", Type: "string", Desc: "the file's ETag (its digest): 304 when unchanged"}},
 		OK: []response{{200, "the bytes (streamed; Range is honoured), never as an active type: raster images, Markdown, plain text, CSV and JSON as themselves, other text as text/plain, anything else as an application/octet-stream attachment; always nosniff and a sandbox CSP (the manifest keeps the file's own type)", map[string]string{"*/*": "binary"}, []string{"ETag", "Content-Disposition", "Content-Security-Policy"}}, {206, "part of the file (a Range request)", map[string]string{"*/*": "binary"}, []string{"ETag", "Content-Range"}},
 			{304, "not modified", nil, nil}},
 		Errors: []int{400, 404, 409, 413}}},
-	{"PUT", "/v1/skills/{name}/files/{path...}", (*api).putFile, operation{ID: "putFile", Summary: "Add or replace one file of a stored skill (the body is its bytes)", Tag: "files", Scope: "admin",
+	{"PUT", "/v1/skills/{name}/files/{path...}", (*api).putFile, operation{ID: "putFile", Summary: "Add or replace one file of a stored skill (the body is its bytes)", Tag: "files", Scope: "author",
 		Headers: []param{ifm, {Name: "X-Executable", Type: "boolean", Desc: "true sets the executable bit"}},
 		Body:    &reqBody{"the file's bytes, of any media type (SKILL.md replaces the content)", map[string]string{anyType: "binary"}},
 		OK:      []response{{200, "the skill after the write", jsonOf("SkillDetail"), []string{"ETag"}}}, Errors: []int{400, 403, 404, 409, 413, 422, 428}}},
-	{"DELETE", "/v1/skills/{name}/files/{path...}", (*api).deleteFile, operation{ID: "deleteFile", Summary: "Remove one file of a stored skill", Tag: "files", Scope: "admin",
+	{"DELETE", "/v1/skills/{name}/files/{path...}", (*api).deleteFile, operation{ID: "deleteFile", Summary: "Remove one file of a stored skill", Tag: "files", Scope: "author",
 		Headers: []param{ifm}, OK: []response{{200, "the skill after the write", jsonOf("SkillDetail"), []string{"ETag"}}}, Errors: []int{400, 403, 404, 409, 422, 428}}},
 
-	{"GET", "/v1/skills/{name}/versions", (*api).listVersions, operation{ID: "listVersions", Summary: "A stored skill's versions, newest first", Tag: "versions", Scope: "admin",
+	{"GET", "/v1/skills/{name}/versions", (*api).listVersions, operation{ID: "listVersions", Summary: "A stored skill's versions, newest first", Tag: "versions", Scope: "viewer",
 		OK: []response{{200, "the versions", jsonOf("VersionList"), nil}}, Errors: []int{404}}},
-	{"GET", "/v1/skills/{name}/versions/{v}", (*api).getVersion, operation{ID: "getVersion", Summary: "One version as a portable JSON document", Tag: "versions", Scope: "admin",
+	{"GET", "/v1/skills/{name}/versions/{v}", (*api).getVersion, operation{ID: "getVersion", Summary: "One version as a portable JSON document", Tag: "versions", Scope: "viewer",
 		OK: []response{{200, "the version", jsonOf("PortableDocument"), []string{"ETag"}}}, Errors: []int{400, 404}}},
-	{"POST", "/v1/skills/{name}/versions/{v}/restore", (*api).restoreVersion, operation{ID: "restoreVersion", Summary: "Make an earlier version current, as a new version", Tag: "versions", Scope: "admin",
+	{"POST", "/v1/skills/{name}/versions/{v}/restore", (*api).restoreVersion, operation{ID: "restoreVersion", Summary: "Make an earlier version current, as a new version", Tag: "versions", Scope: "author",
 		Headers: []param{ifm}, OK: []response{{200, "the skill after the restore", jsonOf("SkillDetail"), []string{"ETag"}}}, Errors: []int{400, 403, 404, 409, 428}}},
-	{"GET", "/v1/skills/{name}/export", (*api).exportSkill, operation{ID: "exportSkill", Summary: "Export any skill (stored at any version, folder or plugin) as JSON or zip", Tag: "portable", Scope: "admin",
+	{"GET", "/v1/skills/{name}/export", (*api).exportSkill, operation{ID: "exportSkill", Summary: "Export any skill (stored at any version, folder or plugin) as JSON or zip", Tag: "portable", Scope: "viewer",
 		Query:  []param{{Name: "format", Type: "string", Desc: "json (default) or zip", Enum: []string{"json", "zip"}}, {Name: "version", Type: "integer", Desc: "a stored version (default: the current one)"}},
 		OK:     []response{{200, "the export; zips come with Content-Disposition", map[string]string{"application/json": "PortableDocument", "application/zip": "binary"}, []string{"Content-Disposition"}}},
 		Errors: []int{400, 404, 409, 413}}},
-	{"POST", "/v1/import", (*api).importSkills, operation{ID: "importSkills", Summary: "Import portable JSON documents or one zip, in one transaction: all or nothing unless partial=1", Tag: "portable", Scope: "admin",
+	{"POST", "/v1/import", (*api).importSkills, operation{ID: "importSkills", Summary: "Import portable JSON documents or one zip, in one transaction: all or nothing unless partial=1", Tag: "portable", Scope: "author", PerSkill: true,
 		Query: []param{{Name: "partial", Type: "boolean", Desc: "1: when some skills are refused, import the accepted ones anyway; 0 (default): all or nothing, one refusal and nothing is written"}},
 		Body: &reqBody{"one portable JSON document, an array of them, or one zip: of one skill (SKILL.md at its root, or one top-level folder) or of several (one per top-level folder); send Content-Disposition with a filename to have refusals name the file", map[string]string{
 			"application/json": "PortableDocumentOrArray", "application/zip": "binary", "application/x-zip-compressed": "binary"}},
@@ -136,7 +144,7 @@ var routes = []route{
 	{"POST", "/v1/check", (*api).checkSkill, operation{ID: "checkSkill", Summary: "Validate a SKILL.md text as loadout check and a save would (nothing is stored): diagnostics with their lines", Tag: "skills", Scope: "any",
 		Body: &reqBody{"{\"content\": the SKILL.md text, \"name\": the skill's name (optional: a frontmatter name that differs is reported)}", jsonOf("Object")},
 		OK:   []response{{200, "the diagnostics (valid is false when a save would be refused)", jsonOf("Object"), nil}}, Errors: []int{400, 413}}},
-	{"GET", "/v1/diagnostics", (*api).diagnostics, operation{ID: "diagnostics", Summary: "Every diagnostic of every source, counted by severity, a page at a time", Tag: "server", Scope: "admin",
+	{"GET", "/v1/diagnostics", (*api).diagnostics, operation{ID: "diagnostics", Summary: "Every diagnostic of every source, counted by severity, a page at a time", Tag: "server", Scope: "viewer",
 		Query: []param{{Name: "skill", Type: "string", Desc: "only the diagnostics about the skill of this name (all of them, one page), and their counts: the UI's count of its problems"},
 			{Name: "limit", Type: "integer", Desc: sprintf("most diagnostics on the page (default %d, at most %d: a larger limit is served as %d, the answer's limit, and nextPage goes on)", DefaultDiagLimit, MaxDiagLimit, MaxDiagLimit)},
 			{Name: "page", Type: "string", Desc: "the nextPage of the previous answer (opaque), also in its Link header (rel=\"next\"); leave out for the first page. 409 when the diagnostics changed since (the catalog changed): read again from the first page"}},
@@ -144,11 +152,11 @@ var routes = []route{
 		Errors: []int{400, 409}}},
 	{"POST", "/v1/reload", (*api).reload, operation{ID: "reload", Summary: "Read the config file again (when serving from one) and rescan every source now; 422 invalid, the running config kept, when the file does not load", Tag: "server", Scope: "admin",
 		OK: []response{{200, "reloaded", jsonOf("ReloadResult"), nil}}, Errors: []int{422}}},
-	{"GET", "/v1/sources", (*api).sources, operation{ID: "listSources", Summary: "Every source (folders, the store, plugins, git repositories and skill indexes) with its skills and its errors and warnings (the safety findings included); for a remote source, where it is, its pin in loadout.lock and how its last sync went", Tag: "server", Scope: "admin",
+	{"GET", "/v1/sources", (*api).sources, operation{ID: "listSources", Summary: "Every source (folders, the store, plugins, git repositories and skill indexes) with its skills and its errors and warnings (the safety findings included); for a remote source, where it is, its pin in loadout.lock and how its last sync went", Tag: "server", Scope: "viewer",
 		OK: []response{{200, "the sources", jsonOf("SourceList"), nil}}}},
 	{"POST", "/v1/sources/{source}/sync", (*api).syncSource, operation{ID: "syncSource", Summary: "Sync one remote source now (for a webhook): fetch what its ref points at, validate it beside the current snapshot, swap it in and move its pin; a failure keeps the last good snapshot (200 with the error in the result)", Tag: "server", Scope: "admin",
 		OK: []response{{200, "what the sync did", jsonOf("SourceSync"), nil}}, Errors: []int{404}}},
-	{"GET", "/v1/receipts", (*api).receipts, operation{ID: "receipts", Summary: "Recent activation and read receipts, newest first", Tag: "server", Scope: "admin",
+	{"GET", "/v1/receipts", (*api).receipts, operation{ID: "receipts", Summary: "Recent activation and read receipts, newest first", Tag: "server", Scope: "viewer",
 		Query: []param{{Name: "agent", Type: "string", Desc: "only this agent"}, {Name: "skill", Type: "string", Desc: "only this skill"},
 			{Name: "since", Type: "string", Desc: "an RFC 3339 time, or a duration back from now (1h)"}, {Name: "limit", Type: "integer", Desc: "most receipts (default 100, at most 10000)"}},
 		OK: []response{{200, "the receipts", jsonOf("ReceiptList"), nil}}, Errors: []int{400}}},

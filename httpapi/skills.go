@@ -31,16 +31,25 @@ func sprintf(format string, args ...any) string { return fmt.Sprintf(format, arg
 
 func principal(r *http.Request) service.Principal { return service.PrincipalFrom(r.Context()) }
 
-// global returns the global catalog, which only an admin may see; it is how
-// admin routes refuse other tokens before they look anything up, so a
+// global returns the global catalog to a caller with a role over the
+// route's skill {name} (a viewer of it at least), or over some skill on a
+// route without one (the route's scope decided which skills: see
+// requireScope). It checks again what requireScope checked, so a handler
+// never reads the catalog for a caller the route would refuse, and a
 // refusal says the same whether or not the skill exists.
 func (a *api) global(w http.ResponseWriter, r *http.Request) (*catalog.Loadout, bool) {
-	l, err := a.svc.Loadout(principal(r), catalog.GlobalID)
+	p := principal(r)
+	var err error
+	if name := r.PathValue("name"); name != "" {
+		err = a.svc.RequireRole(r.Context(), p, service.RoleViewer, name)
+	} else if !p.HoldsAnywhere(service.RoleViewer) {
+		err = service.NeedsRole(p, service.RoleViewer, "")
+	}
 	if err != nil {
 		a.fail(w, r, err)
 		return nil, false
 	}
-	return l, true
+	return a.svc.Catalog().Global(), true
 }
 
 // skillSummary is one row of GET /v1/skills.

@@ -92,12 +92,12 @@ func originText(o skill.Origin) string {
 	return o.RemoteText()
 }
 
-// Receipts lists recent receipts (admin only). Receipts not yet written
+// Receipts lists recent receipts (an unlimited viewer or higher). Receipts not yet written
 // are flushed first, so a receipt is visible as soon as its request ends.
 // The store keeps raw receipts within Options.Receipts; Usage counts
 // further back.
 func (s *Service) Receipts(ctx context.Context, p Principal, q store.ReceiptQuery) ([]store.Receipt, error) {
-	if err := s.requireAdmin(p); err != nil {
+	if err := s.RequireRole(ctx, p, RoleViewer, ""); err != nil {
 		return nil, err
 	}
 	// A failed flush is logged and its receipts kept pending: the store
@@ -110,12 +110,12 @@ func (s *Service) Receipts(ctx context.Context, p Principal, q store.ReceiptQuer
 	return rs, AsErrorOrNil(err)
 }
 
-// Usage counts receipts per agent, skill, action and outcome (admin
+// Usage counts receipts per agent, skill, action and outcome (an unlimited viewer
 // only), from the store's daily counts, which are kept longer than raw
 // receipts (see store.Retention). Receipts not yet written are flushed
 // first. Without a store it counts the receipts kept in memory.
 func (s *Service) Usage(ctx context.Context, p Principal, q store.UsageQuery) ([]store.Usage, error) {
-	if err := s.requireAdmin(p); err != nil {
+	if err := s.RequireRole(ctx, p, RoleViewer, ""); err != nil {
 		return nil, err
 	}
 	s.rcpt.flush() // as in Receipts

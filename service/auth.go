@@ -90,6 +90,12 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, e
 		}
 		return Principal{}, AsError(err)
 	}
+	// The scopes are checked as token creation checks them: a row that
+	// does not parse (written by other means, or by a version that read
+	// scopes differently) authenticates nobody.
+	if err := store.CheckScopes(tok.Scopes); err != nil {
+		return Principal{}, errorf(CodeUnauthorized, "this token's scopes are not valid (%s): revoke it and create another", store.ErrorMessage(err))
+	}
 	if _, ok := LinkAgent(tok.Scopes); ok {
 		// A link token is refused as a bearer everywhere, so it can reach
 		// no route but the link handler's well-known index.
@@ -170,15 +176,16 @@ func (s *Service) Tokens(ctx context.Context, p Principal) ([]store.Token, error
 }
 
 // Loadout returns the loadout a principal may see: an agent's (agent:ID or
-// admin), or the global catalog for "" or "*" (admin only). A refusal
+// admin), or the global catalog for "" or "*" (an unlimited viewer or
+// higher). A refusal
 // reveals nothing about whether the agent exists.
 func (s *Service) Loadout(p Principal, agentID string) (*catalog.Loadout, error) {
 	if agentID == "" {
 		agentID = catalog.GlobalID
 	}
 	if agentID == catalog.GlobalID {
-		if !p.Admin() {
-			return nil, errorf(CodeForbidden, "the global catalog needs an admin token; agent tokens use /agents/ID/…")
+		if !p.Allows(RoleViewer, "", nil) {
+			return nil, errorf(CodeForbidden, "the global catalog needs a viewer role over every skill (viewer, author, reviewer or admin, unlimited); agent tokens use /agents/ID/…")
 		}
 		return s.cat.Global(), nil
 	}
@@ -253,19 +260,3 @@ const (
 	RoleReviewer = "reviewer"
 	RoleAdmin    = "admin"
 )
-
-// Allows reports whether the principal holds role, or a higher one, for
-// the skill called name with tags ("" for a right that is not about one
-// skill). Until roles other than admin exist, only an admin holds any.
-func (p Principal) Allows(role, name string, tags []string) bool {
-	return p.Admin()
-}
-
-// Role is the highest role the principal holds anywhere, for the audit
-// trail: "" when it holds none (an agent or link token).
-func (p Principal) Role() string {
-	if p.Admin() {
-		return RoleAdmin
-	}
-	return ""
-}

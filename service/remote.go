@@ -88,9 +88,9 @@ func (s *Service) getRemotes() Remotes {
 	return s.remotes.r
 }
 
-// Sources lists the remote sources (admin only).
+// Sources lists the remote sources (an unlimited viewer or higher).
 func (s *Service) Sources(ctx context.Context, p Principal) ([]SourceStatus, error) {
-	if err := s.requireAdmin(p); err != nil {
+	if err := s.RequireRole(ctx, p, RoleViewer, ""); err != nil {
 		return nil, err
 	}
 	var remotes []SourceStatus

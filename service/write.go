@@ -8,13 +8,15 @@ import (
 	"github.com/loadout/loadout/store"
 )
 
-// Writes go to the store, need an admin token, and reload the catalog
+// Writes go to the store, need the author role for the skill, and reload the catalog
 // before they return, so the next read sees them. Folder and plugin skills
 // are read-only: a write to a name whose skill lives there is refused with
 // the reason, unless the store already holds a skill of that name.
 
-func (s *Service) writable(ctx context.Context, p Principal, name string, creating bool) error {
-	if err := s.requireAdmin(p); err != nil {
+// newTags are the tags of the document about to be written (nil when the
+// write does not replace SKILL.md).
+func (s *Service) writable(ctx context.Context, p Principal, name string, newTags []string, creating bool) error {
+	if err := s.mayWrite(ctx, p, name, newTags, newTags != nil || creating); err != nil {
 		return err
 	}
 	if s.opt.Store == nil {
@@ -40,10 +42,31 @@ func readOnly(sk *skill.Skill) *Error {
 	}
 }
 
+// mayWrite checks that p is an author (or higher) of the skill called
+// name: of its current tags when it exists, and of the new document's
+// (hasNew) too, so a tag-limited author can neither take over a skill by
+// tagging it nor create one outside the tag.
+func (s *Service) mayWrite(ctx context.Context, p Principal, name string, newTags []string, hasNew bool) error {
+	if p.Allows(RoleAuthor, name, nil) {
+		return nil
+	}
+	if name == "" || !p.tagLimited(RoleAuthor) {
+		return NeedsRole(p, RoleAuthor, name)
+	}
+	old, exists := s.skillTagsOK(context.WithoutCancel(ctx), name)
+	switch {
+	case exists && !p.Allows(RoleAuthor, name, old),
+		hasNew && !p.Allows(RoleAuthor, name, newTags),
+		!exists && !hasNew:
+		return NeedsRole(p, RoleAuthor, name)
+	}
+	return nil
+}
+
 // Get returns a stored skill's record, or a read-only description of a
-// folder or plugin skill (admin only).
+// folder or plugin skill (a viewer of the skill).
 func (s *Service) Get(ctx context.Context, p Principal, name string) (*store.Record, error) {
-	if err := s.requireAdmin(p); err != nil {
+	if err := s.RequireRole(ctx, p, RoleViewer, name); err != nil {
 		return nil, err
 	}
 	if s.opt.Store == nil {
@@ -59,7 +82,11 @@ func (s *Service) Put(ctx context.Context, p Principal, b *skill.Bundle, ifVersi
 	if err != nil {
 		return nil, AsError(err)
 	}
-	if err := s.writable(ctx, p, doc.Name, ifVersion == 0); err != nil {
+	tags := doc.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	if err := s.writable(ctx, p, doc.Name, tags, ifVersion == 0); err != nil {
 		return nil, err
 	}
 	rec, err := s.opt.Store.Put(ctx, b, store.PutOptions{IfVersion: ifVersion, Source: source, Provenance: provenance, Limits: s.opt.Limits})
@@ -68,7 +95,7 @@ func (s *Service) Put(ctx context.Context, p Principal, b *skill.Bundle, ifVersi
 
 // PutFile adds or replaces one file of a stored skill.
 func (s *Service) PutFile(ctx context.Context, p Principal, name, path string, data []byte, executable bool, ifVersion int) (*store.Record, error) {
-	if err := s.writable(ctx, p, name, false); err != nil {
+	if err := s.writable(ctx, p, name, nil, false); err != nil {
 		return nil, err
 	}
 	rec, err := s.opt.Store.PutFile(ctx, name, path, data, executable, ifVersion)
@@ -77,7 +104,7 @@ func (s *Service) PutFile(ctx context.Context, p Principal, name, path string, d
 
 // DeleteFile removes one file of a stored skill.
 func (s *Service) DeleteFile(ctx context.Context, p Principal, name, path string, ifVersion int) (*store.Record, error) {
-	if err := s.writable(ctx, p, name, false); err != nil {
+	if err := s.writable(ctx, p, name, nil, false); err != nil {
 		return nil, err
 	}
 	rec, err := s.opt.Store.DeleteFile(ctx, name, path, ifVersion)
@@ -86,7 +113,7 @@ func (s *Service) DeleteFile(ctx context.Context, p Principal, name, path string
 
 // Delete removes a stored skill and its versions.
 func (s *Service) Delete(ctx context.Context, p Principal, name string, ifVersion int) error {
-	if err := s.writable(ctx, p, name, false); err != nil {
+	if err := s.writable(ctx, p, name, nil, false); err != nil {
 		return err
 	}
 	err := s.opt.Store.Delete(ctx, name, ifVersion)
@@ -96,7 +123,7 @@ func (s *Service) Delete(ctx context.Context, p Principal, name string, ifVersio
 
 // Restore makes an earlier version current, as a new version.
 func (s *Service) Restore(ctx context.Context, p Principal, name string, version, ifVersion int) (*store.Record, error) {
-	if err := s.writable(ctx, p, name, false); err != nil {
+	if err := s.writable(ctx, p, name, nil, false); err != nil {
 		return nil, err
 	}
 	rec, err := s.opt.Store.Restore(ctx, name, version, ifVersion)
@@ -113,9 +140,31 @@ type ImportOptions struct {
 
 // Import writes many skills in one transaction: all of them, or none when
 // any is refused (unless opt.Partial).
+//
+// A limited author may import only skills within its limit: one item
+// outside it refuses the whole import (403 naming the skill), before
+// anything is written.
 func (s *Service) Import(ctx context.Context, p Principal, items []store.ImportItem, opt ImportOptions) ([]store.ImportResult, error) {
-	if err := s.requireAdmin(p); err != nil {
-		return nil, err
+	if !p.HoldsAnywhere(RoleAuthor) {
+		return nil, NeedsRoleSome(p, RoleAuthor)
+	}
+	if !p.Allows(RoleAuthor, "", nil) {
+		for _, it := range items {
+			if it.Err != nil || it.Bundle == nil {
+				continue // refused by the store anyway
+			}
+			doc, _, err := it.Bundle.Check(s.opt.Limits)
+			if err != nil || doc == nil {
+				continue
+			}
+			tags := doc.Tags
+			if tags == nil {
+				tags = []string{}
+			}
+			if err := s.mayWrite(ctx, p, doc.Name, tags, true); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if s.opt.Store == nil {
 		return nil, errorf(CodeNoStore, "this server has no store")
@@ -141,7 +190,7 @@ func (s *Service) Import(ctx context.Context, p Principal, items []store.ImportI
 
 // Versions lists a stored skill's versions.
 func (s *Service) Versions(ctx context.Context, p Principal, name string) ([]store.Version, error) {
-	if err := s.requireAdmin(p); err != nil {
+	if err := s.RequireRole(ctx, p, RoleViewer, name); err != nil {
 		return nil, err
 	}
 	if s.opt.Store == nil {
@@ -153,7 +202,7 @@ func (s *Service) Versions(ctx context.Context, p Principal, name string) ([]sto
 
 // Bundle returns a stored skill's bytes at a version (0: current).
 func (s *Service) Bundle(ctx context.Context, p Principal, name string, version int) (*skill.Bundle, *store.Record, error) {
-	if err := s.requireAdmin(p); err != nil {
+	if err := s.RequireRole(ctx, p, RoleViewer, name); err != nil {
 		return nil, nil, err
 	}
 	if s.opt.Store == nil {

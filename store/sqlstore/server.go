@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/loadout/loadout/store"
 )
@@ -22,34 +21,9 @@ const TokenPrefix = "lo_"
 // authenticating is a read, and only about once a minute also a write.
 const lastUsedEvery = time.Minute
 
-// CheckScopes checks token scopes: "admin", "agent:ID" or "index:ID", ID
-// non-empty and without spaces; at least one. An "index:ID" scope (a
-// read-only link to one agent's well-known index) must be the token's only
-// scope: its secret travels in URLs, so it may carry nothing more.
-func CheckScopes(scopes []string) error {
-	if len(scopes) == 0 {
-		return &store.Error{Code: store.Invalid, Field: "scopes", Message: `a token needs at least one scope: "admin", "agent:ID" or "index:ID"`}
-	}
-	for _, sc := range scopes {
-		if sc == "admin" {
-			continue
-		}
-		if id, ok := strings.CutPrefix(sc, "index:"); ok && id != "" && !strings.ContainsFunc(id, unicode.IsSpace) {
-			if len(scopes) > 1 {
-				return &store.Error{Code: store.Invalid, Field: "scopes",
-					Message: fmt.Sprintf(`scope %q must be the token's only scope: a link token reads one agent's index and nothing else; make a separate token for the other scopes`, sc)}
-			}
-			continue
-		}
-		id, ok := strings.CutPrefix(sc, "agent:")
-		if ok && id != "" && !strings.ContainsFunc(id, unicode.IsSpace) {
-			continue
-		}
-		return &store.Error{Code: store.Invalid, Field: "scopes",
-			Message: fmt.Sprintf(`scope %q: give "admin", "agent:ID" or "index:ID" (an agent id, without spaces)`, sc)}
-	}
-	return nil
-}
+// CheckScopes checks token scopes: store.CheckScopes, the one check
+// token creation and authentication share.
+func CheckScopes(scopes []string) error { return store.CheckScopes(scopes) }
 
 func hashSecret(secret string) string {
 	sum := sha256.Sum256([]byte(secret))
