@@ -172,3 +172,30 @@ func (s *Service) skillTagsOK(ctx context.Context, name string) ([]string, bool)
 	}
 	return nil, false
 }
+
+// RoleScopes are the scopes of a role, over every skill (no globs or
+// tags) or over the skills matching any of globs or tagged any of tags:
+// "author", or "author:team-*" and "author:tag=data". The CLI's --role
+// with --skills and --tag, and the UI's token form, build scopes here;
+// each is checked as token creation checks it.
+func RoleScopes(role string, globs, tags []string) ([]string, error) {
+	if store.RoleRank(role) == 0 {
+		return nil, &Error{Code: CodeInvalid, Field: "role", Message: fmt.Sprintf("role %q: give one of %s", role, strings.Join(store.Roles, ", "))}
+	}
+	var out []string
+	for _, g := range globs {
+		out = append(out, role+":"+g)
+	}
+	for _, t := range tags {
+		out = append(out, role+":tag="+t)
+	}
+	if len(out) == 0 {
+		out = []string{role}
+	}
+	for _, sc := range out {
+		if _, err := store.ParseScope(sc); err != nil {
+			return nil, AsError(err)
+		}
+	}
+	return out, nil
+}

@@ -32,14 +32,20 @@ func runToken(ctx context.Context, e *env, args []string) int {
 	usage := func() int {
 		fmt.Fprint(e.stderr, `Usage: loadout token create|list|revoke [flags]
 
-  loadout token create --scope admin|agent:ID [--scope ...] [--name N] [--db D]
+  loadout token create --role viewer|author|reviewer|admin [--skills GLOB | --tag TAG] [--name N] [--db D]
+  loadout token create --scope SCOPE [--scope ...] [--name N] [--db D]
   loadout token create --link AGENT [--url BASE] [--name N] [--db D]
   loadout token list [--json] [--db D]
   loadout token revoke [--db D] ID
 
-Bearer tokens for 'loadout serve'. A token's scopes are "admin" (everything)
-or "agent:ID" (that agent's skills). A link token (--link AGENT, the scope
-"index:AGENT") is a read-only URL to one agent's well-known index for
+Bearer tokens for 'loadout serve'. A token carries a role: viewer (reads
+skills, versions, diagnostics, sources, receipts), author (also writes
+skills, imports, restores), reviewer (also reviews), admin (everything:
+tokens, reload, sync). Each role holds the ones below it. --skills GLOB
+(author:team-data-*) or --tag TAG (author:tag=data) limits the role to those
+skills; a limited role cannot use routes that list every skill. A scope
+"agent:ID" reads that agent's skills (MCP). A link token (--link AGENT, the
+scope "index:AGENT") is a read-only URL to one agent's well-known index for
 installers that cannot send a header (npx skills add BASE/i/TOKEN); it
 works in that URL only. Only a hash of the secret is stored: it is printed
 once, by create. Revoke any token to end it.
@@ -78,12 +84,15 @@ func serverRun(ctx context.Context, e *env, sf *storeFlags, fs *flag.FlagSet, ar
 
 func runTokenCreate(ctx context.Context, e *env, args []string) int {
 	var sf storeFlags
-	var scopes listFlag
-	var name, link, base string
-	fs := newFlags(e, "token create", "--scope admin|agent:ID [--scope ...] | --link AGENT [--url BASE] [--name N] [--db D]",
+	var scopes, globs, tags listFlag
+	var name, link, base, role string
+	fs := newFlags(e, "token create", "--role ROLE [--skills GLOB | --tag TAG] | --scope SCOPE [--scope ...] | --link AGENT [--url BASE] [--name N] [--db D]",
 		"Creates a bearer token and prints its secret on stdout, once: only its hash is kept. With --link, creates a\nread-only link to one agent's well-known index and prints the link (BASE/i/TOKEN, or /i/TOKEN without --url).")
 	sf.register(fs)
-	fs.Var(&scopes, "scope", "`scope`: admin, agent:ID or index:ID (repeatable; at least one; index:ID alone)")
+	fs.Var(&scopes, "scope", "`scope`: a role (admin, viewer, author, reviewer), ROLE:GLOB, ROLE:tag=TAG, agent:ID or index:ID (repeatable; index:ID alone)")
+	fs.StringVar(&role, "role", "", "the token's `role`: viewer, author, reviewer or admin")
+	fs.Var(&globs, "skills", "with --role: limit the role to skills whose name matches `GLOB` (team-data-*; repeatable)")
+	fs.Var(&tags, "tag", "with --role: limit the role to skills tagged `TAG` (repeatable)")
 	fs.StringVar(&name, "name", "", "a `name` to recognise the token by")
 	fs.StringVar(&link, "link", "", "make a link token for `AGENT`'s index (the same as --scope index:AGENT)")
 	fs.StringVar(&base, "url", "", "with a link token: the server's `BASE` URL (http://HOST:PORT), to print the whole link and install command")
@@ -94,8 +103,21 @@ func runTokenCreate(ctx context.Context, e *env, args []string) int {
 			}
 			scopes = listFlag{service.ScopeIndexPrefix + link}
 		}
+		if role == "" && (len(globs) > 0 || len(tags) > 0) {
+			return fail(e, fmt.Errorf("token create: --skills and --tag limit a role: give --role viewer|author|reviewer|admin too"))
+		}
+		if role != "" {
+			if link != "" {
+				return fail(e, fmt.Errorf("token create: give --link AGENT or --role, not both: a link token has only its index scope"))
+			}
+			rs, err := service.RoleScopes(role, globs, tags)
+			if err != nil {
+				return fail(e, fmt.Errorf("token create: %s", service.AsError(err).Message))
+			}
+			scopes = append(scopes, rs...)
+		}
 		if len(scopes) == 0 {
-			return fail(e, fmt.Errorf("token create: give at least one --scope (admin, or agent:ID), or --link AGENT"))
+			return fail(e, fmt.Errorf("token create: give --role viewer|author|reviewer|admin, or at least one --scope (agent:ID), or --link AGENT"))
 		}
 		agent, isLink := service.LinkAgent(scopes)
 		if base != "" && !isLink {
@@ -145,21 +167,41 @@ func runTokenList(ctx context.Context, e *env, args []string) int {
 			return 1
 		}
 		if asJSON {
-			writeJSON(e.stdout, map[string]any{"tokens": toks})
+			type listed struct {
+				store.Token
+				// Role is the highest role the token holds ("" for an
+				// agent or link token); Limits says over which skills.
+				Role   string `json:"role"`
+				Limits string `json:"limits,omitempty"`
+			}
+			out := make([]listed, len(toks))
+			for i, t := range toks {
+				out[i] = listed{Token: t, Role: tokenPrincipal(t).Role()}
+				if out[i].Role != "" {
+					out[i].Limits = tokenPrincipal(t).Limits()
+				}
+			}
+			writeJSON(e.stdout, map[string]any{"tokens": out})
 			return 0
 		}
 		tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tNAME\tSCOPES\tCREATED\tLAST USED")
+		fmt.Fprintln(tw, "ID\tNAME\tROLE\tSCOPES\tCREATED\tLAST USED")
 		for _, t := range toks {
 			last := "never"
 			if t.LastUsed != nil {
 				last = t.LastUsed.UTC().Format(time.RFC3339)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, orDash(t.Name), strings.Join(t.Scopes, ","), t.CreatedAt.UTC().Format(time.RFC3339), last)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, termText(orDash(t.Name)), orDash(tokenPrincipal(t).Role()), termText(strings.Join(t.Scopes, ",")), t.CreatedAt.UTC().Format(time.RFC3339), last)
 		}
 		tw.Flush()
 		return 0
 	})
+}
+
+// tokenPrincipal is the principal a token authenticates as, to describe
+// its role.
+func tokenPrincipal(t store.Token) service.Principal {
+	return service.Principal{TokenID: t.ID, Name: t.Name, Scopes: t.Scopes}
 }
 
 func runTokenRevoke(ctx context.Context, e *env, args []string) int {
