@@ -10,6 +10,7 @@ import (
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/render"
+	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 )
 
@@ -98,11 +99,25 @@ func (u *ui) readableAgents(r *http.Request) []*catalog.Loadout {
 	p := principal(r)
 	var out []*catalog.Loadout
 	for _, l := range u.svc.Catalog().Agents() {
-		if p.CanAgent(l.Spec.AgentID) {
+		if canRead(p) || p.CanAgent(l.Spec.AgentID) {
 			out = append(out, l)
 		}
 	}
 	return out
+}
+
+// agentLoadout is the agent's loadout for its page: a viewer or higher
+// reads every agent's page, as it reads every skill (reading it here is
+// no agent right: the API's and MCP's agent routes still need agent:ID or
+// admin); an agent token reads its own.
+func (u *ui) agentLoadout(r *http.Request, id string) (*catalog.Loadout, error) {
+	if canRead(principal(r)) {
+		if l, ok := u.svc.Catalog().Agent(id); ok {
+			return l, nil
+		}
+		return u.svc.Loadout(service.Principal{Open: true}, id) // the not-found answer, with the agents' names
+	}
+	return u.svc.Loadout(principal(r), id)
 }
 
 func (u *ui) agentsPage(w http.ResponseWriter, r *http.Request) {
@@ -177,7 +192,7 @@ func (u *ui) agentPage(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, http.StatusNotFound, "No such agent", "* is the global catalog, not an agent: pick an agent from the list.")
 		return
 	}
-	l, err := u.svc.Loadout(principal(r), id)
+	l, err := u.agentLoadout(r, id)
 	if err != nil {
 		u.failErr(w, r, err)
 		return

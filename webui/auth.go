@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/loadout/loadout/catalog"
@@ -281,6 +282,13 @@ func (u *ui) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token := strings.TrimSpace(r.PostFormValue("token"))
+	// A role limited to some skills does not sign in: the UI's lists
+	// (skills, agents, diagnostics, receipts) show every skill. Other
+	// failures are StartSession's to report.
+	if p, err := u.svc.Authenticate(r.Context(), token); err == nil && p.Role() != "" && !canRead(p) && !slices.ContainsFunc(p.Scopes, func(s string) bool { return strings.HasPrefix(s, "agent:") }) {
+		u.renderLogin(w, r, http.StatusForbidden, loginData{Next: next, Error: "This token's role is limited to some skills (" + p.Limits() + "), and the UI's lists show every skill, so signing in needs an unlimited role: viewer, author, reviewer or admin. Use this token with the API's per-skill routes or the CLI, or sign in with another."})
+		return
+	}
 	id, _, err := u.svc.StartSession(r.Context(), token)
 	if err != nil {
 		e := service.AsError(err)
@@ -319,11 +327,12 @@ func (u *ui) logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, Prefix+"login?signedout=1", http.StatusSeeOther)
 }
 
-// visible is the loadout the caller may see: every skill for an admin (or
-// the open mode), else the one agent an agent:ID token names, read-only.
+// visible is the loadout the caller may see: every skill for a viewer or
+// higher (or the open mode), else the one agent an agent:ID token names,
+// read-only.
 func (u *ui) visible(r *http.Request) (*catalog.Loadout, error) {
 	p := principal(r)
-	if p.Admin() {
+	if canRead(p) {
 		return u.svc.Loadout(p, catalog.GlobalID)
 	}
 	for _, s := range p.Scopes {

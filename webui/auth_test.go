@@ -233,8 +233,8 @@ func TestAgentSession(t *testing.T) {
 	if res.StatusCode != 200 || !strings.Contains(body, "deploy") || strings.Contains(body, "/ui/skills/lint") || strings.Contains(body, "/ui/tokens") {
 		t.Errorf("an agent's skills page: %d\n%s", res.StatusCode, body)
 	}
-	for _, p := range []string{"/ui/tokens", "/ui/receipts"} {
-		if res, body := send(t, c, "GET", e.srv.URL+p, nil); res.StatusCode != 403 || !strings.Contains(body, "admin token") {
+	for p, says := range map[string]string{"/ui/tokens": "admin token", "/ui/receipts": "the viewer role"} {
+		if res, body := send(t, c, "GET", e.srv.URL+p, nil); res.StatusCode != 403 || !strings.Contains(body, says) {
 			t.Errorf("an agent on %s: %d\n%s", p, res.StatusCode, body)
 		}
 	}

@@ -79,7 +79,7 @@ type diagnosticsPage struct {
 // the skill page and this page agree with /v1/diagnostics and check.
 func (u *ui) reportFor(r *http.Request, l *catalog.Loadout) *catalog.Report {
 	rep := u.svc.Report(r.Context())
-	if principal(r).Admin() {
+	if canRead(principal(r)) {
 		return rep
 	}
 	return rep.ForLoadout(l)

@@ -98,8 +98,8 @@ func (u *ui) maxImportBytes() int64 {
 }
 
 func (u *ui) importPage(w http.ResponseWriter, r *http.Request) {
-	if !principal(r).Admin() {
-		u.fail(w, r, http.StatusForbidden, "Forbidden", "Importing and exporting need an admin token: sign in with one.")
+	if !canWrite(principal(r)) {
+		u.fail(w, r, http.StatusForbidden, "Authors only", "Importing needs the author role (or reviewer or admin): this session's token is "+roleName(principal(r))+". Sign in with an author token.")
 		return
 	}
 	l, err := u.visible(r)
@@ -146,8 +146,8 @@ type importPart struct {
 }
 
 func (u *ui) importPost(w http.ResponseWriter, r *http.Request) {
-	if !principal(r).Admin() {
-		importRefuse(w, http.StatusForbidden, service.CodeForbidden, "", "importing needs an admin token: sign in with one")
+	if !canWrite(principal(r)) {
+		importRefuse(w, http.StatusForbidden, service.CodeForbidden, "", "importing needs the author role (or reviewer or admin): this session's token is "+roleName(principal(r))+"; sign in with an author token")
 		return
 	}
 	if err := u.checkCSRF(r); err != nil {

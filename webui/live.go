@@ -309,7 +309,7 @@ func (u *ui) eventsHandler() http.Handler {
 func (u *ui) serveEvents(w http.ResponseWriter, r *http.Request, h *liveHub, beat time.Duration) {
 	p := principal(r)
 	c := &liveClient{token: p.TokenID, wake: make(chan struct{}, 1)}
-	if !p.Admin() {
+	if !canRead(p) {
 		l, err := u.visible(r)
 		if err != nil {
 			e := service.AsError(err)

@@ -41,8 +41,8 @@ const newSkillTemplate = `# Skill title
 `
 
 func (u *ui) newSkillPage(w http.ResponseWriter, r *http.Request) {
-	if !principal(r).Admin() {
-		u.fail(w, r, http.StatusForbidden, "Admins only", "Creating a skill needs an admin sign-in: your token is read-only.")
+	if !canWrite(principal(r)) {
+		u.fail(w, r, http.StatusForbidden, "Authors only", "Creating a skill needs the author role (or reviewer or admin): this session's token is "+roleName(principal(r))+". Sign in with an author token.")
 		return
 	}
 	d := newData{Template: newSkillTemplate}

@@ -25,6 +25,12 @@ const (
 	// agent's), or the open loopback mode; authed sends anyone else to
 	// the login page and checks the CSRF token of every write.
 	scopeSession scope = "session"
+	// scopeViewer: scopeSession, and the principal reads every skill (a
+	// viewer or higher role).
+	scopeViewer scope = "viewer"
+	// scopeAuthor: scopeSession, and the principal writes skills (an
+	// author or higher role).
+	scopeAuthor scope = "author"
 	// scopeAdmin: scopeSession, and the principal is an admin.
 	scopeAdmin scope = "admin"
 )
@@ -64,16 +70,18 @@ var routes = []route{
 	{"GET /ui/diagnostics", scopeSession, handle((*ui).diagnosticsPage)},
 	{"GET /ui/events", scopeSession, (*ui).eventsHandler},
 
-	// Writes to the store are an admin's (the service checks again).
-	{"POST /ui/skills/{name}/restore", scopeAdmin, handle((*ui).restoreVersion)},
-	{"GET /ui/new", scopeAdmin, handle((*ui).newSkillPage)},
-	{"GET /ui/import", scopeAdmin, handle((*ui).importPage)},
-	{"POST /ui/import", scopeAdmin, handle((*ui).importPost)},
+	// Writes to the store are an author's (the service checks again; the
+	// editor saves through the API, whose routes declare their roles).
+	{"POST /ui/skills/{name}/restore", scopeAuthor, handle((*ui).restoreVersion)},
+	{"GET /ui/new", scopeAuthor, handle((*ui).newSkillPage)},
+	{"GET /ui/import", scopeAuthor, handle((*ui).importPage)},
+	{"POST /ui/import", scopeAuthor, handle((*ui).importPost)},
+	// Tokens are an admin's; receipts a viewer's, as GET /v1/receipts.
 	{"GET /ui/tokens", scopeAdmin, handle((*ui).tokensPage)},
 	{"POST /ui/tokens", scopeAdmin, handle((*ui).createToken)},
 	{"GET /ui/tokens/{id}/revoke", scopeAdmin, handle((*ui).confirmRevoke)},
 	{"POST /ui/tokens/{id}/revoke", scopeAdmin, handle((*ui).revokeToken)},
-	{"GET /ui/receipts", scopeAdmin, handle((*ui).receiptsPage)},
+	{"GET /ui/receipts", scopeViewer, handle((*ui).receiptsPage)},
 
 	// Anything else under /ui/ is "no page here", behind a session too,
 	// so that a probe without one learns nothing of which paths exist.
@@ -94,10 +102,14 @@ func (u *ui) register(mux *http.ServeMux, table []route) {
 			h = rt.handler(u)
 		case scopeSession:
 			h = u.authed(rt.handler(u).ServeHTTP)
+		case scopeViewer:
+			h = u.authed(u.roleOnly(service.RoleViewer, rt.handler(u).ServeHTTP))
+		case scopeAuthor:
+			h = u.authed(u.roleOnly(service.RoleAuthor, rt.handler(u).ServeHTTP))
 		case scopeAdmin:
 			h = u.authed(u.adminOnly(rt.handler(u).ServeHTTP))
 		default:
-			panic(fmt.Sprintf("webui: route %q declares no scope (%q): give it scopePublic, scopeSession or scopeAdmin in the route table", rt.Pattern, rt.Scope))
+			panic(fmt.Sprintf("webui: route %q declares no scope (%q): give it scopePublic, scopeSession, scopeViewer, scopeAuthor or scopeAdmin in the route table", rt.Pattern, rt.Scope))
 		}
 		mux.Handle(rt.Pattern, h)
 	}
@@ -106,9 +118,23 @@ func (u *ui) register(mux *http.ServeMux, table []route) {
 // adminOnly refuses non-admin callers with a page that says why.
 func (u *ui) adminOnly(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !principal(r).Admin() {
+		if p := principal(r); !p.Admin() {
 			u.refuse(w, r, http.StatusForbidden, service.CodeForbidden, "Admins only",
-				"This page needs an admin token: this session's token is read-only (an agent's). Sign out and sign in with an admin token.")
+				"This page needs an admin token: this session's token is "+roleName(p)+". Sign out and sign in with an admin token.")
+			return
+		}
+		h(w, r)
+	}
+}
+
+// roleOnly refuses callers without role over every skill with a page
+// that names the role needed and the caller's.
+func (u *ui) roleOnly(role string, h http.HandlerFunc) http.HandlerFunc {
+	title := map[string]string{service.RoleViewer: "Viewers only", service.RoleAuthor: "Authors only"}[role]
+	return func(w http.ResponseWriter, r *http.Request) {
+		if p := principal(r); !p.Allows(role, "", nil) {
+			u.refuse(w, r, http.StatusForbidden, service.CodeForbidden, title,
+				"This page needs the "+role+" role or a higher one: this session's token is "+roleName(p)+". Sign out and sign in with a token of that role.")
 			return
 		}
 		h(w, r)

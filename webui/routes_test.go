@@ -36,7 +36,7 @@ func TestRouteTableDeclaresScopes(t *testing.T) {
 	seen := map[string]bool{}
 	for _, rt := range routes {
 		switch rt.Scope {
-		case scopeSession, scopeAdmin:
+		case scopeSession, scopeViewer, scopeAuthor, scopeAdmin:
 		case scopePublic:
 			if _, ok := publicRoutes[rt.Pattern]; !ok {
 				t.Errorf("route %q is public but not in publicRoutes: make it scopeSession or scopeAdmin, or say in publicRoutes why anyone may reach it", rt.Pattern)
@@ -162,8 +162,9 @@ func toLogin(res *http.Response) bool {
 
 // Every route of the table, asked without a session on a server that
 // requires tokens, is refused (sent to sign in) unless the table says it
-// is public; an agent's session is refused on every admin route and let
-// through on every session route; an admin's on none.
+// is public; each role's session (an agent's, a viewer's, an author's, a
+// reviewer's, an admin's) is refused, with a page naming the role needed,
+// exactly on the routes whose scope is above it.
 func TestRoutesClosedWithoutSession(t *testing.T) {
 	e := newRouteEnv(t, true)
 	ctx := context.Background()
@@ -178,7 +179,17 @@ func TestRoutesClosedWithoutSession(t *testing.T) {
 		}
 		return id
 	}
-	agent, admin := mint("agent:ops"), mint("admin")
+	// rank is how far up each session's token is; a route's scope needs
+	// its rank.
+	sessions := []struct {
+		scope string
+		rank  int
+	}{{"agent:ops", 0}, {"viewer", 1}, {"author", 2}, {"reviewer", 3}, {"admin", 4}}
+	need := map[scope]int{scopePublic: 0, scopeSession: 0, scopeViewer: 1, scopeAuthor: 2, scopeAdmin: 4}
+	ids := make([]string, len(sessions))
+	for i, s := range sessions {
+		ids[i] = mint(s.scope)
+	}
 	for _, rt := range routes {
 		method, path := routeURL(rt.Pattern)
 		res := e.do(t, method, path, "")
@@ -188,13 +199,12 @@ func TestRoutesClosedWithoutSession(t *testing.T) {
 		if method != http.MethodGet {
 			continue // writes need a CSRF token: TestLoginFlow and the pages' tests cover them
 		}
-		res = e.do(t, method, path, agent)
-		refused := res.StatusCode == http.StatusForbidden || toLogin(res)
-		if refused != (rt.Scope == scopeAdmin) {
-			t.Errorf("%s %s with an agent's session (scope %s): %d", method, path, rt.Scope, res.StatusCode)
-		}
-		if res := e.do(t, method, path, admin); res.StatusCode == http.StatusForbidden || toLogin(res) {
-			t.Errorf("%s %s with an admin's session (scope %s): %d", method, path, rt.Scope, res.StatusCode)
+		for i, s := range sessions {
+			res := e.do(t, method, path, ids[i])
+			refused := res.StatusCode == http.StatusForbidden || toLogin(res)
+			if refused != (s.rank < need[rt.Scope]) {
+				t.Errorf("%s %s with a session of %s (scope %s): %d", method, path, s.scope, rt.Scope, res.StatusCode)
+			}
 		}
 	}
 	// A path outside the table without a session: sent to sign in too.

@@ -58,7 +58,7 @@ func (u *ui) skillPageHandler(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sp := &skillPage{Name: name, Entry: e, Skill: e.Skill, Tabs: skillTabs, Active: r.URL.Query().Get("tab")}
-	sp.Editable = p.Admin() && e.Skill.Origin.Kind == "store"
+	sp.Editable = canWrite(p) && e.Skill.Origin.Kind == "store"
 	sp.Problems = u.reportFor(r, l).Skill(name)
 	var cur tab
 	for _, t := range skillTabs {

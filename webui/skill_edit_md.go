@@ -44,7 +44,7 @@ func (u *ui) editState(w http.ResponseWriter, r *http.Request, sp *skillPage) (*
 	p := principal(r)
 	sk := sp.Skill
 	d := &editData{Name: sp.Name, Editable: sp.Editable, Origin: sk.OriginValue(), WarnSize: skill.DefaultWarnTextSize}
-	d.CanCopy = p.Admin() && sk.Origin.Kind != "store"
+	d.CanCopy = canWrite(p) && sk.Origin.Kind != "store"
 	switch sk.Origin.Kind {
 	case "plugin":
 		d.Where = fmt.Sprintf("plugin %s (trust %s)", sk.Origin.Plugin, sk.Origin.Trust)

@@ -39,7 +39,7 @@ func (u *ui) tabAgents(w http.ResponseWriter, r *http.Request, sp *skillPage) (t
 	p := principal(r)
 	d := &agentsData{Name: sp.Name}
 	var ids []string
-	if p.Admin() {
+	if canRead(p) {
 		ids = u.svc.Catalog().AgentIDs()
 	} else {
 		for _, s := range p.Scopes {

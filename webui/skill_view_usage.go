@@ -63,8 +63,8 @@ type dayCount struct {
 func (u *ui) tabUsage(w http.ResponseWriter, r *http.Request, sp *skillPage) (template.HTML, bool) {
 	p := principal(r)
 	d := &usageData{Name: sp.Name, Days: UsageDays}
-	if !p.Admin() {
-		d.Err = "Receipts are shown to admins only: sign in with an admin token to see who loaded this skill."
+	if !canRead(p) {
+		d.Err = "Receipts are shown to viewers and up only: sign in with a role token (viewer, author, reviewer or admin) to see who loaded this skill."
 		return u.tabFragment(w, r, "frag_usage.html", d)
 	}
 	now := time.Now().UTC()

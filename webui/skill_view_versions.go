@@ -80,8 +80,8 @@ func (u *ui) tabVersions(w http.ResponseWriter, r *http.Request, sp *skillPage) 
 		d.Digest = sp.Skill.ContentDigest()
 		return u.tabFragment(w, r, "frag_versions.html", d)
 	}
-	if !p.Admin() {
-		d.Err = "The version history is shown to admins only: sign in with an admin token to see it."
+	if !canRead(p) {
+		d.Err = "The version history is shown to viewers and up only: sign in with a role token (viewer, author, reviewer or admin) to see it."
 		return u.tabFragment(w, r, "frag_versions.html", d)
 	}
 	vs, err := u.svc.Versions(r.Context(), p, sp.Name)

@@ -457,7 +457,7 @@ func facet(n map[string]int) []string {
 // usageFor returns the usage columns, asking the receipts at most once
 // per UsageTTL. Only admins may read receipts; others get none.
 func (u *ui) usageFor(r *http.Request, p service.Principal) usageSnap {
-	if !p.Admin() {
+	if !canRead(p) {
 		return usageSnap{}
 	}
 	c := u.cache()
@@ -757,7 +757,7 @@ func (u *ui) skillsPage(w http.ResponseWriter, r *http.Request) {
 		all = set.haystacks()
 	}
 	rows := filterRows(all, q, us)
-	d := &skillsData{Query: q, Total: len(set.rows), Matched: len(rows), Tags: set.tags, Cats: set.cats, Sources: set.sources, Usage: p.Admin(), UsageErr: us.err}
+	d := &skillsData{Query: q, Total: len(set.rows), Matched: len(rows), Tags: set.tags, Cats: set.cats, Sources: set.sources, Usage: canRead(p), UsageErr: us.err}
 	d.Sorts, d.Pending = sortKeys, set.pending
 	if !d.Usage {
 		d.Sorts = sortKeys[:1:1]

@@ -39,8 +39,9 @@ type tokensData struct {
 	Scopes  []string // what the create form offers
 	Name    string   // the create form's values, kept on an error
 	Scope   string
+	Limit   string // a role's limit: a name glob or tag=TAG
 	Error   string // the create form's refusal
-	Field   string // the field it is about: name or scope
+	Field   string // the field it is about: name, scope or limit
 	Created *createdToken
 	Revoked string       // the name of a token just revoked
 	Confirm *store.Token // the revoke confirmation
@@ -54,10 +55,10 @@ type createdToken struct {
 	Token  store.Token
 }
 
-// scopeChoices are the scopes the create form offers: admin and each
-// configured agent's.
+// scopeChoices are the scopes the create form offers: the roles, most
+// first, and each configured agent's.
 func (u *ui) scopeChoices() []string {
-	out := []string{"admin"}
+	out := []string{service.RoleAdmin, service.RoleReviewer, service.RoleAuthor, service.RoleViewer}
 	for _, id := range u.svc.Catalog().AgentIDs() {
 		out = append(out, "agent:"+id)
 	}
@@ -98,7 +99,7 @@ func (u *ui) tokensPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *ui) createToken(w http.ResponseWriter, r *http.Request) {
-	d := &tokensData{Name: strings.TrimSpace(r.PostFormValue("name")), Scope: r.PostFormValue("scope")}
+	d := &tokensData{Name: strings.TrimSpace(r.PostFormValue("name")), Scope: r.PostFormValue("scope"), Limit: strings.TrimSpace(r.PostFormValue("limit"))}
 	if err := u.loadTokens(r, d); err != nil {
 		u.failErr(w, r, err)
 		return
@@ -110,9 +111,26 @@ func (u *ui) createToken(w http.ResponseWriter, r *http.Request) {
 	case len(d.Name) > 100:
 		d.Error, d.Field = "Name: at most 100 characters.", "name"
 	case !slices.Contains(d.Scopes, d.Scope):
-		d.Error, d.Field = fmt.Sprintf("Scope: %q is not one of this server's scopes: choose admin or the agent:ID of a configured agent.", d.Scope), "scope"
+		d.Error, d.Field = fmt.Sprintf("Scope: %q is not one of this server's scopes: choose a role (admin, reviewer, author, viewer) or the agent:ID of a configured agent.", d.Scope), "scope"
+	case d.Limit != "" && !slices.Contains(store.Roles, d.Scope):
+		d.Error, d.Field = fmt.Sprintf("Limit: only a role can be limited; %s reads one agent's skills. Clear the limit, or choose a role.", d.Scope), "limit"
 	default:
-		secret, tok, err := u.svc.CreateToken(r.Context(), principal(r), d.Name, []string{d.Scope})
+		scopes := []string{d.Scope}
+		if d.Limit != "" {
+			// tag=TAG or a name glob; the one scope parser checks it.
+			var globs, tags []string
+			if t, ok := strings.CutPrefix(d.Limit, "tag="); ok {
+				tags = []string{t}
+			} else {
+				globs = []string{d.Limit}
+			}
+			var err error
+			if scopes, err = service.RoleScopes(d.Scope, globs, tags); err != nil {
+				d.Error, d.Field = "Limit: "+service.AsError(err).Message, "limit"
+				break
+			}
+		}
+		secret, tok, err := u.svc.CreateToken(r.Context(), principal(r), d.Name, scopes)
 		if err != nil {
 			e := service.AsError(err)
 			if e.Code == service.CodeInternal {
@@ -125,7 +143,7 @@ func (u *ui) createToken(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		d.Created = &createdToken{Secret: secret, Token: tok}
-		d.Name, d.Scope, status = "", "admin", http.StatusOK
+		d.Name, d.Scope, d.Limit, status = "", "admin", "", http.StatusOK
 		if err := u.loadTokens(r, d); err != nil {
 			u.log.Warn("ui: listing tokens after creating one", "err", err)
 		}

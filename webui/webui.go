@@ -110,6 +110,11 @@ var funcs = template.FuncMap{
 	"bytes": humanBytes,
 	"ago":   ago,
 	"join":  strings.Join,
+	// canRead and canWrite: the principal reads every skill (a viewer or
+	// higher), or writes them (an author or higher); pages hide what the
+	// server would refuse.
+	"canRead":  canRead,
+	"canWrite": canWrite,
 	// pathEscape makes a skill name one path segment of a URL: names may
 	// hold "/", "?", "#" or spaces (the lenient loader accepts them).
 	"pathEscape": url.PathEscape,
@@ -252,4 +257,21 @@ func ago(t time.Time) string {
 	default:
 		return fmt.Sprintf("%d days ago", int(d.Hours()/24))
 	}
+}
+
+// canRead reports whether p reads every skill: an unlimited viewer or
+// higher (an agent token reads only its agent's).
+func canRead(p service.Principal) bool { return p.Allows(service.RoleViewer, "", nil) }
+
+// canWrite reports whether p writes skills: an unlimited author or
+// higher. (A limited role does not sign in to the UI: see login.)
+func canWrite(p service.Principal) bool { return p.Allows(service.RoleAuthor, "", nil) }
+
+// roleName says what a principal is, for a refusal: its highest role, or
+// "read-only (an agent's)".
+func roleName(p service.Principal) string {
+	if r := p.Role(); r != "" {
+		return "a " + r + "'s"
+	}
+	return "read-only (an agent's)"
 }
