@@ -175,17 +175,22 @@ func (s *Service) Tokens(ctx context.Context, p Principal) ([]store.Token, error
 	return toks, AsErrorOrNil(err)
 }
 
-// Loadout returns the loadout a principal may see: an agent's (agent:ID or
-// admin), or the global catalog for "" or "*" (an unlimited viewer or
-// higher). A refusal
+// Loadout returns the loadout a principal may read as an agent: an
+// agent's (agent:ID or admin), or the global catalog for "" or "*" (admin
+// only). Roles below admin read skills through their own checks
+// (RequireRole), not through an agent's loadout. A refusal
 // reveals nothing about whether the agent exists.
 func (s *Service) Loadout(p Principal, agentID string) (*catalog.Loadout, error) {
 	if agentID == "" {
 		agentID = catalog.GlobalID
 	}
 	if agentID == catalog.GlobalID {
-		if !p.Allows(RoleViewer, "", nil) {
-			return nil, errorf(CodeForbidden, "the global catalog needs a viewer role over every skill (viewer, author, reviewer or admin, unlimited); agent tokens use /agents/ID/…")
+		// An agent's rights over the global catalog (MCP at /mcp, the
+		// well-known index, load receipts as "*") are an admin's, as
+		// before roles: a viewer reads skills through the API's routes,
+		// and has no agent rights without agent:ID.
+		if !p.Admin() {
+			return nil, errorf(CodeForbidden, "the global catalog needs an admin token; agent tokens use /agents/ID/…")
 		}
 		return s.cat.Global(), nil
 	}

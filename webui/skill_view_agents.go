@@ -49,7 +49,7 @@ func (u *ui) tabAgents(w http.ResponseWriter, r *http.Request, sp *skillPage) (t
 		}
 	}
 	for _, id := range ids {
-		l, err := u.svc.Loadout(p, id)
+		l, err := u.agentLoadout(r, id)
 		if err != nil {
 			d.Agents = append(d.Agents, agentMode{Agent: id, Mode: "absent", Why: service.AsError(err).Message})
 			continue
