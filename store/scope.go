@@ -93,8 +93,12 @@ func ParseScope(sc string) (Scope, error) {
 	if len(sc) > MaxScopeLen {
 		return Scope{}, scopeErr(sc, fmt.Sprintf("it is %d bytes, over the %d a scope may have", len(sc), MaxScopeLen))
 	}
-	if i := strings.IndexFunc(sc, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == utf8.RuneError }); i >= 0 {
-		return Scope{}, scopeErr(sc, fmt.Sprintf("it holds a space or control character at byte %d", i))
+	// Invisible format characters (U+202E turns text around) are refused
+	// with control characters: a scope is shown in lists and logs.
+	if i := strings.IndexFunc(sc, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError
+	}); i >= 0 {
+		return Scope{}, scopeErr(sc, fmt.Sprintf("it holds a control character (or a space, or an invisible format character) at byte %d", i))
 	}
 	kind, arg, limited := strings.Cut(sc, ":")
 	switch kind {
