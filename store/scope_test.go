@@ -32,7 +32,7 @@ func TestParseScope(t *testing.T) {
 		"Admin":               `"Admin" is not a role`,
 		"owner:team-*":        `"owner" is not a role`,
 		" admin":              "control character (or a space, or an invisible format character) at byte 0",
-		"author:team\x00-*":   "control character at byte 11",
+		"author:team\x00-*":   "format character) at byte 11",
 		"author:team\x1b[2J":  "control character",
 		"author:team\u2028x":  "control character",
 		"viewer:tag=a\u202eb": "at byte 12",
