@@ -30,7 +30,7 @@ var skillTabs = []tab{
 }
 
 // skillPage is what every tab gets: the skill as the global catalog has
-// it, and whether the caller may edit it (a stored skill and an admin).
+// it, and whether the caller may edit it (a stored skill and an author or higher).
 type skillPage struct {
 	Name     string
 	Entry    *catalog.Entry

@@ -61,7 +61,7 @@ func (u *ui) editState(w http.ResponseWriter, r *http.Request, sp *skillPage) (*
 	default:
 		d.Where = "the store, version " + strconv.Itoa(sk.Origin.Version)
 		if !sp.Editable {
-			d.Why = "Your sign-in is read-only: sign in with an admin token to edit stored skills."
+			d.Why = "Your sign-in is read-only (" + roleName(p) + "): sign in with an author token (or reviewer or admin) to edit stored skills."
 		}
 	}
 	if sp.Editable {
