@@ -436,7 +436,15 @@ func (u *ui) readSkillFile(w http.ResponseWriter, r *http.Request) (catalog.File
 		return catalog.FileResult{}, false
 	}
 	name, p := r.PathValue("name"), r.PathValue("path")
-	res, err := u.svc.ReadFile(r.Context(), principal(r), l.Spec.AgentID, name, p, catalog.ReadOptions{Max: MaxPreviewFileBytes}, uiTransport)
+	var res catalog.FileResult
+	if pr := principal(r); canRead(pr) && !pr.Admin() {
+		// A viewer (author, reviewer) reads the file from the catalog it
+		// sees, as GET /v1/skills/{name}/files does: it has no agent's
+		// rights, so no agent's read (and receipt) is made for it.
+		res = l.ReadFile(name, p, catalog.ReadOptions{Max: MaxPreviewFileBytes})
+	} else {
+		res, err = u.svc.ReadFile(r.Context(), pr, l.Spec.AgentID, name, p, catalog.ReadOptions{Max: MaxPreviewFileBytes}, uiTransport)
+	}
 	if err != nil {
 		u.failErr(w, r, err)
 		return res, false
