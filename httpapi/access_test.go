@@ -76,9 +76,9 @@ var accessParams = map[string]string{"{$}": "", "{name}": "gamma", "{path...}": 
 // roles that cover the fixture's skill and that do not), answers as its
 // declared scope says. A route without a scope, or with a path parameter
 // this test cannot fill, fails it, so no route can be added without its
-// access being tested. Each call gets a fresh server, so what one call
-// changes cannot hide another's refusal; a refused write must also leave
-// the store as it was.
+// access being tested. A call after a successful write gets a fresh
+// server, so what one call changes cannot hide another's refusal; a
+// refused write must also leave the store as it was.
 func TestAccessMatrix(t *testing.T) {
 	for _, rt := range httpapi.RouteSpecs() {
 		t.Run(rt.Method+" "+rt.Pattern, func(t *testing.T) {
@@ -101,13 +101,19 @@ func TestAccessMatrix(t *testing.T) {
 			if strings.HasSuffix(path, "/search") {
 				path += "?q=gamma" // q is required
 			}
+			ctx := context.Background()
+			var e *env
+			var before *store.Record
 			for i, c := range accessCallers {
-				e := newEnv(t, baseFiles)
-				ctx := context.Background()
-				want(t, e.do(t, "POST", "/v1/skills", e.admin, doc(t, "gamma", "G.", "g", skill.BundleFile{Path: "notes.md", Data: []byte("notes")})), 201)
-				before, err := e.st.Get(ctx, "gamma")
-				if err != nil {
-					t.Fatal(err)
+				// A fresh server for the first caller and after each write
+				// that succeeded, so every call meets the fixture as made.
+				if e == nil {
+					e = newEnv(t, baseFiles)
+					want(t, e.do(t, "POST", "/v1/skills", e.admin, doc(t, "gamma", "G.", "g", skill.BundleFile{Path: "notes.md", Data: []byte("notes")})), 201)
+					var err error
+					if before, err = e.st.Get(ctx, "gamma"); err != nil {
+						t.Fatal(err)
+					}
 				}
 				body, hdr := accessBody(t, rt)
 				r := e.do(t, rt.Method, path, c.token(e), body, hdr...)
@@ -146,6 +152,9 @@ func TestAccessMatrix(t *testing.T) {
 							t.Errorf("%s: refusal %q does not name the skill", c.name, msg)
 						}
 					}
+				}
+				if wants[i] == "ok" && rt.Method != "GET" {
+					e = nil
 				}
 				if wants[i] != "ok" && rt.Method != "GET" {
 					after, err := e.st.Get(ctx, "gamma")
