@@ -20,12 +20,12 @@ import (
 // reads or writes skills outside its limit. Tags are the skill's own (its
 // frontmatter's); a glob limit needs none.
 func (p Principal) Allows(role, name string, tags []string) bool {
-	if p.Open {
-		return true
-	}
 	want := store.RoleRank(role)
 	if want == 0 {
-		return false
+		return false // not a role: a caller's typo grants nothing
+	}
+	if p.Open {
+		return true
 	}
 	for _, sc := range p.Scopes {
 		s, err := store.ParseScope(sc)

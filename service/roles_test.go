@@ -46,6 +46,7 @@ func TestAllows(t *testing.T) {
 		{p("admin:team-*"), RoleAdmin, "", nil, false},
 		{p("Admin"), RoleViewer, "x", nil, false}, // not a scope: nothing
 		{p("author"), "owner", "x", nil, false},   // not a role
+		{Principal{Open: true}, "owner", "", nil, false},
 	}
 	for _, c := range cases {
 		if got := c.p.Allows(c.role, c.name, c.tags); got != c.want {
