@@ -147,7 +147,14 @@ func TestRoleWrites(t *testing.T) {
 			refused("tag author untagging", err, RoleAuthor, "tagged")
 			_, err = s.Put(ctx, tag, doc("fresh"), 0, "api", "")
 			refused("tag author creating untagged", err, RoleAuthor, "fresh")
-			if _, err := s.Put(ctx, tag, doc("tagged", "data", "more"), 1, "api", ""); err != nil {
+			_, err = s.PutFile(ctx, tag, "tagged", "SKILL.md", doc("tagged").Content, false, 1)
+			refused("tag author untagging through its SKILL.md file", err, RoleAuthor, "tagged")
+			_, err = s.PutFile(ctx, tag, "billing", "SKILL.md", doc("billing", "data").Content, false, 1)
+			refused("tag author tagging billing through its SKILL.md file", err, RoleAuthor, "billing")
+			if _, err := s.PutFile(ctx, tag, "tagged", "notes.md", []byte("n"), false, 1); err != nil {
+				t.Errorf("tag author adding a file to its skill: %v", err)
+			}
+			if _, err := s.Put(ctx, tag, doc("tagged", "data", "more"), 2, "api", ""); err != nil {
 				t.Errorf("tag author editing its skill: %v", err)
 			}
 			if _, err := s.Put(ctx, tag, doc("fresh", "data"), 0, "api", ""); err != nil {

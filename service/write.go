@@ -95,7 +95,17 @@ func (s *Service) Put(ctx context.Context, p Principal, b *skill.Bundle, ifVersi
 
 // PutFile adds or replaces one file of a stored skill.
 func (s *Service) PutFile(ctx context.Context, p Principal, name, path string, data []byte, executable bool, ifVersion int) (*store.Record, error) {
-	if err := s.writable(ctx, p, name, nil, false); err != nil {
+	// A new SKILL.md brings new tags, which a tag-limited author's limit
+	// must cover too (see mayWrite); a text that does not parse is
+	// refused by the store anyway.
+	var newTags []string
+	if path == "SKILL.md" || path == "skill.md" {
+		newTags = []string{}
+		if doc, _, ok := skill.Parse(data, path, name); ok && doc != nil && doc.Tags != nil {
+			newTags = doc.Tags
+		}
+	}
+	if err := s.writable(ctx, p, name, newTags, false); err != nil {
 		return nil, err
 	}
 	rec, err := s.opt.Store.PutFile(ctx, name, path, data, executable, ifVersion)
