@@ -31,7 +31,8 @@ const (
 type tokenRow struct {
 	store.Token
 	Created, LastUsed string
-	Self              bool // the token of the caller's session
+	Self              bool   // the token of the caller's session
+	Role              string // its highest role, "" for an agent or link token
 }
 
 type tokensData struct {
@@ -80,7 +81,8 @@ func (u *ui) loadTokens(r *http.Request, d *tokensData) error {
 	d.Scopes = u.scopeChoices()
 	d.Tokens = d.Tokens[:0]
 	for _, t := range toks {
-		row := tokenRow{Token: t, Created: when(t.CreatedAt), LastUsed: "never", Self: t.ID == p.TokenID && p.TokenID != ""}
+		row := tokenRow{Token: t, Created: when(t.CreatedAt), LastUsed: "never", Self: t.ID == p.TokenID && p.TokenID != "",
+			Role: service.Principal{Scopes: t.Scopes}.Role()}
 		if t.LastUsed != nil {
 			row.LastUsed = when(*t.LastUsed) + " (" + ago(*t.LastUsed) + ")"
 		}
