@@ -2,6 +2,10 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"strconv"
 	"time"
 )
 
@@ -42,4 +46,119 @@ type Auditor interface {
 	// AppendAudit adds one record at the end of the chain and returns it
 	// with Seq, Hash and PrevHash set.
 	AppendAudit(ctx context.Context, r AuditRecord) (AuditRecord, error)
+}
+
+// AuditLog is an Auditor that can also list, verify, export and prune its
+// trail (sqlstore's Store is one).
+type AuditLog interface {
+	Auditor
+	// ListAudit returns records newest first, filtered by q.
+	ListAudit(ctx context.Context, q AuditQuery) ([]AuditRecord, error)
+	// VerifyAudit walks the whole chain in seq order, streaming, and
+	// reports the first record that does not hold.
+	VerifyAudit(ctx context.Context) (AuditVerify, error)
+	// ExportAudit calls fn with every record in seq order, streaming;
+	// an error from fn stops it and is returned.
+	ExportAudit(ctx context.Context, fn func(AuditRecord) error) error
+	// PruneAudit deletes the records older than before, and appends one
+	// record (action "audit.prune", target "audit:FIRST-LAST", before the
+	// last pruned record's hash) so the chain still verifies. A prune
+	// that finds nothing to delete appends nothing.
+	PruneAudit(ctx context.Context, before time.Time) (AuditPrune, error)
+}
+
+// AuditQuery filters a listing of the audit trail. Text filters match
+// exactly (Actor matches the actor's name or its token id); zero fields
+// do not filter.
+type AuditQuery struct {
+	Since  time.Time
+	Actor  string
+	Action string
+	Target string
+	// Before lists the records with a seq below it (the next page of a
+	// listing starts before the last seq of the one before); 0: from the
+	// newest.
+	Before int64
+	// Limit is the most records returned (0: 100).
+	Limit int
+}
+
+// AuditVerify is what a verification of the chain found.
+type AuditVerify struct {
+	OK bool `json:"ok"`
+	// Records is how many records were checked, First and Last their
+	// lowest and highest seq, Head the last one's hash: a value to note
+	// elsewhere, since a chain rewritten from some row to its end can
+	// only be told from the original by a head kept outside the database.
+	Records int64  `json:"records"`
+	First   int64  `json:"first,omitempty"`
+	Last    int64  `json:"last,omitempty"`
+	Head    string `json:"head,omitempty"`
+	// BadSeq is the first record that does not hold, and Reason why (its
+	// hash does not match its fields; it does not follow the one before).
+	BadSeq int64  `json:"badSeq,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// AuditPrune says what a prune deleted.
+type AuditPrune struct {
+	Deleted  int64  `json:"deleted"`
+	First    int64  `json:"first,omitempty"`
+	Last     int64  `json:"last,omitempty"`
+	LastHash string `json:"lastHash,omitempty"`
+}
+
+// AuditSlot carries the record of a write into the store's write, so
+// that a store that keeps a trail writes the record in the same
+// transaction as what it describes (see WithAudit). The store fills After
+// (and Before, when empty) with the skill's digests when Target is
+// "skill:NAME" of the skill it writes, and sets Written once the
+// transaction holding the record committed.
+type AuditSlot struct {
+	Record  AuditRecord
+	Written bool
+}
+
+type auditKey struct{}
+
+// WithAudit returns ctx carrying slot: the next write transaction made
+// with ctx appends slot.Record to the trail, in that transaction.
+func WithAudit(ctx context.Context, slot *AuditSlot) context.Context {
+	return context.WithValue(ctx, auditKey{}, slot)
+}
+
+// AuditFrom returns the slot in ctx, or nil.
+func AuditFrom(ctx context.Context) *AuditSlot {
+	s, _ := ctx.Value(auditKey{}).(*AuditSlot)
+	return s
+}
+
+// AuditHash is a record's hash: SHA-256, in lower-case hex, over a
+// length-prefixed encoding of the record's PrevHash and every field, in a
+// fixed order:
+//
+//	"loadout-audit-1" then, for each of PrevHash, Seq, Time, ActorToken,
+//	Actor, Role, Action, Target, Before, After, Client, Transport,
+//	Detail: its length as 8 bytes big-endian, then its bytes.
+//
+// Seq and Time are written in decimal (Time as microseconds since 1970,
+// UTC), the texts as they are. The length prefix makes the encoding
+// unambiguous: no two different records encode alike, whatever their
+// texts hold.
+func AuditHash(r AuditRecord) string {
+	h := sha256.New()
+	h.Write([]byte("loadout-audit-1"))
+	var n [8]byte
+	put := func(s string) {
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	put(r.PrevHash)
+	put(strconv.FormatInt(r.Seq, 10))
+	put(strconv.FormatInt(r.Time.UnixMicro(), 10))
+	for _, s := range [...]string{r.ActorToken, r.Actor, r.Role, r.Action, r.Target, r.Before, r.After, r.Client, r.Transport, r.Detail} {
+		put(s)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
