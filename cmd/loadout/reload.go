@@ -143,6 +143,7 @@ func (r *configReloader) restartNeeded(nf *config.File) {
 		{"plugins", slices.Equal(old.Plugins, nf.Plugins)},
 		{"watch", reflect.DeepEqual(old.Watch, nf.Watch)},
 		{"receipts", reflect.DeepEqual(old.Receipts, nf.Receipts)},
+		{"audit", old.Audit == nf.Audit},
 		{"storeLimits", reflect.DeepEqual(old.StoreLimits, nf.StoreLimits)},
 		{"storePool", reflect.DeepEqual(old.StorePool, nf.StorePool)},
 	} {
