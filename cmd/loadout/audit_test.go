@@ -1,0 +1,99 @@
+package main
+
+import (
+	"database/sql"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/loadout/loadout/store"
+)
+
+// TestAuditCommands: the CLI's own writes are audited (transport cli);
+// audit lists them, filters them, exports them as JSON lines; verify
+// exits 0 on the intact chain and 1 naming the first edited record.
+func TestAuditCommands(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "loadout.db")
+	r := runCLI(t, "token", "create", "--db", db, "--scope", "admin", "--name", "ops\x1b[31m\u202e")
+	if r.code != 0 {
+		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
+	}
+	r = runCLI(t, "token", "create", "--db", db, "--scope", "admin", "--name", "second")
+	if r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	r = runCLI(t, "token", "list", "--db", db, "--json")
+	var listed struct{ Tokens []store.Token }
+	json.Unmarshal([]byte(r.stdout), &listed)
+	if len(listed.Tokens) != 2 {
+		t.Fatalf("tokens: %s", r.stdout)
+	}
+	if r = runCLI(t, "token", "revoke", "--db", db, listed.Tokens[0].ID); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	// A failed revocation records nothing.
+	if r = runCLI(t, "token", "revoke", "--db", db, "nope"); r.code == 0 {
+		t.Fatal("revoking an unknown token succeeded")
+	}
+
+	r = runCLI(t, "audit", "--db", db)
+	if r.code != 0 {
+		t.Fatalf("audit: %d %s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "SEQ") || !strings.Contains(lines[1], "token.revoke") || !strings.Contains(lines[1], "cli") {
+		t.Fatalf("audit:\n%s", r.stdout)
+	}
+	// The control and bidi characters of the name are shown escaped.
+	if strings.ContainsAny(r.stdout, "\x1b\u202e") || !strings.Contains(r.stdout, `ops\x1b[31m\u202e`) {
+		t.Fatalf("the token's name is not shown escaped:\n%q", r.stdout)
+	}
+	r = runCLI(t, "audit", "--db", db, "--action", "token.create", "--json")
+	var got struct{ Records []store.AuditRecord }
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got.Records) != 2 || got.Records[0].Seq != 2 {
+		t.Fatalf("audit --action --json: %v %s", err, r.stdout)
+	}
+	if rec := got.Records[1]; rec.Transport != "cli" || rec.Role != "admin" || !strings.HasPrefix(rec.Actor, "cli") || rec.Hash != store.AuditHash(rec) {
+		t.Fatalf("record: %+v", rec)
+	}
+	if r = runCLI(t, "audit", "--db", db, "--limit", "0"); r.code != 2 && r.code != 1 || !strings.Contains(r.stderr, "--limit 0") {
+		t.Fatalf("--limit 0: %d %s", r.code, r.stderr)
+	}
+
+	r = runCLI(t, "audit", "export", "--db", db)
+	if r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	ex := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(ex) != 3 {
+		t.Fatalf("export: %q", r.stdout)
+	}
+	var first store.AuditRecord
+	if err := json.Unmarshal([]byte(ex[0]), &first); err != nil || first.Seq != 1 {
+		t.Fatalf("export line 1: %v %s", err, ex[0])
+	}
+
+	if r = runCLI(t, "audit", "verify", "--db", db); r.code != 0 || !strings.Contains(r.stdout, "3 records") {
+		t.Fatalf("verify: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`UPDATE audit_log SET target = 'token:other' WHERE seq = 2`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	r = runCLI(t, "audit", "verify", "--db", db)
+	if r.code != 1 || !strings.Contains(r.stderr, "record 2:") || !strings.Contains(r.stderr, "does not match its fields") {
+		t.Fatalf("verify of an edited record: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, "audit", "verify", "--db", db, "--json")
+	var v store.AuditVerify
+	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || r.code != 1 || v.OK || v.BadSeq != 2 {
+		t.Fatalf("verify --json: %d %s", r.code, r.stdout)
+	}
+}
