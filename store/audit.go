@@ -68,11 +68,13 @@ type AuditLog interface {
 }
 
 // AuditQuery filters a listing of the audit trail. Text filters match
-// exactly (Actor matches the actor's name or its token id); zero fields
-// do not filter.
+// exactly; zero fields do not filter.
 type AuditQuery struct {
-	Since  time.Time
+	Since time.Time
+	// Actor is the actor's name (or signed-in subject), Token its
+	// token's id.
 	Actor  string
+	Token  string
 	Action string
 	Target string
 	// Before lists the records with a seq below it (the next page of a

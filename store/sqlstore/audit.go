@@ -119,17 +119,16 @@ func (s *Store) ListAudit(ctx context.Context, q store.AuditQuery) ([]store.Audi
 		return "$" + strconv.Itoa(len(args))
 	}
 	if q.Actor != "" {
-		a := arg(q.Actor)
-		where = append(where, "(actor = "+a+" OR actor_token = "+a+")")
+		where = append(where, "actor = "+arg(q.Actor))
+	}
+	if q.Token != "" {
+		where = append(where, "actor_token = "+arg(q.Token))
 	}
 	if q.Action != "" {
 		where = append(where, "action = "+arg(q.Action))
 	}
 	if q.Target != "" {
 		where = append(where, "target = "+arg(q.Target))
-	}
-	if !q.Since.IsZero() {
-		where = append(where, "at >= "+arg(q.Since.UnixMicro()))
 	}
 	if q.Before > 0 {
 		where = append(where, "seq < "+arg(q.Before))
@@ -141,6 +140,19 @@ func (s *Store) ListAudit(ctx context.Context, q store.AuditQuery) ([]store.Audi
 	text += " ORDER BY seq DESC LIMIT " + arg(limit)
 	out := []store.AuditRecord{}
 	err := s.read(ctx, func(c conn) error {
+		if !q.Since.IsZero() {
+			// Records are appended in time order (under the head's lock),
+			// so "since" is also a seq bound: the first record at or
+			// after it, read from the time index, gives the lowest seq,
+			// and a filter's index (action, seq…) is then read only down
+			// to it instead of to its end. The time is still checked.
+			var from int64
+			found, err := c.one(`SELECT seq FROM audit_log WHERE at >= $1 ORDER BY at LIMIT 1`, []any{q.Since.UnixMicro()}, &from)
+			if err != nil || !found {
+				return err
+			}
+			text = strings.Replace(text, " ORDER BY", " "+sinceClause(len(where) == 0, from, q.Since.UnixMicro())+" ORDER BY", 1)
+		}
 		rows, err := c.query(text, args...)
 		if err != nil {
 			return err
@@ -156,6 +168,16 @@ func (s *Store) ListAudit(ctx context.Context, q store.AuditQuery) ([]store.Audi
 		return rows.Err()
 	})
 	return out, err
+}
+
+// sinceClause is ListAudit's since filter: numbers only, so it is
+// written into the statement (its parameters are numbered already).
+func sinceClause(first bool, fromSeq, at int64) string {
+	w := "AND"
+	if first {
+		w = "WHERE"
+	}
+	return fmt.Sprintf("%s seq >= %d AND at >= %d", w, fromSeq, at)
 }
 
 // pruneTarget is the target of a prune record: "audit:FIRST-LAST".
@@ -374,19 +396,34 @@ func (s *Store) AddAuditChain(ctx context.Context, rs []store.AuditRecord) error
 		if _, err := c.one(`SELECT seq, hash FROM audit_head WHERE id = 1`+c.s.d.ForUpdate, nil, &seq, &prev); err != nil {
 			return err
 		}
-		rows := make([][]any, len(rs))
-		for i := range rs {
-			r := &rs[i]
-			seq++
-			r.Seq, r.PrevHash = seq, prev
-			r.Time = fromMicros(r.Time.UnixMicro())
-			r.Hash = store.AuditHash(*r)
-			prev = r.Hash
-			rows[i] = []any{r.Seq, r.Time.UnixMicro(), r.ActorToken, r.Actor, r.Role, r.Action, r.Target, r.Before, r.After,
-				r.Client, r.Transport, r.Detail, r.PrevHash, r.Hash}
-		}
-		if err := c.insertRows(`INSERT INTO audit_log (`+auditCols+`)`, rows, ""); err != nil {
-			return err
+		// Multi-row inserts with bulkParams: SQLite binds "?" in
+		// constant time, "$N" by a lookup in a list.
+		const ncols, per = 14, 64
+		args := make([]any, 0, per*ncols)
+		for i := 0; i < len(rs); i += per {
+			chunk := rs[i:min(i+per, len(rs))]
+			args = args[:0]
+			var q strings.Builder
+			q.WriteString(`INSERT INTO audit_log (` + auditCols + `) VALUES `)
+			for j := range chunk {
+				r := &chunk[j]
+				seq++
+				r.Seq, r.PrevHash = seq, prev
+				r.Time = fromMicros(r.Time.UnixMicro())
+				r.Hash = store.AuditHash(*r)
+				prev = r.Hash
+				if j > 0 {
+					q.WriteString(", ")
+				}
+				q.WriteByte('(')
+				q.WriteString(c.s.d.bulkParams(j*ncols+1, ncols))
+				q.WriteByte(')')
+				args = append(args, r.Seq, r.Time.UnixMicro(), r.ActorToken, r.Actor, r.Role, r.Action, r.Target, r.Before, r.After,
+					r.Client, r.Transport, r.Detail, r.PrevHash, r.Hash)
+			}
+			if _, err := c.exec(q.String(), args...); err != nil {
+				return err
+			}
 		}
 		_, err := c.exec(`UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1`, seq, prev)
 		return err
