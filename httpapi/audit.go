@@ -23,7 +23,7 @@ const (
 // auditQuery reads the filters and the page of GET /v1/audit.
 func auditQuery(r *http.Request) (store.AuditQuery, *service.Error) {
 	q := r.URL.Query()
-	aq := store.AuditQuery{Actor: q.Get("actor"), Action: q.Get("action"), Target: q.Get("target"), Limit: DefaultAuditLimit}
+	aq := store.AuditQuery{Actor: q.Get("actor"), Token: q.Get("token"), Action: q.Get("action"), Target: q.Get("target"), Limit: DefaultAuditLimit}
 	if s := q.Get("since"); s != "" {
 		t, err := ParseSince(s, time.Now())
 		if err != nil {

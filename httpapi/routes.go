@@ -154,7 +154,7 @@ var routes = []route{
 		OK: []response{{200, "the receipts", jsonOf("ReceiptList"), nil}}, Errors: []int{400}}},
 	// The audit trail (audit.go).
 	{"GET", "/v1/audit", (*api).auditList, operation{ID: "audit", Summary: "The audit trail: one record per write, newest first, filtered and paged", Tag: "server", Scope: "admin", // role: admin
-		Query: []param{{Name: "actor", Type: "string", Desc: "only this actor (a token's name or id, or a signed-in subject)"}, {Name: "action", Type: "string", Desc: "only this action (skill.save, token.create…)"},
+		Query: []param{{Name: "actor", Type: "string", Desc: "only this actor (a token's name, or a signed-in subject)"}, {Name: "token", Type: "string", Desc: "only the records of this token id"}, {Name: "action", Type: "string", Desc: "only this action (skill.save, token.create…)"},
 			{Name: "target", Type: "string", Desc: "only this target (skill:NAME, token:ID, source:ID…)"},
 			{Name: "since", Type: "string", Desc: "an RFC 3339 time, or a duration back from now (1h)"},
 			{Name: "limit", Type: "integer", Desc: sprintf("most records on the page (default %d, at most %d)", DefaultAuditLimit, MaxAuditLimit)},

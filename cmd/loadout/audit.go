@@ -63,11 +63,12 @@ func runAuditList(ctx context.Context, e *env, args []string) int {
 	var q store.AuditQuery
 	var since string
 	var asJSON bool
-	fs := newFlags(e, "audit", "[verify|export|prune] [--since DURATION|RFC3339] [--actor A] [--action A] [--target T] [--limit N] [--json] [--db D]",
+	fs := newFlags(e, "audit", "[verify|export|prune] [--since DURATION|RFC3339] [--actor A] [--token ID] [--action A] [--target T] [--limit N] [--json] [--db D]",
 		"Lists the audit trail, newest first: one record per write (a save, a token made or\nrevoked, a sync, an import, a config reload, a sign-in…), with who did it, with which\nrole, through which transport and from where, and the digests before and after.\n\n  loadout audit verify   checks the hash chain: exit 0 when it holds, 1 naming the\n                         first record that was edited, deleted or reordered\n  loadout audit export   prints every record, oldest first, as JSON lines\n  loadout audit prune    deletes the records older than the config's audit.keepDays\n                         now (the server does it by itself, hourly)")
 	sf.register(fs)
 	fs.StringVar(&since, "since", "", "only records from this long ago (a duration: 90m, 720h) or from this time on (RFC 3339, or a date)")
-	fs.StringVar(&q.Actor, "actor", "", "only this actor (a token's name or id, or a signed-in subject)")
+	fs.StringVar(&q.Actor, "actor", "", "only this actor (a token's name, or a signed-in subject)")
+	fs.StringVar(&q.Token, "token", "", "only the records of this token `ID`")
 	fs.StringVar(&q.Action, "action", "", "only this action (skill.save, token.create, source.sync…)")
 	fs.StringVar(&q.Target, "target", "", "only this target (skill:NAME, token:ID, source:ID…)")
 	fs.IntVar(&q.Limit, "limit", 100, fmt.Sprintf("at most `N` records (1 to %d)", sqlstore.MaxAuditList))
