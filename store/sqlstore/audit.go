@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -244,47 +245,61 @@ func (s *Store) VerifyAudit(ctx context.Context) (store.AuditVerify, error) {
 			v.BadSeq, v.Reason = seq, fmt.Sprintf(format, a...)
 			return nil
 		}
-		var last int64
-		var lastHash string
+		// The rows are read as raw bytes into buffers reused from row to
+		// row, and hashed by a reused hasher: nothing is kept or
+		// allocated per record, so memory stays flat at any length.
+		var (
+			seq, at  int64
+			f        [10]sql.RawBytes
+			prev, hv sql.RawBytes
+			last     int64
+			lastHash []byte
+			hasher   store.AuditHasher
+		)
+		dest := []any{&seq, &at}
+		for i := range f {
+			dest = append(dest, &f[i])
+		}
+		dest = append(dest, &prev, &hv)
 		for rows.Next() {
-			r, err := scanAudit(rows)
-			if err != nil {
+			if err := rows.Scan(dest...); err != nil {
 				return err
 			}
 			switch {
-			case v.Records == 0 && r.Seq != 1:
-				h, ok := anchors[r.Seq-1]
+			case v.Records == 0 && seq != 1:
+				h, ok := anchors[seq-1]
 				if !ok {
-					return bad(r.Seq, "the chain starts at seq %d: records 1 to %d are missing (deleted) and no %s record accounts for them", r.Seq, r.Seq-1, PruneAction)
+					return bad(seq, "the chain starts at seq %d: records 1 to %d are missing (deleted) and no %s record accounts for them", seq, seq-1, PruneAction)
 				}
-				if h != r.PrevHash {
-					return bad(r.Seq, "its prev_hash %s is not the hash %s that the %s record gives for seq %d (the first records were replaced)", short(r.PrevHash), short(h), PruneAction, r.Seq-1)
+				if h != string(prev) {
+					return bad(seq, "its prev_hash %s is not the hash %s that the %s record gives for seq %d (the first records were replaced)", short(string(prev)), short(h), PruneAction, seq-1)
 				}
-			case v.Records == 0 && r.PrevHash != "":
-				return bad(r.Seq, "seq 1 has a prev_hash (%s): the first record's is empty (the record was replaced)", short(r.PrevHash))
-			case v.Records > 0 && r.Seq != last+1:
-				return bad(r.Seq, "it follows seq %d: records %d to %d are missing (deleted)", last, last+1, r.Seq-1)
-			case v.Records > 0 && r.PrevHash != lastHash:
-				return bad(r.Seq, "its prev_hash %s is not seq %d's hash %s: seq %d was edited and its hash recomputed, or the two were reordered", short(r.PrevHash), last, short(lastHash), last)
+			case v.Records == 0 && len(prev) != 0:
+				return bad(seq, "seq 1 has a prev_hash (%s): the first record's is empty (the record was replaced)", short(string(prev)))
+			case v.Records > 0 && seq != last+1:
+				return bad(seq, "it follows seq %d: records %d to %d are missing (deleted)", last, last+1, seq-1)
+			case v.Records > 0 && !bytes.Equal(prev, lastHash):
+				return bad(seq, "its prev_hash %s is not seq %d's hash %s: seq %d was edited and its hash recomputed, or the two were reordered", short(string(prev)), last, short(string(lastHash)), last)
 			}
-			if h := store.AuditHash(r); h != r.Hash {
-				return bad(r.Seq, "its hash %s does not match its fields (their hash is %s): the record was edited or moved", short(r.Hash), short(h))
+			fields := [10][]byte{f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9]}
+			if h := hasher.SumBytes(prev, seq, at, fields); !bytes.Equal(h, hv) {
+				return bad(seq, "its hash %s does not match its fields (their hash is %s): the record was edited or moved", short(string(hv)), short(string(h)))
 			}
 			if v.Records == 0 {
-				v.First = r.Seq
+				v.First = seq
 			}
 			v.Records++
-			last, lastHash = r.Seq, r.Hash
+			last, lastHash = seq, append(lastHash[:0], hv...)
 		}
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		v.Last, v.Head = last, lastHash
-		if headSeq != last || headHash != lastHash {
+		v.Last, v.Head = last, string(lastHash)
+		if headSeq != last || headHash != v.Head {
 			if headSeq > last {
 				return bad(last+1, "the head names seq %d (hash %s) but the chain ends at seq %d: records %d to %d are missing (deleted)", headSeq, short(headHash), last, last+1, headSeq)
 			}
-			return bad(last, "the chain ends at seq %d (hash %s) but the head names seq %d (hash %s): the head or the last records were changed", last, short(lastHash), headSeq, short(headHash))
+			return bad(last, "the chain ends at seq %d (hash %s) but the head names seq %d (hash %s): the head or the last records were changed", last, short(v.Head), headSeq, short(headHash))
 		}
 		v.OK = true
 		return nil
