@@ -320,7 +320,7 @@ func TestAttackAuditMillion(t *testing.T) {
 			t.Errorf("verifying %d records took %.0f MB: it must stream", n, rss)
 		}
 		code, _, body := s.Do(t, "GET", "/v1/audit?target=skill:s0042&limit=100", "", "")
-		if code != 200 || strings.Count(body, `"seq"`) != 100 {
+		if code != 200 || strings.Count(body, `"seq"`) != min(100, n/5000) {
 			t.Fatalf("GET /v1/audit: %d %.300s", code, body)
 		}
 	})
