@@ -180,3 +180,11 @@ func skillTarget(name string) string { return "skill:" + name }
 
 // listText joins names for a record's detail.
 func listText(names []string) string { return strings.Join(names, ", ") }
+
+// plural is one or many, by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -154,7 +154,7 @@ func (s *Service) Import(ctx context.Context, p Principal, items []store.ImportI
 		}
 	}
 	if len(wrote) > 0 {
-		s.audit(ctx, p, store.AuditRecord{Action: "import", Target: "store", Detail: fmt.Sprintf("%d skills: %s", len(wrote), listText(wrote))})
+		s.audit(ctx, p, store.AuditRecord{Action: "import", Target: "store", Detail: fmt.Sprintf("%d %s: %s", len(wrote), plural(len(wrote), "skill", "skills"), listText(wrote))})
 	}
 	s.Refresh(ctx, nil, "import")
 	return res, nil

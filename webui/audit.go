@@ -66,6 +66,9 @@ func (u *ui) auditPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		d.Verify, d.VerifyTook = &v, time.Since(start).Round(time.Millisecond).String()
+		if d.VerifyTook == "0s" {
+			d.VerifyTook = "under 1ms"
+		}
 	}
 	if d.Error != "" {
 		status = http.StatusBadRequest

@@ -284,6 +284,6 @@ func auditImport(ctx context.Context, st any, results []store.ImportResult) {
 	if len(wrote) == 0 {
 		return
 	}
-	_, done := cliAudited(ctx, st, store.AuditRecord{Action: "import", Target: "store", Detail: fmt.Sprintf("%d skills: %s", len(wrote), strings.Join(wrote, ", "))})
+	_, done := cliAudited(ctx, st, store.AuditRecord{Action: "import", Target: "store", Detail: fmt.Sprintf("%d %s: %s", len(wrote), plural(len(wrote), "skill", "skills"), strings.Join(wrote, ", "))})
 	done(nil)
 }
