@@ -53,7 +53,7 @@ func TestEveryWriteAudited(t *testing.T) {
 		do     func() error
 	}{
 		{"skill.save", func() error { _, err := s.Put(ctx, p, benchBundle(1, 0), 0, "api", "test"); return err }},
-		{"", func() error { _, err := s.Put(ctx, p, benchBundle(1, 0), 0, "api", "test"); return err }}, // exists: refused
+		{"", func() error { _, err := s.Put(ctx, p, benchBundle(1, 0), 0, "api", "test"); return err }},     // exists: refused
 		{"", func() error { _, err := s.Put(ctx, agent, benchBundle(2, 0), 0, "api", "test"); return err }}, // not an admin
 		{"skill.save", func() error { _, err := s.Put(ctx, p, benchBundle(1, 1), 1, "api", "test"); return err }},
 		{"skill.file.put", func() error { _, err := s.PutFile(ctx, p, name, "references/x.md", []byte("x"), false, 2); return err }},

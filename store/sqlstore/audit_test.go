@@ -253,3 +253,42 @@ func TestAuditList(t *testing.T) {
 		}
 	})
 }
+
+// TestAuditMigration: a database at the schema before the audit trail
+// (0007), with a skill and a token, takes migration 0008 at the next Open:
+// the skill and token are kept, and the first write is record 1 of a
+// chain that verifies.
+func TestAuditMigration(t *testing.T) {
+	engines(t, func(t *testing.T, open func(t *testing.T, maxConns int) *sqlstore.Store) {
+		ctx := context.Background()
+		s := open(t, 0)
+		if _, err := s.Put(ctx, bundle("kept"), store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.CreateToken(ctx, "ops", []string{"admin"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{`DROP TABLE audit_log`, `DROP TABLE audit_head`, `DELETE FROM schema_migrations WHERE version = 8`} {
+			exec(t, s, q)
+		}
+		s.Close()
+
+		s = open(t, 0)
+		if rec, err := s.Get(ctx, "kept"); err != nil || rec.Version != 1 {
+			t.Fatalf("the skill after the migration: %v %v", rec, err)
+		}
+		if toks, err := s.Tokens(ctx); err != nil || len(toks) != 1 {
+			t.Fatalf("the tokens after the migration: %v %v", toks, err)
+		}
+		if v := mustVerify(t, s); !v.OK || v.Records != 0 {
+			t.Fatalf("an empty trail: %+v", v)
+		}
+		sl := &store.AuditSlot{Record: store.AuditRecord{Actor: "a", Action: "skill.save", Target: "skill:kept", Transport: "cli"}}
+		if _, err := s.Put(store.WithAudit(ctx, sl), bundle("kept", "notes.md"), store.PutOptions{IfVersion: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if v := mustVerify(t, s); !v.OK || v.Records != 1 || sl.Record.Seq != 1 || sl.Record.Before == "" {
+			t.Fatalf("after the first write: %+v %+v", v, sl.Record)
+		}
+	})
+}
