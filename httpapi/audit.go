@@ -25,7 +25,7 @@ func auditQuery(r *http.Request) (store.AuditQuery, *service.Error) {
 	q := r.URL.Query()
 	aq := store.AuditQuery{Actor: q.Get("actor"), Token: q.Get("token"), Action: q.Get("action"), Target: q.Get("target"), Limit: DefaultAuditLimit}
 	if s := q.Get("since"); s != "" {
-		t, err := ParseSince(s, time.Now())
+		t, err := sinceParam(s, time.Now())
 		if err != nil {
 			return aq, badRequest("since", "since=%q: give an RFC 3339 time (2026-01-02T15:04:05Z) or a duration back from now (1h)", s)
 		}
@@ -48,9 +48,9 @@ func auditQuery(r *http.Request) (store.AuditQuery, *service.Error) {
 	return aq, nil
 }
 
-// ParseSince reads a since filter: an RFC 3339 time, or a duration back
+// sinceParam reads a since filter: an RFC 3339 time, or a duration back
 // from now (1h, 72h).
-func ParseSince(s string, now time.Time) (time.Time, error) {
+func sinceParam(s string, now time.Time) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err == nil {
 		return t, nil

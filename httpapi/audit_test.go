@@ -3,10 +3,12 @@ package httpapi_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/store"
 )
@@ -99,5 +101,21 @@ func TestAuditRoutes(t *testing.T) {
 		if r := e.do(t, "GET", p, e.coder, nil); r.code != 403 || strings.Contains(string(r.body), "skill:gamma") {
 			t.Errorf("an agent's token on %s: %d %s", p, r.code, r.body)
 		}
+	}
+}
+
+// A write through the API by the UI's session (its editor) is recorded
+// with transport ui.
+func TestAuditSessionTransport(t *testing.T) {
+	e := newEnv(t, baseFiles)
+	id, csrf, err := e.svc.StartSession(context.Background(), e.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.do(t, "POST", "/v1/skills", "", doc(t, "delta", "D.", "d"), "Cookie", service.SessionCookie+"="+id, service.CSRFHeader, csrf)
+	want(t, r, 201)
+	rs, err := e.svc.Audit(context.Background(), service.Principal{Open: true}, store.AuditQuery{Action: "skill.save"})
+	if err != nil || len(rs) != 1 || rs[0].Transport != "ui" || rs[0].Actor != "admin" || rs[0].Client != "127.0.0.1" {
+		t.Fatalf("the record: %+v %v", rs, err)
 	}
 }

@@ -44,6 +44,9 @@ type reqState struct {
 	// remote and path are the request's, for the audit trail's Caller
 	// (callerOf), read only by writes.
 	remote, path string
+	// uiSession: the principal came from the UI's session cookie (the
+	// UI's editor calls the API): the audit trail's transport is ui.
+	uiSession bool
 }
 
 type stateKey struct{}
@@ -58,7 +61,11 @@ func (s *reqState) Value(key any) any {
 			return &s.principal
 		}
 	case service.CallerKey:
-		return callerOf(s.remote, s.path)
+		c := callerOf(s.remote, s.path)
+		if s.uiSession {
+			c.Transport = "ui"
+		}
+		return c
 	}
 	return s.Context.Value(key)
 }
