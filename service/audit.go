@@ -62,6 +62,10 @@ func auditRecord(ctx context.Context, p Principal, r store.AuditRecord) store.Au
 		r.Actor = p.Name
 		if r.Actor == "" && p.Open {
 			r.Actor = "(no token)"
+		} else if r.Actor == "" && p.TokenID == "" {
+			// No principal: the server acting on its own (a reload on a
+			// config file change or SIGHUP).
+			r.Actor = "loadout"
 		}
 	}
 	if r.Role == "" {
