@@ -110,5 +110,5 @@ func (u *ui) auditPage(w http.ResponseWriter, r *http.Request) {
 	if status != http.StatusOK {
 		w = &statusWriter{ResponseWriter: w, status: status}
 	}
-	u.render(w, r, "audit.html", page{Title: "Audit", Active: "audit", Data: d})
+	u.render(w, r, "audit.html", page{Title: "Audit", Active: "tokens", Data: d})
 }

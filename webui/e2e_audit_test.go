@@ -9,7 +9,8 @@ import (
 	"github.com/loadout/loadout/internal/browsertest"
 )
 
-// TestAuditPageInBrowser: the Audit page, reached from the nav, lists the
+// TestAuditPageInBrowser: the Audit page, reached from the nav (Tokens &
+// receipts, then its Audit tab), lists the
 // CLI's imports (transport cli); the action filter narrows it; the verify
 // link says the chain holds.
 func TestAuditPageInBrowser(t *testing.T) {
@@ -18,7 +19,8 @@ func TestAuditPageInBrowser(t *testing.T) {
 	srv := c.serve(t)
 
 	browsertest.Do(t, ctx, "open skills", chromedp.Navigate(srv.URL+"/ui/"), chromedp.WaitVisible(chromedp.CSS("main h1")))
-	browsertest.Do(t, ctx, "nav to audit", chromedp.Click(chromedp.CSS(`#nav-main a[href="/ui/audit"]`)), chromedp.WaitVisible(chromedp.CSS("table.audit")))
+	browsertest.Do(t, ctx, "nav to tokens", chromedp.Click(chromedp.CSS(`#nav-main a[href="/ui/tokens"]`)), chromedp.WaitVisible(chromedp.CSS("nav.subnav")))
+	browsertest.Do(t, ctx, "on to audit", chromedp.Click(chromedp.CSS(`nav.subnav a[href="/ui/audit"]`)), chromedp.WaitVisible(chromedp.CSS("table.audit")))
 	rows := browsertest.Get(t, ctx, "rows", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("table.audit tbody tr")).map(r => r.textContent.replace(/\s+/g, " "))`))
 	if len(rows) != 2 || !strings.Contains(rows[0], "import") || !strings.Contains(rows[0], "cli") || !strings.Contains(rows[0], "release-notes") {
 		t.Fatalf("the audit rows: %q", rows)
