@@ -287,3 +287,24 @@ func auditImport(ctx context.Context, st any, results []store.ImportResult) {
 	_, done := cliAudited(ctx, st, store.AuditRecord{Action: "import", Target: "store", Detail: fmt.Sprintf("%d %s: %s", len(wrote), plural(len(wrote), "skill", "skills"), strings.Join(wrote, ", "))})
 	done(nil)
 }
+
+// auditSyncs records a CLI sync's successful syncs in the store's trail,
+// when the store exists (a sync needs none: without one, nothing is
+// recorded, and it is not created for this).
+func auditSyncs(ctx context.Context, e *env, dsn string, f *config.File, res []service.SourceSync) {
+	if dsn == "" {
+		return
+	}
+	st, err := openStore(ctx, dsn, f, readOnly)
+	if err != nil {
+		return
+	}
+	defer st.Close()
+	for _, c := range res {
+		if c.Error != "" {
+			continue
+		}
+		_, done := cliAudited(ctx, st, store.AuditRecord{Action: "source.sync", Target: "source:" + c.ID, Before: c.From, After: c.To, Detail: c.Summary})
+		done(nil)
+	}
+}

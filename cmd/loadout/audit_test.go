@@ -139,3 +139,29 @@ func TestAuditPrune(t *testing.T) {
 		t.Fatalf("the prune's record: %s", r.stdout)
 	}
 }
+
+// TestAuditCLISync: `loadout sync` records each source it synced in the
+// store's trail (pins before and after); --check records nothing.
+func TestAuditCLISync(t *testing.T) {
+	g, cfg, _ := lockFixture(t)
+	db := filepath.Join(filepath.Dir(cfg), "loadout.db")
+	if r := runCLI(t, "token", "create", "--db", db, "--scope", "admin"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	env := func(string) string { return "" }
+	if r := runCLIEnv(t, env, "sync", "--config", cfg); r.code != 0 {
+		t.Fatalf("sync: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	pushLint(t, g, cfg)
+	if r := runCLIEnv(t, env, "sync", "--config", cfg, "--check"); r.code != 0 {
+		t.Fatalf("check: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	r := runCLI(t, "audit", "--db", db, "--action", "source.sync", "--json")
+	var got struct{ Records []store.AuditRecord }
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got.Records) != 2 {
+		t.Fatalf("the sync's records: %v %s %s", err, r.stdout, r.stderr)
+	}
+	if rec := got.Records[0]; rec.Target != "source:team" || rec.After == "" || rec.After == rec.Before || rec.Transport != "cli" || !strings.Contains(rec.Detail, "lint") {
+		t.Fatalf("the record: %+v", rec)
+	}
+}
