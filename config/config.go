@@ -55,6 +55,8 @@ type File struct {
 	Server Server `json:"server,omitempty"`
 	// Receipts bound the activation receipts the store keeps.
 	Receipts Receipts `json:"receipts,omitempty"`
+	// Audit is how long the audit trail is kept, apart from receipts.
+	Audit Audit `json:"audit,omitempty"`
 	// Remote configures git and index sources: where their snapshots and
 	// lock file are kept, and the bounds on a snapshot.
 	Remote Remote `json:"remote,omitempty"`
@@ -309,6 +311,13 @@ type Receipts struct {
 	UsageDays int   `json:"usageDays,omitempty"`
 }
 
+// Audit bounds the audit trail: records older than KeepDays days are
+// pruned (the chain still verifies: see docs/audit.md); 0 or absent keeps
+// every record forever.
+type Audit struct {
+	KeepDays int `json:"keepDays,omitempty"`
+}
+
 // DefaultStoreName is the SQLite file used when no store is configured.
 const DefaultStoreName = "loadout.db"
 
@@ -501,6 +510,9 @@ func (f *File) Validate() error {
 		if v < 0 {
 			return &Error{File: f.Path, Field: "receipts." + field, Msg: fmt.Sprintf("%d is negative: give a positive number (0 or absent for the default)", v)}
 		}
+	}
+	if f.Audit.KeepDays < 0 {
+		return &Error{File: f.Path, Field: "audit.keepDays", Msg: fmt.Sprintf("%d is negative: give a number of days to keep audit records, or 0 (or leave it out) to keep them forever", f.Audit.KeepDays)}
 	}
 	if f.BudgetTokens < 0 || f.BudgetTokens > catalog.MaxBudgetTokens {
 		return &Error{File: f.Path, Field: "budgetTokens", Msg: fmt.Sprintf("%d: give a number of tokens between 1 and %d, or 0 (or leave it out) for no token budget", f.BudgetTokens, catalog.MaxBudgetTokens)}

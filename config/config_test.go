@@ -104,6 +104,8 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		`{"listing": {"refresh": "daily"}}`:                             `listing.refresh: "daily" is not a duration`,
 		`{"listing": {"replan": "59s"}}`:                                `listing.replan: 59s: give a duration of at least 1m0s`,
 		`{"listing": {"usagedays": 7}}`:                                 `unknown key "usagedays"`,
+		`{"audit": {"keepDays": -1}}`:                                   `audit.keepDays: -1 is negative`,
+		`{"audit": {"keepdays": 30}}`:                                   `unknown key "keepdays"`,
 	}
 	for text, want := range cases {
 		_, err := Parse([]byte(text), "/cfg/loadout.json")
@@ -143,12 +145,12 @@ func TestStoreAndPlugins(t *testing.T) {
 	if f.Watch.MaxWatches != 5000 || f.Watch.Interval() != 2*time.Second {
 		t.Errorf("watch: %+v", f.Watch)
 	}
-	f, err = Parse([]byte(`{"plugins": ["plugins/acme", "/opt/p"], "storeLimits": {"maxFiles": 10}, "receipts": {"keepDays": 3, "maxRows": 5000, "usageDays": 31}}`), "/srv/loadout.json")
+	f, err = Parse([]byte(`{"plugins": ["plugins/acme", "/opt/p"], "storeLimits": {"maxFiles": 10}, "receipts": {"keepDays": 3, "maxRows": 5000, "usageDays": 31}, "audit": {"keepDays": 365}}`), "/srv/loadout.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Receipts != (Receipts{KeepDays: 3, MaxRows: 5000, UsageDays: 31}) {
-		t.Errorf("receipts: %+v", f.Receipts)
+	if f.Receipts != (Receipts{KeepDays: 3, MaxRows: 5000, UsageDays: 31}) || f.Audit.KeepDays != 365 {
+		t.Errorf("receipts and audit: %+v %+v", f.Receipts, f.Audit)
 	}
 	if f.StoreDSN() != "/srv/loadout.db" || f.Plugins[0] != "/srv/plugins/acme" || f.Plugins[1] != "/opt/p" || f.StoreLimits.MaxFiles != 10 {
 		t.Errorf("got %q %v %+v", f.StoreDSN(), f.Plugins, f.StoreLimits)

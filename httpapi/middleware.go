@@ -64,7 +64,11 @@ func Auth(svc *service.Service, next http.Handler) http.Handler {
 				p, _, err := svc.SessionRequest(r.Context(), c.Value, r.Method, r.Header.Get(service.CSRFHeader))
 				switch e := service.AsError(err); {
 				case err == nil:
-					next.ServeHTTP(w, withPrincipal(r, p))
+					r = withPrincipal(r, p)
+					if st, ok := r.Context().(*reqState); ok {
+						st.uiSession = true
+					}
+					next.ServeHTTP(w, r)
 					return
 				case e.Code == service.CodeCSRF:
 					writeErr(w, e)

@@ -312,5 +312,10 @@ func schemas() obj {
 			"count": obj{"type": "integer", "minimum": 1, "description": "how many loads or reads the row stands for: identical receipts (all fields but time) recorded within one 50 ms flush are one row, with the first one's time"}},
 			"time", "agent", "skill", "action", "count"),
 		"ReceiptList": object(obj{"receipts": arrayOf(ref("Receipt"))}, "receipts"),
+		"AuditRecord": object(obj{"seq": integer(), "hash": str(), "prevHash": str(), "time": obj{"type": "string", "format": "date-time"},
+			"actorToken": str(), "actor": str(), "role": str(), "action": str(), "target": str(), "before": str(), "after": str(),
+			"client": str(), "transport": str(), "detail": str()}, "seq", "hash", "prevHash", "time", "actor", "role", "action", "target", "transport"),
+		"AuditList":   object(obj{"records": arrayOf(ref("AuditRecord")), "limit": integer(), "hasMore": boolean(), "nextPage": str()}, "records", "limit", "hasMore"),
+		"AuditVerify": object(obj{"ok": boolean(), "records": integer(), "first": integer(), "last": integer(), "head": str(), "badSeq": integer(), "reason": str()}, "ok", "records"),
 	}
 }

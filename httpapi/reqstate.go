@@ -3,7 +3,9 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/loadout/loadout/service"
@@ -38,6 +40,13 @@ type reqState struct {
 	deadline  deadlineWriter
 	principal service.Principal
 	authed    bool // principal was set (Auth)
+
+	// remote and path are the request's, for the audit trail's Caller
+	// (callerOf), read only by writes.
+	remote, path string
+	// uiSession: the principal came from the UI's session cookie (the
+	// UI's editor calls the API): the audit trail's transport is ui.
+	uiSession bool
 }
 
 type stateKey struct{}
@@ -51,6 +60,12 @@ func (s *reqState) Value(key any) any {
 		if s.authed {
 			return &s.principal
 		}
+	case service.CallerKey:
+		c := callerOf(s.remote, s.path)
+		if s.uiSession {
+			c.Transport = "ui"
+		}
+		return c
 	}
 	return s.Context.Value(key)
 }
@@ -61,8 +76,25 @@ func stateOf(r *http.Request) (*reqState, *http.Request) {
 	if s, ok := r.Context().Value(stateKey{}).(*reqState); ok {
 		return s, r
 	}
-	s := &reqState{Context: r.Context()}
+	s := &reqState{Context: r.Context(), remote: r.RemoteAddr, path: r.URL.Path}
 	return s, r.WithContext(s)
+}
+
+// callerOf is the audit trail's Caller of a request: the client's address
+// as the connection gives it (without its port; a proxy's own headers are
+// not trusted) and the transport its path says.
+func callerOf(remote, path string) service.Caller {
+	if host, _, err := net.SplitHostPort(remote); err == nil {
+		remote = host
+	}
+	t := "http"
+	switch {
+	case strings.HasPrefix(path, "/ui/") || path == "/ui":
+		t = "ui"
+	case path == "/mcp" || strings.HasSuffix(path, "/mcp") || strings.Contains(path, "/mcp/"):
+		t = "mcp-http"
+	}
+	return service.Caller{Addr: remote, Transport: t}
 }
 
 // log returns the request's logger: Log's, with the request id attached

@@ -160,4 +160,16 @@ var routes = []route{
 		Query: []param{{Name: "agent", Type: "string", Desc: "only this agent"}, {Name: "skill", Type: "string", Desc: "only this skill"},
 			{Name: "since", Type: "string", Desc: "an RFC 3339 time, or a duration back from now (1h)"}, {Name: "limit", Type: "integer", Desc: "most receipts (default 100, at most 10000)"}},
 		OK: []response{{200, "the receipts", jsonOf("ReceiptList"), nil}}, Errors: []int{400}}},
+	// The audit trail (audit.go).
+	{"GET", "/v1/audit", (*api).auditList, operation{ID: "audit", Summary: "The audit trail: one record per write, newest first, filtered and paged", Tag: "server", Scope: "admin", // role: admin
+		Query: []param{{Name: "actor", Type: "string", Desc: "only this actor (a token's name, or a signed-in subject)"}, {Name: "token", Type: "string", Desc: "only the records of this token id"}, {Name: "action", Type: "string", Desc: "only this action (skill.save, token.create…)"},
+			{Name: "target", Type: "string", Desc: "only this target (skill:NAME, token:ID, source:ID…)"},
+			{Name: "since", Type: "string", Desc: "an RFC 3339 time, or a duration back from now (1h)"},
+			{Name: "limit", Type: "integer", Desc: sprintf("most records on the page (default %d, at most %d)", DefaultAuditLimit, MaxAuditLimit)},
+			{Name: "page", Type: "string", Desc: "the nextPage of the previous answer, also in its Link header (rel=\"next\"); leave out for the first page"}},
+		OK: []response{{200, "one page of records; nextPage (and a Link rel=\"next\") when hasMore is true", jsonOf("AuditList"), []string{"Link"}}}, Errors: []int{400}}},
+	{"GET", "/v1/audit/verify", (*api).auditVerify, operation{ID: "auditVerify", Summary: "Walk the whole audit chain and report the first record that was edited, deleted or reordered (ok false, badSeq and reason)", Tag: "server", Scope: "admin", // role: admin
+		OK: []response{{200, "what the verification found", jsonOf("AuditVerify"), nil}}}},
+	{"GET", "/v1/audit/export", (*api).auditExport, operation{ID: "auditExport", Summary: "Every audit record, oldest first, as JSON lines (streamed)", Tag: "server", Scope: "admin", // role: admin
+		OK: []response{{200, "one record per line", map[string]string{"application/jsonl": "AuditRecord"}, []string{"Content-Disposition"}}}}},
 }

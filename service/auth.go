@@ -145,6 +145,7 @@ func (s *Service) CreateToken(ctx context.Context, p Principal, name string, sco
 		return "", store.Token{}, AsError(err)
 	}
 	s.auth.invalidate()
+	s.audit(ctx, p, store.AuditRecord{Action: "token.create", Target: "token:" + tok.ID, Detail: "name " + tok.Name + ", scopes " + strings.Join(tok.Scopes, " ")})
 	return secret, tok, nil
 }
 
@@ -160,6 +161,9 @@ func (s *Service) RevokeToken(ctx context.Context, p Principal, id string) error
 	err := s.opt.Server.RevokeToken(ctx, id)
 	// Even a failed revocation may have committed.
 	s.auth.invalidate()
+	if err == nil {
+		s.audit(ctx, p, store.AuditRecord{Action: "token.revoke", Target: "token:" + id})
+	}
 	return AsErrorOrNil(err)
 }
 

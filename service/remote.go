@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/loadout/loadout/store"
 )
 
 // SourceStatus is one source as the server holds it: for a remote source
@@ -144,6 +146,13 @@ func (s *Service) SyncSources(ctx context.Context, p Principal, ids ...string) (
 		return []SourceSync{}, nil
 	}
 	res := r.Sync(ctx, ids...)
+	for _, c := range res {
+		// One record per source whose sync succeeded, moved or not (a
+		// failed sync changed nothing: as for every write, no record).
+		if c.Error == "" {
+			s.audit(ctx, p, store.AuditRecord{Action: "source.sync", Target: "source:" + c.ID, Before: c.From, After: c.To, Detail: c.Summary})
+		}
+	}
 	var moved []string
 	for _, c := range res {
 		if c.Moved {

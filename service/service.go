@@ -186,11 +186,18 @@ func (s *Service) Reload(ctx context.Context, why string) error {
 	s.reloadMu.RLock()
 	r := s.reloader
 	s.reloadMu.RUnlock()
+	var err error
 	if r != nil {
-		return r(ctx, why)
+		err = r(ctx, why)
+	} else {
+		s.Rescan(ctx, why)
 	}
-	s.Rescan(ctx, why)
-	return nil
+	if err == nil {
+		// The principal of the request that asked, if any: a reload the
+		// server made on its own (a config file watched) has none.
+		s.audit(ctx, PrincipalFrom(ctx), store.AuditRecord{Action: "config.reload", Target: "config", Detail: why})
+	}
+	return err
 }
 
 // Rescan rescans every source and tells subscribers the catalog changed,

@@ -7,6 +7,8 @@ import (
 	"encoding/base64"
 	"sync"
 	"time"
+
+	"github.com/loadout/loadout/store"
 )
 
 // Browser sessions: the web UI signs a person in with a bearer token once
@@ -146,15 +148,24 @@ func randomToken() string {
 // token. The secret itself is not kept. A link token, an unknown or
 // revoked one, or none at all is refused (unauthorized).
 func (s *Service) StartSession(ctx context.Context, bearer string) (id, csrf string, err error) {
-	if bearer == "" {
-		return "", "", errorf(CodeUnauthorized, "paste a token to sign in: create one with 'loadout token create --scope admin' (or --scope agent:ID)")
+	p, id, csrf, err := s.startSession(ctx, bearer)
+	if err == nil {
+		// After the session lock is let go: the record is a database write.
+		s.audit(ctx, p, store.AuditRecord{Action: "signin", Target: "session"})
 	}
-	p, err := s.Authenticate(ctx, bearer)
+	return id, csrf, err
+}
+
+func (s *Service) startSession(ctx context.Context, bearer string) (p Principal, id, csrf string, err error) {
+	if bearer == "" {
+		return p, "", "", errorf(CodeUnauthorized, "paste a token to sign in: create one with 'loadout token create --scope admin' (or --scope agent:ID)")
+	}
+	p, err = s.Authenticate(ctx, bearer)
 	if err != nil {
-		return "", "", err
+		return p, "", "", err
 	}
 	if p.TokenID == "" {
-		return "", "", errorf(CodeUnauthorized, "this token cannot sign in")
+		return p, "", "", errorf(CodeUnauthorized, "this token cannot sign in")
 	}
 	st := s.sessions()
 	id, csrf = randomToken(), randomToken()
@@ -174,12 +185,12 @@ func (s *Service) StartSession(ctx context.Context, bearer string) (id, csrf str
 	case len(st.m) >= st.opt.Max:
 		// Never another token's session: only this token's own.
 		if own == 0 {
-			return "", "", errorf(CodeTooManySessions, "the server holds its most UI sessions (%d), none of them this token's: try again later, or ask the operator to restart the server or revoke unused tokens", st.opt.Max)
+			return p, "", "", errorf(CodeTooManySessions, "the server holds its most UI sessions (%d), none of them this token's: try again later, or ask the operator to restart the server or revoke unused tokens", st.opt.Max)
 		}
 		st.evictOldest(p.TokenID)
 	}
 	st.m[id] = &session{p: p, csrf: csrf, started: now, used: now}
-	return id, csrf, nil
+	return p, id, csrf, nil
 }
 
 // sweep drops expired sessions; mu is held.

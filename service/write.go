@@ -89,7 +89,9 @@ func (s *Service) Put(ctx context.Context, p Principal, b *skill.Bundle, ifVersi
 	if err := s.writable(ctx, p, doc.Name, tags, ifVersion == 0); err != nil {
 		return nil, err
 	}
-	rec, err := s.opt.Store.Put(ctx, b, store.PutOptions{IfVersion: ifVersion, Source: source, Provenance: provenance, Limits: s.opt.Limits})
+	actx, done := s.audited(ctx, p, store.AuditRecord{Action: "skill.save", Target: skillTarget(doc.Name), Detail: provenance})
+	rec, err := s.opt.Store.Put(actx, b, store.PutOptions{IfVersion: ifVersion, Source: source, Provenance: provenance, Limits: s.opt.Limits})
+	done(err)
 	return s.after(ctx, "put "+doc.Name, doc.Name, rec, err)
 }
 
@@ -108,7 +110,9 @@ func (s *Service) PutFile(ctx context.Context, p Principal, name, path string, d
 	if err := s.writable(ctx, p, name, newTags, false); err != nil {
 		return nil, err
 	}
-	rec, err := s.opt.Store.PutFile(ctx, name, path, data, executable, ifVersion)
+	actx, done := s.audited(ctx, p, store.AuditRecord{Action: "skill.file.put", Target: skillTarget(name), Detail: path})
+	rec, err := s.opt.Store.PutFile(actx, name, path, data, executable, ifVersion)
+	done(err)
 	return s.after(ctx, "put file "+name+"/"+path, name, rec, err)
 }
 
@@ -117,7 +121,9 @@ func (s *Service) DeleteFile(ctx context.Context, p Principal, name, path string
 	if err := s.writable(ctx, p, name, nil, false); err != nil {
 		return nil, err
 	}
-	rec, err := s.opt.Store.DeleteFile(ctx, name, path, ifVersion)
+	actx, done := s.audited(ctx, p, store.AuditRecord{Action: "skill.file.delete", Target: skillTarget(name), Detail: path})
+	rec, err := s.opt.Store.DeleteFile(actx, name, path, ifVersion)
+	done(err)
 	return s.after(ctx, "delete file "+name+"/"+path, name, rec, err)
 }
 
@@ -126,7 +132,9 @@ func (s *Service) Delete(ctx context.Context, p Principal, name string, ifVersio
 	if err := s.writable(ctx, p, name, nil, false); err != nil {
 		return err
 	}
-	err := s.opt.Store.Delete(ctx, name, ifVersion)
+	actx, done := s.audited(ctx, p, store.AuditRecord{Action: "skill.delete", Target: skillTarget(name)})
+	err := s.opt.Store.Delete(actx, name, ifVersion)
+	done(err)
 	_, err = s.after(ctx, "delete "+name, name, nil, err)
 	return err
 }
@@ -136,7 +144,9 @@ func (s *Service) Restore(ctx context.Context, p Principal, name string, version
 	if err := s.writable(ctx, p, name, nil, false); err != nil {
 		return nil, err
 	}
-	rec, err := s.opt.Store.Restore(ctx, name, version, ifVersion)
+	actx, done := s.audited(ctx, p, store.AuditRecord{Action: "skill.restore", Target: skillTarget(name), Detail: fmt.Sprintf("version %d", version)})
+	rec, err := s.opt.Store.Restore(actx, name, version, ifVersion)
+	done(err)
 	return s.after(ctx, "restore "+name, name, rec, err)
 }
 
@@ -193,6 +203,17 @@ func (s *Service) Import(ctx context.Context, p Principal, items []store.ImportI
 	}
 	if err != nil {
 		return nil, AsError(err)
+	}
+	// One record for the import, after it: a partial import is several
+	// transactions. It names what was written.
+	var wrote []string
+	for _, r := range res {
+		if r.Action == store.ActionCreated || r.Action == store.ActionUpdated {
+			wrote = append(wrote, r.Name)
+		}
+	}
+	if len(wrote) > 0 {
+		s.audit(ctx, p, store.AuditRecord{Action: "import", Target: "store", Detail: fmt.Sprintf("%d %s: %s", len(wrote), plural(len(wrote), "skill", "skills"), listText(wrote))})
 	}
 	s.Refresh(ctx, nil, "import")
 	return res, nil

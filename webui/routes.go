@@ -82,6 +82,7 @@ var routes = []route{
 	{"GET /ui/tokens/{id}/revoke", scopeAdmin, handle((*ui).confirmRevoke)},
 	{"POST /ui/tokens/{id}/revoke", scopeAdmin, handle((*ui).revokeToken)},
 	{"GET /ui/receipts", scopeViewer, handle((*ui).receiptsPage)},
+	{"GET /ui/audit", scopeAdmin, handle((*ui).auditPage)},
 
 	// Anything else under /ui/ is "no page here", behind a session too,
 	// so that a probe without one learns nothing of which paths exist.

@@ -143,6 +143,7 @@ func (r *configReloader) restartNeeded(nf *config.File) {
 		{"plugins", slices.Equal(old.Plugins, nf.Plugins)},
 		{"watch", reflect.DeepEqual(old.Watch, nf.Watch)},
 		{"receipts", reflect.DeepEqual(old.Receipts, nf.Receipts)},
+		{"audit", old.Audit == nf.Audit},
 		{"storeLimits", reflect.DeepEqual(old.StoreLimits, nf.StoreLimits)},
 		{"storePool", reflect.DeepEqual(old.StorePool, nf.StorePool)},
 	} {
@@ -156,7 +157,7 @@ func (r *configReloader) restartNeeded(nf *config.File) {
 // file changes (its folder is watched, so an editor's rename-and-replace
 // is seen), until ctx ends.
 func (r *configReloader) watchConfig(ctx context.Context, noWatch bool) {
-	onHUP(ctx, func() { _ = r.reload(ctx, "SIGHUP") }) // logged
+	onHUP(ctx, func() { _ = r.svc.Reload(ctx, "SIGHUP") }) // logged; through the service, so it is audited
 	if noWatch {
 		return
 	}
@@ -164,7 +165,7 @@ func (r *configReloader) watchConfig(ctx context.Context, noWatch bool) {
 		"the config file is not watched: reload it with SIGHUP or POST /v1/reload",
 		func() {
 			if r.changed() {
-				_ = r.reload(ctx, "config file changed") // logged
+				_ = r.svc.Reload(ctx, "config file changed") // logged and audited
 			}
 		})
 }

@@ -264,6 +264,9 @@ func runSync(ctx context.Context, e *env, args []string) int {
 		}
 		out = append(out, sourceSync(c))
 	}
+	if !check {
+		auditSyncs(ctx, e, dsn, f, out)
+	}
 	if asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")

@@ -356,6 +356,9 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	dl.follow(wctx, srv.svc, srv.start.up)
 	remotes := &remoteState{noWatch: f.noWatch}
 	remotes.start(wctx, srv.svc, rm, cfg, logger)
+	if cfg != nil && cfg.Audit.KeepDays > 0 {
+		go pruneAuditLoop(wctx, srv.svc, cfg.Audit.KeepDays, logger)
+	}
 	var folders *folderWatch
 	if !f.noWatch {
 		wopt := watch.Options{Logger: logger}

@@ -122,6 +122,7 @@ func runImport(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "loadout: import failed, nothing was changed: %s\n", termText(err.Error()))
 		return 1
 	}
+	auditImport(ctx, st, results)
 	refused, skipped := 0, 0
 	for _, r := range results {
 		switch r.Action {
@@ -466,7 +467,9 @@ func runRestore(ctx context.Context, e *env, args []string) int {
 		if err != nil || v <= 0 {
 			return fail(e, fmt.Errorf("VERSION %q: give a version number from 'loadout versions %s'", fs.Arg(1), fs.Arg(0)))
 		}
-		rec, err := st.Restore(ctx, fs.Arg(0), v, -1)
+		actx, done := cliAudited(ctx, st, store.AuditRecord{Action: "skill.restore", Target: "skill:" + fs.Arg(0), Detail: fmt.Sprintf("version %d", v)})
+		rec, err := st.Restore(actx, fs.Arg(0), v, -1)
+		done(err)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "loadout: %v\n", err)
 			return 1
@@ -506,11 +509,17 @@ func runEnable(ctx context.Context, e *env, args []string, on bool) int {
 		return fail(e, err)
 	}
 	defer st.Close()
-	if strings.HasPrefix(key, "plugin:") {
-		err = st.SetOverride(ctx, key, on)
-	} else {
-		err = st.SetEnabled(ctx, key, on)
+	target := key
+	if !strings.HasPrefix(key, "plugin:") {
+		target = "skill:" + key
 	}
+	actx, done := cliAudited(ctx, st, store.AuditRecord{Action: "skill." + verb, Target: target})
+	if strings.HasPrefix(key, "plugin:") {
+		err = st.SetOverride(actx, key, on)
+	} else {
+		err = st.SetEnabled(actx, key, on)
+	}
+	done(err)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "loadout: %v\n", err)
 		return 1

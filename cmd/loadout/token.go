@@ -135,6 +135,8 @@ func runTokenCreate(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "loadout: %v\n", err)
 			return 1
 		}
+		_, done := cliAudited(ctx, srv, store.AuditRecord{Action: "token.create", Target: "token:" + tok.ID, Detail: "name " + tok.Name + ", scopes " + strings.Join(tok.Scopes, " ")})
+		done(nil)
 		if isLink {
 			url := base + wellknown.LinkPrefix + secret
 			fmt.Fprintln(e.stdout, url)
@@ -209,7 +211,10 @@ func runTokenRevoke(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "token revoke", "[--db D] ID", "Revokes a token (by the ID 'loadout token list' shows): its secret stops working at once.")
 	sf.register(fs)
 	return serverRun(ctx, e, &sf, fs, args, 1, readOnly, func(srv store.Server) int {
-		if err := srv.RevokeToken(ctx, fs.Arg(0)); err != nil {
+		actx, done := cliAudited(ctx, srv, store.AuditRecord{Action: "token.revoke", Target: "token:" + fs.Arg(0)})
+		err := srv.RevokeToken(actx, fs.Arg(0))
+		done(err)
+		if err != nil {
 			fmt.Fprintf(e.stderr, "loadout: %v\n", err)
 			return 1
 		}

@@ -324,6 +324,16 @@ func (s *Store) writeTx(ctx context.Context, k kind, fn func(c conn) error) erro
 		tx.Rollback()
 		return asStoreError(err)
 	}
+	// The write's audit record (store.WithAudit), in its transaction: a
+	// write is never committed without its record, nor a record without
+	// its write.
+	var slot *store.AuditSlot
+	if k != quietKind {
+		if slot, err = c.auditSlot(); err != nil {
+			tx.Rollback()
+			return internal("appending the audit record", err)
+		}
+	}
 	changed := c.wrote != nil && *c.wrote
 	var seq int64
 	if changed {
@@ -358,6 +368,9 @@ func (s *Store) writeTx(ctx context.Context, k kind, fn func(c conn) error) erro
 	if err := tx.Commit(); err != nil {
 		s.feed.abandoned(local)
 		return internal("commit", err)
+	}
+	if slot != nil {
+		slot.Written = true
 	}
 	if changed {
 		s.feed.committed(k, seq)

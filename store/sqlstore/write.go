@@ -117,6 +117,11 @@ func sha(data []byte) string {
 func (c conn) save(cur *skillRow, b *skill.Bundle, doc *skill.Document, info saveInfo) error {
 	t := now()
 	digest := b.Digest()
+	if cur != nil {
+		c.auditAfter(doc.Name, cur.digest, digest)
+	} else {
+		c.auditAfter(doc.Name, "", digest)
+	}
 	size := int64(len(b.Content))
 	for _, f := range b.Files {
 		size += int64(len(f.Data))
@@ -495,6 +500,7 @@ func (s *Store) Delete(ctx context.Context, name string, ifVersion int) error {
 		if err := guard(name, cur, ifVersion); err != nil {
 			return err
 		}
+		c.auditAfter(name, cur.digest, "")
 		rows, err := c.query(`SELECT content_sha256 FROM skill_versions WHERE skill_id = $1
 UNION SELECT blob_sha256 FROM skill_version_files WHERE skill_id = $1`, cur.id)
 		if err != nil {
