@@ -166,3 +166,147 @@ func TestDiffBundles(t *testing.T) {
 		t.Errorf("diff %q note %q", got[0].Diff, got[1].Note)
 	}
 }
+
+// pinService is reviewService with the catalog reading the store's pins.
+func pinService(t *testing.T, opt ReviewOptions, specs ...catalog.AgentSpec) *Service {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "loadout.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if len(specs) == 0 {
+		specs = []catalog.AgentSpec{{AgentID: "dev", Skills: []catalog.SourceSpec{{Store: true}}}}
+	}
+	specs = append(specs, catalog.AgentSpec{AgentID: "ops", Skills: []catalog.SourceSpec{{Store: true}}})
+	cat, err := catalog.New(context.Background(), specs, catalog.Options{Store: store.NewProvider(st), Pins: StorePins(st)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(cat, Options{Store: st, Server: st, Review: opt})
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func seenBy(t *testing.T, s *Service, agent, name string) int {
+	t.Helper()
+	l, err := s.Loadout(Principal{Open: true}, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok := l.Lookup(name)
+	if !ok {
+		return 0
+	}
+	return e.Skill.OriginValue().Version
+}
+
+// A pinned agent keeps its version through later publishes; "update
+// pending" lists it; advancing moves it; withdrawal keeps the pin.
+func TestPins(t *testing.T) {
+	ctx := context.Background()
+	s := pinService(t, ReviewOptions{})
+	admin := reviewerP
+	for i, text := range []string{"one", "two"} {
+		if _, err := s.Put(ctx, admin, skillText("doc", text), i, "api", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.SetPin(ctx, admin, "dev", "doc", catalog.VersionPin{Version: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if v, w := seenBy(t, s, "dev", "doc"), seenBy(t, s, "ops", "doc"); v != 1 || w != 2 {
+		t.Fatalf("dev sees %d (pinned to 1), ops %d (published 2)", v, w)
+	}
+	// A body load serves the pinned bytes.
+	l, _ := s.Loadout(admin, "dev")
+	e, _ := l.Lookup("doc")
+	if body, err := e.Skill.Body(); err != nil || !strings.Contains(body, "one") {
+		t.Fatalf("pinned body %q %v", body, err)
+	}
+	if _, err := s.Put(ctx, admin, skillText("doc", "three"), 2, "api", ""); err != nil {
+		t.Fatal(err)
+	}
+	if v, w := seenBy(t, s, "dev", "doc"), seenBy(t, s, "ops", "doc"); v != 1 || w != 3 {
+		t.Fatalf("after a publish: dev sees %d, ops %d", v, w)
+	}
+	pend, err := s.PendingPins(ctx, admin)
+	if err != nil || len(pend) != 1 || pend[0] != (PendingPin{Agent: "dev", Skill: "doc", Version: 1, Published: 3, From: "api"}) {
+		t.Fatalf("pending: %+v %v", pend, err)
+	}
+	// Bad pins are refused by name.
+	if _, err := s.SetPin(ctx, admin, "dev", "doc", catalog.VersionPin{Version: 9}); code(err) != CodeNotFound {
+		t.Errorf("pin to version 9: %v", err)
+	}
+	if _, err := s.SetPin(ctx, admin, "nobody", "doc", catalog.VersionPin{Version: 1}); code(err) != CodeNotFound {
+		t.Errorf("pin of an unknown agent: %v", err)
+	}
+	if _, err := s.SetPin(ctx, Principal{TokenID: "a", Scopes: []string{"agent:dev"}}, "dev", "doc", catalog.VersionPin{Version: 1}); code(err) != CodeForbidden {
+		t.Errorf("an agent token pinning: %v", err)
+	}
+	// Withdrawal: ops (following published) loses the skill, dev keeps
+	// its pin; no new exact pin.
+	if err := s.Withdraw(ctx, admin, "doc", true); err != nil {
+		t.Fatal(err)
+	}
+	if v, w := seenBy(t, s, "dev", "doc"), seenBy(t, s, "ops", "doc"); v != 1 || w != 0 {
+		t.Fatalf("after withdrawal: dev sees %d, ops %d", v, w)
+	}
+	if _, err := s.SetPin(ctx, admin, "ops", "doc", catalog.VersionPin{Version: 2}); code(err) != CodeConflict {
+		t.Errorf("a new pin of a withdrawn skill: %v", err)
+	}
+	u, err := s.WhereUsed(ctx, admin, "doc")
+	if err != nil || !u.Withdrawn || len(u.Uses) != 1 || u.Uses[0].Agent != "dev" || u.Uses[0].Version != 1 ||
+		strings.Join(u.Uses[0].How, ",") != "lists,pins" {
+		t.Fatalf("where used: %+v %v", u, err)
+	}
+	if err := s.Withdraw(ctx, admin, "doc", false); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := s.AdvancePins(ctx, admin, "", "")
+	if err != nil || len(moved) != 1 {
+		t.Fatalf("advance: %+v %v", moved, err)
+	}
+	if v := seenBy(t, s, "dev", "doc"); v != 3 {
+		t.Fatalf("after advancing dev sees %d", v)
+	}
+	if pend, _ := s.PendingPins(ctx, admin); len(pend) != 0 {
+		t.Errorf("still pending: %+v", pend)
+	}
+	// latest follows drafts under review.
+	s.opt.Review.Required = true
+	if _, err := s.SetPin(ctx, admin, "ops", "doc", catalog.VersionPin{Latest: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(ctx, authorP, skillText("doc", "four"), 3, "api", ""); err != nil {
+		t.Fatal(err)
+	}
+	if v, w := seenBy(t, s, "dev", "doc"), seenBy(t, s, "ops", "doc"); v != 3 || w != 4 {
+		t.Fatalf("latest: dev sees %d, ops %d (want 3, 4)", v, w)
+	}
+}
+
+// Pins in the config ("versions") hold until the API overrides them.
+func TestConfigPins(t *testing.T) {
+	ctx := context.Background()
+	s := pinService(t, ReviewOptions{}, catalog.AgentSpec{AgentID: "dev", Skills: []catalog.SourceSpec{{Store: true}},
+		Versions: map[string]catalog.VersionPin{"doc": {Version: 1}}})
+	for i, text := range []string{"one", "two"} {
+		if _, err := s.Put(ctx, reviewerP, skillText("doc", text), i, "api", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v := seenBy(t, s, "dev", "doc"); v != 1 {
+		t.Fatalf("config pin: dev sees %d", v)
+	}
+	pend, _ := s.PendingPins(ctx, reviewerP)
+	if len(pend) != 1 || pend[0].From != "config" {
+		t.Fatalf("pending: %+v", pend)
+	}
+	if _, err := s.SetPin(ctx, reviewerP, "dev", "doc", catalog.VersionPin{}); err != nil {
+		t.Fatal(err)
+	}
+	if v := seenBy(t, s, "dev", "doc"); v != 2 {
+		t.Fatalf("after the API unpinned it: dev sees %d", v)
+	}
+}

@@ -32,6 +32,12 @@ type Provider struct {
 	entries *entryCache
 	mu      sync.Mutex
 	built   map[string]built
+	at      map[atKey]built // SkillAt's, by name and version
+}
+
+type atKey struct {
+	name    string
+	version int
 }
 
 // built is a skill as Provider built it from one record.
@@ -268,3 +274,43 @@ func hasPublished(s Store) bool {
 	_, ok := s.(Drafts)
 	return ok
 }
+
+// SkillAt returns the skill called name at an exact version (0: the
+// latest), for an agent pinned to it (catalog.VersionProvider). A
+// withdrawn skill is served, so existing pins keep working; a disabled
+// one, or a version that does not exist, is not (nil). The skill is built
+// once per version and digest, so the catalog sees the same value while
+// the pin holds.
+func (p *Provider) SkillAt(ctx context.Context, name string, version int) (*skill.Skill, []skill.Diagnostic, error) {
+	var rec *Record
+	var err error
+	if version == 0 {
+		rec, err = p.s.Get(ctx, name)
+	} else {
+		_, rec, err = p.s.Bundle(ctx, name, version)
+	}
+	if ErrorCode(err) == NotFound {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if !rec.Enabled {
+		return nil, nil, nil
+	}
+	k := atKey{rec.Name, rec.Version}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if b, ok := p.at[k]; ok && b.digest == rec.Digest {
+		return b.sk, b.diags, nil
+	}
+	sk, diags := skillOf(p.s, rec, p.cache())
+	if p.at == nil || len(p.at) >= maxPinned {
+		p.at = map[atKey]built{}
+	}
+	p.at[k] = built{digest: rec.Digest, sk: sk, diags: diags}
+	return sk, diags, nil
+}
+
+// maxPinned bounds the skills SkillAt keeps; past it, it starts afresh.
+const maxPinned = 4096

@@ -107,7 +107,8 @@ type Drafts interface {
 	// Withdraw marks a skill withdrawn (or not): it leaves listings and
 	// refuses new exact pins; existing pins keep being served.
 	Withdraw(ctx context.Context, name string, withdrawn bool) error
-	// SetPin stores an agent's pin of a skill; FollowPublished removes it.
+	// SetPin stores an agent's pin of a skill (FollowPublished too: it
+	// overrides a pin in the config).
 	// An exact version must exist, and a withdrawn skill refuses a new one.
 	SetPin(ctx context.Context, p Pin) (Pin, error)
 	// Pins lists every pin, by agent then skill; of one skill when skill

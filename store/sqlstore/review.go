@@ -242,10 +242,6 @@ func (s *Store) SetPin(ctx context.Context, p store.Pin) (store.Pin, error) {
 				return noVersion(p.Skill, p.Version, cur.version)
 			}
 		}
-		if p.Follow == store.FollowPublished {
-			_, err := c.exec(`DELETE FROM agent_pins WHERE agent_id = $1 AND skill = $2`, p.Agent, p.Skill)
-			return err
-		}
 		_, err = c.exec(`INSERT INTO agent_pins (agent_id, skill, follow, version, actor, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (agent_id, skill) DO UPDATE SET follow = excluded.follow, version = excluded.version, actor = excluded.actor, updated_at = excluded.updated_at`,
 			p.Agent, p.Skill, p.Follow, p.Version, p.Actor, t)

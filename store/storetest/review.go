@@ -309,11 +309,12 @@ func testPinsWithdraw(t *testing.T, s store.Store) {
 	if ps, _ := d.Pins(ctx, ""); len(ps) != 2 {
 		t.Errorf("pins after withdrawal: %+v", ps)
 	}
-	// Moving a pin to published removes its row.
+	// Moving a pin to published keeps a row that says so (it overrides
+	// the config's pin).
 	if _, err := d.SetPin(ctx, store.Pin{Agent: "a", Skill: "doc", Follow: store.FollowPublished}); err != nil {
 		t.Fatal(err)
 	}
-	if ps, _ := d.Pins(ctx, ""); len(ps) != 1 || ps[0].Agent != "b" {
+	if ps, _ := d.Pins(ctx, ""); len(ps) != 2 || ps[0].Agent != "a" || ps[0].Follow != store.FollowPublished || ps[0].Version != 0 {
 		t.Errorf("pins after unpinning a: %+v", ps)
 	}
 	if err := d.Withdraw(ctx, "doc", false); err != nil {
