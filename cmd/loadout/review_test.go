@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 // loadout review: an import under review.required is a draft; its own
@@ -19,10 +21,8 @@ func TestReviewCLI(t *testing.T) {
 	}
 	write := func(text string) string {
 		sk := filepath.Join(dir, "src", "doc")
-		os.MkdirAll(sk, 0o755)
-		if err := os.WriteFile(filepath.Join(sk, "SKILL.md"), []byte("---\nname: doc\ndescription: Use when documenting.\n---\n"+text+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.Mkdir(t, sk)
+		testutil.Write(t, filepath.Join(sk, "SKILL.md"), "---\nname: doc\ndescription: Use when documenting.\n---\n"+text+"\n")
 		return sk
 	}
 	alice := map[string]string{"USER": "alice"}
