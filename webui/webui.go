@@ -115,6 +115,8 @@ var funcs = template.FuncMap{
 	"pathEscape": url.PathEscape,
 	// count is n with its noun, singular for 1: {{count .Errors "error" "errors"}}.
 	"count": countOf,
+	// pinCell is one row of the Agents tab's pin column (reviews.go).
+	"pinCell": func(p *pinsData, row agentMode) pinCellData { return pinCellData{p, row} },
 }
 
 // parse reads every page template with the layout, once.
