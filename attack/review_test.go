@@ -114,10 +114,21 @@ func TestReviewEndToEnd(t *testing.T) {
 		if b := e.body(t, "coder", "gamma"); !strings.Contains(b, "Gamma one.") {
 			t.Fatalf("a draft changed what the agent loads: %s", b)
 		}
+		// A second instance on the same database: it learns of the
+		// approval through the store's change feed.
+		other := Start(t, Options{Engine: engine, Config: reviewConfig, Args: []string{"--db", s.DB}})
+		otherBody := func() string {
+			_, _, body := other.Do(t, "GET", "/v1/agents/coder/skills/gamma", e.agent, "")
+			return body
+		}
+		if b := otherBody(); !strings.Contains(b, "Gamma one.") {
+			t.Fatalf("the second instance before the approval: %s\n%s", b, other.Log())
+		}
 		if code, body := e.approve(t, e.reviewer, e.pending(t, "gamma")[0]); code != 200 {
 			t.Fatalf("approve v2: %d %s", code, body)
 		}
 		within(t, "version 2 reaching the agent", func() bool { return strings.Contains(e.body(t, "coder", "gamma"), "Gamma two.") })
+		within(t, "version 2 reaching the agent on the second instance", func() bool { return strings.Contains(otherBody(), "Gamma two.") })
 		if b := e.body(t, "pinned", "gamma"); !strings.Contains(b, "Gamma one.") {
 			t.Fatalf("the pinned agent moved: %s", b)
 		}
