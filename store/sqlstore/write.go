@@ -534,6 +534,10 @@ UNION SELECT blob_sha256 FROM skill_version_files WHERE skill_id = $1`, cur.id)
 		if err := rows.Err(); err != nil {
 			return err
 		}
+		// Its pins go too: a skill made again under the name starts unpinned.
+		if _, err := c.exec(`DELETE FROM agent_pins WHERE skill = $1`, name); err != nil {
+			return err
+		}
 		_, err = c.exec(`DELETE FROM skills WHERE id = $1`, cur.id)
 		return err
 	})

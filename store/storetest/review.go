@@ -326,4 +326,11 @@ func testPinsWithdraw(t *testing.T, s store.Store) {
 	if err := d.Withdraw(ctx, "nope", true); store.ErrorCode(err) != store.NotFound {
 		t.Errorf("Withdraw(nope): %v", err)
 	}
+	// Deleting the skill deletes its pins.
+	if err := s.Delete(ctx, "doc", -1); err != nil {
+		t.Fatal(err)
+	}
+	if ps, _ := d.Pins(ctx, ""); len(ps) != 0 {
+		t.Errorf("pins of a deleted skill: %+v", ps)
+	}
 }
