@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -129,7 +130,7 @@ func (c *Catalog) pinned(agent string, skills []*skill.Skill) ([]*skill.Skill, [
 	}
 	vp, ok := c.opt.Store.(VersionProvider)
 	var diags []skill.Diagnostic
-	for _, name := range sortedKeys(pins) {
+	for _, name := range slices.Sorted(maps.Keys(pins)) {
 		p := pins[name]
 		if !ok {
 			diags = append(diags, skill.Diagnostic{Severity: skill.Warning, Code: CodeVersionPin, Skill: name, Agent: agent, Field: "versions",
@@ -157,19 +158,6 @@ func (c *Catalog) pinned(agent string, skills []*skill.Skill) ([]*skill.Skill, [
 		}
 	}
 	return skills, diags
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j] < out[j-1]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out
 }
 
 // samePins reports whether two agents' pins are equal.

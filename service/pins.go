@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -82,7 +84,7 @@ func (s *Service) PendingPins(ctx context.Context, p Principal) ([]PendingPin, e
 	cfg := s.cat.ConfigPins()
 	out := []PendingPin{}
 	pins := s.cat.Pins()
-	for _, agent := range sortedAgents(pins) {
+	for _, agent := range slices.Sorted(maps.Keys(pins)) {
 		for name, pin := range pins[agent] {
 			if pin.Version == 0 {
 				continue
@@ -110,15 +112,6 @@ func (s *Service) PendingPins(ctx context.Context, p Principal) ([]PendingPin, e
 		return out[i].Skill < out[j].Skill
 	})
 	return out, nil
-}
-
-func sortedAgents(m map[string]map[string]catalog.VersionPin) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // AdvancePins moves the pending pins (of agent and skill when set; all of

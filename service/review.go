@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/loadout/loadout/safety"
@@ -255,20 +256,19 @@ func DiffBundles(old, cur *skill.Bundle) []FileChange {
 	return out
 }
 
+// sortPaths sorts SKILL.md first, then bytewise.
 func sortPaths(ps []string) {
-	// SKILL.md first, then bytewise.
-	for i := 1; i < len(ps); i++ {
-		for j := i; j > 0 && less(ps[j], ps[j-1]); j-- {
-			ps[j], ps[j-1] = ps[j-1], ps[j]
+	slices.SortFunc(ps, func(a, b string) int {
+		switch {
+		case a == b:
+			return 0
+		case a == "SKILL.md":
+			return -1
+		case b == "SKILL.md":
+			return 1
 		}
-	}
-}
-
-func less(a, b string) bool {
-	if a == "SKILL.md" || b == "SKILL.md" {
-		return a == "SKILL.md" && b != "SKILL.md"
-	}
-	return a < b
+		return strings.Compare(a, b)
+	})
 }
 
 // Bounds of a review's line diffs: the longest-common-subsequence table
