@@ -43,9 +43,12 @@ func (s *Service) drafts() (store.Drafts, error) {
 	return d, nil
 }
 
-// Reviews lists reviews, pending first (reviewer role).
+// Reviews lists reviews, pending first (reviewer role): every review for
+// a reviewer of every skill, and only those of the skills it reviews for
+// a reviewer limited to some (by name glob or tag).
 func (s *Service) Reviews(ctx context.Context, p Principal, f store.ReviewFilter) ([]store.Review, error) {
-	if !p.Allows(RoleReviewer, "", nil) {
+	all := p.Allows(RoleReviewer, "", nil)
+	if !all && !atLeast(p.Role(), RoleReviewer) {
 		return nil, errorf(CodeForbidden, "listing reviews needs the reviewer role")
 	}
 	d, err := s.drafts()
@@ -53,7 +56,23 @@ func (s *Service) Reviews(ctx context.Context, p Principal, f store.ReviewFilter
 		return nil, err
 	}
 	rs, err := d.Reviews(ctx, f)
-	return rs, AsErrorOrNil(err)
+	if err != nil || all {
+		return rs, AsErrorOrNil(err)
+	}
+	mine := []store.Review{}
+	for _, r := range rs {
+		if rec, err := s.opt.Store.Get(ctx, r.Skill); err == nil && p.Allows(RoleReviewer, r.Skill, rec.Tags) {
+			mine = append(mine, r)
+		}
+	}
+	return mine, nil
+}
+
+// atLeast reports whether role holds want (viewer < author < reviewer <
+// admin).
+func atLeast(role, want string) bool {
+	rank := map[string]int{RoleViewer: 1, RoleAuthor: 2, RoleReviewer: 3, RoleAdmin: 4}
+	return rank[role] >= rank[want] && rank[want] > 0
 }
 
 // ReviewDetail is a review with what it would change: the files of the

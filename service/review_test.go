@@ -310,3 +310,17 @@ func TestConfigPins(t *testing.T) {
 		t.Fatalf("after the API unpinned it: dev sees %d", v)
 	}
 }
+
+func TestAtLeast(t *testing.T) {
+	for _, c := range []struct {
+		role, want string
+		ok         bool
+	}{
+		{RoleAdmin, RoleReviewer, true}, {RoleReviewer, RoleReviewer, true}, {RoleAuthor, RoleReviewer, false},
+		{RoleViewer, RoleReviewer, false}, {"", RoleViewer, false}, {RoleAdmin, "", false}, {"root", RoleViewer, false},
+	} {
+		if got := atLeast(c.role, c.want); got != c.ok {
+			t.Errorf("atLeast(%q, %q) = %v", c.role, c.want, got)
+		}
+	}
+}
