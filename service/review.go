@@ -24,6 +24,9 @@ type ReviewOptions struct {
 	AllowSelf bool
 }
 
+// ReviewRequired reports whether saves are drafts awaiting review.
+func (s *Service) ReviewRequired() bool { return s.opt.Review.Required }
+
 // draft marks ctx's store writes as drafts by p when review is required.
 func (s *Service) draft(ctx context.Context, p Principal) context.Context {
 	if !s.opt.Review.Required {

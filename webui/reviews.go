@@ -53,7 +53,7 @@ func (u *ui) reviewsPage(w http.ResponseWriter, r *http.Request) {
 	if d.Pending, err = u.svc.PendingPins(r.Context(), p); err != nil && d.Err == "" {
 		d.Err = service.AsError(err).Message
 	}
-	u.render(w, r, "reviews.html", page{Title: "Review", Active: "reviews", Data: d})
+	u.render(w, r, "reviews.html", page{Title: "Review", Active: "reviews", Data: d, Review: true})
 }
 
 // reviewDiff is the Versions tab's diff of the published version (none:
