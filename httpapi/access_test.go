@@ -70,7 +70,7 @@ var accessWant = map[string][12]string{
 
 // accessParams fills the path parameters: a stored skill coder can see,
 // one of its files, its first version, the agent the tokens are about.
-var accessParams = map[string]string{"{$}": "", "{name}": "gamma", "{path...}": "notes.md", "{v}": "1", "{id}": "coder", "{source}": "team"}
+var accessParams = map[string]string{"{$}": "", "{name}": "gamma", "{path...}": "notes.md", "{v}": "1", "{id}": "coder", "{source}": "team", "{review}": "REVIEW"}
 
 // TestAccessMatrix is generated from the route table: every route, called
 // by each caller (no token, agent and link tokens, every role, limited
@@ -105,6 +105,7 @@ func TestAccessMatrix(t *testing.T) {
 				path += "?q=gamma" // q is required
 			}
 			ctx := context.Background()
+			basePath := path
 			var e *env
 			var before *store.Record
 			for i, c := range accessCallers {
@@ -114,6 +115,17 @@ func TestAccessMatrix(t *testing.T) {
 					e = newEnv(t, baseFiles)
 					want(t, e.do(t, "POST", "/v1/skills", e.admin, doc(t, "gamma", "G.", "g", skill.BundleFile{Path: "notes.md", Data: []byte("notes")})), 201)
 					var err error
+					if strings.Contains(rt.Pattern, "{review}") {
+						// A draft of gamma by another principal than the admin.
+						if _, err := e.st.PutFile(store.WithDraft(ctx, store.Author{Token: "someone-else"}), "gamma", "notes.md", []byte("draft"), false, -1); err != nil {
+							t.Fatal(err)
+						}
+						rs, err := e.st.(store.Drafts).Reviews(ctx, store.ReviewFilter{})
+						if err != nil || len(rs) != 1 {
+							t.Fatalf("reviews: %v %v", rs, err)
+						}
+						path = strings.ReplaceAll(basePath, "REVIEW", rs[0].ID)
+					}
 					if before, err = e.st.Get(ctx, "gamma"); err != nil {
 						t.Fatal(err)
 					}
@@ -239,6 +251,10 @@ func accessBody(t *testing.T, rt httpapi.RouteSpec) ([]byte, []string) {
 		return nil, hdr
 	case slices.Contains(rt.BodyTypes, "*/*"):
 		return []byte("new bytes"), append(hdr, "Content-Type", "application/octet-stream")
+	case strings.Contains(rt.Pattern, "/reviews/") || strings.HasPrefix(rt.Pattern, "/v1/pins/") || strings.HasSuffix(rt.Pattern, "/withdraw"):
+		return []byte("{}"), append(hdr, "Content-Type", "application/json")
+	case strings.Contains(rt.Pattern, "/pins/"):
+		return []byte(`{"version": 1}`), append(hdr, "Content-Type", "application/json")
 	case rt.Pattern == "/v1/import":
 		return doc(t, "gamma-imported", "I.", "i"), append(hdr, "Content-Type", "application/json")
 	case rt.Method == "POST":

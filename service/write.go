@@ -89,7 +89,7 @@ func (s *Service) Put(ctx context.Context, p Principal, b *skill.Bundle, ifVersi
 	if err := s.writable(ctx, p, doc.Name, tags, ifVersion == 0); err != nil {
 		return nil, err
 	}
-	actx, done := s.audited(ctx, p, store.AuditRecord{Action: "skill.save", Target: skillTarget(doc.Name), Detail: provenance})
+	actx, done := s.audited(s.draft(ctx, p), p, store.AuditRecord{Action: "skill.save", Target: skillTarget(doc.Name), Detail: provenance})
 	rec, err := s.opt.Store.Put(actx, b, store.PutOptions{IfVersion: ifVersion, Source: source, Provenance: provenance, Limits: s.opt.Limits})
 	done(err)
 	return s.after(ctx, "put "+doc.Name, doc.Name, rec, err)
@@ -110,7 +110,7 @@ func (s *Service) PutFile(ctx context.Context, p Principal, name, path string, d
 	if err := s.writable(ctx, p, name, newTags, false); err != nil {
 		return nil, err
 	}
-	actx, done := s.audited(ctx, p, store.AuditRecord{Action: "skill.file.put", Target: skillTarget(name), Detail: path})
+	actx, done := s.audited(s.draft(ctx, p), p, store.AuditRecord{Action: "skill.file.put", Target: skillTarget(name), Detail: path})
 	rec, err := s.opt.Store.PutFile(actx, name, path, data, executable, ifVersion)
 	done(err)
 	return s.after(ctx, "put file "+name+"/"+path, name, rec, err)
@@ -121,7 +121,7 @@ func (s *Service) DeleteFile(ctx context.Context, p Principal, name, path string
 	if err := s.writable(ctx, p, name, nil, false); err != nil {
 		return nil, err
 	}
-	actx, done := s.audited(ctx, p, store.AuditRecord{Action: "skill.file.delete", Target: skillTarget(name), Detail: path})
+	actx, done := s.audited(s.draft(ctx, p), p, store.AuditRecord{Action: "skill.file.delete", Target: skillTarget(name), Detail: path})
 	rec, err := s.opt.Store.DeleteFile(actx, name, path, ifVersion)
 	done(err)
 	return s.after(ctx, "delete file "+name+"/"+path, name, rec, err)
@@ -144,7 +144,7 @@ func (s *Service) Restore(ctx context.Context, p Principal, name string, version
 	if err := s.writable(ctx, p, name, nil, false); err != nil {
 		return nil, err
 	}
-	actx, done := s.audited(ctx, p, store.AuditRecord{Action: "skill.restore", Target: skillTarget(name), Detail: fmt.Sprintf("version %d", version)})
+	actx, done := s.audited(s.draft(ctx, p), p, store.AuditRecord{Action: "skill.restore", Target: skillTarget(name), Detail: fmt.Sprintf("version %d", version)})
 	rec, err := s.opt.Store.Restore(actx, name, version, ifVersion)
 	done(err)
 	return s.after(ctx, "restore "+name, name, rec, err)
@@ -197,9 +197,9 @@ func (s *Service) Import(ctx context.Context, p Principal, items []store.ImportI
 	var res []store.ImportResult
 	var err error
 	if opt.Partial {
-		res, err = store.ImportPartial(ctx, s.opt.Store, items)
+		res, err = store.ImportPartial(s.draft(ctx, p), s.opt.Store, items)
 	} else {
-		res, err = s.opt.Store.Import(ctx, items)
+		res, err = s.opt.Store.Import(s.draft(ctx, p), items)
 	}
 	if err != nil {
 		return nil, AsError(err)

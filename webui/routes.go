@@ -83,6 +83,11 @@ var routes = []route{
 	{"POST /ui/tokens/{id}/revoke", scopeAdmin, handle((*ui).revokeToken)},
 	{"GET /ui/receipts", scopeViewer, handle((*ui).receiptsPage)},
 	{"GET /ui/audit", scopeAdmin, handle((*ui).auditPage)},
+	// The review queue and pins (reviews.go); admin until roles land.
+	{"GET /ui/reviews", scopeAdmin, handle((*ui).reviewsPage)},               // role: reviewer
+	{"POST /ui/reviews/{id}/{verb}", scopeAdmin, handle((*ui).decideReview)}, // role: reviewer
+	{"POST /ui/pins/advance", scopeAdmin, handle((*ui).advancePins)},         // role: reviewer
+	{"POST /ui/skills/{name}/pins", scopeAdmin, handle((*ui).setPinForm)},    // role: reviewer
 
 	// Anything else under /ui/ is "no page here", behind a session too,
 	// so that a probe without one learns nothing of which paths exist.

@@ -24,6 +24,9 @@ type agentsData struct {
 	Name   string
 	Err    string
 	Agents []agentMode
+	// Pins (stored skills, reviews.go): the version each agent is served
+	// and its pin, with a form to set it.
+	Pins *pinsData
 }
 
 // agentMode is one agent's view of the skill.
@@ -33,6 +36,10 @@ type agentMode struct {
 	Mode   string
 	Why    string
 	Source string // the agent's source the skill comes through
+	// Served is the stored version the agent is served (0: none), Pin
+	// its pin ("published", "latest" or a number).
+	Served int
+	Pin    string
 }
 
 func (u *ui) tabAgents(w http.ResponseWriter, r *http.Request, sp *skillPage) (template.HTML, bool) {
@@ -56,6 +63,7 @@ func (u *ui) tabAgents(w http.ResponseWriter, r *http.Request, sp *skillPage) (t
 		}
 		d.Agents = append(d.Agents, modeIn(l, sp.Skill))
 	}
+	u.agentPins(r, sp, d)
 	if len(ids) == 0 {
 		d.Err = "No agents are configured: every skill is served to the global catalog only. Add agents to the config file to give each its own loadout."
 	}

@@ -120,6 +120,8 @@ var funcs = template.FuncMap{
 	"pathEscape": url.PathEscape,
 	// count is n with its noun, singular for 1: {{count .Errors "error" "errors"}}.
 	"count": countOf,
+	// pinCell is one row of the Agents tab's pin column (reviews.go).
+	"pinCell": func(p *pinsData, row agentMode) pinCellData { return pinCellData{p, row} },
 }
 
 // parse reads every page template with the layout, once.
@@ -157,6 +159,10 @@ type page struct {
 	P      service.Principal
 	CSRF   string
 	Data   any
+	// Review: the server requires review, so the nav has the review
+	// queue (without it the nav is as it always was; /ui/reviews still
+	// answers, for pins).
+	Review bool
 }
 
 // render writes a whole page: the layout around the named template.
@@ -169,6 +175,7 @@ func (u *ui) render(w http.ResponseWriter, r *http.Request, name string, pg page
 	}
 	pg.P = principal(r)
 	pg.CSRF = csrfToken(r)
+	pg.Review = pg.Review || u.svc.ReviewRequired()
 	var b bytes.Buffer
 	if err := t.ExecuteTemplate(&b, "layout.html", pg); err != nil {
 		u.log.Error("ui: rendering a page failed", "page", name, "err", err)
