@@ -332,9 +332,12 @@ func (c *Catalog) patch(was *Loadout, fetch func(SourceSpec) *source.Result, dir
 			return nil, false
 		}
 		sc := srcChange{i: i, ch: ch}
-		for name := range ch {
+		for name, sk := range ch {
 			if was.shadowed[name] {
 				return nil, false
+			}
+			if _, ok := was.blocked[name]; ok || sk != nil && c.blockOf(spec, i, sk) != nil {
+				return nil, false // blocked before or now: build it again
 			}
 			sc.names = append(sc.names, name)
 		}
@@ -348,7 +351,7 @@ func (c *Catalog) patch(was *Loadout, fetch func(SourceSpec) *source.Result, dir
 			return nil, false // changed in two of the agent's sources
 		}
 	}
-	l := &Loadout{Spec: spec, srcDiags: was.srcDiags, preloadDiags: was.preloadDiags, shadowed: was.shadowed, envs: was.envs, share: was.share}
+	l := &Loadout{Spec: spec, srcDiags: was.srcDiags, preloadDiags: was.preloadDiags, shadowed: was.shadowed, blocked: was.blocked, envs: was.envs, share: was.share}
 	l.entries = make([]*Entry, 0, len(was.entries)+len(all))
 	var removed, made []*Entry
 	// Entries come by source, and by name within a source.
