@@ -1223,6 +1223,8 @@ func fileError(res catalog.FileResult) *service.Error {
 		e.Code = service.CodeTooLarge
 	case catalog.StatusChanged:
 		e.Code = service.CodeConflict
+	case catalog.StatusBlocked:
+		e.Code = service.CodeBlocked
 	default:
 		e.Code = service.CodeInternal
 	}
@@ -1423,6 +1425,10 @@ func (a *api) exportSkill(w http.ResponseWriter, r *http.Request) {
 		version = n
 	}
 	name := r.PathValue("name")
+	if b, blocked := a.svc.Blocked(l, name, 0, ""); blocked && version == 0 {
+		writeErr(w, service.BlockedError(name, b)) // the kill switch
+		return
+	}
 	// A JSON export is kept for MaxExportAge (see exportCache): the key
 	// is the stored record (one query, not the whole bundle) or the
 	// catalog's skill value.
@@ -1432,7 +1438,8 @@ func (a *api) exportSkill(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
-		if e := a.exports.get(key); e != nil {
+		// A stored version a block may name is checked below, first.
+		if e := a.exports.get(key); e != nil && (version == 0 || !a.svc.MayBlock(name)) {
 			writeRaw(w, http.StatusOK, ctJSON, e.body)
 			return
 		}
@@ -1442,6 +1449,10 @@ func (a *api) exportSkill(w http.ResponseWriter, r *http.Request) {
 	sb, rec, err := a.svc.Bundle(r.Context(), principal(r), name, version)
 	switch {
 	case err == nil:
+		if bl, blocked := a.svc.Blocked(l, name, rec.Version, rec.Digest); blocked && version != 0 {
+			writeErr(w, service.BlockedError(name, bl))
+			return
+		}
 		b, origin = sb, storeOrigin(rec)
 	case service.AsError(err).Code != service.CodeNotFound:
 		a.fail(w, r, err)

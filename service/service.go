@@ -98,6 +98,7 @@ func New(cat *catalog.Catalog, opt Options) *Service {
 	s.RefreshUsage(context.Background())
 	s.usageStop, s.usageDone = make(chan struct{}), make(chan struct{})
 	go s.usageLoop(s.usageStop, s.usageDone)
+	s.followBlocks(s.usageStop) // the kill switch (blocks.go)
 	return s
 }
 

@@ -51,7 +51,9 @@ func (b Block) Target() string {
 // Control characters in the reason (a newline included) are refused rather
 // than kept, so a reason shows on one line wherever it is printed.
 func (b Block) Check() error {
-	bad := func(field, msg string) error { return &Error{Code: Invalid, Field: field, Message: "block: " + field + " " + msg} }
+	bad := func(field, msg string) error {
+		return &Error{Code: Invalid, Field: field, Message: "block: " + field + " " + msg}
+	}
 	switch {
 	case b.Skill == "" && b.Source == "":
 		return bad("skill", `is required: name a skill ("skill") or a source ("source")`)
