@@ -43,7 +43,7 @@ var accessWant = map[string][6]string{
 
 // accessParams fills the path parameters: a stored skill coder can see,
 // one of its files, its first version, the agent the tokens are about.
-var accessParams = map[string]string{"{$}": "", "{name}": "gamma", "{path...}": "notes.md", "{v}": "1", "{id}": "coder", "{source}": "team"}
+var accessParams = map[string]string{"{$}": "", "{name}": "gamma", "{path...}": "notes.md", "{v}": "1", "{id}": "coder", "{source}": "team", "{block}": "gamma"}
 
 // TestAccessMatrix is generated from the route table: every route, called
 // by each of the five callers, answers as its declared scope says. A route
@@ -177,6 +177,8 @@ func accessBody(t *testing.T, rt httpapi.RouteSpec) ([]byte, []string) {
 		return nil, hdr
 	case slices.Contains(rt.BodyTypes, "*/*"):
 		return []byte("new bytes"), append(hdr, "Content-Type", "application/octet-stream")
+	case rt.Pattern == "/v1/blocks":
+		return []byte(`{"skill": "gamma", "reason": "access test"}`), append(hdr, "Content-Type", "application/json")
 	case rt.Pattern == "/v1/import":
 		return doc(t, "imported", "I.", "i"), append(hdr, "Content-Type", "application/json")
 	case rt.Method == "POST":

@@ -27,10 +27,11 @@ func pathParams(pattern string) []string {
 }
 
 var pathParamDesc = map[string]string{
-	"name": "the skill's name",
-	"id":   "the agent's id",
-	"v":    "a version number (1, 2, …)",
-	"path": "a file path relative to the skill folder, checked by skill.CleanPath (no .., no absolute paths, no backslashes or control characters)",
+	"name":  "the skill's name",
+	"id":    "the agent's id",
+	"v":     "a version number (1, 2, …)",
+	"block": "a block's id, or a skill's name (every block of that skill)",
+	"path":  "a file path relative to the skill folder, checked by skill.CleanPath (no .., no absolute paths, no backslashes or control characters)",
 }
 
 func ref(name string) obj { return obj{"$ref": "#/components/schemas/" + name} }
@@ -303,5 +304,8 @@ func schemas() obj {
 			"count": obj{"type": "integer", "minimum": 1, "description": "how many loads or reads the row stands for: identical receipts (all fields but time) recorded within one 50 ms flush are one row, with the first one's time"}},
 			"time", "agent", "skill", "action", "count"),
 		"ReceiptList": object(obj{"receipts": arrayOf(ref("Receipt"))}, "receipts"),
+		"Block": object(obj{"id": str(), "skill": str(), "version": integer(), "digest": str(), "source": str(), "reason": str(), "actor": str(),
+			"createdAt": obj{"type": "string", "format": "date-time"}}, "id", "reason", "createdAt"),
+		"BlockList": object(obj{"blocks": arrayOf(ref("Block"))}, "blocks"),
 	}
 }

@@ -152,4 +152,13 @@ var routes = []route{
 		Query: []param{{Name: "agent", Type: "string", Desc: "only this agent"}, {Name: "skill", Type: "string", Desc: "only this skill"},
 			{Name: "since", Type: "string", Desc: "an RFC 3339 time, or a duration back from now (1h)"}, {Name: "limit", Type: "integer", Desc: "most receipts (default 100, at most 10000)"}},
 		OK: []response{{200, "the receipts", jsonOf("ReceiptList"), nil}}, Errors: []int{400}}},
+
+	// The kill switch (blocks.go).
+	{"GET", "/v1/blocks", (*api).listBlocks, operation{ID: "listBlocks", Summary: "The blocks of the kill switch: skills, versions and sources no instance lists or serves", Tag: "blocks", Scope: "admin", // role: reviewer
+		OK: []response{{200, "the blocks, oldest first", jsonOf("BlockList"), nil}}}},
+	{"POST", "/v1/blocks", (*api).addBlock, operation{ID: "addBlock", Summary: "Block a skill (every version), one version of it (version or digest) or every skill of a source, on every instance within a second; reason required", Tag: "blocks", Scope: "admin", // role: reviewer
+		Body: &reqBody{"{\"skill\": NAME, \"version\": N | \"digest\": D, \"reason\": R} or {\"source\": ID, \"reason\": R}", jsonOf("Object")},
+		OK:   []response{{201, "the block", jsonOf("Block"), nil}}, Errors: []int{400, 409, 413, 422}}},
+	{"DELETE", "/v1/blocks/{block}", (*api).removeBlock, operation{ID: "removeBlock", Summary: "Remove a block by its id, or every block of a skill by the skill's name: what was there is served again", Tag: "blocks", Scope: "admin", // role: reviewer
+		OK: []response{{200, "the blocks removed (none when a skill name has none)", jsonOf("BlockList"), nil}}, Errors: []int{404, 409}}},
 }

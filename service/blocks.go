@@ -74,7 +74,8 @@ func (s *Service) Block(ctx context.Context, p Principal, b store.Block, transpo
 
 // Unblock removes a block by its id, or every block of a skill by the
 // skill's name (admin only), audited as "unblock" each, and applies it
-// here at once. It returns the blocks removed.
+// here at once. It returns the blocks removed: none for a skill no block
+// names (it is not blocked, as asked); an unknown block id is not_found.
 func (s *Service) Unblock(ctx context.Context, p Principal, idOrSkill, transport string) ([]store.Block, error) {
 	if err := s.requireAdmin(p); err != nil {
 		return nil, err
@@ -96,6 +97,9 @@ func (s *Service) Unblock(ctx context.Context, p Principal, idOrSkill, transport
 		if b.Skill == idOrSkill {
 			ids = append(ids, b.ID)
 		}
+	}
+	if len(ids) == 0 && !IsBlockID(idOrSkill) {
+		return []store.Block{}, nil // no block names that skill: it is not blocked
 	}
 	if len(ids) == 0 {
 		return nil, &Error{Code: CodeNotFound, Field: "id", Message: fmt.Sprintf("no block has the id %q, and no block names a skill %q: list them with GET /v1/blocks or loadout blocks", idOrSkill, idOrSkill)}
@@ -207,4 +211,18 @@ func (s *Service) MayBlock(name string) bool {
 		}
 	}
 	return false
+}
+
+// IsBlockID reports whether s has the form of a block's id ("b" and 11
+// lower-case hex digits), which no block-less skill name is taken for.
+func IsBlockID(s string) bool {
+	if len(s) != 12 || s[0] != 'b' {
+		return false
+	}
+	for _, c := range s[1:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
