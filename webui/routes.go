@@ -74,6 +74,9 @@ var routes = []route{
 	{"GET /ui/tokens/{id}/revoke", scopeAdmin, handle((*ui).confirmRevoke)},
 	{"POST /ui/tokens/{id}/revoke", scopeAdmin, handle((*ui).revokeToken)},
 	{"GET /ui/receipts", scopeAdmin, handle((*ui).receiptsPage)},
+	{"GET /ui/blocks", scopeAdmin, handle((*ui).blocksPage)},
+	{"POST /ui/blocks", scopeAdmin, handle((*ui).addBlock)},
+	{"POST /ui/blocks/{id}/remove", scopeAdmin, handle((*ui).removeBlock)},
 
 	// Anything else under /ui/ is "no page here", behind a session too,
 	// so that a probe without one learns nothing of which paths exist.
