@@ -74,6 +74,7 @@ type Options struct {
 	Args   []string          // further serve flags
 	Env    []string          // further environment entries
 	Tokens bool              // create an admin token before the start, so that serve requires tokens
+	DB     string            // serve this --db (another server's: a second instance) instead of a fresh one
 }
 
 // Server is one running `loadout serve`.
@@ -168,7 +169,10 @@ func Start(t *testing.T, o Options) *Server {
 		cfg = defaultConfig
 	}
 	WriteFiles(t, dir, map[string]string{"loadout.json": cfg})
-	s := &Server{Dir: dir, DB: dbFor(t, o.Engine, dir)}
+	s := &Server{Dir: dir, DB: o.DB}
+	if s.DB == "" {
+		s.DB = dbFor(t, o.Engine, dir)
+	}
 	s.env = append(append(os.Environ(), "LOADOUT_CONFIG="+filepath.Join(dir, "loadout.json"), "LOADOUT_DB="+s.DB), o.Env...)
 	if o.Tokens {
 		s.Admin = s.Token(t, "admin")

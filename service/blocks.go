@@ -135,6 +135,11 @@ func (s *Service) RefreshBlocks(ctx context.Context) {
 	if bl == nil {
 		return
 	}
+	// One at a time, each reading and applying: a refresh that read the
+	// blocks before a change can never apply them after one that read
+	// them since.
+	s.blocksMu.Lock()
+	defer s.blocksMu.Unlock()
 	bs, err := bl.Blocks(ctx)
 	if err != nil {
 		s.log.Error("cannot read the blocks; the ones in force are kept", "err", err)

@@ -63,6 +63,8 @@ type Service struct {
 
 	remotes remotesHolder // remote sources (remote.go)
 
+	blocksMu sync.Mutex // serializes RefreshBlocks (blocks.go)
+
 	safetyMu sync.RWMutex // guards opt.Safety
 
 	subMu sync.Mutex
