@@ -149,7 +149,17 @@ func (s *Service) RefreshBlocks(ctx context.Context) {
 	for i, b := range bs {
 		cb[i] = catalog.Block{ID: b.ID, Skill: b.Skill, Version: b.Version, Digest: b.Digest, Source: b.Source, Reason: b.Reason}
 	}
-	s.change("blocks changed", 0, func() { s.cat.SetBlocks(ctx, cb) })
+	changed := false
+	s.change("blocks changed", 0, func() { changed = s.cat.SetBlocks(ctx, cb) })
+	if changed {
+		// A kept listing plan would keep a blocked skill's text in the
+		// prompt's prefix (a removal is told at its end): plan afresh, so
+		// that the skill leaves every listing, and an unblock brings back
+		// the listing as a fresh plan made it.
+		s.basesMu.Lock()
+		s.bases, s.basesBytes = nil, 0
+		s.basesMu.Unlock()
+	}
 }
 
 // followBlocks applies the blocks at start, then after every change to
