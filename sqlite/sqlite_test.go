@@ -60,7 +60,7 @@ func TestNumberedParameters(t *testing.T) {
 }
 
 // migrations is how many migrations store/sqlstore/migrations/sqlite holds.
-const migrations = 7
+const migrations = 8 // 0001-0007, 0009_blocks
 
 func TestPragmas(t *testing.T) {
 	s, err := sqlite.Open(filepath.Join(t.TempDir(), "p.db"))
