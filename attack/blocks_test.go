@@ -134,7 +134,7 @@ func wantRefused(t *testing.T, s *Server, name, reason string) {
 	}
 	for p, body := range listings(t, s) {
 		if regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`).MatchString(body) {
-			i := regexp.MustCompile(`\b`+regexp.QuoteMeta(name)+`\b`).FindStringIndex(body)[0]
+			i := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`).FindStringIndex(body)[0]
 			t.Errorf("%s still names %s: …%s…", p, name, body[max(0, i-200):min(len(body), i+100)])
 		}
 	}
