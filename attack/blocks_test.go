@@ -254,7 +254,7 @@ func TestBlockEveryRoute(t *testing.T) {
 			}
 			seen[r.Transport] = true
 		}
-		for _, tr := range []string{"http", "mcp-http", "ui"} {
+		for _, tr := range []string{"http", "mcp-http", "mcp-stdio", "ui"} {
 			if !seen[tr] {
 				t.Errorf("no blocked receipt over %s: %s", tr, rc)
 			}
