@@ -226,6 +226,10 @@ func TestBlockEveryRoute(t *testing.T) {
 		if out := stdio(t, s, "deploy"); strings.Count(out, `"isError":true`) != 2 || !strings.Contains(out, "blocked") || strings.Contains(out, "Body of deploy") || strings.Contains(out, `\"name\":\"deploy\"`) {
 			t.Errorf("loadout mcp (stdio) serves the blocked skill:\n%.1500s", out)
 		}
+		// The admin's skill list shows it with mode blocked.
+		if _, _, list := s.Do(t, "GET", "/v1/skills", s.Admin, ""); !regexp.MustCompile(`"name":"deploy","description":"[^"]*","source":\{[^}]*\},("digest":"[^"]*",)?"mode":"blocked"`).MatchString(list) {
+			t.Errorf("GET /v1/skills does not show deploy blocked: %.600s", list)
+		}
 		// lint is untouched.
 		if code, _, body := s.Do(t, "GET", "/v1/agents/coder/skills/lint", s.Admin, ""); code != 200 || !strings.Contains(body, "Body of lint") {
 			t.Errorf("an unblocked skill: %d %.300s", code, body)

@@ -287,6 +287,16 @@ func (a *api) buildListing(r *http.Request, l *catalog.Loadout) (*listing, error
 			seenStored[sk.Name] = true
 		}
 	}
+	// A blocked skill is listed to the admin with mode "blocked", not left
+	// out (nor taken for a disabled stored one).
+	for _, b := range l.Blocked() {
+		sk := b.Skill
+		out = append(out, skillSummary{Name: sk.Name, Description: sk.Description, Source: sk.OriginValue(),
+			Version: sk.Origin.Version, Mode: "blocked", Files: len(sk.Files), Enabled: true, ReadOnly: sk.Origin.Kind != "store", sk: sk})
+		if sk.Origin.Kind == "store" {
+			seenStored[sk.Name] = true
+		}
+	}
 	if st := a.svc.Store(); st != nil {
 		recs, err := st.List(r.Context())
 		if err != nil {
