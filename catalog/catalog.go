@@ -515,7 +515,7 @@ func (c *Catalog) build(spec AgentSpec, fetch func(SourceSpec) *source.Result) *
 	// byName holds the entry of the source that first selected each name.
 	add := func(e *Entry) *skill.Diagnostic {
 		if b := c.blockOf(spec, e.Source, e.Skill); b != nil {
-			l.noteBlocked(e.Skill, b)
+			l.noteBlocked(e.Skill, b, e.Source)
 			return nil
 		}
 		l.entries = append(l.entries, e)
