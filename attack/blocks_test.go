@@ -489,3 +489,48 @@ func TestBlockTwoInstances(t *testing.T) {
 	until(a, 200, "cli unblock on A")
 	until(b, 200, "cli unblock on B")
 }
+
+// TestBlockFromCLI: `loadout block` and `loadout unblock` write the store
+// directly, from another process; the running server applies each within
+// a second (SQLite: its feed's 200 ms poll; PostgreSQL: NOTIFY). A
+// refused block exits 2 naming the field and writes nothing.
+func TestBlockFromCLI(t *testing.T) {
+	Engines(t, func(t *testing.T, engine string) {
+		s := Start(t, Options{Engine: engine})
+		until := func(want int, what string) time.Duration {
+			t.Helper()
+			start := time.Now()
+			for {
+				code, _, _ := s.Do(t, "GET", "/v1/agents/coder/skills/deploy", s.Admin, "")
+				if code == want {
+					return time.Since(start)
+				}
+				if time.Since(start) > 5*time.Second {
+					t.Fatalf("%s: still %d after 5 s", what, code)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		for round := range 3 {
+			if out, errOut, code := s.CLI(t, "block", "deploy", "--reason", "from the cli", "--db", s.DB); code != 0 {
+				t.Fatalf("loadout block: %d %s%s", code, out, errOut)
+			}
+			d := until(403, "the cli's block")
+			if out, errOut, code := s.CLI(t, "unblock", "deploy", "--db", s.DB); code != 0 {
+				t.Fatalf("loadout unblock: %d %s%s", code, out, errOut)
+			}
+			u := until(200, "the cli's unblock")
+			t.Logf("%s, round %d: refused %v after the block command returned, served %v after the unblock", engine, round, d.Round(time.Millisecond), u.Round(time.Millisecond))
+			if d >= time.Second || u >= time.Second {
+				t.Errorf("%s: a change from the cli took %v / %v, over 1 s", engine, d, u)
+			}
+		}
+		out, errOut, code := s.CLI(t, "block", "deploy", "--reason", "two\nlines", "--db", s.DB)
+		if code != 2 || !strings.Contains(errOut, "reason") {
+			t.Errorf("a reason with a newline: exit %d %s%s", code, out, errOut)
+		}
+		if out, _, _ := s.CLI(t, "blocks", "--json", "--db", s.DB); !strings.Contains(out, `"blocks": []`) {
+			t.Errorf("blocks left: %s", out)
+		}
+	})
+}
