@@ -516,6 +516,22 @@ func TestBlockFromCLI(t *testing.T) {
 				t.Fatalf("loadout block: %d %s%s", code, out, errOut)
 			}
 			d := until(403, "the cli's block")
+			if round == 0 {
+				// The commands that read skills apply the blocks too.
+				for _, args := range [][]string{
+					{"load", "--agent", "coder", "deploy"},
+					{"read", "--agent", "coder", "deploy", "SKILL.md"},
+					{"export", "deploy", "--format", "json", "--out", filepath.Join(t.TempDir(), "x.json")},
+				} {
+					out, errOut, code := s.CLI(t, args...)
+					if code == 0 || !strings.Contains(errOut, "from the cli") || strings.Contains(out, "Body of deploy") {
+						t.Errorf("loadout %s with deploy blocked: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+					}
+				}
+				if out, _, _ := s.CLI(t, "prompt", "--agent", "coder"); strings.Contains(out, "deploy") || !strings.Contains(out, "lint") {
+					t.Errorf("loadout prompt lists the blocked skill:\n%s", out)
+				}
+			}
 			if out, errOut, code := s.CLI(t, "unblock", "deploy", "--db", s.DB); code != 0 {
 				t.Fatalf("loadout unblock: %d %s%s", code, out, errOut)
 			}

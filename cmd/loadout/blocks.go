@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/store"
 )
@@ -162,4 +163,43 @@ func runBlocks(ctx context.Context, e *env, args []string) int {
 		tw.Flush()
 		return 0
 	})
+}
+
+// applyBlocks applies the store's blocks to a command's catalog (load,
+// read, prompt, list, export...), as a server does: a blocked skill is not
+// listed, and its load or read is refused naming the reason.
+func applyBlocks(ctx context.Context, st store.Store, cat *catalog.Catalog) error {
+	bl, ok := st.(store.Blocker)
+	if !ok {
+		return nil
+	}
+	bs, err := bl.Blocks(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the blocks: %w", err)
+	}
+	cb := make([]catalog.Block, len(bs))
+	for i, b := range bs {
+		cb[i] = catalog.Block{ID: b.ID, Skill: b.Skill, Version: b.Version, Digest: b.Digest, Source: b.Source, Reason: b.Reason}
+	}
+	cat.SetBlocks(ctx, cb)
+	return nil
+}
+
+// storedBlock refuses the export of a stored skill's version that a block
+// names (by name, version, digest, or the store as a source).
+func storedBlock(ctx context.Context, st store.Store, name string, rec *store.Record) error {
+	bl, ok := st.(store.Blocker)
+	if !ok {
+		return nil
+	}
+	bs, err := bl.Blocks(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the blocks: %w", err)
+	}
+	for _, b := range bs {
+		if b.Source == "store" || b.Skill == name && (b.Version == 0 && b.Digest == "" || b.Version == rec.Version || b.Digest == rec.Digest) {
+			return service.BlockedError(name, catalog.Block{ID: b.ID, Skill: b.Skill, Version: b.Version, Digest: b.Digest, Source: b.Source, Reason: b.Reason})
+		}
+	}
+	return nil
 }
