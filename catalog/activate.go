@@ -22,6 +22,7 @@ const (
 	StatusTooLarge = "too_large" // over the read cap without a range, or over the skill's MaxFileSize
 	StatusChanged  = "changed"   // the file or the skill folder changed on disk since the scan; served again after a rescan
 	StatusError    = "error"     // the skill exists but could not be read
+	// StatusBlocked (blocks.go): the skill is blocked by the kill switch.
 )
 
 // LoadResult is what load_skill returns.
@@ -43,6 +44,9 @@ type LoadResult struct {
 func (l *Loadout) Load(name string) LoadResult {
 	e, ok := l.byName[name]
 	if !ok {
+		if b, ok := l.blocked[name]; ok {
+			return LoadResult{Status: StatusBlocked, Name: name, Skill: b.Skill, Text: BlockedText(name, b.Block)}
+		}
 		msg, sugg := l.unknownName(name)
 		if len(sugg) == 0 && len(l.names) > 0 {
 			msg += " Call search_skills to find one."
@@ -213,6 +217,11 @@ func (l *Loadout) resolve(name, p string) (FileResult, *skill.Skill, bool) {
 	r := FileResult{Skill: name, Path: p}
 	e, ok := l.byName[name]
 	if !ok {
+		if b, ok := l.blocked[name]; ok {
+			r.Status, r.Code, r.Entry = StatusBlocked, CodeBlocked, b.Skill
+			r.Message = BlockedText(name, b.Block)
+			return r, nil, false
+		}
 		r.Status = StatusNotFound
 		r.Message, _ = l.unknownName(name)
 		return r, nil, false

@@ -109,6 +109,7 @@ type Catalog struct {
 	// for build (versions.go).
 	ctx     context.Context
 	curPins map[string]map[string]VersionPin
+	blocks  atomic.Pointer[blockSet] // the kill switch's (blocks.go), stored under mu
 
 	reports reportCache                  // the last Report (problems.go)
 	sources atomic.Pointer[sourcesEntry] // the last Sources (sources.go)
@@ -462,6 +463,9 @@ type Loadout struct {
 	// shadowed are the names selected more than once (from two sources,
 	// or twice from one); a change to one of them rebuilds the loadout.
 	shadowed map[string]bool
+	// blocked are the skills a block leaves out, by name (blocks.go); a
+	// change to one of them rebuilds the loadout.
+	blocked map[string]BlockedSkill
 
 	envs *envCache // the catalog's
 
@@ -520,6 +524,10 @@ func (c *Catalog) build(spec AgentSpec, fetch func(SourceSpec) *source.Result) *
 	// add registers e; a name selected before is reported and returned.
 	// byName holds the entry of the source that first selected each name.
 	add := func(e *Entry) *skill.Diagnostic {
+		if b := c.blockOf(spec, e.Source, e.Skill); b != nil {
+			l.noteBlocked(e.Skill, b, e.Source)
+			return nil
+		}
 		l.entries = append(l.entries, e)
 		name := e.Skill.Name
 		if first, ok := l.byName[name]; ok {
@@ -626,7 +634,7 @@ func (c *Catalog) shareGlobal(agents []*Loadout, g AgentSpec) (*Loadout, bool) {
 			return nil, false
 		}
 	}
-	l := &Loadout{Spec: g, entries: a.entries, byName: a.byName, names: a.names, scanDiags: a.scanDiags,
+	l := &Loadout{Spec: g, entries: a.entries, byName: a.byName, names: a.names, scanDiags: a.scanDiags, blocked: a.blocked,
 		srcDiags: make([][]skill.Diagnostic, len(g.Skills)), envs: &c.envs, share: &c.share}
 	c.listingDefaults(&l.Spec)
 	l.assemble()

@@ -181,7 +181,9 @@ func (c *Catalog) apply(ctx context.Context, prev *snapshot, results map[string]
 				}
 			}
 		}
-		if prev == nil || prev.results[key] != res {
+		// A source with changes named but the same result: its skills'
+		// blocks changed (SetBlocks).
+		if prev == nil || prev.results[key] != res || len(changed[key]) > 0 {
 			dirty[key] = true
 		}
 	}
@@ -355,6 +357,9 @@ func (c *Catalog) patch(was *Loadout, fetch func(SourceSpec) *source.Result, dir
 			if was.shadowed[name] {
 				return nil, false
 			}
+			if b, ok := was.blocked[name]; ok && b.source != i {
+				return nil, false // blocked in another of the agent's sources
+			}
 			sc.names = append(sc.names, name)
 		}
 		sort.Strings(sc.names)
@@ -367,9 +372,17 @@ func (c *Catalog) patch(was *Loadout, fetch func(SourceSpec) *source.Result, dir
 			return nil, false // changed in two of the agent's sources
 		}
 	}
-	l := &Loadout{Spec: spec, srcDiags: was.srcDiags, preloadDiags: was.preloadDiags, shadowed: was.shadowed, envs: was.envs, share: was.share}
+	l := &Loadout{Spec: spec, srcDiags: was.srcDiags, preloadDiags: was.preloadDiags, shadowed: was.shadowed, blocked: was.blocked, envs: was.envs, share: was.share}
 	l.entries = make([]*Entry, 0, len(was.entries)+len(all))
 	var removed, made []*Entry
+	// The blocked skills: those of the changed names are as the blocks
+	// say now (blocks.go).
+	unblocked, blockedNow := 0, map[string]BlockedSkill{}
+	for _, name := range all {
+		if _, ok := was.blocked[name]; ok {
+			unblocked++
+		}
+	}
 	// Entries come by source, and by name within a source.
 	bySource := func(from, i int, after bool) int {
 		return from + sort.Search(len(was.entries)-from, func(j int) bool {
@@ -401,6 +414,10 @@ func (c *Catalog) patch(was *Loadout, fetch func(SourceSpec) *source.Result, dir
 			}
 			if sk := sc.ch[name]; sk != nil {
 				if e := c.entry(spec, sc.i, sk); e != nil {
+					if b := c.blockOf(spec, sc.i, sk); b != nil {
+						blockedNow[name] = BlockedSkill{Skill: sk, Block: *b, source: sc.i}
+						continue
+					}
 					c.finish(spec, e)
 					l.entries = append(l.entries, e)
 					made = append(made, e)
@@ -418,7 +435,14 @@ func (c *Catalog) patch(was *Loadout, fetch func(SourceSpec) *source.Result, dir
 			l.scanDiags = appendShared(l.scanDiags, fetch(src).Diagnostics)
 		}
 	}
-	if len(removed) == 0 && len(made) == 0 && sameDiags(l.scanDiags, was.scanDiags) {
+	if unblocked > 0 || len(blockedNow) > 0 {
+		l.blocked = make(map[string]BlockedSkill, len(was.blocked)+len(blockedNow))
+		maps.Copy(l.blocked, was.blocked)
+		for _, name := range all {
+			delete(l.blocked, name)
+		}
+		maps.Copy(l.blocked, blockedNow)
+	} else if len(removed) == 0 && len(made) == 0 && sameDiags(l.scanDiags, was.scanDiags) {
 		return was, true // none of the changes is selected here
 	}
 	l.byName = maps.Clone(was.byName)

@@ -70,7 +70,7 @@ var accessWant = map[string][12]string{
 
 // accessParams fills the path parameters: a stored skill coder can see,
 // one of its files, its first version, the agent the tokens are about.
-var accessParams = map[string]string{"{$}": "", "{name}": "gamma", "{path...}": "notes.md", "{v}": "1", "{id}": "coder", "{source}": "team", "{review}": "REVIEW"}
+var accessParams = map[string]string{"{$}": "", "{name}": "gamma", "{path...}": "notes.md", "{v}": "1", "{id}": "coder", "{source}": "team", "{review}": "REVIEW", "{block}": "gamma"}
 
 // TestAccessMatrix is generated from the route table: every route, called
 // by each caller (no token, agent and link tokens, every role, limited
@@ -255,6 +255,8 @@ func accessBody(t *testing.T, rt httpapi.RouteSpec) ([]byte, []string) {
 		return []byte("{}"), append(hdr, "Content-Type", "application/json")
 	case strings.Contains(rt.Pattern, "/pins/"):
 		return []byte(`{"version": 1}`), append(hdr, "Content-Type", "application/json")
+	case rt.Pattern == "/v1/blocks":
+		return []byte(`{"skill": "gamma", "reason": "access test"}`), append(hdr, "Content-Type", "application/json")
 	case rt.Pattern == "/v1/import":
 		return doc(t, "gamma-imported", "I.", "i"), append(hdr, "Content-Type", "application/json")
 	case rt.Method == "POST":

@@ -347,6 +347,8 @@ func loadStatus(s string) int {
 		return http.StatusRequestEntityTooLarge
 	case catalog.StatusChanged:
 		return http.StatusConflict
+	case catalog.StatusBlocked:
+		return http.StatusForbidden
 	}
 	return http.StatusInternalServerError
 }

@@ -1024,7 +1024,7 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 	for k := range inDoc {
 		t.Errorf("the OpenAPI document has %s, which is not a route", k)
 	}
-	if n := len(httpapi.Routes()); n != 41 { // 29, the audit trail's 3 and 9 of drafts, review and pins
+	if n := len(httpapi.Routes()); n != 44 { // 29, the audit trail's 3, 9 of drafts, review and pins, and the kill switch's 3
 		t.Errorf("%d routes", n)
 	}
 }

@@ -27,10 +27,11 @@ func pathParams(pattern string) []string {
 }
 
 var pathParamDesc = map[string]string{
-	"name": "the skill's name",
-	"id":   "the agent's id",
-	"v":    "a version number (1, 2, …)",
-	"path": "a file path relative to the skill folder, checked by skill.CleanPath (no .., no absolute paths, no backslashes or control characters)",
+	"name":  "the skill's name",
+	"id":    "the agent's id",
+	"v":     "a version number (1, 2, …)",
+	"block": "a block's id, or a skill's name (every block of that skill)",
+	"path":  "a file path relative to the skill folder, checked by skill.CleanPath (no .., no absolute paths, no backslashes or control characters)",
 }
 
 func ref(name string) obj { return obj{"$ref": "#/components/schemas/" + name} }
@@ -317,5 +318,8 @@ func schemas() obj {
 			"client": str(), "transport": str(), "detail": str()}, "seq", "hash", "prevHash", "time", "actor", "role", "action", "target", "transport"),
 		"AuditList":   object(obj{"records": arrayOf(ref("AuditRecord")), "limit": integer(), "hasMore": boolean(), "nextPage": str()}, "records", "limit", "hasMore"),
 		"AuditVerify": object(obj{"ok": boolean(), "records": integer(), "first": integer(), "last": integer(), "head": str(), "badSeq": integer(), "reason": str()}, "ok", "records"),
+		"Block": object(obj{"id": str(), "skill": str(), "version": integer(), "digest": str(), "source": str(), "reason": str(), "actor": str(),
+			"createdAt": obj{"type": "string", "format": "date-time"}}, "id", "reason", "createdAt"),
+		"BlockList": object(obj{"blocks": arrayOf(ref("Block"))}, "blocks"),
 	}
 }

@@ -199,4 +199,13 @@ var routes = []route{
 		OK:   []response{{200, "the skill's state", jsonOf("Object"), nil}}, Errors: []int{400, 404, 413}}},
 	{"GET", "/v1/skills/{name}/usage", (*api).skillUsage, operation{ID: "skillUsage", Summary: "Where used: every agent that lists, pins or lately loaded each version of a stored skill", Tag: "review", Scope: "admin", // role: viewer
 		OK: []response{{200, "the uses, by agent then version", jsonOf("Object"), nil}}, Errors: []int{404}}},
+
+	// The kill switch (blocks.go).
+	{"GET", "/v1/blocks", (*api).listBlocks, operation{ID: "listBlocks", Summary: "The blocks of the kill switch: skills, versions and sources no instance lists or serves", Tag: "blocks", Scope: "admin", // role: reviewer
+		OK: []response{{200, "the blocks, oldest first", jsonOf("BlockList"), nil}}}},
+	{"POST", "/v1/blocks", (*api).addBlock, operation{ID: "addBlock", Summary: "Block a skill (every version), one version of it (version or digest) or every skill of a source, on every instance within a second; reason required", Tag: "blocks", Scope: "admin", // role: reviewer
+		Body: &reqBody{"{\"skill\": NAME, \"version\": N | \"digest\": D, \"reason\": R} or {\"source\": ID, \"reason\": R}", jsonOf("Object")},
+		OK:   []response{{201, "the block", jsonOf("Block"), nil}}, Errors: []int{400, 409, 413, 422}}},
+	{"DELETE", "/v1/blocks/{block}", (*api).removeBlock, operation{ID: "removeBlock", Summary: "Remove a block by its id, or every block of a skill by the skill's name: what was there is served again", Tag: "blocks", Scope: "admin", // role: reviewer
+		OK: []response{{200, "the blocks removed (none when a skill name has none)", jsonOf("BlockList"), nil}}, Errors: []int{404, 409}}},
 }

@@ -296,6 +296,16 @@ func (a *api) buildListing(r *http.Request, l *catalog.Loadout) (*listing, error
 			seenStored[sk.Name] = true
 		}
 	}
+	// A blocked skill is listed to the admin with mode "blocked", not left
+	// out (nor taken for a disabled stored one).
+	for _, b := range l.Blocked() {
+		sk := b.Skill
+		out = append(out, skillSummary{Name: sk.Name, Description: sk.Description, Source: sk.OriginValue(),
+			Version: sk.Origin.Version, Mode: "blocked", Files: len(sk.Files), Enabled: true, ReadOnly: sk.Origin.Kind != "store", sk: sk})
+		if sk.Origin.Kind == "store" {
+			seenStored[sk.Name] = true
+		}
+	}
 	if st := a.svc.Store(); st != nil {
 		recs, err := st.List(r.Context())
 		if err != nil {
@@ -1232,6 +1242,8 @@ func fileError(res catalog.FileResult) *service.Error {
 		e.Code = service.CodeTooLarge
 	case catalog.StatusChanged:
 		e.Code = service.CodeConflict
+	case catalog.StatusBlocked:
+		e.Code = service.CodeBlocked
 	default:
 		e.Code = service.CodeInternal
 	}
@@ -1432,6 +1444,10 @@ func (a *api) exportSkill(w http.ResponseWriter, r *http.Request) {
 		version = n
 	}
 	name := r.PathValue("name")
+	if b, blocked := a.svc.Blocked(l, name, 0, ""); blocked && version == 0 {
+		writeErr(w, service.BlockedError(name, b)) // the kill switch
+		return
+	}
 	// A JSON export is kept for MaxExportAge (see exportCache): the key
 	// is the stored record (one query, not the whole bundle) or the
 	// catalog's skill value.
@@ -1441,7 +1457,8 @@ func (a *api) exportSkill(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
-		if e := a.exports.get(key); e != nil {
+		// A stored version a block may name is checked below, first.
+		if e := a.exports.get(key); e != nil && (version == 0 || !a.svc.MayBlock(name)) {
 			writeRaw(w, http.StatusOK, ctJSON, e.body)
 			return
 		}
@@ -1451,6 +1468,10 @@ func (a *api) exportSkill(w http.ResponseWriter, r *http.Request) {
 	sb, rec, err := a.svc.Bundle(r.Context(), principal(r), name, version)
 	switch {
 	case err == nil:
+		if bl, blocked := a.svc.Blocked(l, name, rec.Version, rec.Digest); blocked && version != 0 {
+			writeErr(w, service.BlockedError(name, bl))
+			return
+		}
 		b, origin = sb, storeOrigin(rec)
 	case service.AsError(err).Code != service.CodeNotFound:
 		a.fail(w, r, err)

@@ -218,6 +218,14 @@ func (s *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	}
 	e, ok := l.Lookup(name)
 	if !ok {
+		if b, blocked := l.BlockedName(name); blocked {
+			// Through the service, so that the refusal leaves its receipt.
+			res, _ := s.svc.ReadFile(ctx, service.PrincipalFrom(ctx), s.agent, name, p, catalog.ReadOptions{}, callFrom(ctx).transport)
+			if res.Message == "" {
+				res.Message = catalog.BlockedText(name, b.Block)
+			}
+			return nil, invalidParams("%s: %s", uri, res.Message)
+		}
 		return nil, invalidParams("no skill is served at %s", uri)
 	}
 	if p == "" || isDir(e.Skill, p) {

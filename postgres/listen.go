@@ -58,6 +58,7 @@ func listener(url string) sqlstore.Listener {
 					// Anything may have changed while it was away.
 					notify(sqlstore.ChangeSkills)
 					notify(sqlstore.ChangeTokens)
+					notify(sqlstore.ChangeBlocks)
 				}
 				n, err := wait(ctx, conn)
 				switch {

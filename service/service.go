@@ -65,6 +65,8 @@ type Service struct {
 
 	remotes remotesHolder // remote sources (remote.go)
 
+	blocksMu sync.Mutex // serializes RefreshBlocks (blocks.go)
+
 	safetyMu sync.RWMutex // guards opt.Safety
 
 	subMu sync.Mutex
@@ -100,6 +102,7 @@ func New(cat *catalog.Catalog, opt Options) *Service {
 	s.RefreshUsage(context.Background())
 	s.usageStop, s.usageDone = make(chan struct{}), make(chan struct{})
 	go s.usageLoop(s.usageStop, s.usageDone)
+	s.followBlocks(s.usageStop) // the kill switch (blocks.go)
 	return s
 }
 

@@ -68,7 +68,7 @@ type Receipt struct {
 	Trust     string    `json:"trust,omitempty"`
 	Digest    string    `json:"digest,omitempty"` // the skill version's digest
 	Transport string    `json:"transport"`        // http, mcp-http, mcp-stdio, cli
-	Outcome   string    `json:"outcome"`          // ok, not_found, refused, too_large, error
+	Outcome   string    `json:"outcome"`          // ok, not_found, refused, too_large, blocked, error
 	Token     string    `json:"token,omitempty"`  // the token's id, never its secret
 	// Code is why a load or read was refused or failed (the path check's
 	// path-*, symlink-escapes, range-invalid, too-large...); empty for ok

@@ -101,7 +101,7 @@ func TestScreenshots(t *testing.T) {
 		shotPage{"import", "Import / Export", "/ui/import"},
 		shotPage{"diagnostics", "Diagnostics", "/ui/diagnostics"},
 		shotPage{"tokens", "Tokens and receipts", "/ui/tokens"},
-		shotPage{"audit", "Audit (under Tokens & receipts)", "/ui/audit?verify=1"},
+		shotPage{"audit", "Audit (under Admin)", "/ui/audit?verify=1"},
 	)
 
 	var taken []shotPage

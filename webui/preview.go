@@ -20,6 +20,7 @@ import (
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/internal/inert"
+	"github.com/loadout/loadout/service"
 )
 
 // The Preview tab and the skill's files inside the UI. A skill's Markdown
@@ -458,6 +459,8 @@ func (u *ui) readSkillFile(w http.ResponseWriter, r *http.Request) (catalog.File
 		u.fail(w, r, http.StatusRequestEntityTooLarge, "File too large to show", res.Message+" The UI shows files up to "+humanBytes(MaxPreviewFileBytes)+"; read larger ones in ranges through the API (GET /v1/skills/"+name+"/files/"+p+" with a Range header).")
 	case catalog.StatusRefused:
 		u.fail(w, r, http.StatusForbidden, "File refused", res.Message)
+	case catalog.StatusBlocked:
+		u.refuse(w, r, http.StatusForbidden, service.CodeBlocked, "Skill blocked", res.Message)
 	default:
 		u.fail(w, r, http.StatusConflict, "File not readable", res.Message)
 	}

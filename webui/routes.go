@@ -88,6 +88,9 @@ var routes = []route{
 	{"POST /ui/reviews/{id}/{verb}", scopeAdmin, handle((*ui).decideReview)}, // role: reviewer
 	{"POST /ui/pins/advance", scopeAdmin, handle((*ui).advancePins)},         // role: reviewer
 	{"POST /ui/skills/{name}/pins", scopeAdmin, handle((*ui).setPinForm)},    // role: reviewer
+	{"GET /ui/blocks", scopeAdmin, handle((*ui).blocksPage)},
+	{"POST /ui/blocks", scopeAdmin, handle((*ui).addBlock)},
+	{"POST /ui/blocks/{id}/remove", scopeAdmin, handle((*ui).removeBlock)},
 
 	// Anything else under /ui/ is "no page here", behind a session too,
 	// so that a probe without one learns nothing of which paths exist.

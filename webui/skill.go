@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 )
 
@@ -54,6 +55,14 @@ func (u *ui) skillPageHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	e, ok := l.Lookup(name)
 	if !ok {
+		if b, blocked := l.BlockedName(name); blocked {
+			msg := service.BlockedError(name, b.Block).Message
+			if p.Admin() {
+				msg += " Unblock it on the Blocks page (/ui/blocks)."
+			}
+			u.refuse(w, r, http.StatusForbidden, service.CodeBlocked, "Skill blocked", msg)
+			return
+		}
 		u.fail(w, r, http.StatusNotFound, "No such skill", "There is no skill named "+name+" in the catalog: pick one from the skills list.")
 		return
 	}

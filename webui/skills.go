@@ -67,7 +67,8 @@ type skillRow struct {
 	Tags                   []string
 	Category, Version      string
 	Files                  int
-	State                  string // listed, inline or hidden
+	State                  string // listed, inline, hidden or blocked
+	BlockReason            string // why, when blocked
 	Diags                  int
 	// Shadowed is set for a skill another source's skill of the same name
 	// wins over; Winner says where the winner comes from.
@@ -360,6 +361,24 @@ func buildRows(l *catalog.Loadout, rep *catalog.Report) *rowSet {
 		}
 		if r.Category != "" {
 			catN[r.Category]++
+		}
+		if _, ok := srcs[r.SourceKey]; !ok {
+			srcs[r.SourceKey] = &sourceOption{Value: r.SourceKey}
+			srcOrigin[r.SourceKey] = o
+		}
+		srcs[r.SourceKey].N++
+		s.rows = append(s.rows, r)
+	}
+	// The skills a block leaves out are marked, not hidden: an admin
+	// finds them here, and their page says why and how to unblock.
+	for i, b := range l.Blocked() {
+		sk := b.Skill
+		o := sk.OriginValue()
+		r := skillRow{Name: sk.Name, Description: sk.Description, Origin: o, Kind: o.Kind, Source: sourceText(o),
+			Files: len(sk.Files), State: "blocked", BlockReason: b.Block.Reason, order: len(entries) + i}
+		r.SourceKey = sourceKey(o)
+		if sk.Meta != nil {
+			r.Tags, r.Category, r.Version = sk.Meta.Tags, sk.Meta.Category, sk.Meta.Version
 		}
 		if _, ok := srcs[r.SourceKey]; !ok {
 			srcs[r.SourceKey] = &sourceOption{Value: r.SourceKey}

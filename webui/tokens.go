@@ -217,7 +217,7 @@ type receiptRow struct {
 	When string
 }
 
-var receiptOutcomes = []string{"ok", "not_found", "refused", "too_large", "error"}
+var receiptOutcomes = []string{"ok", "not_found", "refused", "too_large", "blocked", "error"}
 
 // parseSince reads the since filter: a duration back from now (90m, 24h,
 // 7d) or an RFC 3339 time.

@@ -247,6 +247,12 @@ func (h *handler) serveArchive(w http.ResponseWriter, r *http.Request, name stri
 		return
 	}
 	it, ok := s.items[name]
+	if !ok {
+		if b, blocked := s.l.BlockedName(name); blocked {
+			writeError(w, http.StatusForbidden, service.CodeBlocked, service.BlockedError(name, b.Block).Message)
+			return
+		}
+	}
 	if !ok || it.kind != "archive" {
 		writeError(w, http.StatusNotFound, service.CodeNotFound, "no archive for skill "+strconv.Quote(name)+" in this index: see .well-known/agent-skills/index.json")
 		return
@@ -287,6 +293,10 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, rest string,
 	}
 	e, ok := l.Lookup(name)
 	if !ok {
+		if b, blocked := l.BlockedName(name); blocked {
+			writeError(w, http.StatusForbidden, service.CodeBlocked, service.BlockedError(name, b.Block).Message)
+			return
+		}
 		writeError(w, http.StatusNotFound, service.CodeNotFound, "no skill "+strconv.Quote(name)+" here")
 		return
 	}

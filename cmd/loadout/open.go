@@ -432,6 +432,10 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*sessi
 		return nil, err
 	}
 	sess.cat = cat
+	if err := applyBlocks(ctx, sess.store, cat); err != nil {
+		sess.close()
+		return nil, err
+	}
 	cat.AddDiagnostics(pluginDiags)
 	id := c.agent
 	if id == "" {

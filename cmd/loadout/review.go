@@ -200,21 +200,18 @@ func runReview(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return fail(e, err)
 	}
-	if a, ok := st.(store.Auditor); ok {
-		rec := store.AuditRecord{ActorToken: me.Token, Actor: me.Name, Role: "admin", Action: "review." + verb, Target: "skill:" + r.Skill,
-			After: r.Digest, Transport: "cli", Detail: fmt.Sprintf("review %s, version %d: %s", r.ID, r.Version, comment)}
-		if before > 0 {
-			if _, brec, err := st.Bundle(ctx, r.Skill, before); err == nil {
-				rec.Before = brec.Digest
-			}
-		}
-		if verb == "reject" {
-			rec.After = rec.Before
-		}
-		if _, err := a.AppendAudit(ctx, rec); err != nil {
-			fmt.Fprintf(e.stderr, "loadout: the audit record was not written: %v\n", err)
+	rec := store.AuditRecord{ActorToken: me.Token, Action: "review." + verb, Target: "skill:" + r.Skill,
+		After: r.Digest, Detail: fmt.Sprintf("review %s, version %d: %s", r.ID, r.Version, comment)}
+	if before > 0 {
+		if _, brec, err := st.Bundle(ctx, r.Skill, before); err == nil {
+			rec.Before = brec.Digest
 		}
 	}
+	if verb == "reject" {
+		rec.After = rec.Before
+	}
+	_, done := cliAudited(ctx, st, rec)
+	done(nil)
 	if asJSON {
 		return out(got)
 	}

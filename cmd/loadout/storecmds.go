@@ -19,6 +19,7 @@ import (
 	"github.com/loadout/loadout/config"
 	"github.com/loadout/loadout/plugin"
 	"github.com/loadout/loadout/portable"
+	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/source"
 	"github.com/loadout/loadout/store"
@@ -387,6 +388,11 @@ func exportBundle(ctx context.Context, e *env, sf *storeFlags, name string, vers
 		}
 		defer st.Close()
 		b, rec, err := st.Bundle(ctx, name, version)
+		if err == nil {
+			if err := storedBlock(ctx, st, name, rec); err != nil {
+				return nil, nil, err
+			}
+		}
 		if err == nil || f == nil {
 			// Else the catalog's open below says which config and store.
 			using(e, f, dsn)
@@ -408,6 +414,9 @@ func exportBundle(ctx context.Context, e *env, sf *storeFlags, name string, vers
 	defer sess.close()
 	en, ok := sess.cat.Global().Lookup(name)
 	if !ok {
+		if b, blocked := sess.cat.Global().BlockedName(name); blocked {
+			return nil, nil, service.BlockedError(name, b.Block)
+		}
 		return nil, nil, fmt.Errorf("no skill %q in the store or the configured sources", name)
 	}
 	b, err := en.Skill.Bundle()

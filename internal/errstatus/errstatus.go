@@ -22,14 +22,14 @@ import (
 //	bad_request 400, too_large 413, precondition_required 428,
 //	method_not_allowed 405 (no route for this method; Allow lists those),
 //	unsupported_media_type 415, request_timeout 408,
-//	host_not_allowed 403, cross_origin 403,
+//	host_not_allowed 403, cross_origin 403, blocked 403 (the kill switch),
 //	no_store 409 (the server has no store: a state of the server that
 //	retrying will not change, so not 503), internal 500.
 func Of(code string) int {
 	switch code {
 	case service.CodeUnauthorized:
 		return http.StatusUnauthorized
-	case service.CodeForbidden, service.CodeReadOnly, service.CodeCSRF, "host_not_allowed", "cross_origin":
+	case service.CodeForbidden, service.CodeReadOnly, service.CodeCSRF, service.CodeBlocked, "host_not_allowed", "cross_origin":
 		return http.StatusForbidden
 	case service.CodeNotFound:
 		return http.StatusNotFound

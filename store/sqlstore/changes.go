@@ -27,6 +27,10 @@ const (
 	ChangeSkills = "skills"
 	// ChangeTokens: a token was created or revoked (TokenChanges).
 	ChangeTokens = "tokens"
+
+	// ChangeBlocks: a block of the kill switch was added or removed
+	// (BlockChanges).
+	ChangeBlocks = "blocks"
 )
 
 // PollInterval is how often a SQLite change feed looks at the database's
@@ -72,6 +76,10 @@ type kind int
 const (
 	kindSkills kind = iota
 	kindTokens
+
+	// kindBlocks: the kill switch's blocks (blocks.go).
+	kindBlocks
+
 	nkinds
 	// quietKind marks writes no feed reports (receipts, a token's last
 	// use, the collection of blobs).
@@ -79,8 +87,11 @@ const (
 )
 
 func (k kind) String() string {
-	if k == kindTokens {
+	switch k {
+	case kindTokens:
 		return ChangeTokens
+	case kindBlocks:
+		return ChangeBlocks
 	}
 	return ChangeSkills
 }
@@ -366,6 +377,9 @@ func changeSeq(ctx context.Context, c *sql.Conn, k kind) (int64, error) {
 	q := `SELECT n FROM change_seq WHERE id = 1`
 	if k == kindTokens {
 		q = `SELECT tokens FROM change_seq WHERE id = 1`
+	}
+	if k == kindBlocks {
+		q = `SELECT blocks FROM change_seq WHERE id = 1`
 	}
 	var n int64
 	err := c.QueryRowContext(ctx, q).Scan(&n)

@@ -42,6 +42,9 @@ type Dialect struct {
 	// a token: it tells the token feeds (TokenChanges), not the skill
 	// ones.
 	tokensChanged string
+	// blocksChanged is changed for the transactions that add or remove a
+	// block of the kill switch (BlockChanges).
+	blocksChanged string
 	// lockReceipts, when not empty, begins the transactions that roll
 	// receipts up or prune them. PostgreSQL hands out receipt ids before
 	// their transactions commit, in any order: a lock that waits for the
@@ -95,6 +98,7 @@ var (
 		changed:         `UPDATE change_seq SET n = n + 1, instance = $1 WHERE id = 1 RETURNING n`,
 		changedCounts:   true,
 		tokensChanged:   `UPDATE change_seq SET tokens = tokens + 1, instance = $1 WHERE id = 1 RETURNING tokens`,
+		blocksChanged:   `UPDATE change_seq SET blocks = blocks + 1, instance = $1 WHERE id = 1 RETURNING blocks`,
 		anonymousParams: true,
 		serialWrites:    true,
 		memRollup:       true,
@@ -111,6 +115,7 @@ var (
 		maxParams:       65535, // the wire protocol's 16-bit count
 		changed:         `SELECT pg_notify('` + NotifyChannel + `', current_schema() || ' ' || $1)`,
 		tokensChanged:   `SELECT pg_notify('` + NotifyChannel + `', current_schema() || ' ' || $1 || ' ` + ChangeTokens + `')`,
+		blocksChanged:   `SELECT pg_notify('` + NotifyChannel + `', current_schema() || ' ' || $1 || ' ` + ChangeBlocks + `')`,
 		lockReceipts:    `LOCK TABLE receipts IN SHARE ROW EXCLUSIVE MODE`,
 		arrayReceipts:   true,
 		filesJSON:       `json_agg(json_build_array(f.relative_path, f.size, f.content_type, f.is_binary::int, f.executable::int))::text`,

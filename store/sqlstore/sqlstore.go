@@ -341,6 +341,9 @@ func (s *Store) writeTx(ctx context.Context, k kind, fn func(c conn) error) erro
 		if k == kindTokens {
 			stmt = s.d.tokensChanged
 		}
+		if k == kindBlocks {
+			stmt = s.d.blocksChanged
+		}
 		if s.d.changedCounts {
 			_, err = c.one(stmt, []any{s.feed.instance}, &seq)
 		} else {

@@ -43,6 +43,7 @@ func RunServer(t *testing.T, fresh func(t *testing.T) (open func(t *testing.T) s
 		{"ReceiptRetentionByBytesMidChunk", testReceiptRetentionByBytesMidChunk},
 		{"ReceiptValuesRefused", testReceiptValuesRefused},
 		{"UsageConcurrentMaintenance", testUsageConcurrentMaintenance},
+		{"Blocks", testBlocks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, fresh(t)) })
