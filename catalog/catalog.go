@@ -44,6 +44,10 @@ type Options struct {
 	// Remotes serve git and index sources, by SourceSpec.RemoteID (see
 	// package remote, which keeps their pinned snapshots).
 	Remotes map[string]Provider
+	// Pins, when set, returns the agents' pins kept outside the config
+	// (the store's, set through the API), by agent then skill; they win
+	// over the config's. It is read at every change of the catalog.
+	Pins func(ctx context.Context) map[string]map[string]VersionPin
 	// Gate, when set, leaves out of every loadout the skills of the
 	// local source kinds it names (folder, plugin) that have a safety
 	// finding its policy refuses, reporting each (CodeSafetyGated).
@@ -101,6 +105,11 @@ type Catalog struct {
 	envs   envCache    // the loads' rendered envelopes (envcache.go)
 	share  indexShare  // the search indexes built lately (searchshare.go)
 
+	// ctx and curPins are those of the change being applied (under mu),
+	// for build (versions.go).
+	ctx     context.Context
+	curPins map[string]map[string]VersionPin
+
 	reports reportCache                  // the last Report (problems.go)
 	sources atomic.Pointer[sourcesEntry] // the last Sources (sources.go)
 }
@@ -112,6 +121,8 @@ type snapshot struct {
 	order   []*Loadout
 	global  *Loadout
 	diags   []skill.Diagnostic
+	// pins are the agents' version pins the loadouts were built with.
+	pins map[string]map[string]VersionPin
 }
 
 // GlobalID is the id of the catalog of every configured source.
@@ -538,6 +549,11 @@ func (c *Catalog) build(spec AgentSpec, fetch func(SourceSpec) *source.Result) *
 			l.entries = make([]*Entry, 0, len(res.Skills))
 		}
 		skills := append([]*skill.Skill(nil), res.Skills...)
+		if src.Store {
+			var pd []skill.Diagnostic
+			skills, pd = c.pinned(spec.AgentID, skills)
+			l.srcDiags[i] = append(l.srcDiags[i], pd...)
+		}
 		if !sort.SliceIsSorted(skills, func(a, b int) bool { return skills[a].Name < skills[b].Name }) {
 			sort.SliceStable(skills, func(a, b int) bool { return skills[a].Name < skills[b].Name })
 		}

@@ -55,6 +55,10 @@ type AgentSpec struct {
 	// load_skill and read_skill_file still serve it, with InvalidRefuse
 	// ("refuse") the tools and resources/read refuse it too.
 	InvalidSkills string `json:"invalidSkills,omitempty"`
+	// Versions pins stored skills, by name, to the version the agent is
+	// served: a number (kept through every later publish), "published"
+	// (the default) or "latest" (drafts too). See versions.go.
+	Versions map[string]VersionPin `json:"versions,omitempty"`
 }
 
 // The values of AgentSpec.InvalidSkills.

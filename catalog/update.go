@@ -146,6 +146,8 @@ func (c *Catalog) apply(ctx context.Context, prev *snapshot, results map[string]
 	if changed == nil {
 		changed = map[string]map[string]*skill.Skill{}
 	}
+	c.ctx, c.curPins = ctx, c.pinsOf(ctx)
+	defer func() { c.ctx = nil }()
 	var order []SourceSpec
 	seen := map[string]bool{}
 	for _, spec := range c.specs {
@@ -196,6 +198,16 @@ func (c *Catalog) apply(ctx context.Context, prev *snapshot, results map[string]
 				break
 			}
 		}
+		for agent, pins := range c.curPins {
+			if !samePins(pins, prev.pins[agent]) {
+				quiet = false
+			}
+		}
+		for agent := range prev.pins {
+			if _, ok := c.curPins[agent]; !ok {
+				quiet = false
+			}
+		}
 		if quiet {
 			return // nothing changed: keep the snapshot (and its caches)
 		}
@@ -210,10 +222,17 @@ func (c *Catalog) apply(ctx context.Context, prev *snapshot, results map[string]
 		results[src.key()] = r
 		return r
 	}
-	next := &snapshot{agents: map[string]*Loadout{}, results: results}
+	next := &snapshot{agents: map[string]*Loadout{}, results: results, pins: c.curPins}
 	loadout := func(spec AgentSpec, was *Loadout) *Loadout {
 		if was == nil {
 			return c.build(spec, fetch)
+		}
+		if prev != nil && (len(c.curPins[spec.AgentID]) > 0 || len(prev.pins[spec.AgentID]) > 0) {
+			// A pinned agent's store skills are not the source's: built
+			// again, never patched.
+			if !samePins(c.curPins[spec.AgentID], prev.pins[spec.AgentID]) || dirty["store"] {
+				return c.build(spec, fetch)
+			}
 		}
 		touched := false
 		for _, src := range sourcesOf(spec) {

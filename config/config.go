@@ -65,6 +65,9 @@ type File struct {
 	// secrets refuse; the rest warn; folder and plugin skills are served
 	// with their findings reported). SafetyPolicy gives the policy.
 	Safety *Safety `json:"safety,omitempty"`
+	// Review configures drafts and review of stored skills (docs/review.md).
+	// Without it every save publishes, as it always has.
+	Review Review `json:"review,omitempty"`
 
 	// Path is the absolute path the file was read from.
 	Path string `json:"-"`
@@ -599,4 +602,14 @@ func (f *File) CatalogOptions() catalog.Options {
 			MaxFileSize: f.Limits.MaxFileSize,
 		},
 	}
+}
+
+// Review is the "review" object.
+type Review struct {
+	// Required makes every save a draft that a reviewer approves before
+	// agents are served it. Default false: every save publishes.
+	Required bool `json:"required,omitempty"`
+	// Distinct refuses a draft's approval (or rejection) by its own
+	// author, told apart by token id. Default true.
+	Distinct *bool `json:"distinct,omitempty"`
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/loadout/loadout/httpapi"
 	"github.com/loadout/loadout/skill"
+	"github.com/loadout/loadout/store"
 )
 
 // accessCaller is one column of the access matrix.
@@ -43,7 +44,7 @@ var accessWant = map[string][6]string{
 
 // accessParams fills the path parameters: a stored skill coder can see,
 // one of its files, its first version, the agent the tokens are about.
-var accessParams = map[string]string{"{$}": "", "{name}": "gamma", "{path...}": "notes.md", "{v}": "1", "{id}": "coder", "{source}": "team"}
+var accessParams = map[string]string{"{$}": "", "{name}": "gamma", "{path...}": "notes.md", "{v}": "1", "{id}": "coder", "{source}": "team", "{review}": "REVIEW"}
 
 // TestAccessMatrix is generated from the route table: every route, called
 // by each of the five callers, answers as its declared scope says. A route
@@ -71,6 +72,17 @@ func TestAccessMatrix(t *testing.T) {
 			e := newEnv(t, baseFiles)
 			ctx := context.Background()
 			want(t, e.do(t, "POST", "/v1/skills", e.admin, doc(t, "gamma", "G.", "g", skill.BundleFile{Path: "notes.md", Data: []byte("notes")})), 201)
+			if strings.Contains(path, "REVIEW") {
+				// A draft of gamma by another principal than the admin.
+				if _, err := e.st.PutFile(store.WithDraft(ctx, store.Author{Token: "someone-else"}), "gamma", "notes.md", []byte("draft"), false, -1); err != nil {
+					t.Fatal(err)
+				}
+				rs, err := e.st.(store.Drafts).Reviews(ctx, store.ReviewFilter{})
+				if err != nil || len(rs) != 1 {
+					t.Fatalf("reviews: %v %v", rs, err)
+				}
+				path = strings.ReplaceAll(path, "REVIEW", rs[0].ID)
+			}
 			before, err := e.st.Get(ctx, "gamma")
 			if err != nil {
 				t.Fatal(err)
@@ -177,6 +189,10 @@ func accessBody(t *testing.T, rt httpapi.RouteSpec) ([]byte, []string) {
 		return nil, hdr
 	case slices.Contains(rt.BodyTypes, "*/*"):
 		return []byte("new bytes"), append(hdr, "Content-Type", "application/octet-stream")
+	case strings.Contains(rt.Pattern, "/reviews/") || strings.HasPrefix(rt.Pattern, "/v1/pins/") || strings.HasSuffix(rt.Pattern, "/withdraw"):
+		return []byte("{}"), append(hdr, "Content-Type", "application/json")
+	case strings.Contains(rt.Pattern, "/pins/"):
+		return []byte(`{"version": 1}`), append(hdr, "Content-Type", "application/json")
 	case rt.Pattern == "/v1/import":
 		return doc(t, "imported", "I.", "i"), append(hdr, "Content-Type", "application/json")
 	case rt.Method == "POST":

@@ -152,4 +152,31 @@ var routes = []route{
 		Query: []param{{Name: "agent", Type: "string", Desc: "only this agent"}, {Name: "skill", Type: "string", Desc: "only this skill"},
 			{Name: "since", Type: "string", Desc: "an RFC 3339 time, or a duration back from now (1h)"}, {Name: "limit", Type: "integer", Desc: "most receipts (default 100, at most 10000)"}},
 		OK: []response{{200, "the receipts", jsonOf("ReceiptList"), nil}}, Errors: []int{400}}},
+
+	// Drafts and review, pins, withdrawal, where used (review.go). Scope
+	// admin until roles land; each line's "role:" is the least role meant.
+	{"GET", "/v1/reviews", (*api).listReviews, operation{ID: "listReviews", Summary: "Drafts awaiting review and past decisions, pending first, then newest first", Tag: "review", Scope: "admin", // role: reviewer
+		Query: []param{{Name: "state", Type: "string", Desc: "only reviews in this state", Enum: []string{"pending", "approved", "rejected", "withdrawn"}}, {Name: "skill", Type: "string", Desc: "only this skill's"}, {Name: "limit", Type: "integer", Desc: "most reviews (default 1000, at most 10000)"}},
+		OK:    []response{{200, "the reviews", jsonOf("Object"), nil}}, Errors: []int{400, 422}}},
+	{"GET", "/v1/reviews/{review}", (*api).getReview, operation{ID: "getReview", Summary: "One review: the draft's files against the published version (a line diff per changed text file) and the draft's safety findings", Tag: "review", Scope: "admin", // role: reviewer
+		OK: []response{{200, "the review", jsonOf("Object"), nil}}, Errors: []int{404}}},
+	{"POST", "/v1/reviews/{review}/approve", (*api).approveReview, operation{ID: "approveReview", Summary: "Publish exactly the draft's version; refused by its own author (review.distinct) and when another version was published since the draft was made (409)", Tag: "review", Scope: "admin", // role: reviewer
+		Body: &reqBody{"{\"comment\": \"...\"} (optional)", jsonOf("Object")},
+		OK:   []response{{200, "the review, approved", jsonOf("Object"), nil}}, Errors: []int{400, 404, 409, 413}}},
+	{"POST", "/v1/reviews/{review}/reject", (*api).rejectReview, operation{ID: "rejectReview", Summary: "Close a draft's review without publishing it", Tag: "review", Scope: "admin", // role: reviewer
+		Body: &reqBody{"{\"comment\": \"...\"} (optional)", jsonOf("Object")},
+		OK:   []response{{200, "the review, rejected", jsonOf("Object"), nil}}, Errors: []int{400, 404, 409, 413}}},
+	{"PUT", "/v1/agents/{id}/pins/{name}", (*api).setPin, operation{ID: "setPin", Summary: "Pin the version of a stored skill an agent is served: a version number (kept through later publishes), \"published\" (the default) or \"latest\"", Tag: "review", Scope: "admin", // role: reviewer
+		Body: &reqBody{"{\"version\": N | \"published\" | \"latest\"}", jsonOf("Object")},
+		OK:   []response{{200, "the pin", jsonOf("Object"), nil}}, Errors: []int{400, 404, 409, 413, 422}}},
+	{"GET", "/v1/pins/pending", (*api).pendingPins, operation{ID: "pendingPins", Summary: "Update pending: the agents pinned to a version older than the published one", Tag: "review", Scope: "admin", // role: viewer
+		OK: []response{{200, "the lagging pins", jsonOf("Object"), nil}}}},
+	{"POST", "/v1/pins/advance", (*api).advancePins, operation{ID: "advancePins", Summary: "Move lagging pins to the published version: of one agent and/or skill, or all of them", Tag: "review", Scope: "admin", // role: reviewer
+		Body: &reqBody{"{\"agent\": \"...\", \"skill\": \"...\"} (both optional)", jsonOf("Object")},
+		OK:   []response{{200, "the pins moved", jsonOf("Object"), nil}}, Errors: []int{400, 404, 409, 413, 422}}},
+	{"POST", "/v1/skills/{name}/withdraw", (*api).withdrawSkill, operation{ID: "withdrawSkill", Summary: "Withdraw a stored skill: it leaves every listing and takes no new pins; existing pins keep working until moved ({\"withdrawn\": false} restores it)", Tag: "review", Scope: "admin", // role: reviewer
+		Body: &reqBody{"{\"withdrawn\": true | false} (optional, default true)", jsonOf("Object")},
+		OK:   []response{{200, "the skill's state", jsonOf("Object"), nil}}, Errors: []int{400, 404, 413}}},
+	{"GET", "/v1/skills/{name}/usage", (*api).skillUsage, operation{ID: "skillUsage", Summary: "Where used: every agent that lists, pins or lately loaded each version of a stored skill", Tag: "review", Scope: "admin", // role: viewer
+		OK: []response{{200, "the uses, by agent then version", jsonOf("Object"), nil}}, Errors: []int{404}}},
 }

@@ -45,6 +45,8 @@ type Options struct {
 	// Safety is the policy of the safety and quality checks that
 	// Diagnostics and CheckPolicy use (nil: the default).
 	Safety *safety.Policy
+	// Review configures drafts and review (see review.go).
+	Review ReviewOptions
 }
 
 // Service serves one catalog to many agents over any transport. It is safe

@@ -62,7 +62,7 @@ func (s *Service) Put(ctx context.Context, p Principal, b *skill.Bundle, ifVersi
 	if err := s.writable(ctx, p, doc.Name, ifVersion == 0); err != nil {
 		return nil, err
 	}
-	rec, err := s.opt.Store.Put(ctx, b, store.PutOptions{IfVersion: ifVersion, Source: source, Provenance: provenance, Limits: s.opt.Limits})
+	rec, err := s.opt.Store.Put(s.draft(ctx, p), b, store.PutOptions{IfVersion: ifVersion, Source: source, Provenance: provenance, Limits: s.opt.Limits})
 	return s.after(ctx, "put "+doc.Name, doc.Name, rec, err)
 }
 
@@ -71,7 +71,7 @@ func (s *Service) PutFile(ctx context.Context, p Principal, name, path string, d
 	if err := s.writable(ctx, p, name, false); err != nil {
 		return nil, err
 	}
-	rec, err := s.opt.Store.PutFile(ctx, name, path, data, executable, ifVersion)
+	rec, err := s.opt.Store.PutFile(s.draft(ctx, p), name, path, data, executable, ifVersion)
 	return s.after(ctx, "put file "+name+"/"+path, name, rec, err)
 }
 
@@ -80,7 +80,7 @@ func (s *Service) DeleteFile(ctx context.Context, p Principal, name, path string
 	if err := s.writable(ctx, p, name, false); err != nil {
 		return nil, err
 	}
-	rec, err := s.opt.Store.DeleteFile(ctx, name, path, ifVersion)
+	rec, err := s.opt.Store.DeleteFile(s.draft(ctx, p), name, path, ifVersion)
 	return s.after(ctx, "delete file "+name+"/"+path, name, rec, err)
 }
 
@@ -99,7 +99,7 @@ func (s *Service) Restore(ctx context.Context, p Principal, name string, version
 	if err := s.writable(ctx, p, name, false); err != nil {
 		return nil, err
 	}
-	rec, err := s.opt.Store.Restore(ctx, name, version, ifVersion)
+	rec, err := s.opt.Store.Restore(s.draft(ctx, p), name, version, ifVersion)
 	return s.after(ctx, "restore "+name, name, rec, err)
 }
 
@@ -128,9 +128,9 @@ func (s *Service) Import(ctx context.Context, p Principal, items []store.ImportI
 	var res []store.ImportResult
 	var err error
 	if opt.Partial {
-		res, err = store.ImportPartial(ctx, s.opt.Store, items)
+		res, err = store.ImportPartial(s.draft(ctx, p), s.opt.Store, items)
 	} else {
-		res, err = s.opt.Store.Import(ctx, items)
+		res, err = s.opt.Store.Import(s.draft(ctx, p), items)
 	}
 	if err != nil {
 		return nil, AsError(err)

@@ -32,11 +32,20 @@ type Provider struct {
 	entries *entryCache
 	mu      sync.Mutex
 	built   map[string]built
+	at      map[atKey]built // SkillAt's, by name and version
+}
+
+type atKey struct {
+	name    string
+	version int
 }
 
 // built is a skill as Provider built it from one record.
 type built struct {
-	version            int
+	// version, published, withdrawn, digest and updated are the row's
+	// (its latest version), whatever version sk serves.
+	version, published int
+	withdrawn          bool
 	digest             string
 	updated            time.Time
 	source, provenance string
@@ -67,11 +76,24 @@ func (p *Provider) Skills(ctx context.Context) ([]*skill.Skill, []skill.Diagnost
 	}
 	next := map[string]built{}
 	var names []string
+	var drafted []*Record
 	each := func(rec *Record) error {
-		if rec.Enabled {
-			next[rec.Name] = p.build(prev, rec)
-			names = append(names, rec.Name)
+		if !rec.Enabled {
+			return nil
 		}
+		if b, ok := prev[rec.Name]; ok && b.same(rec.Version, rec.Published, rec.Withdrawn, rec.Digest, rec.UpdatedAt, rec.Source, rec.Provenance) {
+			next[rec.Name] = b
+		} else if served(rec) {
+			// The published version is read after the walk: a read
+			// inside it would need a second connection.
+			r := *rec
+			r.Content = nil
+			drafted = append(drafted, &r)
+			return nil
+		} else {
+			next[rec.Name] = p.build(ctx, prev, rec)
+		}
+		names = append(names, rec.Name)
 		return nil
 	}
 	var err error
@@ -85,6 +107,13 @@ func (p *Provider) Skills(ctx context.Context) ([]*skill.Skill, []skill.Diagnost
 				each(rec)
 			}
 		}
+	}
+	for _, rec := range drafted {
+		if err != nil {
+			break
+		}
+		next[rec.Name] = p.build(ctx, prev, rec)
+		names = append(names, rec.Name)
 	}
 	if err != nil {
 		return nil, []skill.Diagnostic{{Severity: skill.Error, Code: skill.CodeReadError, Field: "store",
@@ -122,8 +151,7 @@ func (p *Provider) stamped(ctx context.Context, st Stamper, prev map[string]buil
 		if !s.Enabled {
 			continue
 		}
-		if b, ok := prev[s.Name]; ok && b.version == s.Version && b.digest == s.Digest && b.updated.Equal(s.UpdatedAt) &&
-			b.source == s.Source && b.provenance == s.Provenance {
+		if b, ok := prev[s.Name]; ok && b.same(s.Version, s.Published, s.Withdrawn, s.Digest, s.UpdatedAt, s.Source, s.Provenance) {
 			next[s.Name] = b
 			continue
 		}
@@ -140,7 +168,7 @@ func (p *Provider) stamped(ctx context.Context, st Stamper, prev map[string]buil
 			return nil, nil, false
 		}
 		if rec.Enabled {
-			next[name] = p.build(prev, rec)
+			next[name] = p.build(ctx, prev, rec)
 		}
 	}
 	var out []*skill.Skill
@@ -175,7 +203,7 @@ func (p *Provider) Skill(ctx context.Context, name string) (*skill.Skill, []skil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	b := p.build(p.built, rec)
+	b := p.build(ctx, p.built, rec)
 	p.built[rec.Name] = b
 	return b.sk, b.diags, nil
 }
@@ -200,13 +228,89 @@ func (p *Provider) cache() *entryCache {
 	return p.entries
 }
 
+// same reports whether b was built from a row in this state.
+func (b built) same(version, published int, withdrawn bool, digest string, updated time.Time, source, provenance string) bool {
+	return b.version == version && b.published == published && b.withdrawn == withdrawn && b.digest == digest &&
+		b.updated.Equal(updated) && b.source == source && b.provenance == provenance
+}
+
+// served reports whether rec's row serves another version than its latest
+// (a draft awaits review), or none (nothing published yet, or withdrawn).
+func served(rec *Record) bool {
+	return rec.Published != rec.Version && rec.Published > 0 && !rec.Withdrawn
+}
+
 // build returns the skill of rec, the one in have when it was built from
-// the same version.
-func (p *Provider) build(have map[string]built, rec *Record) built {
-	if b, ok := have[rec.Name]; ok && b.version == rec.Version && b.digest == rec.Digest && b.updated.Equal(rec.UpdatedAt) &&
-		b.source == rec.Source && b.provenance == rec.Provenance {
+// the same row. Agents are served the published version: when a draft is
+// newer, its record is read at that version. A withdrawn skill, or one
+// with nothing published, is served to no one (sk nil).
+func (p *Provider) build(ctx context.Context, have map[string]built, rec *Record) built {
+	if b, ok := have[rec.Name]; ok && b.same(rec.Version, rec.Published, rec.Withdrawn, rec.Digest, rec.UpdatedAt, rec.Source, rec.Provenance) {
 		return b
 	}
-	sk, diags := skillOf(p.s, rec, p.cache())
-	return built{version: rec.Version, digest: rec.Digest, updated: rec.UpdatedAt, source: rec.Source, provenance: rec.Provenance, sk: sk, diags: diags}
+	b := built{version: rec.Version, published: rec.Published, withdrawn: rec.Withdrawn, digest: rec.Digest,
+		updated: rec.UpdatedAt, source: rec.Source, provenance: rec.Provenance}
+	if rec.Withdrawn || rec.Published == 0 && rec.Version > 0 && hasPublished(p.s) {
+		return b
+	}
+	pub := rec
+	if served(rec) {
+		_, r, err := p.s.Bundle(ctx, rec.Name, rec.Published)
+		if err != nil {
+			b.diags = []skill.Diagnostic{{Severity: skill.Error, Code: skill.CodeReadError, Skill: rec.Name, Field: "store",
+				Message: fmt.Sprintf("cannot read the published version %d of %q: %v", rec.Published, rec.Name, err)}}
+			return b
+		}
+		pub = r
+	}
+	b.sk, b.diags = skillOf(p.s, pub, p.cache())
+	return b
 }
+
+// hasPublished reports whether s keeps a published version (Drafts); in
+// a store that does not, Published is always 0 and the latest version is
+// served.
+func hasPublished(s Store) bool {
+	_, ok := s.(Drafts)
+	return ok
+}
+
+// SkillAt returns the skill called name at an exact version (0: the
+// latest), for an agent pinned to it (catalog.VersionProvider). A
+// withdrawn skill is served, so existing pins keep working; a disabled
+// one, or a version that does not exist, is not (nil). The skill is built
+// once per version and digest, so the catalog sees the same value while
+// the pin holds.
+func (p *Provider) SkillAt(ctx context.Context, name string, version int) (*skill.Skill, []skill.Diagnostic, error) {
+	var rec *Record
+	var err error
+	if version == 0 {
+		rec, err = p.s.Get(ctx, name)
+	} else {
+		_, rec, err = p.s.Bundle(ctx, name, version)
+	}
+	if ErrorCode(err) == NotFound {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if !rec.Enabled {
+		return nil, nil, nil
+	}
+	k := atKey{rec.Name, rec.Version}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if b, ok := p.at[k]; ok && b.digest == rec.Digest {
+		return b.sk, b.diags, nil
+	}
+	sk, diags := skillOf(p.s, rec, p.cache())
+	if p.at == nil || len(p.at) >= maxPinned {
+		p.at = map[atKey]built{}
+	}
+	p.at[k] = built{digest: rec.Digest, sk: sk, diags: diags}
+	return sk, diags, nil
+}
+
+// maxPinned bounds the skills SkillAt keeps; past it, it starts afresh.
+const maxPinned = 4096

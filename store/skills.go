@@ -11,7 +11,8 @@ import (
 // Location returns the virtual location of a stored skill, "store://<name>".
 func Location(name string) string { return "store://" + name }
 
-// Skills turns the enabled stored skills into catalog skills. Each is a
+// Skills turns the enabled stored skills into catalog skills, each at its
+// published version (see Drafts). Each is a
 // virtual skill at "store://<name>", with Origin{Kind: "store", Version,
 // Provenance: "source: provenance"}, whose files are read through ReadFile
 // at the record's version, so the bytes (and digests) a catalog snapshot
@@ -28,6 +29,14 @@ func Skills(ctx context.Context, s Store) ([]*skill.Skill, []skill.Diagnostic, e
 	for _, rec := range recs {
 		if !rec.Enabled {
 			continue
+		}
+		if rec.Withdrawn || rec.Published == 0 && hasPublished(s) {
+			continue // served to no one (see Provider.build)
+		}
+		if served(rec) {
+			if _, rec, err = s.Bundle(ctx, rec.Name, rec.Published); err != nil {
+				return nil, nil, err
+			}
 		}
 		sk, ds := SkillOf(s, rec)
 		diags = append(diags, ds...)

@@ -10,6 +10,8 @@ import (
 type Stamp struct {
 	Name               string
 	Version            int
+	Published          int
+	Withdrawn          bool
 	Digest             string
 	Enabled            bool
 	Source, Provenance string

@@ -93,7 +93,12 @@ type Record struct {
 	// of that version's bytes.
 	Version int
 	Digest  string
-	Enabled bool
+	// Published is the version agents are served (0: none yet); it equals
+	// Version unless a draft awaits review (see Drafts). Withdrawn skills
+	// leave listings.
+	Published int
+	Withdrawn bool
+	Enabled   bool
 	// IsDirectory is true when the skill has supporting files.
 	IsDirectory bool
 	// Category, SkillVersion (the frontmatter's version), Tags and

@@ -14,6 +14,7 @@ import (
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/config"
 	"github.com/loadout/loadout/internal/textdist"
+	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/store"
 )
@@ -401,6 +402,7 @@ func (c *catalogFlags) open(ctx context.Context, e *env, needAgent bool) (*sessi
 		}
 		sess.store = st
 		opts.Store = storeProvider(st)
+		opts.Pins = service.StorePins(st)
 		shown = dsn
 	}
 	using(e, f, shown)

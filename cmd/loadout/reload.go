@@ -76,7 +76,7 @@ func (r *configReloader) reload(_ context.Context, why string) error {
 	r.restartNeeded(nf)
 	specs, opts := r.flags.agentSpecs(nf)
 	opts.Scan.KeepBodies, opts.Scan.Bodies = true, r.base.Scan.Bodies
-	opts.Store, opts.Plugins, opts.PluginOrder = r.base.Store, r.base.Plugins, r.base.PluginOrder
+	opts.Store, opts.Plugins, opts.PluginOrder, opts.Pins = r.base.Store, r.base.Plugins, r.base.PluginOrder, r.base.Pins
 	rm := r.remotes.m
 	var remoteDiags []skill.Diagnostic
 	if !sameRemotes(r.remotes.cfg, nf) {

@@ -298,6 +298,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 		}
 	}
 	opts.Store = storeProvider(st)
+	opts.Pins = service.StorePins(st)
 	var pluginDiags []skill.Diagnostic
 	if cfg != nil && len(cfg.Plugins) > 0 {
 		opts.Plugins, opts.PluginOrder, pluginDiags = pluginProviders(ctx, cfg.Plugins, st)
@@ -325,6 +326,7 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 	svcOpt := service.Options{Store: st, Server: server, Logger: logger}
 	if cfg != nil {
 		svcOpt.Limits = limitsOf(cfg)
+		svcOpt.Review = service.ReviewOptions{Required: cfg.Review.Required, AllowSelf: cfg.Review.Distinct != nil && !*cfg.Review.Distinct}
 		svcOpt.Receipts = retentionOf(cfg)
 		svcOpt.Sessions = service.SessionOptions{Max: cfg.Server.UISessions, PerToken: cfg.Server.UISessionsPerToken,
 			Idle: time.Duration(cfg.Server.UISessionIdle), Lifetime: time.Duration(cfg.Server.UISessionLifetime)}

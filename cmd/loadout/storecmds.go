@@ -102,6 +102,7 @@ func runImport(ctx context.Context, e *env, args []string) int {
 		return fail(e, err)
 	}
 	defer st.Close()
+	ctx = cliDraft(ctx, e, f) // with review required, the imports are drafts
 	var items []store.ImportItem
 	for _, src := range fs.Args() {
 		read := readSource(ctx, src, portable.LimitsFor(limitsOf(f)))

@@ -25,14 +25,16 @@ type skillRow struct {
 	version                    int
 	size                       int64
 	createdAt, updatedAt       int64
+	published                  int
+	withdrawn                  bool
 }
 
-const skillCols = `id, name, description, content, is_directory, frontmatter, requires_tools, tags, category, skill_version, enabled, source, provenance, digest, version, size, created_at, updated_at`
+const skillCols = `id, name, description, content, is_directory, frontmatter, requires_tools, tags, category, skill_version, enabled, source, provenance, digest, version, size, created_at, updated_at, published, withdrawn`
 
 func (r *skillRow) dest() []any {
 	return []any{&r.id, &r.name, &r.description, &r.content, &r.isDir, &r.frontmatter, &r.tools, &r.tags,
 		&r.category, &r.skillVersion, &r.enabled, &r.source, &r.provenance, &r.digest, &r.version, &r.size,
-		&r.createdAt, &r.updatedAt}
+		&r.createdAt, &r.updatedAt, &r.published, &r.withdrawn}
 }
 
 // skillByName reads a skill's row; nil when there is none. lock takes the
@@ -54,6 +56,7 @@ func (c conn) skillByName(name string, lock bool) (*skillRow, error) {
 func (r *skillRow) record(files []skill.File) (*store.Record, error) {
 	rec := &store.Record{
 		ID: r.id, Name: r.name, Description: r.description, Version: r.version, Digest: r.digest,
+		Published: r.published, Withdrawn: r.withdrawn,
 		Enabled: r.enabled, IsDirectory: r.isDir, Category: r.category, SkillVersion: r.skillVersion,
 		Source: r.source, Provenance: r.provenance, Files: files, Size: r.size, Content: r.content,
 		CreatedAt: fromMicros(r.createdAt), UpdatedAt: fromMicros(r.updatedAt),
@@ -271,6 +274,7 @@ func (c *decodedCache) put(k decodedKey, d *decoded) {
 func (r *skillRow) recordFrom(d *decoded) *store.Record {
 	return &store.Record{
 		ID: r.id, Name: r.name, Description: r.description, Version: r.version, Digest: r.digest,
+		Published: r.published, Withdrawn: r.withdrawn,
 		Enabled: r.enabled, IsDirectory: r.isDir, Category: r.category, SkillVersion: r.skillVersion,
 		Source: r.source, Provenance: r.provenance, Size: r.size, Content: r.content,
 		CreatedAt: fromMicros(r.createdAt), UpdatedAt: fromMicros(r.updatedAt),

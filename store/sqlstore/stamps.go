@@ -12,7 +12,7 @@ import (
 func (s *Store) Stamps(ctx context.Context) ([]store.Stamp, error) {
 	var out []store.Stamp
 	err := s.read(ctx, func(c conn) error {
-		rows, err := c.query(`SELECT name, version, digest, enabled, source, provenance, updated_at FROM skills`)
+		rows, err := c.query(`SELECT name, version, published, withdrawn, digest, enabled, source, provenance, updated_at FROM skills`)
 		if err != nil {
 			return err
 		}
@@ -20,7 +20,7 @@ func (s *Store) Stamps(ctx context.Context) ([]store.Stamp, error) {
 		for rows.Next() {
 			var st store.Stamp
 			var updated int64
-			if err := rows.Scan(&st.Name, &st.Version, &st.Digest, &st.Enabled, &st.Source, &st.Provenance, &updated); err != nil {
+			if err := rows.Scan(&st.Name, &st.Version, &st.Published, &st.Withdrawn, &st.Digest, &st.Enabled, &st.Source, &st.Provenance, &updated); err != nil {
 				return err
 			}
 			st.UpdatedAt = fromMicros(updated)

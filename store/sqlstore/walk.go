@@ -9,7 +9,7 @@ import (
 
 // walkCols are the columns of skills Walk reads: the JSON columns, which
 // List decodes and a catalog never uses, are left out.
-const walkCols = `id, name, description, content, is_directory, category, skill_version, source, provenance, digest, version, size, created_at, updated_at`
+const walkCols = `id, name, description, content, is_directory, category, skill_version, source, provenance, digest, version, size, created_at, updated_at, published, withdrawn`
 
 // Walk calls fn with every enabled skill at its current version, in one
 // read-only snapshot, one row at a time (store.Walker): the rows stream
@@ -31,12 +31,12 @@ func (s *Store) Walk(ctx context.Context, fn func(rec *store.Record) error) erro
 		for rows.Next() {
 			r := skillRow{enabled: true}
 			if err := rows.Scan(&r.id, &r.name, &r.description, &r.content, &r.isDir, &r.category, &r.skillVersion,
-				&r.source, &r.provenance, &r.digest, &r.version, &r.size, &r.createdAt, &r.updatedAt); err != nil {
+				&r.source, &r.provenance, &r.digest, &r.version, &r.size, &r.createdAt, &r.updatedAt, &r.published, &r.withdrawn); err != nil {
 				return err
 			}
 			rec := &store.Record{
 				ID: r.id, Name: r.name, Description: r.description, Version: r.version, Digest: r.digest,
-				Enabled: true, IsDirectory: r.isDir, Category: r.category, SkillVersion: r.skillVersion,
+				Published: r.published, Withdrawn: r.withdrawn, Enabled: true, IsDirectory: r.isDir, Category: r.category, SkillVersion: r.skillVersion,
 				Source: r.source, Provenance: r.provenance, Files: files[r.id], Size: r.size, Content: r.content,
 				CreatedAt: fromMicros(r.createdAt), UpdatedAt: fromMicros(r.updatedAt),
 			}

@@ -125,12 +125,23 @@ func (c conn) save(cur *skillRow, b *skill.Bundle, doc *skill.Document, info sav
 	isDir := len(b.Files) > 0
 	var id string
 	version := 1
+	// A draft (store.WithDraft) leaves the published version where it is
+	// and opens a review; any other save publishes what it writes.
+	author, draft := store.DraftOf(c.ctx)
+	base := 0
+	if cur != nil {
+		base = cur.published
+	}
 	if cur == nil {
 		id = newID()
+		published := version
+		if draft {
+			published = 0
+		}
 		_, err := c.exec(`INSERT INTO skills (`+skillCols+`)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
 			id, doc.Name, doc.Description, b.Content, isDir, m.frontmatter, m.toolsJSON, m.tagsJSON,
-			doc.Category, doc.Version, true, info.source, info.provenance, digest, version, size, t, t)
+			doc.Category, doc.Version, true, info.source, info.provenance, digest, version, size, t, t, published, false)
 		if err != nil {
 			if c.s.d.uniqueViolation(err) {
 				return conflict(doc.Name, 0, 0)
@@ -140,12 +151,16 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
 	} else {
 		id = cur.id
 		version = cur.version + 1
+		published := version
+		if draft {
+			published = cur.published
+		}
 		res, err := c.exec(`UPDATE skills SET description = $1, content = $2, is_directory = $3, frontmatter = $4,
 requires_tools = $5, tags = $6, category = $7, skill_version = $8, source = $9, provenance = $10, digest = $11,
-version = $12, size = $13, updated_at = $14
+version = $12, size = $13, updated_at = $14, published = $17
 WHERE id = $15 AND version = $16`,
 			doc.Description, b.Content, isDir, m.frontmatter, m.toolsJSON, m.tagsJSON, doc.Category, doc.Version,
-			info.source, info.provenance, digest, version, size, t, id, cur.version)
+			info.source, info.provenance, digest, version, size, t, id, cur.version, published)
 		if err != nil {
 			return err
 		}
@@ -178,6 +193,13 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 	}
 	if err := c.insertRows(`INSERT INTO skill_version_files (skill_id, version, relative_path, blob_sha256, content_type, size, is_binary, executable)`, rows, ""); err != nil {
 		return err
+	}
+	if draft {
+		if _, err := c.exec(`INSERT INTO reviews (id, skill_id, skill, version, base, digest, author_token, author, state, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			newID(), id, doc.Name, version, base, digest, author.Token, author.Name, store.ReviewPending, t); err != nil {
+			return err
+		}
 	}
 
 	// Current files: delete the removed ones, write only what changed.

@@ -50,6 +50,11 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ConcurrentUpdates", testConcurrentUpdates},
 		{"ConcurrentCreates", testConcurrentCreates},
 		{"Skills", testSkills},
+		// Drafts, review, pins and withdrawal (review.go).
+		{"Drafts", testDrafts},
+		{"ApproveReject", testApproveReject},
+		{"ApprovalRace", testApprovalRace},
+		{"PinsWithdraw", testPinsWithdraw},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
