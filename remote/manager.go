@@ -301,6 +301,8 @@ func (m *Manager) Follow(ctx context.Context) ([]string, error) {
 type Change struct {
 	ID, URL  string
 	From, To string // revisions; From is "" for a first sync
+	// FromDigest and ToDigest are the snapshots' digests, where known.
+	FromDigest, ToDigest string
 	// Added, Removed and Changed are skill names, sorted; Digests gives
 	// each added or changed skill's new digest and each removed one's old.
 	Added, Removed, Changed []string
@@ -332,7 +334,7 @@ func (c Change) Diagnostics() []skill.Diagnostic {
 		return []skill.Diagnostic{diag(s, skill.Error, CodeOf(c.Err), errMsg(c.Err)+"; the last good snapshot is kept")}
 	}
 	if c.Pending {
-		return []skill.Diagnostic{diag(s, skill.Info, CodePending, "awaits review: "+c.what()+"; approve it with `loadout sync --approve "+c.ID+"` or POST /v1/sources/"+c.ID+"/pending/approve")}
+		return []skill.Diagnostic{diag(s, skill.Info, CodePending, "awaits review: "+c.what()+"; approve it with `loadout sync --approve "+c.ID+"` or POST /v1/sources/"+c.ID+"/approve")}
 	}
 	if !c.Moved {
 		return nil
@@ -523,6 +525,10 @@ func (m *Manager) sync(ctx context.Context, s Spec, dry bool) (ch Change) {
 	pin := Pin{ID: s.ID, Kind: s.Kind(), URL: s.URL(), Ref: s.Ref, Paths: s.Paths, Revision: rev,
 		Digest: snap.digest, Skills: snap.digests, Synced: m.opt.Now().UTC()}
 	diff(&ch, old, &pin)
+	ch.ToDigest = pin.Digest
+	if old != nil {
+		ch.FromDigest = old.Digest
+	}
 	ch.Moved = old == nil || old.Digest != pin.Digest || old.Revision != pin.Revision
 	if m.opt.Review && ch.Moved {
 		// Under review a moved pin is a change to approve: recorded (or,

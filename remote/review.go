@@ -14,14 +14,11 @@ type PendingChange struct {
 	Pending
 	// URL is the source's location, without credentials.
 	URL string
-	// Served and Proposed are the folders of the snapshot served now ("" if
-	// none) and of the one the change would serve ("" when it is no longer
-	// in the cache: approving fetches it again and checks its digest).
-	// Each skill's folder is under them at the skill's Provenance.
-	Served, Proposed string
-	// ServedSkills and ProposedSkills give each skill's folder relative to
-	// its snapshot, by name.
-	ServedSkills, ProposedSkills map[string]string
+	// Served and Proposed are the skills of the snapshot served now and of
+	// the one the change would serve, by name; Proposed is nil when that
+	// snapshot is no longer in the cache (approving fetches it again and
+	// checks its digest).
+	Served, Proposed map[string]*skill.Skill
 }
 
 // PendingChanges lists the changes that await review, sources in id
@@ -41,7 +38,7 @@ func (m *Manager) PendingChanges(ctx context.Context) ([]PendingChange, error) {
 		}
 		pc := PendingChange{Pending: p, URL: m.specs[i].URL()}
 		if cur, _ := m.current(p.To.ID); cur != nil {
-			pc.Served, pc.ServedSkills = cur.dir, skillDirs(cur)
+			pc.Served = byName(cur.skills)
 		}
 		for _, name := range m.candidates(p.To.ID, p.To.Revision) {
 			snap, ok := m.open(ctx, m.specs[i], p.To.Revision, name)
@@ -50,7 +47,7 @@ func (m *Manager) PendingChanges(ctx context.Context) ([]PendingChange, error) {
 			}
 			snap.lease.release()
 			if snap.digest == p.To.Digest {
-				pc.Proposed, pc.ProposedSkills = snap.dir, skillDirs(snap)
+				pc.Proposed = byName(snap.skills)
 				break
 			}
 		}
@@ -59,13 +56,10 @@ func (m *Manager) PendingChanges(ctx context.Context) ([]PendingChange, error) {
 	return out, nil
 }
 
-// skillDirs is each skill's folder relative to its snapshot, by name.
-func skillDirs(snap *snapshot) map[string]string {
-	out := make(map[string]string, len(snap.skills))
-	for _, sk := range snap.skills {
-		if sk.Origin != nil && sk.Origin.Provenance != "" {
-			out[sk.Name] = sk.Origin.Provenance
-		}
+func byName(skills []*skill.Skill) map[string]*skill.Skill {
+	out := make(map[string]*skill.Skill, len(skills))
+	for _, sk := range skills {
+		out[sk.Name] = sk
 	}
 	return out
 }
@@ -101,7 +95,7 @@ func (m *Manager) Approve(ctx context.Context, id, rev string) (ch Change) {
 		ch.Err = Errorf(id, CodeNoPending, "no change of this source awaits review: run `loadout sync %s` to record one", id)
 		return ch
 	}
-	ch.From, ch.To = p.Base, p.To.Revision
+	ch.From, ch.To, ch.FromDigest, ch.ToDigest = p.Base, p.To.Revision, p.BaseDigest, p.To.Digest
 	ch.Added, ch.Removed, ch.Changed = p.Added, p.Removed, p.Changed
 	if rev != "" && rev != p.To.Revision {
 		ch.Err = Errorf(id, CodeConflict, "the change awaiting review is now %s, not %s: review it again", shortRev(p.To.Revision), shortRev(rev))

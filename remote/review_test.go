@@ -83,12 +83,14 @@ func TestReviewQueuesEveryMove(t *testing.T) {
 		t.Fatalf("pending: %v %+v", err, pcs)
 	}
 	pc := pcs[0]
-	if pc.Base != "aaa111" || pc.To.Revision != "bbb222" || pc.Proposed == "" || pc.Served == "" ||
-		pc.ProposedSkills["deploy"] != "skills/deploy" || pc.ServedSkills["pdf"] != "skills/pdf" {
+	if pc.Base != "aaa111" || pc.To.Revision != "bbb222" || pc.Proposed["deploy"] == nil || pc.Served["pdf"] == nil || pc.Served["deploy"] != nil {
 		t.Fatalf("pending change: %+v", pc)
 	}
-	if b, err := os.ReadFile(filepath.Join(pc.Proposed, pc.ProposedSkills["pdf"], "SKILL.md")); err != nil || !strings.Contains(string(b), "v2") {
-		t.Errorf("proposed pdf: %q %v", b, err)
+	if b, err := pc.Proposed["pdf"].Bundle(); err != nil || !strings.Contains(string(b.Content), "v2") {
+		t.Errorf("proposed pdf: %v", err)
+	}
+	if b, err := pc.Served["pdf"].Bundle(); err != nil || !strings.Contains(string(b.Content), "v1") {
+		t.Errorf("served pdf: %v", err)
 	}
 	if ch := m.Approve(ctx, id, "bbb222"); ch.Err != nil || !ch.Moved || ch.Digests["deploy"] == "" {
 		t.Fatalf("second approval: %+v", ch)
