@@ -15,6 +15,12 @@ import (
 	"github.com/loadout/loadout/skill"
 )
 
+// maxReviewDiffSkills bounds the skills of one change given file diffs
+// and findings: a change of a whole large repository still answers in
+// bounded time and bytes. The rest are listed with their status and
+// digest, and a note.
+var maxReviewDiffSkills = 200
+
 // PendingChanges is the remote sources' changes that await review, each
 // skill with its files' diffs against what is served and its findings.
 func (r remotesService) PendingChanges(ctx context.Context) ([]service.SourceReview, error) {
@@ -31,6 +37,11 @@ func (r remotesService) PendingChanges(ctx context.Context) ([]service.SourceRev
 		}
 		add := func(name, status, digest string) {
 			sc := service.SkillChange{Name: name, Status: status, Digest: digest, Files: []service.FileChange{}, Findings: []skill.Diagnostic{}}
+			if len(sr.Skills) >= maxReviewDiffSkills {
+				sc.Note = fmt.Sprintf("past the first %d skills of this change, skills are listed without their diffs and findings: review the rest in the repository, or with `loadout sync --pending --json` after a smaller upstream change", maxReviewDiffSkills)
+				sr.Skills = append(sr.Skills, sc)
+				return
+			}
 			old, oerr := bundleOf(pc.Served[name])
 			cur, cerr := bundleOf(pc.Proposed[name])
 			switch {

@@ -153,3 +153,40 @@ func TestReviewRemoteSource(t *testing.T) {
 		t.Errorf("approving a rejected change: %d %s", code, body)
 	}
 }
+
+// TestReviewDiffBound: a change gives diffs and findings to its first
+// maxReviewDiffSkills skills, and lists the rest with a note.
+func TestReviewDiffBound(t *testing.T) {
+	old := maxReviewDiffSkills
+	maxReviewDiffSkills = 2
+	t.Cleanup(func() { maxReviewDiffSkills = old })
+	files := map[string]string{}
+	for _, n := range []string{"a", "b", "c"} {
+		files["skills/"+n+"/SKILL.md"] = skillMD(n, "Skill "+n+". Use when "+n+" is asked for.", "v1")
+	}
+	g := newGitRepo(t, files)
+	cfg := writeReviewConfig(t, map[string]any{"git": g.url(), "ref": "main", "paths": []string{"skills"}, "id": "team"})
+	env := func(string) string { return "" }
+	if r := runCLIEnv(t, env, "sync", "--config", cfg); r.code != 0 {
+		t.Fatalf("sync: %d %s", r.code, r.stderr)
+	}
+	r := runCLIEnv(t, env, "sync", "--config", cfg, "--pending", "--json")
+	var out struct {
+		Changes []struct {
+			Skills []struct {
+				Name  string
+				Files []struct{ Path string }
+				Note  string
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || len(out.Changes) != 1 || len(out.Changes[0].Skills) != 3 {
+		t.Fatalf("pending: %v\n%s", err, r.stdout)
+	}
+	sk := out.Changes[0].Skills
+	for i, s := range sk {
+		if withDiff := i < 2; withDiff != (len(s.Files) > 0) || withDiff == (s.Note != "") {
+			t.Errorf("skill %d (%s): %d files, note %q", i, s.Name, len(s.Files), s.Note)
+		}
+	}
+}
