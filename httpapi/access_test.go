@@ -251,7 +251,7 @@ func accessBody(t *testing.T, rt httpapi.RouteSpec) ([]byte, []string) {
 		return nil, hdr
 	case slices.Contains(rt.BodyTypes, "*/*"):
 		return []byte("new bytes"), append(hdr, "Content-Type", "application/octet-stream")
-	case strings.Contains(rt.Pattern, "/reviews/") || strings.HasPrefix(rt.Pattern, "/v1/pins/") || strings.HasSuffix(rt.Pattern, "/withdraw"):
+	case strings.Contains(rt.Pattern, "/reviews/") || strings.HasSuffix(rt.Pattern, "/approve") || strings.HasSuffix(rt.Pattern, "/reject") || strings.HasPrefix(rt.Pattern, "/v1/pins/") || strings.HasSuffix(rt.Pattern, "/withdraw"):
 		return []byte("{}"), append(hdr, "Content-Type", "application/json")
 	case strings.Contains(rt.Pattern, "/pins/"):
 		return []byte(`{"version": 1}`), append(hdr, "Content-Type", "application/json")

@@ -1024,7 +1024,7 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 	for k := range inDoc {
 		t.Errorf("the OpenAPI document has %s, which is not a route", k)
 	}
-	if n := len(httpapi.Routes()); n != 44 { // 29, the audit trail's 3, 9 of drafts, review and pins, and the kill switch's 3
+	if n := len(httpapi.Routes()); n != 47 { // 29, the audit trail's 3, 9 of drafts, review and pins, the kill switch's 3 and 3 of the remote sources' review
 		t.Errorf("%d routes", n)
 	}
 }
@@ -1092,6 +1092,19 @@ type oneRemote struct{}
 func (oneRemote) Sync(_ context.Context, ids ...string) []service.SourceSync {
 	return []service.SourceSync{{ID: "team", From: "abc", To: "abc", Added: []string{}, Removed: []string{}, Changed: []string{}, Summary: "team: unchanged at abc"}}
 }
+
+// Its one change awaiting review can be approved and rejected over and
+// over; cmd/loadout's tests review real git repositories.
+func (oneRemote) PendingChanges(context.Context) ([]service.SourceReview, error) {
+	return []service.SourceReview{{ID: "team", URL: "https://git.example.com/team/skills.git", From: "abc", To: "def", State: "pending",
+		Skills: []service.SkillChange{{Name: "deploy", Status: "changed", Files: []service.FileChange{}}}}}, nil
+}
+
+func (oneRemote) Approve(_ context.Context, id, rev string) service.SourceSync {
+	return service.SourceSync{ID: id, From: "abc", To: "def", Moved: true, Added: []string{}, Removed: []string{}, Changed: []string{"deploy"}, Summary: "team: approved"}
+}
+
+func (oneRemote) Reject(context.Context, string, string, string) error { return nil }
 
 func (oneRemote) Status() []service.SourceStatus {
 	return []service.SourceStatus{{ID: "team", Kind: "git", URL: "https://git.example.com/team/skills.git", Ref: "main", Revision: "abc", Skills: 2}}

@@ -168,3 +168,44 @@ func (a *api) skillUsage(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, u)
 }
+
+// sourceDecision is the body of a source's approve or reject.
+type sourceDecision struct {
+	Revision string `json:"revision"`
+	Comment  string `json:"comment"`
+}
+
+func (a *api) sourceReviews(w http.ResponseWriter, r *http.Request) {
+	list, err := a.svc.SourceReviews(r.Context(), principal(r))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"changes": list})
+}
+
+func (a *api) approveSource(w http.ResponseWriter, r *http.Request) {
+	var req sourceDecision
+	if !smallJSON(w, r, &req, `a JSON object {"revision": "...", "comment": "..."}`) {
+		return
+	}
+	res, err := a.svc.ApproveSource(r.Context(), principal(r), r.PathValue("source"), req.Revision, req.Comment)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (a *api) rejectSource(w http.ResponseWriter, r *http.Request) {
+	var req sourceDecision
+	if !smallJSON(w, r, &req, `a JSON object {"revision": "...", "comment": "..."}`) {
+		return
+	}
+	id := r.PathValue("source")
+	if err := a.svc.RejectSource(r.Context(), principal(r), id, req.Revision, req.Comment); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "state": "rejected", "note": req.Comment})
+}

@@ -154,6 +154,14 @@ var routes = []route{
 		OK: []response{{200, "reloaded", jsonOf("ReloadResult"), nil}}, Errors: []int{422}}},
 	{"GET", "/v1/sources", (*api).sources, operation{ID: "listSources", Summary: "Every source (folders, the store, plugins, git repositories and skill indexes) with its skills and its errors and warnings (the safety findings included); for a remote source, where it is, its pin in loadout.lock and how its last sync went", Tag: "server", Scope: "viewer",
 		OK: []response{{200, "the sources", jsonOf("SourceList"), nil}}}},
+	{"GET", "/v1/sources/reviews", (*api).sourceReviews, operation{ID: "sourceReviews", Summary: "Remote sources' changes awaiting review (review.required): for each, the pin it would move from and to, and every skill it adds, removes or changes with its files' line diffs and its safety findings; rejected changes are listed too, so the same snapshot is not queued again", Tag: "review", Scope: "admin", // role: reviewer
+		OK: []response{{200, "the changes", jsonOf("Object"), nil}}, Errors: []int{404}}},
+	{"POST", "/v1/sources/{source}/approve", (*api).approveSource, operation{ID: "approveSource", Summary: "Move a remote source's pin to its change awaiting review and serve it; 409 when the pin moved since the change was recorded, or the content fetched again is not what was reviewed", Tag: "review", Scope: "admin", // role: reviewer
+		Body: &reqBody{"{\"revision\": \"what was reviewed (optional)\", \"comment\": \"...\"}", jsonOf("Object")},
+		OK:   []response{{200, "what the approval did", jsonOf("Object"), nil}}, Errors: []int{400, 404, 409, 413}}},
+	{"POST", "/v1/sources/{source}/reject", (*api).rejectSource, operation{ID: "rejectSource", Summary: "Reject a remote source's change awaiting review: the pin stays, and the same snapshot is not queued again", Tag: "review", Scope: "admin", // role: reviewer
+		Body: &reqBody{"{\"revision\": \"...\", \"comment\": \"...\"}", jsonOf("Object")},
+		OK:   []response{{200, "the change, rejected", jsonOf("Object"), nil}}, Errors: []int{400, 404, 409, 413}}},
 	{"POST", "/v1/sources/{source}/sync", (*api).syncSource, operation{ID: "syncSource", Summary: "Sync one remote source now (for a webhook): fetch what its ref points at, validate it beside the current snapshot, swap it in and move its pin; a failure keeps the last good snapshot (200 with the error in the result)", Tag: "server", Scope: "admin",
 		OK: []response{{200, "what the sync did", jsonOf("SourceSync"), nil}}, Errors: []int{404}}},
 	{"GET", "/v1/receipts", (*api).receipts, operation{ID: "receipts", Summary: "Recent activation and read receipts, newest first", Tag: "server", Scope: "viewer",

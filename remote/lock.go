@@ -28,6 +28,32 @@ const MaxLockBytes = 16 << 20
 type Lock struct {
 	Version int   `json:"lockVersion"`
 	Sources []Pin `json:"sources"`
+	// Pending are the changes that await review, one a source at most
+	// (Options.Review): what a sync would have moved each pin to.
+	Pending []Pending `json:"pending,omitempty"`
+}
+
+// Pending is a change of one source's pin that awaits review: the pin it
+// would move to, the pin it was made from, and what it adds, removes and
+// changes. A rejected change stays, marked, so that a later sync that
+// finds the same snapshot again does not put it back in the queue.
+type Pending struct {
+	// To is the pin that approving the change writes.
+	To Pin `json:"to"`
+	// Base and BaseDigest are the pin's revision and digest when the
+	// change was recorded ("" for a source not pinned yet): approving is
+	// refused once the pin has moved from them.
+	Base       string `json:"base,omitempty"`
+	BaseDigest string `json:"baseDigest,omitempty"`
+	// Added, Removed and Changed are skill names, sorted.
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+	Changed []string `json:"changed,omitempty"`
+	// Recorded is when a sync recorded it.
+	Recorded time.Time `json:"recorded"`
+	// Rejected, when set, is when a reviewer rejected it, and Note why.
+	Rejected *time.Time `json:"rejected,omitempty"`
+	Note     string     `json:"note,omitempty"`
 }
 
 // Pin is one source's entry in the lock.
@@ -83,6 +109,13 @@ func ReadLock(path string) (*Lock, error) {
 		}
 		seen[p.ID] = true
 	}
+	pend := map[string]bool{}
+	for i, p := range l.Pending {
+		if !ValidID(p.To.ID) || pend[p.To.ID] {
+			return nil, &Error{Code: CodeLock, Msg: fmt.Sprintf("%s: pending[%d]: id %q is not valid or is given twice; remove the entry (the change is recorded again by the next sync)", path, i, p.To.ID)}
+		}
+		pend[p.To.ID] = true
+	}
 	return &l, nil
 }
 
@@ -108,9 +141,37 @@ func (l *Lock) Put(p Pin) {
 	slices.SortFunc(l.Sources, func(a, b Pin) int { return strings.Compare(a.ID, b.ID) })
 }
 
-// Keep drops the pins of sources not in ids.
+// Keep drops the pins and pending changes of sources not in ids.
 func (l *Lock) Keep(ids map[string]bool) {
 	l.Sources = slices.DeleteFunc(l.Sources, func(p Pin) bool { return !ids[p.ID] })
+	l.Pending = slices.DeleteFunc(l.Pending, func(p Pending) bool { return !ids[p.To.ID] })
+}
+
+// PendingFor is source id's pending change, or nil.
+func (l *Lock) PendingFor(id string) *Pending {
+	for i := range l.Pending {
+		if l.Pending[i].To.ID == id {
+			return &l.Pending[i]
+		}
+	}
+	return nil
+}
+
+// PutPending sets the pending change of p.To.ID.
+func (l *Lock) PutPending(p Pending) {
+	for i := range l.Pending {
+		if l.Pending[i].To.ID == p.To.ID {
+			l.Pending[i] = p
+			return
+		}
+	}
+	l.Pending = append(l.Pending, p)
+	slices.SortFunc(l.Pending, func(a, b Pending) int { return strings.Compare(a.To.ID, b.To.ID) })
+}
+
+// DropPending removes source id's pending change.
+func (l *Lock) DropPending(id string) {
+	l.Pending = slices.DeleteFunc(l.Pending, func(p Pending) bool { return p.To.ID == id })
 }
 
 // Write writes the lock to path atomically: a temporary file beside it,

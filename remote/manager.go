@@ -41,6 +41,10 @@ type Options struct {
 	// returns refuse the snapshot, which fails the sync with CodeRefused
 	// and keeps the last good one.
 	Gate func(skills []*skill.Skill) []skill.Diagnostic
+	// Review, when set, makes a sync that would move a pin record the
+	// change in the lock's pending list instead: the pin stays, and what
+	// is served with it, until Approve moves it (or Reject drops it).
+	Review bool
 }
 
 // Manager keeps every remote source's current snapshot and its pin. It is
@@ -297,6 +301,8 @@ func (m *Manager) Follow(ctx context.Context) ([]string, error) {
 type Change struct {
 	ID, URL  string
 	From, To string // revisions; From is "" for a first sync
+	// FromDigest and ToDigest are the snapshots' digests, where known.
+	FromDigest, ToDigest string
 	// Added, Removed and Changed are skill names, sorted; Digests gives
 	// each added or changed skill's new digest and each removed one's old.
 	Added, Removed, Changed []string
@@ -314,6 +320,11 @@ type Change struct {
 	Err error
 	// Refused are the findings that refused the snapshot (CodeRefused).
 	Refused []skill.Diagnostic
+	// Pending: with Options.Review, the change was recorded for review
+	// (or, for Check, awaits it) and the pin did not move. Rejected: the
+	// same snapshot was rejected before, so it was not queued again.
+	Pending  bool
+	Rejected bool
 }
 
 // Diagnostics are c as diagnostics: the failure, or what moved.
@@ -321,6 +332,9 @@ func (c Change) Diagnostics() []skill.Diagnostic {
 	s := Spec{ID: c.ID}
 	if c.Err != nil {
 		return []skill.Diagnostic{diag(s, skill.Error, CodeOf(c.Err), errMsg(c.Err)+"; the last good snapshot is kept")}
+	}
+	if c.Pending {
+		return []skill.Diagnostic{diag(s, skill.Info, CodePending, "awaits review: "+c.what()+"; approve it with `loadout sync --approve "+c.ID+"` or POST /v1/sources/"+c.ID+"/approve")}
 	}
 	if !c.Moved {
 		return nil
@@ -333,6 +347,12 @@ func (c Change) Diagnostics() []skill.Diagnostic {
 func (c Change) Summary() string {
 	if c.Err != nil {
 		return fmt.Sprintf("%s: sync failed: %v", c.ID, c.Err)
+	}
+	if c.Rejected {
+		return fmt.Sprintf("%s: %s was rejected in review; the pin stays at %s", c.ID, shortRev(c.To), shortRev(c.From))
+	}
+	if c.Pending {
+		return c.ID + ": awaits review: " + c.what()
 	}
 	if !c.Moved {
 		return fmt.Sprintf("%s: unchanged at %s", c.ID, shortRev(c.To))
@@ -505,7 +525,39 @@ func (m *Manager) sync(ctx context.Context, s Spec, dry bool) (ch Change) {
 	pin := Pin{ID: s.ID, Kind: s.Kind(), URL: s.URL(), Ref: s.Ref, Paths: s.Paths, Revision: rev,
 		Digest: snap.digest, Skills: snap.digests, Synced: m.opt.Now().UTC()}
 	diff(&ch, old, &pin)
+	ch.ToDigest = pin.Digest
+	if old != nil {
+		ch.FromDigest = old.Digest
+	}
 	ch.Moved = old == nil || old.Digest != pin.Digest || old.Revision != pin.Revision
+	if m.opt.Review && ch.Moved {
+		// Under review a moved pin is a change to approve: recorded (or,
+		// for Check, reported), never written.
+		ch.Moved = false
+		m.lockMu.Lock()
+		p := m.lock.PendingFor(s.ID)
+		m.lockMu.Unlock()
+		if p != nil && p.To.Digest == pin.Digest && p.To.Revision == pin.Revision && p.Rejected != nil {
+			ch.Rejected = true
+			return ch
+		}
+		ch.Pending = true
+		if dry {
+			return ch
+		}
+		if p != nil && p.To.Digest == pin.Digest && p.To.Revision == pin.Revision && p.Base == ch.From {
+			return ch // already queued
+		}
+		pend := Pending{To: pin, Added: ch.Added, Removed: ch.Removed, Changed: ch.Changed, Recorded: pin.Synced}
+		if old != nil {
+			pend.Base, pend.BaseDigest = old.Revision, old.Digest
+		}
+		if err := m.updateLock(func(l *Lock) error { l.PutPending(pend); return nil }); err != nil {
+			ch.Pending = false
+			ch.Err = err
+		}
+		return ch // the folder stays in the cache (gc keeps a pending revision's) for Approve
+	}
 	if dry {
 		return ch
 	}
@@ -550,6 +602,14 @@ func (m *Manager) rereadLock() error {
 // while no other process of this user does the same (lockFolder), so that
 // a pin another process moved meanwhile is kept.
 func (m *Manager) writePin(pin Pin) error {
+	return m.updateLock(func(l *Lock) error { l.Put(pin); return nil })
+}
+
+// updateLock changes the lock file with fn: read again, changed and
+// written while no other process of this user does the same, so that what
+// another process wrote meanwhile is kept. Nothing is written when fn
+// fails.
+func (m *Manager) updateLock(fn func(l *Lock) error) error {
 	m.lockMu.Lock()
 	defer m.lockMu.Unlock()
 	unlock := lockFolder(filepath.Dir(m.opt.LockPath))
@@ -558,7 +618,10 @@ func (m *Manager) writePin(pin Pin) error {
 	if err != nil {
 		return err
 	}
-	l.Put(pin)
+	if err := fn(l); err != nil {
+		m.lock = l
+		return err
+	}
 	if err := l.Write(m.opt.LockPath); err != nil {
 		return err
 	}
@@ -921,7 +984,12 @@ func (m *Manager) gc(id string) {
 	if err != nil {
 		return
 	}
-	pinned, verified := "", ""
+	pinned, verified, pending := "", "", ""
+	m.lockMu.Lock()
+	if p := m.lock.PendingFor(id); p != nil && p.Rejected == nil {
+		pending = revName(p.To.Revision)
+	}
+	m.lockMu.Unlock()
 	if p := m.Pin(id); p != nil {
 		pinned = revName(p.Revision)
 		if cur, _ := m.current(id); cur != nil && cur.rev == p.Revision && cur.digest == p.Digest {
@@ -934,6 +1002,9 @@ func (m *Manager) gc(id string) {
 		n := e.Name()
 		if n == leaseDir || n == verified || verified == "" && !strings.HasPrefix(n, tempPrefix) && entryRev(n) == pinned {
 			continue
+		}
+		if pending != "" && !strings.HasPrefix(n, tempPrefix) && entryRev(n) == pending {
+			continue // Approve opens it
 		}
 		removeUnleased(srcDir, n)
 	}

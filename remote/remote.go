@@ -131,21 +131,24 @@ type Error struct {
 
 // Error codes.
 const (
-	CodeNetwork = "remote-network"  // the remote could not be reached or the transfer broke
-	CodeRef     = "remote-ref"      // the ref or pinned revision does not exist
-	CodeLimit   = "remote-limit"    // a file or the snapshot is over a limit
-	CodePath    = "remote-path"     // a path or symlink in the source was refused
-	CodeInvalid = "remote-invalid"  // the source is not a repository or index loadout can read
-	CodeDigest  = "remote-digest"   // an archive or snapshot does not match its digest
-	CodeLock    = "remote-lock"     // loadout.lock and the snapshot on disk disagree
-	CodeAuth    = "remote-auth"     // the remote refused the credentials
-	CodeSynced  = "remote-synced"   // info: a sync moved a pin
-	CodeStale   = "remote-stale"    // warning: the last sync failed; the last good snapshot is served
-	CodeSkipped = "remote-skipped"  // info: something in the source was left out (a submodule, a refused link)
-	CodeMoved   = "remote-moved"    // sync --check: the remote has moved past the pin
-	CodeUnknown = "remote-unpinned" // a source has no pin yet
-	CodeRefused = "remote-refused"  // the safety checks refused a new snapshot
-	CodeBroken  = "remote-broken"   // a pinned skill's SKILL.md does not load at the new revision; the pin stays
+	CodeNetwork   = "remote-network"    // the remote could not be reached or the transfer broke
+	CodeRef       = "remote-ref"        // the ref or pinned revision does not exist
+	CodeLimit     = "remote-limit"      // a file or the snapshot is over a limit
+	CodePath      = "remote-path"       // a path or symlink in the source was refused
+	CodeInvalid   = "remote-invalid"    // the source is not a repository or index loadout can read
+	CodeDigest    = "remote-digest"     // an archive or snapshot does not match its digest
+	CodeLock      = "remote-lock"       // loadout.lock and the snapshot on disk disagree
+	CodeAuth      = "remote-auth"       // the remote refused the credentials
+	CodeSynced    = "remote-synced"     // info: a sync moved a pin
+	CodeStale     = "remote-stale"      // warning: the last sync failed; the last good snapshot is served
+	CodeSkipped   = "remote-skipped"    // info: something in the source was left out (a submodule, a refused link)
+	CodeMoved     = "remote-moved"      // sync --check: the remote has moved past the pin
+	CodeUnknown   = "remote-unpinned"   // a source has no pin yet
+	CodeRefused   = "remote-refused"    // the safety checks refused a new snapshot
+	CodeBroken    = "remote-broken"     // a pinned skill's SKILL.md does not load at the new revision; the pin stays
+	CodePending   = "remote-pending"    // info: a sync recorded a change that awaits review; the pin stays
+	CodeNoPending = "remote-no-pending" // there is no change of the source to approve or reject
+	CodeConflict  = "remote-conflict"   // the pending change no longer applies: the pin or the upstream content moved
 )
 
 func (e *Error) Error() string {

@@ -47,11 +47,18 @@ type SourceSync struct {
 	ID   string `json:"id"`
 	From string `json:"from,omitempty"`
 	To   string `json:"to,omitempty"`
+	// FromDigest and ToDigest are the snapshots' digests, where known.
+	FromDigest string `json:"fromDigest,omitempty"`
+	ToDigest   string `json:"toDigest,omitempty"`
 	// Moved: the pin moved to To.
-	Moved   bool     `json:"moved"`
-	Added   []string `json:"added"`
-	Removed []string `json:"removed"`
-	Changed []string `json:"changed"`
+	Moved bool `json:"moved"`
+	// Pending: review is required and the change was recorded for it (the
+	// pin did not move). Rejected: the same change was rejected before.
+	Pending  bool     `json:"pending,omitempty"`
+	Rejected bool     `json:"rejected,omitempty"`
+	Added    []string `json:"added"`
+	Removed  []string `json:"removed"`
+	Changed  []string `json:"changed"`
 	// Digests are the new digests of added and changed skills and the
 	// old ones of removed skills.
 	Digests map[string]string `json:"digests,omitempty"`

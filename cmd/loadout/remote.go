@@ -89,7 +89,7 @@ func newRemotes(getenv func(string) string, f *config.File, dsn string, scan sou
 		lim.MaxBytes = f.Remote.MaxTotalSize
 	}
 	m, err := remote.NewManager(specs, remote.Options{Cache: remoteCache(f, dsn), LockPath: f.LockPath(), Limits: lim, Scan: scan,
-		Fetchers: remoteFetchers(), Gate: safetyRefusals(policyOf(f))})
+		Fetchers: remoteFetchers(), Gate: safetyRefusals(policyOf(f)), Review: f.Review.Required})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -115,6 +115,8 @@ type remotesService struct {
 	// refresh reads the remote sources into the catalog again (the
 	// service does so itself when a pin moves).
 	refresh func(ctx context.Context, why string)
+	// policy is the safety policy a change under review is checked with.
+	policy *safety.Policy
 }
 
 func (r remotesService) Sync(ctx context.Context, ids ...string) []service.SourceSync {
@@ -135,7 +137,8 @@ func (r remotesService) Sync(ctx context.Context, ids ...string) []service.Sourc
 }
 
 func sourceSync(c remote.Change) service.SourceSync {
-	s := service.SourceSync{ID: c.ID, From: c.From, To: c.To, Moved: c.Moved, Added: orNone(c.Added), Removed: orNone(c.Removed),
+	s := service.SourceSync{ID: c.ID, From: c.From, To: c.To, FromDigest: c.FromDigest, ToDigest: c.ToDigest, Moved: c.Moved,
+		Pending: c.Pending, Rejected: c.Rejected, Added: orNone(c.Added), Removed: orNone(c.Removed),
 		Changed: orNone(c.Changed), Digests: c.Digests, Summary: c.Summary()}
 	if c.Err != nil {
 		s.Error, s.Code = c.Err.Error(), remote.CodeOf(c.Err)
@@ -218,20 +221,40 @@ func scheduleSyncs(ctx context.Context, svc *service.Service, every map[string]s
 
 func runSync(ctx context.Context, e *env, args []string) int {
 	var cf catalogFlags
-	var check, asJSON bool
-	fs := newFlags(e, "sync", "[--config F] [--check] [--json] [ID...]",
+	var check, asJSON, pending bool
+	var approve, reject, revision, comment string
+	fs := newFlags(e, "sync", "[--config F] [--check] [--json] [ID...] | --pending | --approve ID | --reject ID [--revision R] [--comment C]",
 		"Fetches the config's remote sources (git repositories and skill indexes) at what their refs\n"+
 			"point at now, validates each new snapshot beside the current one, swaps it in and moves its\n"+
 			"pin in loadout.lock; prints what changed (skills added, removed and changed, with digests).\n"+
 			"A failed fetch keeps the last good snapshot and pin. With IDs, only those sources.\n"+
 			"--check moves nothing: it exits 1 when a remote has moved past its pin (or has none),\n"+
-			"for CI. Exit status: 0 done, 1 a sync failed (or --check found a change), 2 usage.")
+			"for CI. With \"review\": {\"required\": true} in the config a sync that would move a pin\n"+
+			"records the change for review instead: --pending lists what awaits review, with each skill\n"+
+			"added, removed and changed; --approve ID moves the pin to exactly that change; --reject ID\n"+
+			"keeps the pin and does not queue the same snapshot again.\n"+
+			"Exit status: 0 done, 1 a sync failed (or --check found a change, or one awaits review), 2 usage.")
 	fs.StringVar(&cf.config, "config", "", "config file (default: $LOADOUT_CONFIG, else ./loadout.json)")
 	fs.StringVar(&cf.db, "db", "", "store: decides where snapshots are kept by default (see remote.cache)")
 	fs.BoolVar(&check, "check", false, "report what moved without moving any pin; exit 1 when something would change")
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
+	fs.BoolVar(&pending, "pending", false, "list the changes that await review")
+	fs.StringVar(&approve, "approve", "", "move source ID's pin to its change awaiting review")
+	fs.StringVar(&reject, "reject", "", "reject source ID's change awaiting review (the pin stays)")
+	fs.StringVar(&revision, "revision", "", "with --approve or --reject: the revision reviewed (refused if the change is now another)")
+	fs.StringVar(&comment, "comment", "", "with --reject: why")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
+	}
+	modes := 0
+	for _, on := range []bool{check, pending, approve != "", reject != ""} {
+		if on {
+			modes++
+		}
+	}
+	if modes > 1 || (pending || approve != "" || reject != "") && fs.NArg() > 0 {
+		fmt.Fprintln(e.stderr, "loadout sync: give one of --check, --pending, --approve ID and --reject ID; --pending, --approve and --reject take no other IDs")
+		return 2
 	}
 	f, dsn, _, err := cf.resolve(e)
 	if err != nil {
@@ -250,6 +273,9 @@ func runSync(ctx context.Context, e *env, args []string) int {
 		return 0
 	}
 	defer m.Close() // other processes may remove what this one fetched and no longer reads
+	if pending || approve != "" || reject != "" {
+		return reviewSources(ctx, e, m, f, pending, approve, reject, revision, comment, asJSON)
+	}
 	var res []remote.Change
 	if check {
 		res = m.Check(ctx, fs.Args()...)
@@ -259,7 +285,7 @@ func runSync(ctx context.Context, e *env, args []string) int {
 	code := 0
 	out := make([]service.SourceSync, 0, len(res))
 	for _, c := range res {
-		if c.Err != nil || check && c.Moved {
+		if c.Err != nil || check && (c.Moved || c.Pending) {
 			code = 1
 		}
 		out = append(out, sourceSync(c))
@@ -356,7 +382,7 @@ func (rs *remoteState) start(life context.Context, svc *service.Service, m *remo
 	}
 	every := everyOf(f)
 	refresh := func(ctx context.Context, why string) { svc.Refresh(ctx, nil, why) }
-	svc.SetRemotes(remotesService{m: m, every: every, refresh: refresh})
+	svc.SetRemotes(remotesService{m: m, every: every, refresh: refresh, policy: policyOf(f)})
 	ctx, cancel := context.WithCancel(life)
 	rs.cancel = cancel
 	scheduleSyncs(ctx, svc, every, logger)
