@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/loadout/loadout/internal/testutil"
 )
 
 func reviewFixture(t *testing.T) *fixture {
@@ -190,7 +192,7 @@ func TestReviewStaleBase(t *testing.T) {
 		t.Fatalf("sync: %+v", ch)
 	}
 	for _, c := range m.candidates(id, "ddd444") {
-		os.RemoveAll(filepath.Join(m.sourceDir(id), c))
+		testutil.Must(t, os.RemoveAll(filepath.Join(m.sourceDir(id), c)))
 	}
 	fx.revision("ddd444", map[string]string{"pdf": "v4, rewritten"})
 	ch = m.Approve(ctx, id, "ddd444")
