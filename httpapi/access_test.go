@@ -163,7 +163,7 @@ func TestAccessMatrix(t *testing.T) {
 						// (A route taking its skills from the body names
 						// the skill once the caller holds the role over
 						// some skill: the service refused that one.)
-						if strings.HasSuffix(key, "/skill") && (!rt.PerSkill || strings.Contains(c.name, " of ")) && !strings.Contains(msg, `"gamma`) {
+						if strings.HasSuffix(key, "/skill") && (!rt.PerSkill || strings.Contains(c.name, rt.Scope+" of ")) && !strings.Contains(msg, `"gamma`) {
 							t.Errorf("%s: refusal %q does not name the skill", c.name, msg)
 						}
 					}

@@ -154,12 +154,12 @@ var routes = []route{
 		OK: []response{{200, "reloaded", jsonOf("ReloadResult"), nil}}, Errors: []int{422}}},
 	{"GET", "/v1/sources", (*api).sources, operation{ID: "listSources", Summary: "Every source (folders, the store, plugins, git repositories and skill indexes) with its skills and its errors and warnings (the safety findings included); for a remote source, where it is, its pin in loadout.lock and how its last sync went", Tag: "server", Scope: "viewer",
 		OK: []response{{200, "the sources", jsonOf("SourceList"), nil}}}},
-	{"GET", "/v1/sources/reviews", (*api).sourceReviews, operation{ID: "sourceReviews", Summary: "Remote sources' changes awaiting review (review.required): for each, the pin it would move from and to, and every skill it adds, removes or changes with its files' line diffs and its safety findings; rejected changes are listed too, so the same snapshot is not queued again", Tag: "review", Scope: "admin", // role: reviewer
+	{"GET", "/v1/sources/reviews", (*api).sourceReviews, operation{ID: "sourceReviews", Summary: "Remote sources' changes awaiting review (review.required): for each, the pin it would move from and to, and every skill it adds, removes or changes with its files' line diffs and its safety findings; rejected changes are listed too, so the same snapshot is not queued again", Tag: "review", Scope: "reviewer",
 		OK: []response{{200, "the changes", jsonOf("Object"), nil}}, Errors: []int{404}}},
-	{"POST", "/v1/sources/{source}/approve", (*api).approveSource, operation{ID: "approveSource", Summary: "Move a remote source's pin to its change awaiting review and serve it; 409 when the pin moved since the change was recorded, or the content fetched again is not what was reviewed", Tag: "review", Scope: "admin", // role: reviewer
+	{"POST", "/v1/sources/{source}/approve", (*api).approveSource, operation{ID: "approveSource", Summary: "Move a remote source's pin to its change awaiting review and serve it; 409 when the pin moved since the change was recorded, or the content fetched again is not what was reviewed", Tag: "review", Scope: "reviewer",
 		Body: &reqBody{"{\"revision\": \"what was reviewed (optional)\", \"comment\": \"...\"}", jsonOf("Object")},
 		OK:   []response{{200, "what the approval did", jsonOf("Object"), nil}}, Errors: []int{400, 404, 409, 413}}},
-	{"POST", "/v1/sources/{source}/reject", (*api).rejectSource, operation{ID: "rejectSource", Summary: "Reject a remote source's change awaiting review: the pin stays, and the same snapshot is not queued again", Tag: "review", Scope: "admin", // role: reviewer
+	{"POST", "/v1/sources/{source}/reject", (*api).rejectSource, operation{ID: "rejectSource", Summary: "Reject a remote source's change awaiting review: the pin stays, and the same snapshot is not queued again", Tag: "review", Scope: "reviewer",
 		Body: &reqBody{"{\"revision\": \"...\", \"comment\": \"...\"}", jsonOf("Object")},
 		OK:   []response{{200, "the change, rejected", jsonOf("Object"), nil}}, Errors: []int{400, 404, 409, 413}}},
 	{"POST", "/v1/sources/{source}/sync", (*api).syncSource, operation{ID: "syncSource", Summary: "Sync one remote source now (for a webhook): fetch what its ref points at, validate it beside the current snapshot, swap it in and move its pin; a failure keeps the last good snapshot (200 with the error in the result)", Tag: "server", Scope: "admin",
@@ -169,51 +169,50 @@ var routes = []route{
 			{Name: "since", Type: "string", Desc: "an RFC 3339 time, or a duration back from now (1h)"}, {Name: "limit", Type: "integer", Desc: "most receipts (default 100, at most 10000)"}},
 		OK: []response{{200, "the receipts", jsonOf("ReceiptList"), nil}}, Errors: []int{400}}},
 	// The audit trail (audit.go).
-	{"GET", "/v1/audit", (*api).auditList, operation{ID: "audit", Summary: "The audit trail: one record per write, newest first, filtered and paged", Tag: "server", Scope: "admin", // role: admin
+	{"GET", "/v1/audit", (*api).auditList, operation{ID: "audit", Summary: "The audit trail: one record per write, newest first, filtered and paged", Tag: "server", Scope: "admin",
 		Query: []param{{Name: "actor", Type: "string", Desc: "only this actor (a token's name, or a signed-in subject)"}, {Name: "token", Type: "string", Desc: "only the records of this token id"}, {Name: "action", Type: "string", Desc: "only this action (skill.save, token.create…)"},
 			{Name: "target", Type: "string", Desc: "only this target (skill:NAME, token:ID, source:ID…)"},
 			{Name: "since", Type: "string", Desc: "an RFC 3339 time, or a duration back from now (1h)"},
 			{Name: "limit", Type: "integer", Desc: sprintf("most records on the page (default %d, at most %d)", DefaultAuditLimit, MaxAuditLimit)},
 			{Name: "page", Type: "string", Desc: "the nextPage of the previous answer, also in its Link header (rel=\"next\"); leave out for the first page"}},
 		OK: []response{{200, "one page of records; nextPage (and a Link rel=\"next\") when hasMore is true", jsonOf("AuditList"), []string{"Link"}}}, Errors: []int{400}}},
-	{"GET", "/v1/audit/verify", (*api).auditVerify, operation{ID: "auditVerify", Summary: "Walk the whole audit chain and report the first record that was edited, deleted or reordered (ok false, badSeq and reason)", Tag: "server", Scope: "admin", // role: admin
+	{"GET", "/v1/audit/verify", (*api).auditVerify, operation{ID: "auditVerify", Summary: "Walk the whole audit chain and report the first record that was edited, deleted or reordered (ok false, badSeq and reason)", Tag: "server", Scope: "admin",
 		OK: []response{{200, "what the verification found", jsonOf("AuditVerify"), nil}}}},
-	{"GET", "/v1/audit/export", (*api).auditExport, operation{ID: "auditExport", Summary: "Every audit record, oldest first, as JSON lines (streamed)", Tag: "server", Scope: "admin", // role: admin
+	{"GET", "/v1/audit/export", (*api).auditExport, operation{ID: "auditExport", Summary: "Every audit record, oldest first, as JSON lines (streamed)", Tag: "server", Scope: "admin",
 		OK: []response{{200, "one record per line", map[string]string{"application/jsonl": "AuditRecord"}, []string{"Content-Disposition"}}}}},
 
-	// Drafts and review, pins, withdrawal, where used (review.go). Scope
-	// admin until roles land; each line's "role:" is the least role meant.
-	{"GET", "/v1/reviews", (*api).listReviews, operation{ID: "listReviews", Summary: "Drafts awaiting review and past decisions, pending first, then newest first", Tag: "review", Scope: "admin", // role: reviewer
+	// Drafts and review, pins, withdrawal, where used (review.go).
+	{"GET", "/v1/reviews", (*api).listReviews, operation{ID: "listReviews", Summary: "Drafts awaiting review and past decisions, pending first, then newest first", Tag: "review", Scope: "reviewer", PerSkill: true,
 		Query: []param{{Name: "state", Type: "string", Desc: "only reviews in this state", Enum: []string{"pending", "approved", "rejected", "withdrawn"}}, {Name: "skill", Type: "string", Desc: "only this skill's"}, {Name: "limit", Type: "integer", Desc: "most reviews (default 1000, at most 10000)"}},
 		OK:    []response{{200, "the reviews", jsonOf("Object"), nil}}, Errors: []int{400, 422}}},
-	{"GET", "/v1/reviews/{review}", (*api).getReview, operation{ID: "getReview", Summary: "One review: the draft's files against the published version (a line diff per changed text file) and the draft's safety findings", Tag: "review", Scope: "admin", // role: reviewer
+	{"GET", "/v1/reviews/{review}", (*api).getReview, operation{ID: "getReview", Summary: "One review: the draft's files against the published version (a line diff per changed text file) and the draft's safety findings", Tag: "review", Scope: "reviewer", PerSkill: true,
 		OK: []response{{200, "the review", jsonOf("Object"), nil}}, Errors: []int{404}}},
-	{"POST", "/v1/reviews/{review}/approve", (*api).approveReview, operation{ID: "approveReview", Summary: "Publish exactly the draft's version; refused by its own author (review.distinct) and when another version was published since the draft was made (409)", Tag: "review", Scope: "admin", // role: reviewer
+	{"POST", "/v1/reviews/{review}/approve", (*api).approveReview, operation{ID: "approveReview", Summary: "Publish exactly the draft's version; refused by its own author (review.distinct) and when another version was published since the draft was made (409)", Tag: "review", Scope: "reviewer", PerSkill: true,
 		Body: &reqBody{"{\"comment\": \"...\"} (optional)", jsonOf("Object")},
 		OK:   []response{{200, "the review, approved", jsonOf("Object"), nil}}, Errors: []int{400, 404, 409, 413}}},
-	{"POST", "/v1/reviews/{review}/reject", (*api).rejectReview, operation{ID: "rejectReview", Summary: "Close a draft's review without publishing it", Tag: "review", Scope: "admin", // role: reviewer
+	{"POST", "/v1/reviews/{review}/reject", (*api).rejectReview, operation{ID: "rejectReview", Summary: "Close a draft's review without publishing it", Tag: "review", Scope: "reviewer", PerSkill: true,
 		Body: &reqBody{"{\"comment\": \"...\"} (optional)", jsonOf("Object")},
 		OK:   []response{{200, "the review, rejected", jsonOf("Object"), nil}}, Errors: []int{400, 404, 409, 413}}},
-	{"PUT", "/v1/agents/{id}/pins/{name}", (*api).setPin, operation{ID: "setPin", Summary: "Pin the version of a stored skill an agent is served: a version number (kept through later publishes), \"published\" (the default) or \"latest\"", Tag: "review", Scope: "admin", // role: reviewer
+	{"PUT", "/v1/agents/{id}/pins/{name}", (*api).setPin, operation{ID: "setPin", Summary: "Pin the version of a stored skill an agent is served: a version number (kept through later publishes), \"published\" (the default) or \"latest\"", Tag: "review", Scope: "reviewer",
 		Body: &reqBody{"{\"version\": N | \"published\" | \"latest\"}", jsonOf("Object")},
 		OK:   []response{{200, "the pin", jsonOf("Object"), nil}}, Errors: []int{400, 404, 409, 413, 422}}},
-	{"GET", "/v1/pins/pending", (*api).pendingPins, operation{ID: "pendingPins", Summary: "Update pending: the agents pinned to a version older than the published one", Tag: "review", Scope: "admin", // role: viewer
+	{"GET", "/v1/pins/pending", (*api).pendingPins, operation{ID: "pendingPins", Summary: "Update pending: the agents pinned to a version older than the published one", Tag: "review", Scope: "viewer",
 		OK: []response{{200, "the lagging pins", jsonOf("Object"), nil}}}},
-	{"POST", "/v1/pins/advance", (*api).advancePins, operation{ID: "advancePins", Summary: "Move lagging pins to the published version: of one agent and/or skill, or all of them", Tag: "review", Scope: "admin", // role: reviewer
+	{"POST", "/v1/pins/advance", (*api).advancePins, operation{ID: "advancePins", Summary: "Move lagging pins to the published version: of one agent and/or skill, or all of them", Tag: "review", Scope: "reviewer",
 		Body: &reqBody{"{\"agent\": \"...\", \"skill\": \"...\"} (both optional)", jsonOf("Object")},
 		OK:   []response{{200, "the pins moved", jsonOf("Object"), nil}}, Errors: []int{400, 404, 409, 413, 422}}},
-	{"POST", "/v1/skills/{name}/withdraw", (*api).withdrawSkill, operation{ID: "withdrawSkill", Summary: "Withdraw a stored skill: it leaves every listing and takes no new pins; existing pins keep working until moved ({\"withdrawn\": false} restores it)", Tag: "review", Scope: "admin", // role: reviewer
+	{"POST", "/v1/skills/{name}/withdraw", (*api).withdrawSkill, operation{ID: "withdrawSkill", Summary: "Withdraw a stored skill: it leaves every listing and takes no new pins; existing pins keep working until moved ({\"withdrawn\": false} restores it)", Tag: "review", Scope: "reviewer",
 		Body: &reqBody{"{\"withdrawn\": true | false} (optional, default true)", jsonOf("Object")},
 		OK:   []response{{200, "the skill's state", jsonOf("Object"), nil}}, Errors: []int{400, 404, 413}}},
-	{"GET", "/v1/skills/{name}/usage", (*api).skillUsage, operation{ID: "skillUsage", Summary: "Where used: every agent that lists, pins or lately loaded each version of a stored skill", Tag: "review", Scope: "admin", // role: viewer
+	{"GET", "/v1/skills/{name}/usage", (*api).skillUsage, operation{ID: "skillUsage", Summary: "Where used: every agent that lists, pins or lately loaded each version of a stored skill", Tag: "review", Scope: "viewer",
 		OK: []response{{200, "the uses, by agent then version", jsonOf("Object"), nil}}, Errors: []int{404}}},
 
 	// The kill switch (blocks.go).
-	{"GET", "/v1/blocks", (*api).listBlocks, operation{ID: "listBlocks", Summary: "The blocks of the kill switch: skills, versions and sources no instance lists or serves", Tag: "blocks", Scope: "admin", // role: reviewer
+	{"GET", "/v1/blocks", (*api).listBlocks, operation{ID: "listBlocks", Summary: "The blocks of the kill switch: skills, versions and sources no instance lists or serves", Tag: "blocks", Scope: "admin",
 		OK: []response{{200, "the blocks, oldest first", jsonOf("BlockList"), nil}}}},
-	{"POST", "/v1/blocks", (*api).addBlock, operation{ID: "addBlock", Summary: "Block a skill (every version), one version of it (version or digest) or every skill of a source, on every instance within a second; reason required", Tag: "blocks", Scope: "admin", // role: reviewer
+	{"POST", "/v1/blocks", (*api).addBlock, operation{ID: "addBlock", Summary: "Block a skill (every version), one version of it (version or digest) or every skill of a source, on every instance within a second; reason required", Tag: "blocks", Scope: "admin",
 		Body: &reqBody{"{\"skill\": NAME, \"version\": N | \"digest\": D, \"reason\": R} or {\"source\": ID, \"reason\": R}", jsonOf("Object")},
 		OK:   []response{{201, "the block", jsonOf("Block"), nil}}, Errors: []int{400, 409, 413, 422}}},
-	{"DELETE", "/v1/blocks/{block}", (*api).removeBlock, operation{ID: "removeBlock", Summary: "Remove a block by its id, or every block of a skill by the skill's name: what was there is served again", Tag: "blocks", Scope: "admin", // role: reviewer
+	{"DELETE", "/v1/blocks/{block}", (*api).removeBlock, operation{ID: "removeBlock", Summary: "Remove a block by its id, or every block of a skill by the skill's name: what was there is served again", Tag: "blocks", Scope: "admin",
 		OK: []response{{200, "the blocks removed (none when a skill name has none)", jsonOf("BlockList"), nil}}, Errors: []int{404, 409}}},
 }

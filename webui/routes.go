@@ -31,6 +31,9 @@ const (
 	// scopeAuthor: scopeSession, and the principal writes skills (an
 	// author or higher role).
 	scopeAuthor scope = "author"
+	// scopeReviewer: scopeSession, and the principal approves drafts and
+	// moves pins (a reviewer or admin).
+	scopeReviewer scope = "reviewer"
 	// scopeAdmin: scopeSession, and the principal is an admin.
 	scopeAdmin scope = "admin"
 )
@@ -83,11 +86,11 @@ var routes = []route{
 	{"POST /ui/tokens/{id}/revoke", scopeAdmin, handle((*ui).revokeToken)},
 	{"GET /ui/receipts", scopeViewer, handle((*ui).receiptsPage)},
 	{"GET /ui/audit", scopeAdmin, handle((*ui).auditPage)},
-	// The review queue and pins (reviews.go); admin until roles land.
-	{"GET /ui/reviews", scopeAdmin, handle((*ui).reviewsPage)},               // role: reviewer
-	{"POST /ui/reviews/{id}/{verb}", scopeAdmin, handle((*ui).decideReview)}, // role: reviewer
-	{"POST /ui/pins/advance", scopeAdmin, handle((*ui).advancePins)},         // role: reviewer
-	{"POST /ui/skills/{name}/pins", scopeAdmin, handle((*ui).setPinForm)},    // role: reviewer
+	// The review queue and pins (reviews.go).
+	{"GET /ui/reviews", scopeReviewer, handle((*ui).reviewsPage)},
+	{"POST /ui/reviews/{id}/{verb}", scopeReviewer, handle((*ui).decideReview)},
+	{"POST /ui/pins/advance", scopeReviewer, handle((*ui).advancePins)},
+	{"POST /ui/skills/{name}/pins", scopeReviewer, handle((*ui).setPinForm)},
 	{"GET /ui/blocks", scopeAdmin, handle((*ui).blocksPage)},
 	{"POST /ui/blocks", scopeAdmin, handle((*ui).addBlock)},
 	{"POST /ui/blocks/{id}/remove", scopeAdmin, handle((*ui).removeBlock)},
@@ -115,10 +118,12 @@ func (u *ui) register(mux *http.ServeMux, table []route) {
 			h = u.authed(u.roleOnly(service.RoleViewer, rt.handler(u).ServeHTTP))
 		case scopeAuthor:
 			h = u.authed(u.roleOnly(service.RoleAuthor, rt.handler(u).ServeHTTP))
+		case scopeReviewer:
+			h = u.authed(u.roleOnly(service.RoleReviewer, rt.handler(u).ServeHTTP))
 		case scopeAdmin:
 			h = u.authed(u.adminOnly(rt.handler(u).ServeHTTP))
 		default:
-			panic(fmt.Sprintf("webui: route %q declares no scope (%q): give it scopePublic, scopeSession, scopeViewer, scopeAuthor or scopeAdmin in the route table", rt.Pattern, rt.Scope))
+			panic(fmt.Sprintf("webui: route %q declares no scope (%q): give it scopePublic, scopeSession, scopeViewer, scopeAuthor, scopeReviewer or scopeAdmin in the route table", rt.Pattern, rt.Scope))
 		}
 		mux.Handle(rt.Pattern, h)
 	}

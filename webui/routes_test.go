@@ -36,7 +36,7 @@ func TestRouteTableDeclaresScopes(t *testing.T) {
 	seen := map[string]bool{}
 	for _, rt := range routes {
 		switch rt.Scope {
-		case scopeSession, scopeViewer, scopeAuthor, scopeAdmin:
+		case scopeSession, scopeViewer, scopeAuthor, scopeReviewer, scopeAdmin:
 		case scopePublic:
 			if _, ok := publicRoutes[rt.Pattern]; !ok {
 				t.Errorf("route %q is public but not in publicRoutes: make it scopeSession or scopeAdmin, or say in publicRoutes why anyone may reach it", rt.Pattern)
@@ -185,7 +185,7 @@ func TestRoutesClosedWithoutSession(t *testing.T) {
 		scope string
 		rank  int
 	}{{"agent:ops", 0}, {"viewer", 1}, {"author", 2}, {"reviewer", 3}, {"admin", 4}}
-	need := map[scope]int{scopePublic: 0, scopeSession: 0, scopeViewer: 1, scopeAuthor: 2, scopeAdmin: 4}
+	need := map[scope]int{scopePublic: 0, scopeSession: 0, scopeViewer: 1, scopeAuthor: 2, scopeReviewer: 3, scopeAdmin: 4}
 	ids := make([]string, len(sessions))
 	for i, s := range sessions {
 		ids[i] = mint(s.scope)

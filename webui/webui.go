@@ -113,8 +113,9 @@ var funcs = template.FuncMap{
 	// canRead and canWrite: the principal reads every skill (a viewer or
 	// higher), or writes them (an author or higher); pages hide what the
 	// server would refuse.
-	"canRead":  canRead,
-	"canWrite": canWrite,
+	"canRead":   canRead,
+	"canWrite":  canWrite,
+	"canReview": canReview,
 	// pathEscape makes a skill name one path segment of a URL: names may
 	// hold "/", "?", "#" or spaces (the lenient loader accepts them).
 	"pathEscape": url.PathEscape,
@@ -273,6 +274,10 @@ func canRead(p service.Principal) bool { return p.Allows(service.RoleViewer, "",
 // canWrite reports whether p writes skills: an unlimited author or
 // higher. (A limited role does not sign in to the UI: see login.)
 func canWrite(p service.Principal) bool { return p.Allows(service.RoleAuthor, "", nil) }
+
+// canReview reports whether p approves drafts and moves pins: an
+// unlimited reviewer or admin.
+func canReview(p service.Principal) bool { return p.Allows(service.RoleReviewer, "", nil) }
 
 // roleName says what a principal is, for a refusal: its highest role, or
 // "read-only (an agent's)".
