@@ -45,9 +45,10 @@ var (
 	shellComment = regexp.MustCompile(`\s+#.*$`)
 )
 
-// maxReadmeLines is what a newcomer reads in five minutes; the reference
-// is in docs/.
-const maxReadmeLines = 250
+// maxReadmeLines is what a newcomer reads in five minutes, over four
+// personas' quick starts (author, operator, governance, builder); the
+// reference is in docs/.
+const maxReadmeLines = 280
 
 func TestReadmeShort(t *testing.T) {
 	data, err := os.ReadFile("README.md")
