@@ -19,6 +19,9 @@ import (
 
 type reviewsData struct {
 	Reviews []reviewItem
+	// Sources are the remote sources' changes awaiting review (a sync
+	// that would move a pin records one when review is required).
+	Sources []service.SourceReview
 	Pending []service.PendingPin
 	Done    string // what the last post did
 	Err     string
@@ -49,6 +52,15 @@ func (u *ui) reviewsPage(w http.ResponseWriter, r *http.Request) {
 		it.Diff, it.DiffErr = u.reviewDiff(r, rv.Skill, det.Published, rv.Version)
 		it.Same = it.DiffErr == "" && len(it.Diff) == 0
 		d.Reviews = append(d.Reviews, it)
+	}
+	if srcs, err := u.svc.SourceReviews(r.Context(), p); err == nil {
+		for _, c := range srcs {
+			if c.State == "pending" {
+				d.Sources = append(d.Sources, c)
+			}
+		}
+	} else if e := service.AsError(err); e.Code != service.CodeNotFound && d.Err == "" {
+		d.Err = e.Message // not found: this server has no remote sources
 	}
 	if d.Pending, err = u.svc.PendingPins(r.Context(), p); err != nil && d.Err == "" {
 		d.Err = service.AsError(err).Message
@@ -96,16 +108,54 @@ func (u *ui) decideReview(w http.ResponseWriter, r *http.Request) {
 		e := service.AsError(err)
 		switch e.Code {
 		case service.CodeConflict:
-			u.fail(w, r, http.StatusConflict, "Not "+verb+"d: the skill moved on", e.Message+". Nothing was published: reload the review queue.")
+			u.fail(w, r, http.StatusConflict, "Not "+pastOf(verb)+": the skill moved on", e.Message+". Nothing was published: reload the review queue.")
 		case service.CodeForbidden:
-			u.fail(w, r, http.StatusForbidden, "Not "+verb+"d", e.Message)
+			u.fail(w, r, http.StatusForbidden, "Not "+pastOf(verb), e.Message)
 		default:
 			u.failErr(w, r, err)
 		}
 		return
 	}
-	done := fmt.Sprintf("%sd %s version %d", verb, rv.Skill, rv.Version)
+	done := fmt.Sprintf("%s %s version %d", pastOf(verb), rv.Skill, rv.Version)
 	http.Redirect(w, r, "/ui/reviews?done="+url.QueryEscape(done), http.StatusSeeOther)
+}
+
+// decideSource approves or rejects a remote source's change awaiting
+// review: exactly the revision the page showed.
+func (u *ui) decideSource(w http.ResponseWriter, r *http.Request) {
+	if err := u.checkCSRF(r); err != nil {
+		u.fail(w, r, http.StatusForbidden, "Request refused", err.Error())
+		return
+	}
+	id, verb := r.PathValue("id"), r.PathValue("verb")
+	rev, comment := r.PostFormValue("revision"), r.PostFormValue("comment")
+	var err error
+	switch verb {
+	case "approve":
+		_, err = u.svc.ApproveSource(r.Context(), principal(r), id, rev, comment)
+	case "reject":
+		err = u.svc.RejectSource(r.Context(), principal(r), id, rev, comment)
+	default:
+		u.notFound(w, r)
+		return
+	}
+	if err != nil {
+		if e := service.AsError(err); e.Code == service.CodeConflict {
+			u.fail(w, r, http.StatusConflict, "Not "+pastOf(verb)+": the source moved on", e.Message+". The pin did not move: reload the review queue.")
+			return
+		}
+		u.failErr(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/ui/reviews?done="+url.QueryEscape(fmt.Sprintf("%s the change of source %s", pastOf(verb), id)), http.StatusSeeOther)
+}
+
+// pastOf is a review verb's past tense, for what the page says was done.
+func pastOf(verb string) string {
+	if verb == "reject" {
+		return "rejected"
+	}
+	return verb + "d"
 }
 
 func (u *ui) advancePins(w http.ResponseWriter, r *http.Request) {

@@ -89,6 +89,7 @@ var routes = []route{
 	// The review queue and pins (reviews.go).
 	{"GET /ui/reviews", scopeReviewer, handle((*ui).reviewsPage)},
 	{"POST /ui/reviews/{id}/{verb}", scopeReviewer, handle((*ui).decideReview)},
+	{"POST /ui/sources/{id}/{verb}", scopeReviewer, handle((*ui).decideSource)},
 	{"POST /ui/pins/advance", scopeReviewer, handle((*ui).advancePins)},
 	{"POST /ui/skills/{name}/pins", scopeReviewer, handle((*ui).setPinForm)},
 	{"GET /ui/blocks", scopeAdmin, handle((*ui).blocksPage)},

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -139,9 +141,21 @@ func TestReviewRemoteSource(t *testing.T) {
 	if code, body := httpDo(t, "POST", a.base+"/v1/sources/team/sync", "", nil); code != 200 || !strings.Contains(body, `"pending":true`) {
 		t.Fatalf("sync of v3: %d %s", code, body)
 	}
-	code, body = httpDo(t, "POST", a.base+"/v1/sources/team/reject", "", strings.NewReader(`{"comment": "v3 breaks forms"}`), "Content-Type", "application/json")
-	if code != 200 || !strings.Contains(body, `"state":"rejected"`) {
-		t.Fatalf("reject: %d %s", code, body)
+	// The web UI's review queue shows the change with its diff, and
+	// rejects it with the page's own form.
+	code, page := httpDo(t, "GET", a.base+"/ui/reviews", "", nil)
+	if code != 200 || !strings.Contains(page, `id="source-team"`) || !strings.Contains(page, "&#43;v3") || !strings.Contains(page, `id="reject-source-team"`) {
+		t.Fatalf("the review queue: %d %s", code, page)
+	}
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+	rev := regexp.MustCompile(`name="revision" value="([0-9a-f]+)"`).FindStringSubmatch(page)
+	if csrf == nil || rev == nil {
+		t.Fatalf("the form's csrf and revision: %s", page)
+	}
+	form := url.Values{"csrf": {csrf[1]}, "revision": {rev[1]}, "comment": {"v3 breaks forms"}}
+	code, body = httpDo(t, "POST", a.base+"/ui/sources/team/reject", "", strings.NewReader(form.Encode()), "Content-Type", "application/x-www-form-urlencoded", "Origin", a.base)
+	if code != 200 || !strings.Contains(body, "rejected the change of source team") {
+		t.Fatalf("reject in the UI: %d %s", code, body)
 	}
 	if code, body := httpDo(t, "POST", a.base+"/v1/sources/team/sync", "", nil); code != 200 || !strings.Contains(body, `"rejected":true`) || strings.Contains(body, `"pending":true`) {
 		t.Errorf("the rejected snapshot synced again: %d %s", code, body)
