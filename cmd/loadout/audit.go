@@ -292,7 +292,20 @@ func auditImport(ctx context.Context, st any, results []store.ImportResult) {
 // when the store exists (a sync needs none: without one, nothing is
 // recorded, and it is not created for this).
 func auditSyncs(ctx context.Context, e *env, dsn string, f *config.File, res []service.SourceSync) {
-	if dsn == "" {
+	var recs []store.AuditRecord
+	for _, c := range res {
+		if c.Error == "" {
+			recs = append(recs, store.AuditRecord{Action: "source.sync", Target: "source:" + c.ID, Before: c.From, After: c.To, Detail: c.Summary})
+		}
+	}
+	auditCLIRecords(ctx, dsn, f, recs...)
+}
+
+// auditCLIRecords appends records of CLI writes that are not store writes
+// (syncs, source approvals) to the store's trail, when the store exists:
+// without one, nothing is recorded, and it is not created for this.
+func auditCLIRecords(ctx context.Context, dsn string, f *config.File, recs ...store.AuditRecord) {
+	if dsn == "" || len(recs) == 0 {
 		return
 	}
 	st, err := openStore(ctx, dsn, f, readOnly)
@@ -300,11 +313,8 @@ func auditSyncs(ctx context.Context, e *env, dsn string, f *config.File, res []s
 		return
 	}
 	defer st.Close()
-	for _, c := range res {
-		if c.Error != "" {
-			continue
-		}
-		_, done := cliAudited(ctx, st, store.AuditRecord{Action: "source.sync", Target: "source:" + c.ID, Before: c.From, After: c.To, Detail: c.Summary})
+	for _, r := range recs {
+		_, done := cliAudited(ctx, st, r)
 		done(nil)
 	}
 }

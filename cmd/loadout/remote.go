@@ -274,7 +274,7 @@ func runSync(ctx context.Context, e *env, args []string) int {
 	}
 	defer m.Close() // other processes may remove what this one fetched and no longer reads
 	if pending || approve != "" || reject != "" {
-		return reviewSources(ctx, e, m, f, pending, approve, reject, revision, comment, asJSON)
+		return reviewSources(ctx, e, m, f, dsn, pending, approve, reject, revision, comment, asJSON)
 	}
 	var res []remote.Change
 	if check {

@@ -13,6 +13,7 @@ import (
 	"github.com/loadout/loadout/safety"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
+	"github.com/loadout/loadout/store"
 )
 
 // maxReviewDiffSkills bounds the skills of one change given file diffs
@@ -104,7 +105,7 @@ func (r remotesService) Reject(ctx context.Context, id, rev, note string) error 
 var _ service.SourceReviewer = remotesService{}
 
 // reviewSources is `loadout sync --pending | --approve ID | --reject ID`.
-func reviewSources(ctx context.Context, e *env, m *remote.Manager, f *config.File, pending bool, approve, reject, rev, comment string, asJSON bool) int {
+func reviewSources(ctx context.Context, e *env, m *remote.Manager, f *config.File, dsn string, pending bool, approve, reject, rev, comment string, asJSON bool) int {
 	r := remotesService{m: m, policy: policyOf(f)}
 	switch {
 	case pending:
@@ -145,12 +146,14 @@ func reviewSources(ctx context.Context, e *env, m *remote.Manager, f *config.Fil
 			return 1
 		}
 		fmt.Fprintln(e.stdout, strings.Replace(res.Summary, ": ", ": approved, the pin moved ", 1))
+		auditCLIRecords(ctx, dsn, f, store.AuditRecord{Action: "source.approve", Target: "source:" + approve, Before: res.FromDigest, After: res.ToDigest, Detail: res.Summary + ": " + comment})
 	default:
 		if err := r.Reject(ctx, reject, rev, comment); err != nil {
 			fmt.Fprintf(e.stderr, "loadout sync --reject: %s\n", termText(err.Error()))
 			return 1
 		}
 		fmt.Fprintf(e.stdout, "%s: the change awaiting review is rejected; the pin stays\n", reject)
+		auditCLIRecords(ctx, dsn, f, store.AuditRecord{Action: "source.reject", Target: "source:" + reject, Detail: rev + ": " + comment})
 	}
 	fmt.Fprintf(e.stderr, "lock: %s (a running serve follows it)\n", f.LockPath())
 	return 0

@@ -204,3 +204,46 @@ func TestReviewDiffBound(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewRemoteSourceAudited: with a store, the CLI's approval and
+// rejection of a source's change are in the audit trail, with the
+// snapshots' digests.
+func TestReviewRemoteSourceAudited(t *testing.T) {
+	g := newGitRepo(t, map[string]string{"skills/pdf/SKILL.md": skillMD("pdf", "Fill PDF forms. Use when a PDF form must be filled.", "v1")})
+	cfg := writeReviewConfig(t, map[string]any{"git": g.url(), "ref": "main", "paths": []string{"skills"}, "id": "team"})
+	env := func(string) string { return "" }
+	if r := runCLIEnv(t, env, "token", "create", "--config", cfg, "--scope", "admin", "--name", "ops"); r.code != 0 {
+		t.Fatalf("token create (makes the store): %d %s", r.code, r.stderr)
+	}
+	if r := runCLIEnv(t, env, "sync", "--config", cfg); r.code != 0 {
+		t.Fatalf("sync: %d %s", r.code, r.stderr)
+	}
+	if r := runCLIEnv(t, env, "sync", "--config", cfg, "--approve", "team", "--comment", "first look"); r.code != 0 {
+		t.Fatalf("approve: %d %s", r.code, r.stderr)
+	}
+	g.commit("v2", map[string]string{"skills/pdf/SKILL.md": skillMD("pdf", "Fill PDF forms. Use when a PDF form must be filled.", "v2")})
+	g.push()
+	runCLIEnv(t, env, "sync", "--config", cfg)
+	if r := runCLIEnv(t, env, "sync", "--config", cfg, "--reject", "team", "--comment", "not now"); r.code != 0 {
+		t.Fatalf("reject: %d %s", r.code, r.stderr)
+	}
+	r := runCLIEnv(t, env, "audit", "--config", cfg, "--json")
+	var out struct {
+		Records []struct{ Action, Target, After, Detail, Transport string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("audit --json: %v\n%s%s", err, r.stdout, r.stderr)
+	}
+	seen := map[string]bool{}
+	for _, rec := range out.Records {
+		if rec.Target == "source:team" && rec.Transport == "cli" {
+			seen[rec.Action] = true
+			if rec.Action == "source.approve" && (!strings.HasPrefix(rec.After, "sha256:") || !strings.Contains(rec.Detail, "first look")) {
+				t.Errorf("the approval's record: %+v", rec)
+			}
+		}
+	}
+	if !seen["source.approve"] || !seen["source.reject"] {
+		t.Fatalf("the audit trail lacks the source's approval or rejection: %s", r.stdout)
+	}
+}
