@@ -184,6 +184,9 @@ type pinsData struct {
 	Versions          []int // newest first
 	Published, Latest int
 	Withdrawn         bool
+	// Uses is where each version is used: listed, pinned or loaded
+	// lately, by agent (service.WhereUsed).
+	Uses []service.VersionUse
 }
 
 // pinCellData is one row of the pin column.
@@ -220,6 +223,9 @@ func (u *ui) agentPins(r *http.Request, sp *skillPage, d *agentsData) {
 				a.Served = e.Skill.OriginValue().Version
 			}
 		}
+	}
+	if wu, err := u.svc.WhereUsed(r.Context(), p, sp.Name); err == nil {
+		pd.Uses = wu.Uses
 	}
 	d.Pins = pd
 }

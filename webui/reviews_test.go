@@ -120,6 +120,16 @@ func TestReviewQueuePage(t *testing.T) {
 	if !strings.Contains(body, `aria-label="Move pinned to doc v2"`) {
 		t.Fatalf("update pending lacks the pinned agent: %s", body)
 	}
+	// The Agents tab says where each version is used: "pinned" pins and
+	// lists v1, "dev" lists v2.
+	r = httptest.NewRequest("GET", "/ui/skills/doc?tab=agents", nil)
+	r.SetPathValue("name", "doc")
+	agents := serve(u.skillPageHandler, reviewerTok, r).Body.String()
+	for _, want := range []string{`class="where-used"`, `<td>v1</td><td><a href="/ui/agents/pinned">pinned</a></td><td>lists, pins</td>`, `<td>v2</td><td><a href="/ui/agents/dev">dev</a></td><td>lists</td>`} {
+		if !strings.Contains(agents, want) {
+			t.Errorf("the Agents tab lacks %s:\n%s", want, agents)
+		}
+	}
 	if w := postAs(u, u.advancePins, reviewerTok, "/ui/pins/advance", url.Values{}); w.Code != http.StatusSeeOther {
 		t.Fatalf("advance: %d", w.Code)
 	}
