@@ -125,7 +125,7 @@ func TestReviewQueuePage(t *testing.T) {
 	r = httptest.NewRequest("GET", "/ui/skills/doc?tab=agents", nil)
 	r.SetPathValue("name", "doc")
 	agents := serve(u.skillPageHandler, reviewerTok, r).Body.String()
-	for _, want := range []string{`class="where-used"`, `<td>v1</td><td><a href="/ui/agents/pinned">pinned</a></td><td>lists, pins</td>`, `<td>v2</td><td><a href="/ui/agents/dev">dev</a></td><td>lists</td>`} {
+	for _, want := range []string{`class="where-used stack-narrow"`, `<td>v1</td><td><a href="/ui/agents/pinned">pinned</a></td><td>lists, pins</td>`, `<td>v2</td><td><a href="/ui/agents/dev">dev</a></td><td>lists</td>`} {
 		if !strings.Contains(agents, want) {
 			t.Errorf("the Agents tab lacks %s:\n%s", want, agents)
 		}
