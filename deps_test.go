@@ -37,6 +37,7 @@ var layers = map[string][]string{
 	"internal/pyrepr":       {},
 	"internal/textdist":     {},
 	"internal/terms":        {}, // search terms: shared by the index and the listing's summaries
+	"internal/linediff":     {}, // line diffs: the review API's and the UI's
 	"internal/safefile":     {"skill"},
 	"internal/dirent":       {},
 	"internal/fnv1a":        {},
@@ -54,12 +55,12 @@ var layers = map[string][]string{
 	"plugin":          {"skill", "source", "internal/jsonc", "internal/safefile"},
 	// The service sits between the transports and the catalog; it uses the
 	// store's interface, never a driver.
-	"service": {"catalog", "store", "render", "skill", "safety"},
+	"service": {"catalog", "store", "render", "skill", "safety", "internal/linediff"},
 	// Transports.
 	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "safety", "internal/cputime", "internal/errstatus", "internal/httpbody", "internal/inert"},
 	"mcpserver":          {"service", "catalog", "store", "render", "skill", "internal/errstatus"},
 	"wellknown":          {"service", "catalog", "store", "render", "skill", "internal/errstatus", "internal/httpbody", "internal/inert"},
-	"webui":              {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus", "internal/httpbody", "internal/inert"},
+	"webui":              {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus", "internal/httpbody", "internal/inert", "internal/linediff"},
 	"internal/errstatus": {"service"},
 	"internal/httpbody":  {}, // cached HTTP answers: ETag, 304, gzip made once
 	"internal/inert":     {}, // the headers of every answer carrying a skill's bytes
@@ -77,7 +78,7 @@ var free = []string{"cmd", "bench", "mcpserver/internal"}
 
 // library are the packages other Go agent frameworks import: they must not
 // pull in a database, an HTTP server or MCP, even indirectly.
-var library = []string{"skill", "render", "safety", "source", "catalog", "config", "store", "portable", "plugin", "service", "watch", "examples", "internal/ignore", "internal/jsonc", "internal/pyrepr", "internal/textdist", "internal/safefile", "internal/jsondepth"}
+var library = []string{"skill", "render", "safety", "source", "catalog", "config", "store", "portable", "plugin", "service", "watch", "examples", "internal/ignore", "internal/jsonc", "internal/pyrepr", "internal/textdist", "internal/safefile", "internal/jsondepth", "internal/linediff"}
 
 // Drivers and protocols no library package may depend on; store/sqlstore
 // is the one user of database/sql outside the drivers.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/loadout/loadout/internal/linediff"
 	"github.com/loadout/loadout/safety"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/store"
@@ -293,12 +294,9 @@ func sortPaths(ps []string) {
 	})
 }
 
-// Bounds of a review's line diffs: the longest-common-subsequence table
-// is lines(old) × lines(new) cells.
-const (
-	maxDiffBytes = 256 << 10
-	maxDiffCells = 4 << 20
-)
+// maxDiffBytes bounds a file given a review's line diff; the diff itself
+// is bounded by internal/linediff (lines and edits).
+const maxDiffBytes = 256 << 10
 
 // unified is a line diff of a and b with every line marked " ", "-" or
 // "+" (whole files: a skill's files are short), or a note saying why
@@ -310,43 +308,16 @@ func unified(a, b []byte) (string, string) {
 	if bytes.IndexByte(a, 0) >= 0 || bytes.IndexByte(b, 0) >= 0 {
 		return "", "binary: no line diff"
 	}
-	la, lb := lines(a), lines(b)
-	if len(la)*len(lb) > maxDiffCells {
-		return "", fmt.Sprintf("%d and %d lines: too long for a line diff", len(la), len(lb))
-	}
-	// lcs[i][j]: the longest common subsequence of la[i:] and lb[j:].
-	w := len(lb) + 1
-	lcs := make([]int32, (len(la)+1)*w)
-	for i := len(la) - 1; i >= 0; i-- {
-		for j := len(lb) - 1; j >= 0; j-- {
-			if la[i] == lb[j] {
-				lcs[i*w+j] = lcs[(i+1)*w+j+1] + 1
-			} else {
-				lcs[i*w+j] = max(lcs[(i+1)*w+j], lcs[i*w+j+1])
-			}
-		}
+	la, lb := linediff.Split(string(a)), linediff.Split(string(b))
+	d, ok := linediff.Diff(la, lb)
+	if !ok {
+		return "", fmt.Sprintf("%d and %d lines, too long or too different for a line diff (over %d lines or %d changed lines)", len(la), len(lb), linediff.MaxLines, linediff.MaxEdits)
 	}
 	var sb strings.Builder
-	i, j := 0, 0
-	for i < len(la) || j < len(lb) {
-		switch {
-		case i < len(la) && j < len(lb) && la[i] == lb[j]:
-			sb.WriteString(" " + la[i] + "\n")
-			i, j = i+1, j+1
-		case i < len(la) && (j == len(lb) || lcs[(i+1)*w+j] >= lcs[i*w+j+1]):
-			sb.WriteString("-" + la[i] + "\n")
-			i++
-		default:
-			sb.WriteString("+" + lb[j] + "\n")
-			j++
-		}
+	for _, l := range d {
+		sb.WriteByte(l.Op)
+		sb.WriteString(l.Text)
+		sb.WriteByte('\n')
 	}
 	return sb.String(), ""
-}
-
-func lines(b []byte) []string {
-	if len(b) == 0 {
-		return nil
-	}
-	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }

@@ -1,24 +1,23 @@
 package webui
 
 import (
-	"strings"
+	"github.com/loadout/loadout/internal/linediff"
 )
 
-// A line diff (Myers' O(ND) algorithm) for the Versions tab, bounded in
-// the lines it takes and the edits it looks for, so a diff of two large
-// files costs a known, small amount of time and memory.
+// The Versions tab's and the review queue's line diffs: internal/linediff,
+// with the bounds of a whole diff of two versions.
 
 // Bounds of a line diff.
 const (
 	// MaxDiffLines is the most lines a side may have (after the common
 	// start and end are set aside); a longer file is reported changed
 	// without a line diff.
-	MaxDiffLines = 20_000
+	MaxDiffLines = linediff.MaxLines
 	// MaxDiffEdits is the most inserted plus deleted lines searched for;
 	// past it the files are reported as too different for a line diff.
 	// The search keeps one array per edit, so memory grows with its square
 	// (about 8 MB at 1,000).
-	MaxDiffEdits = 1000
+	MaxDiffEdits = linediff.MaxEdits
 	// MaxDiffFileBytes is the largest file (either side) given a line
 	// diff; a larger one is reported changed with its sizes.
 	MaxDiffFileBytes = 1 << 20
@@ -30,197 +29,18 @@ const (
 	diffContext = 3
 )
 
-// diffLine is one line of a diff: Op is ' ' (in both), '-' (only the old)
-// or '+' (only the new); Old and New are 1-based line numbers (0 when the
-// line is not on that side).
-type diffLine struct {
-	Op       byte
-	Old, New int
-	Text     string
-}
+// diffLine and hunk are linediff's, whose methods (Sign, Class, Label)
+// the templates call.
+type (
+	diffLine = linediff.Line
+	hunk     = linediff.Hunk
+)
 
-// Sign is the line's mark as a string, for templates.
-func (d diffLine) Sign() string { return string(d.Op) }
-
-// Class is the CSS class of the line.
-func (d diffLine) Class() string {
-	switch d.Op {
-	case '-':
-		return "del"
-	case '+':
-		return "add"
-	}
-	return "ctx"
-}
-
-// Label is the line's change in words, for screen readers.
-func (d diffLine) Label() string {
-	switch d.Op {
-	case '-':
-		return "removed"
-	case '+':
-		return "added"
-	}
-	return "unchanged"
-}
-
-// hunk is a run of changes with their context.
-type hunk struct {
-	Lines []diffLine
-}
-
-// splitLines splits text into lines without their line ends.
-func splitLines(s string) []string {
-	if s == "" {
-		return nil
-	}
-	s = strings.TrimSuffix(s, "\n")
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimSuffix(l, "\r")
-	}
-	return lines
-}
+func splitLines(s string) []string { return linediff.Split(s) }
 
 // lineDiff diffs a and b. ok is false when the diff is past the bounds
 // (MaxDiffLines, MaxDiffEdits).
-func lineDiff(a, b []string) (lines []diffLine, ok bool) {
-	pre := 0
-	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
-		pre++
-	}
-	suf := 0
-	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
-		suf++
-	}
-	ma, mb := a[pre:len(a)-suf], b[pre:len(b)-suf]
-	if len(ma) > MaxDiffLines || len(mb) > MaxDiffLines {
-		return nil, false
-	}
-	mid, ok := myers(ma, mb)
-	if !ok {
-		return nil, false
-	}
-	out := make([]diffLine, 0, pre+len(mid)+suf)
-	for i := 0; i < pre; i++ {
-		out = append(out, diffLine{Op: ' ', Old: i + 1, New: i + 1, Text: a[i]})
-	}
-	for _, l := range mid {
-		if l.Old > 0 {
-			l.Old += pre
-		}
-		if l.New > 0 {
-			l.New += pre
-		}
-		out = append(out, l)
-	}
-	for i := 0; i < suf; i++ {
-		ai, bi := len(a)-suf+i, len(b)-suf+i
-		out = append(out, diffLine{Op: ' ', Old: ai + 1, New: bi + 1, Text: a[ai]})
-	}
-	return out, true
-}
-
-// myers finds a shortest edit script from a to b, with at most
-// MaxDiffEdits edits.
-func myers(a, b []string) ([]diffLine, bool) {
-	n, m := len(a), len(b)
-	maxD := min(n+m, MaxDiffEdits)
-	off := maxD + 1
-	v := make([]int, 2*maxD+3)
-	var trace [][]int
-	found := -1
-	for d := 0; d <= maxD && found < 0; d++ {
-		trace = append(trace, append([]int(nil), v...))
-		for k := -d; k <= d; k += 2 {
-			var x int
-			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
-				x = v[off+k+1] // down: an insertion
-			} else {
-				x = v[off+k-1] + 1 // right: a deletion
-			}
-			y := x - k
-			for x < n && y < m && a[x] == b[y] {
-				x++
-				y++
-			}
-			v[off+k] = x
-			if x >= n && y >= m {
-				found = d
-				break
-			}
-		}
-	}
-	if found < 0 {
-		return nil, false
-	}
-	// Walk back through the trace, from (n, m).
-	var rev []diffLine
-	x, y := n, m
-	for d := found; d > 0; d-- {
-		vp := trace[d]
-		k := x - y
-		var pk int
-		if k == -d || (k != d && vp[off+k-1] < vp[off+k+1]) {
-			pk = k + 1
-		} else {
-			pk = k - 1
-		}
-		px := vp[off+pk]
-		py := px - pk
-		for x > px && y > py {
-			x--
-			y--
-			rev = append(rev, diffLine{Op: ' ', Old: x + 1, New: y + 1, Text: a[x]})
-		}
-		if x == px {
-			y--
-			rev = append(rev, diffLine{Op: '+', New: y + 1, Text: b[y]})
-		} else {
-			x--
-			rev = append(rev, diffLine{Op: '-', Old: x + 1, Text: a[x]})
-		}
-	}
-	for x > 0 && y > 0 {
-		x--
-		y--
-		rev = append(rev, diffLine{Op: ' ', Old: x + 1, New: y + 1, Text: a[x]})
-	}
-	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
-		rev[i], rev[j] = rev[j], rev[i]
-	}
-	return rev, true
-}
+func lineDiff(a, b []string) ([]diffLine, bool) { return linediff.Diff(a, b) }
 
 // hunks groups a diff's changes with diffContext lines around each.
-func hunks(lines []diffLine) []hunk {
-	var out []hunk
-	var cur *hunk
-	lastChange := -1 << 30
-	for i, l := range lines {
-		if l.Op == ' ' {
-			continue
-		}
-		start := max(0, i-diffContext)
-		if cur != nil && start <= lastChange+diffContext+1 {
-			// extend the current hunk up to this change
-			for j := lastChange + 1; j <= i; j++ {
-				cur.Lines = append(cur.Lines, lines[j])
-			}
-		} else {
-			if cur != nil {
-				end := min(len(lines), lastChange+1+diffContext)
-				cur.Lines = append(cur.Lines, lines[lastChange+1:end]...)
-				out = append(out, *cur)
-			}
-			cur = &hunk{Lines: append([]diffLine(nil), lines[start:i+1]...)}
-		}
-		lastChange = i
-	}
-	if cur != nil {
-		end := min(len(lines), lastChange+1+diffContext)
-		cur.Lines = append(cur.Lines, lines[lastChange+1:end]...)
-		out = append(out, *cur)
-	}
-	return out
-}
+func hunks(lines []diffLine) []hunk { return linediff.Hunks(lines, diffContext) }
