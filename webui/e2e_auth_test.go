@@ -184,7 +184,7 @@ func TestAuthInBrowser(t *testing.T) {
 		}
 	}
 	nav := browsertest.Get(t, ctx, "nav", chromedp.Text(chromedp.CSS("header nav")))
-	if !strings.Contains(nav, "Tokens") || !strings.Contains(nav, "Import") {
+	if !strings.Contains(nav, "Admin") || !strings.Contains(nav, "Import") {
 		t.Errorf("admin nav: %q", nav)
 	}
 

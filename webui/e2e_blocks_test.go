@@ -25,8 +25,14 @@ func TestBlockInBrowser(t *testing.T) {
 
 	browsertest.Do(t, ctx, "the skill's page", chromedp.Navigate(srv.URL+"/ui/skills/"+name))
 	settle(t, ctx)
+	// The reason is set, not typed: the page's scripts may still take the
+	// focus while it loads, and a required field left empty keeps the form
+	// from being sent at all.
 	browsertest.Do(t, ctx, "open the block form", chromedp.Click(chromedp.CSS("details.block-skill summary")),
-		chromedp.SendKeys(chromedp.CSS("#block-reason"), reason))
+		chromedp.WaitVisible(chromedp.CSS("#block-reason")), chromedp.SetValue(chromedp.CSS("#block-reason"), reason))
+	if got := browsertest.Get(t, ctx, "the reason", chromedp.Evaluate[string](`document.querySelector("#block-reason").value`)); got != reason {
+		t.Fatalf("the reason field holds %q", got)
+	}
 	browsertest.Screenshot(t, ctx, "block-form")
 	browsertest.Do(t, ctx, "block it", chromedp.Click(chromedp.CSS("#block-button")))
 	at(t, ctx, srv.URL, "/ui/blocks")
