@@ -186,18 +186,7 @@ func (s *Store) Reject(ctx context.Context, id string, by store.Author, comment 
 
 // Withdraw marks a skill withdrawn, or not.
 func (s *Store) Withdraw(ctx context.Context, name string, withdrawn bool) error {
-	return s.write(ctx, func(c conn) error {
-		res, err := c.exec(`UPDATE skills SET withdrawn = $1, updated_at = $2 WHERE name = $3`, withdrawn, now(), name)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return notFound(name)
-		}
-		return nil
-	})
+	return s.setFlag(ctx, `UPDATE skills SET withdrawn = $1, updated_at = $2 WHERE name = $3`, name, withdrawn)
 }
 
 // SetPin stores an agent's pin of a skill.

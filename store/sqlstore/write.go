@@ -574,8 +574,15 @@ AND NOT EXISTS (SELECT 1 FROM skill_versions v WHERE v.content_sha256 = blobs.sh
 
 // SetEnabled turns a stored skill on or off.
 func (s *Store) SetEnabled(ctx context.Context, name string, enabled bool) error {
+	return s.setFlag(ctx, `UPDATE skills SET enabled = $1, updated_at = $2 WHERE name = $3`, name, enabled)
+}
+
+// setFlag runs update (an UPDATE of one boolean column of skills, with
+// the value, the time and the name as $1, $2 and $3) for skill name: not
+// a new version; not_found when no skill has the name.
+func (s *Store) setFlag(ctx context.Context, update, name string, on bool) error {
 	return s.write(ctx, func(c conn) error {
-		res, err := c.exec(`UPDATE skills SET enabled = $1, updated_at = $2 WHERE name = $3`, enabled, now(), name)
+		res, err := c.exec(update, on, now(), name)
 		if err != nil {
 			return err
 		}
