@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -120,21 +119,8 @@ func TestServer(t *testing.T) {
 	})
 }
 
-// migrations is how many migrations store/sqlstore/migrations/postgres holds,
-// counted from the folder, so each new migration need not edit this test.
-var migrations = func() int {
-	es, err := os.ReadDir("../store/sqlstore/migrations/postgres")
-	if err != nil {
-		panic(err)
-	}
-	n := 0
-	for _, e := range es {
-		if strings.HasSuffix(e.Name(), ".sql") {
-			n++
-		}
-	}
-	return n
-}()
+// migrations is how many migrations store/sqlstore/migrations/postgres holds.
+var migrations = storetest.MigrationCount("../store/sqlstore/migrations/postgres")
 
 // Several instances starting at once on a fresh database all succeed: the
 // migrations run under an advisory lock, once.

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -62,21 +60,8 @@ func TestNumberedParameters(t *testing.T) {
 	}
 }
 
-// migrations is how many migrations store/sqlstore/migrations/sqlite holds,
-// counted from the folder, so each new migration need not edit this test.
-var migrations = func() int {
-	es, err := os.ReadDir("../store/sqlstore/migrations/sqlite")
-	if err != nil {
-		panic(err)
-	}
-	n := 0
-	for _, e := range es {
-		if strings.HasSuffix(e.Name(), ".sql") {
-			n++
-		}
-	}
-	return n
-}()
+// migrations is how many migrations store/sqlstore/migrations/sqlite holds.
+var migrations = storetest.MigrationCount("../store/sqlstore/migrations/sqlite")
 
 func TestPragmas(t *testing.T) {
 	s, err := sqlite.Open(filepath.Join(t.TempDir(), "p.db"))

@@ -178,3 +178,19 @@ func sha(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
 }
+
+// MigrationCount is how many migrations (.sql files) dir holds, so that
+// a test of the applied migrations need not be edited for each new one.
+func MigrationCount(dir string) int {
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		panic(err)
+	}
+	n := 0
+	for _, e := range es {
+		if strings.HasSuffix(e.Name(), ".sql") {
+			n++
+		}
+	}
+	return n
+}
