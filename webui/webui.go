@@ -125,7 +125,8 @@ var funcs = template.FuncMap{
 	"pinCell": func(p *pinsData, row agentMode) pinCellData { return pinCellData{p, row} },
 }
 
-// parse reads every page template with the layout, once.
+// parse reads every page template with the layout, once. Pages and
+// fragments both get the parts (part_*.html: templates they share).
 func (u *ui) parse() {
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
@@ -133,15 +134,15 @@ func (u *ui) parse() {
 	}
 	for _, n := range names {
 		base := path.Base(n)
-		if base == "layout.html" || strings.HasPrefix(base, "frag_") {
+		if base == "layout.html" || strings.HasPrefix(base, "frag_") || strings.HasPrefix(base, "part_") {
 			continue
 		}
-		u.pages[base] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", n))
+		u.pages[base] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/part_*.html", n))
 	}
 }
 
 func (u *ui) parseFragments() {
-	u.frags = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/frag_*.html"))
+	u.frags = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/frag_*.html", "templates/part_*.html"))
 }
 
 // fragment renders the fragment template name (a frag_*.html file) alone.
