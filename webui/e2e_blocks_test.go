@@ -2,6 +2,7 @@ package webui_test
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -34,7 +35,10 @@ func TestBlockInBrowser(t *testing.T) {
 		t.Fatalf("the reason field holds %q", got)
 	}
 	browsertest.Screenshot(t, ctx, "block-form")
-	browsertest.Do(t, ctx, "block it", chromedp.Click(chromedp.CSS("#block-button")))
+	// The Block button is pressed with the reason set in the same step: a
+	// live refresh of the page between the two would leave the required
+	// field empty, and the form unsent.
+	browsertest.Get(t, ctx, "block it", chromedp.Evaluate[bool](`(() => { const f = document.querySelector("#block-form"); f.querySelector("#block-reason").value = `+strconv.Quote(reason)+`; f.requestSubmit(document.querySelector("#block-button")); return true })()`))
 	at(t, ctx, srv.URL, "/ui/blocks")
 	settle(t, ctx)
 	table := browsertest.Get(t, ctx, "the blocks table", chromedp.Text(chromedp.CSS("table.blocks")))
