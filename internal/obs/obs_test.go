@@ -1,0 +1,85 @@
+package obs
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+type rec struct {
+	tag  string
+	log  *[]string
+	seen []Attr
+}
+
+type ctxKey struct{}
+
+func (r *rec) Start(ctx context.Context, kind Kind, name string, attrs []Attr) (context.Context, func(error)) {
+	*r.log = append(*r.log, "start "+r.tag+" "+kind.String()+" "+name)
+	r.seen = attrs
+	ctx = context.WithValue(ctx, ctxKey{}, r.tag)
+	return ctx, func(err error) {
+		s := "end " + r.tag
+		if err != nil {
+			s += " " + err.Error()
+		}
+		*r.log = append(*r.log, s)
+	}
+}
+
+func TestStartWithoutObserverIsFree(t *testing.T) {
+	Set(nil)
+	ctx := context.Background()
+	got, end := Start(ctx, KindStore, "GetSkill")
+	if got != ctx {
+		t.Fatal("Start without an observer changed the context")
+	}
+	end(errors.New("ignored"))
+	if Enabled() {
+		t.Fatal("Enabled with no observer")
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		_, end := Start(ctx, KindStore, "GetSkill")
+		end(nil)
+	}); n != 0 {
+		t.Fatalf("Start without an observer allocates %v times, want 0", n)
+	}
+}
+
+func TestMultiOrder(t *testing.T) {
+	var log []string
+	a, b := &rec{tag: "a", log: &log}, &rec{tag: "b", log: &log}
+	Set(Multi(a, nil, b))
+	defer Set(nil)
+	if !Enabled() {
+		t.Fatal("not Enabled after Set")
+	}
+	ctx, end := Start(context.Background(), KindRefresh, "dir", Attr{"root", "/x"})
+	if v, _ := ctx.Value(ctxKey{}).(string); v != "b" {
+		t.Fatalf("context from the last observer = %q, want b", v)
+	}
+	end(errors.New("boom"))
+	want := []string{"start a refresh dir", "start b refresh dir", "end b boom", "end a boom"}
+	if len(log) != len(want) {
+		t.Fatalf("log = %q, want %q", log, want)
+	}
+	for i := range want {
+		if log[i] != want[i] {
+			t.Fatalf("log = %q, want %q", log, want)
+		}
+	}
+	if len(a.seen) != 1 || a.seen[0].Value != "/x" {
+		t.Fatalf("attrs = %v", a.seen)
+	}
+	if Multi(a) != Observer(a) {
+		t.Fatal("Multi of one observer should be that observer")
+	}
+}
+
+func TestKindNames(t *testing.T) {
+	for k, want := range map[Kind]string{KindHTTP: "http", KindMCP: "mcp", KindStore: "store", KindRefresh: "refresh", KindSync: "sync", KindSafetyScan: "safety_scan", 0: "", 99: "unknown"} {
+		if got := k.String(); got != want {
+			t.Errorf("Kind(%d) = %q, want %q", k, got, want)
+		}
+	}
+}
