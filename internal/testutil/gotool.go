@@ -1,0 +1,107 @@
+package testutil
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// GoTool builds the main package of the Go module in the repository folder
+// dir (relative to the repository's root, e.g. "compat/oidcop": a module
+// of its own, so loadout's go.mod never gains a test tool's dependencies)
+// and returns the binary's path. The binary is cached under the user's
+// cache folder, keyed by a hash of the module's Go files, go.mod and
+// go.sum, so it is built once per machine and rebuilt when the module
+// changes; test binaries of several packages build under a lock that other
+// processes honour. The modules come from the module cache, which .ci/run
+// fills (go mod download in that folder). A failed build fails the test.
+func GoTool(t testing.TB, dir string) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	src := filepath.Join(filepath.Dir(file), "..", "..", filepath.FromSlash(dir))
+	src, err := filepath.Abs(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := moduleHash(src)
+	if err != nil {
+		t.Fatalf("reading the test tool module %s: %v", dir, err)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	out := filepath.Join(cache, "loadout-test", "tools")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(out, filepath.Base(src)+"-"+key)
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	unlock, err := lockFile(bin + ".lock")
+	if err != nil {
+		t.Fatalf("locking %s: %v", bin, err)
+	}
+	defer unlock()
+	if _, err := os.Stat(bin); err == nil {
+		return bin // another test binary built it meanwhile
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	tmp := bin + ".tmp"
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", tmp, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the test tool %s (cd %s && go build): %v\n%s", dir, dir, err, b)
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// moduleHash hashes the names and contents of the Go files, go.mod and
+// go.sum under dir.
+func moduleHash(dir string) (string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != dir && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		n := d.Name()
+		if !d.IsDir() && (strings.HasSuffix(n, ".go") || n == "go.mod" || n == "go.sum") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(files)
+	h := sha256.New()
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		rel, _ := filepath.Rel(dir, f)
+		h.Write([]byte(rel + "\x00"))
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
