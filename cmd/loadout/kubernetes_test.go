@@ -57,6 +57,32 @@ func dig(t *testing.T, m any, path ...any) any {
 	return m
 }
 
+// podEnv is the environment a container of the manifests runs with: the
+// image's (the Dockerfile's ENV), then the container's env, with the
+// Secret's LOADOUT_DB as dsn and a volume's mount path as given in
+// mounts (a temporary folder for the test).
+func podEnv(t *testing.T, ctr any, dsn string, mounts map[string]string) []string {
+	t.Helper()
+	env := []string{"LOADOUT_CONFIG=/config/loadout.json", "LOADOUT_DB=/data/loadout.db"}
+	list, _ := dig(t, ctr, "env").([]any)
+	for i := range list {
+		name := dig(t, list[i], "name").(string)
+		if ref, ok := dig(t, list[i], "valueFrom").(map[string]any); ok {
+			if name != "LOADOUT_DB" || dig(t, ref, "secretKeyRef", "name") != "loadout-store" || dig(t, ref, "secretKeyRef", "key") != "LOADOUT_DB" {
+				t.Fatalf("env %s: only LOADOUT_DB comes from a Secret (loadout-store, key LOADOUT_DB): %v", name, ref)
+			}
+			env = append(env, name+"="+dsn)
+			continue
+		}
+		v := dig(t, list[i], "value").(string)
+		if m, ok := mounts[v]; ok {
+			v = m
+		}
+		env = append(env, name+"="+v)
+	}
+	return env
+}
+
 func strs(v any) []string {
 	var out []string
 	for _, x := range v.([]any) {
@@ -82,11 +108,13 @@ func TestKubernetesTwoReplicas(t *testing.T) {
 	cfg := filepath.Join(dir, "loadout.json")
 	testutil.Write(t, cfg, dig(t, k8sDoc(t, "configmap.yaml"), "data", "loadout.json").(string))
 
-	// The Deployment: the store comes from the Secret as $LOADOUT_DB.
+	// The Deployment: the store comes from the Secret as $LOADOUT_DB;
+	// the emptyDir volumes are temporary folders here.
 	ctr := dig(t, k8sDoc(t, "deployment.yaml"), "spec", "template", "spec", "containers", 0)
-	env := dig(t, ctr, "env", 0)
-	if dig(t, env, "name") != "LOADOUT_DB" || dig(t, env, "valueFrom", "secretKeyRef", "name") != "loadout-store" || dig(t, env, "valueFrom", "secretKeyRef", "key") != "LOADOUT_DB" {
-		t.Fatalf("the Deployment's first env is not LOADOUT_DB from the Secret loadout-store: %v", env)
+	mounts := map[string]string{"/cache": t.TempDir(), "/tmp": t.TempDir()}
+	env := podEnv(t, ctr, dsn, mounts)
+	if !strings.Contains(strings.Join(env, "\n"), "LOADOUT_DB="+dsn) {
+		t.Fatalf("the Deployment does not take LOADOUT_DB from the Secret: %v", env)
 	}
 	args := strs(dig(t, ctr, "args"))
 	for i := 0; i+1 < len(args); i++ {
@@ -108,7 +136,7 @@ func TestKubernetesTwoReplicas(t *testing.T) {
 	// (serve refuses 0.0.0.0 without one).
 	job := dig(t, k8sDoc(t, "bootstrap/create-admin-token.yaml"), "spec", "template", "spec", "containers", 0)
 	cmd := exec.Command(loadoutBinary(t), strs(dig(t, job, "args"))...)
-	cmd.Env = append(os.Environ(), "LOADOUT_CONFIG=", "LOADOUT_DB="+dsn)
+	cmd.Env = append(os.Environ(), podEnv(t, job, dsn, nil)...)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("the bootstrap Job's command: %v\n%s", err, out)
@@ -118,8 +146,8 @@ func TestKubernetesTwoReplicas(t *testing.T) {
 		t.Fatalf("the bootstrap Job printed no token:\n%s", out)
 	}
 
-	a := startServeEnv(t, []string{"LOADOUT_DB=" + dsn}, args...)
-	b := startServeEnv(t, []string{"LOADOUT_DB=" + dsn}, args...)
+	a := startServeEnv(t, env, args...)
+	b := startServeEnv(t, env, args...)
 	for _, r := range []*running{a, b} {
 		eventually(t, 30*time.Second, "GET /readyz 200", func() bool {
 			code, _ := httpDo(t, "GET", r.base+"/readyz", "", nil)
