@@ -8,14 +8,17 @@
 //
 //   - each kind's schema holds every definition it reaches, so it stands
 //     alone;
+//
 //   - every object with declared properties gets
 //     "additionalProperties": false (strict: a misspelt field is an
 //     error, not ignored);
+//
 //   - apiVersion and kind are pinned to the kind's own values;
+//
 //   - IntOrString accepts a string or an integer, Quantity a string or a
 //     number (as the API server does); formats are dropped.
 //
-//	go run . -swagger $(go env GOMODCACHE)/k8s.io/kubernetes@v1.37.2/api/openapi-spec/swagger.json -out DIR
+//     go run . -swagger $(go env GOMODCACHE)/k8s.io/kubernetes@v1.37.2/api/openapi-spec/swagger.json -out DIR
 package main
 
 import (
