@@ -226,7 +226,24 @@ type Server struct {
 	UISessions        int      `json:"uiSessions,omitempty"`
 	UISessionIdle     Duration `json:"uiSessionIdle,omitempty"`
 	UISessionLifetime Duration `json:"uiSessionLifetime,omitempty"`
+	// ShutdownDelay is how long serve keeps listening after SIGTERM or
+	// SIGINT with GET /readyz answering 503, so that a load balancer
+	// sees it is not ready and stops sending new requests before the
+	// listener closes (default 0: close at once; at most
+	// MaxShutdownDelay). A second signal cuts it short.
+	ShutdownDelay Duration `json:"shutdownDelay,omitempty"`
+	// ShutdownTimeout bounds the drain that follows: requests in flight
+	// get this long to finish before their connections are closed
+	// (default DefaultShutdownTimeout, at most MaxShutdownTimeout).
+	ShutdownTimeout Duration `json:"shutdownTimeout,omitempty"`
 }
+
+// Shutdown bounds (server.shutdownDelay, server.shutdownTimeout).
+const (
+	MaxShutdownDelay       = time.Minute
+	DefaultShutdownTimeout = 15 * time.Second
+	MaxShutdownTimeout     = 10 * time.Minute
+)
 
 // Duration is a time.Duration written as a Go duration string ("30s",
 // "5m", "1h30m").
@@ -574,6 +591,17 @@ func (s *Server) validate(file string) error {
 	} {
 		if n.v < 0 {
 			return &Error{File: file, Field: "server." + n.name, Msg: "must be positive (0 or absent for the default)"}
+		}
+	}
+	for _, n := range []struct {
+		name     string
+		v, limit time.Duration
+	}{
+		{"shutdownDelay", time.Duration(s.ShutdownDelay), MaxShutdownDelay},
+		{"shutdownTimeout", time.Duration(s.ShutdownTimeout), MaxShutdownTimeout},
+	} {
+		if n.v < 0 || n.v > n.limit {
+			return &Error{File: file, Field: "server." + n.name, Msg: fmt.Sprintf("%s: give a duration from 0 to %s, like \"5s\" (0 or absent for the default)", n.v, n.limit)}
 		}
 	}
 	return nil

@@ -75,6 +75,11 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		`{"server": {"maxConns": -1}}`:                                                   `server.maxConns: must be positive`,
 		`{"server": {"mcpSessionIdle": "-1m"}}`:                                          `server.mcpSessionIdle: must be positive`,
 		`{"server": {"uiSessionLifetime": "-1h"}}`:                                       `server.uiSessionLifetime: must be positive`,
+		`{"server": {"shutdownDelay": "-1s"}}`:                                           `server.shutdownDelay: -1s: give a duration from 0 to 1m0s`,
+		`{"server": {"shutdownDelay": "61s"}}`:                                           `server.shutdownDelay: 1m1s: give a duration from 0 to 1m0s`,
+		`{"server": {"shutdownTimeout": "10m1s"}}`:                                       `server.shutdownTimeout: 10m1s: give a duration from 0 to 10m0s`,
+		`{"server": {"shutdownTimeout": "-1ns"}}`:                                        `server.shutdownTimeout: -1ns: give a duration from 0 to 10m0s`,
+		`{"server": {"shutdownDelay": 5}}`:                                               `server.shutdownDelay`,
 		`{"server": {"maxConn": 5}}`:                                                     `unknown key "maxConn" (did you mean "maxConns"?)`,
 		`{"receipts": {"maxRows": -5}}`:                                                  `receipts.maxRows: -5 is negative`,
 		`{"receipts": {"maxBytes": -5}}`:                                                 `receipts.maxBytes: -5 is negative`,
@@ -118,14 +123,16 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 func TestServerSection(t *testing.T) {
 	f, err := Parse([]byte(`{"server": {"allowedHosts": ["skills.example.com", "10.0.0.5:7777"], "allowedOrigins": ["https://ui.example.com"],
   "maxConns": 100, "maxConnsPerIP": 10, "readHeaderTimeout": "5s", "readTimeout": "2m", "writeTimeout": "30s", "idleTimeout": "1m30s",
-  "mcpSessions": 50, "mcpSessionIdle": "1h", "uiSessions": 20, "uiSessionIdle": "30m", "uiSessionLifetime": "12h"}}`), "/cfg/loadout.json")
+  "mcpSessions": 50, "mcpSessionIdle": "1h", "uiSessions": 20, "uiSessionIdle": "30m", "uiSessionLifetime": "12h",
+  "shutdownDelay": "1m", "shutdownTimeout": "10m"}}`), "/cfg/loadout.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := f.Server
 	if len(s.AllowedHosts) != 2 || s.MaxConns != 100 || s.MaxConnsPerIP != 10 || s.MCPSessions != 50 ||
 		time.Duration(s.ReadTimeout) != 2*time.Minute || time.Duration(s.IdleTimeout) != 90*time.Second || time.Duration(s.MCPSessionIdle) != time.Hour ||
-		s.UISessions != 20 || time.Duration(s.UISessionIdle) != 30*time.Minute || time.Duration(s.UISessionLifetime) != 12*time.Hour {
+		s.UISessions != 20 || time.Duration(s.UISessionIdle) != 30*time.Minute || time.Duration(s.UISessionLifetime) != 12*time.Hour ||
+		time.Duration(s.ShutdownDelay) != time.Minute || time.Duration(s.ShutdownTimeout) != 10*time.Minute {
 		t.Errorf("server: %+v", s)
 	}
 }

@@ -23,7 +23,10 @@ func (a *api) healthz(w http.ResponseWriter, r *http.Request) {
 		Generation uint64 `json:"generation"`
 		// Ready: what first requests would build is built (GET /readyz).
 		Ready bool `json:"ready"`
-	}{"ok", len(a.svc.Catalog().Global().Names()), a.svc.Generation(), a.ready.Ready()})
+		// Draining: shutdown has begun (GET /readyz is 503); this
+		// liveness check stays 200 until the process exits.
+		Draining bool `json:"draining"`
+	}{"ok", len(a.svc.Catalog().Global().Names()), a.svc.Generation(), a.ready.Ready(), a.ready.Draining()})
 }
 
 type agentView struct {

@@ -50,7 +50,7 @@ func TestReadyz(t *testing.T) {
 			httpapi.WarmJob{Name: "first", Run: func(context.Context) { order = append(order, "first"); close(started); <-release }})
 	}()
 	<-started
-	if w := get("/readyz"); w.Code != 503 {
+	if w := get("/readyz"); w.Code != 503 || !strings.Contains(w.Body.String(), `"building":"first"`) || !strings.Contains(w.Body.String(), `"draining":false`) {
 		t.Fatalf("/readyz while a job runs: %d %s", w.Code, w.Body)
 	}
 	close(release)
@@ -63,6 +63,19 @@ func TestReadyz(t *testing.T) {
 	}
 	if len(order) != 1 {
 		t.Fatalf("jobs run: %v", order)
+	}
+	// Shutdown begins: /readyz turns 503 for good, saying why, while
+	// /healthz (liveness) stays 200 and says draining.
+	rd.Drain()
+	if w := get("/readyz"); w.Code != 503 || !strings.Contains(w.Body.String(), `"draining":true`) || !strings.Contains(w.Body.String(), "shutting down") {
+		t.Fatalf("/readyz after Drain: %d %s", w.Code, w.Body)
+	}
+	if w := get("/healthz"); w.Code != 200 || !strings.Contains(w.Body.String(), `"draining":true`) || !strings.Contains(w.Body.String(), `"ready":false`) {
+		t.Fatalf("/healthz after Drain: %d %s", w.Code, w.Body)
+	}
+	rd.Drain() // twice is the same
+	if rd.Ready() || !rd.Draining() {
+		t.Fatal("Drain did not stick")
 	}
 	// A handler without a Readiness is ready.
 	plain := httpapi.Auth(e.svc, httpapi.New(e.svc, httpapi.Options{}))

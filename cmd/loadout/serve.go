@@ -113,6 +113,9 @@ type netSettings struct {
 	idleTimeout                  time.Duration
 	mcpSessions, mcpPerToken     int
 	mcpSessionIdle               time.Duration
+	// shutdownDelay and shutdownTimeout order the drain after SIGTERM
+	// (serve_drain.go): config only (server.shutdownDelay, …Timeout).
+	shutdownDelay, shutdownTimeout time.Duration
 }
 
 // resolve takes each bound from the flag, else the config, else the
@@ -188,6 +191,11 @@ func (n *netFlags) resolve(cfg *config.File) (netSettings, error) {
 	}
 	s.allowedHosts = append(append([]string(nil), c.AllowedHosts...), n.allowedHosts...)
 	s.allowedOrigins = append(append([]string(nil), c.AllowedOrigins...), n.allowedOrigins...)
+	s.shutdownDelay = time.Duration(c.ShutdownDelay)
+	s.shutdownTimeout = time.Duration(c.ShutdownTimeout)
+	if s.shutdownTimeout == 0 {
+		s.shutdownTimeout = config.DefaultShutdownTimeout
+	}
 	return s, nil
 }
 
@@ -427,7 +435,7 @@ func redact(dsn string) string {
 func runServe(ctx context.Context, e *env, args []string) int {
 	var f serverFlags
 	fs := newFlags(e, "serve", "[--addr HOST:PORT] [--config F | --root DIR... | --demo | FOLDER...] [--db D] [--stateless] [--no-watch] [--allowed-host H]...",
-		"Serves every agent its loadout: the HTTP API under /v1, MCP at /mcp (every skill) and\n/agents/ID/mcp (one agent), and the well-known skills indexes. With no flags it uses\n./loadout.json (--demo: the built-in examples), SQLite beside it, and 127.0.0.1:7777. It refuses a\nnon-loopback address unless tokens exist ('loadout token create'); once any token exists,\nevery request needs one. It answers only to loopback names, its own address and\n--allowed-host names in the Host header, and refuses POST, PUT and DELETE from other\norigins' web pages. The config file is read again when it changes, on SIGHUP and on\nPOST /v1/reload: agents, sources, budget, format and scan limits take effect at once; a\nconfig that does not load keeps the running one (the log says why); store, server, plugins,\nwatch, receipts and storeLimits are logged as needing a restart. Stops cleanly, receipts\nsaved, on SIGINT/SIGTERM."+fmt.Sprintf(folderArgsHelp, "serve"))
+		"Serves every agent its loadout: the HTTP API under /v1, MCP at /mcp (every skill) and\n/agents/ID/mcp (one agent), and the well-known skills indexes. With no flags it uses\n./loadout.json (--demo: the built-in examples), SQLite beside it, and 127.0.0.1:7777. It refuses a\nnon-loopback address unless tokens exist ('loadout token create'); once any token exists,\nevery request needs one. It answers only to loopback names, its own address and\n--allowed-host names in the Host header, and refuses POST, PUT and DELETE from other\norigins' web pages. The config file is read again when it changes, on SIGHUP and on\nPOST /v1/reload: agents, sources, budget, format and scan limits take effect at once; a\nconfig that does not load keeps the running one (the log says why); store, server, plugins,\nwatch, receipts and storeLimits are logged as needing a restart. On SIGINT/SIGTERM it\ndrains: GET /readyz answers 503 at once, it goes on serving for server.shutdownDelay,\nthen stops accepting and lets requests in flight finish within server.shutdownTimeout;\nthen it stops cleanly, receipts saved."+fmt.Sprintf(folderArgsHelp, "serve"))
 	f.register(fs)
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:7777", "address to listen on")
 	fs.BoolVar(&f.stateless, "stateless", false, "stateless MCP sessions, for several instances behind a load balancer")
@@ -436,7 +444,16 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	f.folderArgs(fs)
-	srv, err := startServer(ctx, e, &f, "")
+	// life is the server's own lifetime: what it starts (the store's
+	// feeds, the warm-up, every request's context) ends with it. A signal
+	// before it serves ends it at once; once it serves, a signal begins
+	// the drain (serve_drain.go), and life ends only after the requests
+	// in flight are done, so that they finish rather than see their
+	// context cancelled.
+	life, endLife := context.WithCancel(context.WithoutCancel(ctx))
+	defer endLife()
+	early := context.AfterFunc(ctx, endLife)
+	srv, err := startServer(life, e, &f, "")
 	if err != nil {
 		return fail(e, err)
 	}
@@ -454,7 +471,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return fail(e, fmt.Errorf("refusing to listen on %s without tokens: anyone on the network could read every skill. Create one with '%s', or listen on 127.0.0.1", f.addr, tokenCreateHint(srv.dsn, "--scope admin")))
 	}
 	srv.svc = withTokens(srv, tokens)
-	followTokens(ctx, srv, tokens, !loopback(host))
+	followTokens(life, srv, tokens, !loopback(host))
 
 	ns, err := f.net.resolve(srv.cfg)
 	if err != nil {
@@ -486,8 +503,10 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return fail(e, err)
 	}
 	srv.start.step("handlers built")
-	hs := &http.Server{Handler: handler, ReadHeaderTimeout: ns.readHeaderTimeout, IdleTimeout: ns.idleTimeout,
-		MaxHeaderBytes: maxHeaderBytes, BaseContext: func(net.Listener) context.Context { return ctx }}
+	streams, endStreams := context.WithCancel(life)
+	defer endStreams()
+	hs := &http.Server{Handler: endingStreams(handler, streams), ReadHeaderTimeout: ns.readHeaderTimeout, IdleTimeout: ns.idleTimeout,
+		MaxHeaderBytes: maxHeaderBytes, BaseContext: func(net.Listener) context.Context { return life }}
 	srv.logger.Info("client bounds", "max_conns", ns.maxConns, "max_conns_per_ip", ns.maxConnsPerIP,
 		"read_header_timeout", ns.readHeaderTimeout, "read_timeout", ns.timeouts.Read, "write_timeout", ns.timeouts.Write,
 		"idle_timeout", ns.idleTimeout, "mcp_sessions", ns.mcpSessions, "mcp_sessions_per_token", ns.mcpPerToken, "mcp_session_idle", ns.mcpSessionIdle,
@@ -507,7 +526,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	// the collector ran back to back (47% of a spread load's CPU).
 	warmed := srv.mem.background()
 	go func() {
-		ready.Run(ctx, srv.logger, warmJobs(srv)...)
+		ready.Run(life, srv.logger, warmJobs(srv)...)
 		warmed()
 	}()
 	done := make(chan error, 1)
@@ -520,19 +539,18 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	// collection and hand-back of start-up's garbage (0.3 s of CPU at
 	// 50,000 skills) need not hold requests off.
 	srv.mem.loaded(srv.logger)
+	// Serving: from now on a signal drains rather than ending life at
+	// once (a signal that came already drains at once below).
+	early()
 	select {
 	case err := <-done:
 		if !errors.Is(err, http.ErrServerClosed) {
 			return fail(e, err)
 		}
 	case <-ctx.Done():
-		srv.logger.Info("shutting down: finishing requests in flight")
-		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		if err := hs.Shutdown(sctx); err != nil {
-			srv.logger.Error("shutdown", "err", err)
-		}
+		drainServer(hs, done, ready, endStreams, ns.shutdownDelay, ns.shutdownTimeout, srv.logger)
 	}
+	endLife()
 	srv.logger.Info("stopped")
 	return 0
 }

@@ -63,8 +63,16 @@ func (r *running) log() string {
 // startServe runs `loadout serve` on a free loopback port and waits for it.
 func startServe(t *testing.T, args ...string) *running {
 	t.Helper()
-	cmd := exec.Command(loadoutBinary(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), "LOADOUT_CONFIG=", "LOADOUT_DB=")
+	return startServeEnv(t, nil, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+}
+
+// startServeEnv runs loadout with args (a serve command that listens on
+// loopback) and env added to the environment ($LOADOUT_CONFIG and
+// $LOADOUT_DB are cleared first), and waits for its banner, text or JSON.
+func startServeEnv(t *testing.T, env []string, args ...string) *running {
+	t.Helper()
+	cmd := exec.Command(loadoutBinary(t), args...)
+	cmd.Env = append(append(os.Environ(), "LOADOUT_CONFIG=", "LOADOUT_DB="), env...)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -73,7 +81,7 @@ func startServe(t *testing.T, args ...string) *running {
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
-		re := regexp.MustCompile(`API: +(http://127\.0\.0\.1:\d+)/v1/skills`)
+		re := regexp.MustCompile(`(?:API: +|"api":")(http://127\.0\.0\.1:\d+)/v1/skills`)
 		for sc.Scan() {
 			r.mu.Lock()
 			r.logs.WriteString(sc.Text() + "\n")
