@@ -22,8 +22,9 @@ import (
 // cache folder, keyed by a hash of the module's Go files, go.mod and
 // go.sum, so it is built once per machine and rebuilt when the module
 // changes; test binaries of several packages build under a lock that other
-// processes honour. The modules come from the module cache, which .ci/run
-// fills (go mod download in that folder). A failed build fails the test.
+// processes honour. The modules come from the module cache only
+// (GOPROXY=off), which .ci/run fills (go mod download in that folder). A
+// failed build fails the test.
 func GoTool(t testing.TB, dir string) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
@@ -61,9 +62,11 @@ func GoTool(t testing.TB, dir string) string {
 	tmp := bin + ".tmp"
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", tmp, ".")
 	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
+	// GOPROXY=off: the test fetches nothing; .ci/run downloaded the
+	// module's requirements (cd DIR && go mod download).
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly", "GOPROXY=off")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the test tool %s (cd %s && go build): %v\n%s", dir, dir, err, b)
+		t.Fatalf("building the test tool %s (cd %s && go build, GOPROXY=off): %v\n%s\nIf a module is missing, fetch them first: (cd %s && go mod download), as .ci/run does", dir, dir, err, b, dir)
 	}
 	if err := os.Rename(tmp, bin); err != nil {
 		t.Fatal(err)
