@@ -178,11 +178,22 @@ func TestTraceContextOfAMegabyte(t *testing.T) {
 	s := Start(t, Options{Config: fmt.Sprintf(tracedConfig, j.OTLP, "5s")})
 	huge := strings.Repeat("a", 1<<20)
 	for _, h := range []string{"traceparent", "tracestate"} {
-		if code, _, _ := s.Do(t, "GET", "/v1/agents/coder/skills/deploy", "", "", h, huge); code != http.StatusRequestHeaderFieldsTooLarge {
-			t.Errorf("a 1 MB %s: status %d, want 431", h, code)
+		// The server answers 431 and closes the connection, often while
+		// the client is still sending: then the client sees a reset.
+		req, _ := http.NewRequest("GET", s.Base+"/v1/agents/coder/skills/deploy", nil)
+		req.Header.Set(h, huge)
+		c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+		r, err := c.Do(req)
+		if err == nil {
+			r.Body.Close()
+			if r.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+				t.Errorf("a 1 MB %s: status %d, want 431", h, r.StatusCode)
+			}
+		} else if !strings.Contains(err.Error(), "reset") && !strings.Contains(err.Error(), "broken pipe") {
+			t.Errorf("a 1 MB %s: %v, want 431 or the connection closed", h, err)
 		}
+		s.Healthy(t)
 	}
-	s.Healthy(t)
 
 	long := traceID(100)
 	longTP := "cc-" + long + "-" + tpParentSpan + "-01-" + strings.Repeat("f", 30<<10)
@@ -197,16 +208,29 @@ func TestTraceContextOfAMegabyte(t *testing.T) {
 	if code, _, _ := s.Do(t, "GET", "/v1/agents/coder/skills/deploy", "", "", "traceparent", tp); code != 200 {
 		t.Fatalf("a 128-byte traceparent: %d", code)
 	}
-	// A 30 KB tracestate beside a good traceparent: the parent is kept,
-	// the state dropped.
-	withState := traceID(102)
-	if code, _, _ := s.Do(t, "GET", "/v1/agents/coder/skills/deploy", "", "", "traceparent", traceparent(withState), "tracestate", "v="+strings.Repeat("x", 30<<10)); code != 200 {
-		t.Fatalf("a 30 KB tracestate: %d", code)
+	// A valid tracestate of 8 KB (32 members of 250 bytes: what the W3C
+	// format allows, and OpenTelemetry's parser keeps) beside a good
+	// traceparent: the parent is kept, the state dropped (over 512
+	// bytes); one of 510 bytes is kept.
+	var members []string
+	for i := range 32 {
+		members = append(members, fmt.Sprintf("k%02d=%s", i, strings.Repeat("x", 250)))
+	}
+	big, small := strings.Join(members, ","), members[0]+","+strings.Replace(members[1], "x", "y", -1)
+	withState, keptState := traceID(102), traceID(103)
+	for id, st := range map[string]string{withState: big, keptState: small} {
+		if code, _, _ := s.Do(t, "GET", "/v1/agents/coder/skills/deploy", "", "", "traceparent", traceparent(id), "tracestate", st); code != 200 {
+			t.Fatalf("a tracestate of %d bytes: %d", len(st), code)
+		}
 	}
 	j.waitTrace(t, atBound, "GET /v1/agents/{id}/skills/{name}")
 	spans, _ := j.waitTrace(t, withState, "GET /v1/agents/{id}/skills/{name}")
-	if sp := spans[0]; sp.parent() != tpParentSpan || strings.Contains(sp.tag("w3c.tracestate"), "xxxx") {
-		t.Errorf("with a 30 KB tracestate: parent %q, tracestate tag %d bytes", sp.parent(), len(sp.tag("w3c.tracestate")))
+	if sp := spans[0]; sp.parent() != tpParentSpan || sp.tag("w3c.tracestate") != "" {
+		t.Errorf("with an 8 KB tracestate: parent %q, tracestate kept (%d bytes)", sp.parent(), len(sp.tag("w3c.tracestate")))
+	}
+	spans, _ = j.waitTrace(t, keptState, "GET /v1/agents/{id}/skills/{name}")
+	if sp := spans[0]; sp.tag("w3c.tracestate") != small {
+		t.Errorf("a tracestate of %d bytes (under the bound) was not kept: %q", len(small), sp.tag("w3c.tracestate"))
 	}
 	// Both were exported after the long one: had it been continued, its
 	// trace would be there too.
@@ -228,7 +252,7 @@ func TestMalformedTraceparent(t *testing.T) {
 		"00-" + id + "-0000000000000000-01",                      // zero parent
 		"ff-" + id + "-" + tpParentSpan + "-01",                  // version ff is invalid
 		"00_" + id + "_" + tpParentSpan + "_01",
-		"00-" + id + "-" + tpParentSpan + "-01\x7f",
+		"00-" + id + "-" + tpParentSpan + "-0g", // flags not hex
 	}
 	for i, tp := range bad {
 		if code, _, _ := s.Do(t, "GET", "/v1/agents/coder/skills/deploy", "", "", "traceparent", tp); code != 200 {
@@ -288,7 +312,7 @@ func TestManyTraceIDsKeepNoState(t *testing.T) {
 	run(6000, 10000, true)
 	distinct := s.PeakRSSMB(t)
 	t.Logf("peak RSS after 6,000 requests of one trace: %.1f MB; after 6,000 more of 6,000 traces: %.1f MB", same, distinct)
-	if distinct > same+16 {
+	if distinct > same+8 {
 		t.Errorf("6,000 distinct trace ids grew the peak RSS from %.1f to %.1f MB", same, distinct)
 	}
 	// Every one of them was exported (the queue keeps up with Jaeger).
