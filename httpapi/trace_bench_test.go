@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/loadout/loadout/httpapi"
 	"github.com/loadout/loadout/internal/obs"
 	"github.com/loadout/loadout/tracing"
 )
@@ -66,6 +67,32 @@ func BenchmarkLoadCachedTracing(b *testing.B) {
 		}
 		if batches.Load() == 0 {
 			b.Fatal("no batch reached the receiver")
+		}
+	})
+}
+
+// BenchmarkTraceMiddlewareOff is what Trace adds to a request with no
+// observer: the handler alone, and behind Trace. Against the cached load
+// (BenchmarkLoad/serve-chain-token, microseconds) it is the whole cost of
+// tracing off on the HTTP path; the other marks on that path (none: a
+// cached load reaches no store, refresh or safety check) cost the same
+// atomic load each.
+func BenchmarkTraceMiddlewareOff(b *testing.B) {
+	obs.Set(nil)
+	h := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	req := httptest.NewRequest("GET", "/v1/agents/coder/skills/skill-042", nil)
+	w := &nopWriter{h: http.Header{}}
+	b.Run("bare", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			h.ServeHTTP(w, req)
+		}
+	})
+	traced := httpapi.Trace(httpapi.RouteOf(), h)
+	b.Run("trace", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			traced.ServeHTTP(w, req)
 		}
 	})
 }
