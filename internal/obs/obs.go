@@ -20,12 +20,12 @@ type Kind uint8
 
 // The kinds of operation.
 const (
-	KindHTTP       Kind = iota + 1 // one HTTP request (the name is the route pattern)
+	KindHTTP       Kind = iota + 1 // one HTTP request (the name is "METHOD ROUTE": httpapi.Trace)
 	KindMCP                        // one MCP call (the name is the method or "tools/call NAME")
 	KindStore                      // one store query or transaction (the name is the store method)
-	KindRefresh                    // one catalog refresh (the name is the source kind)
-	KindSync                       // one remote-source sync (the name is the source kind)
-	KindSafetyScan                 // one safety scan of a skill
+	KindRefresh                    // one catalog refresh ("catalog"), or one source read in it (the source kind: "folder", "store", "plugin", "remote")
+	KindSync                       // one remote-source sync (the name is the source kind: "git", "index")
+	KindSafetyScan                 // one safety check of the catalog's new skills ("catalog")
 )
 
 var kindNames = [...]string{"", "http", "mcp", "store", "refresh", "sync", "safety_scan"}
