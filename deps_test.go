@@ -23,7 +23,7 @@ var layers = map[string][]string{
 	"render":                {"skill", "internal/terms"},
 	"safety":                {"skill", "internal/safefile"},
 	"source":                {"skill", "internal/ignore", "internal/safefile", "internal/dirent", "internal/fnv1a"},
-	"catalog":               {"source", "render", "skill", "safety", "internal/textdist", "internal/terms"},
+	"catalog":               {"source", "render", "skill", "safety", "internal/textdist", "internal/terms", "internal/obs"},
 	"config":                {"catalog", "source", "safety", "internal/jsonc"},
 	"internal/ignore":       {},
 	"internal/jsonc":        {"internal/textdist", "internal/jsondepth"},
@@ -42,12 +42,13 @@ var layers = map[string][]string{
 	"internal/dirent":       {},
 	"internal/fnv1a":        {},
 	"internal/cputime":      {},
+	"internal/obs":          {}, // the seam between the library and its observers (metrics, tracing): no dependency
 	"examples":              {},
 	"watch":                 {"internal/dirent", "internal/fnv1a"},
 	// Stores, plugins and portable formats: the format (plugins scan their
 	// skill folders with source), never the catalog.
 	"store":           {"skill"},
-	"store/sqlstore":  {"store", "skill"},
+	"store/sqlstore":  {"store", "skill", "internal/obs"},
 	"store/storetest": {"store", "skill", "internal/testutil"},
 	"sqlite":          {"store/sqlstore"},
 	"postgres":        {"store/sqlstore"},
@@ -57,8 +58,8 @@ var layers = map[string][]string{
 	// store's interface, never a driver.
 	"service": {"catalog", "store", "render", "skill", "safety", "internal/linediff"},
 	// Transports.
-	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "safety", "internal/cputime", "internal/errstatus", "internal/httpbody", "internal/inert"},
-	"mcpserver":          {"service", "catalog", "store", "render", "skill", "internal/errstatus"},
+	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "safety", "internal/cputime", "internal/errstatus", "internal/httpbody", "internal/inert", "internal/obs"},
+	"mcpserver":          {"service", "catalog", "store", "render", "skill", "internal/errstatus", "internal/obs"},
 	"wellknown":          {"service", "catalog", "store", "render", "skill", "internal/errstatus", "internal/httpbody", "internal/inert"},
 	"webui":              {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus", "internal/httpbody", "internal/inert", "internal/linediff"},
 	"internal/errstatus": {"service"},
@@ -66,8 +67,11 @@ var layers = map[string][]string{
 	"internal/inert":     {}, // the headers of every answer carrying a skill's bytes
 	// Remote sources: snapshots of git repositories and skill indexes. The
 	// git library is in remote/gitfetch only; cmd wires it in.
-	"remote":          {"skill", "source", "internal/safefile"},
+	"remote":          {"skill", "source", "internal/safefile", "internal/obs"},
 	"remote/gitfetch": {"remote", "skill"},
+	// Traces: the one package that imports OpenTelemetry; cmd registers it
+	// as the observer of internal/obs.
+	"tracing": {"internal/obs"},
 
 	"safety/internal/gentable": {}, // go generate: the default-ignorable table, from Go's unicode tables
 }
@@ -83,8 +87,8 @@ var library = []string{"skill", "render", "safety", "source", "catalog", "config
 // Drivers and protocols no library package may depend on; store/sqlstore
 // is the one user of database/sql outside the drivers.
 var (
-	forbiddenInLibrary   = []string{"net/http", "database/sql", "modernc.org/sqlite", "github.com/jackc/pgx", "github.com/modelcontextprotocol"}
-	forbiddenInTransport = []string{"database/sql", "modernc.org/sqlite", "github.com/jackc/pgx"}
+	forbiddenInLibrary   = []string{"net/http", "database/sql", "modernc.org/sqlite", "github.com/jackc/pgx", "github.com/modelcontextprotocol", "go.opentelemetry.io"}
+	forbiddenInTransport = []string{"database/sql", "modernc.org/sqlite", "github.com/jackc/pgx", "go.opentelemetry.io"}
 )
 
 func TestLibraryDependencies(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/loadout/loadout/internal/obs"
 	"github.com/loadout/loadout/render"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/source"
@@ -295,7 +296,16 @@ func (c *Catalog) globalSpec(seen []SourceSpec) AgentSpec {
 }
 
 // read reads one source.
-func (c *Catalog) read(ctx context.Context, spec SourceSpec) *source.Result {
+func (c *Catalog) read(ctx context.Context, spec SourceSpec) (res *source.Result) {
+	if obs.Enabled() {
+		var end func(error)
+		ctx, end = obs.Start(ctx, obs.KindRefresh, sourceKind(spec))
+		defer func() { end(nil) }()
+	}
+	return c.readSource(ctx, spec)
+}
+
+func (c *Catalog) readSource(ctx context.Context, spec SourceSpec) *source.Result {
 	switch {
 	case spec.Store:
 		if c.opt.Store == nil {

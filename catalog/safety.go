@@ -119,7 +119,9 @@ func (c *Catalog) safetyRun(ctx context.Context, p *safety.Policy, heads ...[]sk
 			todo = append(todo, sk)
 		}
 	}
-	checkAll(ctx, todo, p, files, c.safety.saved, func(i int, ds []skill.Diagnostic) { found[todo[i]] = ds })
+	sctx, end := startScan(ctx, len(todo))
+	checkAll(sctx, todo, p, files, c.safety.saved, func(i int, ds []skill.Diagnostic) { found[todo[i]] = ds })
+	end(nil)
 	var unread []skill.Diagnostic
 	for _, sk := range todo {
 		// A skill that could not be read, or (when ctx stopped the

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/loadout/loadout/internal/obs"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/source"
 )
@@ -143,6 +144,8 @@ func sourcesOf(spec AgentSpec) []SourceSpec {
 // not known, and every loadout reading it is built again. With no prev,
 // everything is built.
 func (c *Catalog) apply(ctx context.Context, prev *snapshot, results map[string]*source.Result, changed map[string]map[string]*skill.Skill) {
+	ctx, end := obs.Start(ctx, obs.KindRefresh, OpRefresh)
+	defer end(nil)
 	if changed == nil {
 		changed = map[string]map[string]*skill.Skill{}
 	}

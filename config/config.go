@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,6 +71,9 @@ type File struct {
 	// Review configures drafts and review of stored skills (docs/review.md).
 	// Without it every save publishes, as it always has.
 	Review Review `json:"review,omitempty"`
+	// Tracing exports OpenTelemetry traces over OTLP/HTTP (docs/tracing.md).
+	// Without an endpoint nothing is traced, and tracing costs nothing.
+	Tracing Tracing `json:"tracing,omitempty"`
 
 	// Path is the absolute path the file was read from.
 	Path string `json:"-"`
@@ -566,6 +570,9 @@ func (f *File) Validate() error {
 	if f.Limits.MaxDepth < 0 || f.Limits.MaxDirs < 0 || f.Limits.MaxFiles < 0 || f.Limits.MaxFileSize < 0 {
 		return &Error{File: f.Path, Field: "limits", Msg: "limits must be positive numbers (0 or absent for the defaults)"}
 	}
+	if err := f.Tracing.validate(f.Path); err != nil {
+		return err
+	}
 	return f.Server.validate(f.Path)
 }
 
@@ -642,6 +649,83 @@ func (f *File) CatalogOptions() catalog.Options {
 			MaxFileSize: f.Limits.MaxFileSize,
 		},
 	}
+}
+
+// Tracing is the "tracing" object: where `loadout serve` sends its
+// traces (docs/tracing.md).
+type Tracing struct {
+	// Endpoint is the OTLP/HTTP endpoint of a collector, like
+	// "http://otel-collector:4318" (the path /v1/traces is added when it
+	// has none). Empty: no tracing, at no cost.
+	Endpoint string `json:"endpoint,omitempty"`
+	// Headers are sent with every export (an API key of a tracing
+	// service, say). Values may name environment variables as ${NAME}.
+	Headers map[string]string `json:"headers,omitempty"`
+	// SampleRatio is the share of new traces kept, from 0 to 1; a
+	// request that carries a trace context follows its caller's decision.
+	// Absent: 1 (every trace).
+	SampleRatio *float64 `json:"sampleRatio,omitempty"`
+	// ServiceName is the service.name of the traces. Default "loadout".
+	ServiceName string `json:"serviceName,omitempty"`
+	// Timeout bounds one export, retries included. Default 10s.
+	Timeout Duration `json:"timeout,omitempty"`
+}
+
+// The bounds of the tracing object.
+const (
+	DefaultTracingTimeout = 10 * time.Second
+	MaxTracingTimeout     = time.Minute
+	maxTracingHeaders     = 32
+	maxTracingHeaderBytes = 4096
+	maxServiceName        = 128
+)
+
+func (t *Tracing) validate(file string) error {
+	if t.Endpoint == "" {
+		if len(t.Headers) > 0 || t.SampleRatio != nil || t.ServiceName != "" || t.Timeout != 0 {
+			return &Error{File: file, Field: "tracing.endpoint", Msg: "is empty, but other tracing keys are set: give the OTLP/HTTP endpoint of a collector, like \"http://otel-collector:4318\", or remove the tracing object"}
+		}
+		return nil
+	}
+	u, err := url.Parse(t.Endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return &Error{File: file, Field: "tracing.endpoint", Msg: fmt.Sprintf("%q is not an OTLP/HTTP endpoint: give an http:// or https:// URL with a host and no credentials or query, like \"http://otel-collector:4318\" (credentials go in tracing.headers)", t.Endpoint)}
+	}
+	if len(t.Headers) > maxTracingHeaders {
+		return &Error{File: file, Field: "tracing.headers", Msg: fmt.Sprintf("has %d headers: at most %d", len(t.Headers), maxTracingHeaders)}
+	}
+	for k, v := range t.Headers {
+		if !headerName(k) {
+			return &Error{File: file, Field: "tracing.headers", Msg: fmt.Sprintf("%q is not a header name: use letters, digits and !#$%%&'*+-.^_`|~", k)}
+		}
+		if len(v) > maxTracingHeaderBytes || strings.ContainsAny(v, "\r\n\x00") {
+			return &Error{File: file, Field: "tracing.headers." + k, Msg: fmt.Sprintf("the value must be one line of at most %d bytes", maxTracingHeaderBytes)}
+		}
+	}
+	if r := t.SampleRatio; r != nil && !(*r >= 0 && *r <= 1) {
+		return &Error{File: file, Field: "tracing.sampleRatio", Msg: fmt.Sprintf("%v: give the share of traces to keep, from 0 (none) to 1 (all)", *r)}
+	}
+	if n := t.ServiceName; len(n) > maxServiceName || strings.ContainsAny(n, "\r\n\x00") {
+		return &Error{File: file, Field: "tracing.serviceName", Msg: fmt.Sprintf("must be one line of at most %d bytes", maxServiceName)}
+	}
+	if d := time.Duration(t.Timeout); d < 0 || d > MaxTracingTimeout || d > 0 && d < 100*time.Millisecond {
+		return &Error{File: file, Field: "tracing.timeout", Msg: fmt.Sprintf("%s: give a duration from 100ms to %s, like \"5s\", or leave it out for the default, %s", d, MaxTracingTimeout, DefaultTracingTimeout)}
+	}
+	return nil
+}
+
+// headerName reports whether k is an HTTP header name (RFC 9110 token).
+func headerName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // Review is the "review" object.

@@ -28,11 +28,13 @@ func (w *deadlineRecorder) SetWriteDeadline(time.Time) error { w.deadlines++; re
 // (serverHandler), with an info-level logger as serve's default.
 func chain(t testing.TB, svc *service.Service) http.Handler {
 	logger := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	guarded, err := httpapi.Guard(httpapi.GuardOptions{Listen: "127.0.0.1:8080"}, httpapi.Auth(svc, httpapi.New(svc, httpapi.Options{Logger: logger})))
+	api := httpapi.New(svc, httpapi.Options{Logger: logger})
+	guarded, err := httpapi.Guard(httpapi.GuardOptions{Listen: "127.0.0.1:8080"}, httpapi.Auth(svc, api))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return httpapi.Timeouts(httpapi.TimeoutOptions{Read: time.Minute, Write: time.Minute}, httpapi.RequestID(httpapi.Log(logger, guarded)))
+	traced := httpapi.Trace(httpapi.RouteOf(api), guarded)
+	return httpapi.Timeouts(httpapi.TimeoutOptions{Read: time.Minute, Write: time.Minute}, httpapi.RequestID(httpapi.Log(logger, traced)))
 }
 
 // maxLoadAllocs bounds the allocations of one cached load through the

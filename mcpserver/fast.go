@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/loadout/loadout/internal/obs"
 	"github.com/loadout/loadout/service"
 )
 
@@ -113,7 +114,18 @@ func (s *server) parseFast(m *rpcMessage) (fastCall, bool) {
 func (s *server) answer(ctx context.Context, ss *mcp.ServerSession, c fastCall, extra *mcp.RequestExtra, buf *bytes.Buffer) {
 	s.fastCalls.Add(1)
 	req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: c.name, Arguments: c.args}, Extra: extra}
-	res, err := c.handler(ctx, req)
+	var res *mcp.CallToolResult
+	var err error
+	if obs.Enabled() {
+		// One operation, as on the SDK's path (trace.go); the context is
+		// the request's own (or stdio's), so its span is the parent.
+		ctx, end := obs.Start(ctx, obs.KindMCP, opName("tools/call", c.name),
+			obs.Attr{Key: "rpc.system", Value: "jsonrpc"}, obs.Attr{Key: "rpc.method", Value: "tools/call"}, obs.Attr{Key: "gen_ai.tool.name", Value: c.name})
+		res, err = c.handler(ctx, req)
+		end(outcome(res, err))
+	} else {
+		res, err = c.handler(ctx, req)
+	}
 	if err == nil {
 		if res.Content == nil {
 			res.Content = []mcp.Content{} // as the SDK: never "null"

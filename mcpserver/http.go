@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loadout/loadout/internal/errstatus"
+	"github.com/loadout/loadout/internal/obs"
 	"github.com/loadout/loadout/service"
 )
 
@@ -77,7 +78,11 @@ func newHTTPHandler(svc *service.Service, opt Options) (*server, http.Handler) {
 			&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: opt.Logger, JSONResponse: true, DisableLocalhostProtection: opt.HostChecked})
 		return auth.RequireBearerToken(func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 			p := service.PrincipalFrom(r.Context())
-			return &auth.TokenInfo{Scopes: p.Scopes, UserID: p.TokenID, Extra: map[string]any{principalExtraKey: p}}, nil
+			extra := map[string]any{principalExtraKey: p}
+			if obs.Enabled() {
+				extra[requestCtxKey] = r.Context() // this request's span (trace.go)
+			}
+			return &auth.TokenInfo{Scopes: p.Scopes, UserID: p.TokenID, Extra: extra}, nil
 		}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(sdk)
 	}
 	bridged := sdkHandler(opt.Stateless)

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loadout/loadout/catalog"
+	"github.com/loadout/loadout/internal/obs"
 	"github.com/loadout/loadout/render"
 	"github.com/loadout/loadout/service"
 )
@@ -343,6 +344,16 @@ const principalExtraKey = "loadout.principal"
 // the instructions of initialize and server/discover from the current
 // loadout, and answers resources/list from the catalog.
 func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	handle := s.handler(next)
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if !obs.Enabled() {
+			return handle(ctx, method, req)
+		}
+		return s.marked(ctx, method, req, func(ctx context.Context) (mcp.Result, error) { return handle(ctx, method, req) })
+	}
+}
+
+func (s *server) handler(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		c := call{transport: service.TransportMCPStdio}
 		if ex := req.GetExtra(); ex != nil {

@@ -12,10 +12,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/loadout/loadout/internal/obs"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/source"
 )
@@ -427,6 +429,13 @@ func (m *Manager) ids() []string {
 }
 
 func (m *Manager) sync(ctx context.Context, s Spec, dry bool) (ch Change) {
+	if obs.Enabled() {
+		// One obs.KindSync operation, named by the source's kind ("git" or
+		// "index"); the source's id is an attribute, not a name.
+		var end func(error)
+		ctx, end = obs.Start(ctx, obs.KindSync, s.Kind(), obs.Attr{Key: "loadout.source", Value: s.ID}, obs.Attr{Key: "loadout.sync.check", Value: strconv.FormatBool(dry)})
+		defer func() { end(ch.Err) }()
+	}
 	mu := m.syncMu[s.ID]
 	mu.Lock()
 	defer mu.Unlock()

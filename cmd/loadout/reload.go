@@ -17,6 +17,7 @@ import (
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/config"
+	"github.com/loadout/loadout/internal/obs"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/watch"
@@ -63,8 +64,10 @@ type configReloader struct {
 }
 
 // reload reads the config again and applies it; why says what asked.
-func (r *configReloader) reload(_ context.Context, why string) error {
-	ctx := r.life
+func (r *configReloader) reload(rctx context.Context, why string) error {
+	// The server's life, not the request's (a reload is not cut short by
+	// its client); traced as part of the request that asked, if any.
+	ctx := obs.Carry(r.life, rctx)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	data, _ := os.ReadFile(r.path)
@@ -146,6 +149,7 @@ func (r *configReloader) restartNeeded(nf *config.File) {
 		{"audit", old.Audit == nf.Audit},
 		{"storeLimits", reflect.DeepEqual(old.StoreLimits, nf.StoreLimits)},
 		{"storePool", reflect.DeepEqual(old.StorePool, nf.StorePool)},
+		{"tracing", reflect.DeepEqual(old.Tracing, nf.Tracing)},
 	} {
 		if !x.same {
 			r.logger.Warn("config change needs a restart to take effect; the running value stays until then", "code", "restart_needed", "config", r.path, "field", x.field)

@@ -493,6 +493,14 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	if srv.cfg != nil {
 		limits = limitsOf(srv.cfg)
 	}
+	// Traces, when the config names a collector (tracing.go); flushed
+	// when serve returns, after the requests in flight are finished.
+	stopTracing, err := startTracing(srv.cfg, srv.logger)
+	if err != nil {
+		ln.Close()
+		return fail(e, err)
+	}
+	defer stopTracing()
 	ready := httpapi.NewReadiness()
 	handler, _, err := serverHandler(srv.svc, srv.logger, handlerOptions{
 		stateless: f.stateless, limits: limits, guard: guard, timeouts: ns.timeouts, ready: ready, start: srv.start.up,
@@ -679,7 +687,11 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 	if err != nil {
 		return nil, nil, err
 	}
-	return httpapi.Timeouts(o.timeouts, httpapi.RequestID(httpapi.Log(logger, guarded))), agents, nil
+	// A span (and any observer's mark) per request, named by the route
+	// pattern that matched: the API's, else MCP's and the indexes', else
+	// the UI's.
+	traced := httpapi.Trace(httpapi.RouteOf(apiH, mux, top), guarded)
+	return httpapi.Timeouts(o.timeouts, httpapi.RequestID(httpapi.Log(logger, traced))), agents, nil
 }
 
 // agentMounts holds what /agents/{id}/… serves for each configured agent:

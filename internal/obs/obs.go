@@ -20,12 +20,12 @@ type Kind uint8
 
 // The kinds of operation.
 const (
-	KindHTTP       Kind = iota + 1 // one HTTP request (the name is the route pattern)
+	KindHTTP       Kind = iota + 1 // one HTTP request (the name is "METHOD ROUTE": httpapi.Trace)
 	KindMCP                        // one MCP call (the name is the method or "tools/call NAME")
 	KindStore                      // one store query or transaction (the name is the store method)
-	KindRefresh                    // one catalog refresh (the name is the source kind)
-	KindSync                       // one remote-source sync (the name is the source kind)
-	KindSafetyScan                 // one safety scan of a skill
+	KindRefresh                    // one catalog refresh ("catalog"), or one source read in it (the source kind: "folder", "store", "plugin", "remote")
+	KindSync                       // one remote-source sync (the name is the source kind: "git", "index")
+	KindSafetyScan                 // one safety check of the catalog's new skills ("catalog")
 )
 
 var kindNames = [...]string{"", "http", "mcp", "store", "refresh", "sync", "safety_scan"}
@@ -102,6 +102,15 @@ func Multi(os ...Observer) Observer {
 
 type multi []Observer
 
+func (m multi) Carry(ctx, from context.Context) context.Context {
+	for _, o := range m {
+		if c, ok := o.(Carrier); ok {
+			ctx = c.Carry(ctx, from)
+		}
+	}
+	return ctx
+}
+
 func (m multi) Start(ctx context.Context, kind Kind, name string, attrs []Attr) (context.Context, func(error)) {
 	ends := make([]func(error), len(m))
 	for i, o := range m {
@@ -112,4 +121,85 @@ func (m multi) Start(ctx context.Context, kind Kind, name string, attrs []Attr) 
 			ends[i](err)
 		}
 	}
+}
+
+// The bounds of a remote trace context: a longer traceparent is not one
+// (version 00's is 55 bytes; later versions may append, so up to 128 are
+// passed on for the tracer to judge), and a longer tracestate is dropped
+// (the W3C limit is 32 members; 512 bytes is what every vendor must
+// propagate). Both are checked before anything is kept, so a 1 MB header
+// costs a length comparison.
+const (
+	MaxTraceParent = 128
+	MaxTraceState  = 512
+)
+
+// Remote is the trace context an operation's caller sent: W3C traceparent
+// and tracestate, from an HTTP request's headers or an MCP message's
+// _meta. A tracer continues it; other observers ignore it. The strings
+// are the caller's, unparsed, but never longer than the bounds above.
+type Remote struct {
+	TraceParent, TraceState string
+}
+
+type remoteKey struct{}
+
+// WithRemote returns ctx carrying the caller's trace context, for the next
+// Start to continue. A traceparent that is empty or longer than
+// MaxTraceParent leaves ctx as it is; a tracestate longer than
+// MaxTraceState is dropped and the traceparent kept. Call it only when
+// Enabled: with no observer nobody reads it.
+func WithRemote(ctx context.Context, traceparent, tracestate string) context.Context {
+	if traceparent == "" || len(traceparent) > MaxTraceParent {
+		return ctx
+	}
+	if len(tracestate) > MaxTraceState {
+		tracestate = ""
+	}
+	return context.WithValue(ctx, remoteKey{}, Remote{TraceParent: traceparent, TraceState: tracestate})
+}
+
+// RemoteFrom returns the trace context WithRemote put in ctx.
+func RemoteFrom(ctx context.Context) (Remote, bool) {
+	r, ok := ctx.Value(remoteKey{}).(Remote)
+	return r, ok
+}
+
+// StatusError is what an HTTP mark ends with when its answer's status is
+// 400 or more (the status; below 400 it ends with nil). A tracer marks a
+// span failed for 500 and up only, as OpenTelemetry's HTTP conventions
+// say for a server; a metrics observer may label by it.
+type StatusError int
+
+func (e StatusError) Error() string { return "HTTP status " + itoa(int(e)) }
+
+func itoa(n int) string {
+	if n < 0 || n > 999 {
+		return "?"
+	}
+	return string([]byte{byte('0' + n/100), byte('0' + n/10%10), byte('0' + n%10)})
+}
+
+// Carrier is an observer that keeps something of its own in the context
+// an operation runs in (a tracer, its current span) and can move it to
+// another context. Observers that keep nothing need not implement it.
+type Carrier interface {
+	// Carry returns ctx with the observer's own values taken from from
+	// (and none of ctx's own left, when from has none).
+	Carry(ctx, from context.Context) context.Context
+}
+
+// Carry returns ctx with the observers' values (a tracer's current span)
+// taken from from. An MCP message over HTTP runs in its session's context,
+// made by the request that opened the session: Carry makes its operation
+// a child of the request that carried it, not of that first one.
+func Carry(ctx, from context.Context) context.Context {
+	h := current.Load()
+	if h == nil {
+		return ctx
+	}
+	if c, ok := h.o.(Carrier); ok {
+		return c.Carry(ctx, from)
+	}
+	return ctx
 }

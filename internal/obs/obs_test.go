@@ -3,6 +3,7 @@ package obs
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -81,5 +82,58 @@ func TestKindNames(t *testing.T) {
 		if got := k.String(); got != want {
 			t.Errorf("Kind(%d) = %q, want %q", k, got, want)
 		}
+	}
+}
+
+func TestWithRemoteBounds(t *testing.T) {
+	ctx := context.Background()
+	tp := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	got, ok := RemoteFrom(WithRemote(ctx, tp, "a=b"))
+	if !ok || got.TraceParent != tp || got.TraceState != "a=b" {
+		t.Fatalf("RemoteFrom = %+v, %v", got, ok)
+	}
+	if _, ok := RemoteFrom(WithRemote(ctx, "", "a=b")); ok {
+		t.Fatal("an empty traceparent was kept")
+	}
+	at := strings.Repeat("a", MaxTraceParent)
+	if got, ok := RemoteFrom(WithRemote(ctx, at, "")); !ok || got.TraceParent != at {
+		t.Fatal("a traceparent at the bound was dropped")
+	}
+	if c := WithRemote(ctx, at+"a", "a=b"); c != ctx {
+		t.Fatal("a traceparent past the bound changed the context")
+	}
+	st := strings.Repeat("s", MaxTraceState)
+	if got, _ := RemoteFrom(WithRemote(ctx, tp, st)); got.TraceState != st {
+		t.Fatal("a tracestate at the bound was dropped")
+	}
+	if got, _ := RemoteFrom(WithRemote(ctx, tp, st+"s")); got.TraceState != "" || got.TraceParent != tp {
+		t.Fatalf("a tracestate past the bound: %+v, want it dropped and the traceparent kept", got)
+	}
+	if s := StatusError(503).Error(); s != "HTTP status 503" {
+		t.Fatalf("StatusError(503) = %q", s)
+	}
+}
+
+type carrier struct{ rec }
+
+func (c *carrier) Carry(ctx, from context.Context) context.Context {
+	return context.WithValue(ctx, ctxKey{}, from.Value(ctxKey{}))
+}
+
+func TestCarry(t *testing.T) {
+	var log []string
+	from := context.WithValue(context.Background(), ctxKey{}, "from")
+	Set(nil)
+	if got := Carry(context.Background(), from); got.Value(ctxKey{}) != nil {
+		t.Fatal("Carry with no observer changed the context")
+	}
+	Set(Multi(&rec{tag: "a", log: &log}, &carrier{rec{tag: "b", log: &log}}))
+	defer Set(nil)
+	if got := Carry(context.Background(), from); got.Value(ctxKey{}) != "from" {
+		t.Fatalf("Carry through Multi = %v, want from", got.Value(ctxKey{}))
+	}
+	Set(&rec{tag: "a", log: &log})
+	if got := Carry(context.Background(), from); got.Value(ctxKey{}) != nil {
+		t.Fatal("Carry with an observer that is no Carrier changed the context")
 	}
 }

@@ -200,14 +200,16 @@ func (s *Store) List(ctx context.Context) ([]*store.Record, error) {
 // Get returns a skill at its current version, in one statement (so
 // without a transaction): the skill's row with its files aggregated into
 // one JSON column (Dialect.filesJSON).
-func (s *Store) Get(ctx context.Context, name string) (*store.Record, error) {
+func (s *Store) Get(ctx context.Context, name string) (_ *store.Record, err error) {
+	ctx, end := startNamed(ctx, "Get")
+	defer func() { end(err) }()
 	q := s.getQuery()
 	if err := s.injected(q); err != nil {
 		return nil, asStoreError(err)
 	}
 	r := &skillRow{}
 	var filesJSON string
-	err := s.stmts[q].QueryRowContext(ctx, name).Scan(append(r.dest(), &filesJSON)...)
+	err = s.stmts[q].QueryRowContext(ctx, name).Scan(append(r.dest(), &filesJSON)...)
 	if err == sql.ErrNoRows {
 		return nil, notFound(name)
 	}
@@ -419,7 +421,9 @@ func describeVersion(rec *store.Record, b *skill.Bundle, v *store.Version) {
 
 // ReadFile returns one file of a version (0: the current one) from its
 // immutable snapshot. "SKILL.md" is the content.
-func (s *Store) ReadFile(ctx context.Context, name string, version int, p string) ([]byte, error) {
+func (s *Store) ReadFile(ctx context.Context, name string, version int, p string) (_ []byte, err error) {
+	ctx, end := startNamed(ctx, "ReadFile")
+	defer func() { end(err) }()
 	if version < 0 {
 		return nil, &store.Error{Code: store.Invalid, Field: "version", Message: fmt.Sprintf("version %d: give 0 for the current version or a version number", version)}
 	}
@@ -440,7 +444,7 @@ func (s *Store) ReadFile(ctx context.Context, name string, version int, p string
 		return nil, asStoreError(err)
 	}
 	var data []byte
-	err := s.stmts[q].QueryRowContext(ctx, args...).Scan(&data)
+	err = s.stmts[q].QueryRowContext(ctx, args...).Scan(&data)
 	if err == sql.ErrNoRows {
 		err = s.read(ctx, func(c conn) error { return c.missingFile(name, version, p) })
 	}

@@ -303,7 +303,9 @@ func (s *Store) quiet(ctx context.Context, fn func(c conn) error) error {
 	return s.writeTx(ctx, quietKind, fn)
 }
 
-func (s *Store) writeTx(ctx context.Context, k kind, fn func(c conn) error) error {
+func (s *Store) writeTx(ctx context.Context, k kind, fn func(c conn) error) (err error) {
+	ctx, end := startOp(ctx)
+	defer func() { end(err) }()
 	if s.writer != nil {
 		select {
 		case s.writer <- struct{}{}:
@@ -382,7 +384,9 @@ func (s *Store) writeTx(ctx context.Context, k kind, fn func(c conn) error) erro
 }
 
 // read runs fn in a read-only transaction that sees one snapshot.
-func (s *Store) read(ctx context.Context, fn func(c conn) error) error {
+func (s *Store) read(ctx context.Context, fn func(c conn) error) (err error) {
+	ctx, end := startOp(ctx)
+	defer func() { end(err) }()
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead})
 	if err != nil {
 		return internal("begin", err)
