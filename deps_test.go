@@ -24,7 +24,7 @@ var layers = map[string][]string{
 	"safety":                {"skill", "internal/safefile"},
 	"source":                {"skill", "internal/ignore", "internal/safefile", "internal/dirent", "internal/fnv1a"},
 	"catalog":               {"source", "render", "skill", "safety", "internal/textdist", "internal/terms"},
-	"config":                {"catalog", "source", "safety", "internal/jsonc"},
+	"config":                {"catalog", "source", "safety", "store", "internal/jsonc"},
 	"internal/ignore":       {},
 	"internal/jsonc":        {"internal/textdist", "internal/jsondepth"},
 	"internal/jsondepth":    {},
@@ -60,7 +60,10 @@ var layers = map[string][]string{
 	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "safety", "internal/cputime", "internal/errstatus", "internal/httpbody", "internal/inert"},
 	"mcpserver":          {"service", "catalog", "store", "render", "skill", "internal/errstatus"},
 	"wellknown":          {"service", "catalog", "store", "render", "skill", "internal/errstatus", "internal/httpbody", "internal/inert"},
-	"webui":              {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus", "internal/httpbody", "internal/inert", "internal/linediff"},
+	"webui":              {"service", "catalog", "store", "portable", "render", "skill", "identity", "internal/errstatus", "internal/httpbody", "internal/inert", "internal/linediff"},
+	// The company's identity provider: go-oidc and x/oauth2, nothing of loadout's.
+	"identity":          {},
+	"internal/oidctest": {"internal/testutil"}, // imported by tests only: a real OpenID provider
 	"internal/errstatus": {"service"},
 	"internal/httpbody":  {}, // cached HTTP answers: ETag, 304, gzip made once
 	"internal/inert":     {}, // the headers of every answer carrying a skill's bytes

@@ -70,6 +70,9 @@ type File struct {
 	// Review configures drafts and review of stored skills (docs/review.md).
 	// Without it every save publishes, as it always has.
 	Review Review `json:"review,omitempty"`
+	// OIDC is sign-in to the web UI with an OpenID Connect provider
+	// (docs/sign-in.md). Nil: token sign-in only.
+	OIDC *OIDC `json:"oidc,omitempty"`
 
 	// Path is the absolute path the file was read from.
 	Path string `json:"-"`
@@ -548,6 +551,15 @@ func (f *File) Validate() error {
 	}
 	if f.Limits.MaxDepth < 0 || f.Limits.MaxDirs < 0 || f.Limits.MaxFiles < 0 || f.Limits.MaxFileSize < 0 {
 		return &Error{File: f.Path, Field: "limits", Msg: "limits must be positive numbers (0 or absent for the defaults)"}
+	}
+	if f.OIDC != nil {
+		agents := map[string]bool{}
+		for _, a := range f.Agents {
+			agents[a.AgentID] = true
+		}
+		if err := f.OIDC.validate(f.Path, agents); err != nil {
+			return err
+		}
 	}
 	return f.Server.validate(f.Path)
 }
