@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"net/url"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -101,20 +100,6 @@ func (o *OIDC) RecheckEvery() time.Duration {
 		return DefaultOIDCRecheck
 	}
 	return time.Duration(o.Recheck)
-}
-
-// Secret returns the client secret: the environment variable's, else the
-// file's, else "" (a public client). An env var named but unset is an
-// error naming it.
-func (o *OIDC) Secret() (string, error) {
-	if o.ClientSecretEnv != "" {
-		v, ok := os.LookupEnv(o.ClientSecretEnv)
-		if !ok || v == "" {
-			return "", fmt.Errorf("oidc.clientSecretEnv: the environment variable %s is not set (or empty): set it to the client secret the provider gave, or remove clientSecretEnv for a public client", o.ClientSecretEnv)
-		}
-		return v, nil
-	}
-	return o.ClientSecret.Reveal(), nil
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

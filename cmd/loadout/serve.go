@@ -476,9 +476,14 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	if srv.cfg != nil {
 		limits = limitsOf(srv.cfg)
 	}
+	signIn, err := signInOptions(srv.cfg, e.getenv)
+	if err != nil {
+		ln.Close()
+		return fail(e, err)
+	}
 	ready := httpapi.NewReadiness()
 	handler, _, err := serverHandler(srv.svc, srv.logger, handlerOptions{
-		stateless: f.stateless, limits: limits, guard: guard, timeouts: ns.timeouts, ready: ready, start: srv.start.up,
+		signIn: signIn, stateless: f.stateless, limits: limits, guard: guard, timeouts: ns.timeouts, ready: ready, start: srv.start.up,
 		sessions: mcpserver.NewSessions(ns.mcpSessions, ns.mcpSessionIdle, srv.logger).PerToken(ns.mcpPerToken),
 	})
 	if err != nil {
@@ -600,8 +605,9 @@ type handlerOptions struct {
 	limits    skill.Limits
 	guard     httpapi.GuardOptions
 	timeouts  httpapi.TimeoutOptions
-	sessions  *mcpserver.Sessions // shared by every MCP endpoint
-	ready     *httpapi.Readiness  // nil: no warm-up (GET /readyz is 200)
+	sessions  *mcpserver.Sessions  // shared by every MCP endpoint
+	ready     *httpapi.Readiness   // nil: no warm-up (GET /readyz is 200)
+	signIn    *webui.SignInOptions // nil: the UI signs in with tokens only
 	// start, when set, is closed once the server is up: the MCP
 	// endpoints render their first instructions then (mcpserver.Options.Start).
 	start <-chan struct{}
@@ -648,7 +654,7 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 	top.Handle("/", api)
 	// The UI authenticates by its own session cookie; GET / sends a
 	// browser to it and anything else to the API's index.
-	top.Handle(webui.Prefix, webui.New(svc, webui.Options{Logger: logger}))
+	top.Handle(webui.Prefix, webui.New(svc, webui.Options{Logger: logger, SignIn: o.signIn}))
 	top.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		if webui.WantsHTML(r) {
 			http.Redirect(w, r, webui.Prefix, http.StatusFound)
