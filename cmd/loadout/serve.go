@@ -450,11 +450,14 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		ts, err := srvr.Tokens(ctx)
 		tokens = err == nil && len(ts) > 0
 	}
-	if !loopback(host) && !tokens {
+	// With an identity provider configured people sign in: the server is
+	// never open, on loopback or not, whether or not tokens exist.
+	people := srv.cfg != nil && srv.cfg.OIDC != nil
+	if !loopback(host) && !tokens && !people {
 		return fail(e, fmt.Errorf("refusing to listen on %s without tokens: anyone on the network could read every skill. Create one with '%s', or listen on 127.0.0.1", f.addr, tokenCreateHint(srv.dsn, "--scope admin")))
 	}
-	srv.svc = withTokens(srv, tokens)
-	followTokens(ctx, srv, tokens, !loopback(host))
+	srv.svc = withTokens(srv, tokens || people)
+	followTokens(ctx, srv, tokens || people, !loopback(host) || people)
 
 	ns, err := f.net.resolve(srv.cfg)
 	if err != nil {
