@@ -57,13 +57,13 @@ var layers = map[string][]string{
 	// store's interface, never a driver.
 	"service": {"catalog", "store", "render", "skill", "safety", "internal/linediff"},
 	// Transports.
-	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "safety", "internal/cputime", "internal/errstatus", "internal/httpbody", "internal/inert"},
-	"mcpserver":          {"service", "catalog", "store", "render", "skill", "internal/errstatus"},
-	"wellknown":          {"service", "catalog", "store", "render", "skill", "internal/errstatus", "internal/httpbody", "internal/inert"},
-	"webui":              {"service", "catalog", "store", "portable", "render", "skill", "identity", "internal/errstatus", "internal/httpbody", "internal/inert", "internal/linediff"},
+	"httpapi":   {"service", "catalog", "store", "portable", "render", "skill", "safety", "internal/cputime", "internal/errstatus", "internal/httpbody", "internal/inert"},
+	"mcpserver": {"service", "catalog", "store", "render", "skill", "internal/errstatus"},
+	"wellknown": {"service", "catalog", "store", "render", "skill", "internal/errstatus", "internal/httpbody", "internal/inert"},
+	"webui":     {"service", "catalog", "store", "portable", "render", "skill", "identity", "internal/errstatus", "internal/httpbody", "internal/inert", "internal/linediff"},
 	// The company's identity provider: go-oidc and x/oauth2, nothing of loadout's.
-	"identity":          {},
-	"internal/oidctest": {"internal/testutil"}, // imported by tests only: a real OpenID provider
+	"identity":           {},
+	"internal/oidctest":  {"internal/testutil"}, // imported by tests only: a real OpenID provider
 	"internal/errstatus": {"service"},
 	"internal/httpbody":  {}, // cached HTTP answers: ETag, 304, gzip made once
 	"internal/inert":     {}, // the headers of every answer carrying a skill's bytes

@@ -50,7 +50,7 @@ func newOIDCEnv(t *testing.T, recheck time.Duration) *oidcEnv {
 	})
 	si, err := identity.NewSignIn(identity.SignInConfig{Issuer: p.Issuer, ClientID: "loadout", ClientSecret: "s3cret", RedirectURL: redirect,
 		Scopes: []string{"email", "profile", "offline_access"},
-		Roles: identity.RoleMap{Groups: map[string][]string{"skills-admins": {"admin"}, "readers": {"viewer"}, "data": {"author:team-data-*"}}}})
+		Roles:  identity.RoleMap{Groups: map[string][]string{"skills-admins": {"admin"}, "readers": {"viewer"}, "data": {"author:team-data-*"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
