@@ -2,6 +2,7 @@ package webui
 
 import (
 	"context"
+	"html"
 	"io"
 	"log/slog"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +35,10 @@ type oidcEnv struct {
 // skills-admins (admin), carol in readers (viewer), bob in no mapped
 // group. recheck is the sessions' re-check interval.
 func newOIDCEnv(t *testing.T, recheck time.Duration) *oidcEnv {
+	return newOIDCEnvEnd(t, recheck, false)
+}
+
+func newOIDCEnvEnd(t *testing.T, recheck time.Duration, endSession bool) *oidcEnv {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -69,7 +75,7 @@ func newOIDCEnv(t *testing.T, recheck time.Duration) *oidcEnv {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := service.New(cat, service.Options{Store: st, Server: st, RequireTokens: true, Logger: quiet})
 	t.Cleanup(func() { svc.Close() })
-	srv := httptest.NewUnstartedServer(New(svc, Options{Logger: quiet, SignIn: &SignInOptions{Provider: si, Name: "Corp SSO", Recheck: recheck}}))
+	srv := httptest.NewUnstartedServer(New(svc, Options{Logger: quiet, SignIn: &SignInOptions{Provider: si, Name: "Corp SSO", Recheck: recheck, EndSession: endSession}}))
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()
@@ -241,5 +247,32 @@ func TestOIDCGroupRemoval(t *testing.T) {
 	}
 	if rs := e.audit(t, "signout"); len(rs) != 1 || !strings.Contains(rs[0].Detail, "no longer map") {
 		t.Errorf("signout audit = %+v", rs)
+	}
+}
+
+// With EndSession, signing out ends loadout's session and then sends the
+// browser to the provider's end_session_endpoint (a page, since the CSP's
+// form-action forbids a form's redirect elsewhere), naming the client
+// and the page to come back to; a token's session signs out as before.
+func TestOIDCEndSession(t *testing.T) {
+	e := newOIDCEnvEnd(t, time.Hour, true)
+	c := (&authEnv{}).client(t)
+	res, _ := e.signIn(t, c, "alice", "/ui/")
+	sess := cookieOf(res, service.SessionCookie)
+	_, body := send(t, c, "GET", e.srv.URL+"/ui/", nil)
+	res, body = send(t, c, "POST", e.srv.URL+"/ui/logout", url.Values{"csrf": {pageCSRF(t, body)}})
+	m := regexp.MustCompile(`content="0;url=([^"]*)"`).FindStringSubmatch(body)
+	if res.StatusCode != 200 || m == nil {
+		t.Fatalf("sign-out: %d\n%s", res.StatusCode, body)
+	}
+	end, err := url.Parse(html.UnescapeString(m[1]))
+	if err != nil || !strings.HasPrefix(end.String(), e.p.Issuer) || end.Query().Get("client_id") != "loadout" || end.Query().Get("post_logout_redirect_uri") != e.srv.URL+"/ui/login?signedout=1" {
+		t.Errorf("end-session URL = %v (%v)", end, err)
+	}
+	if _, _, ok := e.svc.Session(context.Background(), sess.Value); ok {
+		t.Error("the session outlived the sign-out")
+	}
+	if c := cookieOf(res, service.SessionCookie); c == nil || c.MaxAge >= 0 {
+		t.Errorf("the sign-out did not clear the cookie: %+v", c)
 	}
 }
