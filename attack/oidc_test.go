@@ -45,10 +45,11 @@ type front struct {
 	srv  *httptest.Server
 	// mode is the forgery of the next token answer ("" none).
 	mode atomic.Value
-	// jwks is the fault of the key set ("" none, "hang", "big").
-	jwks   atomic.Value
-	served atomic.Int64
-	other  *rsa.PrivateKey
+	// jwks and disc are the faults of the key set and of the discovery
+	// document ("" none, "hang", "big").
+	jwks, disc atomic.Value
+	served     atomic.Int64
+	other      *rsa.PrivateKey
 }
 
 func (f *front) issuer() string { return f.srv.URL + "/" }
@@ -57,15 +58,41 @@ func newFront(t *testing.T, real *oidctest.Provider) *front {
 	f := &front{t: t, real: real}
 	f.mode.Store("")
 	f.jwks.Store("")
+	f.disc.Store("")
 	f.other, _ = rsa.GenerateKey(rand.Reader, 2048)
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
 }
 
+func (f *front) fault(w http.ResponseWriter, r *http.Request, kind string) bool {
+	switch kind {
+	case "hang":
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+	case "big":
+		chunk := bytes.Repeat([]byte(" "), 64<<10)
+		for i := 0; i < (100<<20)/len(chunk); i++ {
+			n, err := w.Write(chunk)
+			f.served.Add(int64(n))
+			if err != nil {
+				break
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}
+
 func (f *front) serve(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/.well-known/openid-configuration":
+		if f.fault(w, r, f.disc.Load().(string)) {
+			return
+		}
 		resp, err := http.Get(f.real.URL(".well-known/openid-configuration"))
 		if err != nil {
 			http.Error(w, err.Error(), 502)
@@ -77,21 +104,8 @@ func (f *front) serve(w http.ResponseWriter, r *http.Request) {
 		d["issuer"], d["token_endpoint"], d["jwks_uri"] = f.issuer(), f.issuer()+"token", f.issuer()+"keys"
 		json.NewEncoder(w).Encode(d)
 	case "/keys":
-		switch f.jwks.Load() {
-		case "hang":
-			select {
-			case <-r.Context().Done():
-			case <-time.After(time.Minute):
-			}
-		case "big":
-			chunk := bytes.Repeat([]byte(" "), 64<<10)
-			for i := 0; i < (100<<20)/len(chunk); i++ {
-				n, err := w.Write(chunk)
-				f.served.Add(int64(n))
-				if err != nil {
-					return
-				}
-			}
+		switch {
+		case f.fault(w, r, f.jwks.Load().(string)):
 		default:
 			resp, err := http.Get(f.real.URL("keys"))
 			if err != nil {
@@ -443,27 +457,47 @@ func TestOIDCSignInStartsBounded(t *testing.T) {
 	}
 }
 
-// TestOIDCKeySetFaults: a JWKS endpoint that hangs, or answers 100 MB:
-// the callback fails closed (401, id_token_invalid, no session) within
-// the identity client's timeout, having read at most its body cap.
-func TestOIDCKeySetFaults(t *testing.T) {
-	for _, fault := range []string{"big", "hang"} {
-		t.Run(fault, func(t *testing.T) {
+// TestOIDCProviderFaults: a discovery document or a JWKS endpoint that
+// hangs, or answers 100 MB: the sign-in fails closed (a discovery fault:
+// 502 provider_unreachable at the start; a key set fault: 401
+// id_token_invalid at the callback; never a session) within the identity
+// client's timeout (10 s), having read at most its body cap (1 MiB), and
+// the server stays small and healthy.
+func TestOIDCProviderFaults(t *testing.T) {
+	for _, c := range []struct{ what, fault string }{{"jwks", "big"}, {"jwks", "hang"}, {"discovery", "big"}, {"discovery", "hang"}} {
+		t.Run(c.what+"-"+c.fault, func(t *testing.T) {
 			s := startOIDC(t, false)
-			s.f.jwks.Store(fault)
+			if c.what == "jwks" {
+				s.f.jwks.Store(c.fault)
+			} else {
+				s.f.disc.Store(c.fault)
+			}
 			started := time.Now()
-			a := s.signIn(t, browser(), "/ui/")
-			if a.status != http.StatusUnauthorized || a.session || !strings.Contains(a.body, "id_token_invalid") {
-				t.Errorf("%s JWKS: %d session %v\n%.1500s", fault, a.status, a.session, a.body)
+			if c.what == "jwks" {
+				a := s.signIn(t, browser(), "/ui/")
+				if a.status != http.StatusUnauthorized || a.session || !strings.Contains(a.body, "id_token_invalid") {
+					t.Errorf("%d session %v\n%.1500s", a.status, a.session, a.body)
+				}
+			} else {
+				resp, body := get(t, browser(), s.Base+"/ui/oidc/start")
+				if resp.StatusCode != http.StatusBadGateway || hasSession(resp) || !strings.Contains(body, "not possible right now") {
+					t.Errorf("start: %d\n%.1500s", resp.StatusCode, body)
+				}
+				if !strings.Contains(s.Log(), "provider_unreachable") {
+					time.Sleep(200 * time.Millisecond)
+				}
+				if !strings.Contains(s.Log(), "provider_unreachable") {
+					t.Errorf("the log does not say provider_unreachable:\n%s", tail(s.Log(), 2000))
+				}
 			}
 			if d := time.Since(started); d > 30*time.Second {
-				t.Errorf("%s JWKS: the sign-in took %v", fault, d)
+				t.Errorf("the sign-in took %v", d)
 			}
 			if n := s.f.served.Load(); n > 16<<20 {
-				t.Errorf("%s JWKS: the server took %d bytes", fault, n)
+				t.Errorf("the server took %d bytes", n)
 			}
 			if mb := s.PeakRSSMB(t); mb > 200 {
-				t.Errorf("%s JWKS: peak RSS %.0f MB", fault, mb)
+				t.Errorf("peak RSS %.0f MB", mb)
 			}
 			s.Healthy(t)
 		})
