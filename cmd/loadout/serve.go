@@ -506,7 +506,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	limited.Track(hs)
 	ln = limited
 	base, others := bannerBase(ln.Addr())
-	banner(e, f.logJSON, srv.logger, srv.svc, base, others, tokens, srv.dsn)
+	banner(e, f.logJSON, srv.logger, srv.svc, base, others, tokens || people, srv.dsn)
 	// What first requests would build is built now (serve_warm.go); a
 	// request meanwhile waits for the build under way.
 	// They grow the heap (the install indexes above all), so the
