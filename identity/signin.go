@@ -163,7 +163,7 @@ func (s *SignIn) discover(ctx context.Context) error {
 	}
 	// The key set keeps this context for its later fetches of the JWKS:
 	// not the request's (it ends), the bounded client's.
-	pctx := oidc.ClientContext(context.WithoutCancel(ctx), s.cfg.HTTP)
+	pctx := oidc.ClientContext(context.Background(), s.cfg.HTTP)
 	dctx, cancel := context.WithTimeout(pctx, s.cfg.HTTP.Timeout+time.Second)
 	defer cancel()
 	p, err := oidc.NewProvider(oidc.ClientContext(dctx, s.cfg.HTTP), s.cfg.Issuer)
@@ -301,7 +301,9 @@ func (s *SignIn) Finish(ctx context.Context, query url.Values, cookieState strin
 
 // Refresh fetches the user's claims again with a refresh token (the
 // recheck of a session): a new ID token, verified as at sign-in (without
-// a nonce) and for the same subject, mapped again. The returned User
+// a nonce) and for the same subject, mapped again; when the provider
+// sends no ID token on refresh, the claims of its userinfo endpoint
+// (with the new access token) instead. The returned User
 // carries the refresh token to use next (the provider may rotate it).
 // A CodeNoRole error means the mapping no longer grants a role.
 func (s *SignIn) Refresh(ctx context.Context, refreshToken, subject string) (*User, error) {
@@ -317,7 +319,14 @@ func (s *SignIn) Refresh(ctx context.Context, refreshToken, subject string) (*Us
 		}
 		return nil, &Error{Code: CodeUnreachable, Message: "the identity provider's token endpoint did not answer", Err: err}
 	}
-	u, err := s.user(ctx, tok, "", subject)
+	var u *User
+	if raw, _ := tok.Extra("id_token").(string); raw == "" {
+		// Some providers send no new ID token on refresh: the
+		// userinfo endpoint, with the new access token, has the claims.
+		u, err = s.userInfo(ctx, tok, subject)
+	} else {
+		u, err = s.user(ctx, tok, "", subject)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -339,6 +348,35 @@ func (s *SignIn) user(ctx context.Context, tok *oauth2.Token, nonce, subject str
 	if subject != "" && c.Subject != subject {
 		return nil, &Error{Code: CodeIDToken, Message: "the refreshed ID token is for another subject"}
 	}
+	return s.mapped(c, tok, raw)
+}
+
+// userInfo reads the claims of a refresh without an ID token from the
+// provider's userinfo endpoint (authenticated by the new access token),
+// for the same subject, and maps them.
+func (s *SignIn) userInfo(ctx context.Context, tok *oauth2.Token, subject string) (*User, error) {
+	info, err := s.provider.UserInfo(oidc.ClientContext(ctx, s.cfg.HTTP), oauth2.StaticTokenSource(tok))
+	if err != nil {
+		return nil, &Error{Code: CodeUnreachable, Message: "the refresh brought no ID token, and the identity provider's userinfo endpoint did not answer", Err: err}
+	}
+	if info.Subject != subject {
+		return nil, &Error{Code: CodeIDToken, Message: "the userinfo endpoint answered for another subject"}
+	}
+	var raws map[string]any
+	if err := info.Claims(&raws); err != nil {
+		return nil, &Error{Code: CodeClaims, Message: "the userinfo answer is not a JSON object", Err: err}
+	}
+	c := Claims{Subject: info.Subject, Email: info.Email, EmailVerified: info.EmailVerified}
+	g, err := readGroups(raws, s.cfg.Roles.groupsClaim())
+	if err != nil {
+		return nil, &Error{Code: CodeClaims, Message: err.Error(), Claims: &c}
+	}
+	c.Groups = g
+	return s.mapped(c, tok, "")
+}
+
+// mapped maps claims to scopes: a User, or CodeNoRole with the claims.
+func (s *SignIn) mapped(c Claims, tok *oauth2.Token, raw string) (*User, error) {
 	scopes, matched := s.cfg.Roles.Scopes(c)
 	if len(scopes) == 0 {
 		cc := c

@@ -1,6 +1,7 @@
 package identity_test
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/hmac"
@@ -12,6 +13,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -478,4 +480,73 @@ func TestProviderFaultsBounded(t *testing.T) {
 			t.Errorf("%s: %d bytes were taken from the server", c.name, n)
 		}
 	}
+}
+
+// noIDTokenOnRefresh is a transport that drops the id_token of the token
+// endpoint's answers to refresh grants: a provider that sends none then
+// (the fault this test needs; the rest is the real provider).
+type noIDTokenOnRefresh struct{ base http.RoundTripper }
+
+func (n noIDTokenOnRefresh) RoundTrip(r *http.Request) (*http.Response, error) {
+	refresh := false
+	if r.Body != nil && strings.HasSuffix(r.URL.Path, "/token") {
+		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		refresh = strings.Contains(string(b), "grant_type=refresh_token")
+	}
+	resp, err := n.base.RoundTrip(r)
+	if err != nil || !refresh {
+		return resp, err
+	}
+	var m map[string]any
+	json.NewDecoder(resp.Body).Decode(&m)
+	resp.Body.Close()
+	delete(m, "id_token")
+	b, _ := json.Marshal(m)
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	resp.ContentLength = int64(len(b))
+	resp.Header.Del("Content-Length")
+	return resp, nil
+}
+
+// A provider without an ID token on refresh: the re-check reads the
+// userinfo endpoint, and still sees the group change.
+func TestRefreshWithoutIDToken(t *testing.T) {
+	var dropped atomic.Int64
+	e := newEnv(t, func(c *identity.SignInConfig) {
+		c.HTTP.Transport = countingDrop{noIDTokenOnRefresh{c.HTTP.Transport}, &dropped}
+	})
+	ctx := testutil.Context(t)
+	q, state := e.login(t, "alice")
+	u, err := e.si.Finish(ctx, q, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.p.SetGroups(t, "u1", []string{"data"})
+	r, err := e.si.Refresh(ctx, u.RefreshToken, u.Subject)
+	if err != nil || !slices.Equal(r.Scopes, []string{"author:team-data-*", "viewer"}) || r.Email != "alice@corp.test" {
+		t.Fatalf("refresh through userinfo: %+v, %v", r, err)
+	}
+	if dropped.Load() == 0 {
+		t.Fatal("no refresh answer went through the transport")
+	}
+	e.p.SetGroups(t, "u1", nil)
+	if _, err := e.si.Refresh(ctx, r.RefreshToken, u.Subject); code(err) != identity.CodeNoRole {
+		t.Errorf("refresh through userinfo after leaving every group: %v", err)
+	}
+	if _, err := e.si.Refresh(ctx, r.RefreshToken, "u2"); err == nil {
+		t.Error("userinfo for another subject was accepted")
+	}
+}
+
+type countingDrop struct {
+	noIDTokenOnRefresh
+	n *atomic.Int64
+}
+
+func (c countingDrop) RoundTrip(r *http.Request) (*http.Response, error) {
+	if strings.HasSuffix(r.URL.Path, "/token") {
+		c.n.Add(1)
+	}
+	return c.noIDTokenOnRefresh.RoundTrip(r)
 }
