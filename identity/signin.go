@@ -31,6 +31,10 @@ import (
 const (
 	DefaultMaxPending = 10_000
 	DefaultPendingTTL = 10 * time.Minute
+	// MaxNext bounds the return path a pending sign-in keeps, so that
+	// MaxPending of them stay small (about 2.3 KB each at the bounds: 23 MB
+	// for 10,000; 0.3 KB with a short path).
+	MaxNext = 2048
 	// MaxClockSkew is how far in the future an ID token's iat may be.
 	MaxClockSkew = time.Minute
 )
@@ -211,6 +215,9 @@ func random() string {
 // checked): it returns the provider's authorization URL to send the
 // browser to, and the state the caller binds to the browser (a cookie).
 func (s *SignIn) Start(ctx context.Context, next string) (authURL, state string, err error) {
+	if len(next) > MaxNext {
+		return "", "", fmt.Errorf("identity: a return path of %d bytes, over the %d a sign-in keeps", len(next), MaxNext)
+	}
 	if err := s.discover(ctx); err != nil {
 		return "", "", err
 	}

@@ -207,6 +207,12 @@ func TestPendingBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if _, _, err := e.si.Start(ctx, "/ui/"+strings.Repeat("a", identity.MaxNext-4)); err != nil {
+		t.Errorf("a return path of MaxNext bytes: %v", err)
+	}
+	if _, _, err := e.si.Start(ctx, "/ui/"+strings.Repeat("a", identity.MaxNext-3)); err == nil {
+		t.Error("a return path one byte over MaxNext was kept")
+	}
 	if got := e.si.Pending(); got != max {
 		t.Fatalf("after %d starts %d are pending, want the bound %d", n, got, max)
 	}

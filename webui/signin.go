@@ -73,6 +73,9 @@ func (u *ui) oidcStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := safeNext(r.URL.Query().Get("next"))
+	if len(next) > identity.MaxNext {
+		next = Prefix // a pending sign-in keeps a short path only
+	}
 	authURL, state, err := so.Provider.Start(r.Context(), next)
 	if err != nil {
 		u.log.Error("ui: a sign-in with the identity provider could not start", "err", err)

@@ -210,10 +210,10 @@ func TestOIDCSignInRefused(t *testing.T) {
 	}
 
 	// next may only be a UI path.
-	for _, next := range []string{"https://evil.example/", "//evil.example/ui/", "/ui/../v1/skills"} {
+	for _, next := range []string{"https://evil.example/", "//evil.example/ui/", "/ui/../v1/skills", "/ui/skills/" + strings.Repeat("a", identity.MaxNext)} {
 		res, body := e.signIn(t, (&authEnv{}).client(t), "alice", next)
 		if res.StatusCode != 200 || !strings.Contains(body, `url=/ui/"`) || strings.Contains(body, "evil") {
-			t.Errorf("next=%s: %d\n%s", next, res.StatusCode, body)
+			t.Errorf("next=%.100s: %d\n%.2000s", next, res.StatusCode, body)
 		}
 	}
 }
