@@ -154,6 +154,9 @@ func NewSignIn(cfg SignInConfig) (*SignIn, error) {
 	return &SignIn{cfg: cfg, pending: map[string]*list.Element{}, order: list.New()}, nil
 }
 
+// RedirectURL is the configured callback URL.
+func (s *SignIn) RedirectURL() string { return s.cfg.RedirectURL }
+
 // Issuer is the configured issuer.
 func (s *SignIn) Issuer() string { return s.cfg.Issuer }
 

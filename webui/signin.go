@@ -18,7 +18,9 @@ import (
 // Sign-in with the company's identity provider (OpenID Connect), beside
 // the token form (docs/sign-in.md):
 //
-//   - GET /ui/oidc/start?next=PATH starts a sign-in (identity.SignIn.Start:
+//   - GET /ui/oidc/start?next=PATH, on the redirect URL's host (a start on
+//     another host is sent there first, so that the state cookie comes
+//     back with the provider's redirect), starts a sign-in (identity.SignIn.Start:
 //     state, nonce and PKCE verifier kept server-side, bounded), sets the
 //     cookie loadout_oidc (the state; HttpOnly, SameSite=Lax so that it
 //     comes back with the provider's redirect, Path=/ui/oidc/, as long as
@@ -70,6 +72,15 @@ func (u *ui) oidcStart(w http.ResponseWriter, r *http.Request) {
 	so := u.opt.SignIn
 	if so == nil {
 		http.NotFound(w, r)
+		return
+	}
+	// The state cookie must be set on the host the provider sends the
+	// browser back to: a start on another name of this server (localhost
+	// for 127.0.0.1, an internal name) goes there first, once (moved=1:
+	// behind a proxy that rewrites the Host header the names never agree,
+	// and the start goes on rather than loop).
+	if ru, err := url.Parse(so.Provider.RedirectURL()); err == nil && !strings.EqualFold(ru.Host, r.Host) && !r.URL.Query().Has("moved") {
+		http.Redirect(w, r, ru.Scheme+"://"+ru.Host+oidcPrefix+"start?moved=1&next="+url.QueryEscape(safeNext(r.URL.Query().Get("next"))), http.StatusSeeOther)
 		return
 	}
 	next := safeNext(r.URL.Query().Get("next"))

@@ -209,6 +209,20 @@ func TestOIDCSignInRefused(t *testing.T) {
 		t.Errorf("another browser's callback: %d\n%s", res.StatusCode, body)
 	}
 
+	// A start on another name of the server goes to the redirect URL's
+	// host first (the state cookie must be set there).
+	port := strings.TrimPrefix(e.srv.URL, "http://127.0.0.1:")
+	res, _ = send(t, c, "GET", "http://localhost:"+port+"/ui/oidc/start?next=%2Fui%2Fagents", nil)
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != e.srv.URL+"/ui/oidc/start?moved=1&next=%2Fui%2Fagents" || cookieOf(res, StateCookie) != nil {
+		t.Errorf("a start on localhost: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	// Once moved, it goes on to the provider even if the names still
+	// differ (a proxy rewriting Host): no loop.
+	res, _ = send(t, c, "GET", "http://localhost:"+port+"/ui/oidc/start?moved=1&next=%2Fui%2Fagents", nil)
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), e.p.Issuer) {
+		t.Errorf("a moved start on localhost: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+
 	// next may only be a UI path.
 	for _, next := range []string{"https://evil.example/", "//evil.example/ui/", "/ui/../v1/skills", "/ui/skills/" + strings.Repeat("a", identity.MaxNext)} {
 		res, body := e.signIn(t, (&authEnv{}).client(t), "alice", next)
