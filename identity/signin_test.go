@@ -556,3 +556,21 @@ func (c countingDrop) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return c.noIDTokenOnRefresh.RoundTrip(r)
 }
+
+// BenchmarkStart: one sign-in start (state, nonce, PKCE verifier, the
+// authorization URL, the bounded pending set), discovery done.
+func BenchmarkStart(b *testing.B) {
+	p := oidctest.Start(b, oidctest.Config{Clients: []oidctest.Client{{ID: "loadout", RedirectURIs: []string{redirect}}}})
+	si, err := identity.NewSignIn(identity.SignInConfig{Issuer: p.Issuer, ClientID: "loadout", RedirectURL: redirect, Roles: roles()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, _, err := si.Start(ctx, "/ui/"); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		si.Start(ctx, "/ui/")
+	}
+}

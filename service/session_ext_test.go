@@ -128,3 +128,26 @@ func TestExternalSession(t *testing.T) {
 		t.Errorf("audit = %q\nwant %q", actions, want)
 	}
 }
+
+// BenchmarkExternalSession: a request of a signed-in person between
+// re-checks (the common case), against a token session's.
+func BenchmarkExternalSession(b *testing.B) {
+	st, err := sqlite.Open(filepath.Join(b.TempDir(), "x.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	s := storeService(b, st, Options{})
+	ctx := context.Background()
+	id, _, err := s.StartExternalSession(ctx, ExternalSession{Principal: Principal{TokenID: "oidc:u1", Name: "a", Scopes: []string{"viewer"}}, Every: time.Hour,
+		Check: func(context.Context) ([]string, bool, error) { return []string{"viewer"}, true, nil }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, ok := s.Session(ctx, id); !ok {
+			b.Fatal("refused")
+		}
+	}
+}
