@@ -52,11 +52,12 @@ func newOIDCEnvEnd(t *testing.T, recheck time.Duration, endSession bool) *oidcEn
 			{ID: "u2", Username: "bob", Password: "pw", Email: "bob@corp.test", Groups: []string{"elsewhere"}},
 			{ID: "u3", Username: "carol", Password: "pw", Email: "carol@corp.test", Groups: []string{"readers"}},
 			{ID: "u4", Username: "dave", Password: "pw", Email: "dave@corp.test", Groups: []string{"data"}},
+			{ID: "u5", Username: "erin", Password: "pw", Email: "erin@corp.test", Groups: []string{"ops-readers"}},
 		},
 	})
 	si, err := identity.NewSignIn(identity.SignInConfig{Issuer: p.Issuer, ClientID: "loadout", ClientSecret: "s3cret", RedirectURL: redirect,
 		Scopes: []string{"email", "profile", "offline_access"},
-		Roles:  identity.RoleMap{Groups: map[string][]string{"skills-admins": {"admin"}, "readers": {"viewer"}, "data": {"author:team-data-*"}}}})
+		Roles:  identity.RoleMap{Groups: map[string][]string{"skills-admins": {"admin"}, "readers": {"viewer"}, "data": {"author:team-data-*"}, "ops-readers": {"agent:ops"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,6 +176,20 @@ func TestOIDCSignIn(t *testing.T) {
 	for path, want := range map[string]int{"/ui/": 200, "/ui/skills/deploy": 200, "/ui/tokens": 403, "/ui/new": 403} {
 		if res, _ := send(t, cv, "GET", e.srv.URL+path, nil); res.StatusCode != want {
 			t.Errorf("viewer GET %s: %d, want %d", path, res.StatusCode, want)
+		}
+	}
+
+	// agent:ID: the agent's read-only view, as an agent token gets.
+	ca := (&authEnv{}).client(t)
+	if res, _ := e.signIn(t, ca, "erin", "/ui/"); cookieOf(res, service.SessionCookie) == nil {
+		t.Fatal("erin got no session")
+	}
+	if res, body := send(t, ca, "GET", e.srv.URL+"/ui/agents/ops", nil); res.StatusCode != 200 || !strings.Contains(body, "deploy") || !strings.Contains(body, `id="who-role">read-only<`) {
+		t.Errorf("agent:ops GET /ui/agents/ops: %d\n%.3000s", res.StatusCode, body)
+	}
+	for path, want := range map[string]int{"/ui/tokens": 403, "/ui/new": 403} {
+		if res, _ := send(t, ca, "GET", e.srv.URL+path, nil); res.StatusCode != want {
+			t.Errorf("agent:ops GET %s: %d, want %d", path, res.StatusCode, want)
 		}
 	}
 }
