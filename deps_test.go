@@ -24,7 +24,7 @@ var layers = map[string][]string{
 	"safety":                {"skill", "internal/safefile"},
 	"source":                {"skill", "internal/ignore", "internal/safefile", "internal/dirent", "internal/fnv1a"},
 	"catalog":               {"source", "render", "skill", "safety", "internal/textdist", "internal/terms", "internal/obs"},
-	"config":                {"catalog", "source", "safety", "internal/jsonc"},
+	"config":                {"catalog", "source", "safety", "store", "internal/jsonc"},
 	"internal/ignore":       {},
 	"internal/jsonc":        {"internal/textdist", "internal/jsondepth"},
 	"internal/jsondepth":    {},
@@ -58,10 +58,13 @@ var layers = map[string][]string{
 	// store's interface, never a driver.
 	"service": {"catalog", "store", "render", "skill", "safety", "internal/linediff"},
 	// Transports.
-	"httpapi":            {"service", "catalog", "store", "portable", "render", "skill", "safety", "internal/cputime", "internal/errstatus", "internal/httpbody", "internal/inert", "internal/obs"},
-	"mcpserver":          {"service", "catalog", "store", "render", "skill", "internal/errstatus", "internal/obs"},
-	"wellknown":          {"service", "catalog", "store", "render", "skill", "internal/errstatus", "internal/httpbody", "internal/inert"},
-	"webui":              {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus", "internal/httpbody", "internal/inert", "internal/linediff"},
+	"httpapi":   {"service", "catalog", "store", "portable", "render", "skill", "safety", "internal/cputime", "internal/errstatus", "internal/httpbody", "internal/inert", "internal/obs"},
+	"mcpserver": {"service", "catalog", "store", "render", "skill", "internal/errstatus", "internal/obs"},
+	"wellknown": {"service", "catalog", "store", "render", "skill", "internal/errstatus", "internal/httpbody", "internal/inert"},
+	"webui":     {"service", "catalog", "store", "portable", "render", "skill", "internal/errstatus", "internal/httpbody", "internal/inert", "identity", "internal/linediff"},
+	// The company's identity provider: go-oidc and x/oauth2, nothing of loadout's.
+	"identity":           {},
+	"internal/oidctest":  {"internal/testutil"}, // imported by tests only: a real OpenID provider
 	"internal/errstatus": {"service"},
 	"internal/httpbody":  {}, // cached HTTP answers: ETag, 304, gzip made once
 	"internal/inert":     {}, // the headers of every answer carrying a skill's bytes

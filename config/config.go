@@ -74,6 +74,9 @@ type File struct {
 	// Tracing exports OpenTelemetry traces over OTLP/HTTP (docs/tracing.md).
 	// Without an endpoint nothing is traced, and tracing costs nothing.
 	Tracing Tracing `json:"tracing,omitempty"`
+	// OIDC is sign-in to the web UI with an OpenID Connect provider
+	// (docs/sign-in.md). Nil: token sign-in only.
+	OIDC *OIDC `json:"oidc,omitempty"`
 
 	// Path is the absolute path the file was read from.
 	Path string `json:"-"`
@@ -572,6 +575,15 @@ func (f *File) Validate() error {
 	}
 	if err := f.Tracing.validate(f.Path); err != nil {
 		return err
+	}
+	if f.OIDC != nil {
+		agents := map[string]bool{}
+		for _, a := range f.Agents {
+			agents[a.AgentID] = true
+		}
+		if err := f.OIDC.validate(f.Path, agents); err != nil {
+			return err
+		}
 	}
 	return f.Server.validate(f.Path)
 }

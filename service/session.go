@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -106,6 +107,13 @@ type session struct {
 	p             Principal
 	csrf          string
 	started, used time.Time
+
+	// ext is set for a session signed in through an identity provider
+	// (StartExternalSession): it is checked by ext.Check every ext.Every
+	// instead of against the live tokens.
+	ext     *ExternalSession
+	checked time.Time   // last successful check; under sessionStore.mu
+	checkMu *sync.Mutex // held by the one check running (external sessions)
 }
 
 type sessionStore struct {
@@ -167,7 +175,14 @@ func (s *Service) startSession(ctx context.Context, bearer string) (p Principal,
 	if p.TokenID == "" {
 		return p, "", "", errorf(CodeUnauthorized, "this token cannot sign in")
 	}
-	st := s.sessions()
+	id, csrf, err = s.sessions().add(p, nil)
+	return p, id, csrf, err
+}
+
+// add keeps a new session of p (ext for an external one): at most PerToken
+// of one principal (TokenID), replacing its least recently used, and at
+// most Max in all, refused when p has none to replace.
+func (st *sessionStore) add(p Principal, ext *ExternalSession) (id, csrf string, err error) {
 	id, csrf = randomToken(), randomToken()
 	now := st.now()
 	st.mu.Lock()
@@ -185,12 +200,61 @@ func (s *Service) startSession(ctx context.Context, bearer string) (p Principal,
 	case len(st.m) >= st.opt.Max:
 		// Never another token's session: only this token's own.
 		if own == 0 {
-			return p, "", "", errorf(CodeTooManySessions, "the server holds its most UI sessions (%d), none of them this token's: try again later, or ask the operator to restart the server or revoke unused tokens", st.opt.Max)
+			return "", "", errorf(CodeTooManySessions, "the server holds its most UI sessions (%d), none of them this token's: try again later, or ask the operator to restart the server or revoke unused tokens", st.opt.Max)
 		}
 		st.evictOldest(p.TokenID)
 	}
-	st.m[id] = &session{p: p, csrf: csrf, started: now, used: now}
-	return p, id, csrf, nil
+	ss := &session{p: p, csrf: csrf, started: now, used: now, ext: ext, checked: now}
+	if ext != nil {
+		ss.checkMu = new(sync.Mutex)
+	}
+	st.m[id] = ss
+	return id, csrf, nil
+}
+
+// ExternalSession describes a session signed in through an identity
+// provider rather than with a token (the web UI's OpenID Connect
+// sign-in): its principal is the person (TokenID "oidc:SUBJECT", a name
+// such as their email) with the scopes their claims map to.
+//
+// Such a session obeys the same cookie, CSRF, idle and lifetime limits,
+// caps (PerToken counts the person's sessions) and sign-out as a token's;
+// instead of the live tokens, Check is asked again once Every has passed
+// since its last answer, on the session's next request.
+type ExternalSession struct {
+	Principal Principal
+	// Check returns the scopes the person holds now. ok false: they hold
+	// none any more (removed from the mapped groups, disabled at the
+	// provider): the session ends. err: the provider could not tell: the
+	// request is refused, the session kept, and the next request asks
+	// again. Nil: never checked again.
+	Check func(ctx context.Context) (scopes []string, ok bool, err error)
+	Every time.Duration
+	// Method names the sign-in for the audit trail ("oidc").
+	Method string
+}
+
+// StartExternalSession signs a browser in as es.Principal (whose TokenID
+// must start with "oidc:" or another prefix no token id has) and returns
+// the session's id and CSRF token.
+func (s *Service) StartExternalSession(ctx context.Context, es ExternalSession) (id, csrf string, err error) {
+	p := es.Principal
+	if p.TokenID == "" || len(p.Scopes) == 0 || p.Open {
+		return "", "", errorf(CodeUnauthorized, "an external sign-in needs a subject and at least one scope")
+	}
+	ext := es
+	id, csrf, err = s.sessions().add(p, &ext)
+	if err == nil {
+		s.audit(ctx, p, store.AuditRecord{Action: "signin", Target: "session", Detail: es.Method})
+	}
+	return id, csrf, err
+}
+
+// RecordSignInRefused appends an audit record of a refused sign-in
+// through an identity provider: actor is who the provider said signed in
+// (their subject, or "" when unknown), detail why.
+func (s *Service) RecordSignInRefused(ctx context.Context, actorID, actor, detail string) {
+	s.audit(ctx, Principal{TokenID: actorID, Name: actor}, store.AuditRecord{Action: "signin.refuse", Target: "session", Actor: cmp.Or(actor, "(unknown)"), Detail: detail})
 }
 
 // sweep drops expired sessions; mu is held.
@@ -245,6 +309,10 @@ func (s *Service) Session(ctx context.Context, id string) (p Principal, csrf str
 	p, csrf = ss.p, ss.csrf
 	st.mu.Unlock()
 
+	if ss.ext != nil {
+		p, ok = s.checkExternal(ctx, id, ss)
+		return p, csrf, ok
+	}
 	live, known := s.tokenLive(ctx, p.TokenID)
 	if !known {
 		return Principal{}, "", false
@@ -259,6 +327,47 @@ func (s *Service) Session(ctx context.Context, id string) (p Principal, csrf str
 		cur.used = now
 	}
 	return p, csrf, true
+}
+
+// checkExternal decides an external session's request: its principal as
+// of its last check, checked again (one check at a time per session)
+// once ext.Every has passed. A check that says the person holds no role
+// any more ends the session (audited); one that cannot tell refuses the
+// request and keeps the session.
+func (s *Service) checkExternal(ctx context.Context, id string, ss *session) (Principal, bool) {
+	st := s.sessions()
+	ss.checkMu.Lock()
+	defer ss.checkMu.Unlock()
+	st.mu.Lock()
+	p, due := ss.p, ss.ext.Check != nil && st.now().Sub(ss.checked) >= ss.ext.Every
+	st.mu.Unlock()
+	if due {
+		scopes, ok, err := ss.ext.Check(ctx)
+		switch {
+		case err != nil:
+			s.log.Warn("UI sessions: the identity provider could not re-check a signed-in user; their requests are refused until it answers", "user", p.Name, "err", err)
+			return Principal{}, false
+		case !ok || len(scopes) == 0:
+			st.mu.Lock()
+			delete(st.m, id)
+			st.mu.Unlock()
+			s.log.Info("UI sessions: a signed-in user's claims no longer map to a role; their session ended", "user", p.Name)
+			s.audit(ctx, p, store.AuditRecord{Action: "signout", Target: "session", Detail: ss.ext.Method + ": the claims no longer map to a role"})
+			return Principal{}, false
+		}
+		p.Scopes = scopes
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	cur := st.m[id]
+	if cur == nil {
+		return Principal{}, false // ended meanwhile
+	}
+	if due {
+		cur.p.Scopes, cur.checked = p.Scopes, st.now()
+	}
+	cur.used = st.now()
+	return p, true
 }
 
 // tokenLive reports whether the token id is live, from the set of live
@@ -297,6 +406,23 @@ func (s *Service) EndSession(id string) {
 	st.mu.Lock()
 	delete(st.m, id)
 	st.mu.Unlock()
+}
+
+// SignOut ends the session id, signed in as p, and records the sign-out
+// in the audit trail; an unknown id is ignored.
+func (s *Service) SignOut(ctx context.Context, p Principal, id string) {
+	st := s.sessions()
+	st.mu.Lock()
+	ss, ok := st.m[id]
+	delete(st.m, id)
+	st.mu.Unlock()
+	if ok {
+		detail := ""
+		if ss.ext != nil {
+			detail = ss.ext.Method
+		}
+		s.audit(ctx, p, store.AuditRecord{Action: "signout", Target: "session", Detail: detail})
+	}
 }
 
 // SafeMethod reports whether an HTTP method changes nothing (GET, HEAD,

@@ -122,7 +122,13 @@ func (u *ui) authed(h http.HandlerFunc) http.HandlerFunc {
 // origin (a meta refresh, allowed by the CSP), which sends the cookie;
 // without a session that request goes to the login page as usual.
 func (u *ui) bounce(w http.ResponseWriter, r *http.Request) {
-	target := template.HTMLEscapeString(r.URL.RequestURI())
+	continueTo(w, r.URL.RequestURI())
+}
+
+// continueTo answers a page that sends the browser on to target (a URL
+// the server chose, never one from the request).
+func continueTo(w http.ResponseWriter, target string) {
+	target = template.HTMLEscapeString(target)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=%s"><title>Opening · loadout</title></head><body><main><p><a href="%s">Continue to loadout</a></p></main></body></html>`, target, target)
@@ -232,6 +238,9 @@ type loginData struct {
 	Open bool
 	// SignedOut: the page follows a sign-out.
 	SignedOut bool
+	// Provider names the identity provider of the "Sign in with" button,
+	// StartURL its link; "" without one.
+	Provider, StartURL string
 }
 
 func (u *ui) loginPage(w http.ResponseWriter, r *http.Request) {
@@ -243,11 +252,14 @@ func (u *ui) loginPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	_, err := u.svc.Authenticate(r.Context(), "")
-	d := loginData{Next: next, Open: err == nil, SignedOut: r.URL.Query().Has("signedout")}
+	d := loginData{Next: next, Open: err == nil, SignedOut: r.URL.Query().Has("signedout"), Provider: u.providerName(), StartURL: u.startURL(next)}
 	u.renderLogin(w, r, http.StatusOK, d)
 }
 
 func (u *ui) renderLogin(w http.ResponseWriter, r *http.Request, status int, d loginData) {
+	if d.Provider == "" && u.opt.SignIn != nil {
+		d.Provider, d.StartURL = u.providerName(), u.startURL(d.Next)
+	}
 	r = withAuth(r, service.Principal{}, authInfo{csrf: u.openToken()})
 	if status != http.StatusOK {
 		w = &statusWriter{ResponseWriter: w, status: status}
@@ -320,11 +332,29 @@ func (u *ui) logout(w http.ResponseWriter, r *http.Request) {
 				u.refuse(w, r, http.StatusForbidden, service.CodeCSRF, "Not signed out", service.AsError(err).Message)
 				return
 			}
-			u.svc.EndSession(c.Value)
+			u.svc.SignOut(r.Context(), p, c.Value)
+			http.SetCookie(w, sessionCookie(r, "", -1))
+			if so := u.opt.SignIn; so != nil && so.EndSession && strings.HasPrefix(p.TokenID, "oidc:") {
+				if end := so.Provider.EndSessionURL("", origin(r)+Prefix+"login?signedout=1"); end != "" {
+					// A page, not a redirect: the CSP's form-action 'self'
+					// stops a form's redirect to another origin.
+					continueTo(w, end)
+					return
+				}
+			}
 		}
 	}
 	http.SetCookie(w, sessionCookie(r, "", -1))
 	http.Redirect(w, r, Prefix+"login?signedout=1", http.StatusSeeOther)
+}
+
+// origin is the scheme and host the request came to.
+func origin(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
 }
 
 // visible is the loadout the caller may see: every skill for a viewer or

@@ -62,6 +62,11 @@ var routes = []route{
 	{"GET /ui/login", scopePublic, handle((*ui).loginPage)},
 	{"POST /ui/login", scopePublic, handle((*ui).login)},
 	{"POST /ui/logout", scopePublic, handle((*ui).logout)},
+	// Sign-in with the identity provider (signin.go): reached before any
+	// session exists; the callback is bound to the browser that started
+	// the sign-in by its state cookie. 404 when no provider is configured.
+	{"GET /ui/oidc/start", scopePublic, handle((*ui).oidcStart)},
+	{"GET /ui/oidc/callback", scopePublic, handle((*ui).oidcCallback)},
 	{"GET /ui/static/", scopePublic, (*ui).staticFiles},
 
 	{"GET /ui/{$}", scopeSession, handle((*ui).skillsPage)},

@@ -24,10 +24,12 @@ import (
 // publicRoutes are the routes anyone may reach without a session, and
 // why. A new public route must be added here too, on purpose.
 var publicRoutes = map[string]string{
-	"GET /ui/login":   "the sign-in form",
-	"POST /ui/login":  "signing in (the form's CSRF token is checked by the handler)",
-	"POST /ui/logout": "signing out only ends the cookie's own session (its CSRF token is checked)",
-	"GET /ui/static/": "the stylesheet and scripts the sign-in page loads",
+	"GET /ui/login":         "the sign-in form",
+	"POST /ui/login":        "signing in (the form's CSRF token is checked by the handler)",
+	"POST /ui/logout":       "signing out only ends the cookie's own session (its CSRF token is checked)",
+	"GET /ui/static/":       "the stylesheet and scripts the sign-in page loads",
+	"GET /ui/oidc/start":    "starting a sign-in with the identity provider (a bounded, short-lived pending sign-in)",
+	"GET /ui/oidc/callback": "the provider's redirect back (bound to the browser by the state cookie; state, PKCE and nonce checked)",
 }
 
 // Every row of the route table declares a known scope, and only the rows

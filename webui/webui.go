@@ -48,6 +48,9 @@ type Options struct {
 	// MaxImportBytes caps one POST /ui/import body, every dropped file
 	// together (default DefaultMaxImportBytes).
 	MaxImportBytes int64
+	// SignIn turns on sign-in with an OpenID provider beside the token
+	// form (signin.go); nil: tokens only.
+	SignIn *SignInOptions
 }
 
 // ui holds what the pages share.
@@ -79,6 +82,14 @@ type ui struct {
 func New(svc *service.Service, opt Options) http.Handler {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
+	}
+	if opt.SignIn != nil && opt.SignIn.Name == "" {
+		so := *opt.SignIn
+		so.Name = "your identity provider"
+		if iu, err := url.Parse(so.Provider.Issuer()); err == nil && iu.Host != "" {
+			so.Name = iu.Host
+		}
+		opt.SignIn = &so
 	}
 	u := &ui{svc: svc, opt: opt, log: opt.Logger, pages: map[string]*template.Template{}}
 	u.parse()
@@ -116,6 +127,10 @@ var funcs = template.FuncMap{
 	"canRead":   canRead,
 	"canWrite":  canWrite,
 	"canReview": canReview,
+	// isPerson: the principal signed in with the identity provider (its
+	// name and subject are shown in the header).
+	"isPerson":      func(p service.Principal) bool { return strings.HasPrefix(p.TokenID, "oidc:") },
+	"personSubject": func(p service.Principal) string { return strings.TrimPrefix(p.TokenID, "oidc:") },
 	// pathEscape makes a skill name one path segment of a URL: names may
 	// hold "/", "?", "#" or spaces (the lenient loader accepts them).
 	"pathEscape": url.PathEscape,

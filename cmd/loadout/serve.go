@@ -467,11 +467,14 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		ts, err := srvr.Tokens(ctx)
 		tokens = err == nil && len(ts) > 0
 	}
-	if !loopback(host) && !tokens {
+	// With an identity provider configured people sign in: the server is
+	// never open, on loopback or not, whether or not tokens exist.
+	people := srv.cfg != nil && srv.cfg.OIDC != nil
+	if !loopback(host) && !tokens && !people {
 		return fail(e, fmt.Errorf("refusing to listen on %s without tokens: anyone on the network could read every skill. Create one with '%s', or listen on 127.0.0.1", f.addr, tokenCreateHint(srv.dsn, "--scope admin")))
 	}
-	srv.svc = withTokens(srv, tokens)
-	followTokens(life, srv, tokens, !loopback(host))
+	srv.svc = withTokens(srv, tokens || people)
+	followTokens(life, srv, tokens || people, !loopback(host) || people)
 
 	ns, err := f.net.resolve(srv.cfg)
 	if err != nil {
@@ -501,9 +504,14 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return fail(e, err)
 	}
 	defer stopTracing()
+	signIn, err := signInOptions(srv.cfg, e.getenv)
+	if err != nil {
+		ln.Close()
+		return fail(e, err)
+	}
 	ready := httpapi.NewReadiness()
 	handler, _, err := serverHandler(srv.svc, srv.logger, handlerOptions{
-		stateless: f.stateless, limits: limits, guard: guard, timeouts: ns.timeouts, ready: ready, start: srv.start.up,
+		signIn: signIn, stateless: f.stateless, limits: limits, guard: guard, timeouts: ns.timeouts, ready: ready, start: srv.start.up,
 		sessions: mcpserver.NewSessions(ns.mcpSessions, ns.mcpSessionIdle, srv.logger).PerToken(ns.mcpPerToken),
 	})
 	if err != nil {
@@ -525,7 +533,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	limited.Track(hs)
 	ln = limited
 	base, others := bannerBase(ln.Addr())
-	banner(e, f.logJSON, srv.logger, srv.svc, base, others, tokens, srv.dsn)
+	banner(e, f.logJSON, srv.logger, srv.svc, base, others, tokens || people, srv.dsn)
 	// What first requests would build is built now (serve_warm.go); a
 	// request meanwhile waits for the build under way.
 	// They grow the heap (the install indexes above all), so the
@@ -626,8 +634,9 @@ type handlerOptions struct {
 	limits    skill.Limits
 	guard     httpapi.GuardOptions
 	timeouts  httpapi.TimeoutOptions
-	sessions  *mcpserver.Sessions // shared by every MCP endpoint
-	ready     *httpapi.Readiness  // nil: no warm-up (GET /readyz is 200)
+	sessions  *mcpserver.Sessions  // shared by every MCP endpoint
+	ready     *httpapi.Readiness   // nil: no warm-up (GET /readyz is 200)
+	signIn    *webui.SignInOptions // nil: the UI signs in with tokens only
 	// start, when set, is closed once the server is up: the MCP
 	// endpoints render their first instructions then (mcpserver.Options.Start).
 	start <-chan struct{}
@@ -674,7 +683,7 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 	top.Handle("/", api)
 	// The UI authenticates by its own session cookie; GET / sends a
 	// browser to it and anything else to the API's index.
-	top.Handle(webui.Prefix, webui.New(svc, webui.Options{Logger: logger}))
+	top.Handle(webui.Prefix, webui.New(svc, webui.Options{Logger: logger, SignIn: o.signIn}))
 	top.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		if webui.WantsHTML(r) {
 			http.Redirect(w, r, webui.Prefix, http.StatusFound)

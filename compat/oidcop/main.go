@@ -318,6 +318,17 @@ func (s *store) SetUserinfoFromScopes(ctx context.Context, ui *oidc.UserInfo, us
 	return nil
 }
 
+// SetUserinfoFromToken answers the userinfo endpoint: with the groups
+// too, as a directory's userinfo would (the UI's re-check reads it when a
+// refresh brings no ID token).
+func (s *store) SetUserinfoFromToken(ctx context.Context, ui *oidc.UserInfo, tokenID, subject, origin string) error {
+	if err := s.Storage.SetUserinfoFromToken(ctx, ui, tokenID, subject, origin); err != nil {
+		return err
+	}
+	ui.AppendClaims("groups", s.users.groupsOf(ui.Subject))
+	return nil
+}
+
 func (s *store) SetUserinfoFromRequest(ctx context.Context, ui *oidc.UserInfo, r op.IDTokenRequest, scopes []string) error {
 	if err := s.Storage.SetUserinfoFromRequest(ctx, ui, r, scopes); err != nil {
 		return err
