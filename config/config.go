@@ -70,6 +70,10 @@ type File struct {
 	// Review configures drafts and review of stored skills (docs/review.md).
 	// Without it every save publishes, as it always has.
 	Review Review `json:"review,omitempty"`
+	// MCPAuth makes the MCP endpoints an OAuth 2.1 resource server, as the
+	// MCP specification's authorization section has it (docs/mcp-auth.md).
+	// Without it MCP takes loadout's own bearer tokens only.
+	MCPAuth *MCPAuth `json:"mcpAuth,omitempty"`
 
 	// Path is the absolute path the file was read from.
 	Path string `json:"-"`
@@ -549,7 +553,13 @@ func (f *File) Validate() error {
 	if f.Limits.MaxDepth < 0 || f.Limits.MaxDirs < 0 || f.Limits.MaxFiles < 0 || f.Limits.MaxFileSize < 0 {
 		return &Error{File: f.Path, Field: "limits", Msg: "limits must be positive numbers (0 or absent for the defaults)"}
 	}
-	return f.Server.validate(f.Path)
+	if err := f.Server.validate(f.Path); err != nil {
+		return err
+	}
+	if f.MCPAuth != nil {
+		return f.MCPAuth.validate(f.Path, seen)
+	}
+	return nil
 }
 
 func (s *Server) validate(file string) error {

@@ -23,6 +23,7 @@ import (
 	"github.com/loadout/loadout/config"
 	"github.com/loadout/loadout/examples"
 	"github.com/loadout/loadout/httpapi"
+	"github.com/loadout/loadout/identity"
 	"github.com/loadout/loadout/mcpserver"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
@@ -477,9 +478,19 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		limits = limitsOf(srv.cfg)
 	}
 	ready := httpapi.NewReadiness()
+	oauth, err := resourceServerOf(srv.cfg)
+	if err != nil {
+		ln.Close()
+		return fail(e, fmt.Errorf("mcpAuth: %w", err))
+	}
+	if oauth != nil {
+		oauth.Verifier().Prefetch(ctx)
+		srv.logger.Info("MCP authorization: the MCP endpoints take access tokens of the configured authorization servers beside loadout tokens", "issuers", strings.Join(oauth.Issuers(), ","))
+	}
 	handler, _, err := serverHandler(srv.svc, srv.logger, handlerOptions{
 		stateless: f.stateless, limits: limits, guard: guard, timeouts: ns.timeouts, ready: ready, start: srv.start.up,
 		sessions: mcpserver.NewSessions(ns.mcpSessions, ns.mcpSessionIdle, srv.logger).PerToken(ns.mcpPerToken),
+		oauth:    oauth,
 	})
 	if err != nil {
 		ln.Close()
@@ -605,6 +616,9 @@ type handlerOptions struct {
 	// start, when set, is closed once the server is up: the MCP
 	// endpoints render their first instructions then (mcpserver.Options.Start).
 	start <-chan struct{}
+	// oauth, when set, makes the MCP endpoints an OAuth resource server
+	// (mcpauth.go).
+	oauth *identity.ResourceServer
 }
 
 // serverHandler composes the API, MCP and well-known handlers behind the
@@ -657,6 +671,17 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 		api.ServeHTTP(w, r)
 	})
 	top.Handle(wellknown.LinkPrefix, wellknown.Link(svc, mux))
+	if o.oauth != nil {
+		m := &mcpAuth{svc: svc, rs: o.oauth, api: api, mux: mux, logger: logger}
+		top.Handle("/mcp", m)
+		top.Handle("/agents/{id}/mcp", m)
+		top.HandleFunc(identity.PRMPrefix, m.servePRM)
+		top.HandleFunc(identity.PRMPrefix+"/", m.servePRM)
+		for _, p := range []string{"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration", "/register", "/authorize", "/token"} {
+			top.HandleFunc(p, m.notAS)
+			top.HandleFunc(p+"/", m.notAS)
+		}
+	}
 	guarded, err := httpapi.Guard(o.guard, apiRoute(top, api))
 	if err != nil {
 		return nil, nil, err
