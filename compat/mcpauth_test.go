@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -179,4 +181,122 @@ func TestMCPOAuthFlow(t *testing.T) {
 	if !strings.Contains(sum.Search, "deploy") || strings.Contains(sum.Search, "lint") {
 		t.Errorf("search_skills saw %q, want deploy and not lint", sum.Search)
 	}
+}
+
+// TestMCPOAuthMCPRemote: mcp-remote (pinned in package.json), a widely
+// used bridge that gives stdio-only hosts remote servers with OAuth, does
+// the same flow with a pre-registered client (--static-oauth-client-info),
+// the user signing in in Chromium, then lists the tools and resources of
+// the mapped agent. Run: go test -run TestMCPOAuthMCPRemote ./compat
+func TestMCPOAuthMCPRemote(t *testing.T) {
+	bin := testutil.CompatBin(t)
+	port := freePort(t)
+	redirect := fmt.Sprintf("http://127.0.0.1:%d/oauth/callback", port)
+	p := oidctest.Start(t, oidctest.Config{
+		Clients: []oidctest.Client{{ID: "mcp-host", RedirectURIs: []string{redirect}, Scopes: []string{"loadout"}}},
+		Users:   []oidctest.User{{ID: "alice-id", Username: "alice", Password: "pw-a", Email: "alice@example.com", Groups: []string{"dev"}}},
+	})
+	srv := oauthServe(t, p)
+	endpoint := srv.URL + "/agents/coder/mcp"
+	browser := browsertest.Browser(t, 1000, 800)
+
+	e := newEnv(t, bin)
+	ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "mcp-remote-client"), endpoint, fmt.Sprint(port),
+		"--host", "127.0.0.1", "--static-oauth-client-info", `{"client_id":"mcp-host"}`, "--auth-timeout", "90")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(e.vars(), "MCP_REMOTE_CONFIG_DIR="+filepath.Join(e.home, ".mcp-auth"), "BROWSER=true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	stderrPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Open until the end: mcp-remote shuts down when its standard input
+	// ends, as a stdio server does when its host goes.
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var log safeBuffer
+	authURL := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderrPipe)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		next := false
+		for sc.Scan() {
+			l := sc.Text()
+			log.WriteString(l + "\n")
+			if next && strings.HasPrefix(l, "http") {
+				select {
+				case authURL <- strings.TrimSpace(l):
+				default:
+				}
+				next = false
+			}
+			if strings.Contains(l, "Please authorize this client by visiting") {
+				next = true
+			}
+		}
+	}()
+	var u string
+	select {
+	case u = <-authURL:
+	case <-ctx.Done():
+		t.Fatalf("mcp-remote-client printed no authorization URL:\n%s", log.String())
+	}
+	parsed, _ := url.Parse(u)
+	if parsed == nil || parsed.Query().Get("resource") != endpoint || parsed.Query().Get("code_challenge") == "" {
+		t.Errorf("authorization URL %s: want resource=%s and a PKCE challenge", u, endpoint)
+	}
+	browsertest.Do(t, browser, "open the authorization URL", chromedp.Navigate(u))
+	browsertest.Do(t, browser, "sign in",
+		chromedp.WaitVisible(chromedp.CSS(`#username`)),
+		chromedp.SendKeys(chromedp.CSS(`#username`), "alice"),
+		chromedp.SendKeys(chromedp.CSS(`#password`), "pw-a"),
+		chromedp.Click(chromedp.CSS(`button[type=submit]`)))
+	err = cmd.Wait()
+	out := log.String()
+	if err != nil || !strings.Contains(out, "Connected successfully!") || !strings.Contains(out, "Exiting OK") {
+		t.Fatalf("mcp-remote-client: %v\n%s", err, tail(out))
+	}
+	tools, resources := between(out, "Tools:", "Requesting resource list"), between(out, "Resources:", "Exiting OK")
+	if !strings.Contains(tools, `"load_skill"`) {
+		t.Errorf("tools: %s", tools)
+	}
+	if !strings.Contains(resources, "deploy") || strings.Contains(resources, "lint") {
+		t.Errorf("resources %s: want coder's deploy, not reviewer's lint", resources)
+	}
+}
+
+// between is the text of s between the first from and the next to.
+func between(s, from, to string) string {
+	_, rest, _ := strings.Cut(s, from)
+	before, _, _ := strings.Cut(rest, to)
+	return before
+}
+
+type safeBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *safeBuffer) WriteString(v string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.WriteString(v)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
