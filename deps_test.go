@@ -30,6 +30,8 @@ var layers = map[string][]string{
 	"internal/jsondepth":    {},
 	"internal/testutil":     {"internal/cputime"},  // imported by tests only
 	"internal/pgtest":       {},                    // imported by tests only: a PostgreSQL schema per test
+	"internal/oidctest":     {"internal/testutil"}, // imported by tests only: a real OpenID provider (compat/oidcop)
+	"internal/obs":          {},                    // the seam between library code and its observers
 	"internal/browsertest":  {"internal/testutil"}, // imported by tests only: the real binary, and Chromium; the waits of testutil
 	"webui/internal/bundle": {},                    // go generate: the editor bundle, with esbuild
 	"compat":                {},                    // test-only: runs the pinned MCP and skills clients against the real binary
@@ -68,6 +70,11 @@ var layers = map[string][]string{
 	// git library is in remote/gitfetch only; cmd wires it in.
 	"remote":          {"skill", "source", "internal/safefile"},
 	"remote/gitfetch": {"remote", "skill"},
+
+	// The company's identity provider: OpenID Connect and OAuth access
+	// tokens (go-oidc, go-jose and x/oauth2 are imported here only, see
+	// TestIdentityLibrariesOnlyInIdentity); cmd wires it to the transports.
+	"identity": {},
 
 	"safety/internal/gentable": {}, // go generate: the default-ignorable table, from Go's unicode tables
 }
@@ -164,4 +171,28 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// identityLibs are the outside libraries of OpenID Connect and OAuth:
+// package identity is their one importer (tests aside).
+var identityLibs = []string{"github.com/coreos/go-oidc", "github.com/go-jose/go-jose", "golang.org/x/oauth2"}
+
+func TestIdentityLibrariesOnlyInIdentity(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Imports \" \"}}", "./...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, "|")
+		if pkg == module+"/identity" {
+			continue
+		}
+		for _, imp := range strings.Fields(imports) {
+			for _, lib := range identityLibs {
+				if imp == lib || strings.HasPrefix(imp, lib+"/") {
+					t.Errorf("%s imports %s: only package identity may (see deps_test.go's layers)", pkg, imp)
+				}
+			}
+		}
+	}
 }
