@@ -279,6 +279,9 @@ func (v *AccessVerifier) peekIssuer(raw string) (*issuerState, bool) {
 // operator accepts). It returns ErrNotAccessToken when raw is not a JWT of
 // a configured issuer, and an *AccessError when it is one but is not valid.
 func (v *AccessVerifier) Verify(ctx context.Context, raw string, audiences []string) (*AccessToken, error) {
+	if strings.Count(raw, ".") != 2 {
+		return nil, ErrNotAccessToken // not a JWT (a loadout token): at once
+	}
 	if len(raw) > v.opt.MaxTokenBytes {
 		return nil, accessErr("too_large", "the access token is %d bytes, over the %d this server reads (mcpAuth.maxTokenBytes)", len(raw), v.opt.MaxTokenBytes)
 	}

@@ -123,7 +123,7 @@ func (m *mcpAuth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.noteCache()
 	if err != nil {
 		reason, _ := identity.IsAccessError(err)
-		m.log(r).Info("access token refused", "path", path, "reason", reason, "err", err.Error())
+		m.log(r).Debug("access token refused", "path", path, "reason", reason, "err", err.Error())
 		m.unauthorized(w, r, path, "invalid_token", err.Error(), grants)
 		return
 	}
