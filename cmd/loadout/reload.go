@@ -146,6 +146,7 @@ func (r *configReloader) restartNeeded(nf *config.File) {
 		{"audit", old.Audit == nf.Audit},
 		{"storeLimits", reflect.DeepEqual(old.StoreLimits, nf.StoreLimits)},
 		{"storePool", reflect.DeepEqual(old.StorePool, nf.StorePool)},
+		{"mcpAuth", reflect.DeepEqual(old.MCPAuth, nf.MCPAuth)},
 	} {
 		if !x.same {
 			r.logger.Warn("config change needs a restart to take effect; the running value stays until then", "code", "restart_needed", "config", r.path, "field", x.field)
