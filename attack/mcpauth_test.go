@@ -370,8 +370,8 @@ func TestMCPAuthAttacks(t *testing.T) {
 		}
 		carol := rig.token(t, "carol", "pw-c", coder)
 		list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
-		if code, _, body := rig.s.Do(t, "POST", "/agents/coder/mcp", carol, list, "Accept", "application/json, text/event-stream", "Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-06-18"); code == 200 {
-			t.Errorf("carol's token on alice's session: %d %s", code, body)
+		if code, _, body := rig.s.Do(t, "POST", "/agents/coder/mcp", carol, list, "Accept", "application/json, text/event-stream", "Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-06-18"); code != http.StatusForbidden || !strings.Contains(body, "session user mismatch") {
+			t.Errorf("carol's token on alice's session: %d %s, want 403 session user mismatch", code, body)
 		}
 		if code, _, body := rig.s.Do(t, "POST", "/agents/coder/mcp", alice, list, "Accept", "application/json, text/event-stream", "Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-06-18"); code != 200 || !strings.Contains(body, "load_skill") {
 			t.Errorf("alice's token on her session: %d %s", code, body)
