@@ -261,6 +261,30 @@ func TestMCPAuthAttacks(t *testing.T) {
 		// The configured issuer's name, another key: the signature fails.
 		forged := signWith(t, newRSA(t), jose.RS256, kidOf(t, rig.p.Sign(t, rig.claims(coder, nil))), rig.claims(coder, nil))
 		rig.refused(t, "the issuer's kid, another key", "/agents/coder/mcp", forged, 401, "signature")
+		// Keys the token brings with it: an embedded jwk, and a jku naming
+		// the attacker's JWKS. Neither is read.
+		key := newRSA(t)
+		var jkuHits atomic.Int64
+		evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			jkuHits.Add(1)
+			json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "evil", Algorithm: "RS256", Use: "sig"}}})
+		}))
+		defer evil.Close()
+		s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key}, (&jose.SignerOptions{EmbedJWK: true}).WithType("JWT"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(rig.claims(coder, nil))
+		jws, _ := s.Sign(b)
+		embedded, _ := jws.CompactSerialize()
+		rig.refused(t, "an embedded jwk", "/agents/coder/mcp", embedded, 401, "")
+		s, _ = jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "evil").WithHeader("jku", evil.URL))
+		jws, _ = s.Sign(b)
+		jku, _ := jws.CompactSerialize()
+		rig.refused(t, "a jku to the attacker's keys", "/agents/coder/mcp", jku, 401, "")
+		if n := jkuHits.Load(); n != 0 {
+			t.Errorf("the attacker's jku was fetched %d times", n)
+		}
 	})
 
 	t.Run("times", func(t *testing.T) {
