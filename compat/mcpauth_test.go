@@ -43,6 +43,7 @@ func oauthServe(t *testing.T, p *oidctest.Provider) *browsertest.Server {
 	dir := t.TempDir()
 	for _, name := range []string{"deploy", "lint"} {
 		writeFile(t, filepath.Join(dir, "skills", name, "SKILL.md"), "---\nname: "+name+"\ndescription: Use when you "+name+" the project.\n---\nBody of "+name+".\n")
+		writeFile(t, filepath.Join(dir, "skills", name, "references", "guide.md"), "# Guide to "+name+"\n")
 	}
 	cfg := fmt.Sprintf(`{
   "agents": [
@@ -71,6 +72,10 @@ type oauthSummary struct {
 		IsError bool   `json:"isError"`
 		Text    string `json:"text"`
 	} `json:"skill"`
+	File *struct {
+		IsError bool   `json:"isError"`
+		Text    string `json:"text"`
+	} `json:"file"`
 	Search string `json:"search"`
 	Error  string `json:"error"`
 }
@@ -78,7 +83,7 @@ type oauthSummary struct {
 // TestMCPOAuthFlow: the official TypeScript MCP client completes the MCP
 // authorization flow against loadout and a real OpenID provider, the user
 // signing in on the provider's login page in Chromium, then lists the
-// tools and loads a skill of the agent the user's group maps to; another
+// tools, loads a skill and reads its file, of the agent the user's group maps to; another
 // agent's skill is not there. Run: go test -run TestMCPOAuthFlow ./compat
 func TestMCPOAuthFlow(t *testing.T) {
 	bin := testutil.CompatBin(t)
@@ -176,6 +181,9 @@ func TestMCPOAuthFlow(t *testing.T) {
 	}
 	if sum.Skill == nil || sum.Skill.IsError || !strings.Contains(sum.Skill.Text, "Body of deploy") {
 		t.Errorf("load_skill deploy: %+v", sum.Skill)
+	}
+	if sum.File == nil || sum.File.IsError || !strings.Contains(sum.File.Text, "Guide to deploy") {
+		t.Errorf("read_skill_file deploy references/guide.md: %+v", sum.File)
 	}
 	// The mapped agent's skills only: coder has deploy, not reviewer's lint.
 	if !strings.Contains(sum.Search, "deploy") || strings.Contains(sum.Search, "lint") {

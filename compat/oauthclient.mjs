@@ -7,13 +7,13 @@
 // Chromium) signs in there, and the provider redirects the browser to this
 // host's loopback callback, which finishes the flow (finishAuth with the
 // callback's parameters). The client then connects again with the token,
-// lists the tools and loads a skill. The authorization server has no
+// lists the tools, loads a skill and reads one of its files. The authorization server has no
 // dynamic registration, so the client is pre-registered (public, PKCE).
 //
 //   node oauthclient.mjs --url MCP_URL --client-id ID --callback-port PORT --skill NAME
 //
 // It prints JSON lines on stdout: {"authorize": URL} when the user must
-// sign in, then one summary {"tools": [...], "skill": ..., "error": ...}.
+// sign in, then one summary {"tools": [...], "skill": ..., "file": ..., "error": ...}.
 // It exits 0 whenever it could print the summary: the test judges.
 import http from 'node:http';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -127,6 +127,8 @@ async function main() {
   out.tools = tools.tools.map((t) => t.name).sort();
   const res = await client.callTool({ name: 'load_skill', arguments: { name: o.skill } });
   out.skill = { isError: !!res.isError, text: (res.content || []).filter((c) => c.type === 'text').map((c) => c.text).join('\n') };
+  const file = await client.callTool({ name: 'read_skill_file', arguments: { name: o.skill, path: 'references/guide.md' } });
+  out.file = { isError: !!file.isError, text: (file.content || []).filter((c) => c.type === 'text').map((c) => c.text).join('\n') };
   const other = await client.callTool({ name: 'search_skills', arguments: { query: 'the project' } });
   out.search = (other.content || []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
   await client.close();
