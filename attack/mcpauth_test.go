@@ -214,9 +214,17 @@ func TestMCPAuthAttacks(t *testing.T) {
 		if code != 200 || prm.Resource != coder || len(prm.Servers) != 3 || prm.Servers[0] != rig.p.Issuer || strings.Join(prm.Scopes, " ") != "loadout" || strings.Join(prm.Bearer, ",") != "header" {
 			t.Errorf("metadata: %d %s", code, body)
 		}
-		for _, p := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/agents/nobody/mcp", "/.well-known/oauth-protected-resource/v1/skills", "/.well-known/oauth-authorization-server", "/register"} {
-			if code, _, body := rig.s.Do(t, "GET", p, "", ""); code != 404 || !strings.Contains(body, `"not_found"`) {
-				t.Errorf("%s: %d %s, want a JSON 404", p, code, body)
+		for _, p := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/agents/nobody/mcp", "/.well-known/oauth-protected-resource/v1/skills"} {
+			if code, _, body := rig.s.Do(t, "GET", p, "", ""); code != 404 || !strings.Contains(body, `"not_found"`) || !strings.Contains(body, "no protected resource here") {
+				t.Errorf("%s: %d %s, want a JSON 404 naming the per-endpoint paths", p, code, body)
+			}
+		}
+		// The authorization server's paths, and the suffix forms: a JSON 404
+		// naming the issuers, not the "bearer tokens only" of a server
+		// without OAuth.
+		for _, p := range []string{"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration/agents/coder/mcp", "/register", "/token", "/agents/coder/mcp/.well-known/oauth-protected-resource"} {
+			if code, _, body := rig.s.Do(t, "GET", p, "", ""); code != 404 || !strings.Contains(body, "not an authorization server") || !strings.Contains(body, rig.p.Issuer) {
+				t.Errorf("%s: %d %s, want a JSON 404 naming the issuer", p, code, body)
 			}
 		}
 		if code, _, body := rig.s.Do(t, "GET", "/.well-known/oauth-protected-resource/mcp", "", ""); code != 200 || !strings.Contains(body, `"resource": "`+base+`/mcp"`) {

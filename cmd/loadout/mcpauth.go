@@ -13,6 +13,7 @@ import (
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/config"
 	"github.com/loadout/loadout/identity"
+	"github.com/loadout/loadout/internal/errstatus"
 	"github.com/loadout/loadout/service"
 )
 
@@ -249,6 +250,18 @@ func (m *mcpAuth) servePRM(w http.ResponseWriter, r *http.Request) {
 	h.Set("Access-Control-Allow-Origin", "*") // public metadata, read by browser-based clients too
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.Write(m.rs.Metadata(r, path, grantsFor(agent)...))
+}
+
+// discoveryOr answers the OAuth discovery paths (errstatus.IsOAuthDiscovery)
+// with notAS, and passes every other request to next.
+func (m *mcpAuth) discoveryOr(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if errstatus.IsOAuthDiscovery(r.URL.Path) {
+			m.notAS(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // notAS answers the authorization server's paths (RFC 8414 and OpenID

@@ -659,7 +659,16 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 	// are routed before the bearer check, to the agents' index mounts.
 	top := http.NewServeMux()
 	api := httpapi.Auth(svc, apiRoute(mux, apiH))
-	top.Handle("/", api)
+	var oauth *mcpAuth
+	if o.oauth != nil {
+		oauth = &mcpAuth{svc: svc, rs: o.oauth, api: api, mux: mux, logger: logger}
+		// The OAuth discovery paths not served below (the suffix forms,
+		// /agents/ID/mcp/.well-known/…) name the authorization servers
+		// instead of saying loadout takes bearer tokens only.
+		top.Handle("/", oauth.discoveryOr(api))
+	} else {
+		top.Handle("/", api)
+	}
 	// The UI authenticates by its own session cookie; GET / sends a
 	// browser to it and anything else to the API's index.
 	top.Handle(webui.Prefix, webui.New(svc, webui.Options{Logger: logger}))
@@ -671,16 +680,11 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 		api.ServeHTTP(w, r)
 	})
 	top.Handle(wellknown.LinkPrefix, wellknown.Link(svc, mux))
-	if o.oauth != nil {
-		m := &mcpAuth{svc: svc, rs: o.oauth, api: api, mux: mux, logger: logger}
+	if m := oauth; m != nil {
 		top.Handle("/mcp", m)
 		top.Handle("/agents/{id}/mcp", m)
 		top.HandleFunc(identity.PRMPrefix, m.servePRM)
 		top.HandleFunc(identity.PRMPrefix+"/", m.servePRM)
-		for _, p := range []string{"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration", "/register", "/authorize", "/token"} {
-			top.HandleFunc(p, m.notAS)
-			top.HandleFunc(p+"/", m.notAS)
-		}
 	}
 	guarded, err := httpapi.Guard(o.guard, apiRoute(top, api))
 	if err != nil {
