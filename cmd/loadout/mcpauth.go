@@ -47,8 +47,8 @@ func resourceServerOf(cfg *config.File) (*identity.ResourceServer, error) {
 //
 //   - a request without a bearer is answered 401 with the challenge
 //     naming the endpoint's metadata and the scope to ask for, even on an
-//     open loopback server: configuring an authorization server means MCP
-//     needs authorization;
+//     open loopback server and with the UI's session cookie: configuring an
+//     authorization server means MCP needs authorization;
 //   - a bearer that is a JWT of a configured issuer is validated for the
 //     endpoint (its audience must be the endpoint's resource URI) and
 //     mapped to loadout scopes: invalid, 401 invalid_token; valid but not
@@ -102,10 +102,8 @@ func (m *mcpAuth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	grants := grantsFor(agent)
 	h := r.Header.Get("Authorization")
 	if h == "" {
-		if c, err := r.Cookie(service.SessionCookie); err == nil && c.Value != "" {
-			m.api.ServeHTTP(&challengeWriter{ResponseWriter: w, m: m, r: r, path: path, grants: grants}, r) // the web UI's session
-			return
-		}
+		// Not even the web UI's session cookie: MCP hosts send bearers,
+		// and no page of the UI calls MCP.
 		m.unauthorized(w, r, path, "", "this MCP endpoint needs authorization: get an access token from the authorization server named in its protected resource metadata ("+m.rs.MetadataURL(r, path)+"), for resource "+m.rs.Resource(r, path)+", or send a loadout bearer token", grants)
 		return
 	}
