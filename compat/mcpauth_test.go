@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os/exec"
 	"path/filepath"
@@ -96,6 +97,24 @@ func TestMCPOAuthFlow(t *testing.T) {
 	srv := oauthServe(t, p)
 	endpoint := srv.URL + "/agents/coder/mcp"
 	browser := browsertest.Browser(t, 1000, 800)
+
+	// No token exists, so the server is in open loopback mode; with mcpAuth
+	// its MCP endpoints still need a bearer (a stale UI cookie is none).
+	for _, cookie := range []string{"", "loadout_session=stale"} {
+		req, _ := http.NewRequest("POST", endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if cookie != "" {
+			req.Header.Set("Cookie", cookie)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `resource_metadata="`+srv.URL+"/.well-known/oauth-protected-resource/agents/coder/mcp") {
+			t.Errorf("open mode, cookie %q: %d %s, want 401 with the resource metadata", cookie, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		}
+	}
 
 	e := newEnv(t, bin)
 	ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
