@@ -164,9 +164,11 @@ func (rig *oauthRig) mcp(t *testing.T, path, token string) (int, string, string)
 	return code, h.Get("WWW-Authenticate"), body
 }
 
-// refused checks that token is refused at path with status and, for a
-// 401, error="invalid_token" and a description holding reason.
-func (rig *oauthRig) refused(t *testing.T, what, path, token string, status int, reason string) {
+// refused checks that token is refused at path with status, the
+// challenge's error (invalid_token for a 401, insufficient_scope for a 403)
+// and the endpoint's resource_metadata, the body's reason word (when
+// reason is given) and a message holding msg (when given).
+func (rig *oauthRig) refused(t *testing.T, what, path, token string, status int, reason, msg string) {
 	t.Helper()
 	code, chal, body := rig.mcp(t, path, token)
 	if code != status {
@@ -180,8 +182,11 @@ func (rig *oauthRig) refused(t *testing.T, what, path, token string, status int,
 	if !strings.Contains(chal, want) || !strings.Contains(chal, `resource_metadata="`+rig.s.Base+"/.well-known/oauth-protected-resource"+path+`"`) {
 		t.Errorf("%s: WWW-Authenticate %q, want %s and the endpoint's resource_metadata", what, chal, want)
 	}
-	if reason != "" && !strings.Contains(body, reason) {
-		t.Errorf("%s: body %s, want it to say %q", what, body, reason)
+	if reason != "" && !strings.Contains(body, `"reason":"`+reason+`"`) {
+		t.Errorf("%s: body %s, want reason %q", what, body, reason)
+	}
+	if msg != "" && !strings.Contains(body, msg) {
+		t.Errorf("%s: body %s, want it to say %q", what, body, msg)
 	}
 }
 
@@ -237,18 +242,18 @@ func TestMCPAuthAttacks(t *testing.T) {
 		rig.accepted(t, "alice's token for coder", "/agents/coder/mcp", alice)
 		// The server's own tokens keep working beside OAuth.
 		rig.accepted(t, "the admin's loadout token", "/agents/coder/mcp", rig.s.Admin)
-		rig.refused(t, "an unknown loadout token", "/agents/coder/mcp", "lo_unknown", 401, "")
+		rig.refused(t, "an unknown loadout token", "/agents/coder/mcp", "lo_unknown", 401, "", "")
 	})
 
 	t.Run("another resource", func(t *testing.T) {
 		// alice's token for reviewer's endpoint, at coder's; her coder token
 		// at the global endpoint and at reviewer's.
 		forReviewer := rig.token(t, "alice", "pw-a", reviewer)
-		rig.refused(t, "a token for reviewer at coder", "/agents/coder/mcp", forReviewer, 401, "not for this resource")
-		rig.refused(t, "a token for coder at /mcp", "/mcp", alice, 401, "not for this resource")
-		rig.refused(t, "a token for coder at reviewer", "/agents/reviewer/mcp", alice, 401, "not for this resource")
-		rig.refused(t, "a token for the server's origin", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(base, map[string]any{"aud": base})), 401, "not for this resource")
-		rig.refused(t, "a token for the client only", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"aud": "mcp-host"})), 401, "not for this resource")
+		rig.refused(t, "a token for reviewer at coder", "/agents/coder/mcp", forReviewer, 401, "audience", "")
+		rig.refused(t, "a token for coder at /mcp", "/mcp", alice, 401, "audience", "")
+		rig.refused(t, "a token for coder at reviewer", "/agents/reviewer/mcp", alice, 401, "audience", "")
+		rig.refused(t, "a token for the server's origin", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(base, map[string]any{"aud": base})), 401, "audience", "")
+		rig.refused(t, "a token for the client only", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"aud": "mcp-host"})), 401, "audience", "")
 		rig.accepted(t, "a signed token for coder (the control)", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, nil)))
 	})
 
@@ -256,19 +261,19 @@ func TestMCPAuthAttacks(t *testing.T) {
 		// bob is in ops, mapped to reviewer: his token for coder's
 		// endpoint is valid, but grants nothing there.
 		bob := rig.token(t, "bob", "pw-b", coder)
-		rig.refused(t, "bob at coder", "/agents/coder/mcp", bob, 403, "grants no access")
+		rig.refused(t, "bob at coder", "/agents/coder/mcp", bob, 403, "insufficient_scope", "grants no access")
 		rig.accepted(t, "bob at reviewer", "/agents/reviewer/mcp", rig.token(t, "bob", "pw-b", reviewer))
 		// A user whose groups map to nothing.
-		rig.refused(t, "no group", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"groups": []string{"contractors"}})), 403, "grants no access")
+		rig.refused(t, "no group", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"groups": []string{"contractors"}})), 403, "insufficient_scope", "grants no access")
 		// A scope the server does not map grants nothing either.
-		rig.refused(t, "an unmapped scope", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"groups": nil, "scope": "admin agent:coder"})), 403, "grants no access")
+		rig.refused(t, "an unmapped scope", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"groups": nil, "scope": "admin agent:coder"})), 403, "insufficient_scope", "grants no access")
 	})
 
 	t.Run("issuer", func(t *testing.T) {
-		rig.refused(t, "another issuer", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"iss": "http://127.0.0.1:9/other/"})), 401, "")
+		rig.refused(t, "another issuer", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"iss": "http://127.0.0.1:9/other/"})), 401, "", "")
 		// The configured issuer's name, another key: the signature fails.
 		forged := signWith(t, newRSA(t), jose.RS256, kidOf(t, rig.p.Sign(t, rig.claims(coder, nil))), rig.claims(coder, nil))
-		rig.refused(t, "the issuer's kid, another key", "/agents/coder/mcp", forged, 401, "signature")
+		rig.refused(t, "the issuer's kid, another key", "/agents/coder/mcp", forged, 401, "signature", "")
 		// Keys the token brings with it: an embedded jwk, and a jku naming
 		// the attacker's JWKS. Neither is read.
 		key := newRSA(t)
@@ -285,11 +290,11 @@ func TestMCPAuthAttacks(t *testing.T) {
 		b, _ := json.Marshal(rig.claims(coder, nil))
 		jws, _ := s.Sign(b)
 		embedded, _ := jws.CompactSerialize()
-		rig.refused(t, "an embedded jwk", "/agents/coder/mcp", embedded, 401, "")
+		rig.refused(t, "an embedded jwk", "/agents/coder/mcp", embedded, 401, "signature", "")
 		s, _ = jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "evil").WithHeader("jku", evil.URL))
 		jws, _ = s.Sign(b)
 		jku, _ := jws.CompactSerialize()
-		rig.refused(t, "a jku to the attacker's keys", "/agents/coder/mcp", jku, 401, "")
+		rig.refused(t, "a jku to the attacker's keys", "/agents/coder/mcp", jku, 401, "unknown_key", "")
 		if n := jkuHits.Load(); n != 0 {
 			t.Errorf("the attacker's jku was fetched %d times", n)
 		}
@@ -297,30 +302,30 @@ func TestMCPAuthAttacks(t *testing.T) {
 
 	t.Run("times", func(t *testing.T) {
 		now := time.Now().Unix()
-		rig.refused(t, "expired an hour ago", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"exp": now - 3600})), 401, "expired")
-		rig.refused(t, "expired past the leeway", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"exp": now - 90})), 401, "expired")
+		rig.refused(t, "expired an hour ago", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"exp": now - 3600})), 401, "expired", "")
+		rig.refused(t, "expired past the leeway", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"exp": now - 90})), 401, "expired", "")
 		rig.accepted(t, "expired within the leeway", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"exp": now - 20})))
-		rig.refused(t, "no exp", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"exp": nil})), 401, "no exp")
-		rig.refused(t, "nbf in the future", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"nbf": now + 600})), 401, "not valid before")
+		rig.refused(t, "no exp", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"exp": nil})), 401, "no_expiry", "")
+		rig.refused(t, "nbf in the future", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"nbf": now + 600})), 401, "not_yet_valid", "")
 		rig.accepted(t, "nbf within the leeway", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"nbf": now + 20})))
-		rig.refused(t, "iat in the future", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"iat": now + 600})), 401, "issued in the future")
+		rig.refused(t, "iat in the future", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"iat": now + 600})), 401, "issued_in_future", "")
 		rig.accepted(t, "iat within the leeway", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"iat": now + 20})))
 	})
 
 	t.Run("algorithms", func(t *testing.T) {
 		c := rig.claims(coder, nil)
 		kid := kidOf(t, rig.p.Sign(t, c))
-		rig.refused(t, "alg none", "/agents/coder/mcp", unsigned(t, kid, c), 401, "algorithm")
+		rig.refused(t, "alg none", "/agents/coder/mcp", unsigned(t, kid, c), 401, "algorithm", "")
 		// HMAC key confusion: HS256 keyed with the provider's public key,
 		// which anyone can read from its JWKS.
 		pub := jwksBytes(t, rig.p.URL("keys"))
-		rig.refused(t, "HS256 with the public JWKS as its key", "/agents/coder/mcp", signWith(t, pub, jose.HS256, kid, c), 401, "algorithm")
+		rig.refused(t, "HS256 with the public JWKS as its key", "/agents/coder/mcp", signWith(t, pub, jose.HS256, kid, c), 401, "algorithm", "")
 		var set jose.JSONWebKeySet
 		json.Unmarshal(pub, &set)
 		if len(set.Keys) > 0 {
 			if rk, ok := set.Keys[0].Key.(*rsa.PublicKey); ok {
 				der := rk.N.Bytes()
-				rig.refused(t, "HS256 with the public modulus as its key", "/agents/coder/mcp", signWith(t, der, jose.HS256, kid, c), 401, "algorithm")
+				rig.refused(t, "HS256 with the public modulus as its key", "/agents/coder/mcp", signWith(t, der, jose.HS256, kid, c), 401, "algorithm", "")
 			}
 		}
 	})
@@ -330,7 +335,7 @@ func TestMCPAuthAttacks(t *testing.T) {
 		key := newRSA(t)
 		for i := range 40 {
 			tok := signWith(t, key, jose.RS256, fmt.Sprintf("attacker-%d", i), rig.claims(coder, nil))
-			rig.refused(t, "an unknown kid", "/agents/coder/mcp", tok, 401, "")
+			rig.refused(t, "an unknown kid", "/agents/coder/mcp", tok, 401, "unknown_key", "")
 		}
 		// The keys were fetched at start (or for the first token), and at
 		// most once more for the first unknown kid; jwksRefresh is 10m.
@@ -346,7 +351,7 @@ func TestMCPAuthAttacks(t *testing.T) {
 	t.Run("JWKS hangs", func(t *testing.T) {
 		start := time.Now()
 		for range 5 {
-			rig.refused(t, "a token whose keys hang", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"iss": hangIssuer})), 401, "could not be fetched")
+			rig.refused(t, "a token whose keys hang", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"iss": hangIssuer})), 401, "keys_unavailable", "could not be fetched")
 		}
 		// The fetch is bounded by mcpAuth.timeout (1s), and not tried
 		// again within 10 s: five requests, one wait.
@@ -362,7 +367,7 @@ func TestMCPAuthAttacks(t *testing.T) {
 	t.Run("JWKS of 100 MB", func(t *testing.T) {
 		before := rig.s.PeakRSSMB(t)
 		for range 3 {
-			rig.refused(t, "a token whose JWKS is 100 MB", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"iss": hugeIssuer})), 401, "too large")
+			rig.refused(t, "a token whose JWKS is 100 MB", "/agents/coder/mcp", rig.p.Sign(t, rig.claims(coder, map[string]any{"iss": hugeIssuer})), 401, "keys_unavailable", "too large")
 		}
 		if grew := rig.s.PeakRSSMB(t) - before; grew > 40 {
 			t.Errorf("peak RSS grew %.0f MB over a 100 MB JWKS; the body cap is 1 MiB", grew)
@@ -374,7 +379,7 @@ func TestMCPAuthAttacks(t *testing.T) {
 		// At the bound (8192 bytes) and past it.
 		at, over := sizedTokens(t, rig, coder, 8192)
 		rig.accepted(t, fmt.Sprintf("a token of %d bytes", len(at)), "/agents/coder/mcp", at)
-		rig.refused(t, fmt.Sprintf("a token of %d bytes", len(over)), "/agents/coder/mcp", over, 401, "over the 8192")
+		rig.refused(t, fmt.Sprintf("a token of %d bytes", len(over)), "/agents/coder/mcp", over, 401, "too_large", "over the 8192")
 		// 1 MB: the request's header bound refuses it before any check.
 		big := "eyJhbGciOiJSUzI1NiJ9." + strings.Repeat("A", 1<<20) + ".sig"
 		req, _ := http.NewRequest("POST", base+"/agents/coder/mcp", strings.NewReader(initBody))

@@ -123,7 +123,7 @@ func (m *mcpAuth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		reason, _ := identity.IsAccessError(err)
 		m.log(r).Debug("access token refused", "path", path, "reason", reason, "err", err.Error())
-		m.unauthorized(w, r, path, "invalid_token", err.Error(), grants)
+		m.unauthorized(w, r, path, "invalid_token", err.Error(), grants, reason)
 		return
 	}
 	p := service.Principal{TokenID: a.ID(), Name: a.ID(), Scopes: a.Grants}
@@ -131,7 +131,7 @@ func (m *mcpAuth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if e := service.AsError(err); e.Code == service.CodeForbidden {
 			msg := "the access token of " + a.ID() + " grants no access to this endpoint: it needs one of the scopes " + strings.Join(m.rs.Scopes(grants...), " ") + " or a group the server maps to " + strings.Join(grants, " or ")
 			w.Header().Set("WWW-Authenticate", m.rs.Challenge(r, path, "insufficient_scope", msg, grants...))
-			writeAuthError(w, http.StatusForbidden, &service.Error{Code: service.CodeForbidden, Message: msg})
+			writeAuthError(w, http.StatusForbidden, &service.Error{Code: service.CodeForbidden, Message: msg}, "insufficient_scope")
 			return
 		}
 	}
@@ -172,18 +172,26 @@ func (m *mcpAuth) noteCache() {
 		"cache_size", v.CacheSize(), "cached", v.CacheLen(), "evicted", v.CacheEvictions())
 }
 
-func (m *mcpAuth) unauthorized(w http.ResponseWriter, r *http.Request, path, code, msg string, grants []string) {
+func (m *mcpAuth) unauthorized(w http.ResponseWriter, r *http.Request, path, code, msg string, grants []string, reason ...string) {
 	w.Header().Set("WWW-Authenticate", m.rs.Challenge(r, path, code, msg, grants...))
-	writeAuthError(w, http.StatusUnauthorized, &service.Error{Code: service.CodeUnauthorized, Message: msg})
+	writeAuthError(w, http.StatusUnauthorized, &service.Error{Code: service.CodeUnauthorized, Message: msg}, reason...)
 }
 
-func writeAuthError(w http.ResponseWriter, status int, e *service.Error) {
+// writeAuthError writes e in the error envelope every HTTP transport of
+// loadout uses; reason, when given, is the access token's refusal as a
+// stable word (identity.AccessError's Reason: audience, expired, …), for
+// programs, beside the message for people.
+func writeAuthError(w http.ResponseWriter, status int, e *service.Error, reason ...string) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"error": e})
+	body := map[string]any{"code": e.Code, "message": e.Message}
+	if len(reason) > 0 && reason[0] != "" {
+		body["reason"] = reason[0]
+	}
+	json.NewEncoder(w).Encode(map[string]any{"error": body})
 }
 
 // challengeWriter gives a 401 of loadout's own token check the OAuth
