@@ -474,7 +474,7 @@ func (k *keySet) verifySignature(ctx context.Context, raw string) ([]byte, *Acce
 	keys, fresh := k.current()
 	if p, found, ok := verifyWith(jws, keys, kid); ok {
 		if !fresh {
-			go k.refreshNow(context.WithoutCancel(ctx)) // withdrawn keys stop working within JWKSMaxAge
+			k.startRefresh() // withdrawn keys stop working within JWKSMaxAge
 		}
 		return p, nil
 	} else if found {
@@ -548,17 +548,23 @@ func (k *keySet) refetch(ctx context.Context) *AccessError {
 	return nil
 }
 
-// refreshNow fetches the keys unless a fetch is under way or one started
-// within the refresh interval.
-func (k *keySet) refreshNow(ctx context.Context) {
-	k.mu.Lock()
-	if k.inflight != nil || !k.tried.IsZero() && k.now().Sub(k.tried) < k.refresh {
-		k.mu.Unlock()
-		return
+// refreshNow fetches the keys and waits for them, unless a fetch is
+// under way or one started within the refresh interval.
+func (k *keySet) refreshNow(context.Context) {
+	if ch := k.startRefresh(); ch != nil {
+		<-ch
 	}
-	ch := k.start()
-	k.mu.Unlock()
-	<-ch
+}
+
+// startRefresh starts a fetch unless one is under way or one started
+// within the refresh interval; it returns the fetch's channel, or nil.
+func (k *keySet) startRefresh() chan struct{} {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.inflight != nil || !k.tried.IsZero() && k.now().Sub(k.tried) < k.refresh {
+		return nil
+	}
+	return k.start()
 }
 
 // start begins a fetch; k.mu is held.
