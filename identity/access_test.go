@@ -210,19 +210,33 @@ func TestKeySetRate(t *testing.T) {
 	if n := fetches.Load(); n != 4 {
 		t.Errorf("past JWKSRetry: %d fetches, want 4", n)
 	}
+	// Many at once past the interval: one fetch, which they share.
+	advance(time.Minute + time.Second)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v.Verify(ctx, sign(fmt.Sprintf("concurrent-%d", i)), []string{res})
+		}()
+	}
+	wg.Wait()
+	if n := fetches.Load(); n != 5 {
+		t.Errorf("20 concurrent unknown kids: %d fetches, want 5", n)
+	}
 	// Keys older than JWKSMaxAge are fetched again in the background.
 	advance(JWKSMaxAge + time.Second)
 	if _, err := v.Verify(ctx, sign("k1"), []string{res}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for fetches.Load() != 5 && time.Now().Before(deadline) {
+	for fetches.Load() != 6 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := fetches.Load(); n != 5 {
-		t.Errorf("keys past their max age: %d fetches, want 5", n)
+	if n := fetches.Load(); n != 6 {
+		t.Errorf("keys past their max age: %d fetches, want 6", n)
 	}
-	if v.JWKSFetches() != 5 {
+	if v.JWKSFetches() != 6 {
 		t.Errorf("JWKSFetches = %d", v.JWKSFetches())
 	}
 }
