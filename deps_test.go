@@ -30,8 +30,6 @@ var layers = map[string][]string{
 	"internal/jsondepth":    {},
 	"internal/testutil":     {"internal/cputime"},  // imported by tests only
 	"internal/pgtest":       {},                    // imported by tests only: a PostgreSQL schema per test
-	"internal/oidctest":     {"internal/testutil"}, // imported by tests only: a real OpenID provider (compat/oidcop)
-	"internal/obs":          {},                    // the seam between library code and its observers
 	"internal/browsertest":  {"internal/testutil"}, // imported by tests only: the real binary, and Chromium; the waits of testutil
 	"webui/internal/bundle": {},                    // go generate: the editor bundle, with esbuild
 	"compat":                {},                    // test-only: runs the pinned MCP and skills clients against the real binary
@@ -70,11 +68,6 @@ var layers = map[string][]string{
 	// git library is in remote/gitfetch only; cmd wires it in.
 	"remote":          {"skill", "source", "internal/safefile"},
 	"remote/gitfetch": {"remote", "skill"},
-
-	// The company's identity provider: OpenID Connect and OAuth access
-	// tokens (go-oidc, go-jose and x/oauth2 are imported here only, see
-	// TestIdentityLibrariesOnlyInIdentity); cmd wires it to the transports.
-	"identity": {},
 
 	"safety/internal/gentable": {}, // go generate: the default-ignorable table, from Go's unicode tables
 }

@@ -104,7 +104,7 @@ func (m *MCPAuth) validate(file string, agents map[string]int) error {
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 			return bad("publicUrl", "%q: give the URL clients reach this server at, scheme and host (and a path prefix if a proxy adds one), like \"https://skills.example.com\"", m.PublicURL)
 		}
-		if u.Scheme == "http" && !loopbackHost(u.Hostname()) {
+		if u.Scheme == "http" && !oauthLoopback(u.Hostname()) {
 			return bad("publicUrl", "%q: OAuth needs https off loopback (the MCP authorization specification requires it): give the https URL your proxy serves", m.PublicURL)
 		}
 	}
@@ -204,13 +204,13 @@ func checkOAuthURL(s string) error {
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.RawQuery != "" || u.Fragment != "" {
 		return fmt.Errorf("give an absolute https URL, like \"https://idp.example.com/\"")
 	}
-	if u.Scheme == "http" && !loopbackHost(u.Hostname()) {
+	if u.Scheme == "http" && !oauthLoopback(u.Hostname()) {
 		return fmt.Errorf("must be https (http only on loopback)")
 	}
 	return nil
 }
 
-func loopbackHost(h string) bool {
+func oauthLoopback(h string) bool {
 	if h == "localhost" {
 		return true
 	}
