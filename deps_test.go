@@ -172,3 +172,27 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// identityLibs are the outside libraries of OpenID Connect and OAuth:
+// package identity is their one importer (tests aside).
+var identityLibs = []string{"github.com/coreos/go-oidc", "github.com/go-jose/go-jose", "golang.org/x/oauth2"}
+
+func TestIdentityLibrariesOnlyInIdentity(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Imports \" \"}}", "./...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, "|")
+		if pkg == module+"/identity" {
+			continue
+		}
+		for _, imp := range strings.Fields(imports) {
+			for _, lib := range identityLibs {
+				if imp == lib || strings.HasPrefix(imp, lib+"/") {
+					t.Errorf("%s imports %s: only package identity may (see deps_test.go's layers)", pkg, imp)
+				}
+			}
+		}
+	}
+}

@@ -77,6 +77,10 @@ type File struct {
 	// OIDC is sign-in to the web UI with an OpenID Connect provider
 	// (docs/sign-in.md). Nil: token sign-in only.
 	OIDC *OIDC `json:"oidc,omitempty"`
+	// MCPAuth makes the MCP endpoints an OAuth 2.1 resource server, as the
+	// MCP specification's authorization section has it (docs/mcp-auth.md).
+	// Without it MCP takes loadout's own bearer tokens only.
+	MCPAuth *MCPAuth `json:"mcpAuth,omitempty"`
 
 	// Path is the absolute path the file was read from.
 	Path string `json:"-"`
@@ -585,7 +589,13 @@ func (f *File) Validate() error {
 			return err
 		}
 	}
-	return f.Server.validate(f.Path)
+	if err := f.Server.validate(f.Path); err != nil {
+		return err
+	}
+	if f.MCPAuth != nil {
+		return f.MCPAuth.validate(f.Path, seen)
+	}
+	return nil
 }
 
 func (s *Server) validate(file string) error {

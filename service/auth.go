@@ -18,6 +18,13 @@ type Principal struct {
 	Open bool
 }
 
+// ExternalID reports whether a principal's TokenID names an outside
+// identity, NAME:SUB (the subject of an OAuth access token, see
+// docs/mcp-auth.md), rather than a loadout token (whose ids hold no
+// colon). No token in the store backs it: WatchToken never reports it
+// revoked, and the access token's own expiry bounds its use.
+func ExternalID(id string) bool { return strings.IndexByte(id, ':') >= 0 }
+
 // Admin reports whether the principal may write and read everything.
 func (p Principal) Admin() bool {
 	if p.Open {

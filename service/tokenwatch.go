@@ -32,7 +32,7 @@ type tokenWatch struct{ gone func() }
 // unseen. stop ends the watch. An empty id (the open mode) and a service
 // without a token store are never revoked: gone is never called.
 func (s *Service) WatchToken(tokenID string, gone func()) (stop func()) {
-	if tokenID == "" || s.opt.Server == nil {
+	if tokenID == "" || ExternalID(tokenID) || s.opt.Server == nil {
 		return func() {}
 	}
 	w := &tokenWatch{gone: gone}

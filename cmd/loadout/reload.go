@@ -151,6 +151,7 @@ func (r *configReloader) restartNeeded(nf *config.File) {
 		{"storePool", reflect.DeepEqual(old.StorePool, nf.StorePool)},
 		{"tracing", reflect.DeepEqual(old.Tracing, nf.Tracing)},
 		{"oidc", reflect.DeepEqual(old.OIDC, nf.OIDC)},
+		{"mcpAuth", reflect.DeepEqual(old.MCPAuth, nf.MCPAuth)},
 	} {
 		if !x.same {
 			r.logger.Warn("config change needs a restart to take effect; the running value stays until then", "code", "restart_needed", "config", r.path, "field", x.field)

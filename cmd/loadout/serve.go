@@ -23,6 +23,7 @@ import (
 	"github.com/loadout/loadout/config"
 	"github.com/loadout/loadout/examples"
 	"github.com/loadout/loadout/httpapi"
+	"github.com/loadout/loadout/identity"
 	"github.com/loadout/loadout/mcpserver"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
@@ -435,7 +436,7 @@ func redact(dsn string) string {
 func runServe(ctx context.Context, e *env, args []string) int {
 	var f serverFlags
 	fs := newFlags(e, "serve", "[--addr HOST:PORT] [--config F | --root DIR... | --demo | FOLDER...] [--db D] [--stateless] [--no-watch] [--allowed-host H]...",
-		"Serves every agent its loadout: the HTTP API under /v1, MCP at /mcp (every skill) and\n/agents/ID/mcp (one agent), and the well-known skills indexes. With no flags it uses\n./loadout.json (--demo: the built-in examples), SQLite beside it, and 127.0.0.1:7777. It refuses a\nnon-loopback address unless tokens exist ('loadout token create'); once any token exists,\nevery request needs one. It answers only to loopback names, its own address and\n--allowed-host names in the Host header, and refuses POST, PUT and DELETE from other\norigins' web pages. The config file is read again when it changes, on SIGHUP and on\nPOST /v1/reload: agents, sources, budget, format and scan limits take effect at once; a\nconfig that does not load keeps the running one (the log says why); store, server, plugins,\nwatch, receipts and storeLimits are logged as needing a restart. On SIGINT/SIGTERM it\ndrains: GET /readyz answers 503 at once, it goes on serving for server.shutdownDelay,\nthen stops accepting and lets requests in flight finish within server.shutdownTimeout;\nthen it stops cleanly, receipts saved."+fmt.Sprintf(folderArgsHelp, "serve"))
+		"Serves every agent its loadout: the HTTP API under /v1, MCP at /mcp (every skill) and\n/agents/ID/mcp (one agent), and the well-known skills indexes. With no flags it uses\n./loadout.json (--demo: the built-in examples), SQLite beside it, and 127.0.0.1:7777. It refuses a\nnon-loopback address unless tokens exist ('loadout token create'); once any token exists,\nevery request needs one. It answers only to loopback names, its own address and\n--allowed-host names in the Host header, and refuses POST, PUT and DELETE from other\norigins' web pages. The config file is read again when it changes, on SIGHUP and on\nPOST /v1/reload: agents, sources, budget, format and scan limits take effect at once; a\nconfig that does not load keeps the running one (the log says why); store, server, plugins,\nwatch, receipts, storeLimits, oidc, mcpAuth and tracing are logged as needing a restart. On SIGINT/SIGTERM it\ndrains: GET /readyz answers 503 at once, it goes on serving for server.shutdownDelay,\nthen stops accepting and lets requests in flight finish within server.shutdownTimeout;\nthen it stops cleanly, receipts saved."+fmt.Sprintf(folderArgsHelp, "serve"))
 	f.register(fs)
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:7777", "address to listen on")
 	fs.BoolVar(&f.stateless, "stateless", false, "stateless MCP sessions, for several instances behind a load balancer")
@@ -510,9 +511,19 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return fail(e, err)
 	}
 	ready := httpapi.NewReadiness()
+	oauth, err := resourceServerOf(srv.cfg)
+	if err != nil {
+		ln.Close()
+		return fail(e, fmt.Errorf("mcpAuth: %w", err))
+	}
+	if oauth != nil {
+		oauth.Verifier().Prefetch(ctx)
+		srv.logger.Info("MCP authorization: the MCP endpoints take access tokens of the configured authorization servers beside loadout tokens", "issuers", strings.Join(oauth.Issuers(), ","))
+	}
 	handler, _, err := serverHandler(srv.svc, srv.logger, handlerOptions{
 		signIn: signIn, stateless: f.stateless, limits: limits, guard: guard, timeouts: ns.timeouts, ready: ready, start: srv.start.up,
 		sessions: mcpserver.NewSessions(ns.mcpSessions, ns.mcpSessionIdle, srv.logger).PerToken(ns.mcpPerToken),
+		oauth:    oauth,
 	})
 	if err != nil {
 		ln.Close()
@@ -640,6 +651,9 @@ type handlerOptions struct {
 	// start, when set, is closed once the server is up: the MCP
 	// endpoints render their first instructions then (mcpserver.Options.Start).
 	start <-chan struct{}
+	// oauth, when set, makes the MCP endpoints an OAuth resource server
+	// (mcpauth.go).
+	oauth *identity.ResourceServer
 }
 
 // serverHandler composes the API, MCP and well-known handlers behind the
@@ -680,7 +694,16 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 	// are routed before the bearer check, to the agents' index mounts.
 	top := http.NewServeMux()
 	api := httpapi.Auth(svc, apiRoute(mux, apiH))
-	top.Handle("/", api)
+	var oauth *mcpAuth
+	if o.oauth != nil {
+		oauth = &mcpAuth{svc: svc, rs: o.oauth, api: api, mux: mux, logger: logger}
+		// The OAuth discovery paths not served below (the suffix forms,
+		// /agents/ID/mcp/.well-known/…) name the authorization servers
+		// instead of saying loadout takes bearer tokens only.
+		top.Handle("/", oauth.discoveryOr(api))
+	} else {
+		top.Handle("/", api)
+	}
 	// The UI authenticates by its own session cookie; GET / sends a
 	// browser to it and anything else to the API's index.
 	top.Handle(webui.Prefix, webui.New(svc, webui.Options{Logger: logger, SignIn: o.signIn}))
@@ -692,6 +715,12 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 		api.ServeHTTP(w, r)
 	})
 	top.Handle(wellknown.LinkPrefix, wellknown.Link(svc, mux))
+	if m := oauth; m != nil {
+		top.Handle("/mcp", m)
+		top.Handle("/agents/{id}/mcp", m)
+		top.HandleFunc(identity.PRMPrefix, m.servePRM)
+		top.HandleFunc(identity.PRMPrefix+"/", m.servePRM)
+	}
 	guarded, err := httpapi.Guard(o.guard, apiRoute(top, api))
 	if err != nil {
 		return nil, nil, err
