@@ -44,6 +44,9 @@ type reqState struct {
 	// remote and path are the request's, for the audit trail's Caller
 	// (callerOf), read only by writes.
 	remote, path string
+	// route is the API route pattern that served the request (routed),
+	// for Measure.
+	route string
 	// uiSession: the principal came from the UI's session cookie (the
 	// UI's editor calls the API): the audit trail's transport is ui.
 	uiSession bool
