@@ -18,8 +18,8 @@ import (
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/httpapi"
-	"github.com/loadout/loadout/metrics"
 	"github.com/loadout/loadout/internal/testutil"
+	"github.com/loadout/loadout/metrics"
 	"github.com/loadout/loadout/portable"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"

@@ -24,6 +24,7 @@ import (
 	"github.com/loadout/loadout/examples"
 	"github.com/loadout/loadout/httpapi"
 	"github.com/loadout/loadout/mcpserver"
+	"github.com/loadout/loadout/metrics"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/store"
@@ -477,13 +478,25 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		limits = limitsOf(srv.cfg)
 	}
 	ready := httpapi.NewReadiness()
+	sessions := mcpserver.NewSessions(ns.mcpSessions, ns.mcpSessionIdle, srv.logger).PerToken(ns.mcpPerToken)
+	mx, err := serverMetrics(srv, sessions)
+	if err != nil {
+		ln.Close()
+		return fail(e, err)
+	}
 	handler, _, err := serverHandler(srv.svc, srv.logger, handlerOptions{
 		stateless: f.stateless, limits: limits, guard: guard, timeouts: ns.timeouts, ready: ready, start: srv.start.up,
-		sessions: mcpserver.NewSessions(ns.mcpSessions, ns.mcpSessionIdle, srv.logger).PerToken(ns.mcpPerToken),
+		sessions: sessions, metrics: mx,
 	})
 	if err != nil {
 		ln.Close()
 		return fail(e, err)
+	}
+	if srv.cfg != nil {
+		if _, err := startMetricsListener(ctx, srv.cfg.Metrics, mx, srv.logger); err != nil {
+			ln.Close()
+			return fail(e, err)
+		}
 	}
 	srv.start.step("handlers built")
 	hs := &http.Server{Handler: handler, ReadHeaderTimeout: ns.readHeaderTimeout, IdleTimeout: ns.idleTimeout,
@@ -605,6 +618,9 @@ type handlerOptions struct {
 	// start, when set, is closed once the server is up: the MCP
 	// endpoints render their first instructions then (mcpserver.Options.Start).
 	start <-chan struct{}
+	// metrics, when set, serves GET /metrics and measures every request
+	// (serve_metrics.go).
+	metrics *metrics.Metrics
 }
 
 // serverHandler composes the API, MCP and well-known handlers behind the
@@ -615,7 +631,12 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 		return mcpserver.Options{Agent: id, Stateless: o.stateless, Logger: logger, Sessions: o.sessions, HostChecked: true, Start: o.start}
 	}
 	mux := http.NewServeMux()
-	apiH := httpapi.New(svc, httpapi.Options{Logger: logger, Limits: o.limits, Ready: o.ready})
+	apiOpt := httpapi.Options{Logger: logger, Limits: o.limits, Ready: o.ready}
+	var measure httpapi.RequestObserver // a nil interface, not a nil *Metrics
+	if o.metrics != nil {
+		apiOpt.Metrics, measure = o.metrics.Handler(), o.metrics
+	}
+	apiH := httpapi.New(svc, apiOpt)
 	mux.Handle("/", apiH)
 	// Each MCP handler renders its agent's listing once, after o.start
 	// when it is set (0.5 s of CPU at 50,000 skills, computing the
@@ -648,7 +669,11 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 	top.Handle("/", api)
 	// The UI authenticates by its own session cookie; GET / sends a
 	// browser to it and anything else to the API's index.
-	top.Handle(webui.Prefix, webui.New(svc, webui.Options{Logger: logger}))
+	ui := webui.New(svc, webui.Options{Logger: logger})
+	top.Handle(webui.Prefix, ui)
+	if o.metrics != nil {
+		o.metrics.GaugeFunc("loadout_ui_live_streams", "Open /ui/events live-update streams.", func() float64 { return float64(webui.LiveStreams(ui)) })
+	}
 	top.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		if webui.WantsHTML(r) {
 			http.Redirect(w, r, webui.Prefix, http.StatusFound)
@@ -661,7 +686,7 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 	if err != nil {
 		return nil, nil, err
 	}
-	return httpapi.Timeouts(o.timeouts, httpapi.RequestID(httpapi.Log(logger, guarded))), agents, nil
+	return httpapi.Timeouts(o.timeouts, httpapi.RequestID(httpapi.Log(logger, httpapi.Measure(measure, guarded)))), agents, nil
 }
 
 // agentMounts holds what /agents/{id}/… serves for each configured agent:
