@@ -17,6 +17,18 @@ func (m *Metrics) WatchService(svc *service.Service) {
 	m.reg.MustRegister(&serviceCollector{svc: svc, now: time.Now})
 }
 
+// WatchSessions registers the gauges of what the transports hold open:
+// MCP sessions and the UI's live-update streams, read from the funcs at
+// each scrape (nil: not registered).
+func (m *Metrics) WatchSessions(mcpSessions, liveStreams func() int) {
+	if mcpSessions != nil {
+		m.GaugeFunc("loadout_mcp_sessions", "Open MCP sessions (streamable HTTP, every endpoint).", func() float64 { return float64(mcpSessions()) })
+	}
+	if liveStreams != nil {
+		m.GaugeFunc("loadout_ui_live_streams", "Open /ui/events live-update streams.", func() float64 { return float64(liveStreams()) })
+	}
+}
+
 var (
 	descSkills       = prometheus.NewDesc("loadout_catalog_skills", "Skills in the global catalog.", nil, nil)
 	descAgentSkills  = prometheus.NewDesc("loadout_catalog_agent_skills", "Skills in each agent's loadout.", []string{"agent"}, nil)

@@ -672,7 +672,7 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 	ui := webui.New(svc, webui.Options{Logger: logger})
 	top.Handle(webui.Prefix, ui)
 	if o.metrics != nil {
-		o.metrics.GaugeFunc("loadout_ui_live_streams", "Open /ui/events live-update streams.", func() float64 { return float64(webui.LiveStreams(ui)) })
+		o.metrics.WatchSessions(nil, func() int { return webui.LiveStreams(ui) })
 	}
 	top.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		if webui.WantsHTML(r) {

@@ -32,10 +32,7 @@ func serverMetrics(srv *server, sessions *mcpserver.Sessions) (*metrics.Metrics,
 	m.WatchService(srv.svc)
 	srv.svc.OnActivation(m.Activation)
 	if sessions != nil {
-		m.GaugeFunc("loadout_mcp_sessions", "Open MCP sessions (streamable HTTP, every endpoint).", func() float64 {
-			open, _, _ := sessions.Stats()
-			return float64(open)
-		})
+		m.WatchSessions(func() int { open, _, _ := sessions.Stats(); return open }, nil)
 	}
 	// The one observer of operations' marks. (With traces, the tracer
 	// joins it here: obs.Set(obs.Multi(m.Observer(), tracer)).)
