@@ -3,6 +3,8 @@ package metrics_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,7 +89,7 @@ func fullScrape(t *testing.T) map[string]float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := service.New(cat, service.Options{Store: st, Server: st})
+	svc := service.New(cat, service.Options{Store: st, Server: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(func() { svc.Close() })
 	svc.SetRemotes(staticRemotes{synced: time.Now().Add(-time.Hour)})
 	m := newMetrics(t, metrics.Options{SkillLabels: true})
