@@ -40,6 +40,8 @@ func (w *nopWriter) WriteHeader(int)             {}
 //   - full-chain: RequestID(Log(Auth(New(...)))) with a discarding logger;
 //   - serve-chain-token: serve's whole chain (Timeouts, RequestID, Log at
 //     info, Guard, Auth, New) with an agent token;
+//   - serve-chain-token-metrics: the same with serve's metrics (Measure
+//     and the loads' counter);
 //   - tcp: over loopback through httptest.NewServer with keep-alive.
 func BenchmarkLoad(b *testing.B) {
 	e := newEnvServe(b, benchFiles(), false, true) // bodies held, as serve holds them
@@ -66,6 +68,21 @@ func BenchmarkLoad(b *testing.B) {
 	// agent token as production runs.
 	b.Run("serve-chain-token", func(b *testing.B) {
 		h := chain(b, e.svc)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			req := httptest.NewRequest("GET", "http://127.0.0.1:8080"+url, nil)
+			req.Header.Set("Authorization", "Bearer "+e.coder)
+			w := &deadlineRecorder{nopWriter: nopWriter{h: http.Header{}}}
+			for pb.Next() {
+				clear(w.h)
+				h.ServeHTTP(w, req)
+			}
+		})
+	})
+	// The same with serve's metrics (httpapi.Measure, the load's counter
+	// through the service's hook): compare with serve-chain-token.
+	b.Run("serve-chain-token-metrics", func(b *testing.B) {
+		h, _ := chainMetrics(b, e.svc)
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			req := httptest.NewRequest("GET", "http://127.0.0.1:8080"+url, nil)
