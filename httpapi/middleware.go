@@ -200,6 +200,7 @@ func Log(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		s, r := stateOf(r)
+		s.start = start // Measure's too: one clock read fewer a request
 		id := s.id
 		// The request's logger gets the request id only when it is used
 		// (LoggerFrom): With allocates, and most requests never log.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/loadout/loadout/service"
 )
@@ -44,6 +45,9 @@ type reqState struct {
 	// remote and path are the request's, for the audit trail's Caller
 	// (callerOf), read only by writes.
 	remote, path string
+	// start is when Log began the request (zero without Log), for
+	// Measure.
+	start time.Time
 	// route is the API route pattern that served the request (routed),
 	// for Measure.
 	route string

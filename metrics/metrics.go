@@ -30,6 +30,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -95,7 +96,7 @@ type Metrics struct {
 
 	httpReqs *prometheus.CounterVec   // route, method, status
 	httpDur  *prometheus.HistogramVec // route, method
-	httpSer  sync.Map                 // httpKey -> *httpSeries
+	httpSer  sync.Map                 // route (string) -> *routeSeries
 	routes   capSet
 
 	ops   *prometheus.CounterVec   // kind, name, outcome
@@ -108,7 +109,7 @@ type Metrics struct {
 	mcpSer   sync.Map                 // string (the mark's name) -> *opSeries
 
 	loads, reads *prometheus.CounterVec // agent, outcome
-	actSer       sync.Map               // actKey -> prometheus.Counter
+	actSer       sync.Map               // agent (string) -> *agentSeries
 	agents       capSet
 
 	skillUses *prometheus.CounterVec // skill, action (SkillLabels only)
@@ -204,97 +205,195 @@ func (c *capSet) admit(v string) (string, bool) {
 	return v, true
 }
 
-// methods are the HTTP methods that get their own label value.
-var methods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "OPTIONS": true, "CONNECT": true, "TRACE": true}
+// methodList are the HTTP methods that get their own label value; any
+// other is Other.
+var methodList = [...]string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"}
 
-type httpKey struct {
-	route, method string
-	status        int
+// methodIndex is m's place in methodList, or len(methodList) for Other.
+func methodIndex(m string) int {
+	switch m {
+	case "GET":
+		return 0
+	case "HEAD":
+		return 1
+	case "POST":
+		return 2
+	case "PUT":
+		return 3
+	case "PATCH":
+		return 4
+	case "DELETE":
+		return 5
+	case "OPTIONS":
+		return 6
+	case "CONNECT":
+		return 7
+	case "TRACE":
+		return 8
+	}
+	return len(methodList)
 }
 
-type httpSeries struct {
-	n prometheus.Counter
+// routeSeries are one route's series, by method and status, made on
+// first use: a request whose series exist finds them with one lookup of
+// its route (a string) and two array reads, without hashing labels.
+type routeSeries struct {
+	label   string // the route's label value (Unrouted, Other past the cap)
+	methods [len(methodList) + 1]atomic.Pointer[methodSeries]
+}
+
+type methodSeries struct {
 	d prometheus.Observer
+	// slots hold the counters of the statuses seen, in the order seen
+	// (a route answers a handful); past len(slots) statuses, a request
+	// finds its counter by its labels.
+	slots [12]atomic.Pointer[statusSlot]
+}
+
+type statusSlot struct {
+	status int
+	c      prometheus.Counter
 }
 
 // ObserveRequest counts one answered HTTP request (httpapi.Measure calls
 // it). route is the matched pattern ("" when none matched: Unrouted).
-// A series made before is found without hashing its labels.
 func (m *Metrics) ObserveRequest(route, method string, status int, took time.Duration) {
-	k := httpKey{route, method, status}
-	if s, ok := m.httpSer.Load(k); ok {
-		hs := s.(*httpSeries)
-		hs.n.Inc()
-		hs.d.Observe(took.Seconds())
-		return
+	var rs *routeSeries
+	if v, ok := m.httpSer.Load(route); ok {
+		rs = v.(*routeSeries)
+	} else {
+		rs = m.newRoute(route)
 	}
-	m.newRequest(k).d.Observe(took.Seconds())
-}
-
-// newRequest makes (or finds) the series of k, counts it, and keeps it
-// by k only when every label of k is its own value (not Other), so the
-// keys kept are bounded as the series are.
-func (m *Metrics) newRequest(k httpKey) *httpSeries {
-	route, method, keep := k.route, k.method, true
-	if route == "" {
-		route = Unrouted
+	mi := methodIndex(method)
+	ms := rs.methods[mi].Load()
+	if ms == nil {
+		ms = m.newMethod(rs, mi)
 	}
-	if r, ok := m.routes.admit(route); !ok {
-		route, keep = r, false
-	}
-	if !methods[method] {
-		method, keep = Other, false
-	}
-	status := k.status
+	ms.d.Observe(took.Seconds())
 	if status < 100 || status > 599 {
-		status, keep = 0, false
+		status = 0
 	}
-	hs := &httpSeries{n: m.httpReqs.WithLabelValues(route, method, strconv.Itoa(status)), d: m.httpDur.WithLabelValues(route, method)}
-	hs.n.Inc()
-	if keep {
-		if s, loaded := m.httpSer.LoadOrStore(k, hs); loaded {
-			return s.(*httpSeries)
+	for i := range ms.slots {
+		sl := ms.slots[i].Load()
+		if sl == nil {
+			sl = m.newStatus(rs, mi, ms, i, status)
+		}
+		if sl.status == status {
+			sl.c.Inc()
+			return
 		}
 	}
-	return hs
+	m.httpReqs.WithLabelValues(rs.label, methodLabel(mi), strconv.Itoa(status)).Inc()
+}
+
+func methodLabel(mi int) string {
+	if mi < len(methodList) {
+		return methodList[mi]
+	}
+	return Other
+}
+
+// newRoute finds or makes the series of route. Routes past
+// MaxRouteValues share Other's, kept under Other so that the map holds
+// at most MaxRouteValues+1 routes whatever the callers send.
+func (m *Metrics) newRoute(route string) *routeSeries {
+	label := route
+	if label == "" {
+		label = Unrouted
+	}
+	key := route
+	if v, ok := m.routes.admit(label); !ok {
+		label, key = v, "\x00"+Other
+	}
+	v, _ := m.httpSer.LoadOrStore(key, &routeSeries{label: label})
+	return v.(*routeSeries)
+}
+
+func (m *Metrics) newMethod(rs *routeSeries, mi int) *methodSeries {
+	ms := &methodSeries{d: m.httpDur.WithLabelValues(rs.label, methodLabel(mi))}
+	if !rs.methods[mi].CompareAndSwap(nil, ms) {
+		return rs.methods[mi].Load()
+	}
+	return ms
+}
+
+// newStatus fills the empty slot i with status's counter, or returns
+// what another request put there first.
+func (m *Metrics) newStatus(rs *routeSeries, mi int, ms *methodSeries, i, status int) *statusSlot {
+	sl := &statusSlot{status: status, c: m.httpReqs.WithLabelValues(rs.label, methodLabel(mi), strconv.Itoa(status))}
+	if !ms.slots[i].CompareAndSwap(nil, sl) {
+		return ms.slots[i].Load()
+	}
+	return sl
 }
 
 // Activation counts one load or read (service.OnActivation calls it).
 func (m *Metrics) Activation(a service.Activation) {
-	k := actKey{a.Agent, a.Action, a.Outcome}
-	c, ok := m.actSer.Load(k)
-	if !ok {
-		c = m.newActivation(k)
+	var as *agentSeries
+	if v, ok := m.actSer.Load(a.Agent); ok {
+		as = v.(*agentSeries)
+	} else {
+		as = m.newAgent(a.Agent)
 	}
-	c.(prometheus.Counter).Inc()
+	ai := 0
+	if a.Action == "read" {
+		ai = 1
+	}
+	oi := outcomeIndex(a.Outcome)
+	c := as.c[ai][oi].Load()
+	if c == nil {
+		c = m.newOutcome(as, ai, oi)
+	}
+	(*c).Inc()
 	if m.skillUses != nil {
 		m.skillUse(a)
 	}
 }
 
-type actKey struct{ agent, action, outcome string }
+// outcomeList are the activation outcomes that get their own label value
+// (catalog's Status codes); any other is Other.
+var outcomeList = [...]string{"ok", "not_found", "refused", "too_large", "changed", "error", "blocked"}
 
-// outcomes are the activation outcomes that get their own label value
-// (catalog's Status codes).
-var outcomes = map[string]bool{"ok": true, "not_found": true, "refused": true, "too_large": true, "changed": true, "error": true, "blocked": true}
-
-func (m *Metrics) newActivation(k actKey) any {
-	agent, outcome, keep := k.agent, k.outcome, true
-	if v, ok := m.agents.admit(agent); !ok {
-		agent, keep = v, false
+func outcomeIndex(o string) int {
+	for i, x := range outcomeList {
+		if x == o {
+			return i
+		}
 	}
-	if !outcomes[outcome] {
-		outcome, keep = Other, false
+	return len(outcomeList)
+}
+
+// agentSeries are one agent's load and read counters by outcome.
+type agentSeries struct {
+	label string
+	c     [2][len(outcomeList) + 1]atomic.Pointer[prometheus.Counter]
+}
+
+// newAgent finds or makes agent's series; agents past MaxAgentValues
+// share Other's.
+func (m *Metrics) newAgent(agent string) *agentSeries {
+	label, key := agent, agent
+	if v, ok := m.agents.admit(agent); !ok {
+		label, key = v, "\x00"+Other
+	}
+	v, _ := m.actSer.LoadOrStore(key, &agentSeries{label: label})
+	return v.(*agentSeries)
+}
+
+func (m *Metrics) newOutcome(as *agentSeries, ai, oi int) *prometheus.Counter {
+	outcome := Other
+	if oi < len(outcomeList) {
+		outcome = outcomeList[oi]
 	}
 	vec := m.loads
-	if k.action == "read" {
+	if ai == 1 {
 		vec = m.reads
 	}
-	var c any = vec.WithLabelValues(agent, outcome)
-	if keep && (k.action == "load" || k.action == "read") {
-		c, _ = m.actSer.LoadOrStore(k, c)
+	c := prometheus.Counter(vec.WithLabelValues(as.label, outcome))
+	if !as.c[ai][oi].CompareAndSwap(nil, &c) {
+		return as.c[ai][oi].Load()
 	}
-	return c
+	return &c
 }
 
 type skillKey struct{ skill, action string }

@@ -69,6 +69,26 @@ func TestRequestsByRouteMethodStatus(t *testing.T) {
 	}
 }
 
+// TestManyStatuses: a route answering more statuses than it keeps slots
+// for counts each under its own status all the same.
+func TestManyStatuses(t *testing.T) {
+	m := newMetrics(t, metrics.Options{})
+	for st := 200; st < 230; st++ {
+		for range 2 {
+			m.ObserveRequest("/r", "GET", st, 0)
+		}
+	}
+	s := scrape(t, m)
+	if n := metrics.CountFamily(s, "loadout_http_requests_total"); n != 30 {
+		t.Errorf("%d series, want 30", n)
+	}
+	for st := 200; st < 230; st++ {
+		if k := fmt.Sprintf(`loadout_http_requests_total{method="GET",route="/r",status="%d"}`, st); s[k] != 2 {
+			t.Errorf("%s = %v, want 2", k, s[k])
+		}
+	}
+}
+
 // TestRouteValuesBounded: past MaxRouteValues route values (patterns are
 // the code's, so this is a guard), further routes count under Other.
 func TestRouteValuesBounded(t *testing.T) {
@@ -242,4 +262,20 @@ func TestHotPathAllocs(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("%v allocations per request and load, want 0", n)
 	}
+}
+
+// BenchmarkHotPath is what the metrics add to one cached load: its
+// request counted (ObserveRequest, with the one clock read Measure makes:
+// it takes Log's start) and its activation counted.
+func BenchmarkHotPath(b *testing.B) {
+	m := newMetrics(b, metrics.Options{})
+	a := service.Activation{Agent: "coder", Skill: "deploy", Action: "load", Outcome: "ok", Found: true}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		start := time.Now()
+		for pb.Next() {
+			m.Activation(a)
+			m.ObserveRequest("/v1/agents/{id}/skills/{name}", "GET", 200, time.Since(start))
+		}
+	})
 }
