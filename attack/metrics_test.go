@@ -1,6 +1,6 @@
 package attack
 
-// Attacks of helper "metrics" (issue 29, item 3): label cardinality
+// Attacks of helper "metrics" (Prometheus metrics): label cardinality
 // through request paths, methods and skill names; GET /metrics with the
 // wrong tokens; the metrics token elsewhere; the tokenless metrics
 // listener's bounds.
@@ -109,7 +109,7 @@ func hammer(t *testing.T, base, tok string, n, workers int, req func(i int) (str
 }
 
 // attackPaths is how many distinct paths the cardinality attack sends:
-// LOADOUT_ATTACK_METRICS_PATHS (1000000 for the issue's million), else
+// LOADOUT_ATTACK_METRICS_PATHS (1000000 for a million), else
 // 30,000, which takes a few seconds: the bound checked does not depend on
 // the number.
 func attackPaths(t *testing.T) int {
