@@ -94,6 +94,35 @@ func BenchmarkLoad(b *testing.B) {
 			}
 		})
 	})
+	// Over loopback TCP through serve's chain, with an agent token,
+	// without and with the metrics: what a client sees of their cost.
+	tcpChain := func(b *testing.B, h http.Handler) {
+		srv := httptest.NewServer(h)
+		defer srv.Close()
+		tr := &http.Transport{MaxIdleConnsPerHost: 256}
+		c := &http.Client{Transport: tr}
+		defer tr.CloseIdleConnections()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			req, _ := http.NewRequest("GET", srv.URL+url, nil)
+			req.Header.Set("Authorization", "Bearer "+e.coder)
+			for pb.Next() {
+				res, err := c.Do(req)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode != 200 {
+					b.Errorf("status %d", res.StatusCode)
+					return
+				}
+			}
+		})
+	}
+	b.Run("tcp-chain", func(b *testing.B) { tcpChain(b, chain(b, e.svc)) })
+	b.Run("tcp-chain-metrics", func(b *testing.B) { h, _ := chainMetrics(b, e.svc); tcpChain(b, h) })
 	b.Run("tcp", func(b *testing.B) {
 		tr := &http.Transport{MaxIdleConnsPerHost: 256}
 		c := &http.Client{Transport: tr}

@@ -231,7 +231,11 @@ func Log(logger *slog.Logger, next http.Handler) http.Handler {
 		// warnings; an event stream (MCP's GET stream, the UI's live
 		// updates) is long by design, so it is never slow.
 		level := slog.LevelDebug
-		switch took := time.Since(start); {
+		took := s.took // Measure's, when it runs inside: one clock read for both
+		if took == 0 {
+			took = time.Since(start)
+		}
+		switch {
 		case sw.status == http.StatusServiceUnavailable && r.URL.Path == "/readyz":
 			// Not ready yet: what a probe polls for while serve starts,
 			// not a failure.

@@ -46,8 +46,9 @@ type reqState struct {
 	// (callerOf), read only by writes.
 	remote, path string
 	// start is when Log began the request (zero without Log), for
-	// Measure.
+	// Measure; took is how long it took, as Measure saw it, for Log.
 	start time.Time
+	took  time.Duration
 	// route is the API route pattern that served the request (routed),
 	// for Measure.
 	route string

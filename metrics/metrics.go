@@ -96,7 +96,7 @@ type Metrics struct {
 
 	httpReqs *prometheus.CounterVec   // route, method, status
 	httpDur  *prometheus.HistogramVec // route, method
-	httpSer  sync.Map                 // route (string) -> *routeSeries
+	httpSer  cowMap[*routeSeries]     // by route
 	routes   capSet
 
 	ops   *prometheus.CounterVec   // kind, name, outcome
@@ -109,7 +109,7 @@ type Metrics struct {
 	mcpSer   sync.Map                 // string (the mark's name) -> *opSeries
 
 	loads, reads *prometheus.CounterVec // agent, outcome
-	actSer       sync.Map               // agent (string) -> *agentSeries
+	actSer       cowMap[*agentSeries]   // by agent
 	agents       capSet
 
 	skillUses *prometheus.CounterVec // skill, action (SkillLabels only)
@@ -259,8 +259,8 @@ type statusSlot struct {
 // it). route is the matched pattern ("" when none matched: Unrouted).
 func (m *Metrics) ObserveRequest(route, method string, status int, took time.Duration) {
 	var rs *routeSeries
-	if v, ok := m.httpSer.Load(route); ok {
-		rs = v.(*routeSeries)
+	if v, ok := m.httpSer.load(route); ok {
+		rs = v
 	} else {
 		rs = m.newRoute(route)
 	}
@@ -305,8 +305,7 @@ func (m *Metrics) newRoute(route string) *routeSeries {
 	if v, ok := m.routes.admit(label); !ok {
 		label, key = v, "\x00"+Other
 	}
-	v, _ := m.httpSer.LoadOrStore(key, &routeSeries{label: label})
-	return v.(*routeSeries)
+	return m.httpSer.loadOrStore(key, &routeSeries{label: label})
 }
 
 func (m *Metrics) newMethod(rs *routeSeries, mi int) *methodSeries {
@@ -330,8 +329,8 @@ func (m *Metrics) newStatus(rs *routeSeries, mi int, ms *methodSeries, i, status
 // Activation counts one load or read (service.OnActivation calls it).
 func (m *Metrics) Activation(a service.Activation) {
 	var as *agentSeries
-	if v, ok := m.actSer.Load(a.Agent); ok {
-		as = v.(*agentSeries)
+	if v, ok := m.actSer.load(a.Agent); ok {
+		as = v
 	} else {
 		as = m.newAgent(a.Agent)
 	}
@@ -376,8 +375,7 @@ func (m *Metrics) newAgent(agent string) *agentSeries {
 	if v, ok := m.agents.admit(agent); !ok {
 		label, key = v, "\x00"+Other
 	}
-	v, _ := m.actSer.LoadOrStore(key, &agentSeries{label: label})
-	return v.(*agentSeries)
+	return m.actSer.loadOrStore(key, &agentSeries{label: label})
 }
 
 func (m *Metrics) newOutcome(as *agentSeries, ai, oi int) *prometheus.Counter {
@@ -548,4 +546,47 @@ func indexByte(s string, c byte) int {
 		}
 	}
 	return -1
+}
+
+// cowMap is a map read without a lock (an atomic pointer to a map never
+// changed once published) and copied on each insert: the keys are routes
+// and agents, a few hundred at most, inserted once each, and a plain
+// map's string lookup is about half the cost of sync.Map's.
+type cowMap[V any] struct {
+	p  atomic.Pointer[map[string]V]
+	mu sync.Mutex
+}
+
+func (c *cowMap[V]) load(k string) (V, bool) {
+	if m := c.p.Load(); m != nil {
+		v, ok := (*m)[k]
+		return v, ok
+	}
+	var zero V
+	return zero, false
+}
+
+func (c *cowMap[V]) loadOrStore(k string, v V) V {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.p.Load()
+	if old != nil {
+		if got, ok := (*old)[k]; ok {
+			return got
+		}
+	}
+	next := make(map[string]V, 1+len(derefOr(old)))
+	for key, val := range derefOr(old) {
+		next[key] = val
+	}
+	next[k] = v
+	c.p.Store(&next)
+	return v
+}
+
+func derefOr[V any](m *map[string]V) map[string]V {
+	if m == nil {
+		return nil
+	}
+	return *m
 }
