@@ -108,6 +108,24 @@ func TestMeasureRoutes(t *testing.T) {
 	}
 }
 
+// TestMeasureWithoutLog: without Log inside, Measure records the status
+// and the duration itself.
+func TestMeasureWithoutLog(t *testing.T) {
+	e := newEnv(t, baseFiles)
+	var got []string
+	var took time.Duration
+	h := httpapi.Measure(observerFunc(func(route, method string, status int, d time.Duration) {
+		got = append(got, method+" "+route+" "+http.StatusText(status))
+		took = d
+	}), e.h)
+	r := httptest.NewRequest("GET", "/v1/agents/coder/skills/zzz", nil)
+	r.Header.Set("Authorization", "Bearer "+e.coder)
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	if len(got) != 1 || got[0] != "GET /v1/agents/{id}/skills/{name} Not Found" || took <= 0 {
+		t.Errorf("observed %q in %v", got, took)
+	}
+}
+
 type observerFunc func(route, method string, status int, took time.Duration)
 
 func (f observerFunc) ObserveRequest(route, method string, status int, took time.Duration) {
