@@ -11,8 +11,10 @@
 // principal in its context acts for the zero Principal, which may do
 // nothing. Each route's scope (the route table's) is checked before its
 // body is read. The other middlewares, from the outside in, are Timeouts
-// (body and write deadlines), RequestID, Log and Guard (the Host header and
-// cross-origin writes); LimitListener bounds the connections beneath them.
+// (body and write deadlines), RequestID, Log, Measure (metrics: each
+// request by route pattern, method and status) and Guard (the Host header
+// and cross-origin writes); LimitListener bounds the connections beneath
+// them.
 //
 // Errors are JSON:
 //
