@@ -66,8 +66,11 @@ var layers = map[string][]string{
 	"identity":           {},
 	"internal/oidctest":  {"internal/testutil"}, // imported by tests only: a real OpenID provider
 	"internal/errstatus": {"service"},
-	"internal/httpbody":  {}, // cached HTTP answers: ETag, 304, gzip made once
-	"internal/inert":     {}, // the headers of every answer carrying a skill's bytes
+	// Observers: the one package importing the Prometheus client; it
+	// reads the service's state and the marks of internal/obs.
+	"metrics":           {"service", "internal/obs"},
+	"internal/httpbody": {}, // cached HTTP answers: ETag, 304, gzip made once
+	"internal/inert":    {}, // the headers of every answer carrying a skill's bytes
 	// Remote sources: snapshots of git repositories and skill indexes. The
 	// git library is in remote/gitfetch only; cmd wires it in.
 	"remote":          {"skill", "source", "internal/safefile", "internal/obs"},
@@ -107,6 +110,13 @@ func TestLibraryDependencies(t *testing.T) {
 		}
 		pkg := strings.TrimPrefix(strings.TrimPrefix(parts[0], module), "/")
 		imports, deps := strings.Fields(parts[1]), strings.Fields(parts[2])
+		// One package per outside dependency: the Prometheus client is
+		// the metrics package's alone (free packages included).
+		for _, imp := range imports {
+			if strings.HasPrefix(imp, "github.com/prometheus/") && pkg != "metrics" {
+				t.Errorf("%s imports %s: only package metrics imports the Prometheus client", pkg, imp)
+			}
+		}
 		if isFree(pkg) {
 			continue
 		}

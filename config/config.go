@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -81,6 +82,9 @@ type File struct {
 	// MCP specification's authorization section has it (docs/mcp-auth.md).
 	// Without it MCP takes loadout's own bearer tokens only.
 	MCPAuth *MCPAuth `json:"mcpAuth,omitempty"`
+	// Metrics configures GET /metrics and its optional listener of its
+	// own (docs/metrics.md). Restart to change it.
+	Metrics Metrics `json:"metrics,omitzero"`
 
 	// Path is the absolute path the file was read from.
 	Path string `json:"-"`
@@ -577,6 +581,9 @@ func (f *File) Validate() error {
 	if f.Limits.MaxDepth < 0 || f.Limits.MaxDirs < 0 || f.Limits.MaxFiles < 0 || f.Limits.MaxFileSize < 0 {
 		return &Error{File: f.Path, Field: "limits", Msg: "limits must be positive numbers (0 or absent for the defaults)"}
 	}
+	if err := f.Metrics.validate(f.Path); err != nil {
+		return err
+	}
 	if err := f.Tracing.validate(f.Path); err != nil {
 		return err
 	}
@@ -596,6 +603,67 @@ func (f *File) Validate() error {
 		return f.MCPAuth.validate(f.Path, seen)
 	}
 	return nil
+}
+
+// Metrics is the "metrics" object (docs/metrics.md).
+type Metrics struct {
+	// Addr, when set, is a listen address (HOST:PORT, like
+	// "127.0.0.1:9464") of its own that serves GET /metrics alone, to
+	// anyone who reaches it, without a token: for a Prometheus in the
+	// same pod or host. It must be a loopback address unless
+	// AllowNonLoopback is set.
+	Addr string `json:"addr,omitempty"`
+	// AllowNonLoopback lets Addr be any address (0.0.0.0:9464 inside a
+	// cluster, behind a network policy): whoever reaches it reads the
+	// metrics.
+	AllowNonLoopback bool `json:"allowNonLoopback,omitempty"`
+	// SkillLabels adds the loads and reads of each skill by name
+	// (loadout_skill_uses_total), for at most MaxSkillSeries names.
+	SkillLabels bool `json:"skillLabels,omitempty"`
+	// MaxSkillSeries caps the skill names that get their own label value
+	// (default DefaultMetricsSkillSeries, at most MaxMetricsSkillSeries);
+	// the rest are counted under "_other".
+	MaxSkillSeries int `json:"maxSkillSeries,omitempty"`
+}
+
+// Bounds of metrics.maxSkillSeries (the metrics package's own, which
+// its tests check against these).
+const (
+	DefaultMetricsSkillSeries = 500
+	MaxMetricsSkillSeries     = 10_000
+)
+
+func (m *Metrics) validate(file string) error {
+	if m.MaxSkillSeries < 0 || m.MaxSkillSeries > MaxMetricsSkillSeries {
+		return &Error{File: file, Field: "metrics.maxSkillSeries", Msg: fmt.Sprintf("%d: give 1 to %d skill names, or 0 (or leave it out) for the default, %d", m.MaxSkillSeries, MaxMetricsSkillSeries, DefaultMetricsSkillSeries)}
+	}
+	if m.MaxSkillSeries > 0 && !m.SkillLabels {
+		return &Error{File: file, Field: "metrics.maxSkillSeries", Msg: "is set but metrics.skillLabels is not: set \"skillLabels\": true to label loads and reads by skill, or remove maxSkillSeries"}
+	}
+	if m.Addr == "" {
+		if m.AllowNonLoopback {
+			return &Error{File: file, Field: "metrics.allowNonLoopback", Msg: "is set but metrics.addr is not: give the address (\"0.0.0.0:9464\") or remove allowNonLoopback"}
+		}
+		return nil
+	}
+	host, port, err := net.SplitHostPort(m.Addr)
+	if err != nil || port == "" {
+		return &Error{File: file, Field: "metrics.addr", Msg: fmt.Sprintf("%q is not HOST:PORT: write it like \"127.0.0.1:9464\"", m.Addr)}
+	}
+	if !m.AllowNonLoopback && !LoopbackHost(host) {
+		return &Error{File: file, Field: "metrics.addr", Msg: fmt.Sprintf("%q is not a loopback address: the metrics listener answers without a token, so anyone who reaches it reads the metrics. Use 127.0.0.1:%s, or set \"allowNonLoopback\": true if only your Prometheus can reach it (a pod's network policy)", m.Addr, port)}
+	}
+	return nil
+}
+
+// LoopbackHost reports whether host (of HOST:PORT) names only this
+// machine: localhost or a loopback IP. "" (every interface) does not.
+func LoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func (s *Server) validate(file string) error {

@@ -46,6 +46,9 @@ var accessCallers = []accessCaller{
 	{"author of team-data-*", func(e *env) string { return roleToken(e.t, e, "author:team-data-*") }},
 	{"author of tag=other", func(e *env) string { return roleToken(e.t, e, "author:tag=other") }},
 	{"admin token", func(e *env) string { return e.admin }},
+	// A metrics token (Prometheus's) reads GET /metrics and nothing else:
+	// as a bearer anywhere else it is refused like a link token.
+	{"metrics token", func(e *env) string { return roleToken(e.t, e, "metrics") }},
 }
 
 // accessWant is what a caller gets from a route: "ok" (a 2xx: the
@@ -54,18 +57,21 @@ var accessCallers = []accessCaller{
 // when the route is about one skill ({name} in its path, or PerSkill: the
 // skills of its body), where a limited role covering the skill is
 // admitted.
-var accessWant = map[string][12]string{
-	//              none   wrong  agent  agent2 link   viewer author review gam*   team   tag    admin
-	"none":           {"ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok"},
-	"any":            {"401", "401", "ok", "ok", "401", "ok", "ok", "ok", "ok", "ok", "ok", "ok"},
-	"agent":          {"401", "401", "ok", "403", "401", "403", "403", "403", "403", "403", "403", "ok"},
-	"viewer":         {"401", "401", "403", "403", "401", "ok", "ok", "ok", "403", "403", "403", "ok"},
-	"viewer/skill":   {"401", "401", "403", "403", "401", "ok", "ok", "ok", "ok", "403", "403", "ok"},
-	"author":         {"401", "401", "403", "403", "401", "403", "ok", "ok", "403", "403", "403", "ok"},
-	"author/skill":   {"401", "401", "403", "403", "401", "403", "ok", "ok", "ok", "403", "403", "ok"},
-	"reviewer":       {"401", "401", "403", "403", "401", "403", "403", "ok", "403", "403", "403", "ok"},
-	"reviewer/skill": {"401", "401", "403", "403", "401", "403", "403", "ok", "403", "403", "403", "ok"},
-	"admin":          {"401", "401", "403", "403", "401", "403", "403", "403", "403", "403", "403", "ok"},
+var accessWant = map[string][13]string{
+	//              none   wrong  agent  agent2 link   viewer author review gam*   team   tag    admin  metrics
+	"none":           {"ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok"},
+	"any":            {"401", "401", "ok", "ok", "401", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "401"},
+	"agent":          {"401", "401", "ok", "403", "401", "403", "403", "403", "403", "403", "403", "ok", "401"},
+	"viewer":         {"401", "401", "403", "403", "401", "ok", "ok", "ok", "403", "403", "403", "ok", "401"},
+	"viewer/skill":   {"401", "401", "403", "403", "401", "ok", "ok", "ok", "ok", "403", "403", "ok", "401"},
+	"author":         {"401", "401", "403", "403", "401", "403", "ok", "ok", "403", "403", "403", "ok", "401"},
+	"author/skill":   {"401", "401", "403", "403", "401", "403", "ok", "ok", "ok", "403", "403", "ok", "401"},
+	"reviewer":       {"401", "401", "403", "403", "401", "403", "403", "ok", "403", "403", "403", "ok", "401"},
+	"reviewer/skill": {"401", "401", "403", "403", "401", "403", "403", "ok", "403", "403", "403", "ok", "401"},
+	"admin":          {"401", "401", "403", "403", "401", "403", "403", "403", "403", "403", "403", "ok", "401"},
+	// GET /metrics: a metrics token only; an admin token is refused on
+	// purpose (docs/metrics.md).
+	"metrics": {"401", "401", "403", "403", "401", "403", "403", "403", "403", "403", "403", "403", "ok"},
 }
 
 // accessParams fills the path parameters: a stored skill coder can see,
@@ -92,7 +98,7 @@ func TestAccessMatrix(t *testing.T) {
 			}
 			wants, ok := accessWant[key]
 			if !ok {
-				t.Fatalf("route %s %s declares scope %q (%s): declare none, any, agent, viewer, author, reviewer or admin in routes.go, and give its row here", rt.Method, rt.Pattern, rt.Scope, key)
+				t.Fatalf("route %s %s declares scope %q (%s): declare none, any, agent, viewer, author, reviewer, admin or metrics in routes.go, and give its row here", rt.Method, rt.Pattern, rt.Scope, key)
 			}
 			path := rt.Pattern
 			for k, v := range accessParams {
@@ -144,12 +150,15 @@ func TestAccessMatrix(t *testing.T) {
 					m, _ := r.json(t)["error"].(map[string]any)
 					msg, _ := m["message"].(string)
 					switch rt.Scope {
-					case "agent", "admin":
+					case "agent", "admin", "metrics":
 						// The route's scope check refused it, the same way
 						// on every route, whether or not the target exists.
 						want := httpapi.MsgNeedsAdmin
-						if rt.Scope == "agent" {
+						switch rt.Scope {
+						case "agent":
 							want = httpapi.MsgNotAgent
+						case "metrics":
+							want = httpapi.MsgNeedsMetrics
 						}
 						if msg != want {
 							t.Errorf("%s: refusal %s, want the scope check's %q", c.name, r.body, want)

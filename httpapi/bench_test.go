@@ -40,6 +40,8 @@ func (w *nopWriter) WriteHeader(int)             {}
 //   - full-chain: RequestID(Log(Auth(New(...)))) with a discarding logger;
 //   - serve-chain-token: serve's whole chain (Timeouts, RequestID, Log at
 //     info, Guard, Auth, New) with an agent token;
+//   - serve-chain-token-metrics: the same with serve's metrics (Measure
+//     and the loads' counter);
 //   - tcp: over loopback through httptest.NewServer with keep-alive.
 func BenchmarkLoad(b *testing.B) {
 	e := newEnvServe(b, benchFiles(), false, true) // bodies held, as serve holds them
@@ -77,6 +79,50 @@ func BenchmarkLoad(b *testing.B) {
 			}
 		})
 	})
+	// The same with serve's metrics (httpapi.Measure, the load's counter
+	// through the service's hook): compare with serve-chain-token.
+	b.Run("serve-chain-token-metrics", func(b *testing.B) {
+		h, _ := chainMetrics(b, e.svc)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			req := httptest.NewRequest("GET", "http://127.0.0.1:8080"+url, nil)
+			req.Header.Set("Authorization", "Bearer "+e.coder)
+			w := &deadlineRecorder{nopWriter: nopWriter{h: http.Header{}}}
+			for pb.Next() {
+				clear(w.h)
+				h.ServeHTTP(w, req)
+			}
+		})
+	})
+	// Over loopback TCP through serve's chain, with an agent token,
+	// without and with the metrics: what a client sees of their cost.
+	tcpChain := func(b *testing.B, h http.Handler) {
+		srv := httptest.NewServer(h)
+		defer srv.Close()
+		tr := &http.Transport{MaxIdleConnsPerHost: 256}
+		c := &http.Client{Transport: tr}
+		defer tr.CloseIdleConnections()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			req, _ := http.NewRequest("GET", srv.URL+url, nil)
+			req.Header.Set("Authorization", "Bearer "+e.coder)
+			for pb.Next() {
+				res, err := c.Do(req)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode != 200 {
+					b.Errorf("status %d", res.StatusCode)
+					return
+				}
+			}
+		})
+	}
+	b.Run("tcp-chain", func(b *testing.B) { tcpChain(b, chain(b, e.svc)) })
+	b.Run("tcp-chain-metrics", func(b *testing.B) { h, _ := chainMetrics(b, e.svc); tcpChain(b, h) })
 	b.Run("tcp", func(b *testing.B) {
 		tr := &http.Transport{MaxIdleConnsPerHost: 256}
 		c := &http.Client{Transport: tr}

@@ -42,6 +42,7 @@ func ListenerStats(ln *ConnLimiter) (open, clients int, refused int64) {
 
 // The scope refusals' messages.
 const (
-	MsgNeedsAdmin = msgNeedsAdmin
-	MsgNotAgent   = msgNotAgent
+	MsgNeedsAdmin   = msgNeedsAdmin
+	MsgNotAgent     = msgNotAgent
+	MsgNeedsMetrics = msgNeedsMetrics
 )

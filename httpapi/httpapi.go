@@ -11,8 +11,10 @@
 // principal in its context acts for the zero Principal, which may do
 // nothing. Each route's scope (the route table's) is checked before its
 // body is read. The other middlewares, from the outside in, are Timeouts
-// (body and write deadlines), RequestID, Log and Guard (the Host header and
-// cross-origin writes); LimitListener bounds the connections beneath them.
+// (body and write deadlines), RequestID, Log, Measure (metrics: each
+// request by route pattern, method and status) and Guard (the Host header
+// and cross-origin writes); LimitListener bounds the connections beneath
+// them.
 //
 // Errors are JSON:
 //
@@ -76,6 +78,9 @@ type Options struct {
 	// Ready, when set, is the server's readiness (GET /readyz): New adds
 	// the API's warm-up jobs to it, and the server runs them.
 	Ready *Readiness
+	// Metrics, when set, serves GET /metrics (the metrics package's
+	// exposition) to a metrics token; without it the route is a 404.
+	Metrics http.Handler
 }
 
 // Error codes the HTTP layer adds to service's.
@@ -149,7 +154,8 @@ func New(svc *service.Service, opt Options) http.Handler {
 				write(a, w, r)
 			}
 		}
-		mux.HandleFunc(rt.Method+" "+rt.Pattern, func(w http.ResponseWriter, r *http.Request) { h(a, w, r) })
+		pattern := rt.Pattern
+		mux.HandleFunc(rt.Method+" "+rt.Pattern, func(w http.ResponseWriter, r *http.Request) { routed(r, pattern); h(a, w, r) })
 	}
 	// Every other request: the JSON error shape instead of ServeMux's
 	// plain-text 404 and 405 (a pattern without a method is the least
@@ -221,6 +227,13 @@ func requireScope(rt route, h func(*api, http.ResponseWriter, *http.Request)) fu
 		refusal = func(service.Principal, *http.Request) *service.Error {
 			return &service.Error{Code: service.CodeForbidden, Message: msgNotAgent}
 		}
+	case "metrics":
+		// A metrics token only (or the open loopback mode, where
+		// everything is open): an admin token is refused on purpose.
+		allowed = func(_ *api, p service.Principal, _ *http.Request) bool { return p.Open || p.Metrics() }
+		refusal = func(service.Principal, *http.Request) *service.Error {
+			return &service.Error{Code: service.CodeForbidden, Message: msgNeedsMetrics}
+		}
 	case "admin":
 		allowed = func(_ *api, p service.Principal, _ *http.Request) bool { return p.Admin() }
 		refusal = func(service.Principal, *http.Request) *service.Error {
@@ -243,7 +256,7 @@ func requireScope(rt route, h func(*api, http.ResponseWriter, *http.Request)) fu
 			refusal = func(p service.Principal, _ *http.Request) *service.Error { return service.NeedsRole(p, scope, "") }
 		}
 	default:
-		panic(fmt.Sprintf("httpapi: route %s %s declares scope %q: use none, any, agent, viewer, author, reviewer or admin", rt.Method, rt.Pattern, scope))
+		panic(fmt.Sprintf("httpapi: route %s %s declares scope %q: use none, any, agent, viewer, author, reviewer, admin or metrics", rt.Method, rt.Pattern, scope))
 	}
 	return func(a *api, w http.ResponseWriter, r *http.Request) {
 		if p := principal(r); !allowed(a, p, r) {

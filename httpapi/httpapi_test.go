@@ -19,6 +19,7 @@ import (
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/httpapi"
 	"github.com/loadout/loadout/internal/testutil"
+	"github.com/loadout/loadout/metrics"
 	"github.com/loadout/loadout/portable"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
@@ -133,7 +134,12 @@ func newEnvServe(t testing.TB, files map[string]string, requireTokens, keepBodie
 	}
 	e.admin, e.coder, e.other = mk("admin", "admin"), mk("coder", "agent:coder"), mk("writer", "agent:writer")
 	e.link = mk("link", "index:coder")
-	e.h = httpapi.Auth(svc, httpapi.New(svc, httpapi.Options{Logger: quiet}))
+	m, err := metrics.New(metrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.WatchService(svc)
+	e.h = httpapi.Auth(svc, httpapi.New(svc, httpapi.Options{Logger: quiet, Metrics: m.Handler()}))
 	e.srv = httptest.NewServer(httpapi.RequestID(httpapi.Log(quiet, e.h)))
 	t.Cleanup(e.srv.Close)
 	return e
@@ -1024,7 +1030,7 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 	for k := range inDoc {
 		t.Errorf("the OpenAPI document has %s, which is not a route", k)
 	}
-	if n := len(httpapi.Routes()); n != 47 { // 29, the audit trail's 3, 9 of drafts, review and pins, the kill switch's 3 and 3 of the remote sources' review
+	if n := len(httpapi.Routes()); n != 48 { // 29, the audit trail's 3, 9 of drafts, review and pins, the kill switch's 3, 3 of the remote sources' review and GET /metrics
 		t.Errorf("%d routes", n)
 	}
 }

@@ -16,8 +16,9 @@ type indexEndpoint struct {
 	Method  string `json:"method"`
 	Path    string `json:"path"`
 	Summary string `json:"summary"`
-	// Auth: none, token (any valid token), agent (admin or agent:ID), or
-	// the least role: viewer, author, reviewer or admin.
+	// Auth: none, token (any valid token), agent (admin or agent:ID),
+	// metrics (a metrics token only), or the least role: viewer, author,
+	// reviewer or admin.
 	Auth string `json:"auth"`
 }
 

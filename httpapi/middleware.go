@@ -84,7 +84,13 @@ func Auth(svc *service.Service, next http.Handler) http.Handler {
 				return
 			}
 		}
-		p, err := svc.Authenticate(r.Context(), bearer)
+		authn := svc.Authenticate
+		if r.URL.Path == MetricsPath {
+			// The one route a metrics token may call (and its own
+			// check refuses every other token).
+			authn = svc.AuthenticateMetrics
+		}
+		p, err := authn(r.Context(), bearer)
 		if err != nil {
 			e := service.AsError(err)
 			if e.Code != service.CodeUnauthorized {
@@ -194,6 +200,7 @@ func Log(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		s, r := stateOf(r)
+		s.start = start // Measure's too: one clock read fewer a request
 		id := s.id
 		// The request's logger gets the request id only when it is used
 		// (LoggerFrom): With allocates, and most requests never log.
@@ -224,7 +231,11 @@ func Log(logger *slog.Logger, next http.Handler) http.Handler {
 		// warnings; an event stream (MCP's GET stream, the UI's live
 		// updates) is long by design, so it is never slow.
 		level := slog.LevelDebug
-		switch took := time.Since(start); {
+		took := s.took // Measure's, when it runs inside: one clock read for both
+		if took == 0 {
+			took = time.Since(start)
+		}
+		switch {
 		case sw.status == http.StatusServiceUnavailable && r.URL.Path == "/readyz":
 			// Not ready yet: what a probe polls for while serve starts,
 			// not a failure.

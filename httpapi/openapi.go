@@ -132,6 +132,8 @@ func operationDoc(rt route) obj {
 		}
 	case "agent":
 		o["description"] = "Needs an admin token or one scoped to the agent (agent:ID)."
+	case "metrics":
+		o["description"] = "Needs a metrics token (scope metrics, its only scope: 'loadout token create --scope metrics'); every other token, admin included, is refused (403)."
 	}
 	var params []obj
 	for _, name := range pathParams(rt.Pattern) {
@@ -169,7 +171,7 @@ func operationDoc(rt route) obj {
 	errs := append([]int(nil), op.Errors...)
 	errs = append(errs, 403)
 	switch op.Scope {
-	case "any", "agent", "viewer", "author", "reviewer", "admin":
+	case "any", "agent", "viewer", "author", "reviewer", "admin", "metrics":
 		errs = append(errs, 401)
 	}
 	if op.Body != nil {

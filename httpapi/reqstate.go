@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/loadout/loadout/service"
 )
@@ -44,6 +45,13 @@ type reqState struct {
 	// remote and path are the request's, for the audit trail's Caller
 	// (callerOf), read only by writes.
 	remote, path string
+	// start is when Log began the request (zero without Log), for
+	// Measure; took is how long it took, as Measure saw it, for Log.
+	start time.Time
+	took  time.Duration
+	// route is the API route pattern that served the request (routed),
+	// for Measure.
+	route string
 	// uiSession: the principal came from the UI's session cookie (the
 	// UI's editor calls the API): the audit trail's transport is ui.
 	uiSession bool

@@ -69,6 +69,8 @@ var routes = []route{
 		OK: []response{{200, "the server is up", jsonOf("Health"), nil}}}},
 	{"GET", "/readyz", (*api).readyz, operation{ID: "ready", Summary: "Readiness: 200 once what first requests would build (search indexes, install indexes, diagnostics, the skill list) is built; 503 with Retry-After before (requests are answered meanwhile, each waiting for what it needs)", Tag: "server", Scope: "none",
 		OK: []response{{200, "ready", jsonOf("Object"), nil}, {503, "not ready yet: retry", jsonOf("Object"), []string{"Retry-After"}}}}},
+	{"GET", "/metrics", (*api).metrics, operation{ID: "metrics", Summary: "Prometheus metrics (text exposition format; docs/metrics.md): only to a metrics token ('loadout token create --scope metrics'), never to an admin token; 404 when the server has metrics off", Tag: "server", Scope: "metrics",
+		OK: []response{{200, "the metrics", map[string]string{"text/plain": "string"}, nil}}, Errors: []int{404}}},
 	{"GET", "/v1/openapi.json", (*api).openAPI, operation{ID: "openapi", Summary: "This document", Tag: "server", Scope: "any",
 		Headers: []param{inm}, OK: []response{{200, "the OpenAPI 3.1 document", jsonOf("Object"), []string{"ETag"}}, notModified}}},
 

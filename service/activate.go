@@ -80,6 +80,9 @@ func (s *Service) record(p Principal, l *catalog.Loadout, sk *skill.Skill, name,
 		r.Digest = sk.ContentDigest()
 	}
 	s.rcpt.add(r)
+	if f := s.onAct.Load(); f != nil {
+		(*f)(Activation{Agent: r.Agent, Skill: name, Action: action, Outcome: outcome, Found: sk != nil})
+	}
 }
 
 // originText is a receipt's Origin: a remote skill's source, ref,

@@ -59,6 +59,12 @@ func (p Principal) CanAgent(id string) bool {
 	return false
 }
 
+// Metrics reports whether the principal is a metrics token's (scope
+// "metrics", its only scope): it may read GET /metrics and nothing else.
+func (p Principal) Metrics() bool {
+	return len(p.Scopes) == 1 && p.Scopes[0] == store.ScopeMetrics
+}
+
 // ScopeIndexPrefix starts a link token's scope, "index:AGENT": it reads
 // that agent's well-known indexes and files through the URL
 // /i/SECRET/.well-known/…, and nothing else. It is a token's only scope.
@@ -81,6 +87,20 @@ func LinkAgent(scopes []string) (string, bool) {
 // before RevokeToken returns, and one revoked elsewhere as soon as the
 // store's token feed says so, within the cache's TTL at worst.
 func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, error) {
+	return s.authenticate(ctx, bearer, false)
+}
+
+// AuthenticateMetrics is Authenticate for GET /metrics: a metrics token
+// (scope "metrics") is accepted too, which Authenticate refuses
+// everywhere else. Any other valid token resolves to its principal as
+// Authenticate's, for the route's own check to refuse it (an admin token
+// included: the token a Prometheus server holds must be one that can do
+// nothing else).
+func (s *Service) AuthenticateMetrics(ctx context.Context, bearer string) (Principal, error) {
+	return s.authenticate(ctx, bearer, true)
+}
+
+func (s *Service) authenticate(ctx context.Context, bearer string, metrics bool) (Principal, error) {
 	if bearer == "" {
 		if s.tokensRequired() {
 			return Principal{}, errorf(CodeUnauthorized, "a bearer token is required: create one with 'loadout token create --scope admin' (or --scope agent:ID) and send Authorization: Bearer TOKEN")
@@ -108,7 +128,13 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, e
 		// no route but the link handler's well-known index.
 		return Principal{}, errorf(CodeUnauthorized, "this is a link token (scope %s): it works only in the URL /i/TOKEN/.well-known/…, not as a bearer token", tok.Scopes[0])
 	}
-	return Principal{TokenID: tok.ID, Name: tok.Name, Scopes: tok.Scopes}, nil
+	p := Principal{TokenID: tok.ID, Name: tok.Name, Scopes: tok.Scopes}
+	if !metrics && p.Metrics() {
+		// A metrics token is refused everywhere but GET /metrics, so the
+		// token a Prometheus server holds reads no skill.
+		return Principal{}, errorf(CodeUnauthorized, "this is a metrics token (scope metrics): it works only on GET /metrics")
+	}
+	return p, nil
 }
 
 // AuthenticateLink resolves the secret of a link URL (/i/SECRET/…) to its

@@ -95,6 +95,9 @@ type receiptLog struct {
 	// exit (ReceiptsLost); lostLogged is how many a log line has reported.
 	lost       atomic.Uint64
 	lostLogged atomic.Uint64
+	// writeErrors counts the writes to the store that failed: a batch
+	// kept to try again, or rows the store refused (ReceiptWriteErrors).
+	writeErrors atomic.Uint64
 	// written and writtenBytes count the receipt rows written since the
 	// last maintenance began, and their size (store.ReceiptBytes), under mu.
 	written, writtenBytes int64
@@ -318,6 +321,9 @@ func (r *receiptLog) flush() error {
 	r.mu.Lock()
 	wasFailing := r.failing
 	r.failing = err != nil
+	if err != nil {
+		r.writeErrors.Add(1)
+	}
 	if err == nil {
 		r.backoff, r.retryAt = 0, time.Time{}
 		r.mu.Unlock()
@@ -382,6 +388,7 @@ func (r *receiptLog) write(rows []store.Receipt) (keep []store.Receipt, err erro
 		}
 	}
 	if len(dropped) > 0 {
+		r.writeErrors.Add(1)
 		n := countOf(dropped)
 		r.lost.Add(uint64(n))
 		r.lostLogged.Add(uint64(n))

@@ -89,6 +89,9 @@ type Service struct {
 	basesBytes int // Basis.Bytes of the plans kept
 	usageDone  chan struct{}
 	closeOnce  sync.Once
+
+	// onAct is told of every load and read (OnActivation, observe.go).
+	onAct atomic.Pointer[func(Activation)]
 }
 
 // New wraps a catalog.

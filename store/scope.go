@@ -15,6 +15,7 @@ import (
 //	ROLE:tag=TAG                            the role over skills tagged TAG (reviewer:tag=data)
 //	agent:ID                                read agent ID's loadout (MCP, /v1/agents/ID/…)
 //	index:ID                                a link token: agent ID's well-known index in a URL; the token's only scope
+//	metrics                                 GET /metrics only (Prometheus's token); the token's only scope
 //
 // ParseScope and CheckScopes are the one place scopes are read: token
 // creation (every store, the CLI, the UI) and authentication use them, so
@@ -32,10 +33,15 @@ const (
 )
 
 // ScopeForms is what a scope may be, for error messages.
-const ScopeForms = `admin, viewer, author, reviewer, ROLE:GLOB (author:team-data-*), ROLE:tag=TAG (reviewer:tag=data), agent:ID or index:ID`
+const ScopeForms = `admin, viewer, author, reviewer, ROLE:GLOB (author:team-data-*), ROLE:tag=TAG (reviewer:tag=data), agent:ID, index:ID or metrics`
 
-// Scope is one parsed scope. Exactly one of Role, Agent and Index is set;
-// Glob or Tag (at most one) limit a Role.
+// ScopeMetrics is the scope of a metrics token: it reads GET /metrics
+// and nothing else, and is the token's only scope, so the token a
+// Prometheus server holds can read no skill and change nothing.
+const ScopeMetrics = "metrics"
+
+// Scope is one parsed scope. Exactly one of Role, Agent, Index and
+// Metrics is set; Glob or Tag (at most one) limit a Role.
 type Scope struct {
 	Role  string // viewer, author, reviewer or admin
 	Rank  int    // Role's place in Roles, from 1 (viewer); 0 without a Role
@@ -43,6 +49,8 @@ type Scope struct {
 	Tag   string // a tag the skill must have
 	Agent string // agent:ID
 	Index string // index:ID
+	// Metrics: the metrics scope (GET /metrics only).
+	Metrics bool
 }
 
 // Limited reports whether a role scope holds its role over some skills
@@ -102,6 +110,11 @@ func ParseScope(sc string) (Scope, error) {
 	}
 	kind, arg, limited := strings.Cut(sc, ":")
 	switch kind {
+	case ScopeMetrics:
+		if limited {
+			return Scope{}, scopeErr(sc, "the metrics scope takes nothing after it: write metrics")
+		}
+		return Scope{Metrics: true}, nil
 	case "agent", "index":
 		if arg == "" {
 			return Scope{}, scopeErr(sc, "give the agent's id after the colon")
@@ -162,6 +175,10 @@ func CheckScopes(scopes []string) error {
 		s, err := ParseScope(sc)
 		if err != nil {
 			return err
+		}
+		if s.Metrics && len(scopes) > 1 {
+			return &Error{Code: Invalid, Field: "scopes",
+				Message: fmt.Sprintf(`scope %q must be the token's only scope: a metrics token (Prometheus's) reads GET /metrics and nothing else; make a separate token for the other scopes`, sc)}
 		}
 		if s.Index != "" && len(scopes) > 1 {
 			return &Error{Code: Invalid, Field: "scopes",

@@ -16,6 +16,7 @@ func TestParseScope(t *testing.T) {
 		"author:[a-c]?x":         {Role: "author", Rank: 2, Glob: "[a-c]?x"},
 		"agent:team/coder-2.1":   {Agent: "team/coder-2.1"},
 		"index:coder":            {Index: "coder"},
+		"metrics":                {Metrics: true},
 		"viewer:tag=Team:Data.1": {Role: "viewer", Rank: 1, Tag: "Team:Data.1"},
 	}
 	for sc, want := range good {
@@ -45,6 +46,9 @@ func TestParseScope(t *testing.T) {
 		"agent:":              "give the agent's id",
 		"index:":              "give the agent's id",
 		"agent:a b":           "space",
+		"metrics:all":         "the metrics scope takes nothing after it",
+		"metrics:":            "the metrics scope takes nothing after it",
+		"Metrics":             `"Metrics" is not a role`,
 	}
 	for sc, why := range bad {
 		_, err := store.ParseScope(sc)
@@ -86,6 +90,17 @@ func TestScopeBounds(t *testing.T) {
 		err := store.CheckScopes([]string{"index:coder", other})
 		if store.ErrorCode(err) != store.Invalid || !strings.Contains(store.ErrorMessage(err), "only scope") {
 			t.Errorf("index:coder with %s: %v", other, err)
+		}
+	}
+	// So does a metrics token's: Prometheus's token reads /metrics only,
+	// never admin's rights beside it.
+	if err := store.CheckScopes([]string{"metrics"}); err != nil {
+		t.Errorf("metrics alone: %v", err)
+	}
+	for _, other := range []string{"admin", "viewer", "agent:coder", "metrics"} {
+		err := store.CheckScopes([]string{"metrics", other})
+		if store.ErrorCode(err) != store.Invalid || !strings.Contains(store.ErrorMessage(err), "metrics token") {
+			t.Errorf("metrics with %s: %v", other, err)
 		}
 	}
 	if err := store.CheckScopes(nil); store.ErrorCode(err) != store.Invalid {

@@ -297,6 +297,7 @@ func (u *ui) eventsHandler() http.Handler {
 		perToken = DefaultMaxLiveStreamsPerToken
 	}
 	h := newLiveHub(u.svc, max, perToken)
+	u.live.Store(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.serveEvents(w, r, h, beat)
 	})

@@ -74,6 +74,20 @@ type ui struct {
 	// diagLinks: the Diagnostics page's lines linked to their skills,
 	// for the last report and loadout (diagnostics.go).
 	diagLinks atomic.Pointer[diagLinks]
+	// live is GET /ui/events's hub, once its handler is made
+	// (LiveStreams).
+	live atomic.Pointer[liveHub]
+}
+
+// LiveStreams is how many /ui/events streams the UI h (New's) holds open,
+// for the metrics; 0 for any other handler.
+func LiveStreams(h http.Handler) int {
+	if uh, ok := h.(handler); ok {
+		if hub := uh.u.live.Load(); hub != nil {
+			return hub.streams()
+		}
+	}
+	return 0
 }
 
 // New returns the UI's handler, to be mounted at Prefix. It authenticates

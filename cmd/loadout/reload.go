@@ -33,7 +33,7 @@ const configDebounce = 250 * time.Millisecond
 // not load keeps the running one, with one log line saying why (file,
 // field). A good one replaces the agents and sources (and the scan limits,
 // budget and format) and rebuilds the catalog; settings read only at start
-// (store, server, plugins, watch, receipts, storeLimits) are logged as
+// (store, server, plugins, watch, receipts, storeLimits, metrics) are logged as
 // needing a restart when they differ.
 type configReloader struct {
 	path   string
@@ -152,6 +152,7 @@ func (r *configReloader) restartNeeded(nf *config.File) {
 		{"tracing", reflect.DeepEqual(old.Tracing, nf.Tracing)},
 		{"oidc", reflect.DeepEqual(old.OIDC, nf.OIDC)},
 		{"mcpAuth", reflect.DeepEqual(old.MCPAuth, nf.MCPAuth)},
+		{"metrics", old.Metrics == nf.Metrics},
 	} {
 		if !x.same {
 			r.logger.Warn("config change needs a restart to take effect; the running value stays until then", "code", "restart_needed", "config", r.path, "field", x.field)

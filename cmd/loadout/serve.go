@@ -25,6 +25,7 @@ import (
 	"github.com/loadout/loadout/httpapi"
 	"github.com/loadout/loadout/identity"
 	"github.com/loadout/loadout/mcpserver"
+	"github.com/loadout/loadout/metrics"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
 	"github.com/loadout/loadout/store"
@@ -520,14 +521,25 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		oauth.Verifier().Prefetch(ctx)
 		srv.logger.Info("MCP authorization: the MCP endpoints take access tokens of the configured authorization servers beside loadout tokens", "issuers", strings.Join(oauth.Issuers(), ","))
 	}
+	sessions := mcpserver.NewSessions(ns.mcpSessions, ns.mcpSessionIdle, srv.logger).PerToken(ns.mcpPerToken)
+	mx, err := serverMetrics(srv, sessions)
+	if err != nil {
+		ln.Close()
+		return fail(e, err)
+	}
 	handler, _, err := serverHandler(srv.svc, srv.logger, handlerOptions{
 		signIn: signIn, stateless: f.stateless, limits: limits, guard: guard, timeouts: ns.timeouts, ready: ready, start: srv.start.up,
-		sessions: mcpserver.NewSessions(ns.mcpSessions, ns.mcpSessionIdle, srv.logger).PerToken(ns.mcpPerToken),
-		oauth:    oauth,
+		sessions: sessions, metrics: mx, oauth: oauth,
 	})
 	if err != nil {
 		ln.Close()
 		return fail(e, err)
+	}
+	if srv.cfg != nil {
+		if _, err := startMetricsListener(ctx, srv.cfg.Metrics, mx, srv.logger); err != nil {
+			ln.Close()
+			return fail(e, err)
+		}
 	}
 	srv.start.step("handlers built")
 	streams, endStreams := context.WithCancel(life)
@@ -654,6 +666,9 @@ type handlerOptions struct {
 	// oauth, when set, makes the MCP endpoints an OAuth resource server
 	// (mcpauth.go).
 	oauth *identity.ResourceServer
+	// metrics, when set, serves GET /metrics and measures every request
+	// (serve_metrics.go).
+	metrics *metrics.Metrics
 }
 
 // serverHandler composes the API, MCP and well-known handlers behind the
@@ -664,7 +679,12 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 		return mcpserver.Options{Agent: id, Stateless: o.stateless, Logger: logger, Sessions: o.sessions, HostChecked: true, Start: o.start}
 	}
 	mux := http.NewServeMux()
-	apiH := httpapi.New(svc, httpapi.Options{Logger: logger, Limits: o.limits, Ready: o.ready})
+	apiOpt := httpapi.Options{Logger: logger, Limits: o.limits, Ready: o.ready}
+	var measure httpapi.RequestObserver // a nil interface, not a nil *Metrics
+	if o.metrics != nil {
+		apiOpt.Metrics, measure = o.metrics.Handler(), o.metrics
+	}
+	apiH := httpapi.New(svc, apiOpt)
 	mux.Handle("/", apiH)
 	// Each MCP handler renders its agent's listing once, after o.start
 	// when it is set (0.5 s of CPU at 50,000 skills, computing the
@@ -706,7 +726,11 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 	}
 	// The UI authenticates by its own session cookie; GET / sends a
 	// browser to it and anything else to the API's index.
-	top.Handle(webui.Prefix, webui.New(svc, webui.Options{Logger: logger, SignIn: o.signIn}))
+	ui := webui.New(svc, webui.Options{Logger: logger, SignIn: o.signIn})
+	top.Handle(webui.Prefix, ui)
+	if o.metrics != nil {
+		o.metrics.WatchSessions(nil, func() int { return webui.LiveStreams(ui) })
+	}
 	top.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		if webui.WantsHTML(r) {
 			http.Redirect(w, r, webui.Prefix, http.StatusFound)
@@ -729,7 +753,7 @@ func serverHandler(svc *service.Service, logger *slog.Logger, o handlerOptions) 
 	// pattern that matched: the API's, else MCP's and the indexes', else
 	// the UI's.
 	traced := httpapi.Trace(httpapi.RouteOf(apiH, mux, top), guarded)
-	return httpapi.Timeouts(o.timeouts, httpapi.RequestID(httpapi.Log(logger, traced))), agents, nil
+	return httpapi.Timeouts(o.timeouts, httpapi.RequestID(httpapi.Log(logger, httpapi.Measure(measure, traced)))), agents, nil
 }
 
 // agentMounts holds what /agents/{id}/… serves for each configured agent:

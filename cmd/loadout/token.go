@@ -47,7 +47,9 @@ skills; a limited role cannot use routes that list every skill. A scope
 "agent:ID" reads that agent's skills (MCP). A link token (--link AGENT, the
 scope "index:AGENT") is a read-only URL to one agent's well-known index for
 installers that cannot send a header (npx skills add BASE/i/TOKEN); it
-works in that URL only. Only a hash of the secret is stored: it is printed
+works in that URL only. A metrics token (--scope metrics, its only scope) is
+Prometheus's: it reads GET /metrics and nothing else, and /metrics refuses
+every other token, admin included. Only a hash of the secret is stored: it is printed
 once, by create. Revoke any token to end it.
 `)
 		return 2
@@ -89,7 +91,7 @@ func runTokenCreate(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "token create", "--role ROLE [--skills GLOB | --tag TAG] | --scope SCOPE [--scope ...] | --link AGENT [--url BASE] [--name N] [--db D]",
 		"Creates a bearer token and prints its secret on stdout, once: only its hash is kept. With --link, creates a\nread-only link to one agent's well-known index and prints the link (BASE/i/TOKEN, or /i/TOKEN without --url).")
 	sf.register(fs)
-	fs.Var(&scopes, "scope", "`scope`: a role (admin, viewer, author, reviewer), ROLE:GLOB, ROLE:tag=TAG, agent:ID or index:ID (repeatable; index:ID alone)")
+	fs.Var(&scopes, "scope", "`scope`: a role (admin, viewer, author, reviewer), ROLE:GLOB, ROLE:tag=TAG, agent:ID, index:ID or metrics (repeatable; index:ID and metrics alone)")
 	fs.StringVar(&role, "role", "", "the token's `role`: viewer, author, reviewer or admin")
 	fs.Var(&globs, "skills", "with --role: limit the role to skills whose name matches `GLOB` (team-data-*; repeatable)")
 	fs.Var(&tags, "tag", "with --role: limit the role to skills tagged `TAG` (repeatable)")

@@ -41,11 +41,11 @@ func startTracing(cfg *config.File, logger *slog.Logger) (stop func(), err error
 	if err != nil {
 		return nil, err
 	}
-	obs.Set(tr)
+	remove := obs.Add(tr)
 	u, _ := tracing.TracesURL(t.Endpoint)
 	logger.Info("tracing", "endpoint", u, "sample_ratio", ratio)
 	return func() {
-		obs.Set(nil)
+		remove()
 		ctx, cancel := context.WithTimeout(context.Background(), tracingFlush)
 		defer cancel()
 		if err := tr.Shutdown(ctx); err != nil {

@@ -12,6 +12,7 @@ package obs
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 )
 
@@ -57,14 +58,62 @@ type holder struct{ o Observer }
 
 var current atomic.Pointer[holder]
 
-// Set registers o as the observer (nil removes it); use Multi for more
-// than one. It is meant for start-up, before requests are served.
+// registered is what Add and Set registered, in order; current is their
+// Multi.
+var registered struct {
+	sync.Mutex
+	list []*Observer
+}
+
+// Set registers o as the only observer (nil removes every observer). It
+// is meant for start-up, before requests are served, and for tests.
 func Set(o Observer) {
+	registered.Lock()
+	defer registered.Unlock()
+	registered.list = nil
+	if o != nil {
+		registered.list = []*Observer{&o}
+	}
+	publish()
+}
+
+// Add registers o beside the observers already registered (the binary's
+// metrics and its tracer each add theirs) and returns what removes it
+// again.
+func Add(o Observer) (remove func()) {
 	if o == nil {
+		return func() {}
+	}
+	registered.Lock()
+	defer registered.Unlock()
+	p := &o
+	registered.list = append(registered.list, p)
+	publish()
+	return func() {
+		registered.Lock()
+		defer registered.Unlock()
+		for i, q := range registered.list {
+			if q == p {
+				registered.list = append(registered.list[:i:i], registered.list[i+1:]...)
+				break
+			}
+		}
+		publish()
+	}
+}
+
+// publish makes current the Multi of the registered observers; the caller
+// holds registered's lock.
+func publish() {
+	if len(registered.list) == 0 {
 		current.Store(nil)
 		return
 	}
-	current.Store(&holder{o: o})
+	os := make([]Observer, len(registered.list))
+	for i, p := range registered.list {
+		os[i] = *p
+	}
+	current.Store(&holder{o: Multi(os...)})
 }
 
 // Enabled reports whether an observer is registered, for callers that

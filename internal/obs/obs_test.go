@@ -137,3 +137,44 @@ func TestCarry(t *testing.T) {
 		t.Fatal("Carry with an observer that is no Carrier changed the context")
 	}
 }
+
+func TestAddAndRemove(t *testing.T) {
+	defer Set(nil)
+	var log []string
+	a, b := &rec{tag: "a", log: &log}, &rec{tag: "b", log: &log}
+	Set(nil)
+	removeA := Add(a)
+	removeB := Add(b)
+	_, end := Start(context.Background(), KindSync, "git")
+	end(nil)
+	if want := []string{"start a sync git", "start b sync git", "end b", "end a"}; !equal(log, want) {
+		t.Fatalf("both added: %q, want %q", log, want)
+	}
+	log = nil
+	removeA()
+	removeA() // twice: no effect
+	_, end = Start(context.Background(), KindSync, "git")
+	end(nil)
+	if want := []string{"start b sync git", "end b"}; !equal(log, want) {
+		t.Fatalf("a removed: %q, want %q", log, want)
+	}
+	removeB()
+	if Enabled() {
+		t.Fatal("Enabled after every observer was removed")
+	}
+	if Add(nil)(); Enabled() {
+		t.Fatal("Add(nil) registered something")
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
