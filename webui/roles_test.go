@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -114,7 +115,7 @@ func TestTokenFormRoles(t *testing.T) {
 		w := serve(u.createToken, service.Principal{Open: true}, r)
 		return w.Code, w.Body.String()
 	}
-	for _, c := range [][2]string{{"author", "team-data-*"}, {"reviewer", "tag=data"}, {"viewer", ""}} {
+	for _, c := range [][2]string{{"author", "team-data-*"}, {"reviewer", "tag=data"}, {"viewer", ""}, {"metrics", ""}} {
 		if code, body := post(c[0], c[1]); code != 200 || !strings.Contains(body, `id="new-secret"`) {
 			t.Errorf("%v: %d", c, code)
 		}
@@ -127,8 +128,8 @@ func TestTokenFormRoles(t *testing.T) {
 	for _, tk := range toks {
 		got = append(got, strings.Join(tk.Scopes, ","))
 	}
-	for _, want := range []string{"author:team-data-*", "reviewer:tag=data", "viewer"} {
-		if !strings.Contains(strings.Join(got, " "), want) {
+	for _, want := range []string{"author:team-data-*", "reviewer:tag=data", "viewer", "metrics"} {
+		if !slices.Contains(got, want) {
 			t.Errorf("no token %s: %v", want, got)
 		}
 	}
@@ -136,6 +137,7 @@ func TestTokenFormRoles(t *testing.T) {
 		{"author", "Team-*", `author:Team-*`},
 		{"author", "team-[", "not a valid pattern"},
 		{"agent:ops", "team-*", "only a role can be limited"},
+		{"metrics", "team-*", "only a role can be limited"},
 		{"owner", "", "not one of this server"},
 	} {
 		code, body := post(c.scope, c.limit)

@@ -57,9 +57,10 @@ type createdToken struct {
 }
 
 // scopeChoices are the scopes the create form offers: the roles, most
-// first, and each configured agent's.
+// first, the metrics scope (a Prometheus server's token) and each
+// configured agent's.
 func (u *ui) scopeChoices() []string {
-	out := []string{service.RoleAdmin, service.RoleReviewer, service.RoleAuthor, service.RoleViewer}
+	out := []string{service.RoleAdmin, service.RoleReviewer, service.RoleAuthor, service.RoleViewer, store.ScopeMetrics}
 	for _, id := range u.svc.Catalog().AgentIDs() {
 		out = append(out, "agent:"+id)
 	}
@@ -113,9 +114,9 @@ func (u *ui) createToken(w http.ResponseWriter, r *http.Request) {
 	case len(d.Name) > 100:
 		d.Error, d.Field = "Name: at most 100 characters.", "name"
 	case !slices.Contains(d.Scopes, d.Scope):
-		d.Error, d.Field = fmt.Sprintf("Scope: %q is not one of this server's scopes: choose a role (admin, reviewer, author, viewer) or the agent:ID of a configured agent.", d.Scope), "scope"
+		d.Error, d.Field = fmt.Sprintf("Scope: %q is not one of this server's scopes: choose a role (admin, reviewer, author, viewer), metrics, or the agent:ID of a configured agent.", d.Scope), "scope"
 	case d.Limit != "" && !slices.Contains(store.Roles, d.Scope):
-		d.Error, d.Field = fmt.Sprintf("Limit: only a role can be limited; %s reads one agent's skills. Clear the limit, or choose a role.", d.Scope), "limit"
+		d.Error, d.Field = fmt.Sprintf("Limit: only a role can be limited; %s is not a role. Clear the limit, or choose a role.", d.Scope), "limit"
 	default:
 		scopes := []string{d.Scope}
 		if d.Limit != "" {
