@@ -130,8 +130,9 @@ func TestAttackDiagnosticsCursors(t *testing.T) {
 }
 
 // TestAttackReadyzSaysLittle: /readyz and /healthz need no token, so they
-// say whether the server is up and ready, how many skills and which
-// generation, and nothing else: no names, no paths, no configuration.
+// say whether the server is up, ready or draining, how many skills, which
+// generation and which of its fixed start-up jobs are built, and nothing
+// else: no names, no paths, no configuration.
 func TestAttackReadyzSaysLittle(t *testing.T) {
 	s := Start(t, Options{Tokens: true})
 	for _, path := range []string{"/readyz", "/healthz"} {
@@ -151,7 +152,21 @@ func TestAttackReadyzSaysLittle(t *testing.T) {
 		}
 		for k := range m {
 			switch k {
-			case "ready", "skills", "generation", "status":
+			case "ready", "skills", "generation", "status", "draining":
+			case "built", "building":
+				// The names of serve's own warm-up jobs, constants of
+				// the code.
+				jobs, _ := m[k].([]any)
+				if k == "building" {
+					jobs = []any{m[k]}
+				}
+				for _, j := range jobs {
+					switch j {
+					case "catalog", "search", "install_indexes", "diagnostics", "skill list":
+					default:
+						t.Errorf("%s names a job %v that is not one of serve's: %s", path, j, body)
+					}
+				}
 			default:
 				t.Errorf("%s says %q without a token: %s", path, k, body)
 			}

@@ -52,14 +52,49 @@ func scrapeWith(t testing.TB, s *Server, tok string) map[string]float64 {
 
 // loadoutSeries keeps loadout's own families (the Go runtime's and the
 // process's have a fixed set of series).
+//
+// The operation families (loadout_operations_total and
+// loadout_operation_duration_seconds, labelled by kind and name) are left
+// out: their series appear as the server first runs each of its own
+// operations, some on timers (a usage recount, a listing refresh), whatever
+// the requests are; their names are constants of the code, which
+// operationSeriesBounded checks instead.
 func loadoutSeries(s map[string]float64) map[string]float64 {
 	out := map[string]float64{}
 	for k, v := range s {
-		if strings.HasPrefix(k, "loadout_") {
+		if strings.HasPrefix(k, "loadout_") && !strings.HasPrefix(k, "loadout_operation") {
 			out[k] = v
 		}
 	}
 	return out
+}
+
+// operationSeriesBounded checks the operation families of a scrape: every
+// series names a kind and a name of the code's (a word with no digits, the
+// store's method names and the fixed kinds), never a request's text, and
+// there are at most maxOperationNames of them.
+func operationSeriesBounded(t *testing.T, s map[string]float64) {
+	t.Helper()
+	const maxOperationNames = 200
+	label := regexp.MustCompile(`^loadout_operations_total\{kind="([a-z_]+)",name="([A-Za-z_/ .-]*)",outcome="(ok|error)"\}$`)
+	names := map[string]bool{}
+	for k := range s {
+		if !strings.HasPrefix(k, "loadout_operations_total{") {
+			continue
+		}
+		m := label.FindStringSubmatch(k)
+		if m == nil || regexp.MustCompile(`\d`).MatchString(m[2]) {
+			t.Errorf("an operation series that is not a kind and a name of the code: %s", k)
+			continue
+		}
+		names[m[1]+" "+m[2]] = true
+	}
+	if len(names) == 0 {
+		t.Error("no operation series at all: the store's and the catalog's marks do not reach the metrics")
+	}
+	if len(names) > maxOperationNames {
+		t.Errorf("%d operation names, more than the code has (%d at most)", len(names), maxOperationNames)
+	}
 }
 
 // hammer sends n requests (method and path from req(i)) over kept-alive
@@ -177,6 +212,7 @@ func TestMetricsPathCardinality(t *testing.T) {
 	if len(after) != len(before) || len(added) > 0 {
 		t.Errorf("%d distinct paths: loadout's series went from %d to %d; new: %v", n, len(before), len(after), added[:min(len(added), 20)])
 	}
+	operationSeriesBounded(t, scrapeWith(t, s, tok))
 	// The requests were counted, under their patterns.
 	var counted float64
 	for k, v := range after {
@@ -207,10 +243,12 @@ func TestMetricsUnknownMethods(t *testing.T) {
 	for i := range n {
 		s.Do(t, fmt.Sprintf("M%dX", i), "/v1/skills", s.Admin, "")
 	}
-	after := loadoutSeries(scrapeWith(t, s, tok))
+	all := scrapeWith(t, s, tok)
+	after := loadoutSeries(all)
 	if len(after) != len(before) {
 		t.Errorf("%d made-up methods: series %d -> %d", n, len(before), len(after))
 	}
+	operationSeriesBounded(t, all)
 	var other float64
 	for k, v := range after {
 		if strings.HasPrefix(k, "loadout_http_requests_total{") && strings.Contains(k, `method="_other"`) {
