@@ -1,8 +1,6 @@
 package attack
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,9 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,58 +22,13 @@ import (
 // storage, an OTLP/HTTP receiver and the query API the tests read the
 // spans back from.
 
-var (
-	jaegerOnce sync.Once
-	jaegerPath string
-	jaegerErr  error
-)
-
-// jaegerBin is the Jaeger binary, built once per go.sum of compat/jaeger
-// into the user's cache (a cold build takes minutes; .ci/run downloads
-// its modules, and the build here downloads nothing: GOPROXY=off).
+// jaegerBin is the Jaeger binary, built once per machine into the user's
+// cache (testutil.GoTool; a cold build takes minutes, from the modules
+// `cd compat/jaeger && go mod download` fetched: the build downloads
+// nothing).
 func jaegerBin(t testing.TB) string {
 	t.Helper()
-	jaegerOnce.Do(func() {
-		_, file, _, _ := runtime.Caller(0)
-		mod := filepath.Join(filepath.Dir(file), "..", "compat", "jaeger")
-		sum, err := os.ReadFile(filepath.Join(mod, "go.sum"))
-		if err != nil {
-			jaegerErr = err
-			return
-		}
-		h := sha256.Sum256(sum)
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			cache = os.TempDir()
-		}
-		dir := filepath.Join(cache, "loadout-test", "jaeger-"+hex.EncodeToString(h[:8]))
-		jaegerPath = filepath.Join(dir, "jaeger")
-		if _, err := os.Stat(jaegerPath); err == nil {
-			return
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			jaegerErr = err
-			return
-		}
-		tmp := jaegerPath + ".tmp"
-		cmd := exec.Command("go", "build", "-o", tmp, "github.com/jaegertracing/jaeger/cmd/jaeger")
-		cmd.Dir = mod
-		cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=readonly")
-		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			jaegerErr = fmt.Errorf("building Jaeger in compat/jaeger (its modules come from `(cd compat/jaeger && go mod download)`, which .ci/run runs): %v\n%s", err, out)
-			return
-		}
-		if err := os.Rename(tmp, jaegerPath); err != nil {
-			jaegerErr = err
-			return
-		}
-		fmt.Fprintf(os.Stderr, "built Jaeger in %s\n", time.Since(start).Round(time.Second))
-	})
-	if jaegerErr != nil {
-		t.Fatal(jaegerErr)
-	}
-	return jaegerPath
+	return testutil.GoTool(t, "compat/jaeger", "github.com/jaegertracing/jaeger/cmd/jaeger")
 }
 
 // freePort is a loopback port nobody listens on now.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -15,18 +16,24 @@ import (
 	"time"
 )
 
-// GoTool builds the main package of the Go module in the repository folder
+// GoTool builds a main package of the Go module in the repository folder
 // dir (relative to the repository's root, e.g. "compat/oidcop": a module
 // of its own, so loadout's go.mod never gains a test tool's dependencies)
-// and returns the binary's path. The binary is cached under the user's
+// and returns the binary's path. The package is the module's own (".")
+// unless pkg names one of its requirements' (a tool the module pins, such
+// as "github.com/jaegertracing/jaeger/cmd/jaeger"). The binary is cached under the user's
 // cache folder, keyed by a hash of the module's Go files, go.mod and
 // go.sum, so it is built once per machine and rebuilt when the module
 // changes; test binaries of several packages build under a lock that other
 // processes honour. The modules come from the module cache only
 // (GOPROXY=off), which .ci/run fills (go mod download in that folder). A
 // failed build fails the test.
-func GoTool(t testing.TB, dir string) string {
+func GoTool(t testing.TB, dir string, pkg ...string) string {
 	t.Helper()
+	target, name := ".", ""
+	if len(pkg) > 0 {
+		target, name = pkg[0], "-"+path.Base(pkg[0])
+	}
 	_, file, _, _ := runtime.Caller(0)
 	src := filepath.Join(filepath.Dir(file), "..", "..", filepath.FromSlash(dir))
 	src, err := filepath.Abs(src)
@@ -45,7 +52,7 @@ func GoTool(t testing.TB, dir string) string {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(out, filepath.Base(src)+"-"+key)
+	bin := filepath.Join(out, filepath.Base(src)+name+"-"+key)
 	if _, err := os.Stat(bin); err == nil {
 		return bin
 	}
@@ -60,7 +67,7 @@ func GoTool(t testing.TB, dir string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	tmp := bin + ".tmp"
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", tmp, ".")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", tmp, target)
 	cmd.Dir = src
 	// GOPROXY=off: the test fetches nothing; .ci/run downloaded the
 	// module's requirements (cd DIR && go mod download).
