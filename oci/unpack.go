@@ -480,6 +480,9 @@ func (u *unpacker) entry(tr *tar.Reader, h *tar.Header) error {
 		if h.Size > u.lim.MaxFileBytes {
 			return &Error{Code: CodeTooLarge, Entry: h.Name, Msg: fmt.Sprintf("the file is %d bytes; the limit is %d", h.Size, u.lim.MaxFileBytes)}
 		}
+		if h.Size > u.lim.MaxUnpackedBytes-u.unpacked {
+			return &Error{Code: CodeTooLarge, Entry: h.Name, Msg: fmt.Sprintf("the file is %d bytes, more than the %d the layers may still decompress to", h.Size, u.lim.MaxUnpackedBytes-u.unpacked)}
+		}
 		if err := u.count(h.Name, h.Size); err != nil {
 			return err
 		}
