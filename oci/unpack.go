@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"net"
 	"path"
 	"sort"
 	"strings"
@@ -440,6 +441,10 @@ func (u *unpacker) corrupt(v *verifier, d Descriptor, entry string, err error) e
 	var e *Error
 	if errors.As(err, &e) {
 		return err
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return &Error{Code: CodeRegistry, Entry: d.Digest, Msg: "the download of the blob stopped: " + err.Error(), Err: err}
 	}
 	if ferr := v.finish(); ferr != nil && CodeOf(ferr) == CodeDigest {
 		return ferr
