@@ -76,6 +76,7 @@ var layers = map[string][]string{
 	// git library is in remote/gitfetch only; cmd wires it in.
 	"remote":          {"skill", "source", "internal/safefile", "internal/obs"},
 	"remote/gitfetch": {"remote", "skill"},
+	"remote/ocifetch": {"remote", "oci", "portable", "internal/semrange"}, // oci sources: the registry client is package oci's
 	// Traces: the one package that imports OpenTelemetry; cmd registers it
 	// as the observer of internal/obs.
 	"tracing": {"internal/obs"},
