@@ -246,7 +246,7 @@ func (f *Fetcher) wrap(what string, err error) error {
 func registryCode(err error) string {
 	msg := strings.ToLower(err.Error())
 	switch {
-	case strings.Contains(msg, "401") || strings.Contains(msg, "403") || strings.Contains(msg, "unauthorized") || strings.Contains(msg, "denied"):
+	case strings.Contains(msg, "401") || strings.Contains(msg, "403") || strings.Contains(msg, "unauthorized") || strings.Contains(msg, "denied") || strings.Contains(msg, "credential not found"):
 		return remote.CodeAuth
 	case strings.Contains(msg, "not found") || strings.Contains(msg, "404") || strings.Contains(msg, "manifest unknown") || strings.Contains(msg, "name unknown"):
 		return remote.CodeRef
