@@ -212,6 +212,10 @@ func (f *Fetcher) wrapCtx(ctx context.Context, what string, err error) error {
 		return &remote.Error{Source: f.spec.ID, Code: remote.CodeNetwork, Err: err,
 			Msg: remote.Redact(fmt.Sprintf("%s: no answer within the fetch timeout of %s (remote.oci.fetchTimeout): %v", what, f.opt.FetchTimeout, err))}
 	}
+	if strings.Contains(err.Error(), "timeout awaiting response headers") {
+		return &remote.Error{Source: f.spec.ID, Code: remote.CodeNetwork, Err: err,
+			Msg: remote.Redact(fmt.Sprintf("%s: the registry did not answer within %s (remote.oci.responseTimeout): %v", what, f.opt.ResponseTimeout, err))}
+	}
 	return f.wrap(what, err)
 }
 
