@@ -37,7 +37,7 @@ func remoteFetchers(lim remote.Limits, o config.OCILimits) map[string]func(remot
 	return map[string]func(remote.Spec) (remote.Fetcher, error){
 		"index": func(s remote.Spec) (remote.Fetcher, error) { return remote.NewIndex(s, client) },
 		"git":   func(s remote.Spec) (remote.Fetcher, error) { return gitfetch.New(s) },
-		"oci":   func(s remote.Spec) (remote.Fetcher, error) { return ocifetch.New(s, oo) },
+		"oci":   ocifetch.NewPool(oo).New,
 	}
 }
 
