@@ -399,3 +399,39 @@ func TestOCILayerOverLimitNotDownloaded(t *testing.T) {
 		}
 	}
 }
+
+// TestOCIServeAndWebhook: `loadout serve` pins a new oci source at start
+// and serves it; a tag moved upstream is served after the webhook
+// (POST /v1/sources/ID/sync), not before; /v1/sources names the digest.
+func TestOCIServeAndWebhook(t *testing.T) {
+	reg := registrytest.Start(t, registrytest.Options{})
+	ociPush(t, reg, "", "", "team/pdf", "1.0.0", "served one")
+	cfg := `{"agents": [{"agentId": "coder", "skills": [{"oci": "` + reg.Ref("team/pdf") + `", "tag": "1.0.0", "insecure": true, "id": "pdf"}]}], "remote": {"cache": "cache"}}`
+	s := Start(t, Options{Config: cfg})
+	read := func() string {
+		code, _, body := s.Do(t, "GET", "/v1/agents/coder/skills/pdf/files/SKILL.md?raw=1", "", "")
+		if code != 200 {
+			t.Fatalf("read SKILL.md: %d %s\n%s", code, body, s.Log())
+		}
+		return body
+	}
+	if got := read(); !strings.Contains(got, "served one") {
+		t.Fatalf("at start, served %q", got)
+	}
+	p2 := ociPush(t, reg, "", "", "team/pdf", "1.0.0", "served two")
+	if got := read(); !strings.Contains(got, "served one") {
+		t.Fatalf("before the webhook, served %q", got)
+	}
+	code, _, body := s.Do(t, "POST", "/v1/sources/pdf/sync", "", "")
+	if code != 200 || !strings.Contains(body, `"moved":true`) {
+		t.Fatalf("webhook: %d %s", code, body)
+	}
+	if got := read(); !strings.Contains(got, "served two") {
+		t.Fatalf("after the webhook, served %q", got)
+	}
+	_, _, src := s.Do(t, "GET", "/v1/sources", "", "")
+	if !strings.Contains(src, `"kind":"oci"`) || !strings.Contains(src, p2.Manifest.Digest) {
+		t.Errorf("/v1/sources: %s", src)
+	}
+	s.Healthy(t)
+}
