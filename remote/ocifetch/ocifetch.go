@@ -240,12 +240,15 @@ func (f *Fetcher) Fetch(ctx context.Context, rev, dir string, lim remote.Limits)
 	if err != nil {
 		return nil, f.wrapCtx(ctx, "the artifact "+rev+" of "+f.spec.OCI, err)
 	}
-	name := p.Meta.Name
-	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
-		return nil, remote.Errorf(f.spec.ID, remote.CodeInvalid, "the artifact %s of %s names no skill (its SKILL.md has no usable name)", rev, f.spec.OCI)
+	// The skill's folder is named as the skill; a name that cannot be one
+	// folder (ui-toolkit/web) or would be hidden gets "skill" (the name is
+	// the frontmatter's either way).
+	folder := p.Meta.Name
+	if folder == "" || strings.ContainsAny(folder, `/\:`) || strings.HasPrefix(folder, ".") {
+		folder = "skill"
 	}
-	if err := portable.ExportDir(filepath.Join(dir, name), p.Bundle); err != nil {
-		return nil, remote.Errorf(f.spec.ID, remote.CodeInvalid, "cannot write the skill %s: %v", name, err)
+	if err := portable.ExportDir(filepath.Join(dir, folder), p.Bundle); err != nil {
+		return nil, remote.Errorf(f.spec.ID, remote.CodeInvalid, "cannot write the skill %s: %v", p.Meta.Name, err)
 	}
 	return nil, nil
 }
