@@ -35,6 +35,7 @@ var layers = map[string][]string{
 	"compat":                {},                    // test-only: runs the pinned MCP and skills clients against the real binary
 	"attack":                {},                    // test-only: the attack suite, against the real binary
 	"internal/pyrepr":       {},
+	"internal/semrange":     {}, // semver ranges over tags: the one importer of Masterminds/semver
 	"internal/textdist":     {},
 	"internal/terms":        {}, // search terms: shared by the index and the listing's summaries
 	"internal/linediff":     {}, // line diffs: the review API's and the UI's
@@ -75,6 +76,7 @@ var layers = map[string][]string{
 	// git library is in remote/gitfetch only; cmd wires it in.
 	"remote":          {"skill", "source", "internal/safefile", "internal/obs"},
 	"remote/gitfetch": {"remote", "skill"},
+	"remote/ocifetch": {"remote", "oci", "portable", "internal/semrange"}, // oci sources: the registry client is package oci's
 	// OCI registries: the one package importing oras-go and the OCI
 	// image-spec; cmd (and the remote source, through its own seam) use it.
 	"oci":                   {"skill", "portable"},

@@ -62,8 +62,11 @@ type Manager struct {
 	specs []Spec
 	byID  map[string]int
 
-	lockMu sync.Mutex // guards the lock file and lock
+	lockMu sync.Mutex // guards the lock file, lock and lockSeen
 	lock   *Lock
+	// lockSeen is the lock file as this manager last read or wrote it
+	// (nil: unknown), so that rereadLock need not parse it again.
+	lockSeen os.FileInfo
 
 	mu    sync.RWMutex
 	state map[string]*snapshot
@@ -111,8 +114,8 @@ func NewManager(specs []Spec, opt Options) (*Manager, error) {
 		if !ValidID(s.ID) {
 			return nil, Errorf(s.ID, CodeInvalid, "id %q: use 1 to 64 letters, digits, '.', '_', '-' or '@'", s.ID)
 		}
-		if (s.Git == "") == (s.Index == "") {
-			return nil, Errorf(s.ID, CodeInvalid, "give either git or index")
+		if n := btoi(s.Git != "") + btoi(s.Index != "") + btoi(s.OCI != ""); n != 1 {
+			return nil, Errorf(s.ID, CodeInvalid, "give one of git, index and oci")
 		}
 		if j, dup := m.byID[s.ID]; dup {
 			return nil, Errorf(s.ID, CodeInvalid, "two remote sources have the id %q (%s and %s): give one of them an \"id\"", s.ID, specs[j].URL(), s.URL())
@@ -132,6 +135,13 @@ func NewManager(specs []Spec, opt Options) (*Manager, error) {
 	}
 	m.lock = l
 	return m, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Specs are the sources, with their IDs filled in.
@@ -533,6 +543,9 @@ func (m *Manager) sync(ctx context.Context, s Spec, dry bool) (ch Change) {
 	}
 	pin := Pin{ID: s.ID, Kind: s.Kind(), URL: s.URL(), Ref: s.Ref, Paths: s.Paths, Revision: rev,
 		Digest: snap.digest, Skills: snap.digests, Synced: m.opt.Now().UTC()}
+	if tr, ok := f.(TagResolver); ok {
+		pin.Tag = tr.ResolvedTag(rev)
+	}
 	diff(&ch, old, &pin)
 	ch.ToDigest = pin.Digest
 	if old != nil {
@@ -595,16 +608,36 @@ func plural(n int, one, many string) string {
 }
 
 // rereadLock reads the lock file again: another process may have moved
-// it.
+// it. A file that is still the one this manager last read or wrote (the
+// same file, size and modification time: every writer replaces the file
+// by a rename, so another's write is another file) is not parsed again,
+// which keeps a sync of many sources from reading a lock of them all once
+// for each.
 func (m *Manager) rereadLock() error {
+	st, serr := os.Stat(m.opt.LockPath)
+	m.lockMu.Lock()
+	same := serr == nil && sameLockFile(st, m.lockSeen)
+	m.lockMu.Unlock()
+	if same {
+		return nil
+	}
 	l, err := ReadLock(m.opt.LockPath)
 	if err != nil {
 		return err
 	}
 	m.lockMu.Lock()
 	m.lock = l
+	m.lockSeen = nil
+	if serr == nil {
+		m.lockSeen = st // stat before the read: a change meanwhile is read next time
+	}
 	m.lockMu.Unlock()
 	return nil
+}
+
+// sameLockFile reports whether a and b are one lock file, unchanged.
+func sameLockFile(a, b os.FileInfo) bool {
+	return a != nil && b != nil && os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 // writePin moves pin in the lock file: read again, changed and written
@@ -623,6 +656,7 @@ func (m *Manager) updateLock(fn func(l *Lock) error) error {
 	defer m.lockMu.Unlock()
 	unlock := lockFolder(filepath.Dir(m.opt.LockPath))
 	defer unlock()
+	m.lockSeen = nil
 	l, err := ReadLock(m.opt.LockPath)
 	if err != nil {
 		return err
@@ -635,6 +669,9 @@ func (m *Manager) updateLock(fn func(l *Lock) error) error {
 		return err
 	}
 	m.lock = l
+	if st, err := os.Stat(m.opt.LockPath); err == nil {
+		m.lockSeen = st // what this process wrote, under the folder's lock
+	}
 	return nil
 }
 

@@ -981,3 +981,48 @@ func TestBrokenSkillFileSkipsLoadedSkills(t *testing.T) {
 		}
 	}
 }
+
+// TestRereadLockSeesEveryChange: the manager skips parsing a lock file
+// that is still the one it last read or wrote, and sees every other:
+// one renamed over it by another process, and one edited in place to the
+// same size.
+func TestRereadLockSeesEveryChange(t *testing.T) {
+	fx, m, id := pinnedFixture(t, map[string]string{"pdf": "v1"})
+	// Another process moves the pin (its write renames a new file in).
+	fx.revision("bbb222", map[string]string{"pdf": "v2"})
+	other := fx.manager()
+	if ch := other.Sync(context.Background())[0]; ch.Err != nil || !ch.Moved {
+		t.Fatalf("the other sync: %+v", ch)
+	}
+	other.Close()
+	if err := m.rereadLock(); err != nil || m.Pin(id).Revision != "bbb222" {
+		t.Fatalf("after another process's write: %v, pin %+v", err, m.Pin(id))
+	}
+	// The same file, edited in place to the same size.
+	data, err := os.ReadFile(fx.opt.LockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(data), `"revision": "bbb222"`, `"revision": "ccc333"`, 1)
+	if len(edited) != len(data) || edited == string(data) {
+		t.Fatal("the edit did not change the revision in place")
+	}
+	before, err := os.Stat(fx.opt.LockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(fx.opt.LockPath, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte(edited), 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	// An editor's write is later; on a file system with coarse times it
+	// could share the second, so the test sets a later time itself.
+	testutil.Must(t, os.Chtimes(fx.opt.LockPath, time.Now(), before.ModTime().Add(time.Second)))
+	if err := m.rereadLock(); err != nil || m.Pin(id).Revision != "ccc333" {
+		t.Fatalf("after an edit in place: %v, pin %+v", err, m.Pin(id))
+	}
+}
