@@ -96,7 +96,9 @@ func BenchmarkOCISync(b *testing.B) {
 		m := mk()
 		step := func(what string, f func() error) {
 			runtime.GC()
-			resetHWM()
+			if err := resetHWM(); err != nil {
+				b.Fatalf("resetting the peak RSS (Linux 4.0 or later): %v", err)
+			}
 			t0 := time.Now()
 			if err := f(); err != nil {
 				b.Fatalf("%s: %v", what, err)
@@ -140,7 +142,7 @@ func BenchmarkOCISync(b *testing.B) {
 }
 
 // resetHWM resets this process's peak RSS (Linux 4.0 and later).
-func resetHWM() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+func resetHWM() error { return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
 
 // hwmMB is this process's peak RSS since the last resetHWM, in MB.
 func hwmMB() float64 {
