@@ -55,6 +55,9 @@ type Spec struct {
 	// beside the index's own that its entries may name and its requests
 	// be redirected to; none keeps every request on the index's origin.
 	AllowedOrigins []string
+	// Verify, when set, is the signature policy every revision must meet
+	// before it is pinned (verify.go); nil pins unsigned revisions.
+	Verify *Verify
 }
 
 // URL is the source's location: Git or Index, without credentials.
