@@ -23,7 +23,7 @@ var layers = map[string][]string{
 	"render":                {"skill", "internal/terms"},
 	"safety":                {"skill", "internal/safefile"},
 	"source":                {"skill", "internal/ignore", "internal/safefile", "internal/dirent", "internal/fnv1a"},
-	"catalog":               {"source", "render", "skill", "safety", "internal/textdist", "internal/terms", "internal/obs"},
+	"catalog":               {"source", "render", "skill", "safety", "internal/textdist", "internal/terms", "internal/obs", "internal/semrange"},
 	"config":                {"catalog", "source", "safety", "store", "internal/jsonc"},
 	"internal/ignore":       {},
 	"internal/jsonc":        {"internal/textdist", "internal/jsondepth"},
@@ -35,6 +35,7 @@ var layers = map[string][]string{
 	"compat":                {},                    // test-only: runs the pinned MCP and skills clients against the real binary
 	"attack":                {},                    // test-only: the attack suite, against the real binary
 	"internal/pyrepr":       {},
+	"internal/semrange":     {}, // semver ranges over tags: the one importer of Masterminds/semver
 	"internal/textdist":     {},
 	"internal/terms":        {}, // search terms: shared by the index and the listing's summaries
 	"internal/linediff":     {}, // line diffs: the review API's and the UI's

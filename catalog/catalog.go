@@ -283,7 +283,7 @@ func (c *Catalog) globalSpec(seen []SourceSpec) AgentSpec {
 		case s.Root != "":
 			g.Skills = append(g.Skills, SourceSpec{Root: s.Root})
 		case s.Remote():
-			g.Skills = append(g.Skills, SourceSpec{Git: s.Git, Index: s.Index, Ref: s.Ref, Paths: s.Paths, ID: s.RemoteID()})
+			g.Skills = append(g.Skills, SourceSpec{Git: s.Git, Index: s.Index, OCI: s.OCI, Tag: s.Tag, Digest: s.Digest, Tags: s.Tags, Ref: s.Ref, Paths: s.Paths, ID: s.RemoteID()})
 		}
 	}
 	if c.opt.Store != nil {

@@ -60,10 +60,8 @@ func (c *Catalog) countSources(found map[*skill.Skill][]skill.Diagnostic, snap *
 			s.Kind, s.ID = "store", "store"
 		case src.Plugin != "":
 			s.Kind, s.ID = "plugin", src.Plugin
-		case src.Git != "":
-			s.Kind, s.ID = "git", src.RemoteID()
-		case src.Index != "":
-			s.Kind, s.ID = "index", src.RemoteID()
+		case src.Remote():
+			s.Kind, s.ID = src.RemoteKind(), src.RemoteID()
 		default:
 			s.Kind, s.ID = "folder", absRoot(src.Root)
 		}

@@ -68,7 +68,7 @@ const (
 )
 
 // SourceSpec is one entry of an agent's skills list. Exactly one of Root,
-// Store, Plugin, Git and Index is set.
+// Store, Plugin, Git, Index and OCI is set.
 type SourceSpec struct {
 	// Root is a folder scanned recursively for SKILL.md. A leading ~ is the
 	// home folder; a relative root resolves against the config file's folder.
@@ -101,6 +101,24 @@ type SourceSpec struct {
 	// index's own that an index source may fetch its entries from and be
 	// redirected to; none keeps every request on the index's origin.
 	AllowedOrigins []string `json:"allowedOrigins,omitempty"`
+	// OCI is a repository in an OCI registry ("registry.example.com/team/
+	// skills/pdf", no scheme) whose artifact holds one skill, read into a
+	// snapshot pinned in loadout.lock by manifest digest. Exactly one of
+	// Tag (a tag), Digest ("sha256:…") and Tags (a semver range over the
+	// repository's tags, the highest match wins) says which artifact.
+	OCI    string `json:"oci,omitempty"`
+	Tag    string `json:"tag,omitempty"`
+	Digest string `json:"digest,omitempty"`
+	Tags   string `json:"tags,omitempty"`
+	// Insecure lets an oci source's registry be reached over plain HTTP
+	// (it is refused otherwise).
+	Insecure bool `json:"insecure,omitempty"`
+	// Username and Password (oci sources) name environment variables, as
+	// "${NAME}", holding the registry's credentials; without them the
+	// docker config (~/.docker/config.json and its credential helpers)
+	// is used.
+	Username string `json:"username,omitempty"`
+	Password string `json:"password,omitempty"`
 	// Available are glob patterns (* and ?, case-sensitive; / is an ordinary
 	// character, so * matches ui-toolkit/web) over skill names
 	// to put in the reference listing. Inline are patterns for skills whose
@@ -121,20 +139,79 @@ func (s SourceSpec) String() string {
 	return "root " + s.Root
 }
 
-// Remote reports whether s is a git or index source.
-func (s SourceSpec) Remote() bool { return s.Git != "" || s.Index != "" }
+// Remote reports whether s is a git, index or oci source.
+func (s SourceSpec) Remote() bool { return s.Git != "" || s.Index != "" || s.OCI != "" }
+
+// RemoteKind is "git", "index" or "oci" for a remote source, else "".
+func (s SourceSpec) RemoteKind() string {
+	switch {
+	case s.Git != "":
+		return "git"
+	case s.Index != "":
+		return "index"
+	case s.OCI != "":
+		return "oci"
+	}
+	return ""
+}
+
+// RemoteLocation is a remote source's git URL, index URL or oci
+// repository.
+func (s SourceSpec) RemoteLocation() string {
+	switch {
+	case s.Git != "":
+		return s.Git
+	case s.Index != "":
+		return s.Index
+	}
+	return s.OCI
+}
+
+// RemoteRef is what a remote source follows: the git ref, or an oci
+// source's tag, digest or tag range.
+func (s SourceSpec) RemoteRef() string {
+	if s.OCI != "" {
+		return OCIRef(s.Tag, s.Digest, s.Tags)
+	}
+	return s.Ref
+}
+
+// OCIRef is an oci source's ref as the lock, its id and its origin show
+// it: the tag, the digest, or the tag range.
+func OCIRef(tag, digest, tags string) string {
+	switch {
+	case tag != "":
+		return tag
+	case digest != "":
+		return digest
+	}
+	return tags
+}
 
 // RemoteID is a remote source's id: ID, else source.RemoteID of its
-// location and ref.
+// location and ref (an oci source's tag; a digest's first 12 digits; a
+// tag range is left out).
 func (s SourceSpec) RemoteID() string {
 	if s.ID != "" {
 		return s.ID
 	}
-	loc := s.Git
-	if loc == "" {
-		loc = s.Index
+	if s.OCI != "" {
+		return OCIDefaultID(s.OCI, s.Tag, s.Digest)
 	}
-	return source.RemoteID(loc, s.Ref)
+	return source.RemoteID(s.RemoteLocation(), s.Ref)
+}
+
+// OCIDefaultID is an oci source's default id: the repository's last part,
+// with "@TAG" or "@sha256-" and 12 digits of the digest.
+func OCIDefaultID(repo, tag, digest string) string {
+	ref := tag
+	if ref == "" && digest != "" {
+		ref = digest
+		if i := strings.IndexByte(ref, ':'); i >= 0 && len(ref) > i+13 {
+			ref = ref[:i+13]
+		}
+	}
+	return source.RemoteID(repo, ref)
 }
 
 // key identifies the source, so each is read once however many agents use it.
@@ -161,13 +238,13 @@ func (a *AgentSpec) Validate() error {
 	for i, s := range a.Skills {
 		field := fmt.Sprintf("skills[%d]", i)
 		n := 0
-		for _, set := range []bool{strings.TrimSpace(s.Root) != "", s.Store, strings.TrimSpace(s.Plugin) != "", strings.TrimSpace(s.Git) != "", strings.TrimSpace(s.Index) != ""} {
+		for _, set := range []bool{strings.TrimSpace(s.Root) != "", s.Store, strings.TrimSpace(s.Plugin) != "", strings.TrimSpace(s.Git) != "", strings.TrimSpace(s.Index) != "", strings.TrimSpace(s.OCI) != ""} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			return &SpecError{Agent: a.AgentID, Field: field, Msg: `must name exactly one source: {"root": DIR}, {"store": true}, {"plugin": ID}, {"git": URL} or {"index": URL}`}
+			return &SpecError{Agent: a.AgentID, Field: field, Msg: `must name exactly one source: {"root": DIR}, {"store": true}, {"plugin": ID}, {"git": URL}, {"index": URL} or {"oci": REPOSITORY}`}
 		}
 		if err := s.checkRemote(); err != nil {
 			err.Agent, err.Field = a.AgentID, field+"."+err.Field
@@ -237,10 +314,20 @@ func (s SourceSpec) checkRemote() *SpecError {
 				return &SpecError{Field: f.name, Msg: "is for git and index sources only"}
 			}
 		}
+		if err := s.checkOCIFieldsUnset("is for oci sources only"); err != nil {
+			return err
+		}
 		if len(s.AllowedOrigins) > 0 {
 			return &SpecError{Field: "allowedOrigins", Msg: "is for index sources only"}
 		}
 		return nil
+	}
+	if s.OCI != "" {
+		if err := s.checkOCI(); err != nil {
+			return err
+		}
+	} else if err := s.checkOCIFieldsUnset("is for oci sources only"); err != nil {
+		return err
 	}
 	if s.Git != "" && len(s.AllowedOrigins) > 0 {
 		return &SpecError{Field: "allowedOrigins", Msg: "is for index sources only: a git source fetches from its repository alone"}

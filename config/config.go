@@ -124,7 +124,7 @@ type StorePool struct {
 	MaxIdleTime Duration `json:"maxIdleTime,omitempty"`
 }
 
-// Remote configures remote (git and index) sources.
+// Remote configures remote (git, index and oci) sources.
 type Remote struct {
 	// Cache is the folder snapshots are kept in. Default: remote-cache
 	// beside a SQLite store file, else loadout/remote in the user's cache
@@ -137,6 +137,21 @@ type Remote struct {
 	MaxFiles     int   `json:"maxFiles,omitempty"`
 	MaxFileSize  int64 `json:"maxFileSize,omitempty"`
 	MaxTotalSize int64 `json:"maxTotalSize,omitempty"`
+	// OCI bounds the requests of oci sources.
+	OCI OCILimits `json:"oci,omitempty"`
+}
+
+// OCILimits bound the requests of oci sources (0: the default).
+type OCILimits struct {
+	// ResponseTimeout is how long a registry may take to answer a request
+	// with its headers (default 30s): a registry that hangs fails then.
+	ResponseTimeout Duration `json:"responseTimeout,omitempty"`
+	// FetchTimeout bounds a whole resolve or fetch of one source (default
+	// 5m): a registry that dribbles its bytes fails then.
+	FetchTimeout Duration `json:"fetchTimeout,omitempty"`
+	// MaxTags is the most tags a "tags" range is matched against (default
+	// 10,000): a repository listing more fails the sync.
+	MaxTags int `json:"maxTags,omitempty"`
 }
 
 // Remotes are the remote sources the agents name, once each by id, in
@@ -505,10 +520,10 @@ func (f *File) Validate() error {
 			if !s.Remote() {
 				continue
 			}
-			k := fmt.Sprintf("%s|%s|%s|%q|%s|%s|%q", s.Git, s.Index, s.Ref, s.Paths, s.Every, s.Token, s.AllowedOrigins)
+			k := fmt.Sprintf("%s|%s|%s|%q|%s|%s|%q|%s|%s|%s|%s|%t|%s|%s", s.Git, s.Index, s.Ref, s.Paths, s.Every, s.Token, s.AllowedOrigins, s.OCI, s.Tag, s.Digest, s.Tags, s.Insecure, s.Username, s.Password)
 			field := fmt.Sprintf("agents[%d].skills[%d]", i, j)
 			if prev, ok := remotes[s.RemoteID()]; ok && prev != k {
-				return &Error{File: f.Path, Field: field, Msg: fmt.Sprintf("remote source id %q is used for two different sources: give one of them its own \"id\" (or make their git, index, ref, paths, every, token and allowedOrigins the same)", s.RemoteID())}
+				return &Error{File: f.Path, Field: field, Msg: fmt.Sprintf("remote source id %q is used for two different sources: give one of them its own \"id\" (or make all their fields the same)", s.RemoteID())}
 			}
 			remotes[s.RemoteID()] = k
 		}
@@ -520,7 +535,7 @@ func (f *File) Validate() error {
 		for i, k := range f.Safety.Gate {
 			switch k {
 			case GateFolder, GatePlugin:
-			case "store", "git", "index":
+			case "store", "git", "index", "oci":
 				return &Error{File: f.Path, Field: fmt.Sprintf("safety.gate[%d]", i), Msg: fmt.Sprintf("%q: store writes and remote syncs are always gated; name only %q or %q here", k, GateFolder, GatePlugin)}
 			default:
 				return &Error{File: f.Path, Field: fmt.Sprintf("safety.gate[%d]", i), Msg: fmt.Sprintf("%q is not a source kind the policy can gate: use %q or %q", k, GateFolder, GatePlugin)}
@@ -532,6 +547,9 @@ func (f *File) Validate() error {
 	}
 	if f.Remote.MaxFiles < 0 || f.Remote.MaxFileSize < 0 || f.Remote.MaxTotalSize < 0 {
 		return &Error{File: f.Path, Field: "remote", Msg: "limits must be positive numbers (0 or absent for the defaults)"}
+	}
+	if o := f.Remote.OCI; o.ResponseTimeout < 0 || o.FetchTimeout < 0 || o.MaxTags < 0 {
+		return &Error{File: f.Path, Field: "remote.oci", Msg: "responseTimeout, fetchTimeout and maxTags must be positive (0 or absent for the defaults: 30s, 5m and 10000)"}
 	}
 	switch f.Format {
 	case "", "pi", "catalog", "progressive":

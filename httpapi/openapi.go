@@ -304,7 +304,7 @@ func schemas() obj {
 			"hasMore":  obj{"type": "boolean", "description": "true when there are diagnostics after this page (not sent with ?skill=)"},
 			"nextPage": obj{"type": "string", "description": "the page cursor of the next page, when hasMore is true"}}, "diagnostics", "counts"),
 		"ReloadResult": object(obj{"generation": integer(), "skills": integer(), "took": str()}, "generation", "skills"),
-		"SourceList": object(obj{"sources": arrayOf(object(obj{"id": str(), "kind": obj{"type": "string", "enum": []string{"git", "index", "folder", "store", "plugin"}}, "url": str(), "ref": str(),
+		"SourceList": object(obj{"sources": arrayOf(object(obj{"id": str(), "kind": obj{"type": "string", "enum": []string{"git", "index", "oci", "folder", "store", "plugin"}}, "url": str(), "ref": str(),
 			"paths": arrayOf(str()), "every": str(), "revision": str(), "digest": str(), "skills": integer(), "synced": str(), "error": str(),
 			"errors": integer(), "warnings": integer()}, "id", "kind", "skills", "errors", "warnings"))}, "sources"),
 		"SourceSync": object(obj{"id": str(), "from": str(), "to": str(), "moved": boolean(), "added": arrayOf(str()), "removed": arrayOf(str()), "changed": arrayOf(str()),

@@ -59,13 +59,17 @@ type Pending struct {
 // Pin is one source's entry in the lock.
 type Pin struct {
 	ID   string `json:"id"`
-	Kind string `json:"kind"` // git or index
+	Kind string `json:"kind"` // git, index or oci
 	// URL is the source's location without credentials.
 	URL   string   `json:"url"`
 	Ref   string   `json:"ref,omitempty"`
 	Paths []string `json:"paths,omitempty"`
-	// Revision is the resolved commit (git) or the index's digest.
+	// Revision is the resolved commit (git), the index's digest, or the
+	// OCI manifest's digest.
 	Revision string `json:"revision"`
+	// Tag (oci sources with a "tags" range) is the tag Revision was found
+	// at: the highest in the range when the pin moved.
+	Tag string `json:"tag,omitempty"`
 	// Digest is the snapshot's digest: of every skill's name and
 	// ContentDigest, in name order.
 	Digest string `json:"digest"`

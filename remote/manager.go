@@ -116,8 +116,8 @@ func NewManager(specs []Spec, opt Options) (*Manager, error) {
 		if !ValidID(s.ID) {
 			return nil, Errorf(s.ID, CodeInvalid, "id %q: use 1 to 64 letters, digits, '.', '_', '-' or '@'", s.ID)
 		}
-		if (s.Git == "") == (s.Index == "") {
-			return nil, Errorf(s.ID, CodeInvalid, "give either git or index")
+		if n := btoi(s.Git != "") + btoi(s.Index != "") + btoi(s.OCI != ""); n != 1 {
+			return nil, Errorf(s.ID, CodeInvalid, "give one of git, index and oci")
 		}
 		if j, dup := m.byID[s.ID]; dup {
 			return nil, Errorf(s.ID, CodeInvalid, "two remote sources have the id %q (%s and %s): give one of them an \"id\"", s.ID, specs[j].URL(), s.URL())
@@ -144,6 +144,13 @@ func NewManager(specs []Spec, opt Options) (*Manager, error) {
 	}
 	m.lock = l
 	return m, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Specs are the sources, with their IDs filled in.
@@ -590,6 +597,9 @@ func (m *Manager) sync(ctx context.Context, s Spec, dry bool) (ch Change) {
 	}
 	pin := Pin{ID: s.ID, Kind: s.Kind(), URL: s.URL(), Ref: s.Ref, Paths: s.Paths, Revision: rev,
 		Digest: snap.digest, Skills: snap.digests, Synced: m.opt.Now().UTC(), Signer: signer}
+	if tr, ok := f.(TagResolver); ok {
+		pin.Tag = tr.ResolvedTag(rev)
+	}
 	diff(&ch, old, &pin)
 	ch.ToDigest = pin.Digest
 	if old != nil {

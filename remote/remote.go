@@ -29,8 +29,8 @@ import (
 	"github.com/loadout/loadout/source"
 )
 
-// Spec is one remote source as the config gives it. Exactly one of Git and
-// Index is set.
+// Spec is one remote source as the config gives it. Exactly one of Git,
+// Index and OCI is set.
 type Spec struct {
 	// ID names the source in the lock file, the API and diagnostics. When
 	// the config gives none, DefaultID makes one from the URL, ref and
@@ -55,23 +55,41 @@ type Spec struct {
 	// beside the index's own that its entries may name and its requests
 	// be redirected to; none keeps every request on the index's origin.
 	AllowedOrigins []string
+	// OCI is a repository in an OCI registry, "host[:port]/path" (oci
+	// sources, fetched by remote/ocifetch). Ref is then its tag, digest or
+	// tag range as the lock and the origin show it; Tag, Digest and Tags
+	// say which it is.
+	OCI               string
+	Tag, Digest, Tags string
+	// Insecure lets an oci source's registry be reached over plain HTTP.
+	Insecure bool
+	// Username and Password are an oci source's registry credentials,
+	// already expanded from the environment; none uses the docker
+	// config's. Never written to logs, errors or the lock.
+	Username, Password string
 	// Verify, when set, is the signature policy every revision must meet
 	// before it is pinned (verify.go); nil pins unsigned revisions.
 	Verify *Verify
 }
 
-// URL is the source's location: Git or Index, without credentials.
+// URL is the source's location: Git, Index or OCI, without credentials.
 func (s Spec) URL() string {
-	if s.Git != "" {
+	switch {
+	case s.Git != "":
 		return Redact(s.Git)
+	case s.OCI != "":
+		return s.OCI
 	}
 	return Redact(s.Index)
 }
 
-// Kind is "git" or "index".
+// Kind is "git", "index" or "oci".
 func (s Spec) Kind() string {
-	if s.Git != "" {
+	switch {
+	case s.Git != "":
 		return "git"
+	case s.OCI != "":
+		return "oci"
 	}
 	return "index"
 }
@@ -109,8 +127,8 @@ func (l Limits) WithDefaults() Limits {
 // Fetcher reads one kind of remote source.
 type Fetcher interface {
 	// Resolve returns the revision the source points at now: a git commit
-	// id (40 or 64 hex digits) or an index digest ("sha256:…"). It fetches
-	// as little as it can.
+	// id (40 or 64 hex digits), an index digest or an OCI manifest digest
+	// ("sha256:…"). It fetches as little as it can.
 	Resolve(ctx context.Context) (string, error)
 	// Fetch writes the source's files at rev into dir, which does not
 	// exist yet (Fetch creates it). Every path is checked with
@@ -119,6 +137,12 @@ type Fetcher interface {
 	// caller removes it. Problems that do not stop the fetch (a submodule
 	// skipped, a symlink refused) are returned as notes.
 	Fetch(ctx context.Context, rev, dir string, lim Limits) (notes []string, err error)
+}
+
+// TagResolver is a Fetcher that can say which tag a revision was found at
+// (an oci source with a "tags" range): the lock records it.
+type TagResolver interface {
+	ResolvedTag(rev string) string
 }
 
 // Error is a fetch or sync failure. Its message never holds a credential.
@@ -213,11 +237,29 @@ func Redact(s string) string {
 // DefaultID names a source that the config gives no id:
 // source.RemoteID of its location and ref.
 func DefaultID(s Spec) string {
+	if s.OCI != "" {
+		return source.RemoteID(s.OCI, ociIDRef(s))
+	}
 	loc := s.Git
 	if loc == "" {
 		loc = s.Index
 	}
 	return source.RemoteID(loc, s.Ref)
+}
+
+// ociIDRef is the ref an oci source's default id carries: its tag, 12
+// digits of its digest, or none for a range (as catalog.OCIDefaultID).
+func ociIDRef(s Spec) string {
+	switch {
+	case s.Tag != "":
+		return s.Tag
+	case s.Digest != "":
+		if i := strings.IndexByte(s.Digest, ':'); i >= 0 && len(s.Digest) > i+13 {
+			return s.Digest[:i+13]
+		}
+		return s.Digest
+	}
+	return ""
 }
 
 // ValidID reports whether id can name a source (source.ValidRemoteID).

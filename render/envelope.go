@@ -93,7 +93,7 @@ func Envelope(in EnvelopeInput) string {
 		b.WriteString("\"")
 		attr(&b, "plugin", o.Plugin)
 		attr(&b, "trust", o.Trust)
-		if o.Kind == "git" || o.Kind == "index" {
+		if o.Remote() {
 			// A remote skill: where it came from, at which revision.
 			attr(&b, "source", o.Root)
 			attr(&b, "ref", o.Ref)

@@ -113,7 +113,7 @@ func (s *Service) Sources(ctx context.Context, p Principal) ([]SourceStatus, err
 		out = append(out, st)
 	}
 	for _, sum := range s.Catalog().Sources(ctx, s.SafetyPolicy()) {
-		if i, ok := byID[sum.ID]; ok && (sum.Kind == "git" || sum.Kind == "index") {
+		if i, ok := byID[sum.ID]; ok && (sum.Kind == "git" || sum.Kind == "index" || sum.Kind == "oci") {
 			out[i].Errors, out[i].Warnings = sum.Errors, sum.Warnings
 			continue
 		}

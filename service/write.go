@@ -35,7 +35,7 @@ func readOnly(sk *skill.Skill) *Error {
 	switch sk.Origin.Kind {
 	case "plugin":
 		return &Error{Code: CodeReadOnly, Message: fmt.Sprintf("skill %q is contributed by plugin %s (%s) and is read-only: change the plugin, or disable it with 'loadout disable plugin:%s/%s'", sk.Name, sk.Origin.Plugin, sk.Origin.Trust, sk.Origin.Plugin, sk.Name)}
-	case "git", "index":
+	case "git", "index", "oci":
 		return &Error{Code: CodeReadOnly, Message: fmt.Sprintf("skill %q comes from the remote source %s and is read-only here: change it there and run `loadout sync` (or POST /v1/sources/{id}/sync), or copy it into the store with `loadout import remote:ID/%s`", sk.Name, sk.Origin.RemoteText(), sk.Name), Path: sk.Location}
 	default:
 		return &Error{Code: CodeReadOnly, Message: fmt.Sprintf("skill %q is a folder skill at %s and is read-only here: edit its files on disk (changes are picked up live)", sk.Name, sk.Dir), Path: sk.Location}

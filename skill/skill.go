@@ -16,8 +16,8 @@ import (
 // Origin says where a skill came from. It travels with the skill into
 // listings, activation results, exports and receipts.
 type Origin struct {
-	// Kind is "folder", "store", "plugin", or "git" or "index" for a
-	// remote source's skill.
+	// Kind is "folder", "store", "plugin", or "git", "index" or "oci" for
+	// a remote source's skill.
 	Kind string `json:"kind"`
 	// Root is the configured folder the skill was found under (folder
 	// skills), the plugin's folder (plugin skills), or the remote source's
@@ -39,10 +39,14 @@ type Origin struct {
 	Provenance string `json:"provenance,omitempty"`
 }
 
+// Remote reports whether o is a remote source's: kind "git", "index" or
+// "oci".
+func (o Origin) Remote() bool { return o.Kind == "git" || o.Kind == "index" || o.Kind == "oci" }
+
 // RemoteText is a remote skill's origin in one line, "URL@REF REVISION
 // FOLDER" (no @REF without a ref); "" for other kinds.
 func (o Origin) RemoteText() string {
-	if o.Kind != "git" && o.Kind != "index" {
+	if !o.Remote() {
 		return ""
 	}
 	src := o.Root

@@ -244,7 +244,7 @@ func (u *ui) agentPage(w http.ResponseWriter, r *http.Request) {
 		as := agentSource{Index: i, Available: src.Available, Inline: src.Inline, Default: src.Available == nil && src.Inline == nil, Label: sourceLabel(i, src)}
 		as.Kind, as.Where = sourceKind(src)
 		if src.Remote() {
-			as.Ref, as.ID, as.Paths = src.Ref, src.RemoteID(), src.Paths
+			as.Ref, as.ID, as.Paths = src.RemoteRef(), src.RemoteID(), src.Paths
 		}
 		pg.Sources = append(pg.Sources, as)
 	}
@@ -274,10 +274,8 @@ func sourceKind(src catalog.SourceSpec) (kind, where string) {
 		return "store", ""
 	case src.Plugin != "":
 		return "plugin", src.Plugin
-	case src.Git != "":
-		return "git", src.Git
-	case src.Index != "":
-		return "index", src.Index
+	case src.Remote():
+		return src.RemoteKind(), src.RemoteLocation()
 	}
 	return "folder", src.Root
 }
@@ -290,10 +288,10 @@ func sourceLabel(i int, src catalog.SourceSpec) string {
 	switch kind {
 	case "store":
 		return fmt.Sprintf("the store (source %d)", i+1)
-	case "git", "index":
+	case "git", "index", "oci":
 		s := fmt.Sprintf("source %d: %s %s", i+1, kind, where)
-		if src.Ref != "" {
-			s += " at " + src.Ref
+		if ref := src.RemoteRef(); ref != "" {
+			s += " at " + ref
 		}
 		return s
 	}

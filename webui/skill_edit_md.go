@@ -52,7 +52,7 @@ func (u *ui) editState(w http.ResponseWriter, r *http.Request, sp *skillPage) (*
 			d.Where += ", " + sk.Origin.Provenance
 		}
 		d.Why = "Plugin skills are read-only: change the plugin, or copy the skill to the store to edit a copy."
-	case "git", "index":
+	case "git", "index", "oci":
 		d.Where = "remote source " + sk.Origin.RemoteText()
 		d.Why = "Remote skills are read-only: change them at their source and sync (loadout sync, or POST /v1/sources/{id}/sync), or copy the skill to the store to edit a copy."
 	case "folder":

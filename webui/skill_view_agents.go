@@ -151,7 +151,7 @@ func holds(src catalog.SourceSpec, sk *skill.Skill) bool {
 	case src.Plugin != "":
 		return o.Kind == "plugin" && o.Plugin == src.Plugin
 	case src.Remote():
-		return (o.Kind == "git" && o.Root == src.Git || o.Kind == "index" && o.Root == src.Index) && o.Ref == src.Ref
+		return o.Kind == src.RemoteKind() && o.Root == src.RemoteLocation() && o.Ref == src.RemoteRef()
 	}
 	if o.Kind != "folder" {
 		return false

@@ -157,7 +157,7 @@ func sourceText(o skill.Origin) string {
 			s += " · " + o.Trust
 		}
 		return s
-	case "git", "index":
+	case "git", "index", "oci":
 		return o.Kind + " " + o.RemoteText()
 	}
 	return o.Root
@@ -172,7 +172,7 @@ func sourceKey(o skill.Origin) string {
 		return "store"
 	case "plugin":
 		return "plugin:" + o.Plugin
-	case "git", "index":
+	case "git", "index", "oci":
 		if o.Ref != "" {
 			return o.Kind + ":" + o.Root + "@" + o.Ref
 		}
@@ -182,7 +182,7 @@ func sourceKey(o skill.Origin) string {
 }
 
 // sourceKinds are the kinds ?source= takes as well as a sourceKey.
-var sourceKinds = []string{"folder", "store", "plugin", "git", "index"}
+var sourceKinds = []string{"folder", "store", "plugin", "git", "index", "oci"}
 
 // sourceBadge is a source's short badge: its kind and the last part of its
 // folder or URL ("folder: examples", "git: skills"); long is 1 for a
@@ -198,7 +198,7 @@ func sourceBadge(o skill.Origin, long int) string {
 		return "store"
 	case "plugin":
 		return "plugin: " + o.Plugin
-	case "git", "index":
+	case "git", "index", "oci":
 		s := o.Kind + ": " + tail(o.Root, 1+long)
 		if long > 0 && o.Ref != "" {
 			s += "@" + o.Ref

@@ -201,7 +201,7 @@ func sourceText(o skill.Origin) string {
 		s = o.Root
 	case "store":
 		s = fmt.Sprintf("store v%d", o.Version)
-	case "git", "index":
+	case "git", "index", "oci":
 		return o.Kind + " " + o.RemoteText()
 	default:
 		s = o.Kind
