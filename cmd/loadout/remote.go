@@ -69,6 +69,11 @@ func newRemotes(getenv func(string) string, f *config.File, dsn string, scan sou
 	specs := make([]remote.Spec, 0, len(srcs))
 	for _, s := range srcs {
 		sp := remote.Spec{ID: s.RemoteID(), Git: s.Git, Ref: s.Ref, Paths: s.Paths, Index: s.Index, AllowedOrigins: s.AllowedOrigins}
+		if v := s.Verify; v != nil {
+			sp.Verify = &remote.Verify{SSHAllowedSigners: v.SSHAllowedSigners, OpenPGPKeys: v.OpenPGPKeys, Key: v.Key,
+				CertificateIdentity: v.CertificateIdentity, CertificateIdentityRegexp: v.CertificateIdentityRegexp,
+				CertificateOIDCIssuer: v.CertificateOIDCIssuer, CertificateOIDCIssuerRegexp: v.CertificateOIDCIssuerRegexp, TrustedRoot: v.TrustedRoot}
+		}
 		if v := s.TokenVar(); v != "" {
 			sp.Token = getenv(v)
 			if sp.Token == "" {

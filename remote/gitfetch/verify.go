@@ -176,10 +176,10 @@ func (f *Fetcher) verifyCommit(c *object.Commit) (*remote.Signer, error) {
 	sig := strings.TrimSpace(c.PGPSignature)
 	switch {
 	case sig == "":
-		return nil, f.errorf(remote.CodeSignature, "commit %s is not signed, and the source's verify policy requires a signature: sign it (git commit -S) and push it again; the last good pin stays", short)
+		return nil, f.errorf(remote.CodeSignature, "commit %s is not signed, and the source's verify policy requires a signature: sign it (git commit -S) and push it again", short)
 	case strings.HasPrefix(sig, "-----BEGIN SSH SIGNATURE-----"):
 		if p.sshFile == "" {
-			return nil, f.errorf(remote.CodeSignature, "commit %s is signed with an SSH key, and the source's verify policy lists no sshAllowedSigners; the last good pin stays", short)
+			return nil, f.errorf(remote.CodeSignature, "commit %s is signed with an SSH key, and the source's verify policy lists no sshAllowedSigners", short)
 		}
 		payload, err := unsigned(c)
 		if err != nil {
@@ -187,7 +187,7 @@ func (f *Fetcher) verifyCommit(c *object.Commit) (*remote.Signer, error) {
 		}
 		pub, err := verifySSHSig(sig, "git", payload)
 		if err != nil {
-			return nil, f.errorf(remote.CodeSignature, "commit %s: bad SSH signature: %v; the last good pin stays", short, err)
+			return nil, f.errorf(remote.CodeSignature, "commit %s: bad SSH signature: %v", short, err)
 		}
 		fp := ssh.FingerprintSHA256(pub)
 		when := c.Committer.When
@@ -208,16 +208,16 @@ func (f *Fetcher) verifyCommit(c *object.Commit) (*remote.Signer, error) {
 			}
 		}
 		if len(why) > 0 {
-			return nil, f.errorf(remote.CodeSignature, "commit %s is signed by SSH key %s, which %s does not allow now: %s; the last good pin stays", short, fp, p.sshFile, strings.Join(why, "; "))
+			return nil, f.errorf(remote.CodeSignature, "commit %s is signed by SSH key %s, which %s does not allow now: %s", short, fp, p.sshFile, strings.Join(why, "; "))
 		}
-		return nil, f.errorf(remote.CodeSignature, "commit %s is signed by SSH key %s, which is not in sshAllowedSigners %s; the last good pin stays", short, fp, p.sshFile)
+		return nil, f.errorf(remote.CodeSignature, "commit %s is signed by SSH key %s, which is not in sshAllowedSigners %s", short, fp, p.sshFile)
 	case strings.HasPrefix(sig, "-----BEGIN PGP SIGNATURE-----"):
 		if p.pgpFile == "" {
-			return nil, f.errorf(remote.CodeSignature, "commit %s is signed with an OpenPGP key, and the source's verify policy lists no openpgpKeys; the last good pin stays", short)
+			return nil, f.errorf(remote.CodeSignature, "commit %s is signed with an OpenPGP key, and the source's verify policy lists no openpgpKeys", short)
 		}
 		ent, err := c.Verify(p.keyring)
 		if err != nil {
-			return nil, f.errorf(remote.CodeSignature, "commit %s: its OpenPGP signature does not verify against openpgpKeys %s (%d keys): %v; the last good pin stays", short, p.pgpFile, p.keyCount, err)
+			return nil, f.errorf(remote.CodeSignature, "commit %s: its OpenPGP signature does not verify against openpgpKeys %s (%d keys): %v", short, p.pgpFile, p.keyCount, err)
 		}
 		id := ""
 		if pi := ent.PrimaryIdentity(); pi != nil {
@@ -225,7 +225,7 @@ func (f *Fetcher) verifyCommit(c *object.Commit) (*remote.Signer, error) {
 		}
 		return &remote.Signer{Kind: "openpgp", Key: strings.ToUpper(hex.EncodeToString(ent.PrimaryKey.Fingerprint)), Identity: id}, nil
 	default:
-		return nil, f.errorf(remote.CodeSignature, "commit %s carries a signature of a kind this loadout does not read (SSH and OpenPGP are read; X.509 is not); the last good pin stays", short)
+		return nil, f.errorf(remote.CodeSignature, "commit %s carries a signature of a kind this loadout does not read (SSH and OpenPGP are read; X.509 is not)", short)
 	}
 }
 
