@@ -76,6 +76,10 @@ var layers = map[string][]string{
 	// git library is in remote/gitfetch only; cmd wires it in.
 	"remote":          {"skill", "source", "internal/safefile", "internal/obs"},
 	"remote/gitfetch": {"remote", "skill"},
+	// OCI registries: the one package importing oras-go and the OCI
+	// image-spec; cmd (and the remote source, through its own seam) use it.
+	"oci":                   {"skill", "portable"},
+	"internal/registrytest": {"internal/testutil"}, // imported by tests only: a real registry (Debian's docker-registry)
 	// Traces: the one package that imports OpenTelemetry; cmd registers it
 	// as the observer of internal/obs.
 	"tracing": {"internal/obs"},
