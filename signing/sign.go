@@ -17,8 +17,8 @@ import (
 	"os"
 	"strings"
 
-	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	"github.com/secure-systems-lab/go-securesystemslib/encrypted"
+	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	"github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/sign"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
@@ -129,15 +129,19 @@ func NewKeySigner(key any) (*KeySigner, error) {
 }
 
 // PublicKeyPEM is the public key as cosign.pub holds it.
-func (k *KeySigner) PublicKeyPEM() ([]byte, error) { return cryptoutils.MarshalPublicKeyToPEM(k.priv.Public()) }
+func (k *KeySigner) PublicKeyPEM() ([]byte, error) {
+	return cryptoutils.MarshalPublicKeyToPEM(k.priv.Public())
+}
 
 // KeyID is the key's id (KeyID).
 func (k *KeySigner) KeyID() string { return k.id }
 
 // The sign.Keypair methods.
 
-func (k *KeySigner) GetHashAlgorithm() protocommon.HashAlgorithm       { return k.alg.GetProtoHashType() }
-func (k *KeySigner) GetSigningAlgorithm() protocommon.PublicKeyDetails { return k.alg.GetSignatureAlgorithm() }
+func (k *KeySigner) GetHashAlgorithm() protocommon.HashAlgorithm { return k.alg.GetProtoHashType() }
+func (k *KeySigner) GetSigningAlgorithm() protocommon.PublicKeyDetails {
+	return k.alg.GetSignatureAlgorithm()
+}
 func (k *KeySigner) GetHint() []byte {
 	der, _ := x509.MarshalPKIXPublicKey(k.priv.Public())
 	h := sha256.Sum256(der)
