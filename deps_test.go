@@ -76,6 +76,7 @@ var layers = map[string][]string{
 	// git library is in remote/gitfetch only; cmd wires it in.
 	"remote":          {"skill", "source", "internal/safefile", "internal/obs"},
 	"remote/gitfetch": {"remote", "skill"},
+	"remote/ocifetch": {"remote", "oci", "portable", "internal/semrange"}, // oci sources: the registry client is package oci's
 	// OCI registries: the one package importing oras-go and the OCI
 	// image-spec; cmd (and the remote source, through its own seam) use it.
 	"oci":                   {"skill", "portable"},

@@ -18,6 +18,7 @@ import (
 	"github.com/loadout/loadout/config"
 	"github.com/loadout/loadout/remote"
 	"github.com/loadout/loadout/remote/gitfetch"
+	"github.com/loadout/loadout/remote/ocifetch"
 	"github.com/loadout/loadout/safety"
 	"github.com/loadout/loadout/service"
 	"github.com/loadout/loadout/skill"
@@ -25,15 +26,18 @@ import (
 )
 
 func init() {
-	commands["sync"] = command{"fetch remote sources (git, index) and move their pins in loadout.lock", runSync}
+	commands["sync"] = command{"fetch remote sources (git, index, oci) and move their pins in loadout.lock", runSync}
 }
 
-// remoteFetchers make the fetchers of each kind of remote source.
-func remoteFetchers() map[string]func(remote.Spec) (remote.Fetcher, error) {
+// remoteFetchers make the fetchers of each kind of remote source; lim
+// bounds each snapshot (an oci artifact too), o the registry requests.
+func remoteFetchers(lim remote.Limits, o config.OCILimits) map[string]func(remote.Spec) (remote.Fetcher, error) {
 	client := &http.Client{Timeout: 5 * time.Minute}
+	oo := ocifetch.Options{ResponseTimeout: time.Duration(o.ResponseTimeout), FetchTimeout: time.Duration(o.FetchTimeout), MaxTags: o.MaxTags, Limits: lim}
 	return map[string]func(remote.Spec) (remote.Fetcher, error){
 		"index": func(s remote.Spec) (remote.Fetcher, error) { return remote.NewIndex(s, client) },
 		"git":   func(s remote.Spec) (remote.Fetcher, error) { return gitfetch.New(s) },
+		"oci":   func(s remote.Spec) (remote.Fetcher, error) { return ocifetch.New(s, oo) },
 	}
 }
 
@@ -68,7 +72,16 @@ func newRemotes(getenv func(string) string, f *config.File, dsn string, scan sou
 	var diags []skill.Diagnostic
 	specs := make([]remote.Spec, 0, len(srcs))
 	for _, s := range srcs {
-		sp := remote.Spec{ID: s.RemoteID(), Git: s.Git, Ref: s.Ref, Paths: s.Paths, Index: s.Index, AllowedOrigins: s.AllowedOrigins}
+		sp := remote.Spec{ID: s.RemoteID(), Git: s.Git, Ref: s.RemoteRef(), Paths: s.Paths, Index: s.Index, AllowedOrigins: s.AllowedOrigins,
+			OCI: s.OCI, Tag: s.Tag, Digest: s.Digest, Tags: s.Tags, Insecure: s.Insecure}
+		if uv, pv := s.OCITokenVars(); uv != "" {
+			sp.Username, sp.Password = getenv(uv), getenv(pv)
+			if sp.Username == "" || sp.Password == "" {
+				sp.Username, sp.Password = "", ""
+				diags = append(diags, skill.Diagnostic{Severity: skill.Warning, Code: remote.CodeAuth, Path: sp.URL(),
+					Message: fmt.Sprintf("remote source %s: its username and password name $%s and $%s, which are not both set; the docker config's credentials are used, if any", sp.ID, uv, pv)})
+			}
+		}
 		if v := s.Verify; v != nil {
 			sp.Verify = &remote.Verify{SSHAllowedSigners: v.SSHAllowedSigners, OpenPGPKeys: v.OpenPGPKeys, Key: v.Key,
 				CertificateIdentity: v.CertificateIdentity, CertificateIdentityRegexp: v.CertificateIdentityRegexp,
@@ -94,7 +107,7 @@ func newRemotes(getenv func(string) string, f *config.File, dsn string, scan sou
 		lim.MaxBytes = f.Remote.MaxTotalSize
 	}
 	m, err := remote.NewManager(specs, remote.Options{Cache: remoteCache(f, dsn), LockPath: f.LockPath(), Limits: lim, Scan: scan,
-		Fetchers: remoteFetchers(), Gate: safetyRefusals(policyOf(f)), Review: f.Review.Required})
+		Fetchers: remoteFetchers(lim, f.Remote.OCI), Gate: safetyRefusals(policyOf(f)), Review: f.Review.Required})
 	if err != nil {
 		return nil, nil, err
 	}
