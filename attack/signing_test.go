@@ -1,12 +1,26 @@
 package attack
 
 import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/secure-systems-lab/go-securesystemslib/encrypted"
+
+	"github.com/loadout/loadout/internal/registrytest"
+	"github.com/loadout/loadout/oci"
+	"github.com/loadout/loadout/signing"
 )
 
 // Attacks on signature policies (docs/signatures.md): a source that
@@ -125,5 +139,131 @@ func TestAttackUnsignedAndForeignCommits(t *testing.T) {
 	}
 	if rev := lockRevision(t, lock); rev != next {
 		t.Fatalf("alice's signed commit was not pinned: %s", rev)
+	}
+}
+
+// cosignKeyPair writes an ECDSA P-256 key pair as `cosign
+// generate-key-pair` does (cosign.key encrypted with password, PEM
+// "ENCRYPTED SIGSTORE PRIVATE KEY"; cosign.pub).
+func cosignKeyPair(t *testing.T, dir, name, password string) (key, pub string) {
+	t.Helper()
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	der, _ := x509.MarshalPKCS8PrivateKey(k)
+	enc, err := encrypted.Encrypt(der, []byte(password))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pder, _ := x509.MarshalPKIXPublicKey(k.Public())
+	key, pub = filepath.Join(dir, name+".key"), filepath.Join(dir, name+".pub")
+	os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED SIGSTORE PRIVATE KEY", Bytes: enc}), 0o600)
+	os.WriteFile(pub, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pder}), 0o644)
+	return key, pub
+}
+
+// pushFolder pushes a skill folder with `loadout push` (signed with key
+// when set) and returns the digest it printed.
+func pushFolder(t *testing.T, dir, ref, body, key string) string {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "pdf")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: pdf\ndescription: Fill PDF forms. Use when a PDF form must be filled.\n---\n"+body+"\n"), 0o644)
+	args := []string{"push", "--insecure"}
+	if key != "" {
+		args = append(args, "--sign", key)
+	}
+	out, errOut, code := CLI(t, dir, []string{"COSIGN_PASSWORD=hunter2"}, append(args, src, ref)...)
+	if code != 0 {
+		t.Fatalf("loadout %v: %d\n%s%s", args, code, out, errOut)
+	}
+	for _, f := range strings.Fields(out + " " + errOut) {
+		if strings.Contains(f, "sha256:") {
+			return f[strings.Index(f, "sha256:"):][:71]
+		}
+	}
+	t.Fatalf("loadout push printed no digest:\n%s%s", out, errOut)
+	return ""
+}
+
+// TestAttackOCISignatures: an oci source whose verify policy names a
+// cosign public key, against a real registry. `loadout push --sign` of
+// v1 is pinned, and the lock records the key; then the tag is moved to
+// an unsigned artifact, to one signed by another key, and to one that
+// carries a valid bundle of another digest (v1's, copied as a referrer):
+// each `loadout sync` fails with remote-signature naming the source, the
+// pin holds and v1 is still served.
+func TestAttackOCISignatures(t *testing.T) {
+	reg := registrytest.Start(t, registrytest.Options{})
+	keys := t.TempDir()
+	key, pub := cosignKeyPair(t, keys, "cosign", "hunter2")
+	other, _ := cosignKeyPair(t, keys, "other", "hunter2")
+	ref := reg.Ref("team/pdf") + ":stable"
+	dir := ociDir(t, map[string]any{"oci": reg.Ref("team/pdf"), "tag": "stable", "insecure": true, "verify": map[string]any{"key": pub}}, nil)
+	v1 := pushFolder(t, dir, ref, "version one", key)
+	if out, errOut, code := CLI(t, dir, nil, "sync"); code != 0 {
+		t.Fatalf("sync of a signed artifact: %d\n%s%s", code, out, errOut)
+	}
+	if rev, lock := ociPin(t, dir); rev != v1 || !strings.Contains(lock, `"kind": "key"`) || !strings.Contains(lock, `"signer"`) {
+		t.Fatalf("pinned %q, want %s signed by the key\n%s", rev, v1, lock)
+	}
+
+	c, err := oci.NewClient(oci.Options{Insecure: true, NoDockerConfig: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := signing.LoadKey(key, func() ([]byte, error) { return []byte("hunter2"), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct{ name, key, want string }{
+		{"unsigned", "", "carries no signature"},
+		{"another key", other, "no signature of"},
+		{"a signature of another digest", "", "no signature of"},
+	} {
+		d := pushFolder(t, dir, ref, "version "+step.name, step.key)
+		if step.name == "a signature of another digest" {
+			b, err := ks.Bundle(v1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			attachBundle(t, c, reg.Ref("team/pdf"), d, b)
+		}
+		out, errOut, code := CLI(t, dir, nil, "sync")
+		all := out + errOut
+		t.Logf("%s: %s", step.name, strings.TrimSpace(all))
+		if code == 0 || !strings.Contains(all, step.want) || !strings.Contains(all, "pdf") || !strings.Contains(all, d[:19]) {
+			t.Fatalf("%s: sync of %s: exit %d, want a refusal (%s) naming the source and the digest\n%s", step.name, d, code, step.want, all)
+		}
+		if rev, lock := ociPin(t, dir); rev != v1 {
+			t.Fatalf("%s: the pin moved to %s\n%s", step.name, rev, lock)
+		}
+		if out, _, code := CLI(t, dir, nil, "read", "--agent", "coder", "pdf", "SKILL.md"); code != 0 || !strings.Contains(out, "version one") {
+			t.Fatalf("%s: the last good pin is not served: %d\n%s", step.name, code, out)
+		}
+	}
+}
+
+// attachBundle pushes a Sigstore bundle as a referrer of subject, as
+// cosign attaches one.
+func attachBundle(t *testing.T, c *oci.Client, repo, subject string, b []byte) {
+	t.Helper()
+	ctx := context.Background()
+	sd, _, err := c.FetchManifest(ctx, repo+"@"+subject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sha := func(b []byte) string { h := sha256.Sum256(b); return "sha256:" + hex.EncodeToString(h[:]) }
+	empty := []byte("{}")
+	layer := oci.Blob{Descriptor: oci.Descriptor{MediaType: signing.BundleMediaType, Digest: sha(b), Size: int64(len(b))}, Data: b}
+	cfg := oci.Blob{Descriptor: oci.Descriptor{MediaType: "application/vnd.oci.empty.v1+json", Digest: sha(empty), Size: 2}, Data: empty}
+	for _, blob := range []oci.Blob{layer, cfg} {
+		if err := c.PushBlob(ctx, repo, blob); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, _ := json.Marshal(oci.Manifest{SchemaVersion: 2, MediaType: oci.MediaTypeImageManifest, ArtifactType: signing.BundleMediaType,
+		Config: cfg.Descriptor, Layers: []oci.Descriptor{layer.Descriptor}, Subject: &oci.Descriptor{MediaType: sd.MediaType, Digest: sd.Digest, Size: sd.Size}})
+	mb := oci.Blob{Descriptor: oci.Descriptor{MediaType: oci.MediaTypeImageManifest, Digest: sha(m), Size: int64(len(m)), ArtifactType: signing.BundleMediaType}, Data: m}
+	if err := c.PushManifest(ctx, repo+"@"+mb.Descriptor.Digest, mb); err != nil {
+		t.Fatal(err)
 	}
 }
