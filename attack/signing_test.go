@@ -112,6 +112,9 @@ func TestAttackUnsignedAndForeignCommits(t *testing.T) {
 		t.Fatalf("the lock records signer %v; want ssh alice@example.com with the key of %s", sg, fp)
 	}
 
+	if code, _, src := s.Do(t, "GET", "/v1/sources", "", ""); code != 200 || !strings.Contains(src, `"signer":{"kind":"ssh","key":"`+sg["key"]+`","identity":"alice@example.com"}`) {
+		t.Fatalf("GET /v1/sources does not name the signer: %d %s", code, src)
+	}
 	for _, c := range []struct{ name, key, want string }{
 		{"unsigned", "", "is not signed"},
 		{"mallory", mallory, "not in sshAllowedSigners"},

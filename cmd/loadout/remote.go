@@ -177,6 +177,9 @@ func (r remotesService) Status() []service.SourceStatus {
 		st := service.SourceStatus{ID: s.ID, Kind: s.Kind(), URL: s.URL(), Ref: s.Ref, Paths: s.Paths, Every: r.every[s.ID], Error: r.m.LastError(s.ID)}
 		if p := r.m.Pin(s.ID); p != nil && p.Same(s) {
 			st.Revision, st.Digest, st.Synced = p.Revision, p.Digest, p.Synced
+			if g := p.Signer; g != nil {
+				st.Signer = &service.SourceSigner{Kind: g.Kind, Key: g.Key, Identity: g.Identity, Issuer: g.Issuer}
+			}
 		}
 		// Skills is what is served, not what the pin lists: a source that
 		// failed to open serves none, and Error says why.
