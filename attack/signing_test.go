@@ -15,12 +15,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/secure-systems-lab/go-securesystemslib/encrypted"
 
 	"github.com/loadout/loadout/internal/registrytest"
 	"github.com/loadout/loadout/oci"
 	"github.com/loadout/loadout/signing"
+	"github.com/loadout/loadout/signing/signingtest"
 )
 
 // Attacks on signature policies (docs/signatures.md): a source that
@@ -268,5 +270,97 @@ func attachBundle(t *testing.T, c *oci.Client, repo, subject string, b []byte) {
 	mb := oci.Blob{Descriptor: oci.Descriptor{MediaType: oci.MediaTypeImageManifest, Digest: sha(m), Size: int64(len(m)), ArtifactType: signing.BundleMediaType}, Data: m}
 	if err := c.PushManifest(ctx, repo+"@"+mb.Descriptor.Digest, mb); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAttackOCIKeyless: an oci source with a keyless policy (a
+// trusted_root.json of a virtual Sigstore, an identity and an issuer),
+// through `loadout sync` against a real registry. v1, signed by the
+// release identity, is pinned and the lock records the identity and
+// issuer. Then the tag moves to an artifact signed by another identity,
+// to one whose certificate the trusted root's CA issued after its
+// validity ended, and to one carrying v1's bundle (a signature of another
+// digest): each is refused (remote-signature, naming the source and the
+// digest), the pin holds and v1 is served.
+func TestAttackOCIKeyless(t *testing.T) {
+	reg := registrytest.Start(t, registrytest.Options{})
+	ctx := context.Background()
+	c, err := oci.NewClient(oci.Options{Insecure: true, NoDockerConfig: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := signingtest.NewSigstore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const who, issuer = "https://github.com/acme/skills/.github/workflows/release.yml@refs/heads/main", "https://token.actions.githubusercontent.com"
+	repo := reg.Ref("team/pdf")
+	signed := func(d, identity string) []byte {
+		_, manifest, err := c.FetchManifest(ctx, repo+"@"+d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := signingtest.KeylessBundle(vs, identity, issuer, manifest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	attach := func(d string, b []byte) {
+		sd, _, err := c.FetchManifest(ctx, repo+"@"+d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := signingtest.Attach(ctx, c, repo, sd, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	trFile := filepath.Join(t.TempDir(), "trusted_root.json")
+	dir := ociDir(t, map[string]any{"oci": repo, "tag": "stable", "insecure": true,
+		"verify": map[string]any{"certificateIdentity": who, "certificateOidcIssuer": issuer, "trustedRoot": trFile}}, nil)
+	v1 := pushFolder(t, dir, repo+":stable", "version one", "")
+	v1Bundle := signed(v1, who)
+	attach(v1, v1Bundle)
+	// The CA is valid until just after v1 was signed: the expired case
+	// below is signed later.
+	caEnd := time.Now().Add(500 * time.Millisecond)
+	tr, err := signingtest.TrustedRoot(vs, caEnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(trFile, tr, 0o644)
+	if out, errOut, code := CLI(t, dir, nil, "sync"); code != 0 {
+		t.Fatalf("sync of v1, signed by %s: %d\n%s%s", who, code, out, errOut)
+	}
+	if rev, lock := ociPin(t, dir); rev != v1 || !strings.Contains(lock, `"kind": "keyless"`) || !strings.Contains(lock, `"identity": "`+who+`"`) || !strings.Contains(lock, `"issuer": "`+issuer+`"`) {
+		t.Fatalf("pinned %s, want %s signed keyless by %s\n%s", rev, v1, who, lock)
+	}
+	for _, step := range []struct{ name, want string }{
+		{"another identity", "CertificateIdentity"},
+		{"after the CA expired", "certificate"},
+		{"v1's bundle on another digest", "artifact"},
+	} {
+		d := pushFolder(t, dir, repo+":stable", "version "+step.name, "")
+		switch step.name {
+		case "another identity":
+			attach(d, signed(d, "https://github.com/mallory/skills/.github/workflows/release.yml@refs/heads/main"))
+		case "after the CA expired":
+			time.Sleep(time.Until(caEnd.Add(time.Second))) // the timestamp must fall after caEnd
+			attach(d, signed(d, who))
+		default:
+			attach(d, v1Bundle)
+		}
+		out, errOut, code := CLI(t, dir, nil, "sync")
+		all := out + errOut
+		t.Logf("%s: %s", step.name, strings.TrimSpace(all))
+		if code == 0 || !strings.Contains(all, "remote-signature") && !strings.Contains(all, "verify policy") || !strings.Contains(all, step.want) || !strings.Contains(all, d[:19]) {
+			t.Fatalf("%s: sync of %s: exit %d, want a refusal naming the source and the digest\n%s", step.name, d, code, all)
+		}
+		if rev, lock := ociPin(t, dir); rev != v1 {
+			t.Fatalf("%s: the pin moved to %s\n%s", step.name, rev, lock)
+		}
+		if out, _, code := CLI(t, dir, nil, "read", "--agent", "coder", "pdf", "SKILL.md"); code != 0 || !strings.Contains(out, "version one") {
+			t.Fatalf("%s: the last good pin is not served: %d\n%s", step.name, code, out)
+		}
 	}
 }
