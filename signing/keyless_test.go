@@ -6,65 +6,27 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
-	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
-	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
-	protorekor "github.com/sigstore/protobuf-specs/gen/pb-go/rekor/v1"
-	"github.com/sigstore/sigstore-go/pkg/bundle"
-	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 
 	"github.com/loadout/loadout/remote"
+	"github.com/loadout/loadout/signing/signingtest"
 )
 
-// keylessBundle is a Sigstore bundle (JSON) of a virtual Sigstore's
-// signature of artifact by identity and issuer: the Fulcio certificate,
-// a message signature and the TSA's timestamp.
 func keylessBundle(t *testing.T, vs *ca.VirtualSigstore, identity, issuer string, artifact []byte) []byte {
 	t.Helper()
-	te, err := vs.Sign(identity, issuer, artifact)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vc, _ := te.VerificationContent()
-	sc, _ := te.SignatureContent()
-	ms := sc.MessageSignatureContent()
-	tss, _ := te.Timestamps()
-	// The Rekor entry is left out (the virtual Sigstore's hashedrekord
-	// entries carry no protobuf form); the TSA's timestamp is the
-	// observer timestamp, as with `cosign sign --tlog-upload=false
-	// --timestamp-server-url …`.
-	var tles []*protorekor.TransparencyLogEntry
-	var stamps []*protocommon.RFC3161SignedTimestamp
-	for _, ts := range tss {
-		stamps = append(stamps, &protocommon.RFC3161SignedTimestamp{SignedTimestamp: ts})
-	}
-	pb := &protobundle.Bundle{
-		MediaType: "application/vnd.dev.sigstore.bundle.v0.3+json",
-		VerificationMaterial: &protobundle.VerificationMaterial{
-			Content:                   &protobundle.VerificationMaterial_Certificate{Certificate: &protocommon.X509Certificate{RawBytes: vc.Certificate().Raw}},
-			TlogEntries:               tles,
-			TimestampVerificationData: &protobundle.TimestampVerificationData{Rfc3161Timestamps: stamps},
-		},
-		Content: &protobundle.Bundle_MessageSignature{MessageSignature: &protocommon.MessageSignature{
-			MessageDigest: &protocommon.HashOutput{Algorithm: protocommon.HashAlgorithm_SHA2_256, Digest: ms.Digest()},
-			Signature:     ms.Signature()}},
-	}
-	b, err := (&bundle.Bundle{Bundle: pb}).MarshalJSON()
+	b, err := signingtest.KeylessBundle(vs, identity, issuer, artifact)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
 }
 
-// trustedRootFile writes vs's CA, logs and TSA as a trusted_root.json.
+// trustedRootFile writes vs's trusted_root.json.
 func trustedRootFile(t *testing.T, vs *ca.VirtualSigstore) string {
 	t.Helper()
-	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), vs.CTLogs(), vs.TimestampingAuthorities(), vs.RekorLogs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := tr.MarshalJSON()
+	data, err := signingtest.TrustedRoot(vs, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
