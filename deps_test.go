@@ -83,7 +83,7 @@ var layers = map[string][]string{
 	"internal/registrytest": {"internal/testutil"},
 	// Signatures: the one package importing sigstore-go (cosign's format,
 	// keyed and keyless), over package oci's client.
-	"signing": {"oci", "remote"},
+	"signing":             {"oci", "remote"},
 	"signing/signingtest": {"oci"}, // imported by tests only: keyless signatures from sigstore-go's virtual Sigstore // imported by tests only: a real registry (Debian's docker-registry)
 	// Traces: the one package that imports OpenTelemetry; cmd registers it
 	// as the observer of internal/obs.
