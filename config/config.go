@@ -85,6 +85,9 @@ type File struct {
 	// Metrics configures GET /metrics and its optional listener of its
 	// own (docs/metrics.md). Restart to change it.
 	Metrics Metrics `json:"metrics,omitzero"`
+	// Publish is the OCI registry the web UI pushes stored skills to
+	// (docs/oci.md). Without a registry the UI offers no push.
+	Publish Publish `json:"publish,omitzero"`
 
 	// Path is the absolute path the file was read from.
 	Path string `json:"-"`
@@ -610,6 +613,9 @@ func (f *File) Validate() error {
 		return &Error{File: f.Path, Field: "limits", Msg: "limits must be positive numbers (0 or absent for the defaults)"}
 	}
 	if err := f.Metrics.validate(f.Path); err != nil {
+		return err
+	}
+	if err := f.Publish.validate(f.Path); err != nil {
 		return err
 	}
 	if err := f.Tracing.validate(f.Path); err != nil {

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"net"
 	"path"
 	"sort"
 	"strings"
@@ -441,6 +442,10 @@ func (u *unpacker) corrupt(v *verifier, d Descriptor, entry string, err error) e
 	if errors.As(err, &e) {
 		return err
 	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return &Error{Code: CodeRegistry, Entry: d.Digest, Msg: "the download of the blob stopped: " + err.Error(), Err: err}
+	}
 	if ferr := v.finish(); ferr != nil && CodeOf(ferr) == CodeDigest {
 		return ferr
 	}
@@ -479,6 +484,9 @@ func (u *unpacker) entry(tr *tar.Reader, h *tar.Header) error {
 	case tar.TypeReg, tar.TypeRegA:
 		if h.Size > u.lim.MaxFileBytes {
 			return &Error{Code: CodeTooLarge, Entry: h.Name, Msg: fmt.Sprintf("the file is %d bytes; the limit is %d", h.Size, u.lim.MaxFileBytes)}
+		}
+		if h.Size > u.lim.MaxUnpackedBytes-u.unpacked {
+			return &Error{Code: CodeTooLarge, Entry: h.Name, Msg: fmt.Sprintf("the file is %d bytes, more than the %d the layers may still decompress to", h.Size, u.lim.MaxUnpackedBytes-u.unpacked)}
 		}
 		if err := u.count(h.Name, h.Size); err != nil {
 			return err

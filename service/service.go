@@ -47,6 +47,9 @@ type Options struct {
 	Safety *safety.Policy
 	// Review configures drafts and review (see review.go).
 	Review ReviewOptions
+	// Publisher pushes stored versions to an OCI registry (publish.go);
+	// nil: no push.
+	Publisher Publisher
 }
 
 // Service serves one catalog to many agents over any transport. It is safe

@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/loadout/loadout/internal/browsertest"
+	"github.com/loadout/loadout/internal/registrytest"
 )
 
 // viewsFixture is a server for the viewing tabs' browser tests: a folder
@@ -29,6 +30,7 @@ import (
 type viewsFixture struct {
 	srv *browsertest.Server
 	dir string
+	reg *registrytest.Registry
 }
 
 func writeFile(t *testing.T, path string, data []byte) {
@@ -91,7 +93,9 @@ func newViewsFixture(t *testing.T) *viewsFixture {
 	writeFile(t, filepath.Join(skills, "notes", "SKILL.md"), []byte("---\nname: notes\ndescription: Team notes.\n---\nNotes.\n"))
 	writeFile(t, filepath.Join(dir, "plugins", "acme", "plugin.json"), []byte(`{"id": "acme", "name": "Acme", "version": "1.0.0", "trust": "self_host_guarded",
   "skills": [{"id": "oncall", "name": "oncall", "description": "Hand over the pager.", "source": {"kind": "inline", "content": "# On call\n"}}]}`))
+	reg := registrytest.Start(t, registrytest.Options{})
 	writeFile(t, filepath.Join(dir, "loadout.json"), []byte(`{
+  "publish": {"registry": "`+reg.Host+`/team", "insecure": true},
   "agents": [
     {"agentId": "ops", "skills": [{"root": "skills", "available": ["deploy", "evil"]}, {"store": true, "inline": ["review"]}, {"plugin": "acme"}], "preload": ["notes"]},
     {"agentId": "dev", "skills": [{"store": true}]}
@@ -99,7 +103,7 @@ func newViewsFixture(t *testing.T) *viewsFixture {
   "plugins": ["plugins/acme"]
 }`))
 	srv := browsertest.Serve(t, []string{"HOME=" + dir}, "--config", filepath.Join(dir, "loadout.json"), "--db", filepath.Join(dir, "loadout.db"))
-	f := &viewsFixture{srv: srv, dir: dir}
+	f := &viewsFixture{srv: srv, dir: dir, reg: reg}
 	doc := func(body string) []byte {
 		b, _ := json.Marshal(map[string]any{"schemaVersion": 2, "skill": map[string]any{
 			"content": "---\nname: review\ndescription: Review a change.\n---\n" + body,
@@ -303,6 +307,14 @@ func TestSkillsListAndViewsInBrowser(t *testing.T) {
 	if got := f.api(t, "GET", "/v1/skills/review/files/SKILL.md", nil, nil, 200); !strings.Contains(got, "Check the tests.\n") {
 		t.Errorf("after restoring v1, SKILL.md is:\n%s", got)
 	}
+	// Push to registry: version 1 goes to the configured (real) registry,
+	// and the tab shows the reference with its digest.
+	browsertest.Do(t, ctx, "push v1", chromedp.Click(chromedp.CSS(`button[aria-label="Push version 1 to `+f.reg.Host+`/team"]`)))
+	browsertest.Get(t, ctx, "wait for the push", chromedp.Poll[bool](`document.querySelector('.notice[role="status"] code.digest') !== null`))
+	if n := textOf("pushed", `.notice[role="status"]`); !strings.Contains(n, "Pushed to the registry: "+f.reg.Host+"/team/review:v1@sha256:") {
+		t.Errorf("after the push: %q", n)
+	}
+	noViolations("the versions tab after a push")
 
 	// Usage: a load through the API shows.
 	f.api(t, "GET", "/v1/agents/dev/skills/review", nil, nil, 200)

@@ -81,6 +81,9 @@ var routes = []route{
 	// Writes to the store are an author's (the service checks again; the
 	// editor saves through the API, whose routes declare their roles).
 	{"POST /ui/skills/{name}/restore", scopeAuthor, handle((*ui).restoreVersion)},
+	// Push a stored version to the configured OCI registry (the service
+	// checks the author role for the skill, and audits the push).
+	{"POST /ui/skills/{name}/push", scopeAuthor, handle((*ui).pushVersion)},
 	{"GET /ui/new", scopeAuthor, handle((*ui).newSkillPage)},
 	{"GET /ui/import", scopeAuthor, handle((*ui).importPage)},
 	{"POST /ui/import", scopeAuthor, handle((*ui).importPost)},

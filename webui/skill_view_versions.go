@@ -41,6 +41,11 @@ type versionsData struct {
 	Same     bool
 	CSRF     string
 	Restored int
+	// PushTarget is the registry prefix the Push action pushes to ("":
+	// no publish configured, no action); Pushed is the reference a push
+	// just wrote, shown once.
+	PushTarget string
+	Pushed     string
 }
 
 // versionRow is a version with the one before it (0 for the first), for
@@ -76,6 +81,10 @@ func (u *ui) tabVersions(w http.ResponseWriter, r *http.Request, sp *skillPage) 
 	o := sp.Skill.OriginValue()
 	d := &versionsData{Name: sp.Name, Origin: o, Source: sourceText(o), Stored: o.Kind == "store", Editable: sp.Editable, CSRF: csrfToken(r), Current: o.Version}
 	d.Restored, _ = strconv.Atoi(r.URL.Query().Get("restored"))
+	d.PushTarget = u.svc.PublishTarget()
+	if pushed := r.URL.Query().Get("pushed"); pushed != "" && len(pushed) <= 512 && utf8.ValidString(pushed) {
+		d.Pushed = pushed
+	}
 	if !d.Stored {
 		d.Digest = sp.Skill.ContentDigest()
 		return u.tabFragment(w, r, "frag_versions.html", d)
@@ -247,4 +256,33 @@ func (u *ui) restoreVersion(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, fmt.Sprintf("/ui/skills/%s?tab=versions&restored=%d", url.PathEscape(name), rec.Version), http.StatusSeeOther)
+}
+
+// pushVersion is the Versions tab's "Push to registry" form: one stored
+// version, pushed to the configured registry as an OCI artifact
+// (docs/oci.md). The result (the reference with its digest) is shown on
+// the tab; a refusal says what the registry said.
+func (u *ui) pushVersion(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := u.checkCSRF(r); err != nil {
+		u.fail(w, r, http.StatusForbidden, "Request refused", err.Error())
+		return
+	}
+	v, err := strconv.Atoi(r.PostFormValue("version"))
+	if err != nil || v <= 0 {
+		u.fail(w, r, http.StatusBadRequest, "No version to push", "The form's field version must be a version number from the Versions tab: reload the tab and pick one.")
+		return
+	}
+	ref, err := u.svc.PublishVersion(r.Context(), principal(r), name, v)
+	if err != nil {
+		e := service.AsError(err)
+		if e.Code == service.CodeUpstream {
+			u.fail(w, r, http.StatusBadGateway, "Push refused by the registry",
+				fmt.Sprintf("Version %d of %s was not pushed: %s. Nothing changed in loadout; check the registry's address and credentials (\"publish\" in the config) and push again.", v, name, e.Message))
+			return
+		}
+		u.failErr(w, r, err)
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/ui/skills/%s?tab=versions&pushed=%s", url.PathEscape(name), url.QueryEscape(ref)), http.StatusSeeOther)
 }

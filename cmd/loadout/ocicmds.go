@@ -76,12 +76,13 @@ func runPush(ctx context.Context, e *env, args []string) int {
 	var sf storeFlags
 	var rf registryFlags
 	var source, sign string
-	fs := newFlags(e, "push", "[--db D] [--config F] NAME[@VERSION]|FOLDER REF [--insecure] [--username U --password-env VAR] [--sign KEY]",
-		"Pushes a skill to an OCI registry as an Agent Skills artifact (docs/oci.md): a stored\n"+
-			"skill (its current version, or @VERSION), a skill of the configured sources, or a skill\n"+
-			"folder (a path with a slash, or an existing folder). REF is registry/repository[:tag];\n"+
-			"without a tag the skill's frontmatter version is the tag. The layer is reproducible:\n"+
-			"the same skill gives the same digest. Prints REF@DIGEST on stdout.")
+	fs := newFlags(e, "push", "[--db D] [--config F] SKILL REF [--insecure] [--username U --password-env VAR] [--sign KEY]",
+		"Pushes a skill to an OCI registry as an Agent Skills artifact (docs/oci.md). SKILL is a\n"+
+			"stored skill's NAME (its current version) or NAME@VERSION, a skill of the configured\n"+
+			"sources, or a skill folder (a path with a slash, or an existing folder). REF is\n"+
+			"registry/repository[:tag]; without a tag the skill's frontmatter version is the tag.\n"+
+			"The layer is reproducible: the same skill gives the same digest. Prints REF@DIGEST\n"+
+			"on stdout.")
 	sf.register(fs)
 	rf.register(fs)
 	fs.StringVar(&source, "source", "", "the skill's source repository `URL`, written as org.opencontainers.image.source")

@@ -342,6 +342,11 @@ func startServer(ctx context.Context, e *env, f *serverFlags, transport string) 
 			Idle: time.Duration(cfg.Server.UISessionIdle), Lifetime: time.Duration(cfg.Server.UISessionLifetime)}
 		svcOpt.Listing = listingOf(cfg)
 		svcOpt.Safety = cfg.SafetyPolicy()
+		pub, err := publisherOf(cfg)
+		if err != nil {
+			return nil, err
+		}
+		svcOpt.Publisher = pub
 	}
 	srv.svc = service.New(cat, svcOpt)
 	if ss, ok := st.(*sqlstore.Store); ok {

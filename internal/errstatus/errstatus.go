@@ -24,7 +24,8 @@ import (
 //	unsupported_media_type 415, request_timeout 408,
 //	host_not_allowed 403, cross_origin 403, blocked 403 (the kill switch),
 //	no_store 409 (the server has no store: a state of the server that
-//	retrying will not change, so not 503), internal 500.
+//	retrying will not change, so not 503), not_configured 409 (no registry
+//	to push to), upstream 502 (the registry refused a push), internal 500.
 func Of(code string) int {
 	switch code {
 	case service.CodeUnauthorized:
@@ -33,7 +34,7 @@ func Of(code string) int {
 		return http.StatusForbidden
 	case service.CodeNotFound:
 		return http.StatusNotFound
-	case service.CodeConflict, service.CodeNoStore:
+	case service.CodeConflict, service.CodeNoStore, service.CodeNotConfigured:
 		return http.StatusConflict
 	case service.CodeInvalid:
 		return http.StatusUnprocessableEntity
@@ -41,6 +42,8 @@ func Of(code string) int {
 		return http.StatusBadRequest
 	case service.CodeTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case service.CodeUpstream:
+		return http.StatusBadGateway
 	case "precondition_required":
 		return http.StatusPreconditionRequired
 	case "unsupported_media_type":
