@@ -23,7 +23,7 @@ var layers = map[string][]string{
 	"render":                {"skill", "internal/terms"},
 	"safety":                {"skill", "internal/safefile"},
 	"source":                {"skill", "internal/ignore", "internal/safefile", "internal/dirent", "internal/fnv1a"},
-	"catalog":               {"source", "render", "skill", "safety", "internal/textdist", "internal/terms", "internal/obs", "internal/semrange"},
+	"catalog":               {"source", "render", "skill", "safety", "internal/textdist", "internal/terms", "internal/obs"},
 	"config":                {"catalog", "source", "safety", "store", "internal/jsonc"},
 	"internal/ignore":       {},
 	"internal/jsonc":        {"internal/textdist", "internal/jsondepth"},

@@ -83,9 +83,7 @@ func BenchmarkOCISync(b *testing.B) {
 	for i := range specs {
 		specs[i] = remote.Spec{ID: fmt.Sprintf("s%04d", i), OCI: reg.Ref(fmt.Sprintf("bench/skill-%04d", i)), Tag: "1.0.0", Ref: "1.0.0", Insecure: true}
 	}
-	fetchers := map[string]func(remote.Spec) (remote.Fetcher, error){"oci": func(s remote.Spec) (remote.Fetcher, error) {
-		return ocifetch.New(s, ocifetch.Options{DockerConfig: filepath.Join(b.TempDir(), "none.json")})
-	}}
+	fetchers := map[string]func(remote.Spec) (remote.Fetcher, error){"oci": ocifetch.NewPool(ocifetch.Options{DockerConfig: filepath.Join(b.TempDir(), "none.json")}).New}
 	for it := 0; it < b.N; it++ {
 		dir := b.TempDir()
 		mk := func() *remote.Manager {

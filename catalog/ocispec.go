@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-
-	"github.com/loadout/loadout/internal/semrange"
 )
 
 // The grammar of the OCI distribution spec (and of docker references):
@@ -18,6 +16,30 @@ var (
 	ociTag       = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
 	ociDigest    = regexp.MustCompile(`^(sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128})$`)
 )
+
+// MaxTagRange bounds an oci source's "tags" range.
+const MaxTagRange = 256
+
+// tagRangeChars are the characters a semver range may hold.
+var tagRangeChars = regexp.MustCompile(`^[0-9A-Za-z.*^~<>=!|,+ -]+$`)
+
+// CheckTagRange is the check of a "tags" range the library can make
+// without a semver library (which would bring database/sql/driver into
+// it): not empty, at most MaxTagRange characters, only the characters of
+// a range, at least one digit or wildcard. The range itself is parsed
+// (Masterminds/semver, internal/semrange) when the source is opened, and
+// cmd refuses one that does not parse before it runs, naming the field.
+func CheckTagRange(s string) error {
+	switch {
+	case strings.TrimSpace(s) == "":
+		return fmt.Errorf("is empty: give a semver range, like \">=1.2 <2\" or \"^1.4\"")
+	case len(s) > MaxTagRange:
+		return fmt.Errorf("is %d characters, over the limit of %d", len(s), MaxTagRange)
+	case !tagRangeChars.MatchString(s) || !strings.ContainsAny(s, "0123456789*xX"):
+		return fmt.Errorf("%q is not a semver range: give one like \">=1.2 <2\", \"^1.4\" or \"~1.2.3\"", s)
+	}
+	return nil
+}
 
 // MaxOCIRepository bounds an oci source's repository reference.
 const MaxOCIRepository = 255
@@ -42,7 +64,7 @@ func (s SourceSpec) checkOCI() *SpecError {
 	case s.Digest != "" && !ociDigest.MatchString(s.Digest):
 		return &SpecError{Field: "digest", Msg: fmt.Sprintf("%q is not a manifest digest: give \"sha256:\" and 64 lowercase hex digits", s.Digest)}
 	case s.Tags != "":
-		if _, err := semrange.Parse(s.Tags); err != nil {
+		if err := CheckTagRange(s.Tags); err != nil {
 			return &SpecError{Field: "tags", Msg: err.Error()}
 		}
 	}

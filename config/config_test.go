@@ -254,3 +254,33 @@ func TestRemoteIDShared(t *testing.T) {
 		t.Errorf("two sources with one id: %v", err)
 	}
 }
+
+// TestRemoteOCISection: remote.oci's bounds are read as durations and a
+// count; a negative one is refused naming the section; an oci source's
+// fields are checked with their path, and two sources with one id must
+// agree on the oci fields too.
+func TestRemoteOCISection(t *testing.T) {
+	f, err := Parse([]byte(`{"remote": {"oci": {"responseTimeout": "2s", "fetchTimeout": "1m", "maxTags": 50}},
+		"agents": [{"agentId": "a", "skills": [{"oci": "r.example.com/t/pdf", "tags": "^1.2", "username": "${U}", "password": "${P}"}]}]}`), "/cfg/loadout.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := f.Remote.OCI; time.Duration(o.ResponseTimeout) != 2*time.Second || time.Duration(o.FetchTimeout) != time.Minute || o.MaxTags != 50 {
+		t.Errorf("remote.oci = %+v", o)
+	}
+	if rs := f.Remotes(); len(rs) != 1 || rs[0].RemoteID() != "pdf" || rs[0].RemoteRef() != "^1.2" {
+		t.Errorf("remotes %+v", rs)
+	}
+	for text, want := range map[string]string{
+		`{"remote": {"oci": {"maxTags": -1}}}`:                                       `remote.oci: responseTimeout, fetchTimeout and maxTags must be positive`,
+		`{"remote": {"oci": {"fetchTimeout": "-1s"}}}`:                               `remote.oci: responseTimeout, fetchTimeout and maxTags must be positive`,
+		`{"remote": {"oci": {"responseTimout": "1s"}}}`:                              `unknown key "responseTimout"`,
+		`{"agents": [{"agentId": "a", "skills": [{"oci": "r.example.com/t/pdf"}]}]}`: `agents[0].skills[0].tag: an oci source names exactly one`,
+		`{"agents": [{"agentId": "a", "skills": [{"oci": "r.example.com/t/pdf", "tag": "1", "id": "x"}]}, {"agentId": "b", "skills": [{"oci": "r.example.com/t/pdf", "tag": "2", "id": "x"}]}]}`: `remote source id "x" is used for two different sources`,
+	} {
+		_, err := Parse([]byte(text), "/cfg/loadout.json")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%s)\n  = %v\n  want it to contain %q", text, err, want)
+		}
+	}
+}

@@ -62,8 +62,11 @@ type Manager struct {
 	specs []Spec
 	byID  map[string]int
 
-	lockMu sync.Mutex // guards the lock file and lock
+	lockMu sync.Mutex // guards the lock file, lock and lockSeen
 	lock   *Lock
+	// lockSeen is the lock file as this manager last read or wrote it
+	// (nil: unknown), so that rereadLock need not parse it again.
+	lockSeen os.FileInfo
 
 	mu    sync.RWMutex
 	state map[string]*snapshot
@@ -671,16 +674,36 @@ func plural(n int, one, many string) string {
 }
 
 // rereadLock reads the lock file again: another process may have moved
-// it.
+// it. A file that is still the one this manager last read or wrote (the
+// same file, size and modification time: every writer replaces the file
+// by a rename, so another's write is another file) is not parsed again,
+// which keeps a sync of many sources from reading a lock of them all once
+// for each.
 func (m *Manager) rereadLock() error {
+	st, serr := os.Stat(m.opt.LockPath)
+	m.lockMu.Lock()
+	same := serr == nil && sameLockFile(st, m.lockSeen)
+	m.lockMu.Unlock()
+	if same {
+		return nil
+	}
 	l, err := ReadLock(m.opt.LockPath)
 	if err != nil {
 		return err
 	}
 	m.lockMu.Lock()
 	m.lock = l
+	m.lockSeen = nil
+	if serr == nil {
+		m.lockSeen = st // stat before the read: a change meanwhile is read next time
+	}
 	m.lockMu.Unlock()
 	return nil
+}
+
+// sameLockFile reports whether a and b are one lock file, unchanged.
+func sameLockFile(a, b os.FileInfo) bool {
+	return a != nil && b != nil && os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 // writePin moves pin in the lock file: read again, changed and written
@@ -699,6 +722,7 @@ func (m *Manager) updateLock(fn func(l *Lock) error) error {
 	defer m.lockMu.Unlock()
 	unlock := lockFolder(filepath.Dir(m.opt.LockPath))
 	defer unlock()
+	m.lockSeen = nil
 	l, err := ReadLock(m.opt.LockPath)
 	if err != nil {
 		return err
@@ -711,6 +735,9 @@ func (m *Manager) updateLock(fn func(l *Lock) error) error {
 		return err
 	}
 	m.lock = l
+	if st, err := os.Stat(m.opt.LockPath); err == nil {
+		m.lockSeen = st // what this process wrote, under the folder's lock
+	}
 	return nil
 }
 

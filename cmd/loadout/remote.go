@@ -16,6 +16,7 @@ import (
 
 	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/config"
+	"github.com/loadout/loadout/internal/semrange"
 	"github.com/loadout/loadout/remote"
 	"github.com/loadout/loadout/remote/gitfetch"
 	"github.com/loadout/loadout/remote/ocifetch"
@@ -37,7 +38,7 @@ func remoteFetchers(lim remote.Limits, o config.OCILimits) map[string]func(remot
 	return map[string]func(remote.Spec) (remote.Fetcher, error){
 		"index": func(s remote.Spec) (remote.Fetcher, error) { return remote.NewIndex(s, client) },
 		"git":   func(s remote.Spec) (remote.Fetcher, error) { return gitfetch.New(s) },
-		"oci":   func(s remote.Spec) (remote.Fetcher, error) { return ocifetch.New(s, oo) },
+		"oci":   ocifetch.NewPool(oo).New,
 	}
 }
 
@@ -72,6 +73,11 @@ func newRemotes(getenv func(string) string, f *config.File, dsn string, scan sou
 	var diags []skill.Diagnostic
 	specs := make([]remote.Spec, 0, len(srcs))
 	for _, s := range srcs {
+		if s.Tags != "" {
+			if _, err := semrange.Parse(s.Tags); err != nil {
+				return nil, nil, fmt.Errorf("%s: remote source %s: tags %v", f.Path, s.RemoteID(), err)
+			}
+		}
 		sp := remote.Spec{ID: s.RemoteID(), Git: s.Git, Ref: s.RemoteRef(), Paths: s.Paths, Index: s.Index, AllowedOrigins: s.AllowedOrigins,
 			OCI: s.OCI, Tag: s.Tag, Digest: s.Digest, Tags: s.Tags, Insecure: s.Insecure}
 		if uv, pv := s.OCITokenVars(); uv != "" {

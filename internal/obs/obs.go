@@ -25,7 +25,7 @@ const (
 	KindMCP                        // one MCP call (the name is the method or "tools/call NAME")
 	KindStore                      // one store query or transaction (the name is the store method)
 	KindRefresh                    // one catalog refresh ("catalog"), or one source read in it (the source kind: "folder", "store", "plugin", "remote")
-	KindSync                       // one remote-source sync (the name is the source kind: "git", "index")
+	KindSync                       // one remote-source sync (the name is the source kind: "git", "index", "oci")
 	KindSafetyScan                 // one safety check of the catalog's new skills ("catalog")
 )
 

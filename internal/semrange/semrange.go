@@ -1,6 +1,8 @@
 // Package semrange picks tags by a semver range: the one package that
-// imports github.com/Masterminds/semver/v3. The config checks a range
-// with Parse; an oci source picks the highest tag in it with Highest.
+// imports github.com/Masterminds/semver/v3 (which the library packages
+// may not: it brings database/sql/driver). cmd checks a config's ranges
+// with Parse before it runs; an oci source picks the highest tag in its
+// range with Highest. The config's own check is catalog.CheckTagRange.
 package semrange
 
 import (

@@ -102,9 +102,63 @@ type Fetcher struct {
 	signers  map[string]*remote.Signer
 }
 
-// New makes the fetcher of s.
+// Pool makes the fetchers of many sources, sharing one registry client
+// (its connections and its token cache) among the sources that have the
+// same credentials and insecure setting. A manager makes a fetcher for
+// every sync; without a pool each would have a client, and connections,
+// of its own.
+type Pool struct {
+	opt Options
+	mu  sync.Mutex
+	cli map[clientKey]*oci.Client
+}
+
+type clientKey struct {
+	insecure           bool
+	username, password string
+	lim                remote.Limits
+}
+
+// MaxPooledClients bounds the clients a Pool keeps: past it, a fetcher
+// gets a client of its own.
+const MaxPooledClients = 256
+
+// NewPool is a pool of fetchers with the options opt.
+func NewPool(opt Options) *Pool {
+	return &Pool{opt: opt.withDefaults(), cli: map[clientKey]*oci.Client{}}
+}
+
+// New makes the fetcher of s, with a shared client.
+func (p *Pool) New(s remote.Spec) (remote.Fetcher, error) {
+	return newFetcher(s, p.opt, p)
+}
+
+func (p *Pool) client(s remote.Spec, opt Options) (*oci.Client, error) {
+	k := clientKey{s.Insecure, s.Username, s.Password, opt.Limits}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c := p.cli[k]; c != nil {
+		return c, nil
+	}
+	c, err := newClient(s, opt)
+	if err == nil && len(p.cli) < MaxPooledClients {
+		p.cli[k] = c
+	}
+	return c, err
+}
+
+func newClient(s remote.Spec, opt Options) (*oci.Client, error) {
+	return oci.NewClient(oci.Options{Insecure: s.Insecure, Username: s.Username, Password: s.Password,
+		DockerConfig: opt.DockerConfig, RootCAs: opt.RootCAs, Timeout: opt.FetchTimeout, HeaderTimeout: opt.ResponseTimeout,
+		Limits: UnpackLimits(opt.Limits), UserAgent: "loadout"})
+}
+
+// New makes the fetcher of s, with a client of its own.
 func New(s remote.Spec, opt Options) (*Fetcher, error) {
-	opt = opt.withDefaults()
+	return newFetcher(s, opt.withDefaults(), nil)
+}
+
+func newFetcher(s remote.Spec, opt Options, pool *Pool) (*Fetcher, error) {
 	if s.OCI == "" {
 		return nil, remote.Errorf(s.ID, remote.CodeInvalid, "not an oci source")
 	}
@@ -116,9 +170,13 @@ func New(s remote.Spec, opt Options) (*Fetcher, error) {
 		}
 		f.rng = r
 	}
-	cli, err := oci.NewClient(oci.Options{Insecure: s.Insecure, Username: s.Username, Password: s.Password,
-		DockerConfig: opt.DockerConfig, RootCAs: opt.RootCAs, Timeout: opt.FetchTimeout, HeaderTimeout: opt.ResponseTimeout,
-		Limits: UnpackLimits(opt.Limits), UserAgent: "loadout"})
+	var cli *oci.Client
+	var err error
+	if pool != nil {
+		cli, err = pool.client(s, opt)
+	} else {
+		cli, err = newClient(s, opt)
+	}
 	if err != nil {
 		return nil, f.wrap("cannot make the registry client", err)
 	}
@@ -182,12 +240,12 @@ func (f *Fetcher) Fetch(ctx context.Context, rev, dir string, lim remote.Limits)
 	cli := f.cli
 	if lim.WithDefaults() != f.opt.Limits {
 		o := f.opt
-		o.Limits = lim
-		g, err := New(f.spec, o)
+		o.Limits = lim.WithDefaults()
+		c, err := newClient(f.spec, o)
 		if err != nil {
-			return nil, err
+			return nil, f.wrap("cannot make the registry client", err)
 		}
-		cli = g.cli
+		cli = c
 	}
 	// The signature first: an artifact not signed as the policy requires
 	// is never downloaded.
@@ -198,12 +256,15 @@ func (f *Fetcher) Fetch(ctx context.Context, rev, dir string, lim remote.Limits)
 	if err != nil {
 		return nil, f.wrapCtx(ctx, "the artifact "+rev+" of "+f.spec.OCI, err)
 	}
-	name := p.Meta.Name
-	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
-		return nil, remote.Errorf(f.spec.ID, remote.CodeInvalid, "the artifact %s of %s names no skill (its SKILL.md has no usable name)", rev, f.spec.OCI)
+	// The skill's folder is named as the skill; a name that cannot be one
+	// folder (ui-toolkit/web) or would be hidden gets "skill" (the name is
+	// the frontmatter's either way).
+	folder := p.Meta.Name
+	if folder == "" || strings.ContainsAny(folder, `/\:`) || strings.HasPrefix(folder, ".") {
+		folder = "skill"
 	}
-	if err := portable.ExportDir(filepath.Join(dir, name), p.Bundle); err != nil {
-		return nil, remote.Errorf(f.spec.ID, remote.CodeInvalid, "cannot write the skill %s: %v", name, err)
+	if err := portable.ExportDir(filepath.Join(dir, folder), p.Bundle); err != nil {
+		return nil, remote.Errorf(f.spec.ID, remote.CodeInvalid, "cannot write the skill %s: %v", p.Meta.Name, err)
 	}
 	return nil, nil
 }

@@ -2,6 +2,7 @@ package ocifetch_test
 
 import (
 	"context"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,6 +163,13 @@ func TestSyncPinsTheManifestDigest(t *testing.T) {
 	}
 }
 
+func writeFile(t *testing.T, path, data string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func hasCode(diags []skill.Diagnostic, code string) bool {
 	for _, d := range diags {
 		if d.Code == code {
@@ -262,6 +270,31 @@ func TestBasicAuthTLS(t *testing.T) {
 			t.Errorf("%s: the error shows the password: %v", ch.ID, ch.Err)
 		}
 	}
+	// Without credentials in the source, the docker config's are used: an
+	// "auths" entry, then a credential helper (a docker-credential-NAME
+	// program on PATH, as docker runs it).
+	cfgDir := t.TempDir()
+	e.opt.DockerConfig = filepath.Join(cfgDir, "config.json")
+	writeFile(t, e.opt.DockerConfig, `{"auths": {"`+e.reg.Host+`": {"auth": "`+base64.StdEncoding.EncodeToString([]byte("ci:s3cret"))+`"}}}`, 0o600)
+	m3 := e.manager(t, remote.Spec{ID: "dockercfg", OCI: e.reg.Ref("team/pdf"), Tag: "1.0.0", Ref: "1.0.0"})
+	if ch := m3.Sync(context.Background())[0]; ch.Err != nil || ch.To != d {
+		t.Errorf("sync with the docker config's auths: %+v", ch)
+	}
+	bin := t.TempDir()
+	helper := "#!/bin/sh\nread server\n[ \"$1\" = get ] && [ \"$server\" = \"" + e.reg.Host + "\" ] && echo '{\"ServerURL\":\"" + e.reg.Host + "\",\"Username\":\"ci\",\"Secret\":\"s3cret\"}'\n"
+	writeFile(t, filepath.Join(bin, "docker-credential-loadouttest"), helper, 0o755)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	writeFile(t, e.opt.DockerConfig, `{"credHelpers": {"`+e.reg.Host+`": "loadouttest"}}`, 0o600)
+	m4 := e.manager(t, remote.Spec{ID: "helper", OCI: e.reg.Ref("team/pdf"), Tag: "1.0.0", Ref: "1.0.0"})
+	if ch := m4.Sync(context.Background())[0]; ch.Err != nil || ch.To != d {
+		t.Errorf("sync with a credential helper: %+v", ch)
+	}
+	writeFile(t, e.opt.DockerConfig, `{"credHelpers": {"other.example.com": "loadouttest"}}`, 0o600)
+	m5 := e.manager(t, remote.Spec{ID: "nohelper", OCI: e.reg.Ref("team/pdf"), Tag: "1.0.0", Ref: "1.0.0"})
+	if ch := m5.Sync(context.Background())[0]; remote.CodeOf(ch.Err) != remote.CodeAuth {
+		t.Errorf("sync with a helper for another registry only: %+v, want %s", ch, remote.CodeAuth)
+	}
+
 	// Without the registry's CA, the certificate is refused.
 	e.opt.RootCAs = nil
 	m2 := e.manager(t, remote.Spec{ID: "noca", OCI: e.reg.Ref("team/pdf"), Tag: "1.0.0", Ref: "1.0.0", Username: "ci", Password: "s3cret"})
