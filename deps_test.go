@@ -76,11 +76,15 @@ var layers = map[string][]string{
 	// git library is in remote/gitfetch only; cmd wires it in.
 	"remote":          {"skill", "source", "internal/safefile", "internal/obs"},
 	"remote/gitfetch": {"remote", "skill"},
-	"remote/ocifetch": {"remote", "oci", "portable", "internal/semrange"}, // oci sources: the registry client is package oci's
+	"remote/ocifetch": {"remote", "oci", "portable", "internal/semrange", "signing"}, // oci sources: the registry client is package oci's
 	// OCI registries: the one package importing oras-go and the OCI
 	// image-spec; cmd (and the remote source, through its own seam) use it.
 	"oci":                   {"skill", "portable"},
-	"internal/registrytest": {"internal/testutil"}, // imported by tests only: a real registry (Debian's docker-registry)
+	"internal/registrytest": {"internal/testutil"},
+	// Signatures: the one package importing sigstore-go (cosign's format,
+	// keyed and keyless), over package oci's client.
+	"signing":             {"oci", "remote"},
+	"signing/signingtest": {"oci"}, // imported by tests only: keyless signatures from sigstore-go's virtual Sigstore // imported by tests only: a real registry (Debian's docker-registry)
 	// Traces: the one package that imports OpenTelemetry; cmd registers it
 	// as the observer of internal/obs.
 	"tracing": {"internal/obs"},

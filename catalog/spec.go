@@ -119,6 +119,9 @@ type SourceSpec struct {
 	// is used.
 	Username string `json:"username,omitempty"`
 	Password string `json:"password,omitempty"`
+	// Verify is the source's signature policy (git and oci sources):
+	// unsigned or wrongly signed revisions are refused (verifyspec.go).
+	Verify *VerifySpec `json:"verify,omitempty"`
 	// Available are glob patterns (* and ?, case-sensitive; / is an ordinary
 	// character, so * matches ui-toolkit/web) over skill names
 	// to put in the reference listing. Inline are patterns for skills whose
@@ -305,6 +308,9 @@ const MinEvery = time.Minute
 // checkRemote checks the fields of git and index sources, and that no
 // other source sets them.
 func (s SourceSpec) checkRemote() *SpecError {
+	if err := s.checkVerify(); err != nil {
+		return err
+	}
 	if !s.Remote() {
 		for _, f := range []struct {
 			name string

@@ -463,6 +463,13 @@ func Parse(data []byte, path string) (*File, error) {
 			if g := a.Skills[j].Git; g != "" && !strings.Contains(g, "://") {
 				a.Skills[j].Git = Resolve(dir, g)
 			}
+			if v := a.Skills[j].Verify; v != nil {
+				c := *v // agents may share one
+				for _, p := range []*string{&c.SSHAllowedSigners, &c.OpenPGPKeys, &c.Key, &c.TrustedRoot} {
+					*p = Resolve(dir, *p)
+				}
+				a.Skills[j].Verify = &c
+			}
 		}
 	}
 	if f.Remote.Cache != "" {
@@ -524,6 +531,9 @@ func (f *File) Validate() error {
 				continue
 			}
 			k := fmt.Sprintf("%s|%s|%s|%q|%s|%s|%q|%s|%s|%s|%s|%t|%s|%s", s.Git, s.Index, s.Ref, s.Paths, s.Every, s.Token, s.AllowedOrigins, s.OCI, s.Tag, s.Digest, s.Tags, s.Insecure, s.Username, s.Password)
+			if s.Verify != nil {
+				k += fmt.Sprintf("|%+v", *s.Verify)
+			}
 			field := fmt.Sprintf("agents[%d].skills[%d]", i, j)
 			if prev, ok := remotes[s.RemoteID()]; ok && prev != k {
 				return &Error{File: f.Path, Field: field, Msg: fmt.Sprintf("remote source id %q is used for two different sources: give one of them its own \"id\" (or make all their fields the same)", s.RemoteID())}

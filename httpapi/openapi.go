@@ -306,6 +306,7 @@ func schemas() obj {
 		"ReloadResult": object(obj{"generation": integer(), "skills": integer(), "took": str()}, "generation", "skills"),
 		"SourceList": object(obj{"sources": arrayOf(object(obj{"id": str(), "kind": obj{"type": "string", "enum": []string{"git", "index", "oci", "folder", "store", "plugin"}}, "url": str(), "ref": str(),
 			"paths": arrayOf(str()), "every": str(), "revision": str(), "digest": str(), "skills": integer(), "synced": str(), "error": str(),
+			"signer": object(obj{"kind": obj{"type": "string", "enum": []string{"ssh", "openpgp", "key", "keyless"}}, "key": str(), "identity": str(), "issuer": str()}, "kind"),
 			"errors": integer(), "warnings": integer()}, "id", "kind", "skills", "errors", "warnings"))}, "sources"),
 		"SourceSync": object(obj{"id": str(), "from": str(), "to": str(), "moved": boolean(), "added": arrayOf(str()), "removed": arrayOf(str()), "changed": arrayOf(str()),
 			"digests": obj{"type": "object", "additionalProperties": str()}, "summary": str(), "error": str(), "code": str()}, "id", "moved", "summary"),

@@ -77,6 +77,9 @@ type Pin struct {
 	Skills map[string]string `json:"skills"`
 	// Synced is when the pin last moved.
 	Synced time.Time `json:"synced"`
+	// Signer is who signed the revision, for a source with a verify
+	// policy: checked before the pin was written.
+	Signer *Signer `json:"signer,omitempty"`
 }
 
 // Same reports whether p pins the source spec describes (the same place,

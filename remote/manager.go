@@ -82,6 +82,10 @@ type Manager struct {
 	synced map[string]*skill.Diagnostic
 
 	syncMu map[string]*sync.Mutex // one sync at a time per source
+
+	// policy is each source's verify policy digest (Verify.Digest), for
+	// the sources that have one.
+	policy map[string]string
 }
 
 // snapshot is a source's current, validated snapshot.
@@ -106,7 +110,8 @@ func NewManager(specs []Spec, opt Options) (*Manager, error) {
 	// so a scan cache would only keep skills alive across swaps.
 	opt.Scan.Cache = nil
 	m := &Manager{opt: opt, byID: map[string]int{}, state: map[string]*snapshot{}, prev: map[string]*snapshot{},
-		problem: map[string]*skill.Diagnostic{}, synced: map[string]*skill.Diagnostic{}, syncMu: map[string]*sync.Mutex{}}
+		problem: map[string]*skill.Diagnostic{}, synced: map[string]*skill.Diagnostic{}, syncMu: map[string]*sync.Mutex{},
+		policy: map[string]string{}}
 	for i, s := range specs {
 		if s.ID == "" {
 			s.ID = DefaultID(s)
@@ -124,6 +129,13 @@ func NewManager(specs []Spec, opt Options) (*Manager, error) {
 			if c, err := skill.CleanPath(p); err != nil || c != p {
 				return nil, Errorf(s.ID, CodePath, "paths: %q is not a clean relative path in the repository (like skills or tools/skills)", p)
 			}
+		}
+		if s.Verify != nil {
+			d, err := s.Verify.Digest()
+			if err != nil {
+				return nil, Errorf(s.ID, CodeSignature, "%v", err)
+			}
+			m.policy[s.ID] = d
 		}
 		m.byID[s.ID] = i
 		m.specs = append(m.specs, s)
@@ -225,9 +237,12 @@ func (m *Manager) Open(ctx context.Context, pinNew bool, ids ...string) []skill.
 			continue
 		}
 		pin := m.Pin(s.ID)
-		if pin == nil || !pin.Same(s) {
+		if pin == nil || !pin.Same(s) || !m.verified(s, pin) {
 			if !pinNew {
 				d := diag(s, skill.Error, CodeUnknown, fmt.Sprintf("has no pin in %s: run `loadout sync` to fetch it and pin what it holds", m.opt.LockPath))
+				if pin != nil && pin.Same(s) {
+					d = diag(s, skill.Error, CodeSignature, fmt.Sprintf("its pin in %s was not checked under the source's verify policy (unsigned, or checked under another policy): run `loadout sync %s` to check it", m.opt.LockPath, s.ID))
+				}
 				m.setProblem(s.ID, &d)
 				diags = append(diags, d)
 				continue
@@ -296,7 +311,7 @@ func (m *Manager) Follow(ctx context.Context) ([]string, error) {
 	var changed []string
 	for _, s := range m.specs {
 		pin := m.Pin(s.ID)
-		if pin == nil || !pin.Same(s) {
+		if pin == nil || !pin.Same(s) || !m.verified(s, pin) {
 			continue
 		}
 		cur, _ := m.current(s.ID)
@@ -332,6 +347,9 @@ type Change struct {
 	Err error
 	// Refused are the findings that refused the snapshot (CodeRefused).
 	Refused []skill.Diagnostic
+	// Signer is who signed the revision synced, for a source with a
+	// verify policy.
+	Signer *Signer
 	// Pending: with Options.Review, the change was recorded for review
 	// (or, for Check, awaits it) and the pin did not move. Rejected: the
 	// same snapshot was rejected before, so it was not queued again.
@@ -393,6 +411,9 @@ func (c Change) what() string {
 	}
 	if len(c.Broken) > 0 {
 		parts = append(parts, fmt.Sprintf("%d not loaded: %s", len(c.Broken), strings.Join(c.Broken, "; ")))
+	}
+	if c.Signer != nil {
+		parts = append(parts, "signed by "+c.Signer.String())
 	}
 	return strings.Join(parts, "; ")
 }
@@ -471,6 +492,11 @@ func (m *Manager) sync(ctx context.Context, s Spec, dry bool) (ch Change) {
 		ch.Err = err
 		return ch
 	}
+	signed, _ := f.(Signed)
+	if s.Verify != nil && signed == nil {
+		ch.Err = Errorf(s.ID, CodeSignature, "verify: this loadout cannot check the signatures of %s sources; remove \"verify\" or use a git or oci source", s.Kind())
+		return ch
+	}
 	rev, err := f.Resolve(ctx)
 	if err != nil {
 		ch.Err = err
@@ -479,7 +505,8 @@ func (m *Manager) sync(ctx context.Context, s Spec, dry bool) (ch Change) {
 	ch.To = rev
 	cur, _ := m.current(s.ID)
 	want := ""
-	if old != nil && old.Revision == rev {
+	verified := old != nil && m.verified(s, old)
+	if old != nil && old.Revision == rev && verified {
 		if cur != nil && cur.rev == rev && cur.digest == old.Digest || dry {
 			m.clearStale(s.ID)
 			return ch
@@ -500,7 +527,37 @@ func (m *Manager) sync(ctx context.Context, s Spec, dry bool) (ch Change) {
 			m.drop(s.ID, snap)
 		}
 	}()
+	var signer *Signer
+	if s.Verify != nil {
+		// The fetch checked the signature (and refused a revision not
+		// signed as the policy requires); a cached folder is used only at
+		// a pin checked under this policy.
+		if signer = signed.Signer(rev); signer == nil && want != "" {
+			signer = old.Signer
+		}
+		if signer == nil {
+			ch.Err = Errorf(s.ID, CodeSignature, "%s was not checked against the source's verify policy; the pin stays", shortRev(rev))
+			return ch
+		}
+		c := *signer
+		c.Policy = m.policy[s.ID]
+		signer = &c
+		ch.Signer = signer
+	}
 	if old != nil && old.Revision == rev && snap.digest == old.Digest {
+		if !verified {
+			// The pin is the same, now checked under the policy: record
+			// who signed it.
+			if dry {
+				return ch
+			}
+			p := *old
+			p.Signer = signer
+			if err := m.writePin(p); err != nil {
+				ch.Err = err
+				return ch
+			}
+		}
 		m.swap(s.ID, snap)
 		keep = true
 		m.clearStale(s.ID)
@@ -542,7 +599,7 @@ func (m *Manager) sync(ctx context.Context, s Spec, dry bool) (ch Change) {
 		}
 	}
 	pin := Pin{ID: s.ID, Kind: s.Kind(), URL: s.URL(), Ref: s.Ref, Paths: s.Paths, Revision: rev,
-		Digest: snap.digest, Skills: snap.digests, Synced: m.opt.Now().UTC()}
+		Digest: snap.digest, Skills: snap.digests, Synced: m.opt.Now().UTC(), Signer: signer}
 	if tr, ok := f.(TagResolver); ok {
 		pin.Tag = tr.ResolvedTag(rev)
 	}
@@ -598,6 +655,15 @@ func (m *Manager) sync(ctx context.Context, s Spec, dry bool) (ch Change) {
 	}
 	m.gc(s.ID)
 	return ch
+}
+
+// verified reports whether pin was checked under s's verify policy as it
+// is now (always, for a source without one).
+func (m *Manager) verified(s Spec, pin *Pin) bool {
+	if s.Verify == nil {
+		return true
+	}
+	return pin.Signer != nil && pin.Signer.Policy == m.policy[s.ID]
 }
 
 func plural(n int, one, many string) string {

@@ -67,6 +67,9 @@ type Spec struct {
 	// already expanded from the environment; none uses the docker
 	// config's. Never written to logs, errors or the lock.
 	Username, Password string
+	// Verify, when set, is the signature policy every revision must meet
+	// before it is pinned (verify.go); nil pins unsigned revisions.
+	Verify *Verify
 }
 
 // URL is the source's location: Git, Index or OCI, without credentials.

@@ -31,6 +31,9 @@ type SourceStatus struct {
 	Digest   string    `json:"digest,omitempty"`
 	Skills   int       `json:"skills"`
 	Synced   time.Time `json:"synced,omitzero"`
+	// Signer is who signed the pinned revision, for a source with a
+	// verify policy (docs/signatures.md).
+	Signer *SourceSigner `json:"signer,omitempty"`
 	// Error is why the last sync failed, when it did (the last good
 	// snapshot is served).
 	Error string `json:"error,omitempty"`
@@ -40,6 +43,17 @@ type SourceStatus struct {
 	// unless "safety": {"gate"} names its kind).
 	Errors   int `json:"errors"`
 	Warnings int `json:"warnings"`
+}
+
+// SourceSigner is who signed a pin: Kind is ssh, openpgp, key or
+// keyless; Key the key's (or certificate's) fingerprint; Identity the
+// principal, user id or certificate subject; Issuer the certificate's
+// OIDC issuer.
+type SourceSigner struct {
+	Kind     string `json:"kind"`
+	Key      string `json:"key,omitempty"`
+	Identity string `json:"identity,omitempty"`
+	Issuer   string `json:"issuer,omitempty"`
 }
 
 // SourceSync is what one sync did to a remote source.

@@ -88,6 +88,11 @@ func newRemotes(getenv func(string) string, f *config.File, dsn string, scan sou
 					Message: fmt.Sprintf("remote source %s: its username and password name $%s and $%s, which are not both set; the docker config's credentials are used, if any", sp.ID, uv, pv)})
 			}
 		}
+		if v := s.Verify; v != nil {
+			sp.Verify = &remote.Verify{SSHAllowedSigners: v.SSHAllowedSigners, OpenPGPKeys: v.OpenPGPKeys, Key: v.Key,
+				CertificateIdentity: v.CertificateIdentity, CertificateIdentityRegexp: v.CertificateIdentityRegexp,
+				CertificateOIDCIssuer: v.CertificateOIDCIssuer, CertificateOIDCIssuerRegexp: v.CertificateOIDCIssuerRegexp, TrustedRoot: v.TrustedRoot}
+		}
 		if v := s.TokenVar(); v != "" {
 			sp.Token = getenv(v)
 			if sp.Token == "" {
@@ -178,6 +183,9 @@ func (r remotesService) Status() []service.SourceStatus {
 		st := service.SourceStatus{ID: s.ID, Kind: s.Kind(), URL: s.URL(), Ref: s.Ref, Paths: s.Paths, Every: r.every[s.ID], Error: r.m.LastError(s.ID)}
 		if p := r.m.Pin(s.ID); p != nil && p.Same(s) {
 			st.Revision, st.Digest, st.Synced = p.Revision, p.Digest, p.Synced
+			if g := p.Signer; g != nil {
+				st.Signer = &service.SourceSigner{Kind: g.Kind, Key: g.Key, Identity: g.Identity, Issuer: g.Issuer}
+			}
 		}
 		// Skills is what is served, not what the pin lists: a source that
 		// failed to open serves none, and Error says why.

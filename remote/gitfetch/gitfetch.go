@@ -47,6 +47,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
@@ -88,9 +89,14 @@ type Fetcher struct {
 	local string // the repository folder (file:// and plain paths)
 	auth  transport.AuthMethod
 	paths []string
+	// policy is the source's verify policy, read (nil: none); signers
+	// are who signed each commit Fetch wrote.
+	policy  *policy
+	mu      sync.Mutex
+	signers map[string]*remote.Signer
 }
 
-var _ remote.Fetcher = (*Fetcher)(nil)
+var _ remote.Signed = (*Fetcher)(nil)
 
 // New checks spec.Git and spec.Paths and returns a Fetcher. Nothing is read
 // from the remote until Resolve or Fetch.
@@ -158,7 +164,20 @@ func New(spec remote.Spec) (*Fetcher, error) {
 		return nil, f.errorf(remote.CodeInvalid, "paths: %v", err)
 	}
 	f.paths = paths
+	if spec.Verify != nil {
+		if f.policy, err = loadPolicy(spec.Verify); err != nil {
+			return nil, f.errorf(remote.CodeSignature, "%v", err)
+		}
+	}
 	return f, nil
+}
+
+// Signer is who signed commit rev, when the source has a verify policy
+// and Fetch wrote rev; nil otherwise.
+func (f *Fetcher) Signer(rev string) *remote.Signer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.signers[rev]
 }
 
 // isLoopback reports whether host names this machine.
@@ -525,12 +544,28 @@ func (f *Fetcher) Fetch(ctx context.Context, rev, dir string, lim remote.Limits)
 		}
 		return nil, f.fail(ctx, err, "reading commit "+want)
 	}
+	var signer *remote.Signer
+	if f.policy != nil {
+		// Before any file is written: a commit not signed as the policy
+		// requires writes nothing.
+		if signer, err = f.verifyCommit(commit); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, f.errorf(remote.CodeInvalid, "creating the snapshot folder: %v", err)
 	}
 	w := &writer{f: f, ctx: ctx, st: st, dir: dir, lim: lim, rev: want}
 	if err := w.write(commit.TreeHash); err != nil {
 		return w.notes, err
+	}
+	if signer != nil {
+		f.mu.Lock()
+		if f.signers == nil {
+			f.signers = map[string]*remote.Signer{}
+		}
+		f.signers[want] = signer
+		f.mu.Unlock()
 	}
 	return w.notes, nil
 }

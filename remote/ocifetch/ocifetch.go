@@ -42,6 +42,7 @@ import (
 	"github.com/loadout/loadout/oci"
 	"github.com/loadout/loadout/portable"
 	"github.com/loadout/loadout/remote"
+	"github.com/loadout/loadout/signing"
 )
 
 // Defaults of Options.
@@ -94,6 +95,11 @@ type Fetcher struct {
 
 	mu   sync.Mutex
 	tags map[string]string // revision → the tag a range resolved it from
+
+	// verifier checks signatures when the source has a verify policy
+	// (verify.go); signers are who signed each revision fetched.
+	verifier *signing.Verifier
+	signers  map[string]*remote.Signer
 }
 
 // Pool makes the fetchers of many sources, sharing one registry client
@@ -175,6 +181,11 @@ func newFetcher(s remote.Spec, opt Options, pool *Pool) (*Fetcher, error) {
 		return nil, f.wrap("cannot make the registry client", err)
 	}
 	f.cli = cli
+	if s.Verify != nil {
+		if f.verifier, err = signing.NewVerifier(s.Verify); err != nil {
+			return nil, remote.Errorf(s.ID, remote.CodeSignature, "%v", err)
+		}
+	}
 	return f, nil
 }
 
@@ -235,6 +246,11 @@ func (f *Fetcher) Fetch(ctx context.Context, rev, dir string, lim remote.Limits)
 			return nil, f.wrap("cannot make the registry client", err)
 		}
 		cli = c
+	}
+	// The signature first: an artifact not signed as the policy requires
+	// is never downloaded.
+	if err := f.verify(ctx, cli, rev); err != nil {
+		return nil, err
 	}
 	p, err := cli.Pull(ctx, f.spec.OCI+"@"+rev)
 	if err != nil {
