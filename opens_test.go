@@ -45,6 +45,7 @@ var allowedOpens = map[string]string{
 	"portable/dir.go ExportDir (*os.Root).OpenFile":              "creates each exported file (O_CREATE|O_EXCL)",
 	"portable/zip.go ImportZipFile os.Open":                      "the archive a person names on the command line, not a skill folder",
 	"remote/lock.go ReadLock os.ReadFile":                        "the lock file loadout writes, not a skill's",
+	"remote/verify.go ReadPolicyFile os.Open":                    "a key or allowed-signers file the operator's config names (resolved against the config's folder), read at most MaxPolicyFileBytes; never a skill's",
 	"remote/lease.go acquireLease os.OpenFile":                   "a lease file loadout creates beside its snapshots (flock), never a skill's",
 	"remote/lease.go removeUnleased os.OpenFile":                 "a lease file loadout creates beside its snapshots (flock), never a skill's",
 	"remote/lease_unix.go lockFolder os.Open":                    "opens the cache folder itself to flock it; nothing is read",

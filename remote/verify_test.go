@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"github.com/loadout/loadout/internal/testutil"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,11 +44,11 @@ func (f *signedFetcher) Signer(rev string) *Signer { return f.signers[rev] }
 func TestVerifyPolicyInTheManager(t *testing.T) {
 	fx := newFixture(t)
 	allowed := filepath.Join(t.TempDir(), "allowed_signers")
-	os.WriteFile(allowed, []byte("alice\n"), 0o644)
+	testutil.WriteBytes(t, allowed, []byte("alice\n"), 0o644)
 	sf := &signedFetcher{dirFetcher: fx.f, allowed: allowed, signers: map[string]*Signer{}}
 	fx.opt.Fetchers["git"] = func(Spec) (Fetcher, error) { return sf, nil }
 	fx.revision("aaa111", map[string]string{"pdf": "v1"})
-	sign := func(rev, who string) { os.WriteFile(filepath.Join(fx.remote, rev, "SIGNER"), []byte(who), 0o644) }
+	sign := func(rev, who string) { testutil.WriteBytes(t, filepath.Join(fx.remote, rev, "SIGNER"), []byte(who), 0o644) }
 	sign("aaa111", "alice")
 
 	// Pinned before the source had a policy.
@@ -88,7 +89,7 @@ func TestVerifyPolicyInTheManager(t *testing.T) {
 	}
 
 	// The policy changes (mallory added): the pin is checked again.
-	os.WriteFile(allowed, []byte("alice mallory\n"), 0o644)
+	testutil.WriteBytes(t, allowed, []byte("alice mallory\n"), 0o644)
 	m2 := fx.manager()
 	if ds := m2.Open(context.Background(), false); len(ds) != 1 || ds[0].Code != CodeSignature {
 		t.Fatalf("a pin checked under another policy, opened: %+v", ds)

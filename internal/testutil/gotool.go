@@ -115,3 +115,34 @@ func moduleHash(dir string) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
+
+// Tool is a test tool GoTool builds: the module folder and the package.
+type Tool struct {
+	Dir, Pkg string
+}
+
+// Tools are the test tools the suite builds, by their users' calls. CI
+// builds them all at once before the tests (.ci/run runs
+// TestBuildTestTools with LOADOUT_BUILD_TOOLS=1, in the background while
+// it installs the other things the tests need), so that no test waits for
+// a cold build. Jaeger is left out: it runs only with LOADOUT_JAEGER=1.
+var Tools = []Tool{
+	{"compat/oidcop", ""},
+	{"compat/oras", "oras.land/oras/cmd/oras"},
+	{"compat/crane", "github.com/google/go-containerregistry/cmd/crane"},
+}
+
+// BuildTools builds every tool of Tools (GoTool caches each).
+func BuildTools(t testing.TB) {
+	t.Helper()
+	for _, tl := range Tools {
+		start := time.Now()
+		var bin string
+		if tl.Pkg == "" {
+			bin = GoTool(t, tl.Dir)
+		} else {
+			bin = GoTool(t, tl.Dir, tl.Pkg)
+		}
+		t.Logf("%s: %s (%s)", tl.Dir, bin, time.Since(start).Round(time.Second))
+	}
+}

@@ -2,6 +2,7 @@ package gitfetch
 
 import (
 	"context"
+	"github.com/loadout/loadout/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,7 +83,7 @@ func TestSSHSignedCommits(t *testing.T) {
 	alice, alicePub := sshKey(t, keys, "alice")
 	mallory, malloryPub := sshKey(t, keys, "mallory")
 	allowed := filepath.Join(keys, "allowed_signers")
-	os.WriteFile(allowed, []byte("# team\nalice@example.com "+alicePub+"\n"), 0o644)
+	testutil.WriteBytes(t, allowed, []byte("# team\nalice@example.com "+alicePub+"\n"), 0o644)
 	spec := remote.Spec{Git: url, Verify: &remote.Verify{SSHAllowedSigners: allowed}}
 
 	fx.write(map[string]string{"pdf/SKILL.md": "---\nname: pdf\ndescription: d\n---\n"})
@@ -126,7 +127,7 @@ func TestSSHSignedCommits(t *testing.T) {
 		`alice@example.com namespaces="git,file" ` + alicePub:       "",
 		`alice@example.com,bob valid-after="20200101Z" ` + alicePub: "",
 	} {
-		os.WriteFile(allowed, []byte(line+"\n"), 0o644)
+		testutil.WriteBytes(t, allowed, []byte(line+"\n"), 0o644)
 		_, err := fetchSigned(t, spec)
 		if want == "" {
 			if err != nil {
@@ -152,7 +153,7 @@ func TestOpenPGPSignedCommits(t *testing.T) {
 	}
 	fx := newFixture(t)
 	home := filepath.Join(t.TempDir(), "gnupg")
-	os.Mkdir(home, 0o700)
+	testutil.Must(t, os.Mkdir(home, 0o700))
 	gpg := func(args ...string) string {
 		cmd := exec.Command("gpg", append([]string{"--homedir", home, "--batch", "--pinentry-mode", "loopback", "--passphrase", ""}, args...)...)
 		out, err := cmd.Output()
@@ -175,9 +176,9 @@ func TestOpenPGPSignedCommits(t *testing.T) {
 	}
 	alice, mallory := fpr("alice@example.com"), fpr("mallory@example.com")
 	ring := filepath.Join(t.TempDir(), "keys.asc")
-	os.WriteFile(ring, []byte(gpg("--armor", "--export", alice)), 0o644)
+	testutil.WriteBytes(t, ring, []byte(gpg("--armor", "--export", alice)), 0o644)
 	prog := filepath.Join(t.TempDir(), "gpg.sh")
-	os.WriteFile(prog, []byte("#!/bin/sh\nexec gpg --homedir "+home+" --batch --pinentry-mode loopback --passphrase '' \"$@\"\n"), 0o755)
+	testutil.WriteBytes(t, prog, []byte("#!/bin/sh\nexec gpg --homedir "+home+" --batch --pinentry-mode loopback --passphrase '' \"$@\"\n"), 0o755)
 	spec := remote.Spec{Git: fx.serve("", false), Verify: &remote.Verify{OpenPGPKeys: ring}}
 
 	fx.write(map[string]string{"pdf/SKILL.md": "---\nname: pdf\ndescription: d\n---\n"})
@@ -212,7 +213,7 @@ func TestVerifyPolicyErrors(t *testing.T) {
 		"a cert-authority ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJ1x6/Zhq0rS1KnO3lCD3W1A7m5vQ7nH5b5x9Hk3oYyW": "cert-authority",
 		"# only a comment\n": "holds no signer",
 	} {
-		os.WriteFile(bad, []byte(content), 0o644)
+		testutil.WriteBytes(t, bad, []byte(content), 0o644)
 		_, err := New(remote.Spec{ID: "t", Git: dir, Verify: &remote.Verify{SSHAllowedSigners: bad}})
 		if err == nil || remote.CodeOf(err) != remote.CodeSignature || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), bad) {
 			t.Errorf("%q: %v, want %s naming %s", content, err, want, bad)
