@@ -139,7 +139,7 @@ func runPush(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return ociFail(e, err)
 	}
-	fmt.Fprintf(e.stderr, "pushed %s %s to %s (layer %s, %d bytes)\n", a.Meta.Name, a.Meta.Version, p.Ref, p.Layer.Digest, p.Layer.Size)
+	fmt.Fprintf(e.stderr, "pushed %s to %s (layer %s, %d bytes)\n", nameVersion(a.Meta.Name, a.Meta.Version), p.Ref, p.Layer.Digest, p.Layer.Size)
 	fmt.Fprintln(e.stdout, p.Ref.String())
 	return 0
 }
@@ -224,7 +224,23 @@ func runPull(ctx context.Context, e *env, args []string) int {
 	}
 	pinned := p.Ref
 	pinned.Digest = p.Digest
-	fmt.Fprintf(e.stderr, "pulled %s %s (%s layout, %d files) into %s\n", p.Meta.Name, p.Meta.Version, p.Layout, len(p.Bundle.Files)+1, dir)
+	fmt.Fprintf(e.stderr, "pulled %s (%s layout, %s) into %s\n", nameVersion(p.Meta.Name, p.Meta.Version), p.Layout, countFiles(len(p.Bundle.Files)+1), dir)
 	fmt.Fprintln(e.stdout, pinned.String())
 	return 0
+}
+
+// nameVersion is "NAME VERSION", or NAME alone for a skill with no version.
+func nameVersion(name, version string) string {
+	if version == "" {
+		return name
+	}
+	return name + " " + version
+}
+
+// countFiles is "1 file" or "N files".
+func countFiles(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
 }
