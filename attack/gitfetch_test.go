@@ -206,8 +206,24 @@ func gitfetchSync(t *testing.T, dir string) (string, int, float64) {
 	// at this process's size (hundreds of MB under -race after the bombs
 	// are made). Start returns after the exec, so every poll reads the
 	// child's own memory; VmHWM only grows.
-	stop := make(chan struct{})
-	peak := make(chan float64, 1)
+	peakMB := watchPeakRSS(cmd)
+	err := cmd.Wait()
+	rss := peakMB()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), code, rss
+}
+
+// procHWMKB reads VmHWM of a live process; false once it has exited.
+// watchPeakRSS polls the started cmd's peak RSS (VmHWM) every millisecond
+// until the function it returns is called, after cmd.Wait; that function
+// returns the peak, in MB.
+func watchPeakRSS(cmd *exec.Cmd) func() float64 {
+	stop, peak := make(chan struct{}), make(chan float64, 1)
 	go func() {
 		var hwm float64
 		tick := time.NewTicker(time.Millisecond)
@@ -224,19 +240,12 @@ func gitfetchSync(t *testing.T, dir string) (string, int, float64) {
 			}
 		}
 	}()
-	err := cmd.Wait()
-	close(stop)
-	rss := <-peak
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
+	return func() float64 {
+		close(stop)
+		return <-peak
 	}
-	return out.String(), code, rss
 }
 
-// procHWMKB reads VmHWM of a live process; false once it has exited.
 func procHWMKB(pid int) (int64, bool) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {

@@ -30,7 +30,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/loadout/loadout/internal/registrytest"
 	"github.com/loadout/loadout/internal/testutil"
@@ -409,32 +408,16 @@ func ociPull(t *testing.T, args ...string) (string, int, float64) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	stop, peak := make(chan struct{}), make(chan float64, 1)
-	go func() {
-		var hwm float64
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			if kb, ok := procHWMKB(cmd.Process.Pid); ok && float64(kb)/1024 > hwm {
-				hwm = float64(kb) / 1024
-			}
-			select {
-			case <-stop:
-				peak <- hwm
-				return
-			case <-tick.C:
-			}
-		}
-	}()
+	peakMB := watchPeakRSS(cmd)
 	err := cmd.Wait()
-	close(stop)
+	rss := peakMB()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	return out.String(), code, <-peak
+	return out.String(), code, rss
 }
 
 const ociRSSBound = 100 // MB
