@@ -1,10 +1,12 @@
 package webui_test
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -38,7 +40,18 @@ func TestBlockInBrowser(t *testing.T) {
 	// The Block button is pressed with the reason set in the same step: a
 	// live refresh of the page between the two would leave the required
 	// field empty, and the form unsent.
-	browsertest.Get(t, ctx, "block it", chromedp.Evaluate[bool](`(() => { const f = document.querySelector("#block-form"); f.querySelector("#block-reason").value = `+strconv.Quote(reason)+`; f.requestSubmit(document.querySelector("#block-button")); return true })()`))
+	submit := `(() => { const f = document.querySelector("#block-form"); if (!f) return false; f.querySelector("#block-reason").value = ` + strconv.Quote(reason) + `; f.requestSubmit(document.querySelector("#block-button")); return true })()`
+	browsertest.Get(t, ctx, "block it", chromedp.Evaluate[bool](submit))
+	// The form's answer is the Blocks page. The block's own change
+	// reaches the page's live stream before that answer, and the skill
+	// page's script once reloaded the page then, cancelling the
+	// navigation: the person stayed on the skill's page (live.js now
+	// ignores changes while a form takes the page away).
+	if !arrived(t, ctx, srv.URL+"/ui/blocks", 15*time.Second) {
+		loc := browsertest.Get(t, ctx, "location", chromedp.Location())
+		_, blocks := rawDo(t, "GET", srv.URL+"/v1/blocks", "", "", nil)
+		t.Fatalf("not at /ui/blocks 15 s after pressing Block: at %s; GET /v1/blocks: %.300s", loc, blocks)
+	}
 	at(t, ctx, srv.URL, "/ui/blocks")
 	settle(t, ctx)
 	table := browsertest.Get(t, ctx, "the blocks table", chromedp.Text(chromedp.CSS("table.blocks")))
@@ -95,4 +108,16 @@ func TestBlockInBrowser(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("the unblocked skill's page: %d, want 200", resp.StatusCode)
 	}
+}
+
+// arrived reports whether the browser reaches a URL starting with prefix
+// within d.
+func arrived(t *testing.T, ctx context.Context, prefix string, d time.Duration) bool {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if strings.HasPrefix(browsertest.Get(t, ctx, "location", chromedp.Location()), prefix) {
+			return true
+		}
+	}
+	return false
 }

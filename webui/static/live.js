@@ -36,6 +36,17 @@
   let delay = 1000;
   let timer = null;
   let refreshing = null, again = false;
+  // A form the browser itself sends (no page script took it) is taking
+  // this page away. A change announced meanwhile, often that form's own
+  // write, must not redraw or reload the page: a reload would cancel the
+  // navigation, and the person would land on the old page instead of the
+  // form's answer. Ten seconds at most, for a form answered with no page.
+  let leaving = false;
+  window.addEventListener("submit", (e) => {
+    if (e.defaultPrevented) return;
+    leaving = true;
+    setTimeout(() => { leaving = false; }, 10000);
+  });
 
   function isListPage() {
     const p = location.pathname;
@@ -115,6 +126,7 @@
 
   function changed(d) {
     if (typeof d.generation === "number") gen = d.generation;
+    if (leaving) return;
     const ev = new CustomEvent("loadout:changed", { cancelable: true, detail: d });
     if (!window.dispatchEvent(ev)) return;
     if (isListPage()) refresh(d); else banner(d);
