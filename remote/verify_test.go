@@ -48,7 +48,9 @@ func TestVerifyPolicyInTheManager(t *testing.T) {
 	sf := &signedFetcher{dirFetcher: fx.f, allowed: allowed, signers: map[string]*Signer{}}
 	fx.opt.Fetchers["git"] = func(Spec) (Fetcher, error) { return sf, nil }
 	fx.revision("aaa111", map[string]string{"pdf": "v1"})
-	sign := func(rev, who string) { testutil.WriteBytes(t, filepath.Join(fx.remote, rev, "SIGNER"), []byte(who), 0o644) }
+	sign := func(rev, who string) {
+		testutil.WriteBytes(t, filepath.Join(fx.remote, rev, "SIGNER"), []byte(who), 0o644)
+	}
 	sign("aaa111", "alice")
 
 	// Pinned before the source had a policy.

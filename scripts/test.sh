@@ -36,13 +36,19 @@ module=$(go list -m)
 scale=${TIMEOUT_SCALE:-1}
 
 # The heavy suites: name, packages, -run pattern (empty: the whole
-# package), timeout in minutes, and why it is heavy. Their tests are left
-# out of the light step (whole packages, or -skip for a single test).
+# package), timeout in minutes, why it is heavy, and whether the test
+# binary runs with the race detector. Their tests are left out of the
+# light step (whole packages, or -skip for a single test). attack and
+# compat drive the real binary from outside, built without the race
+# detector, so in them it would watch only the harness (and double its
+# time on a 2-core machine); the code they reach runs with -race in the
+# light step. webui's package also holds the UI's own handlers, in
+# process; docker's test binary is the light step's, cached.
 heavy=(
-  "attack|./attack||30|the real binary through whole attacks (a git bomb, Chromium, limits of RSS and CPU)"
-  "compat|./compat||25|every pinned MCP and skills client (Node, compat/node_modules) against the real server"
-  "webui|./webui||25|the web UI in headless Chromium: every page, the editor, axe-core in light and dark"
-  "docker|./cmd/loadout|^TestDockerfileRecipe\$|20|the Dockerfile's static build (CGO_ENABLED=0, cold: nothing cached)"
+  "attack|./attack||30|the real binary through whole attacks (a git bomb, Chromium, limits of RSS and CPU)|"
+  "compat|./compat||25|every pinned MCP and skills client (Node, compat/node_modules) against the real server|"
+  "webui|./webui||25|the web UI in headless Chromium: every page, the editor, axe-core in light and dark|-race"
+  "docker|./cmd/loadout|^TestDockerfileRecipe\$|20|the Dockerfile's static build (CGO_ENABLED=0, cold: nothing cached)|-race"
 )
 light_timeout=20 # minutes, per package: the slowest light packages (render, service, cmd/loadout) took 3 to 6 min at load ~20
 
@@ -113,7 +119,7 @@ if [ $want_list = 1 ]; then
   echo "light    ${#light_pkgs[@]} packages, go test -race, -timeout $((light_timeout * scale))m each, skipping $skip_pattern"
   for h in "${heavy[@]}"; do
     run=$(field "$h" 3)
-    printf '%-8s %s%s, -timeout %sm: %s\n' "$(field "$h" 1)" "$(field "$h" 2)" "${run:+ -run $run}" "$(($(field "$h" 4) * scale))" "$(field "$h" 5)"
+    printf '%-8s %s%s%s, -timeout %sm: %s\n' "$(field "$h" 1)" "$(field "$h" 2)" "${run:+ -run $run}" "$(field "$h" 6 | sed 's/^./ &/')" "$(($(field "$h" 4) * scale))" "$(field "$h" 5)"
   done
   echo "fuzz     scripts/fuzz.sh, FUZZTIME=${FUZZTIME:-5s} per target"
   exit 0
@@ -240,7 +246,8 @@ for n in "${want_heavy[@]}"; do
     echo
     echo "--- $n: $(field "$h" 5)"
     # shellcheck disable=SC2046
-    step "$n" go test -race -count=1 -timeout "$(($(field "$h" 4) * scale))m" ${run:+-run "$run"} $(field "$h" 2)
+    race=$(field "$h" 6)
+    step "$n" go test ${race:+"$race"} -count=1 -timeout "$(($(field "$h" 4) * scale))m" ${run:+-run "$run"} $(field "$h" 2)
   done
 done
 
