@@ -4,13 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,17 +27,6 @@ import (
 func jaegerBin(t testing.TB) string {
 	t.Helper()
 	return testutil.GoTool(t, "compat/jaeger", "github.com/jaegertracing/jaeger/cmd/jaeger")
-}
-
-// freePort is a loopback port nobody listens on now.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // jaeger is one running Jaeger.
@@ -93,7 +80,7 @@ func startJaeger(t *testing.T) *jaeger {
 	}
 	bin := jaegerBin(t)
 	dir := t.TempDir()
-	otlp, qhttp, qgrpc := freePort(t), freePort(t), freePort(t)
+	otlp, qhttp, qgrpc := testutil.FreePort(t), testutil.FreePort(t), testutil.FreePort(t)
 	cfg := filepath.Join(dir, "jaeger.yaml")
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, jaegerConfig, qhttp, qgrpc, otlp), 0o644); err != nil {
 		t.Fatal(err)
@@ -107,18 +94,8 @@ func startJaeger(t *testing.T) *jaeger {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-		logf.Close()
-	})
+	t.Cleanup(func() { logf.Close() }) // after the stop below: cleanups run last first
+	testutil.StopAtCleanup(t, cmd)
 	j := &jaeger{OTLP: fmt.Sprintf("http://127.0.0.1:%d", otlp), query: fmt.Sprintf("http://127.0.0.1:%d", qhttp)}
 	deadline := testutil.After(t)
 	for {

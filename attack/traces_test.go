@@ -351,7 +351,7 @@ func TestCollectorThatHangsOrRefuses(t *testing.T) {
 		}
 		mu.Unlock()
 	})
-	refused := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	refused := fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t))
 	for _, c := range []struct{ name, endpoint, timeout string }{
 		{"hangs", "http://" + hang.Addr().String(), "30s"},
 		// A short timeout, so that the failure is seen within the test.

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -23,18 +22,6 @@ import (
 	"github.com/loadout/loadout/internal/oidctest"
 	"github.com/loadout/loadout/internal/testutil"
 )
-
-// freePort returns a loopback port free a moment ago: the host's
-// callback, registered at the provider before the host listens on it.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 // oauthServe starts loadout with two agents over two skills and mcpAuth
 // naming the provider: group dev → coder (skill deploy), ops → reviewer
@@ -88,7 +75,7 @@ type oauthSummary struct {
 // agent's skill is not there. Run: go test -run TestMCPOAuthFlow ./compat
 func TestMCPOAuthFlow(t *testing.T) {
 	bin := testutil.CompatBin(t)
-	port := freePort(t)
+	port := testutil.FreePort(t) // the host's callback, registered at the provider before the host listens on it
 	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", port)
 	p := oidctest.Start(t, oidctest.Config{
 		Clients: []oidctest.Client{{ID: "mcp-host", RedirectURIs: []string{redirect}, Scopes: []string{"loadout"}}},
@@ -217,7 +204,7 @@ func TestMCPOAuthFlow(t *testing.T) {
 // the mapped agent. Run: go test -run TestMCPOAuthMCPRemote ./compat
 func TestMCPOAuthMCPRemote(t *testing.T) {
 	bin := testutil.CompatBin(t)
-	port := freePort(t)
+	port := testutil.FreePort(t)
 	redirect := fmt.Sprintf("http://127.0.0.1:%d/oauth/callback", port)
 	p := oidctest.Start(t, oidctest.Config{
 		Clients: []oidctest.Client{{ID: "mcp-host", RedirectURIs: []string{redirect}, Scopes: []string{"loadout"}}},

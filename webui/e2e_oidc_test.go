@@ -1,7 +1,7 @@
 package webui_test
 
 import (
-	"net"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,20 +15,6 @@ import (
 	"github.com/loadout/loadout/internal/testutil"
 )
 
-// freeAddr is a loopback address free a moment ago: the redirect URL
-// registered at the provider must name the server's port before it
-// starts.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // TestOIDCSignInBrowser signs in to `loadout serve` in Chromium with a
 // real OpenID provider (zitadel/oidc's example provider): the UI's
 // sign-in page, its "Sign in with" button, the provider's own login form,
@@ -36,7 +22,7 @@ func freeAddr(t *testing.T) string {
 // it allows and forbids), sign-out, and the old cookie refused.
 func TestOIDCSignInBrowser(t *testing.T) {
 	ctx := browsertest.Browser(t, 1280, 800)
-	addr := freeAddr(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t)) // the redirect URL registered at the provider names it before serve starts
 	base := "http://" + addr
 	p := oidctest.Start(t, oidctest.Config{
 		Clients: []oidctest.Client{{ID: "loadout", Secret: "e2e-secret", RedirectURIs: []string{base + "/ui/oidc/callback"}}},

@@ -3,14 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,17 +27,6 @@ func prometheusBin(t *testing.T) string {
 		t.Skip("prometheus is not installed (Debian's prometheus package); under CI this fails")
 	}
 	return p
-}
-
-// freePort is a loopback port free a moment ago.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // promQuery asks Prometheus's HTTP API for an instant vector and returns
@@ -107,7 +94,7 @@ func TestPrometheusScrapesServe(t *testing.T) {
 		t.Fatalf("load of a missing skill: %d", code)
 	}
 	target := strings.TrimPrefix(srv.base, "http://")
-	promAddr := freePort(t)
+	promAddr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
 	promCfg := filepath.Join(dir, "prometheus.yml")
 	testutil.Write(t, promCfg, fmt.Sprintf(`global:
   scrape_interval: 1s
@@ -135,17 +122,7 @@ scrape_configs:
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
+	testutil.StopAtCleanup(t, cmd)
 	promBase := "http://" + promAddr
 	// waitFor polls Prometheus until q has one sample, and returns its
 	// value: the scrapes of the two jobs, and their order, are

@@ -126,10 +126,7 @@ func Start(t testing.TB, o Options) *Registry {
 	}
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		port, err := freePort()
-		if err != nil {
-			t.Fatal(err)
-		}
+		port := testutil.FreePort(t)
 		r.Host = fmt.Sprintf("127.0.0.1:%d", port)
 		scheme := "http"
 		if o.TLS {
@@ -204,15 +201,6 @@ func (r *Registry) wait(exited chan error) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return fmt.Errorf("no answer from %s/v2/ in 20 s", r.URL)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // selfSigned makes a certificate for 127.0.0.1 and localhost that signs
