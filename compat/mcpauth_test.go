@@ -23,6 +23,32 @@ import (
 	"github.com/loadout/loadout/internal/testutil"
 )
 
+// oauthSetup starts the provider, with the MCP host registered as a
+// public client whose callback is a loopback port free a moment ago (the
+// host listens on it only later) at path, and user alice in group dev;
+// then loadout over it (oauthServe), and a browser for alice's sign-in.
+func oauthSetup(t *testing.T, path string) oauthRig {
+	t.Helper()
+	port := testutil.FreePort(t)
+	redirect := fmt.Sprintf("http://127.0.0.1:%d%s", port, path)
+	p := oidctest.Start(t, oidctest.Config{
+		Clients: []oidctest.Client{{ID: "mcp-host", RedirectURIs: []string{redirect}, Scopes: []string{"loadout"}}},
+		Users:   []oidctest.User{{ID: "alice-id", Username: "alice", Password: "pw-a", Email: "alice@example.com", Groups: []string{"dev"}}},
+	})
+	srv := oauthServe(t, p)
+	return oauthRig{port, redirect, p, srv, srv.URL + "/agents/coder/mcp", browsertest.Browser(t, 1000, 800)}
+}
+
+// oauthRig is what oauthSetup started.
+type oauthRig struct {
+	port     int    // the host's callback port
+	redirect string // the host's callback URL
+	p        *oidctest.Provider
+	srv      *browsertest.Server
+	endpoint string // coder's MCP endpoint
+	browser  context.Context
+}
+
 // oauthServe starts loadout with two agents over two skills and mcpAuth
 // naming the provider: group dev → coder (skill deploy), ops → reviewer
 // (skill lint).
@@ -75,15 +101,8 @@ type oauthSummary struct {
 // agent's skill is not there. Run: go test -run TestMCPOAuthFlow ./compat
 func TestMCPOAuthFlow(t *testing.T) {
 	bin := testutil.CompatBin(t)
-	port := testutil.FreePort(t) // the host's callback, registered at the provider before the host listens on it
-	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", port)
-	p := oidctest.Start(t, oidctest.Config{
-		Clients: []oidctest.Client{{ID: "mcp-host", RedirectURIs: []string{redirect}, Scopes: []string{"loadout"}}},
-		Users:   []oidctest.User{{ID: "alice-id", Username: "alice", Password: "pw-a", Email: "alice@example.com", Groups: []string{"dev"}}},
-	})
-	srv := oauthServe(t, p)
-	endpoint := srv.URL + "/agents/coder/mcp"
-	browser := browsertest.Browser(t, 1000, 800)
+	rig := oauthSetup(t, "/callback")
+	port, redirect, p, srv, endpoint, browser := rig.port, rig.redirect, rig.p, rig.srv, rig.endpoint, rig.browser
 
 	// No token exists, so the server is in open loopback mode; with mcpAuth
 	// its MCP endpoints still need a bearer (a stale UI cookie is none).
@@ -204,15 +223,8 @@ func TestMCPOAuthFlow(t *testing.T) {
 // the mapped agent. Run: go test -run TestMCPOAuthMCPRemote ./compat
 func TestMCPOAuthMCPRemote(t *testing.T) {
 	bin := testutil.CompatBin(t)
-	port := testutil.FreePort(t)
-	redirect := fmt.Sprintf("http://127.0.0.1:%d/oauth/callback", port)
-	p := oidctest.Start(t, oidctest.Config{
-		Clients: []oidctest.Client{{ID: "mcp-host", RedirectURIs: []string{redirect}, Scopes: []string{"loadout"}}},
-		Users:   []oidctest.User{{ID: "alice-id", Username: "alice", Password: "pw-a", Email: "alice@example.com", Groups: []string{"dev"}}},
-	})
-	srv := oauthServe(t, p)
-	endpoint := srv.URL + "/agents/coder/mcp"
-	browser := browsertest.Browser(t, 1000, 800)
+	rig := oauthSetup(t, "/oauth/callback")
+	port, endpoint, browser := rig.port, rig.endpoint, rig.browser
 
 	e := newEnv(t, bin)
 	ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
