@@ -47,13 +47,12 @@ func chain(t testing.TB, svc *service.Service) http.Handler {
 // the load cache kept its Content-Length encoded (2 fewer).
 const maxLoadAllocs = 5
 
-// TestLoadAllocs counts the allocations of the hot path, so that a change
-// that adds some per request fails here rather than in a benchmark that
-// nobody reads.
-func TestLoadAllocs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("allocation count")
-	}
+// allocService is the service the allocation counts load through: the
+// benchmark's skills, bodies held as serve holds them, and no store:
+// receipts go to the in-memory ring, so a count is the request's and not
+// a background flush's.
+func allocService(t *testing.T) *service.Service {
+	t.Helper()
 	root := t.TempDir()
 	writeFiles(t, root, benchFiles())
 	opts := catalog.Options{}
@@ -62,10 +61,19 @@ func TestLoadAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// No store: receipts go to the in-memory ring, so the count is the
-	// request's and not a background flush's.
 	svc := service.New(cat, service.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(func() { svc.Close() })
+	return svc
+}
+
+// TestLoadAllocs counts the allocations of the hot path, so that a change
+// that adds some per request fails here rather than in a benchmark that
+// nobody reads.
+func TestLoadAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation count")
+	}
+	svc := allocService(t)
 	h := chain(t, svc)
 	req := httptest.NewRequest("GET", "http://127.0.0.1:8080/v1/agents/coder/skills/skill-042", nil)
 	w := &deadlineRecorder{nopWriter: nopWriter{h: http.Header{}}}

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadout/loadout/catalog"
 	"github.com/loadout/loadout/httpapi"
 	"github.com/loadout/loadout/metrics"
 	"github.com/loadout/loadout/service"
@@ -41,16 +39,7 @@ func TestMeasureLoadAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocation count")
 	}
-	root := t.TempDir()
-	writeFiles(t, root, benchFiles())
-	opts := catalog.Options{}
-	opts.Scan.KeepBodies = true
-	cat, err := catalog.New(context.Background(), []catalog.AgentSpec{{AgentID: "coder", Skills: []catalog.SourceSpec{{Root: root}}}}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := service.New(cat, service.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	t.Cleanup(func() { svc.Close() })
+	svc := allocService(t)
 	req := httptest.NewRequest("GET", "http://127.0.0.1:8080/v1/agents/coder/skills/skill-042", nil)
 	count := func(h http.Handler) float64 {
 		w := &deadlineRecorder{nopWriter: nopWriter{h: http.Header{}}}
