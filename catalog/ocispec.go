@@ -86,7 +86,7 @@ func (s SourceSpec) checkOCI() *SpecError {
 		return &SpecError{Field: "username", Msg: `"username" and "password" go together: give both (each naming an environment variable) or neither (the docker config's credentials are used)`}
 	}
 	for _, f := range []struct{ name, val string }{{"username", s.Username}, {"password", s.Password}} {
-		if f.val != "" && envRef(f.val) == "" {
+		if f.val != "" && EnvVar(f.val) == "" {
 			return &SpecError{Field: f.name, Msg: fmt.Sprintf(`must name an environment variable, like "${REGISTRY_%s}": the config never holds the credential itself`, strings.ToUpper(f.name))}
 		}
 	}
@@ -137,12 +137,5 @@ func CheckOCIRepository(ref string) error {
 // OCITokenVars are the environment variables an oci source's username and
 // password name ("" when it names none).
 func (s SourceSpec) OCITokenVars() (user, pass string) {
-	return envRef(s.Username), envRef(s.Password)
-}
-
-func envRef(s string) string {
-	if !tokenRef.MatchString(s) {
-		return ""
-	}
-	return s[2 : len(s)-1]
+	return EnvVar(s.Username), EnvVar(s.Password)
 }

@@ -377,16 +377,22 @@ func (s SourceSpec) checkRemote() *SpecError {
 	return nil
 }
 
-// tokenRef is how a remote source's token names its variable.
-var tokenRef = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*\}$`)
+// envRefPattern is how a config value names an environment variable:
+// ${NAME}, the whole value.
+var envRefPattern = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*\}$`)
 
-// TokenVar is the environment variable s.Token names ("" if none).
-func (s SourceSpec) TokenVar() string {
-	if !tokenRef.MatchString(s.Token) {
+// EnvVar is the environment variable a config value names as ${NAME}
+// (a remote source's token or credentials, the publish password), or ""
+// when the value is not such a reference.
+func EnvVar(s string) string {
+	if !envRefPattern.MatchString(s) {
 		return ""
 	}
-	return s.Token[2 : len(s.Token)-1]
+	return s[2 : len(s)-1]
 }
+
+// TokenVar is the environment variable s.Token names ("" if none).
+func (s SourceSpec) TokenVar() string { return EnvVar(s.Token) }
 
 // SpecError names the agent and field at fault.
 type SpecError struct {

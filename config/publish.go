@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/loadout/loadout/catalog"
 )
 
 // Publish is the "publish" object: where the web UI pushes a stored
@@ -41,7 +43,6 @@ const (
 var (
 	publishHost = regexp.MustCompile(`^([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*(:[0-9]{1,5})?$|^\[[0-9a-fA-F:]+\](:[0-9]{1,5})?$`)
 	publishPath = regexp.MustCompile(`^[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*(/[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*)*$`)
-	envRef      = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*\}$`)
 )
 
 func (p *Publish) validate(file string) error {
@@ -76,7 +77,7 @@ func (p *Publish) validate(file string) error {
 	if (p.Username == "") != (p.Password == "") {
 		return &Error{File: file, Field: "publish.password", Msg: "username and password go together: give both (the password as \"${NAME}\"), or neither to use the docker config"}
 	}
-	if p.Password != "" && !envRef.MatchString(p.Password) {
+	if p.Password != "" && catalog.EnvVar(p.Password) == "" {
 		return &Error{File: file, Field: "publish.password", Msg: "must name an environment variable, like \"${REGISTRY_TOKEN}\": a secret is never written in the config file"}
 	}
 	if strings.ContainsAny(p.Username, "\r\n\x00:") {
